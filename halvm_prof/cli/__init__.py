@@ -1,0 +1,91 @@
+"""The command line: thin click commands over the library.
+
+This package is the only place that imports click, and :func:`translate_errors` is the only
+place that turns library errors into a one-line message and an exit code (1 for errors, 2 for
+usage, as click does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from halvm_prof import __version__
+from halvm_prof.errors import HalvmProfError
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Turn library and OS errors into ``click.ClickException`` (one line, exit 1)."""
+    try:
+        yield
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise
+    except HalvmProfError as e:
+        raise click.ClickException(str(e)) from e
+    except BrokenPipeError as e:
+        # The reader of our stdout went away (e.g. `| head`): not an error of ours.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        raise click.exceptions.Exit(0) from e
+    except KeyboardInterrupt as e:
+        raise click.Abort() from e
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        raise click.ClickException(f"{where}{e.strerror or e}") from e
+    except Exception as e:
+        if os.environ.get("HALVM_PROF_DEBUG"):
+            raise
+        raise click.ClickException(
+            f"internal error: {type(e).__name__}: {e} "
+            "(please report it; HALVM_PROF_DEBUG=1 shows the traceback)"
+        ) from e
+
+
+class HalvmCommand(click.Command):
+    """A command whose library errors become one-line messages."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with translate_errors():
+            return super().invoke(ctx)
+
+
+class HalvmGroup(click.Group):
+    """A group whose subcommands' library errors become one-line messages."""
+
+    command_class = HalvmCommand
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with translate_errors():
+            return super().invoke(ctx)
+
+
+HalvmGroup.group_class = HalvmGroup
+
+
+@click.group(cls=HalvmGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="halvm-prof")
+def cli() -> None:
+    """Get GHC profiles out of HaLVM unikernels and make them understandable."""
+
+
+def _register() -> None:
+    # Imported here so that each command module can import this package's helpers.
+    from halvm_prof.cli import convert, demo, disk
+
+    cli.add_command(disk.disk)
+    cli.add_command(convert.extract)
+    cli.add_command(demo.demo)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the ``halvm-prof`` command."""
+    cli(prog_name="halvm-prof")

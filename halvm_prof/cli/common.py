@@ -1,0 +1,40 @@
+"""Options and output helpers shared by the commands, so each flow lives once."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from halvm_prof.errors import OutputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_option(f: F) -> F:
+    """``--json``: print a machine-readable result instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON (sorted keys).")(f)
+
+
+def force_option(f: F) -> F:
+    """``--force``: allow replacing an output that holds something valuable."""
+    return click.option("--force", is_flag=True, help="Replace an existing output.")(f)
+
+
+def dumps_json(data: Any) -> str:
+    """The one JSON style of every command: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def echo_json(data: Any) -> None:
+    click.echo(dumps_json(data), nl=False)
+
+
+def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
+    """Refuse to replace an existing output file unless ``--force``."""
+    if not force and Path(path).exists():
+        raise OutputError("already exists", path=path, hint="use --force to replace it")

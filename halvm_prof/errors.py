@@ -1,0 +1,71 @@
+"""The one error hierarchy of halvm-prof.
+
+Every error carries where it happened (path, and a byte offset or line number) and what the user
+can do about it, so the CLI can print it as a single line. Only ``halvm_prof.cli`` turns these
+into exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class HalvmProfError(Exception):
+    """Base class: a problem the user can act on, reported in one line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = os.fspath(path) if path is not None else None
+        self.offset = offset
+        self.line = line
+        self.hint = hint
+
+    def where(self) -> str:
+        """``path:line``, ``path at byte N`` or ``path``; empty when nothing is known."""
+        if self.path is None:
+            return f"byte {self.offset}" if self.offset is not None else ""
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.offset is not None:
+            return f"{self.path} at byte {self.offset}"
+        return self.path
+
+    def __str__(self) -> str:
+        where = self.where()
+        text = f"{where}: {self.message}" if where else self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class FormatError(HalvmProfError):
+    """A profile file (.hp, .prof, eventlog) is malformed."""
+
+
+class LayoutError(HalvmProfError):
+    """A disk's status sector cannot be read or repaired."""
+
+
+class ImageError(HalvmProfError):
+    """A disk image is missing, too short, or must not be touched."""
+
+
+class ConfigError(HalvmProfError):
+    """An xl config or RTS flag set is invalid."""
+
+
+class OutputError(HalvmProfError):
+    """An output file cannot be written, or would overwrite something valuable."""
+
+
+class InputError(HalvmProfError):
+    """An input file is missing, unreadable, or of a kind the command does not take."""

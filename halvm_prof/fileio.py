@@ -1,0 +1,76 @@
+"""File helpers shared by every writer: atomic replacement and safe opening of inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal, overload
+
+from halvm_prof.errors import InputError, OutputError
+
+
+@overload
+def atomic_write(
+    path: str | os.PathLike[str], mode: Literal["wb"]
+) -> contextlib.AbstractContextManager[IO[bytes]]: ...
+@overload
+def atomic_write(
+    path: str | os.PathLike[str], mode: Literal["w"] = "w"
+) -> contextlib.AbstractContextManager[IO[str]]: ...
+def atomic_write(
+    path: str | os.PathLike[str], mode: Literal["w", "wb"] = "w"
+) -> contextlib.AbstractContextManager[IO[str]] | contextlib.AbstractContextManager[IO[bytes]]:
+    """Write to a temporary file beside ``path`` and rename it into place on success.
+
+    A reader never sees a half-written file: on any exception the temporary file is removed
+    and ``path`` keeps its old content.
+    """
+    return _atomic_write(Path(path), mode)
+
+
+@contextlib.contextmanager
+def _atomic_write(path: Path, mode: str) -> Iterator[IO[str]] | Iterator[IO[bytes]]:
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise OutputError(
+            f"cannot create a file in {directory}: {e.strerror}",
+            path=path,
+            hint="check that the folder exists and is writable",
+        ) from e
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
+            yield f  # type: ignore[misc]
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open an input file read-only in binary mode, or raise an :class:`InputError`."""
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller owns the stream
+    except FileNotFoundError as e:
+        raise InputError("no such file", path=path, hint="check the path") from e
+    except IsADirectoryError as e:
+        raise InputError("is a folder, not a file", path=path) from e
+    except PermissionError as e:
+        raise InputError("permission denied", path=path, hint="check the file's mode") from e
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=path) from e
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """True when both paths name one existing file (so writing one would change the other)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -1,0 +1,1 @@
+"""Readers and writers of GHC's profile formats: .hp, .prof (text and JSON), eventlog."""

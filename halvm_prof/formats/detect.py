@@ -1,0 +1,29 @@
+"""Tell a profile's kind from its first bytes, never from its name."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Kind = Literal["hp", "prof", "prof-json", "eventlog", "empty", "unknown"]
+
+#: How many leading bytes :func:`detect_kind` needs to decide.
+DETECT_BYTES = 4096
+
+_PROF_TEXT = re.compile(rb"^\s*\S.*Time and Allocation Profiling Report", re.MULTILINE)
+
+
+def detect_kind(head: bytes) -> Kind:
+    """Classify a profile from its first bytes (at least :data:`DETECT_BYTES` when available)."""
+    if not head.strip(b"\0 \t\r\n"):
+        return "empty"
+    if head.startswith(b"hdrb"):
+        return "eventlog"
+    text = head.lstrip()
+    if text.startswith(b"JOB"):
+        return "hp"
+    if text.startswith(b"{") and b'"program"' in head[:512]:
+        return "prof-json"
+    if _PROF_TEXT.match(head[:1024]):
+        return "prof"
+    return "unknown"

@@ -1,0 +1,119 @@
+"""Plain dataclasses shared by every reader, analysis and renderer.
+
+Readers in ``halvm_prof.formats`` produce these; nothing here knows a file format. Heap profiles
+from ``.hp`` files and from eventlogs share :class:`HeapProfile`; text and JSON ``.prof`` reports
+share :class:`CostCentreProfile`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class HeapHeader:
+    """The four header fields of a heap profile."""
+
+    job: str
+    date: str
+    sample_unit: str = "seconds"
+    value_unit: str = "bytes"
+
+
+@dataclass(slots=True)
+class HeapSample:
+    """One census: band name to value, in the order the file lists them."""
+
+    time: float
+    values: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.values.values())
+
+
+@dataclass(slots=True)
+class HeapProfile:
+    """A whole heap profile held in memory (use the streaming readers for huge files).
+
+    ``complete`` is False when the input stopped inside a sample or a line (a crashed or still
+    running program); ``note`` then says where and why.
+    """
+
+    header: HeapHeader
+    samples: list[HeapSample] = field(default_factory=list)
+    marks: list[float] = field(default_factory=list)
+    complete: bool = True
+    note: str | None = None
+    source: Literal["hp", "eventlog"] = "hp"
+
+    def bands(self) -> list[str]:
+        """Every band name, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for sample in self.samples:
+            for name in sample.values:
+                seen.setdefault(name, None)
+        return list(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class CostCentre:
+    """A cost centre as GHC names it: label, module and source span."""
+
+    label: str
+    module: str
+    src: str = ""
+    is_caf: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.label}"
+
+
+@dataclass(slots=True)
+class CallNode:
+    """One node of the cost-centre call tree.
+
+    Percentages are of the whole run, as GHC prints them. ``ticks`` and ``alloc`` (bytes) are
+    exact counts where the report has them (``-pj``, ``-P``), else None.
+    """
+
+    cc: CostCentre
+    number: int
+    entries: int
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
+    inherited_time: float = 0.0
+    inherited_alloc: float = 0.0
+    ticks: int | None = None
+    alloc: int | None = None
+    children: list[CallNode] = field(default_factory=list)
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, CallNode]]:
+        """Pre-order (depth, node) pairs, iteratively so deep trees cannot overflow the stack."""
+        stack: list[tuple[int, CallNode]] = [(depth, self)]
+        while stack:
+            d, node = stack.pop()
+            yield d, node
+            stack.extend((d + 1, child) for child in reversed(node.children))
+
+
+@dataclass(slots=True)
+class CostCentreProfile:
+    """A time and allocation report (``+RTS -p``, ``-P``, ``-pa`` or ``-pj``)."""
+
+    program: str
+    arguments: list[str]
+    rts_arguments: list[str]
+    date: str
+    total_time: float
+    total_ticks: int
+    tick_interval_us: int
+    processors: int
+    total_alloc: int
+    root: CallNode
+    format: Literal["text", "json"] = "text"
+    complete: bool = True
+    note: str | None = None

@@ -1,0 +1,38 @@
+"""Shared fixtures: paths to real GHC output, and the rule for tests that need system parts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "corpus"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def require_system(available: bool, what: str) -> None:
+    """Skip when a system part is missing, but fail under CI=true, where .ci/run installs it."""
+    if available:
+        return
+    if in_ci():
+        pytest.fail(f"{what} is missing under CI=true; .ci/run must install it")
+    pytest.skip(f"{what} is not installed")
+
+
+def require_program(name: str, package: str) -> str:
+    """The path of an installed program, or skip/fail as :func:`require_system` says."""
+    path = shutil.which(name)
+    require_system(path is not None, f"{name} (Debian package {package})")
+    assert path is not None
+    return path
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return CORPUS
