@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal, overload
+from typing import IO, Any, Literal, overload
 
 from halvm_prof.errors import InputError, OutputError
 
@@ -22,18 +22,18 @@ def atomic_write(
 ) -> contextlib.AbstractContextManager[IO[str]]: ...
 def atomic_write(
     path: str | os.PathLike[str], mode: Literal["w", "wb"] = "w"
-) -> contextlib.AbstractContextManager[IO[str]] | contextlib.AbstractContextManager[IO[bytes]]:
+) -> contextlib.AbstractContextManager[IO[Any]]:
     """Write to a temporary file beside ``path`` and rename it into place on success.
 
     A reader never sees a half-written file: on any exception the temporary file is removed
-    and ``path`` keeps its old content.
+    and ``path`` keeps its old content. Text is UTF-8 with newlines written as given.
     """
     return _atomic_write(Path(path), mode)
 
 
 @contextlib.contextmanager
-def _atomic_write(path: Path, mode: str) -> Iterator[IO[str]] | Iterator[IO[bytes]]:
-    directory = path.parent if str(path.parent) else Path(".")
+def _atomic_write(path: Path, mode: str) -> Iterator[IO[Any]]:
+    directory = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as e:
@@ -43,8 +43,10 @@ def _atomic_write(path: Path, mode: str) -> Iterator[IO[str]] | Iterator[IO[byte
             hint="check that the folder exists and is writable",
         ) from e
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
-            yield f  # type: ignore[misc]
+        text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+        f: IO[Any] = os.fdopen(fd, mode, **text)  # type: ignore[call-overload]
+        with f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp_name, path)
@@ -57,7 +59,7 @@ def _atomic_write(path: Path, mode: str) -> Iterator[IO[str]] | Iterator[IO[byte
 def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open an input file read-only in binary mode, or raise an :class:`InputError`."""
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller owns the stream
+        return open(path, "rb")
     except FileNotFoundError as e:
         raise InputError("no such file", path=path, hint="check the path") from e
     except IsADirectoryError as e:

@@ -1,0 +1,2 @@
+"""HaLVM profiling disks: the status-sector layout, image reading, a runtime-faithful writer,
+and recovery of profiles from crashed runs (see shared/formats/halvm-disk.md)."""

@@ -15,7 +15,8 @@ def parse_size(text: str) -> int:
     m = _SIZE.match(text)
     if not m:
         raise ConfigError(
-            f"not a size: {text!r}", hint="write a whole number with an optional K, M or G, e.g. 64M"
+            f"not a size: {text!r}",
+            hint="write a whole number with an optional K, M or G, e.g. 64M",
         )
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 

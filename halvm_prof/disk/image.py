@@ -1,0 +1,138 @@
+"""Reading and creating HaLVM profiling disk images.
+
+A :class:`DiskImage` is opened read-only, so nothing that reads a disk can change it. Creating
+an image is the only write here, and it refuses to replace a disk that still holds a profile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import IO
+
+from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
+from halvm_prof.errors import ImageError, InputError, OutputError
+from halvm_prof.fileio import open_input
+
+
+class DiskImage:
+    """A profiling disk image, read-only: its status sector and its data area."""
+
+    def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
+        self.stream = stream
+        self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
+        stream.seek(0, os.SEEK_END)
+        self.image_size = stream.tell()
+        if self.image_size < SECTOR_SIZE:
+            raise ImageError(
+                f"only {self.image_size} bytes, too short for a profiling disk "
+                f"(its status sector alone is {SECTOR_SIZE} bytes)",
+                path=self.path,
+                hint="copy the whole image again",
+            )
+        stream.seek(0)
+        self.status: StatusReading = decode_status(stream.read(SECTOR_SIZE))
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> DiskImage:
+        """Open the image at ``path`` read-only."""
+        stream = open_input(path)
+        try:
+            return cls(stream, path)
+        except BaseException:
+            stream.close()
+            raise
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> DiskImage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def capacity(self) -> int:
+        """Bytes the data area can hold."""
+        return self.image_size - DATA_OFFSET
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes of the profile file from file offset ``offset``."""
+        length = max(0, min(length, self.capacity - offset))
+        if length == 0:
+            return b""
+        self.stream.seek(DATA_OFFSET + offset)
+        return self.stream.read(length)
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def holds_profile(self) -> bool:
+        """True when the status sector is readable and claims some bytes."""
+        return self.status.usable and self.status.size > 0
+
+
+def holds_profile(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a disk image whose status sector claims a profile."""
+    try:
+        with DiskImage.open(path) as image:
+            return image.holds_profile()
+    except (ImageError, InputError):
+        return False
+
+
+def _is_blank(path: Path) -> bool:
+    """True for an empty file or one whose status sector and first data sectors are all zero."""
+    with path.open("rb") as f:
+        head = f.read(8 * SECTOR_SIZE)
+    return not any(head)
+
+
+def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False) -> None:
+    """Create a sparse, zeroed disk image of ``size`` bytes (rounded up to whole sectors).
+
+    An existing file is replaced only when it is a blank image, or with ``force``: a disk that
+    still holds a profile, or any other file, is kept. The new image appears atomically.
+    """
+    target = Path(path)
+    if size < 2 * SECTOR_SIZE:
+        raise OutputError(
+            f"a disk of {size} bytes is too small",
+            path=target,
+            hint="give at least 1K; `halvm-prof disk size` suggests a size for your run",
+        )
+    size = -(-size // SECTOR_SIZE) * SECTOR_SIZE
+    if target.is_dir():
+        raise OutputError("is a folder", path=target, hint="name an image file")
+    if target.exists() and not force:
+        if holds_profile(target):
+            raise OutputError(
+                "holds a profile that would be lost",
+                path=target,
+                hint="get it with convert-profile first, or use --force",
+            )
+        if not _is_blank(target):
+            raise OutputError(
+                "exists and is not a blank disk image",
+                path=target,
+                hint="use --force to replace it",
+            )
+    directory = target.parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise OutputError(f"cannot create a file in {directory}: {e.strerror}", path=target) from e
+    try:
+        # truncate() makes a sparse file: no blocks are used until the VM writes them.
+        os.ftruncate(fd, size)
+        os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

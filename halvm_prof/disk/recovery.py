@@ -1,0 +1,317 @@
+"""Decide what to copy off a disk, including after a crash, and copy it.
+
+Every answer is a prefix of the data area: the runtime writes data before the status sector, so
+the committed bytes are sound, and a torn update can only have added bytes right after them.
+Those bytes can only lie in the block that holds the committed end (a later block is written
+only after the status sector moved on), so nothing beyond that block is trusted. Within it, a
+heap profile is taken up to its last complete sample that is well formed and not older than the
+one before (stale leftovers of an earlier block fail one of those tests); a ``.prof`` report up to
+its last complete line.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from typing import IO
+
+from halvm_prof.disk.image import DiskImage
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, StatusReading
+from halvm_prof.errors import ImageError, LayoutError, OutputError
+from halvm_prof.fileio import atomic_write, same_file
+from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
+
+_CHUNK = 1 << 20
+_END = b"\nEND_SAMPLE "
+_HEADER_LINE = re.compile(rb'(JOB|DATE|SAMPLE_UNIT|VALUE_UNIT) "[^"\n]*"')
+_TIME = rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_BEGIN = re.compile(rb"BEGIN_SAMPLE " + _TIME)
+_END_LINE = re.compile(rb"END_SAMPLE " + _TIME)
+_MARK = re.compile(rb"MARK " + _TIME)
+_BAND = re.compile(rb"[^\t\x00]+\t-?[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What to copy off a disk: the first ``output_size`` bytes of its data area, and why."""
+
+    status: StatusReading
+    kind: Kind
+    committed_size: int
+    output_size: int
+    complete: bool
+    past_commit_bytes: int = 0
+    samples: int | None = None
+    samples_past_commit: int = 0
+    dropped_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _text_run(data: bytes) -> int:
+    """Length of the leading run of ``data`` that can be profile text (no NUL, valid UTF-8)."""
+    nul = data.find(b"\0")
+    run = data if nul < 0 else data[:nul]
+    try:
+        run.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # A cut multi-byte character at the very end is still text up to it.
+        return e.start
+    return len(run)
+
+
+def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
+    """Offset just past the last complete ``END_SAMPLE`` line in ``[0, size)``, and its time."""
+    hi = size
+    while hi > 0:
+        lo = max(0, hi - _CHUNK)
+        # Overlap so a line split across chunks is seen whole.
+        chunk = image.read(lo, min(size, hi + 256) - lo)
+        pos = len(chunk)
+        while (pos := chunk.rfind(_END, 0, pos)) >= 0:
+            eol = chunk.find(b"\n", pos + 1)
+            line = chunk[pos + 1 : eol] if eol >= 0 else b""
+            m = _END_LINE.fullmatch(line)
+            if eol >= 0 and lo + eol < size and m:
+                return lo + eol + 1, float(m.group(1))
+        if lo == 0:
+            break
+        hi = lo
+    return None
+
+
+@dataclass(slots=True)
+class _HpScan:
+    good_end: int = 0  # just past the last complete sample (or header line, before any sample)
+    stop: int = 0  # where the scan stopped: the first byte not part of a sound line
+    samples: int = 0
+    samples_after: list[int] = field(default_factory=list)  # end offsets of complete samples
+
+
+def _scan_hp(region: bytes, in_header: bool, last_time: float) -> _HpScan:
+    """Walk sound .hp lines from the start of ``region`` (at a line start, between samples)."""
+    scan = _HpScan()
+    begin: float | None = None
+    pos = 0
+    n = _text_run(region)
+    while pos < n:
+        eol = region.find(b"\n", pos, n)
+        if eol < 0:
+            break
+        line = region[pos:eol]
+        if begin is not None:
+            if m := _END_LINE.fullmatch(line):
+                if float(m.group(1)) != begin:
+                    break
+                last_time, begin = begin, None
+                scan.good_end = eol + 1
+                scan.samples += 1
+                scan.samples_after.append(eol + 1)
+            elif not _BAND.fullmatch(line):
+                break
+        elif in_header and _HEADER_LINE.fullmatch(line):
+            scan.good_end = eol + 1
+        elif m := _BEGIN.fullmatch(line):
+            t = float(m.group(1))
+            if t < last_time:
+                break
+            begin, in_header = t, False
+        elif m := _MARK.fullmatch(line):
+            if float(m.group(1)) < last_time:
+                break
+            in_header = False
+        else:
+            break
+        pos = eol + 1
+    scan.stop = pos
+    return scan
+
+
+def _count_samples(image: DiskImage, length: int) -> int:
+    """``END_SAMPLE`` lines in the first ``length`` bytes (streamed, never all in memory)."""
+    count = 0
+    offset = 0
+    overlap = len(_END) - 1
+    while offset < length:
+        chunk = image.read(
+            max(0, offset - overlap), min(_CHUNK, length - offset) + min(offset, overlap)
+        )
+        count += chunk.count(_END)
+        offset += _CHUNK
+    return count
+
+
+def plan_recovery(image: DiskImage, *, raw: bool = False, count_samples: bool = True) -> Recovery:
+    """Decide what to copy off ``image``; raise a one-line error when nothing sound is there."""
+    status = image.status
+    if status.health == "corrupt":
+        raise LayoutError(
+            f"status sector damaged beyond repair (at best {status.agreeing} of {status.pairs} "
+            "copies agree)",
+            path=image.path,
+            offset=0,
+            hint="is this a HaLVM profiling disk? `halvm-prof disk info` shows what is left",
+        )
+    if raw and status.health == "blank":
+        raise LayoutError(
+            "status sector was never written, so there is no committed size",
+            path=image.path,
+            offset=0,
+            hint="drop --raw to recover what the data area holds",
+        )
+    size = status.size if status.usable else 0
+    if size > image.capacity:
+        raise ImageError(
+            f"status sector says the profile has {size} bytes, but only {image.capacity} follow "
+            "it: the image was cut short",
+            path=image.path,
+            hint="copy the whole disk image again",
+        )
+    notes: list[str] = []
+    if status.health == "repaired":
+        notes.append(
+            f"status sector damaged; repaired from the {status.agreeing} of {status.pairs} "
+            "copies that agree"
+        )
+    head_len = (
+        size if status.closed or raw else min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
+    )
+    kind = detect_kind(image.read(0, min(head_len, DETECT_BYTES)))
+    if raw or status.closed:
+        samples = _count_samples(image, size) if count_samples and kind == "hp" else None
+        return Recovery(
+            status, kind, size, size, complete=status.closed, samples=samples, notes=notes
+        )
+    return _recover_crashed(image, status, size, kind, notes, count_samples)
+
+
+def _recover_crashed(
+    image: DiskImage,
+    status: StatusReading,
+    size: int,
+    kind: Kind,
+    notes: list[str],
+    count_samples: bool,
+) -> Recovery:
+    window_end = min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
+    past = _text_run(image.read(size, window_end - size))
+    if kind == "empty" or (size == 0 and past == 0):
+        why = "its status sector was never written" if status.health == "blank" else "it is empty"
+        raise ImageError(
+            f"holds no profile: {why} and the data area has no profile text",
+            path=image.path,
+            hint="did the run reach its first write? check the disk is attached rw as xvdp1/xvdp2",
+        )
+    if status.health == "blank":
+        notes.append("status sector never written; recovered from the data area")
+    if kind == "hp":
+        return _recover_hp(image, status, size, window_end, past, notes, count_samples)
+    if kind in ("prof", "prof-json"):
+        region = image.read(0, size + past) if size + past <= _CHUNK else None
+        tail_start = max(0, size + past - _CHUNK)
+        tail = region if region is not None else image.read(tail_start, size + past - tail_start)
+        cut = tail.rfind(b"\n")
+        out = (0 if region is not None else tail_start) + cut + 1 if cut >= 0 else 0
+        notes.append("the report is incomplete: the run stopped while writing it")
+        return Recovery(
+            status,
+            kind,
+            size,
+            out,
+            False,
+            past_commit_bytes=past,
+            dropped_bytes=size + past - out,
+            notes=notes,
+        )
+    notes.append("content not recognised; copied the committed bytes as they are")
+    return Recovery(status, kind, size, size, False, past_commit_bytes=past, notes=notes)
+
+
+def _recover_hp(
+    image: DiskImage,
+    status: StatusReading,
+    size: int,
+    window_end: int,
+    past: int,
+    notes: list[str],
+    count_samples: bool,
+) -> Recovery:
+    anchor = _last_end_sample(image, size)
+    start, last_time = anchor if anchor else (0, float("-inf"))
+    region = image.read(start, size + past - start)
+    scan = _scan_hp(region, anchor is None, last_time)
+    output = start + scan.good_end
+    if output == 0:
+        raise ImageError(
+            "holds the start of a heap profile but not one complete line of it",
+            path=image.path,
+            hint="the run stopped before its first sample reached the disk",
+        )
+    before = 0
+    if count_samples:
+        before = _count_samples(image, start) if anchor else 0
+    after_commit = sum(1 for end in scan.samples_after if start + end > size)
+    if after_commit:
+        notes.append(f"{after_commit} complete samples found past the committed size (torn update)")
+    return Recovery(
+        status,
+        "hp",
+        size,
+        output,
+        False,
+        past_commit_bytes=past,
+        samples=before + scan.samples if count_samples else None,
+        samples_past_commit=after_commit,
+        dropped_bytes=max(size, start + scan.stop) - output,
+        notes=notes,
+    )
+
+
+def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> None:
+    """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst``, in the kernel when it can."""
+    real = isinstance(src, io.BufferedReader) and isinstance(dst, io.BufferedWriter | io.FileIO)
+    if real and hasattr(os, "copy_file_range"):
+        dst.flush()
+        in_fd, out_fd = src.fileno(), dst.fileno()
+        out_off = dst.tell()
+        try:
+            done = 0
+            while done < length:
+                n = os.copy_file_range(in_fd, out_fd, length - done, offset + done, out_off + done)
+                if n == 0:
+                    break
+                done += n
+            if done == length:
+                dst.seek(out_off + length)
+                return
+        except OSError:
+            pass  # e.g. across file systems on old kernels: fall back to plain reads
+        offset, length = offset + done, length - done
+        dst.seek(out_off + done)
+    src.seek(offset)
+    while length > 0:
+        chunk = src.read(min(_CHUNK, length))
+        if not chunk:
+            raise ImageError("ended while being read", path=getattr(src, "name", None))
+        dst.write(chunk)
+        length -= len(chunk)
+
+
+def write_recovered(
+    image: DiskImage, recovery: Recovery, output: str | os.PathLike[str], *, force: bool = False
+) -> None:
+    """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read."""
+    if image.path is not None and same_file(image.path, output):
+        raise OutputError("is the disk being read", path=output, hint="name another output file")
+    if not force and os.path.exists(output):
+        from halvm_prof.disk.image import holds_profile
+
+        if holds_profile(output):
+            raise OutputError(
+                "is a disk image that still holds a profile",
+                path=output,
+                hint="name another output file, or use --force",
+            )
+    with atomic_write(output, "wb") as out:
+        _copy_range(image.stream, DATA_OFFSET, recovery.output_size, out)

@@ -1,0 +1,175 @@
+"""Write a profile onto a disk image exactly as the HaLVM runtime does.
+
+The runtime keeps one 4096-byte block buffer. A full buffer is written as 8 sectors, then the
+status sector (new size, not closed). A flush writes the partial block rounded up to whole
+sectors (bytes past the fill are whatever the buffer held before: stale text from the previous
+block), then the status sector. Closing flushes and marks the status sector closed. The heap
+profiler flushes after every sample. ``crash_after`` stops after that many sector writes, which
+reproduces every state a crashed VM can leave behind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
+from halvm_prof.errors import ImageError, InputError, OutputError
+from halvm_prof.fileio import open_input, same_file
+from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+
+_SECTORS_PER_BLOCK = BLOCK_SIZE // SECTOR_SIZE
+_COPY_CHUNK = 1 << 20
+
+
+class _Crashed(Exception):
+    """The simulated VM died: no further sector reaches the disk."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a (possibly crashed) run left on the disk."""
+
+    sector_writes: int
+    crashed: bool
+    committed_size: int
+    closed: bool
+    profile_size: int
+    word: int
+
+
+class RuntimeWriter:
+    """The runtime's block buffer and write order, over a disk opened for writing."""
+
+    def __init__(self, fd: int, word: int, crash_after: int | None = None) -> None:
+        self._fd = fd
+        self._word = word
+        self._crash_after = crash_after
+        self._buf = bytearray(BLOCK_SIZE)
+        self._fill = 0
+        self._block_start = 0
+        self.sector_writes = 0
+        self.committed_size = 0
+        self.closed = False
+
+    def _write_sectors(self, disk_offset: int, data: bytes | bytearray | memoryview) -> None:
+        nsectors = len(data) // SECTOR_SIZE
+        allowed = nsectors
+        if self._crash_after is not None:
+            allowed = min(nsectors, self._crash_after - self.sector_writes)
+        if allowed > 0:
+            os.pwrite(self._fd, data[: allowed * SECTOR_SIZE], disk_offset)
+            self.sector_writes += allowed
+        if allowed < nsectors:
+            raise _Crashed
+
+    def _write_status(self, size: int, closed: bool) -> None:
+        self._write_sectors(0, encode_status(size, closed, self._word))
+        self.committed_size = size
+        self.closed = closed
+
+    def _write_block(self, nsectors: int) -> None:
+        view = memoryview(self._buf)[: nsectors * SECTOR_SIZE]
+        self._write_sectors(DATA_OFFSET + self._block_start, view)
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = min(BLOCK_SIZE - self._fill, len(view))
+            self._buf[self._fill : self._fill + n] = view[:n]
+            self._fill += n
+            view = view[n:]
+            if self._fill == BLOCK_SIZE:
+                self._write_block(_SECTORS_PER_BLOCK)
+                self._block_start += BLOCK_SIZE
+                self._fill = 0  # the buffer keeps its bytes: later flushes write them as leftovers
+                self._write_status(self._block_start, False)
+
+    def flush(self, closed: bool = False) -> None:
+        if self._fill:
+            self._write_block(-(-self._fill // SECTOR_SIZE))
+        self._write_status(self._block_start + self._fill, closed)
+
+    def close(self) -> None:
+        self.flush(closed=True)
+
+
+def _chunks_with_flushes(stream: IO[bytes], heap: bool) -> Iterator[tuple[bytes, bool]]:
+    """(bytes, flush after them) pieces of a profile; a heap profile flushes after each sample."""
+    if not heap:
+        while chunk := stream.read(_COPY_CHUNK):
+            yield chunk, False
+        return
+    pending: list[bytes] = []
+    for line in stream:
+        pending.append(line)
+        if line.startswith(b"END_SAMPLE"):
+            yield b"".join(pending), True
+            pending.clear()
+    if pending:
+        yield b"".join(pending), False
+
+
+def write_profile(
+    profile: str | os.PathLike[str],
+    disk: str | os.PathLike[str],
+    *,
+    word: int = 8,
+    crash_after: int | None = None,
+) -> WriteResult:
+    """Write the file ``profile`` onto the existing image ``disk`` as a HaLVM would.
+
+    The caller decides whether ``disk`` may be written (see ``image.holds_profile``); this only
+    refuses a disk too small for the profile, as the runtime would fail ("Block write failed!").
+    """
+    if word not in (4, 8):
+        raise OutputError(f"word size must be 4 or 8, not {word}")
+    if crash_after is not None and crash_after < 1:
+        raise OutputError("--crash-after must be at least 1 sector write")
+    if same_file(profile, disk):
+        raise OutputError("is both the profile and the disk", path=disk, hint="name another disk")
+    with open_input(profile) as stream:
+        size = os.fstat(stream.fileno()).st_size
+        head = stream.read(DETECT_BYTES)
+        stream.seek(0)
+        heap = detect_kind(head) == "hp"
+        try:
+            fd = os.open(disk, os.O_RDWR)
+        except FileNotFoundError as e:
+            raise InputError(
+                "no such disk image", path=disk, hint="make one with `halvm-prof disk create`"
+            ) from e
+        except OSError as e:
+            raise OutputError(f"cannot open for writing: {e.strerror}", path=disk) from e
+        try:
+            capacity = os.fstat(fd).st_size - DATA_OFFSET
+            # The runtime writes whole sectors, so the last partial sector must fit too.
+            needed = -(-size // SECTOR_SIZE) * SECTOR_SIZE
+            if needed > capacity:
+                raise ImageError(
+                    f"the profile needs {needed} bytes but the disk holds {max(capacity, 0)}",
+                    path=disk,
+                    hint="make a larger disk with `halvm-prof disk create --size`",
+                )
+            writer = RuntimeWriter(fd, word, crash_after)
+            crashed = False
+            try:
+                for data, flush in _chunks_with_flushes(stream, heap):
+                    writer.write(data)
+                    if flush:
+                        writer.flush()
+                writer.close()
+            except _Crashed:
+                crashed = True
+        finally:
+            os.close(fd)
+    return WriteResult(
+        sector_writes=writer.sector_writes,
+        crashed=crashed,
+        committed_size=writer.committed_size,
+        closed=writer.closed,
+        profile_size=size,
+        word=word,
+    )
