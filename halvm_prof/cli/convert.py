@@ -1,14 +1,98 @@
-"""``convert-profile DISK FILE`` and ``halvm-prof extract``: get a profile off a disk."""
+"""``convert-profile DISK FILE`` and ``halvm-prof extract``: get a profile off a disk.
+
+``convert-profile`` keeps the C tool's arguments and stdout lines, so scripts keep working.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from halvm_prof.cli import HalvmCommand
+from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.disk.image import DiskImage
+from halvm_prof.disk.recovery import Recovery, plan_recovery, write_recovered
+
+
+def _extract(disk: str, output: str, raw: bool, force: bool) -> Recovery:
+    with DiskImage.open(disk) as image:
+        recovery = plan_recovery(image, raw=raw)
+        write_recovered(image, recovery, output, force=force)
+    return recovery
+
+
+def _report_lines(rec: Recovery) -> list[str]:
+    lines = [f"NOTE: {note}" for note in rec.notes]
+    if rec.samples is not None and not rec.complete:
+        lines.append(f"Recovered {rec.samples} complete heap samples")
+    if rec.dropped_bytes:
+        lines.append(f"Dropped {rec.dropped_bytes} bytes of an incomplete sample or line")
+    return lines
+
+
+_raw_option = click.option(
+    "--raw", is_flag=True, help="Copy exactly the committed bytes, as the C tool does."
+)
+
+
+@click.command(cls=HalvmCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("disk", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
+@_raw_option
+@force_option
+def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
+    """Copy the profile on DISK (a HaLVM xvdp1/xvdp2 image) into FILE.
+
+    A crashed heap profile comes back well formed: every complete sample, nothing cut.
+    """
+    rec = _extract(disk, file, raw, force)
+    if not rec.status.closed:
+        click.echo("WARNING: Profile not cleanly closed.")
+    for line in _report_lines(rec):
+        click.echo(line)
+    click.echo(f"Transferring {rec.output_size} bytes")
 
 
 @click.command()
-def extract() -> None:
-    """Extract a profile from a disk image."""
+@click.argument("disk", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the profile.",
+)
+@_raw_option
+@json_option
+@force_option
+def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> None:
+    """Extract the profile on DISK into OUTPUT, recovering what a crash left."""
+    rec = _extract(disk, output, raw, force)
+    if as_json:
+        echo_json(
+            {
+                "output": str(Path(output)),
+                "bytes_written": rec.output_size,
+                "closed": rec.status.closed,
+                "header": rec.status.health,
+                "word": rec.status.word,
+                "committed_size": rec.committed_size,
+                "kind": rec.kind,
+                "complete": rec.complete,
+                "recovered_samples": rec.samples,
+                "samples_past_commit": rec.samples_past_commit,
+                "dropped_bytes": rec.dropped_bytes,
+                "notes": rec.notes,
+            }
+        )
+        return
+    state = "closed cleanly" if rec.status.closed else "not closed cleanly"
+    click.echo(f"wrote {rec.output_size} bytes ({rec.kind}) to {output}; the profile was {state}")
+    for line in _report_lines(rec):
+        click.echo(line)
 
 
 def convert_profile_main() -> None:
     """Entry point of the ``convert-profile`` command."""
+    convert_profile(prog_name="convert-profile")

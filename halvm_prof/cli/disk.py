@@ -2,9 +2,117 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.disk.image import create_image, holds_profile, inspect_image
+from halvm_prof.disk.layout import DATA_OFFSET
+from halvm_prof.disk.sizes import format_size, parse_size
+from halvm_prof.disk.writer import write_profile
+from halvm_prof.errors import OutputError
+
+_GUEST = {4: "i386 guest", 8: "x86_64 guest"}
 
 
 @click.group()
 def disk() -> None:
     """Create, write and inspect HaLVM profiling disk images."""
+
+
+@disk.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--size", required=True, help="Image size, e.g. 64M (K, M, G suffixes).")
+@force_option
+def create(path: str, size: str, force: bool) -> None:
+    """Create a sparse raw disk image at PATH for the runtime to write a profile on.
+
+    Attach it read-write as xvdp1 (time profile) or xvdp2 (heap profile).
+    """
+    nbytes = parse_size(size)
+    create_image(path, nbytes, force=force)
+    click.echo(f"created {path}: {format_size(nbytes)} sparse raw image")
+
+
+@disk.command()
+@click.argument("profile", type=click.Path(dir_okay=False))
+@click.argument("disk_path", metavar="DISK", type=click.Path(dir_okay=False))
+@click.option(
+    "--word",
+    type=click.Choice(["4", "8"]),
+    default="8",
+    show_default=True,
+    help="Guest word size: 4 for i386, 8 for x86_64.",
+)
+@click.option(
+    "--crash-after",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Stop after N sector writes, as a crashed VM would.",
+)
+@force_option
+def write(profile: str, disk_path: str, word: str, crash_after: int | None, force: bool) -> None:
+    """Write PROFILE onto DISK exactly as the HaLVM runtime does.
+
+    A missing DISK is created just large enough. A DISK that holds a profile is kept unless
+    --force.
+    """
+    target = Path(disk_path)
+    if not target.exists():
+        size = Path(profile).stat().st_size if Path(profile).is_file() else 0
+        create_image(target, max(DATA_OFFSET + size, 1 << 20), force=False)
+        click.echo(f"created {disk_path}")
+    elif not force and holds_profile(target):
+        raise OutputError(
+            "holds a profile that would be lost",
+            path=target,
+            hint="get it with convert-profile first, or use --force",
+        )
+    result = write_profile(profile, target, word=int(word), crash_after=crash_after)
+    how = "closed" if result.closed else "not closed"
+    if result.crashed:
+        click.echo(
+            f"crashed after {result.sector_writes} sector writes: the status sector commits "
+            f"{result.committed_size} of {result.profile_size} bytes ({how})"
+        )
+    else:
+        click.echo(
+            f"wrote {result.profile_size} bytes onto {disk_path} as an {_GUEST[result.word]} "
+            f"in {result.sector_writes} sector writes ({how})"
+        )
+
+
+@disk.command()
+@click.argument("disk_path", metavar="DISK", type=click.Path(dir_okay=False))
+@json_option
+def info(disk_path: str, as_json: bool) -> None:
+    """Describe DISK: header health, committed size, what a conversion would recover."""
+    result = inspect_image(disk_path)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    word = f"{result.word} bytes ({_GUEST[result.word]})" if result.word else "unknown"
+    if result.header in ("ok", "repaired"):
+        header = f"{result.header} ({result.agreeing} of {result.pairs} copies agree)"
+    else:
+        header = result.header
+    closed = {True: "yes", False: "no (crashed or still running)", None: "unknown"}[result.closed]
+    committed = "unknown" if result.committed_size is None else f"{result.committed_size} bytes"
+    content = result.kind
+    if result.samples is not None:
+        content += f", {result.samples} complete heap samples"
+    rows = [
+        ("disk", f"{result.path} ({format_size(result.image_size)})"),
+        ("word size", word),
+        ("header", header),
+        ("committed", committed),
+        ("closed", closed),
+        ("past commit", f"{result.past_commit_bytes} bytes"),
+        ("content", content),
+        ("recoverable", f"{result.recoverable_bytes} bytes"),
+    ]
+    if result.problem:
+        rows.append(("problem", result.problem))
+    for label, value in rows:
+        click.echo(f"{label + ':':<13}{value}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from halvm_prof.disk.image import DiskImage
-from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, StatusReading
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
 from halvm_prof.fileio import atomic_write, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
@@ -59,6 +59,24 @@ def _text_run(data: bytes) -> int:
         # A cut multi-byte character at the very end is still text up to it.
         return e.start
     return len(run)
+
+
+def _trim_leftovers(image: DiskImage, size: int, past: int) -> int:
+    """``past`` less the stale buffer bytes that end the last sector written past ``size``.
+
+    A flush writes whole sectors; past its fill they hold what the buffer held one block earlier,
+    so a trailing run equal to the bytes ``BLOCK_SIZE`` before is leftovers, not data.
+    """
+    end = size + past
+    if past == 0 or end <= BLOCK_SIZE:
+        return past
+    sector_start = max(size, (end - 1) // SECTOR_SIZE * SECTOR_SIZE)
+    here = image.read(sector_start, end - sector_start)
+    before = image.read(sector_start - BLOCK_SIZE, end - sector_start)
+    keep = len(here)
+    while keep > 0 and here[keep - 1] == before[keep - 1]:
+        keep -= 1
+    return sector_start + keep - size
 
 
 def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
@@ -208,6 +226,7 @@ def _recover_crashed(
     if kind == "hp":
         return _recover_hp(image, status, size, window_end, past, notes, count_samples)
     if kind in ("prof", "prof-json"):
+        past = _trim_leftovers(image, size, past)
         region = image.read(0, size + past) if size + past <= _CHUNK else None
         tail_start = max(0, size + past - _CHUNK)
         tail = region if region is not None else image.read(tail_start, size + past - tail_start)
