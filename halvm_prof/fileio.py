@@ -43,6 +43,7 @@ def _atomic_write(path: Path, mode: str) -> Iterator[IO[Any]]:
             hint="check that the folder exists and is writable",
         ) from e
     try:
+        make_public(fd)
         text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
         f: IO[Any] = os.fdopen(fd, mode, **text)  # type: ignore[call-overload]
         with f:
@@ -54,6 +55,17 @@ def _atomic_write(path: Path, mode: str) -> Iterator[IO[Any]]:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def make_public(fd: int) -> None:
+    """Give a file made by ``mkstemp`` (mode 0600) the mode a plain ``open`` would give it."""
+    os.fchmod(fd, 0o666 & ~_umask())
 
 
 def open_input(path: str | os.PathLike[str]) -> IO[bytes]:

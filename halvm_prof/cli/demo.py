@@ -3,8 +3,47 @@
 from __future__ import annotations
 
 import click
+from rich.console import Console
+from rich.table import Table
+
+from halvm_prof.demo import run_demo
 
 
 @click.command()
-def demo() -> None:
-    """Run the pipeline on bundled sample profiles."""
+@click.argument("directory", default="disk_images", type=click.Path(file_okay=False))
+def demo(directory: str) -> None:
+    """Write bundled real GHC profiles onto HaLVM disks in DIRECTORY, crash one, recover both.
+
+    DIRECTORY defaults to ./disk_images. Its demo-*.disk files are replaced on every run.
+    """
+    steps = run_demo(directory)
+    table = Table(title="HaLVM profiling disks", title_justify="left")
+    for column in ("device", "disk", "run", "committed", "recovered", "samples", "dropped"):
+        table.add_column(
+            column,
+            justify="right"
+            if column in ("committed", "recovered", "samples", "dropped")
+            else "left",
+        )
+    for step in steps:
+        rec = step.recovery
+        run = (
+            "closed cleanly"
+            if step.written.closed
+            else (f"crashed at write {step.written.sector_writes}")
+        )
+        table.add_row(
+            step.device,
+            str(step.disk),
+            run,
+            f"{rec.committed_size} B",
+            f"{rec.output_size} B",
+            "-" if rec.samples is None else str(rec.samples),
+            f"{rec.dropped_bytes} B",
+        )
+    console = Console(width=max(100, Console().width), soft_wrap=False)
+    console.print(table)
+    for step in steps:
+        console.print(f"{step.source} -> [bold]{step.output}[/bold]", highlight=False)
+        for note in step.recovery.notes:
+            console.print(f"  note: {note}", highlight=False)

@@ -15,7 +15,7 @@ from typing import IO
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
 from halvm_prof.errors import ImageError, InputError, LayoutError, OutputError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import make_public, open_input
 
 
 class DiskImage:
@@ -129,6 +129,7 @@ def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False
     try:
         # truncate() makes a sparse file: no blocks are used until the VM writes them.
         os.ftruncate(fd, size)
+        make_public(fd)
         os.close(fd)
         os.replace(tmp, target)
     except BaseException:

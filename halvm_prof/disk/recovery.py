@@ -243,6 +243,13 @@ def _recover_crashed(
             dropped_bytes=size + past - out,
             notes=notes,
         )
+    if size == 0:
+        raise ImageError(
+            "holds no recognisable profile: nothing committed, and the data area does not start "
+            "like a .hp or .prof file",
+            path=image.path,
+            hint="`halvm-prof disk info` shows what is there; --raw copies committed bytes only",
+        )
     notes.append("content not recognised; copied the committed bytes as they are")
     return Recovery(status, kind, size, size, False, past_commit_bytes=past, notes=notes)
 

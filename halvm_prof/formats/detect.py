@@ -10,7 +10,10 @@ Kind = Literal["hp", "prof", "prof-json", "eventlog", "empty", "unknown"]
 #: How many leading bytes :func:`detect_kind` needs to decide.
 DETECT_BYTES = 4096
 
-_PROF_TEXT = re.compile(rb"^\s*\S.*Time and Allocation Profiling Report", re.MULTILINE)
+# A -hr run writes "Retainer Profiling" sections into the .prof before the report itself.
+_PROF_TEXT = re.compile(
+    rb"\s*(?:\S.*Time and Allocation Profiling Report|Retainer Profiling: \d+, at )"
+)
 
 
 def detect_kind(head: bytes) -> Kind:
