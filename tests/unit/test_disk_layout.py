@@ -34,12 +34,19 @@ def test_fast_encoder_matches_the_construct_declaration(h: tuple[int, int, bool]
 def test_word_size_is_detected_from_the_sector(h: tuple[int, int, bool]) -> None:
     word, size, closed = h
     reading = decode_status(encode_status(size, closed, word))
-    assert (reading.word, reading.size, reading.closed, reading.health) == (word, size, closed, "ok")
+    assert (reading.word, reading.size, reading.closed, reading.health) == (
+        word,
+        size,
+        closed,
+        "ok",
+    )
     assert reading.agreeing == reading.pairs == SECTOR_SIZE // (2 * word)
 
 
 @given(headers(), st.data())
-def test_a_minority_of_damaged_pairs_is_repaired(h: tuple[int, int, bool], data: st.DataObject) -> None:
+def test_a_minority_of_damaged_pairs_is_repaired(
+    h: tuple[int, int, bool], data: st.DataObject
+) -> None:
     word, size, closed = h
     npairs = SECTOR_SIZE // (2 * word)
     damaged = data.draw(st.sets(st.integers(0, npairs - 1), min_size=1, max_size=(npairs - 1) // 2))

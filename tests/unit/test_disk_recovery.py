@@ -1,4 +1,4 @@
-"""Getting profiles back: clean disks byte for byte, crashed disks well formed, bad images refused."""
+"""Getting profiles back: clean disks byte for byte, crashed ones well formed, bad ones refused."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def _complete_samples(text: bytes) -> int:
 
 @pytest.mark.parametrize("word", [4, 8])
 @pytest.mark.parametrize("profile", HP_FILES + PROF_FILES, ids=lambda p: p.name)
-def test_clean_disk_gives_the_file_back_byte_for_byte(tmp_path: Path, profile: Path, word: int) -> None:
+def test_clean_disk_gives_the_file_back_byte_for_byte(
+    tmp_path: Path, profile: Path, word: int
+) -> None:
     disk = tmp_path / "d.disk"
     _write(profile, disk, word)
     assert _recover(disk, tmp_path / "out") == profile.read_bytes()
@@ -60,8 +62,10 @@ def test_every_crash_point_of_a_heap_profile(tmp_path: Path, profile: Path, word
         if b"BEGIN_SAMPLE" in got:
             assert last.startswith(b"END_SAMPLE "), n
         else:
-            assert all(line.split(b" ")[0] in {b"JOB", b"DATE", b"SAMPLE_UNIT", b"VALUE_UNIT"}
-                       for line in got.splitlines()), n
+            assert all(
+                line.split(b" ")[0] in {b"JOB", b"DATE", b"SAMPLE_UNIT", b"VALUE_UNIT"}
+                for line in got.splitlines()
+            ), n
         assert _complete_samples(got) >= _complete_samples(original[:committed]), n
         with DiskImage.open(disk) as image:
             assert plan_recovery(image).samples == _complete_samples(got)
@@ -89,8 +93,9 @@ def test_torn_update_samples_past_the_commit_are_recovered(tmp_path: Path) -> No
     # Samples that fill a whole block, so a crash between the block write and the status write
     # leaves complete samples past the committed size.
     head = b'JOB "t"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
-    body = b"".join(b"BEGIN_SAMPLE %d.5\n(1)band one\t%d\nEND_SAMPLE %d.5\n" % (i, i, i)
-                    for i in range(400))
+    body = b"".join(
+        b"BEGIN_SAMPLE %d.5\n(1)band one\t%d\nEND_SAMPLE %d.5\n" % (i, i, i) for i in range(400)
+    )
     hp = tmp_path / "t.hp"
     hp.write_bytes(head + body)
     disk, out = tmp_path / "d.disk", tmp_path / "out"

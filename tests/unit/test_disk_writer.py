@@ -36,8 +36,12 @@ def test_heap_profile_is_flushed_after_every_sample(tmp_path: Path, corpus: Path
     data = hp.read_bytes()
     disk = _disk(tmp_path)
     samples = data.count(b"END_SAMPLE")
-    ends = [i + 1 for i in range(len(data)) if data.startswith(b"\n", i) and
-            data[data.rfind(b"\n", 0, i) + 1 : i].startswith(b"END_SAMPLE")]
+    ends = [
+        i + 1
+        for i in range(len(data))
+        if data.startswith(b"\n", i)
+        and data[data.rfind(b"\n", 0, i) + 1 : i].startswith(b"END_SAMPLE")
+    ]
     assert len(ends) == samples
     # Crash right after each flush's status write: the header commits exactly that sample's end.
     committed = set()
@@ -49,7 +53,7 @@ def test_heap_profile_is_flushed_after_every_sample(tmp_path: Path, corpus: Path
 
 
 def test_flush_writes_stale_buffer_bytes_past_the_fill(tmp_path: Path) -> None:
-    lines = [b"JOB \"x\"\n", b"DATE \"d\"\n", b"SAMPLE_UNIT \"seconds\"\n", b"VALUE_UNIT \"bytes\"\n"]
+    lines = [b'JOB "x"\n', b'DATE "d"\n', b'SAMPLE_UNIT "seconds"\n', b'VALUE_UNIT "bytes"\n']
     t = 0
     body = b"".join(lines)
     while len(body) < BLOCK_SIZE + 200:
