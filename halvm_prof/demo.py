@@ -53,7 +53,7 @@ def _run_disk(
     create_image(disk, size, force=True)
     written = write_profile(profile, disk, crash_after=crash_after)
     with DiskImage.open(disk) as image:
-        recovery = plan_recovery(image)
+        recovery = plan_recovery(image, count_samples=True)
         write_recovered(image, recovery, output)
     return DemoStep(device, profile.name, disk, output, written, recovery)
 

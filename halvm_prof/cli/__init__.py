@@ -65,25 +65,42 @@ class HalvmGroup(click.Group):
             return super().invoke(ctx)
 
 
+class _RootGroup(HalvmGroup):
+    """The ``halvm-prof`` group: its commands are imported on first use, so a start stays fast
+    (``convert-profile`` imports none of them)."""
+
+    _registered = False
+
+    def _ensure(self) -> None:
+        if not self._registered:
+            type(self)._registered = True
+            _register()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._ensure()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._ensure()
+        return super().get_command(ctx, cmd_name)
+
+
 HalvmGroup.group_class = HalvmGroup
 
 
-@click.group(cls=HalvmGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="halvm-prof")
 def cli() -> None:
     """Get GHC profiles out of HaLVM unikernels and make them understandable."""
 
 
 def _register() -> None:
-    # Imported here so that each command module can import this package's helpers.
+    # Imported here, on first use, so each command module can import this package's helpers.
     from halvm_prof.cli import convert, demo, disk
 
     cli.add_command(disk.disk)
     cli.add_command(convert.extract)
     cli.add_command(demo.demo)
-
-
-_register()
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import Recovery, plan_recovery, write_recovered
 
 
-def _extract(disk: str, output: str, raw: bool, force: bool) -> Recovery:
+def _extract(disk: str, output: str, raw: bool, force: bool, count: bool | None = None) -> Recovery:
     with DiskImage.open(disk) as image:
-        recovery = plan_recovery(image, raw=raw)
+        recovery = plan_recovery(image, raw=raw, count_samples=count)
         write_recovered(image, recovery, output, force=force)
     return recovery
 
@@ -68,7 +68,7 @@ def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
 @force_option
 def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> None:
     """Extract the profile on DISK into OUTPUT, recovering what a crash left."""
-    rec = _extract(disk, output, raw, force)
+    rec = _extract(disk, output, raw, force, count=True)
     if as_json:
         echo_json(
             {

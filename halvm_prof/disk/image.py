@@ -172,7 +172,7 @@ def inspect_image(path: str | os.PathLike[str]) -> DiskInfo:
         status = image.status
         problem: str | None = None
         try:
-            rec = plan_recovery(image)
+            rec = plan_recovery(image, count_samples=True)
         except (ImageError, LayoutError) as e:
             problem = e.message
             kind = detect_kind(image.read(0, DETECT_BYTES))

@@ -160,8 +160,14 @@ def _count_samples(image: DiskImage, length: int) -> int:
     return count
 
 
-def plan_recovery(image: DiskImage, *, raw: bool = False, count_samples: bool = True) -> Recovery:
-    """Decide what to copy off ``image``; raise a one-line error when nothing sound is there."""
+def plan_recovery(
+    image: DiskImage, *, raw: bool = False, count_samples: bool | None = None
+) -> Recovery:
+    """Decide what to copy off ``image``; raise a one-line error when nothing sound is there.
+
+    Complete heap samples are counted (a pass over the data) when ``count_samples`` is True, or
+    by default only when a crashed profile is recovered.
+    """
     status = image.status
     if status.health == "corrupt":
         raise LayoutError(
@@ -201,7 +207,7 @@ def plan_recovery(image: DiskImage, *, raw: bool = False, count_samples: bool = 
         return Recovery(
             status, kind, size, size, complete=status.closed, samples=samples, notes=notes
         )
-    return _recover_crashed(image, status, size, kind, notes, count_samples)
+    return _recover_crashed(image, status, size, kind, notes, count_samples is not False)
 
 
 def _recover_crashed(
