@@ -49,7 +49,12 @@ def _atomic_write(path: Path, mode: str) -> Iterator[IO[Any]]:
         with f:
             yield f
         # No fsync: the rename already keeps a failed run from leaving a partial file, and
-        # syncing a 1 GiB profile would triple the time of a conversion.
+        # syncing a 1 GiB profile would triple the time of a conversion. For the same reason
+        # the old file goes first: renaming over it makes ext4 write the new data back at once
+        # (auto_da_alloc), which doubled the time of converting 1 GiB.
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+            if not path.is_dir():
+                os.unlink(path)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -301,27 +301,28 @@ def _recover_hp(
 
 
 def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> None:
-    """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst``, in the kernel when it can."""
-    real = isinstance(src, io.BufferedReader) and isinstance(dst, io.BufferedWriter | io.FileIO)
-    if real and hasattr(os, "copy_file_range"):
+    """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst``, in the kernel when it can.
+
+    ``sendfile`` between two real files measured steadier and faster than ``copy_file_range``
+    and than reads and writes in user space (the benchmark compares it with ``dd bs=1M``).
+    """
+    done = 0
+    if isinstance(src, io.BufferedReader) and isinstance(dst, io.BufferedWriter | io.FileIO):
         dst.flush()
         in_fd, out_fd = src.fileno(), dst.fileno()
-        out_off = dst.tell()
         try:
-            done = 0
             while done < length:
-                n = os.copy_file_range(in_fd, out_fd, length - done, offset + done, out_off + done)
+                n = os.sendfile(out_fd, in_fd, offset + done, min(length - done, 1 << 30))
                 if n == 0:
                     break
                 done += n
-            if done == length:
-                dst.seek(out_off + length)
-                return
         except OSError:
-            pass  # e.g. across file systems on old kernels: fall back to plain reads
-        offset, length = offset + done, length - done
-        dst.seek(out_off + done)
-    src.seek(offset)
+            pass  # a kernel or file system without it: fall back to plain reads
+        if done == length:
+            return
+        dst.seek(0, os.SEEK_END)
+    src.seek(offset + done)
+    length -= done
     while length > 0:
         chunk = src.read(min(_CHUNK, length))
         if not chunk:
