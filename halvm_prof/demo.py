@@ -17,7 +17,7 @@ from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.recovery import Recovery, plan_recovery, write_recovered
 from halvm_prof.disk.writer import WriteResult, write_profile
 
-#: The share of the heap disk's sector writes that happen before the simulated crash.
+#: From which share of the heap disk's sector writes the simulated crash may come.
 CRASH_FRACTION = 0.6
 _DISK_ROUNDING = 64 << 10
 
@@ -34,12 +34,22 @@ class DemoStep:
     recovery: Recovery
 
 
-def _sector_writes(profile: Path, size: int) -> int:
-    """How many sector writes a clean run of ``profile`` makes (measured on a scratch disk)."""
+def _crash_point(profile: Path, size: int, fraction: float) -> int:
+    """The first sector write from ``fraction`` of the run on whose crash a complete sample
+    lies past the committed size (a torn update, the case the C tool loses), else that write.
+    """
     with tempfile.TemporaryDirectory() as scratch:
         disk = Path(scratch) / "scratch.disk"
         create_image(disk, size)
-        return write_profile(profile, disk).sector_writes
+        total = write_profile(profile, disk).sector_writes
+        start = max(1, int(total * fraction))
+        for n in range(start, total):
+            create_image(disk, size, force=True)
+            write_profile(profile, disk, crash_after=n)
+            with DiskImage.open(disk) as image:
+                if plan_recovery(image).samples_past_commit:
+                    return n
+        return start
 
 
 def _run_disk(
@@ -48,7 +58,7 @@ def _run_disk(
     size = -(-(DATA_OFFSET + profile.stat().st_size) // _DISK_ROUNDING) * _DISK_ROUNDING
     crash_after = None
     if crash_fraction is not None:
-        crash_after = max(1, int(_sector_writes(profile, size) * crash_fraction))
+        crash_after = _crash_point(profile, size, crash_fraction)
     # The demo's own disks are replaced on every run, so it can be run again and again.
     create_image(disk, size, force=True)
     written = write_profile(profile, disk, crash_after=crash_after)

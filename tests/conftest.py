@@ -36,3 +36,24 @@ def require_program(name: str, package: str) -> str:
 @pytest.fixture
 def corpus() -> Path:
     return CORPUS
+
+
+GOLDEN = DATA / "golden"
+
+
+class Golden:
+    """Compare output with ``tests/data/golden/NAME``; HALVM_UPDATE_GOLDEN=1 rewrites the files."""
+
+    def check(self, name: str, actual: str) -> None:
+        path = GOLDEN / name
+        if os.environ.get("HALVM_UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(actual, encoding="utf-8")
+            return
+        assert path.exists(), f"no golden file {path}; run with HALVM_UPDATE_GOLDEN=1 to make it"
+        assert actual == path.read_text(encoding="utf-8"), f"output differs from {path}"
+
+
+@pytest.fixture
+def golden() -> Golden:
+    return Golden()

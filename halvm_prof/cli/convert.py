@@ -25,7 +25,8 @@ def _extract(disk: str, output: str, raw: bool, force: bool, count: bool | None 
 def _report_lines(rec: Recovery) -> list[str]:
     lines = [f"NOTE: {note}" for note in rec.notes]
     if rec.samples is not None and not rec.complete:
-        lines.append(f"Recovered {rec.samples} complete heap samples")
+        what = "sample" if rec.samples == 1 else "samples"
+        lines.append(f"Recovered {rec.samples} complete heap {what}")
     if rec.dropped_bytes:
         lines.append(f"Dropped {rec.dropped_bytes} bytes of an incomplete sample or line")
     return lines

@@ -17,7 +17,7 @@ def demo(directory: str) -> None:
     DIRECTORY defaults to ./disk_images. Its demo-*.disk files are replaced on every run.
     """
     steps = run_demo(directory)
-    table = Table(title="HaLVM profiling disks", title_justify="left")
+    table = Table(title=f"HaLVM profiling disks in {directory}", title_justify="left")
     for column in ("device", "disk", "run", "committed", "recovered", "samples", "dropped"):
         table.add_column(
             column,
@@ -34,7 +34,7 @@ def demo(directory: str) -> None:
         )
         table.add_row(
             step.device,
-            str(step.disk),
+            step.disk.name,
             run,
             f"{rec.committed_size} B",
             f"{rec.output_size} B",

@@ -285,7 +285,8 @@ def _recover_hp(
         before = _count_samples(image, start) if anchor else 0
     after_commit = sum(1 for end in scan.samples_after if start + end > size)
     if after_commit:
-        notes.append(f"{after_commit} complete samples found past the committed size (torn update)")
+        what = "sample" if after_commit == 1 else "samples"
+        notes.append(f"{after_commit} complete {what} found past the committed size (torn update)")
     return Recovery(
         status,
         "hp",
