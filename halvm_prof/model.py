@@ -117,3 +117,41 @@ class CostCentreProfile:
     format: Literal["text", "json"] = "text"
     complete: bool = True
     note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogGcPause:
+    """One garbage collection seen in an eventlog: start and length in seconds from RTS start."""
+
+    start: float
+    duration: float
+    cap: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogMarker:
+    """A user marker (``traceMarker``) at ``time`` seconds from RTS start."""
+
+    time: float
+    text: str
+
+
+@dataclass(slots=True)
+class EventlogTimeline:
+    """The series an eventlog gives over time, for charts; times in seconds from RTS start.
+
+    Each series is a list of ``(time, bytes)`` points sorted by time: ``heap_size`` (heap the RTS
+    holds), ``live_bytes`` (live data after each GC), ``blocks_size`` (allocated blocks) and
+    ``allocated`` (bytes allocated so far). ``complete`` and ``note`` say whether the log ended
+    properly, as in :class:`HeapProfile`.
+    """
+
+    heap_size: list[tuple[float, int]] = field(default_factory=list)
+    live_bytes: list[tuple[float, int]] = field(default_factory=list)
+    blocks_size: list[tuple[float, int]] = field(default_factory=list)
+    allocated: list[tuple[float, int]] = field(default_factory=list)
+    gc_pauses: list[EventlogGcPause] = field(default_factory=list)
+    markers: list[EventlogMarker] = field(default_factory=list)
+    duration: float = 0.0
+    complete: bool = True
+    note: str | None = None

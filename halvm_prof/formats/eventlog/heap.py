@@ -1,0 +1,166 @@
+"""Heap profiles from an eventlog, in the model the ``.hp`` reader fills.
+
+A program run with ``+RTS -l`` and a heap profiling mode (``-hT`` without profiling, ``-hi``,
+``-hc``, ``-hy``, ``-hb`` and the others with it) writes each census as a sample-begin event,
+one event per band and a sample-end event. Bands are named as eventlog2html names them: the
+label GHC wrote (closure type, type, module, ...); for cost-centre stacks ``(N) label``, N
+numbering the stacks in order of appearance and label the innermost cost centre; for info
+tables (``-hi``) the table's source description when the log carries its IPE event.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import IO
+
+from halvm_prof.errors import InputError
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+
+_TYPES = {
+    ev.PROGRAM_ARGS,
+    ev.WALL_CLOCK_TIME,
+    ev.HEAP_PROF_BEGIN,
+    ev.HEAP_PROF_COST_CENTRE,
+    ev.HEAP_PROF_SAMPLE_BEGIN,
+    ev.HEAP_BIO_PROF_SAMPLE_BEGIN,
+    ev.HEAP_PROF_SAMPLE_END,
+    ev.HEAP_PROF_SAMPLE_COST_CENTRE,
+    ev.HEAP_PROF_SAMPLE_STRING,
+    ev.IPE,
+}
+
+#: HEAP_PROF_BEGIN breakdown of ``-hi``.
+_BY_INFO_TABLE = 8
+
+
+@dataclass(slots=True)
+class _State:
+    program: str = ""
+    date: str = ""
+    breakdown: int | None = None
+    cost_centres: dict[int, str] = field(default_factory=dict)
+    stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
+    ipe: dict[int, str] = field(default_factory=dict)
+    current: HeapSample | None = None
+    samples: list[HeapSample] = field(default_factory=list)
+    began: bool = False
+    # GHC before 9.0 writes no sample-end events: a census ends where the next one begins.
+    has_ends: bool = False
+
+
+def format_date(unix_seconds: int) -> str:
+    """A date as ``.hp`` files write it (``Sun Nov 22 10:52 2026``), in UTC."""
+    return time.strftime("%a %b %d %H:%M %Y", time.gmtime(unix_seconds))
+
+
+def ipe_description(table: str, type_desc: str, module: str, srcloc: str) -> str:
+    """The band name of an info table with known provenance."""
+    where = f"{module}:{srcloc}" if srcloc else module
+    return f"{table} :: {type_desc} ({where})" if type_desc else f"{table} ({where})"
+
+
+def _info_table_key(label: str) -> int | None:
+    try:
+        return int(label, 16)
+    except ValueError:
+        return None
+
+
+def heap_profile_from_eventlog(
+    source: str | os.PathLike[str] | IO[bytes],
+) -> HeapProfile:
+    """Read the heap profile samples of an eventlog into a :class:`HeapProfile`.
+
+    ``source="eventlog"``; a cut log gives the complete samples, ``complete=False`` and a
+    ``note``. Raises :class:`InputError` when the log holds no heap profile at all.
+    """
+    with EventlogReader(source) as reader:
+        st = _State()
+        for e in reader.iter_events(_TYPES):
+            _fold(st, e)
+        stop_note = reader.note()
+        if reader.header is None:
+            raise InputError(
+                "the eventlog stops inside its header: it holds no samples",
+                path=reader.path,
+                hint="the program was killed as it started",
+            )
+        error = reader.error()
+        path = reader.path
+    if not st.began and not st.samples:
+        raise InputError(
+            "the eventlog holds no heap profile",
+            path=path,
+            hint="run the program with +RTS -l and a heap profiling flag such as -hT",
+        )
+    if st.current is not None and not st.has_ends and stop_note is None and error is None:
+        st.samples.append(st.current)
+        st.current = None
+    notes = []
+    if stop_note:
+        notes.append(stop_note)
+    if error is not None:
+        notes.append(str(error))
+    if st.current is not None:
+        notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
+    header = HeapHeader(job=st.program, date=st.date)
+    return HeapProfile(
+        header=header,
+        samples=st.samples,
+        complete=not notes,
+        note="; ".join(notes) if notes else None,
+        source="eventlog",
+    )
+
+
+def _fold(st: _State, e: ev.Event) -> None:
+    t, a = e.type, e.args
+    if not a and t not in (ev.HEAP_PROF_SAMPLE_END,):
+        return  # malformed payload: reported by the reader
+    if t == ev.HEAP_PROF_SAMPLE_STRING:
+        if st.current is not None:
+            label = a[2]
+            if st.breakdown == _BY_INFO_TABLE:
+                key = _info_table_key(label)
+                label = st.ipe.get(key, label) if key is not None else label
+            values = st.current.values
+            values[label] = values.get(label, 0) + a[1]
+    elif t == ev.HEAP_PROF_SAMPLE_COST_CENTRE:
+        if st.current is not None:
+            name = _stack_name(st, a[2])
+            values = st.current.values
+            values[name] = values.get(name, 0) + a[1]
+    elif t == ev.HEAP_PROF_SAMPLE_BEGIN or t == ev.HEAP_BIO_PROF_SAMPLE_BEGIN:
+        if st.current is not None and not st.has_ends:
+            st.samples.append(st.current)
+        st.current = HeapSample((e.time if t == ev.HEAP_PROF_SAMPLE_BEGIN else a[1]) / 1e9)
+    elif t == ev.HEAP_PROF_SAMPLE_END:
+        st.has_ends = True
+        if st.current is not None:
+            st.samples.append(st.current)
+            st.current = None
+    elif t == ev.HEAP_PROF_BEGIN:
+        st.began = True
+        st.breakdown = a[2]
+    elif t == ev.HEAP_PROF_COST_CENTRE:
+        st.cost_centres[a[0]] = a[1]
+    elif t == ev.IPE:
+        st.ipe[a[0]] = ipe_description(a[1], a[3], a[5], a[6])
+    elif t == ev.PROGRAM_ARGS:
+        if a[1] and not st.program:
+            st.program = os.path.basename(a[1][0])
+    elif t == ev.WALL_CLOCK_TIME and not st.date:
+        st.date = format_date(a[1])
+
+
+def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
+    name = st.stacks.get(stack)
+    if name is None:
+        label = st.cost_centres.get(stack[0], "MAIN") if stack else "MAIN"
+        name = f"({len(st.stacks)}) {label}"
+        st.stacks[stack] = name
+    return name

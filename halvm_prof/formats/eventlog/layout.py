@@ -1,0 +1,148 @@
+"""The eventlog header: magic markers and event-type declarations, declared once with construct.
+
+An eventlog (``rts/eventlog/EventLogFormat.h``) is big-endian::
+
+    "hdrb" "hetb" ("etb\\0" decl "ete\\0")* "hete" "hdre" "datb" event* 0xffff
+
+Each declaration names an event type, its payload size (0xffff: variable, the payload then starts
+with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import IO
+
+import construct as c
+
+from halvm_prof.errors import FormatError
+
+HEADER_BEGIN = b"hdrb"
+HET_BEGIN = b"hetb"
+ET_BEGIN = b"etb\x00"
+ET_END = b"ete\x00"
+HET_END = b"hete"
+HEADER_END = b"hdre"
+DATA_BEGIN = b"datb"
+#: The 16-bit event type that ends the data section.
+DATA_END = 0xFFFF
+#: The declared size that marks a variable-size event.
+VARIABLE = 0xFFFF
+
+#: One event-type declaration, after its ``etb\0`` marker.
+EVENT_TYPE_DECL = c.Struct(
+    "num" / c.Int16ub,
+    "size" / c.Int16ub,
+    "desc" / c.Prefixed(c.Int32ub, c.GreedyBytes),
+    "extra" / c.Prefixed(c.Int32ub, c.GreedyBytes),
+    "end" / c.Const(ET_END),
+)
+
+_MARKER = c.Bytes(4)
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    """A declared event type: number, description and payload size (None: variable)."""
+
+    num: int
+    desc: str
+    size: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """The declarations of a log, and the file offset where its events start."""
+
+    event_types: tuple[EventType, ...]
+    data_offset: int
+
+
+class IncompleteHeader(Exception):
+    """The input ended inside the header; ``offset`` is where it ended."""
+
+    def __init__(self, offset: int, types: tuple[EventType, ...]) -> None:
+        super().__init__(f"the input ends inside the header, at byte {offset}")
+        self.offset = offset
+        self.types = types
+
+
+def _expect(stream: IO[bytes], marker: bytes, path: str | None, what: str) -> None:
+    at = stream.tell()
+    got = stream.read(4)
+    if len(got) < 4:
+        raise IncompleteHeader(at, ())
+    if got != marker:
+        raise FormatError(
+            f"expected the {what} marker {marker!r}, found {got!r}",
+            path=path,
+            offset=at,
+            hint="this is not a GHC eventlog, or its header is damaged",
+        )
+
+
+def parse_header(head: bytes, path: str | None = None) -> Header:
+    """Parse the header at the start of ``head``.
+
+    Raises :class:`IncompleteHeader` when ``head`` ends before the data section starts (read
+    more and call again, or report a cut log), :class:`FormatError` when it is malformed.
+    """
+    stream = io.BytesIO(head)
+    types: list[EventType] = []
+    try:
+        _expect(stream, HEADER_BEGIN, path, "header begin")
+        _expect(stream, HET_BEGIN, path, "event types begin")
+        while True:
+            at = stream.tell()
+            marker = stream.read(4)
+            if len(marker) < 4:
+                raise IncompleteHeader(at, tuple(types))
+            if marker == HET_END:
+                break
+            if marker != ET_BEGIN:
+                raise FormatError(
+                    f"expected an event type declaration, found {marker!r}",
+                    path=path,
+                    offset=at,
+                    hint="the header is damaged",
+                )
+            decl_at = stream.tell()
+            try:
+                decl = EVENT_TYPE_DECL.parse_stream(stream)
+            except c.StreamError as e:
+                raise IncompleteHeader(at, tuple(types)) from e
+            except c.ConstructError as e:
+                raise FormatError(
+                    f"event type declaration is malformed ({type(e).__name__})",
+                    path=path,
+                    offset=decl_at,
+                    hint="the header is damaged",
+                ) from e
+            size = None if decl.size == VARIABLE else int(decl.size)
+            types.append(EventType(int(decl.num), decl.desc.decode("utf-8", "replace"), size))
+        _expect(stream, HEADER_END, path, "header end")
+        _expect(stream, DATA_BEGIN, path, "data begin")
+    except IncompleteHeader as e:
+        raise IncompleteHeader(e.offset, tuple(types)) from None
+    return Header(tuple(types), stream.tell())
+
+
+def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, bytes]:
+    """Read the header from the start of ``stream``; also return the bytes read past it.
+
+    Reads in growing chunks, so a header of any size is read without knowing it in advance.
+    """
+    head = b""
+    chunk = 16384
+    while True:
+        more = stream.read(chunk)
+        head += more
+        try:
+            header = parse_header(head, path)
+        except IncompleteHeader:
+            if not more:
+                raise
+            chunk *= 2
+            continue
+        return header, head[header.data_offset :]
