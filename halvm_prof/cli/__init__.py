@@ -97,10 +97,12 @@ def cli() -> None:
 def _register() -> None:
     # Imported here, on first use, so each command module can import this package's helpers.
     from halvm_prof.cli import convert, demo, disk
+    from halvm_prof.cli import eventlog as eventlog_cli
 
     cli.add_command(disk.disk)
     cli.add_command(convert.extract)
     cli.add_command(demo.demo)
+    cli.add_command(eventlog_cli.eventlog)
 
 
 def main() -> None:
