@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerate the GHC eventlog fixtures in this folder (needs: apt-get install ghc).
+# usage: make-fixtures.sh [OUTDIR]    (default: this folder)
+# With GHC_EVENTS_021=/path/to/ghc-events (version 0.21), also writes NAME.eventlog.reference
+# files with `ghc-events show`, for the fixtures and for ../../corpus/*.eventlog.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mkdir -p "${1:-$here}" && cd "${1:-$here}" && pwd)
+b=$(mktemp -d)
+trap 'rm -rf "$b"' EXIT
+cp "$here"/ParFib.hs "$here"/Spin.hs "$b"/
+cd "$b"
+ghc -O1 -threaded -eventlog -rtsopts -outputdir o1 -o parfib ParFib.hs >/dev/null
+ghc -O1 -threaded -eventlog -rtsopts -outputdir o2 -o spin Spin.hs >/dev/null
+# Full spark events (-lf) on two capabilities.
+./parfib 20 +RTS -N2 -l -lf -RTS >/dev/null
+mv parfib.eventlog "$out/parfib-N2-lf.eventlog"
+# Killed at once: GHC has written the header, no event buffer yet.
+./spin +RTS -N2 -l -RTS & pid=$!
+sleep 0.02; kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+mv spin.eventlog "$out/spin-killed-early.eventlog"
+if [ -n "${GHC_EVENTS_021:-}" ]; then
+  for f in "$out"/parfib-N2-lf.eventlog "$out"/spin-killed-early.eventlog; do
+    "$GHC_EVENTS_021" show "$f" > "$f.reference" || true
+  done
+  for f in "$here"/../../corpus/*.eventlog; do
+    "$GHC_EVENTS_021" show "$f" > "$out/$(basename "$f").reference"
+  done
+fi
+echo "wrote $out"
