@@ -140,9 +140,10 @@ def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, byt
         head += more
         try:
             header = parse_header(head, path)
-        except IncompleteHeader:
+        except IncompleteHeader as e:
             if not more:
-                raise
+                # Say where the input ended, not where the unfinished field began.
+                raise IncompleteHeader(len(head), e.types) from None
             chunk *= 2
             continue
         return header, head[header.data_offset :]

@@ -119,6 +119,9 @@ class EventlogReader:
         self._rest = b""
         try:
             self.header, self._rest = read_header(self.stream, self.path)
+        except FormatError:
+            self.close()
+            raise
         except IncompleteHeader as e:
             if e.offset == 0:
                 self.stop = Stop("truncated", 0, "the file is empty")
