@@ -55,7 +55,7 @@ def test_cut_at_every_offset_shows_every_complete_event(log: Path) -> None:
         assert stop is not None
         if cut < header_end:
             assert text == "" and stop.reason == "truncated", cut
-            assert note is not None and "header" in note or cut == 0
+            assert (note is not None and "header" in note) or cut == 0
             continue
         if cut >= len(data):
             assert text == full and stop.reason == "end" and note is None

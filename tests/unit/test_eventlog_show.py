@@ -29,7 +29,9 @@ def _first_difference(got: bytes, want: bytes) -> str:
     return f"lengths differ: {len(got)} and {len(want)} bytes"
 
 
-UPSTREAM_LOGS = sorted(p.name for p in UPSTREAM.glob("*.eventlog") if Path(f"{p}.reference").exists())
+UPSTREAM_LOGS = sorted(
+    p.name for p in UPSTREAM.glob("*.eventlog") if Path(f"{p}.reference").exists()
+)
 
 
 def test_every_upstream_reference_is_found() -> None:
