@@ -18,6 +18,7 @@ buffers times the number of capabilities, not the size of the log.
 from __future__ import annotations
 
 import bisect
+import heapq
 import os
 import shutil
 import struct
@@ -401,11 +402,96 @@ class EventlogReader:
                 pending.clear()
 
     def regions(self) -> list[Region]:
-        """Walk the whole log once and cut it into regions (see the module docstring)."""
+        """Walk the whole log once and cut it into regions (see the module docstring).
+
+        Sets :attr:`stop`. The same walk as :meth:`_walk` without callbacks, kept apart
+        because it runs once per event before ``show`` prints anything.
+        """
         out: list[Region] = []
-        if self.codec is not None:
-            for _ in self._walk(None, out.append):
-                pass
+        codec = self.codec
+        if codec is None:
+            return out
+        sizes = codec.sizes
+        ntypes = len(sizes)
+        head = _HEAD
+        u16 = _U16
+        cap: int | None = None
+        remaining = 0
+        r_start = self.data_offset
+        r_cap: int | None = None
+        r_min = 0
+        r_count = 0
+        stop: Stop | None = None
+        self._done = False
+        pos = base = 0
+        for buf, base in self._chunks(None):
+            n = len(buf)
+            pos = 0
+            while pos + 10 <= n:
+                etype, t = head(buf, pos)
+                size = sizes[etype] if etype < ntypes else -3
+                if size >= 0:
+                    nxt = pos + 10 + size
+                elif size == VARIABLE and pos + 12 <= n:
+                    nxt = pos + 12 + u16(buf, pos + 10)[0]
+                elif size == VARIABLE:
+                    break
+                else:
+                    at = base + pos
+                    if etype == DATA_END:
+                        stop = Stop("end", at, "end of the log")
+                    else:
+                        stop = Stop(
+                            "corrupt", at, f"event type {etype} is not declared in the header"
+                        )
+                    break
+                if nxt > n:
+                    break
+                if etype == BLOCK_MARKER and size >= 14:
+                    at = base + pos
+                    if r_count:
+                        out.append(Region(r_start, at, r_cap, r_min, r_count))
+                    bsize, _end, bcap = _BLOCK(buf, pos + 10)
+                    remaining = bsize - BLOCK_MARKER_EVENT
+                    cap = None if bcap == NO_CAP else bcap
+                    r_start, r_cap, r_min, r_count = at, cap, t, 1
+                elif remaining > 0:
+                    remaining -= nxt - pos
+                    if t < r_min:
+                        r_min = t
+                    r_count += 1
+                    if remaining <= 0 and cap is not None:
+                        # The block is used up: what follows has no capability.
+                        at = base + nxt
+                        out.append(Region(r_start, at, r_cap, r_min, r_count))
+                        cap = None
+                        r_start, r_cap, r_count = at, None, 0
+                else:
+                    if r_count == 0 or t < r_min:
+                        r_min = t
+                    r_count += 1
+                pos = nxt
+            else:
+                if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
+                    stop = Stop("end", base + pos, "end of the log")
+            self._used = pos
+            if stop is not None:
+                self._done = True
+            elif r_count and base + pos - r_start > REGION_BYTES:
+                # Keep regions short enough for the offset bits of a sort key.
+                out.append(Region(r_start, base + pos, r_cap, r_min, r_count))
+                r_start, r_count = base + pos, 0
+        end_at = stop.offset if stop is not None else base + pos
+        if r_count:
+            out.append(Region(r_start, end_at, r_cap, r_min, r_count))
+        if stop is None:
+            size_at = self._eof_at
+            if size_at == end_at:
+                msg = f"the log ends at byte {end_at} without its end marker"
+            else:
+                msg = f"the log stops inside the event at byte {end_at} (file size {size_at})"
+            stop = Stop("truncated", end_at, msg)
+        self.stop = stop
         return out
 
     def iter_sorted(self) -> Iterator[Event]:
@@ -416,9 +502,9 @@ class EventlogReader:
         decoders = codec.decoders
         problems = self.problems
 
-        def load(region: Region, buf: bytes, ridx: int) -> list[tuple[int, Event]]:
-            out: list[tuple[int, Event]] = []
-            append = out.append
+        def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
+            keys: list[int] = []
+            out: list[Event] = []
             key_base = ridx << _REL_BITS
             for pos, etype, t, payload, n in walk_region(codec, buf):
                 try:
@@ -428,22 +514,20 @@ class EventlogReader:
                         f"byte {region.offset + pos}: malformed event of type {etype}: {e}"
                     )
                     args = ()
-                append(
-                    (
-                        (t << _TIME_SHIFT) | key_base | pos,
-                        Event(t, etype, region.cap, args, region.offset + pos),
-                    )
-                )
-            return out
+                keys.append((t << _TIME_SHIFT) | key_base | len(out))
+                out.append(Event(t, etype, region.cap, args, region.offset + pos))
+            return keys, out
 
         for batch in self.sweep(load):
             yield from batch
 
-    def sweep(self, load: Callable[[Region, bytes, int], list[tuple[int, T]]]) -> Iterator[list[T]]:
+    def sweep(
+        self, load: Callable[[Region, bytes, int], tuple[list[int], list[T]]]
+    ) -> Iterator[list[T]]:
         """Time-ordered batches of whatever ``load`` makes of each region's events.
 
-        ``load(region, bytes, index)`` returns ``(key, item)`` pairs whose key is
-        :func:`sort_key` of the event; batches come out in key order.
+        ``load(region, bytes, index)`` returns the events' keys and items, the ``i``-th key
+        being ``sort_key(time, index, i)`` of the ``i``-th item; batches come out in key order.
         """
         regions = self.regions()
         if not regions:
@@ -456,7 +540,13 @@ class EventlogReader:
             )
         stream = self._seekable_stream()
         order = sorted(range(len(regions)), key=lambda i: (regions[i].min_time, i))
-        pool: list[tuple[int, T]] = []
+        # The pool holds bare int keys (cheap to sort and small); items stay in per-region
+        # lists, found from a key by its region bits and the index bits.
+        pool: list[int] = []
+        held: dict[int, list[T]] = {}
+        frees: list[tuple[int, int]] = []
+        rel_mask = _REL_MASK
+        idx_mask = (1 << _IDX_BITS) - 1
         for j, ridx in enumerate(order):
             region = regions[ridx]
             stream.seek(region.offset)
@@ -468,22 +558,25 @@ class EventlogReader:
                     offset=region.offset,
                     hint="read it again once the program has finished",
                 )
-            items = load(region, buf, ridx)
+            keys, items = load(region, buf, ridx)
             del buf
-            items.sort(key=_first)
-            if pool:
-                pool.extend(items)
-                pool.sort(key=_first)
-            else:
-                pool = items
+            if keys:
+                held[ridx] = items
+                heapq.heappush(frees, (max(keys), ridx))
+                pool.extend(keys)
+                pool.sort()
             if j + 1 < len(order):
                 limit = regions[order[j + 1]].min_time << _TIME_SHIFT
-                cut = bisect.bisect_left(pool, limit, key=_first)
+                cut = bisect.bisect_left(pool, limit)
             else:
                 cut = len(pool)
             if cut:
-                yield [item for _, item in pool[:cut]]
+                batch = [held[(k >> _REL_BITS) & idx_mask][k & rel_mask] for k in pool[:cut]]
+                last = pool[cut - 1]
                 del pool[:cut]
+                while frees and frees[0][0] <= last:
+                    del held[heapq.heappop(frees)[1]]
+                yield batch
 
     def _can_seek(self) -> bool:
         try:
@@ -501,13 +594,9 @@ class EventlogReader:
         )
 
 
-def _first(pair: tuple[int, object]) -> int:
-    return pair[0]
-
-
-def sort_key(time: int, region_index: int, offset_in_region: int) -> int:
+def sort_key(time: int, region_index: int, index_in_region: int) -> int:
     """The key that orders events as a stable sort by time of the whole file does."""
-    return (time << _TIME_SHIFT) | (region_index << _REL_BITS) | offset_in_region
+    return (time << _TIME_SHIFT) | (region_index << _REL_BITS) | index_in_region
 
 
 def walk_region(codec: Codec, buf: bytes) -> Iterator[tuple[int, int, int, int, int]]:

@@ -64,14 +64,19 @@ def _fast_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyp
     """Make a region loader that renders each event at once; the hot loop of ``show``."""
     sizes = codec.sizes
     decoders = codec.decoders
-    texts = codec.texts
+    # Constant texts apart from renderers, so the loop tests one list entry against None.
+    consts = [t if isinstance(t, str) else None for t in codec.texts]
+    renders = codec.texts
     problems = reader.problems
     head = _HEAD
     u16 = _U16
 
-    def load(region: Region, buf: bytes, ridx: int) -> list[tuple[int, str]]:
-        out: list[tuple[int, str]] = []
+    def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[str]]:
+        keys: list[int] = []
+        out: list[str] = []
         append = out.append
+        add_key = keys.append
+        i = 0
         sep = ": " if region.cap is None else f": cap {region.cap}: "
         key_base = sort_key(0, ridx, 0)
         shift = sort_key(1, 0, 0).bit_length() - 1
@@ -85,24 +90,27 @@ def _fast_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyp
                 payload = pos + 12
             else:
                 payload = pos + 10
-            text = texts[etype]
-            if text.__class__ is not str:
+            text = consts[etype]
+            if text is None:
                 try:
-                    text = text(decoders[etype](buf, payload, size))
+                    text = renders[etype](decoders[etype](buf, payload, size))
                 except (ValueError, IndexError, struct.error) as e:
                     at = region.offset + pos
                     problems.append(f"byte {at}: malformed event of type {etype}: {e}")
                     text = f"<malformed {codec.descriptions.get(etype, etype)} event>"
-            append(((t << shift) | key_base | pos, f"{t}{sep}{text}"))
+            add_key((t << shift) | key_base | i)
+            append(f"{t}{sep}{text}")
+            i += 1
             pos = payload + size
-        return out
+        return keys, out
 
     return load
 
 
 def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyped-def]
-    def load(region: Region, buf: bytes, ridx: int) -> list[tuple[int, str]]:
-        out: list[tuple[int, str]] = []
+    def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[str]]:
+        keys: list[int] = []
+        out: list[str] = []
         shift = sort_key(1, 0, 0).bit_length() - 1
         pos = 0
         n = len(buf)
@@ -119,9 +127,10 @@ def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-unt
             except (ValueError, IndexError, struct.error):
                 args = ()
             line = event_line(codec, Event(t, etype, region.cap, args, region.offset + pos), True)
-            out.append(((t << shift) | sort_key(0, ridx, pos), line))
+            keys.append((t << shift) | sort_key(0, ridx, len(out)))
+            out.append(line)
             pos = payload + size
-        return out
+        return keys, out
 
     return load
 
