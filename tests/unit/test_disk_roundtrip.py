@@ -11,7 +11,7 @@ from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.disk.writer import write_profile
 
 band_names = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r\0"),
+    st.characters(codec="utf-8", exclude_characters="\t\n\r\0"),
     min_size=1,
     max_size=60,
 )
