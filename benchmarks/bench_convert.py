@@ -26,20 +26,26 @@ CONVERT = [
 ]
 
 
-def _run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run of ``cmd`` (best of three for the time)."""
-    best, rss = float("inf"), 0
-    for _ in range(3):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(
-                f"failed: {' '.join(cmd)}: {proc.stderr.read().decode() if proc.stderr else ''}"
-            )
-        best, rss = min(best, elapsed), max(rss, usage.ru_maxrss)
-    return best, rss
+def _once(cmd: list[str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
+    return elapsed, usage.ru_maxrss
+
+
+def _race(*cmds: list[str], rounds: int = 3) -> list[tuple[float, int]]:
+    """Best wall time and peak RSS (KiB) of each command, run in alternation so that neither
+    profits from the page cache or writeback state the other left behind."""
+    best = [(float("inf"), 0)] * len(cmds)
+    for _ in range(rounds):
+        for i, cmd in enumerate(cmds):
+            t, rss = _once(cmd)
+            best[i] = (min(best[i][0], t), max(best[i][1], rss))
+    return best
 
 
 def _heap_text(path: Path, size: int) -> None:
@@ -83,28 +89,30 @@ def bench(mib: int, work: Path) -> int:
     took = time.perf_counter() - t0
     print(f"  disk write of {actual / 2**20:.0f} MiB (flush per sample): {took:.1f} s")
     _crashed_disk(profile, crashed)
+    os.sync()  # writeback of the fresh images must not land inside a measurement
     out = work / "out"
     dd = shutil.which("dd")
-    ours, rss = _run([*CONVERT, str(clean), str(out)])
+    ours_cmd = [*CONVERT, str(clean), str(out)]
+    dd_cmd = [
+        str(dd),
+        f"if={clean}",
+        f"of={work / 'dd.out'}",
+        "bs=1M",
+        "iflag=skip_bytes,count_bytes",
+        f"skip={DATA_OFFSET}",
+        f"count={actual}",
+        "status=none",
+    ]
+    results = _race(ours_cmd, dd_cmd) if dd else _race(ours_cmd)
+    (ours, rss) = results[0]
     assert out.stat().st_size == actual
     line = f"  clean  {mib:5d} MiB: convert-profile {ours:6.2f} s, peak {rss // 1024} MiB"
     if dd:
-        ref, _ = _run(
-            [
-                dd,
-                f"if={clean}",
-                f"of={work / 'dd.out'}",
-                "bs=1M",
-                "iflag=skip_bytes,count_bytes",
-                f"skip={DATA_OFFSET}",
-                f"count={actual}",
-                "status=none",
-            ]
-        )
+        ref = results[1][0]
         line += f"; dd bs=1M {ref:6.2f} s; dd/ours = {ref / ours:4.2f} (>= 1 is the target)"
         (work / "dd.out").unlink()
     print(line, flush=True)
-    rec, rss2 = _run([*CONVERT, str(crashed), str(out)])
+    ((rec, rss2),) = _race([*CONVERT, str(crashed), str(out)])
     print(
         f"  crashed {mib:4d} MiB: convert-profile {rec:6.2f} s (recovery), peak {rss2 // 1024} MiB"
     )
