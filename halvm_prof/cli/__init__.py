@@ -103,6 +103,9 @@ def _register() -> None:
     cli.add_command(convert.extract)
     cli.add_command(demo.demo)
     cli.add_command(eventlog_cli.eventlog)
+    from halvm_prof.cli import summary as summary_cli
+
+    cli.add_command(summary_cli.summary)
 
 
 def main() -> None:

@@ -1,0 +1,83 @@
+"""Cost-centre figures over the call tree: per cost centre totals and the hottest path.
+
+A cost centre appears once per call stack it is entered from. Its individual figures add up
+over all its nodes; its inherited figures add up only over nodes with no ancestor of the same
+cost centre, so recursion is not counted twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from halvm_prof.model import CallNode, CostCentreProfile
+
+
+@dataclass(slots=True)
+class CostCentreTotals:
+    """One cost centre (label and module) summed over its call-tree nodes."""
+
+    label: str
+    module: str
+    src: str
+    nodes: int = 0
+    entries: int = 0
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
+    inherited_time: float = 0.0
+    inherited_alloc: float = 0.0
+    ticks: int | None = None
+    alloc: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.label}"
+
+
+def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:
+    """Totals per cost centre, in order of first appearance in the tree."""
+    totals: dict[tuple[str, str], CostCentreTotals] = {}
+    exact = profile.root.ticks is not None
+    # The stack of cost centres above each node, to tell recursion apart.
+    path: list[tuple[str, str]] = []
+    for depth, node in profile.root.walk():
+        del path[depth:]
+        key = (node.cc.label, node.cc.module)
+        t = totals.get(key)
+        if t is None:
+            t = totals[key] = CostCentreTotals(node.cc.label, node.cc.module, node.cc.src)
+            if exact:
+                t.ticks, t.alloc = 0, 0
+        t.nodes += 1
+        t.entries += node.entries
+        t.individual_time += node.individual_time
+        t.individual_alloc += node.individual_alloc
+        if exact:
+            t.ticks = (t.ticks or 0) + (node.ticks or 0)
+            t.alloc = (t.alloc or 0) + (node.alloc or 0)
+        if key not in path:
+            t.inherited_time += node.inherited_time
+            t.inherited_alloc += node.inherited_alloc
+        path.append(key)
+    return list(totals.values())
+
+
+def top(totals: list[CostCentreTotals], key: str, n: int = 10) -> list[CostCentreTotals]:
+    """The ``n`` largest by the attribute ``key``, ties broken by name for a stable order."""
+    return sorted(totals, key=lambda t: (-getattr(t, key), t.name))[:n]
+
+
+def hottest_path(profile: CostCentreProfile, min_share: float = 1.0) -> list[CallNode]:
+    """From the root, always into the child with the most inherited time (while >= min_share%)."""
+    node = profile.root
+    path = [node]
+    while node.children:
+        child = max(node.children, key=lambda c: (c.inherited_time, c.inherited_alloc))
+        if child.inherited_time < min_share:
+            break
+        path.append(child)
+        node = child
+    return path
+
+
+def tree_size(profile: CostCentreProfile) -> int:
+    return sum(1 for _ in profile.root.walk())

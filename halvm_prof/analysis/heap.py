@@ -1,0 +1,145 @@
+"""Statistics of heap profile bands, computed in one streaming pass.
+
+A band missing from a census counts as 0 bytes at that time (GHC lists only live bands).
+Residency is integrated over time with the trapezoid rule between consecutive censuses. The
+linear fit is least squares of value against time over every census.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from halvm_prof.model import HeapProfile, HeapSample
+
+#: A band is a leak suspect when its fit rises steadily (R² at least this) ...
+LEAK_MIN_R2 = 0.7
+#: ... and by at least this share of the profile's peak total over the run.
+LEAK_MIN_GROWTH = 0.05
+
+
+@dataclass(slots=True)
+class BandStats:
+    """Exact figures of one band over the whole profile."""
+
+    name: str
+    integrated: float  # value-unit x sample-unit (byte-seconds)
+    mean: float  # time-weighted mean (arithmetic when the run has no duration)
+    max: int
+    stddev: float
+    intercept: float
+    slope: float  # value-unit per sample-unit
+    r2: float
+    leak_suspect: bool = False
+
+
+@dataclass(slots=True)
+class _Band:
+    first_index: int
+    n_present: int = 0
+    sum_v: float = 0.0
+    sum_v2: float = 0.0
+    sum_tv: float = 0.0
+    integrated: float = 0.0
+    max: int = 0
+
+
+@dataclass(slots=True)
+class HeapAccumulator:
+    """Feed samples in time order; memory grows with the number of bands only."""
+
+    samples: int = 0
+    first_time: float = 0.0
+    last_time: float = 0.0
+    sum_t: float = 0.0
+    sum_t2: float = 0.0
+    peak_total: int = 0
+    peak_time: float = 0.0
+    _bands: dict[str, _Band] = field(default_factory=dict)
+    _previous: dict[str, int] = field(default_factory=dict)
+
+    def add(self, sample: HeapSample) -> None:
+        t = sample.time
+        if self.samples == 0:
+            self.first_time = t
+        else:
+            half = (t - self.last_time) / 2
+            for name, v in self._previous.items():
+                self._bands[name].integrated += half * v
+            for name, v in sample.values.items():
+                if name in self._bands:
+                    self._bands[name].integrated += half * v
+        for name, v in sample.values.items():
+            band = self._bands.get(name)
+            if band is None:
+                band = self._bands[name] = _Band(self.samples)
+                # The band was 0 before; half of the interval up to here still counts this value.
+                band.integrated += (t - self.last_time) / 2 * v if self.samples else 0.0
+            band.n_present += 1
+            band.sum_v += v
+            band.sum_v2 += v * v
+            band.sum_tv += t * v
+            band.max = max(band.max, v)
+        total = sample.total
+        if total > self.peak_total or self.samples == 0:
+            self.peak_total, self.peak_time = total, t
+        self.samples += 1
+        self.last_time = t
+        self.sum_t += t
+        self.sum_t2 += t * t
+        self._previous = sample.values
+
+    @property
+    def duration(self) -> float:
+        return self.last_time - self.first_time if self.samples else 0.0
+
+    def band_names(self) -> list[str]:
+        return list(self._bands)
+
+    def stats(self) -> list[BandStats]:
+        """Every band, largest integrated residency first (then largest peak, then name)."""
+        n = self.samples
+        out = []
+        var_t = n * self.sum_t2 - self.sum_t**2
+        for name, b in self._bands.items():
+            mean_v = b.sum_v / n
+            var_v = max(0.0, b.sum_v2 / n - mean_v**2)
+            slope = (n * b.sum_tv - self.sum_t * b.sum_v) / var_t if var_t > 0 else 0.0
+            intercept = (b.sum_v - slope * self.sum_t) / n
+            cov = n * b.sum_tv - self.sum_t * b.sum_v
+            denom = var_t * (n * b.sum_v2 - b.sum_v**2)
+            r2 = cov * cov / denom if denom > 0 else 0.0
+            duration = self.duration
+            mean = b.integrated / duration if duration > 0 else mean_v
+            growth = slope * duration
+            out.append(
+                BandStats(
+                    name=name,
+                    integrated=b.integrated,
+                    mean=mean,
+                    max=b.max,
+                    stddev=math.sqrt(var_v),
+                    intercept=intercept,
+                    slope=slope,
+                    r2=min(1.0, r2),
+                    leak_suspect=slope > 0
+                    and r2 >= LEAK_MIN_R2
+                    and growth >= LEAK_MIN_GROWTH * self.peak_total,
+                )
+            )
+        # With one census nothing is integrated yet; the largest band then comes first.
+        out.sort(key=lambda s: (-s.integrated, -s.max, s.name))
+        return out
+
+
+def accumulate(samples: Iterable[HeapSample]) -> HeapAccumulator:
+    acc = HeapAccumulator()
+    for sample in samples:
+        acc.add(sample)
+    return acc
+
+
+def band_stats(profile: HeapProfile) -> list[BandStats]:
+    """Per-band statistics of ``profile``, largest integrated residency first."""
+    return accumulate(profile.samples).stats()

@@ -1,0 +1,179 @@
+"""The GHC heap profile (``.hp``): a streaming reader and a writer.
+
+A file is four header lines (``JOB``, ``DATE``, ``SAMPLE_UNIT``, ``VALUE_UNIT``), then samples
+(``BEGIN_SAMPLE t``, one ``band<TAB>value`` line per band, ``END_SAMPLE t``) and ``MARK t`` lines.
+A band name is everything before the line's last TAB, so it may hold spaces. A file cut short (a
+crashed or still running program) yields every complete sample and says where it stopped; only a
+malformed *complete* line is an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import IO
+
+from halvm_prof.errors import FormatError
+from halvm_prof.fileio import open_input
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+
+_HEADER_KEYS = {
+    b"JOB": "job",
+    b"DATE": "date",
+    b"SAMPLE_UNIT": "sample_unit",
+    b"VALUE_UNIT": "value_unit",
+}
+
+
+def _quoted(value: bytes) -> str:
+    text = value.strip()
+    if len(text) >= 2 and text[:1] == b'"' and text[-1:] == b'"':
+        text = text[1:-1]
+    return text.decode("utf-8", "surrogateescape")
+
+
+class HpReader:
+    """Iterate the samples of a heap profile, one at a time.
+
+    ``header`` is filled as soon as the header lines are read; ``marks`` collects ``MARK``
+    times as they pass; after iteration ``complete`` and ``note`` say whether the input ended
+    cleanly. Memory holds one sample, never the file.
+    """
+
+    def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
+        self._stream = stream
+        self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
+        self._fields = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
+        self.marks: list[float] = []
+        self.complete = True
+        self.note: str | None = None
+        self.samples = 0
+        self.lines = 0
+
+    @property
+    def header(self) -> HeapHeader:
+        return HeapHeader(**self._fields)
+
+    def _error(self, line: int, what: str) -> FormatError:
+        return FormatError(
+            what, path=self.path, line=line, hint="is this a GHC heap profile (.hp)?"
+        )
+
+    def _time(self, value: bytes, line: int) -> float:
+        try:
+            return float(value)
+        except ValueError:
+            raise self._error(line, f"not a time: {value.decode('utf-8', 'replace')!r}") from None
+
+    def __iter__(self) -> Iterator[HeapSample]:
+        sample: HeapSample | None = None
+        begin_line = 0
+        number = 0
+        in_header = True
+        for raw in self._stream:
+            number += 1
+            if not raw.endswith(b"\n"):
+                # A last line without its newline was cut while being written.
+                self.complete = False
+                self.note = f"the file ends inside line {number}"
+                break
+            line = raw.rstrip(b"\r\n")
+            if sample is not None:
+                if line.startswith(b"END_SAMPLE"):
+                    end = self._time(line[10:], number)
+                    if end != sample.time:
+                        raise self._error(
+                            number, f"END_SAMPLE {end} closes the sample begun at {sample.time}"
+                        )
+                    self.samples += 1
+                    yield sample
+                    sample = None
+                    continue
+                name, tab, value = line.rpartition(b"\t")
+                if not tab or not name:
+                    raise self._error(number, "expected a band line (name, TAB, value)")
+                try:
+                    amount = int(value)
+                except ValueError:
+                    raise self._error(
+                        number,
+                        f"band value is not a whole number: {value.decode(errors='replace')!r}",
+                    ) from None
+                band = name.decode("utf-8", "surrogateescape")
+                sample.values[band] = sample.values.get(band, 0) + amount
+                continue
+            keyword, _, rest = line.partition(b" ")
+            if keyword == b"BEGIN_SAMPLE":
+                sample = HeapSample(self._time(rest, number))
+                begin_line = number
+                in_header = False
+            elif keyword == b"MARK":
+                self.marks.append(self._time(rest, number))
+                in_header = False
+            elif in_header and keyword in _HEADER_KEYS:
+                self._fields[_HEADER_KEYS[keyword]] = _quoted(rest)
+            elif not line.strip():
+                continue
+            else:
+                shown = line[:40].decode("utf-8", "replace")
+                raise self._error(number, f"unexpected line {shown!r}")
+        self.lines = number
+        if number == 0:
+            self.complete, self.note = False, "the file is empty"
+        if sample is not None:
+            self.complete = False
+            self.note = (
+                f"the file ends inside the sample begun at line {begin_line} (time {sample.time});"
+                " that sample is left out"
+            )
+
+
+def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:
+    """A streaming reader over ``stream``; iterate it for the complete samples."""
+    return HpReader(stream, path)
+
+
+def read_hp(source: str | os.PathLike[str] | IO[bytes]) -> HeapProfile:
+    """Read a whole heap profile into memory (for reports; summaries should stream)."""
+    if isinstance(source, str | os.PathLike):
+        with open_input(source) as stream:
+            return read_hp(stream)
+    reader = iter_hp(source)
+    samples = list(reader)
+    return HeapProfile(
+        header=reader.header,
+        samples=samples,
+        marks=reader.marks,
+        complete=reader.complete,
+        note=reader.note,
+    )
+
+
+def _format_time(t: float) -> str:
+    text = f"{t:.6f}"
+    return text if float(text) == t else repr(t)
+
+
+def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
+    """Write ``profile`` in GHC's format; ``read_hp`` gives back an equal profile."""
+    h = profile.header
+    for key, value in (
+        ("JOB", h.job),
+        ("DATE", h.date),
+        ("SAMPLE_UNIT", h.sample_unit),
+        ("VALUE_UNIT", h.value_unit),
+    ):
+        stream.write(f'{key} "{value}"\n'.encode("utf-8", "surrogateescape"))
+    marks = sorted(profile.marks)
+    m = 0
+    for sample in profile.samples:
+        while m < len(marks) and marks[m] <= sample.time:
+            stream.write(f"MARK {_format_time(marks[m])}\n".encode())
+            m += 1
+        t = _format_time(sample.time)
+        lines = [f"BEGIN_SAMPLE {t}"]
+        lines += [f"{name}\t{value}" for name, value in sample.values.items()]
+        lines.append(f"END_SAMPLE {t}\n")
+        stream.write("\n".join(lines).encode("utf-8", "surrogateescape"))
+    for mark in marks[m:]:
+        stream.write(f"MARK {_format_time(mark)}\n".encode())

@@ -1,0 +1,112 @@
+"""Summary data as fixed-width terminal text (deterministic, for golden tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from halvm_prof.disk.sizes import format_size
+
+
+def _pair(label: str, value: object) -> str:
+    return f"{label + ':':<14}{value}"
+
+
+def _bytes(n: float) -> str:
+    return f"{int(n):,} B ({format_size(int(n))})"
+
+
+def render_summary(data: dict[str, Any]) -> str:
+    if data["kind"] == "eventlog":
+        return render_eventlog(data)
+    return render_heap(data) if data["kind"] == "hp" else render_prof(data)
+
+
+def render_eventlog(d: dict[str, Any]) -> str:
+    """An eventlog without heap samples: its scheduler, GC and spark figures."""
+    sparks = d["sparks"]
+    lines = [
+        _pair("eventlog", f"{d['events']} events over {d['duration']:.6f} s (no heap samples)"),
+        _pair(
+            "GC",
+            f"{d['gc_count']} collections, {d['gc_total']:.6f} s in all, "
+            f"longest {d['gc_longest']:.6f} s",
+        ),
+        _pair("threads", f"{d['threads_created']} created"),
+        _pair(
+            "sparks",
+            ", ".join(
+                f"{k} {sparks[k]}" for k in ("created", "converted", "fizzled", "gcd", "overflowed")
+            ),
+        ),
+    ]
+    for cap in d["caps"]:
+        lines.append(
+            _pair(f"cap {cap['cap']}", f"busy {cap['busy']:.6f} s, idle {cap['idle']:.6f} s")
+        )
+    for span in d["user_spans"]:
+        lines.append(_pair(f"span {span['label']}", f"{span['count']}x, {span['total']:.6f} s"))
+    lines.append("(halvm-prof eventlog stats shows more)")
+    return "\n".join(lines) + "\n"
+
+
+def render_heap(d: dict[str, Any]) -> str:
+    unit = d["sample_unit"]
+    lines = [
+        _pair("heap profile", d["job"]),
+        _pair("date", d["date"]),
+        _pair("source", d["source"]),
+        _pair(
+            "samples", f"{d['samples']} complete" + (f", {d['marks']} marks" if d["marks"] else "")
+        ),
+        _pair("bands", d["bands"]),
+        _pair("duration", f"{d['duration']:.6f} {unit}"),
+        _pair("peak", f"{_bytes(d['peak_total'])} at {d['peak_time']:.6f} {unit}"),
+        _pair("ended", "cleanly" if d["complete"] else f"early: {d['note']}"),
+        "",
+        f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band (by residency over time)",
+    ]
+    for row in d["top"]:
+        lines.append(
+            f"{row['share']:6.1f}% {row['max']:>14,} {row['slope']:>14,.0f} {row['r2']:5.2f}  "
+            f"{row['band']}"
+        )
+    if d["leak_suspects"]:
+        lines += ["", "leak suspects (steady growth):"]
+        lines += [
+            f"  {s['band']}  +{s['slope']:,.0f} B/s, R² {s['r2']:.2f}" for s in d["leak_suspects"]
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+    out = [
+        title,
+        f"{'%time':>6} {'%alloc':>6} {'inh%t':>6} {'inh%a':>6} {'entries':>10}  cost centre",
+    ]
+    for r in rows:
+        out.append(
+            f"{r['individual_time']:6.1f} {r['individual_alloc']:6.1f} {r['inherited_time']:6.1f} "
+            f"{r['inherited_alloc']:6.1f} {r['entries']:>10,}  {r['module']}.{r['cost_centre']}"
+        )
+    return out
+
+
+def render_prof(d: dict[str, Any]) -> str:
+    args = " ".join([*d["arguments"], "+RTS", *d["rts_arguments"], "-RTS"])
+    path = " > ".join(f"{p['cost_centre']}" for p in d["hottest_path"])
+    lines = [
+        _pair("cost centres", f"{d['program']} {args}"),
+        _pair("report", f"{d['format']}, {d['date']}"),
+        _pair(
+            "total time",
+            f"{d['total_time']:.2f} s, {d['total_ticks']:,} ticks @ {d['tick_interval_us']} us",
+        ),
+        _pair("total alloc", _bytes(d["total_alloc"])),
+        _pair("tree", f"{d['tree_nodes']} nodes, {d['cost_centres']} cost centres"),
+        _pair("hottest path", path),
+    ]
+    if not d["complete"]:
+        lines.append(_pair("incomplete", d["note"]))
+    lines += ["", *_cc_table("top by time", d["top_time"])]
+    lines += ["", *_cc_table("top by allocation", d["top_alloc"])]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""``halvm-prof summary`` on every corpus file: figures against independent counts, goldens."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from tests.conftest import CORPUS, DATA, Golden
+
+REPO = Path(__file__).resolve().parents[2]
+ALL = sorted(p for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
+
+
+def summary(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, ["summary", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_every_corpus_file_summarises(path: Path) -> None:
+    code, out, err = summary(str(path), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    text = path.read_bytes()
+    if path.suffix == ".hp":
+        assert data["kind"] == "hp" and data["complete"] is True
+        assert data["samples"] == text.count(b"\nEND_SAMPLE ")
+        bands = {ln.rsplit(b"\t", 1)[0] for ln in text.split(b"\n") if b"\t" in ln}
+        assert data["bands"] == len(bands)
+        times = [float(t) for t in re.findall(rb"\nEND_SAMPLE (\S+)", text)]
+        assert data["duration"] == pytest.approx(times[-1] - times[0])
+        assert data["job"] == re.search(rb'JOB "(.*)"', text).group(1).decode()  # type: ignore[union-attr]
+    elif path.suffix == ".prof":
+        assert data["kind"] == "prof"
+        assert data["format"] == ("json" if text.startswith(b"{") else "text")
+        assert data["program"] == "leaky-prof"
+        if data["format"] == "text":
+            m = re.search(rb"\((\d+) ticks", text)
+            assert m and data["total_ticks"] == int(m.group(1))
+        else:
+            assert data["tree_nodes"] == text.count(b'"entries"')
+            assert data["total_ticks"] == json.loads(text)["total_ticks"]
+        assert (
+            data["top_time"]
+            and data["top_alloc"]
+            and data["hottest_path"][0]["cost_centre"] == "MAIN"
+        )
+    elif "hT" in path.name:
+        assert data["kind"] == "hp" and data["source"] == "eventlog"
+        assert data["bands"] == len(
+            {
+                ln.rsplit(b"\t", 1)[0]
+                for ln in (CORPUS / "leaky-hT.hp").read_bytes().split(b"\n")
+                if b"\t" in ln
+            }
+        )
+    else:
+        assert data["kind"] == "eventlog" and data["threads_created"] == 9  # ghc-events: 9 created
+
+
+def test_killed_run_is_summarised_with_a_note() -> None:
+    code, out, _ = summary(str(DATA / "ghc/leaky-killed.hp"), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["complete"] is False and "ends inside" in data["note"]
+    text = (DATA / "ghc/leaky-killed.hp").read_bytes()
+    assert data["samples"] == text.count(b"\nEND_SAMPLE ")
+
+
+def test_not_a_profile_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("hello")
+    code, _, err = summary(str(tmp_path / "x.txt"))
+    assert code == 1 and err.count("\n") == 1 and "is not a GHC profile" in err
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["leaky-hc.hp", "leaky-hc.prof", "leaky-pj.prof", "leaky-hT.eventlog", "parfib-N2.eventlog"],
+)
+def test_golden_text(golden: Golden, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, _ = summary(f"tests/data/corpus/{name}", "--top", "5")
+    assert code == 0
+    golden.check(f"summary/{name}.txt", out)

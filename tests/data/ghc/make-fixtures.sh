@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regenerate the GHC fixtures here from Leaky.hs (needs: apt-get install ghc ghc-prof).
+# -P adds exact ticks/bytes columns; -pa the detailed report; a killed run leaves a cut .hp.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+b=$(mktemp -d)
+cp "$here/Leaky.hs" "$b/"
+cd "$b"
+ghc -O1 -prof -fprof-auto -rtsopts -outputdir o -o leaky Leaky.hs >/dev/null
+./leaky 20000 +RTS -P -RTS >/dev/null && mv leaky.prof "$here/leaky-P.prof"
+./leaky 20000 +RTS -pa -RTS >/dev/null && mv leaky.prof "$here/leaky-pa.prof"
+# Killed while running; its first 6000 bytes keep the fixture small and end mid-sample.
+./leaky 3000000 +RTS -hy -i0.001 -RTS >/dev/null & pid=$!
+sleep 0.4; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+head -c 6000 leaky.hp > "$here/leaky-killed.hp"
+rm -rf "$b"
+echo "wrote fixtures in $here"

@@ -1,0 +1,88 @@
+"""Band statistics against brute force, and the leak rule on real and synthetic profiles."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from halvm_prof.analysis.costcentre import aggregate, hottest_path
+from halvm_prof.analysis.heap import band_stats
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.formats.prof import read_prof
+from halvm_prof.model import (
+    CallNode,
+    CostCentre,
+    CostCentreProfile,
+    HeapHeader,
+    HeapProfile,
+    HeapSample,
+)
+from tests.conftest import CORPUS
+
+
+def _brute(profile: HeapProfile, band: str) -> tuple[float, float, float]:
+    ts = [s.time for s in profile.samples]
+    vs = [s.values.get(band, 0) for s in profile.samples]
+    integ = sum((ts[i + 1] - ts[i]) * (vs[i] + vs[i + 1]) / 2 for i in range(len(ts) - 1))
+    n = len(ts)
+    mt, mv = sum(ts) / n, sum(vs) / n
+    sxx = sum((t - mt) ** 2 for t in ts)
+    slope = sum((t - mt) * (v - mv) for t, v in zip(ts, vs, strict=True)) / sxx if sxx else 0.0
+    return integ, slope, max(vs)
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)
+def test_stats_match_brute_force(path: object) -> None:
+    profile = read_hp(path)  # type: ignore[arg-type]
+    for s in band_stats(profile):
+        integ, slope, peak = _brute(profile, s.name)
+        assert s.integrated == pytest.approx(integ, rel=1e-9, abs=1e-6)
+        assert s.slope == pytest.approx(slope, rel=1e-6, abs=1e-3)
+        assert s.max == peak and 0.0 <= s.r2 <= 1.0
+
+
+@given(st.lists(st.integers(0, 10**9), min_size=3, max_size=30))
+def test_any_band_series(values: list[int]) -> None:
+    samples = [HeapSample(0.5 * i, {"x": v} if v else {}) for i, v in enumerate(values)]
+    profile = HeapProfile(HeapHeader("j", "d"), samples)
+    stats = band_stats(profile)
+    if not any(values):
+        assert stats == []
+        return
+    (s,) = stats
+    integ, slope, peak = _brute(profile, "x")
+    assert s.integrated == pytest.approx(integ) and s.max == peak
+    assert s.slope == pytest.approx(slope, rel=1e-6, abs=1e-3)
+    assert not math.isnan(s.stddev)
+
+
+def test_a_steadily_growing_band_is_a_leak_suspect() -> None:
+    samples = [
+        HeapSample(float(i), {"leak": 1000 * i + (i % 3) * 10, "flat": 5000}) for i in range(20)
+    ]
+    stats = {s.name: s for s in band_stats(HeapProfile(HeapHeader("j", "d"), samples))}
+    assert stats["leak"].leak_suspect and stats["leak"].r2 > 0.99
+    assert not stats["flat"].leak_suspect
+
+
+def test_recursion_is_not_counted_twice() -> None:
+    def node(label: str, t: float, inh: float, *kids: CallNode) -> CallNode:
+        return CallNode(CostCentre(label, "M"), 0, 1, t, 0.0, inh, 0.0, children=list(kids))
+
+    root = node("MAIN", 0, 100, node("go", 10, 100, node("go", 90, 90)))
+    profile = CostCentreProfile("p", [], [], "", 1.0, 100, 1000, 1, 0, root)
+    go = {t.label: t for t in aggregate(profile)}["go"]
+    assert (go.individual_time, go.inherited_time, go.nodes, go.entries) == (100, 100, 2, 2)
+    assert [n.cc.label for n in hottest_path(profile)] == ["MAIN", "go", "go"]
+
+
+def test_aggregate_on_a_real_report_matches_its_top_table() -> None:
+    profile = read_prof(CORPUS / "leaky-hc.prof")
+    totals = {t.name: t for t in aggregate(profile)}
+    # The report's own flat table: buildIndex.\ 29.1 39.8, score 22.7 4.4, mkRecord 10.0 33.3.
+    assert totals["Main.buildIndex.\\"].individual_time == pytest.approx(29.1)
+    assert totals["Main.score"].individual_alloc == pytest.approx(4.4)
+    assert totals["Main.mkRecord"].individual_alloc == pytest.approx(33.3)

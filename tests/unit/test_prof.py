@@ -1,0 +1,143 @@
+"""Text and JSON .prof readers on real GHC 9.0 reports (-p, -P, -pa, -pj, -hr) and older ones."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.errors import FormatError
+from halvm_prof.formats.prof import read_prof
+from halvm_prof.formats.prof_json import read_prof_json
+from halvm_prof.model import CallNode
+from tests.conftest import CORPUS, DATA
+
+TEXT = [
+    *sorted(CORPUS.glob("leaky-h*.prof")),
+    DATA / "ghc/leaky-P.prof",
+    DATA / "ghc/leaky-pa.prof",
+]
+
+
+def _tree_rows(text: str) -> list[str]:
+    """Call-tree rows counted by hand: non-blank lines after the second COST CENTRE header."""
+    lines = text.splitlines()
+    header = [i for i, ln in enumerate(lines) if ln.startswith("COST CENTRE")][-1]
+    rows = []
+    for ln in lines[header + 2 :]:  # the header, then one blank line
+        if not ln.strip():
+            break  # -hr reports go on with retainer sets after a blank line
+        rows.append(ln)
+    return rows
+
+
+@pytest.mark.parametrize("path", TEXT, ids=lambda p: p.name)
+def test_text_reports(path: Path) -> None:
+    text = path.read_text()
+    exact = "ticks" in [ln for ln in text.splitlines() if ln.startswith("COST CENTRE")][-1]
+    profile = read_prof(path)
+    nodes = [n for _, n in profile.root.walk()]
+    rows = _tree_rows(text)
+    assert len(nodes) == len(rows)
+    assert [n.number for n in nodes] == [int(r.split()[-8 if exact else -6]) for r in rows]
+    assert profile.root.cc.label == "MAIN" and profile.root.inherited_time == 100.0
+    assert profile.total_ticks == int(re.search(r"\((\d+) ticks", text).group(1))  # type: ignore[union-attr]
+    assert profile.total_alloc == int(
+        re.search(r"total alloc =\s*([\d,]+)", text).group(1).replace(",", "")  # type: ignore[union-attr]
+    )
+    assert abs(sum(n.individual_time for n in nodes) - 100.0) < 1.0
+    assert profile.program in ("leaky-prof", "leaky") and profile.format == "text"
+    if exact:
+        assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks
+        assert sum(n.alloc or 0 for n in nodes) == profile.total_alloc
+
+
+def test_depths_follow_indentation() -> None:
+    profile = read_prof(CORPUS / "leaky-hc.prof")
+    shape = [(d, n.cc.label) for d, n in profile.root.walk()]
+    assert (1, "CAF") in shape and (4, "buildIndex.\\") in shape and (5, "mkRecord") in shape
+
+
+def test_json_report_matches_its_own_totals() -> None:
+    raw = json.loads((CORPUS / "leaky-pj.prof").read_text())
+    profile = read_prof_json(CORPUS / "leaky-pj.prof")
+    nodes = [n for _, n in profile.root.walk()]
+    assert len(nodes) == (CORPUS / "leaky-pj.prof").read_text().count('"entries"')
+    assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks == raw["total_ticks"]
+    assert sum(n.alloc or 0 for n in nodes) == raw["total_alloc"] == profile.total_alloc
+    assert profile.arguments == ["100000"] and profile.rts_arguments == ["-pj"]
+    assert profile.format == "json" and profile.root.inherited_time == pytest.approx(100.0)
+
+
+def test_json_with_unescaped_quotes_is_recovered() -> None:
+    text = (CORPUS / "leaky-pj.prof").read_text().replace('"label": "lazySum"', '"label": "a"b\\c"')
+    profile = read_prof_json(io.BytesIO(text.encode()))
+    assert 'a"b\\c' in {n.cc.label for _, n in profile.root.walk()}
+
+
+_OLD = """\tMon Jan  4 12:00 2010 Time and Allocation Profiling Report  (Final)
+
+\t   prog +RTS -p -RTS arg
+
+\ttotal time  =        0.10 secs   (5 ticks @ 20 ms)
+\ttotal alloc =       1,000 bytes  (excludes profiling overheads)
+
+COST CENTRE                    MODULE               %time %alloc
+
+main                           Main                  50.0   60.0
+
+                                                                 individual    inherited
+COST CENTRE              MODULE                  no.    entries  %time %alloc   %time %alloc
+
+MAIN                     MAIN                      1           0   0.0    0.0   100.0  100.0
+ main                    Data.VeryLongModuleName123456           1  50.0   60.0   100.0  100.0
+  <+>                    Main                  123457          10  50.0   40.0    50.0   40.0
+  λ→                     Main                  123458           1   0.0    0.0     0.0    0.0
+"""
+
+
+def test_pre_8_report_without_src_and_with_a_run_in_id() -> None:
+    profile = read_prof(io.BytesIO(_OLD.encode()))
+    rows = [(d, n.cc.label, n.cc.module, n.number, n.entries) for d, n in profile.root.walk()]
+    assert rows == [
+        (0, "MAIN", "MAIN", 1, 0),
+        (1, "main", "Data.VeryLongModuleName", 123456, 1),
+        (2, "<+>", "Main", 123457, 10),
+        (2, "λ→", "Main", 123458, 1),
+    ]
+    assert (profile.tick_interval_us, profile.total_ticks, profile.arguments) == (20000, 5, ["arg"])
+
+
+def test_src_with_spaces_and_operators() -> None:
+    text = (
+        (CORPUS / "leaky-hc.prof")
+        .read_text()
+        .replace(
+            " rKey          Main                  Leaky.hs:8:24-27       ",
+            " </>           Main                  <no location info>     ",
+        )
+    )
+    profile = read_prof(io.BytesIO(text.encode()))
+    node = next(n for _, n in profile.root.walk() if n.cc.label == "</>")
+    assert node.cc.src == "<no location info>" and node.number == 311
+
+
+def test_a_cut_report_is_incomplete_not_an_error() -> None:
+    text = (CORPUS / "leaky-hc.prof").read_bytes()
+    cut = text[: text.rindex(b"  score  ") + 40]
+    profile = read_prof(io.BytesIO(cut))
+    assert not profile.complete and profile.note and "line" in profile.note
+    assert all(isinstance(n, CallNode) for _, n in profile.root.walk())
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [(b"hello\n", "no 'Time and Allocation"), (b'{"program": 1}', "missing or bad field")],
+)
+def test_not_a_report(data: bytes, message: str) -> None:
+    reader = read_prof_json if data.startswith(b"{") else read_prof
+    with pytest.raises(FormatError, match=message):
+        reader(io.BytesIO(data))
