@@ -106,6 +106,11 @@ def _register() -> None:
     from halvm_prof.cli import summary as summary_cli
 
     cli.add_command(summary_cli.summary)
+    from halvm_prof.cli import sizing, xen
+
+    disk.disk.add_command(sizing.size)
+    cli.add_command(xen.xen_config)
+    cli.add_command(xen.prepare)
 
 
 def main() -> None:

@@ -1,0 +1,46 @@
+"""``halvm-prof disk size``: how large the profiling disks of a planned run must be."""
+
+from __future__ import annotations
+
+import click
+
+from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.disk.sizes import format_size
+from halvm_prof.xen.rts import parse_rts
+from halvm_prof.xen.sizing import estimate, measure_sample, parse_duration
+
+
+@click.command()
+@click.option("--rts", required=True, help='RTS flags of the run, e.g. "-p -hc -i0.5".')
+@click.option("--duration", required=True, help="Planned run length, e.g. 10m or 1h30m.")
+@click.option(
+    "--from-sample",
+    "samples",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="The .hp (and/or .prof) of a shorter run with the same flags.",
+)
+@json_option
+def size(rts: str, duration: str, samples: tuple[str, ...], as_json: bool) -> None:
+    """Estimate the bytes the profiles will need and suggest disk sizes."""
+    estimates = estimate(
+        parse_rts(rts), parse_duration(duration), [measure_sample(s) for s in samples]
+    )
+    if as_json:
+        echo_json(
+            [
+                {
+                    "device": e.device,
+                    "expected": e.expected,
+                    "suggested": e.suggested,
+                    "basis": e.basis,
+                }
+                for e in estimates
+            ]
+        )
+        return
+    for e in estimates:
+        click.echo(
+            f"{e.device}: about {format_size(e.expected)} expected ({e.basis}); "
+            f"suggested: halvm-prof disk create --size {e.suggested >> 20}M"
+        )
