@@ -111,6 +111,9 @@ def _register() -> None:
     disk.disk.add_command(sizing.size)
     cli.add_command(xen.xen_config)
     cli.add_command(xen.prepare)
+    from halvm_prof.cli import export as export_cli
+
+    cli.add_command(export_cli.export)
 
 
 def main() -> None:

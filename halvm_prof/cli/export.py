@@ -1,0 +1,36 @@
+"""``halvm-prof export FILE --to speedscope|folded``: a cost-centre profile for other tools."""
+
+from __future__ import annotations
+
+import click
+
+from halvm_prof.errors import InputError
+from halvm_prof.fileio import atomic_write
+from halvm_prof.formats.load import load_profile
+from halvm_prof.model import CostCentreProfile
+from halvm_prof.render.export import EXPORTERS, guess_format
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--to",
+    "fmt",
+    type=click.Choice(sorted(EXPORTERS)),
+    help="Format (guessed from -o's suffix when missing).",
+)
+@click.option("--weight", type=click.Choice(["time", "alloc"]), default="time", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
+def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
+    """Export the cost-centre profile FILE (.prof, text or -pj) as flame-graph input."""
+    fmt = fmt or (guess_format(output) if output else "folded")
+    profile = load_profile(file)
+    if not isinstance(profile, CostCentreProfile):
+        raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)
+    text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    with atomic_write(output) as f:
+        f.write(text)
+    click.echo(f"wrote {output} ({fmt}, weighted by {weight})")

@@ -1,0 +1,95 @@
+"""speedscope's file format: one "sampled" profile whose samples are the call-tree stacks.
+
+Schema: https://www.speedscope.app/file-format-schema.json (modelled here as dataclasses).
+Time weights are microseconds (ticks x tick interval), alloc weights bytes; either way they add
+up to the report's total.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from halvm_prof import __version__
+from halvm_prof.model import CostCentreProfile
+from halvm_prof.render.weights import Weight, frame_name, self_weights
+
+SCHEMA = "https://www.speedscope.app/file-format-schema.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    name: str
+    file: str | None = None
+
+
+@dataclass(slots=True)
+class SampledProfile:
+    name: str
+    unit: str
+    # camelCase: the schema's own field names
+    startValue: int
+    endValue: int
+    samples: list[list[int]] = field(default_factory=list)
+    weights: list[int] = field(default_factory=list)
+    type: str = "sampled"
+
+
+@dataclass(slots=True)
+class SpeedscopeFile:
+    name: str
+    frames: list[Frame]
+    profiles: list[SampledProfile]
+    exporter: str = f"halvm-prof {__version__}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "$schema": SCHEMA,
+            "activeProfileIndex": 0,
+            "exporter": self.exporter,
+            "name": self.name,
+            "profiles": [asdict(p) for p in self.profiles],
+            "shared": {
+                "frames": [
+                    {k: v for k, v in asdict(f).items() if v is not None} for f in self.frames
+                ]
+            },
+        }
+
+
+def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFile:
+    weights = self_weights(profile, weight)
+    scale = profile.tick_interval_us if weight == "time" else 1
+    index: dict[tuple[str, str], int] = {}
+    frames: list[Frame] = []
+    samples: list[list[int]] = []
+    values: list[int] = []
+    path: list[int] = []
+    for depth, node in profile.root.walk():
+        del path[depth:]
+        key = (frame_name(node), node.cc.src)
+        if key not in index:
+            index[key] = len(frames)
+            frames.append(Frame(key[0], node.cc.src or None))
+        path.append(index[key])
+        if w := weights[id(node)]:
+            samples.append(list(path))
+            values.append(w * scale)
+    total = sum(values)
+    what = "time" if weight == "time" else "allocation"
+    sampled = SampledProfile(
+        f"{profile.program} ({what})",
+        "microseconds" if weight == "time" else "bytes",
+        0,
+        total,
+        samples,
+        values,
+    )
+    return SpeedscopeFile(
+        f"{profile.program} {' '.join(profile.arguments)}".strip(), frames, [sampled]
+    )
+
+
+def render_speedscope(profile: CostCentreProfile, weight: Weight) -> str:
+    return json.dumps(build_speedscope(profile, weight).to_json(), sort_keys=True) + "\n"

@@ -1,0 +1,72 @@
+"""speedscope and folded exports: schema, exact weights summing to the report's totals."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from halvm_prof.formats.load import load_profile
+from halvm_prof.model import CostCentreProfile
+from halvm_prof.render.folded import folded_stacks
+from halvm_prof.render.speedscope import SCHEMA, build_speedscope
+from tests.conftest import CORPUS, DATA, Golden
+
+REPORTS = [*sorted(CORPUS.glob("*.prof")), DATA / "ghc/leaky-P.prof", DATA / "ghc/leaky-pa.prof"]
+
+
+def _profile(path: Path) -> CostCentreProfile:
+    p = load_profile(path)
+    assert isinstance(p, CostCentreProfile)
+    return p
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("weight", ["time", "alloc"])
+def test_weights_sum_to_the_totals(path: Path, weight: str) -> None:
+    profile = _profile(path)
+    total = profile.total_ticks if weight == "time" else profile.total_alloc
+    w = "time" if weight == "time" else "alloc"
+    assert sum(folded_stacks(profile, w).values()) == total
+    sp = build_speedscope(profile, w).to_json()
+    (prof,) = sp["profiles"]
+    scale = profile.tick_interval_us if weight == "time" else 1
+    assert sum(prof["weights"]) == total * scale == prof["endValue"]
+    assert len(prof["samples"]) == len(prof["weights"])
+    nframes = len(sp["shared"]["frames"])
+    assert all(0 <= i < nframes for stack in prof["samples"] for i in stack)
+    assert sp["$schema"] == SCHEMA and prof["type"] == "sampled"
+
+
+def test_exact_ticks_are_used_where_the_report_has_them() -> None:
+    profile = _profile(DATA / "ghc/leaky-P.prof")
+    stacks = folded_stacks(profile, "time")
+    exact = {n.cc.label: n.ticks for _, n in profile.root.walk() if n.ticks}
+    for stack, w in stacks.items():
+        label = stack.rsplit(";", 1)[-1].split(".", 1)[1]
+        assert w == exact[label] or label in ("CAF",)
+
+
+def test_cli_guesses_the_format_and_writes_atomically(tmp_path: Path) -> None:
+    out = tmp_path / "x.speedscope.json"
+    r = CliRunner().invoke(cli, ["export", str(CORPUS / "leaky-pj.prof"), "-o", str(out)])
+    assert r.exit_code == 0 and json.loads(out.read_text())["$schema"] == SCHEMA
+    r = CliRunner().invoke(
+        cli, ["export", str(CORPUS / "leaky-hc.prof"), "-o", str(tmp_path / "x.bin")]
+    )
+    assert r.exit_code == 1 and "--to" in r.stderr and not (tmp_path / "x.bin").exists()
+    r = CliRunner().invoke(cli, ["export", str(CORPUS / "leaky-hc.hp")])
+    assert r.exit_code == 1 and "heap profile" in r.stderr
+
+
+def test_folded_golden(golden: Golden) -> None:
+    r = CliRunner().invoke(cli, ["export", str(CORPUS / "leaky-hc.prof"), "--to", "folded"])
+    golden.check("export/leaky-hc.folded", r.stdout)
+    # flamegraph.pl's reading: a frame list, a space, a whole number
+    for line in io.StringIO(r.stdout):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        assert stack.startswith("MAIN.MAIN") and int(count) > 0
