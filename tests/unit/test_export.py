@@ -14,6 +14,7 @@ from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.folded import folded_stacks
 from halvm_prof.render.speedscope import SCHEMA, build_speedscope
+from halvm_prof.render.weights import Weight
 from tests.conftest import CORPUS, DATA, Golden
 
 REPORTS = [*sorted(CORPUS.glob("*.prof")), DATA / "ghc/leaky-P.prof", DATA / "ghc/leaky-pa.prof"]
@@ -30,7 +31,7 @@ def _profile(path: Path) -> CostCentreProfile:
 def test_weights_sum_to_the_totals(path: Path, weight: str) -> None:
     profile = _profile(path)
     total = profile.total_ticks if weight == "time" else profile.total_alloc
-    w = "time" if weight == "time" else "alloc"
+    w: Weight = "time" if weight == "time" else "alloc"
     assert sum(folded_stacks(profile, w).values()) == total
     sp = build_speedscope(profile, w).to_json()
     (prof,) = sp["profiles"]
