@@ -114,6 +114,9 @@ def _register() -> None:
     from halvm_prof.cli import export as export_cli
 
     cli.add_command(export_cli.export)
+    from halvm_prof.cli import diff as diff_cli
+
+    cli.add_command(diff_cli.diff)
 
 
 def main() -> None:

@@ -1,0 +1,163 @@
+"""Compare two cost-centre or two heap profiles, and gate on thresholds.
+
+Cost centres are compared by time in seconds (ticks x tick interval, so runs with different
+intervals compare), allocated bytes and entries; bands by peak and integrated residency.
+Thresholds (``alloc>+5%``, ``peak>=1000000``, ``time<-10%``) apply to the whole-profile totals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from halvm_prof.analysis.costcentre import aggregate
+from halvm_prof.analysis.heap import accumulate
+from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.model import CostCentreProfile, HeapProfile
+
+PROF_METRICS = ("time", "alloc", "entries")
+HEAP_METRICS = ("peak", "residency")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    old: float
+    new: float
+
+    @property
+    def delta(self) -> float:
+        return self.new - self.old
+
+    @property
+    def pct(self) -> float | None:
+        return 100.0 * self.delta / self.old if self.old else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "delta": self.delta, "pct": self.pct}
+
+
+@dataclass(slots=True)
+class ProfileDiff:
+    kind: str
+    totals: dict[str, Change]
+    rows: list[tuple[str, dict[str, Change], float]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "totals": {k: c.to_dict() for k, c in self.totals.items()},
+            "changes": [
+                {"name": name, "impact": impact, **{k: c.to_dict() for k, c in changes.items()}}
+                for name, changes, impact in self.rows
+            ],
+        }
+
+
+def _prof_values(p: CostCentreProfile) -> dict[str, dict[str, float]]:
+    seconds_per_tick = p.tick_interval_us / 1e6
+    out = {}
+    for t in aggregate(p):
+        ticks = t.ticks if t.ticks is not None else t.individual_time * p.total_ticks / 100
+        alloc = t.alloc if t.alloc is not None else t.individual_alloc * p.total_alloc / 100
+        out[t.name] = {
+            "time": ticks * seconds_per_tick,
+            "alloc": float(alloc),
+            "entries": float(t.entries),
+        }
+    return out
+
+
+def _heap_values(p: HeapProfile) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    acc = accumulate(p.samples)
+    stats = acc.stats()
+    rows = {s.name: {"peak": float(s.max), "residency": s.integrated} for s in stats}
+    return rows, {"peak": float(acc.peak_total), "residency": sum(s.integrated for s in stats)}
+
+
+def diff_profiles(
+    old: CostCentreProfile | HeapProfile, new: CostCentreProfile | HeapProfile
+) -> ProfileDiff:
+    """Per cost centre or band changes, biggest impact (share of the old total moved) first."""
+    if isinstance(old, CostCentreProfile) and isinstance(new, CostCentreProfile):
+        a, b = _prof_values(old), _prof_values(new)
+        metrics: tuple[str, ...] = PROF_METRICS
+        totals = {
+            "time": Change(
+                old.total_ticks * old.tick_interval_us / 1e6,
+                new.total_ticks * new.tick_interval_us / 1e6,
+            ),
+            "alloc": Change(old.total_alloc, new.total_alloc),
+            "entries": Change(
+                sum(v["entries"] for v in a.values()), sum(v["entries"] for v in b.values())
+            ),
+        }
+        kind = "prof"
+    elif isinstance(old, HeapProfile) and isinstance(new, HeapProfile):
+        (a, ta), (b, tb) = _heap_values(old), _heap_values(new)
+        metrics = HEAP_METRICS
+        totals = {m: Change(ta[m], tb[m]) for m in metrics}
+        kind = "hp"
+    else:
+        raise InputError(
+            "cannot compare a heap profile with a cost-centre profile",
+            hint="give two .prof files or two heap profiles",
+        )
+    diff = ProfileDiff(kind, totals)
+    impact_of = ("time", "alloc") if kind == "prof" else ("residency", "peak")
+    for name in sorted(set(a) | set(b)):
+        changes = {
+            m: Change(a.get(name, {}).get(m, 0.0), b.get(name, {}).get(m, 0.0)) for m in metrics
+        }
+        impact = sum(abs(changes[m].delta) / (totals[m].old or 1.0) for m in impact_of)
+        diff.rows.append((name, changes, impact))
+    diff.rows.sort(key=lambda r: (-r[2], r[0]))
+    return diff
+
+
+_THRESHOLD = re.compile(r"^\s*(\w+)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    text: str
+    metric: str
+    op: str
+    value: float
+    percent: bool
+
+    def breached(self, change: Change) -> float | None:
+        """The measured change when the threshold is breached, else None."""
+        measured = change.pct if self.percent else change.delta
+        if measured is None:  # from zero: any rise is infinitely many percent
+            measured = float("inf") if change.delta > 0 else 0.0
+        hit = {
+            ">": measured > self.value,
+            ">=": measured >= self.value,
+            "<": measured < self.value,
+            "<=": measured <= self.value,
+        }[self.op]
+        return measured if hit else None
+
+
+def parse_threshold(text: str, kind: str) -> Threshold:
+    m = _THRESHOLD.match(text)
+    metrics = PROF_METRICS if kind == "prof" else HEAP_METRICS
+    if m is None or m.group(1) not in metrics:
+        raise ConfigError(
+            f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: {text!r}",
+            hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5% (metrics: {', '.join(metrics)})",
+        )
+    return Threshold(text.strip(), m.group(1), m.group(2), float(m.group(3)), m.group(4) == "%")
+
+
+def breaches(diff: ProfileDiff, thresholds: list[str]) -> list[str]:
+    """One line per breached threshold, saying the change that breached it."""
+    out = []
+    for text in thresholds:
+        t = parse_threshold(text, diff.kind)
+        measured = t.breached(diff.totals[t.metric])
+        if measured is not None:
+            unit = "%" if t.percent else ""
+            out.append(f"{t.text} (measured {t.metric} {measured:+.2f}{unit})")
+    return out

@@ -1,0 +1,72 @@
+"""diff: no change against itself, real changes between runs, thresholds for CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
+from halvm_prof.cli import cli
+from halvm_prof.errors import ConfigError
+from halvm_prof.formats.load import load_profile
+from tests.conftest import CORPUS, DATA
+
+SAME = [*sorted(CORPUS.glob("*.hp")), *sorted(CORPUS.glob("*.prof")), CORPUS / "leaky-hT.eventlog"]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, ["diff", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("path", SAME, ids=lambda p: p.name)
+def test_a_profile_against_itself_changes_nothing(path: Path) -> None:
+    code, out, err = run(
+        str(path),
+        str(path),
+        "--json",
+        "--fail-if",
+        "alloc>0" if path.suffix == ".prof" else "peak>0",
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["failed"] == []
+    assert all(c["delta"] == 0 for c in data["totals"].values())
+    assert all(row[m]["delta"] == 0 for row in data["changes"] for m in data["totals"])
+
+
+def test_two_runs_of_the_same_program() -> None:
+    d = diff_profiles(
+        load_profile(CORPUS / "leaky-hc.prof"), load_profile(DATA / "ghc/leaky-P.prof")
+    )
+    # leaky-P ran with 20000 records instead of 100000: far less allocation.
+    assert d.totals["alloc"].old == 317_845_832 and d.totals["alloc"].new == 59_884_744
+    assert d.totals["alloc"].pct == pytest.approx(100 * (59_884_744 - 317_845_832) / 317_845_832)
+    names = [name for name, _, _ in d.rows]
+    assert names.index("Main.mkRecord") < names.index("Main.rKey")  # sorted by impact
+    assert breaches(d, ["alloc<-50%"]) and not breaches(d, ["alloc>+5%"])
+
+
+def test_thresholds_gate_with_exit_1() -> None:
+    old, new = str(DATA / "ghc/leaky-P.prof"), str(CORPUS / "leaky-hc.prof")
+    code, _, err = run(old, new, "--fail-if", "alloc>+5%")
+    assert (
+        code == 1
+        and err.startswith("Error: threshold breached: alloc>+5%")
+        and err.count("\n") == 1
+    )
+    assert run(old, new, "--fail-if", "alloc>+1000%")[0] == 0
+    code, _, err = run(old, new, "--fail-if", "peak>1")
+    assert code == 1 and "not a threshold for cost-centre" in err
+    code, _, err = run(str(CORPUS / "leaky-hc.hp"), old)
+    assert code == 1 and "cannot compare" in err
+
+
+def test_threshold_grammar() -> None:
+    t = parse_threshold(" residency >= -2.5% ", "hp")
+    assert (t.metric, t.op, t.value, t.percent) == ("residency", ">=", -2.5, True)
+    with pytest.raises(ConfigError):
+        parse_threshold("alloc ~ 5", "prof")
