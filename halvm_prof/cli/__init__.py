@@ -117,6 +117,9 @@ def _register() -> None:
     from halvm_prof.cli import diff as diff_cli
 
     cli.add_command(diff_cli.diff)
+    from halvm_prof.cli import report as report_cli
+
+    cli.add_command(report_cli.report)
 
 
 def main() -> None:

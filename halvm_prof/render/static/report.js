@@ -1,0 +1,217 @@
+// halvm-prof report: builds charts, tables, tree and flame graphs from the JSON data block.
+// Names are only ever set with textContent, never as HTML.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const charts = [];
+  window.halvmReport = { data: data, charts: charts };
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function num(v, digits) {
+    if (typeof v !== "number") return String(v);
+    return v.toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 0 : digits });
+  }
+  function bytes(v) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return v.toFixed(i ? 1 : 0) + " " + units[i];
+  }
+
+  // A sortable, searchable table. columns: [{key, label, fmt, name}], rows: objects.
+  function table(parent, columns, rows, opts) {
+    const wrap = el("div", { class: "table" });
+    const search = el("input", { class: "search", type: "search", placeholder: "search names" });
+    const t = el("table", { class: "sortable" });
+    const head = el("tr");
+    columns.forEach((c, i) => {
+      const th = el("th", { class: c.name ? "name" : "", "data-col": String(i) }, c.label);
+      th.addEventListener("click", () => sortBy(i, th));
+      head.appendChild(th);
+    });
+    const thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+    const body = el("tbody"); t.appendChild(body);
+    let shown = rows.slice();
+    function draw() {
+      body.textContent = "";
+      const q = search.value.toLowerCase();
+      for (const r of shown) {
+        if (q && !String(r[columns[0].key]).toLowerCase().includes(q)) continue;
+        const tr = el("tr", opts && opts.rowClass ? { class: opts.rowClass(r) } : {});
+        for (const c of columns) {
+          const td = el("td", { class: c.name ? "name" : "" });
+          if (c.render) c.render(td, r); else td.textContent = c.fmt ? c.fmt(r[c.key]) : String(r[c.key]);
+          tr.appendChild(td);
+        }
+        body.appendChild(tr);
+      }
+    }
+    let current = -1, dir = 1;
+    function sortBy(i, th) {
+      dir = current === i ? -dir : (columns[i].name ? 1 : -1);
+      current = i;
+      const k = columns[i].key;
+      shown.sort((a, b) => (a[k] < b[k] ? -dir : a[k] > b[k] ? dir : 0));
+      head.querySelectorAll("th").forEach((h) => h.classList.remove("sorted-asc", "sorted-desc"));
+      th.classList.add(dir > 0 ? "sorted-asc" : "sorted-desc");
+      draw();
+    }
+    search.addEventListener("input", draw);
+    wrap.appendChild(search); wrap.appendChild(t); parent.appendChild(wrap);
+    draw();
+    return t;
+  }
+
+  function sparkline(td, values) {
+    const ns = "http://www.w3.org/2000/svg", w = 80, h = 16;
+    const max = Math.max(1, ...values);
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("width", w); svg.setAttribute("height", h);
+    const pts = values.map((v, i) => (i * w / Math.max(1, values.length - 1)).toFixed(1) + "," +
+      (h - v * (h - 1) / max).toFixed(1));
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", pts.join(" ")); line.setAttribute("fill", "none");
+    line.setAttribute("stroke", "#3366cc");
+    svg.appendChild(line); td.appendChild(svg);
+  }
+
+  function chart(parent) {
+    const div = el("div", { class: "chart" });
+    parent.appendChild(div);
+    const c = echarts.init(div, null, { renderer: "canvas" });
+    charts.push(c);
+    window.addEventListener("resize", () => c.resize());
+    return c;
+  }
+
+  function nearest(times, t) {
+    let best = 0;
+    times.forEach((x, i) => { if (Math.abs(x - t) < Math.abs(times[best] - t)) best = i; });
+    return best;
+  }
+
+  function heap(sec, s) {
+    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${s.samples} samples` +
+      (s.drawn < s.samples ? ` (${s.drawn} drawn; statistics use all)` : "")));
+    const toggle = el("button", { class: "toggle" }, "show as lines");
+    sec.appendChild(toggle);
+    const c = chart(sec);
+    let stacked = true;
+    function option() {
+      return {
+        animation: false,
+        tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
+        legend: { type: "scroll", top: 0 },
+        grid: { top: 40, left: 80, right: 20, bottom: 70 },
+        // Censuses come at a fixed interval, so a category axis keeps time proportional; two
+        // value axes would make ECharts stack along x as well.
+        xAxis: { type: "category", name: s.units[0], boundaryGap: false,
+                 data: s.times.map((t) => t.toFixed(3)) },
+        yAxis: { type: "value", name: s.units[1], axisLabel: { formatter: (v) => bytes(v) } },
+        dataZoom: [{ type: "inside" }, { type: "slider" }],
+        series: s.series.map((b, i) => ({
+          name: b.name, type: "line", showSymbol: false, stack: stacked ? "total" : undefined,
+          areaStyle: stacked ? {} : undefined,
+          data: b.values,
+          markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none",
+            data: s.marks.map((m) => ({ xAxis: nearest(s.times, m) })) } : undefined,
+        })),
+      };
+    }
+    c.setOption(option());
+    toggle.addEventListener("click", () => {
+      stacked = !stacked;
+      toggle.textContent = stacked ? "show as lines" : "show stacked";
+      c.setOption(option(), { replaceMerge: ["series"] });
+    });
+    sec.appendChild(el("h3", {}, "Bands"));
+    table(sec, [
+      { key: "name", label: "band", name: true },
+      { key: "integrated", label: "residency × time", fmt: (v) => num(v) },
+      { key: "mean", label: "mean", fmt: bytes }, { key: "max", label: "max", fmt: bytes },
+      { key: "stddev", label: "stddev", fmt: bytes }, { key: "intercept", label: "intercept", fmt: bytes },
+      { key: "slope", label: "slope /s", fmt: (v) => bytes(v) + "/s" },
+      { key: "r2", label: "R²", fmt: (v) => v.toFixed(2) },
+      { key: "max", label: "trend", render: (td, r) => sparkline(td, r.spark) },
+    ], s.bands, { rowClass: (r) => (r.leak ? "leak" : "") });
+  }
+
+  function tree(parent, node) {
+    const d = el("details");
+    if (node.nt >= 5) d.open = true;
+    d.appendChild(el("summary", {}, `${node.name}  ${node.nt.toFixed(1)}% time, ` +
+      `${node.na.toFixed(1)}% alloc, ${num(node.entries)} entries`));
+    for (const c of node.children) tree(d, c);
+    parent.appendChild(d);
+  }
+
+  function flame(parent, root, key, label) {
+    parent.appendChild(el("div", { class: "flame-title" }, label + " (click a frame to zoom, the top to reset)"));
+    const box = el("div", { class: "flame" });
+    parent.appendChild(box);
+    const total = (n) => n._w !== undefined ? n._w : (n._w = n[key] + n.children.reduce((a, c) => a + total(c), 0));
+    let depthMax = 0;
+    function draw(focus) {
+      box.textContent = "";
+      const width = box.clientWidth || 1000;
+      function place(n, depth, x, w) {
+        if (w < 0.5) return;
+        depthMax = Math.max(depthMax, depth);
+        const f = el("div", { title: `${n.name} ${n.src}: ${num(total(n))}` }, n.name);
+        f.style.left = x + "px"; f.style.width = w + "px"; f.style.top = depth * 17 + "px";
+        f.style.background = `hsl(${(n.name.length * 37) % 60 + 10}, 80%, ${60 + (depth % 3) * 6}%)`;
+        f.addEventListener("click", (e) => { e.stopPropagation(); draw(n === focus ? root : n); });
+        box.appendChild(f);
+        let cx = x;
+        for (const c of n.children) { const cw = total(c) / Math.max(1, total(n)) * w; place(c, depth + 1, cx, cw); cx += cw; }
+      }
+      place(focus, 0, 0, width);
+      box.style.height = (depthMax + 1) * 17 + "px";
+    }
+    draw(root);
+  }
+
+  function prof(sec, s) {
+    sec.appendChild(el("p", { class: "meta" }, `${s.program} +RTS ${s.rts} — ${s.total_time} s, ` +
+      `${num(s.total_ticks)} ticks, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
+    table(sec, [
+      { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
+      { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
+      { key: "nt", label: "inh %time" }, { key: "na", label: "inh %alloc" },
+    ], s.table);
+    sec.appendChild(el("h3", {}, "Call tree"));
+    tree(sec, s.tree);
+    flame(sec, s.tree, "st", "Flame graph by time");
+    flame(sec, JSON.parse(JSON.stringify(s.tree)), "sa", "Flame graph by allocation");
+  }
+
+  function timeline(sec, s) {
+    const c = chart(sec);
+    c.setOption({
+      animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
+      legend: { top: 0 }, grid: { top: 40, left: 80, right: 20, bottom: 70 },
+      xAxis: { type: "value", name: "seconds" },
+      yAxis: { type: "value", axisLabel: { formatter: (v) => bytes(v) } },
+      dataZoom: [{ type: "inside" }, { type: "slider" }],
+      series: s.series.map((ser, i) => ({
+        name: ser.name, type: "line", showSymbol: false, data: ser.points,
+        markLine: i === 0 && s.markers.length ? { symbol: "none",
+          label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
+      })),
+    });
+    sec.appendChild(el("p", { class: "meta" }, `${s.gc.length} GC pauses, ${s.markers.length} markers`));
+  }
+
+  document.querySelectorAll("section.section").forEach((sec) => {
+    const s = data.sections[Number(sec.dataset.index)];
+    if (s.kind === "heap") heap(sec, s);
+    else if (s.kind === "prof") prof(sec, s);
+    else timeline(sec, s);
+  });
+  document.body.dataset.ready = "true";
+})();
