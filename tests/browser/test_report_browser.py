@@ -74,7 +74,7 @@ def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: P
         ".reduce((n, s) => n + (s.data ? s.data.length : 0), 0))"
     )
     assert len(drawn) == sum(1 for k in sections if k in ("heap", "timeline"))
-    assert drawn and all(n > 0 for n in drawn)
+    assert all(n > 0 for n in drawn)
     if "prof" in sections:
         frames = browser.execute_script("return document.querySelectorAll('.flame div').length")
         rows = browser.execute_script("return document.querySelectorAll('table tbody tr').length")
