@@ -120,6 +120,9 @@ def _register() -> None:
     from halvm_prof.cli import report as report_cli
 
     cli.add_command(report_cli.report)
+    from halvm_prof.cli import postmortem as postmortem_cli
+
+    cli.add_command(postmortem_cli.postmortem)
 
 
 def main() -> None:
