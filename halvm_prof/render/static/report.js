@@ -196,13 +196,16 @@
       animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
       legend: { top: 0 }, grid: { top: 40, left: 80, right: 20, bottom: 70 },
       xAxis: { type: "value", name: "seconds" },
-      yAxis: { type: "value", axisLabel: { formatter: (v) => bytes(v) } },
+      yAxis: [{ type: "value", axisLabel: { formatter: (v) => bytes(v) } },
+              { type: "value", name: "GC pause ms", splitLine: { show: false } }],
       dataZoom: [{ type: "inside" }, { type: "slider" }],
-      series: s.series.map((ser, i) => ({
+      series: [{ name: "GC pause", type: "scatter", yAxisIndex: 1, symbolSize: 4,
+                 tooltip: { valueFormatter: (v) => v.toFixed(3) + " ms" },
+                 data: s.gc.map((g) => [g[0], g[1] * 1000]) }].concat(s.series.map((ser, i) => ({
         name: ser.name, type: "line", showSymbol: false, data: ser.points,
         markLine: i === 0 && s.markers.length ? { symbol: "none",
           label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
-      })),
+      }))),
     });
     sec.appendChild(el("p", { class: "meta" }, `${s.gc.length} GC pauses, ${s.markers.length} markers`));
   }
