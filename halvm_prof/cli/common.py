@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -38,3 +39,13 @@ def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
     """Refuse to replace an existing output file unless ``--force``."""
     if not force and Path(path).exists():
         raise OutputError("already exists", path=path, hint="use --force to replace it")
+
+
+def binary_stdin() -> IO[bytes]:
+    """Standard input as bytes (``click.get_binary_stream`` is deprecated from click 8.5)."""
+    return sys.stdin.buffer
+
+
+def binary_stdout() -> IO[bytes]:
+    """Standard output as bytes."""
+    return sys.stdout.buffer

@@ -9,7 +9,7 @@ from typing import IO
 import click
 
 from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats, eventlog_stats
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, json_option
 from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
 
@@ -24,7 +24,7 @@ def _open(file: str) -> Iterator[EventlogReader]:
     if file == "-":
         # Time order needs two passes; a pipe is copied to a temporary file first.
         with (
-            spool(click.get_binary_stream("stdin")) as tmp,
+            spool(binary_stdin()) as tmp,
             EventlogReader(tmp, name="<stdin>") as r,
         ):
             yield r
@@ -66,7 +66,7 @@ def show(
     Events come in time order, read in bounded memory. A log cut short (a killed program)
     prints every complete event and a note. FILE may be - for standard input.
     """
-    out: IO[bytes] = click.get_binary_stream("stdout")
+    out: IO[bytes] = binary_stdout()
     with _open(file) as reader:
         if follow:
             pieces = follow_lines(reader, poll=poll, idle_timeout=idle_timeout, pretty=pretty_time)
@@ -136,7 +136,7 @@ def format_stats(st: EventlogStats) -> str:
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
-    source: str | IO[bytes] = click.get_binary_stream("stdin") if file == "-" else file
+    source: str | IO[bytes] = binary_stdin() if file == "-" else file
     st = eventlog_stats(source)
     if as_json:
         echo_json(st.to_json())
