@@ -301,29 +301,31 @@ def _recover_hp(
     )
 
 
-def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> None:
-    """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst``, in the kernel when it can.
+_COPY_BUFFER = 4 << 20
 
-    ``sendfile`` between two real files measured steadier and faster than ``copy_file_range``
-    and than reads and writes in user space (the benchmark compares it with ``dd bs=1M``).
+
+def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> None:
+    """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst`` in bounded memory.
+
+    Between real files this reads into one reused 4 MiB buffer with ``preadv``: measured faster
+    than ``sendfile`` and ``copy_file_range``, which are slow from the data area's 512-byte
+    offset (not page aligned), and than ``dd bs=1M`` (the benchmark compares).
     """
-    done = 0
     if isinstance(src, io.BufferedReader) and isinstance(dst, io.BufferedWriter | io.FileIO):
         dst.flush()
         in_fd, out_fd = src.fileno(), dst.fileno()
-        try:
-            while done < length:
-                n = os.sendfile(out_fd, in_fd, offset + done, min(length - done, 1 << 30))
-                if n == 0:
-                    break
-                done += n
-        except OSError:
-            pass  # a kernel or file system without it: fall back to plain reads
-        if done == length:
-            return
-        dst.seek(0, os.SEEK_END)
-    src.seek(offset + done)
-    length -= done
+        buf = memoryview(bytearray(min(_COPY_BUFFER, max(length, 1))))
+        while length > 0:
+            got = os.preadv(in_fd, [buf[: min(len(buf), length)]], offset)
+            if got == 0:
+                raise ImageError("ended while being read", path=getattr(src, "name", None))
+            done = 0
+            while done < got:
+                done += os.write(out_fd, buf[done:got])
+            offset += got
+            length -= got
+        return
+    src.seek(offset)
     while length > 0:
         chunk = src.read(min(_CHUNK, length))
         if not chunk:
