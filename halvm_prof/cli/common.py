@@ -49,3 +49,15 @@ def binary_stdin() -> IO[bytes]:
 def binary_stdout() -> IO[bytes]:
     """Standard output as bytes."""
     return sys.stdout.buffer
+
+
+def emit(text: str, output: str | None, what: str = "") -> None:
+    """Print ``text``, or write it atomically to ``output`` and say so."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from halvm_prof.fileio import atomic_write
+
+    with atomic_write(output) as f:
+        f.write(text)
+    click.echo(f"wrote {output}{f' ({what})' if what else ''}")

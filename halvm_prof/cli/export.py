@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from halvm_prof.cli.common import emit
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import atomic_write
 from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import EXPORTERS, guess_format
@@ -28,9 +28,4 @@ def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     if not isinstance(profile, CostCentreProfile):
         raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    with atomic_write(output) as f:
-        f.write(text)
-    click.echo(f"wrote {output} ({fmt}, weighted by {weight})")
+    emit(text, output, f"{fmt}, weighted by {weight}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.cli.common import echo_json, emit, force_option, json_option
 from halvm_prof.disk.image import create_image, holds_profile
 from halvm_prof.disk.sizes import format_size
 from halvm_prof.errors import OutputError
@@ -46,12 +46,7 @@ def xen_config(
         raise click.UsageError(f"missing {', '.join(missing)}")
     assert kernel and memory and rts
     text = render_config(ConfigSpec(kernel, memory, rts, name, prof_disk, hp_disk, vcpus))
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    with atomic_write(output) as f:
-        f.write(text)
-    click.echo(f"wrote {output}")
+    emit(text, output)
 
 
 @xen_config.command()

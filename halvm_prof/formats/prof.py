@@ -16,6 +16,7 @@ from typing import IO
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
+from halvm_prof.xen.rts import split_rts
 
 _TITLE = "Time and Allocation Profiling Report"
 _TICKS = re.compile(r"\((\d+) ticks? @ (\d+) (us|ms)(?:, (\d+) processors?)?\)")
@@ -48,18 +49,7 @@ def read_prof(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
     command = next((ln.strip() for ln in lines[start + 1 : start + 4] if ln.strip()), "")
     words = command.split()
     program = words[0] if words else ""
-    rts: list[str] = []
-    args: list[str] = []
-    in_rts = False
-    for word in words[1:]:
-        if word == "+RTS":
-            in_rts = True
-        elif word == "-RTS":
-            in_rts = False
-        elif in_rts:
-            rts.append(word)
-        else:
-            args.append(word)
+    args, rts = split_rts(words[1:])
     total_time, ticks, interval, processors, total_alloc = 0.0, 0, 0, 1, 0
     for line in lines[start : start + 12]:
         if m := _TIME.search(line):

@@ -73,16 +73,21 @@ def parse_rts(text: str) -> RtsPlan:
     return RtsPlan(tuple(flags), time_profile, heap_mode, interval)
 
 
-def extract_rts(extra: str) -> str:
-    """The RTS part of a kernel command line: what stands between ``+RTS`` and ``-RTS``."""
-    words = extra.split()
-    out: list[str] = []
+def split_rts(words: list[str]) -> tuple[list[str], list[str]]:
+    """A command line's program arguments and its RTS flags (between ``+RTS`` and ``-RTS``)."""
+    args: list[str] = []
+    rts: list[str] = []
     inside = False
     for w in words:
         if w == "+RTS":
             inside = True
         elif w == "-RTS":
             inside = False
-        elif inside:
-            out.append(w)
-    return " ".join(out)
+        else:
+            (rts if inside else args).append(w)
+    return args, rts
+
+
+def extract_rts(extra: str) -> str:
+    """The RTS part of a kernel command line: what stands between ``+RTS`` and ``-RTS``."""
+    return " ".join(split_rts(extra.split())[1])

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Regenerate the GHC fixtures here from Leaky.hs (needs: apt-get install ghc ghc-prof).
+# Regenerate the GHC fixtures here from ../corpus/src/Leaky.hs (needs: apt-get install ghc ghc-prof).
 # -P adds exact ticks/bytes columns; -pa the detailed report; a killed run leaves a cut .hp.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(mktemp -d)
-cp "$here/Leaky.hs" "$b/"
+cp "$here/../corpus/src/Leaky.hs" "$b/"
 cd "$b"
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o -o leaky Leaky.hs >/dev/null
 ./leaky 20000 +RTS -P -RTS >/dev/null && mv leaky.prof "$here/leaky-P.prof"
