@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from textwrap import indent
+
 import click
 from rich.console import Console
 from rich.table import Table
 
+from halvm_prof.analysis.summary import summarize
 from halvm_prof.demo import run_demo
+from halvm_prof.render.summary import render_summary
 
 
 @click.command()
@@ -44,6 +48,11 @@ def demo(directory: str) -> None:
     console = Console(width=max(100, Console().width), soft_wrap=False)
     console.print(table)
     for step in steps:
-        console.print(f"{step.source} -> [bold]{step.output}[/bold]", highlight=False)
+        console.print(f"\n{step.source} -> [bold]{step.output}[/bold]", highlight=False)
         for note in step.recovery.notes:
             console.print(f"  note: {note}", highlight=False)
+        data = summarize(step.output, top_n=3)
+        click.echo(indent(render_summary(data), "  "), nl=False)
+    click.echo(
+        f"\nNext: halvm-prof report {directory}/HaLVM.hp {directory}/HaLVM.prof -o report.html"
+    )
