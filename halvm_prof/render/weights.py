@@ -2,7 +2,8 @@
 
 Where the report has exact counts (``-P``, ``-pj``) they are used as they are. A plain ``-p``
 report has only percentages rounded to 0.1; weights are then derived from them and the total,
-with the largest remainders rounded up so that they add up to the total exactly.
+scaled by the percentages' own sum and rounded by largest remainder, so that they add up to
+the total exactly.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def self_weights(profile: CostCentreProfile, weight: Weight) -> dict[int, int]:
         return {id(n): int(v or 0) for n, v in zip(nodes, exact, strict=True)}
     total = profile.total_ticks if weight == "time" else profile.total_alloc
     shares = [n.individual_time if weight == "time" else n.individual_alloc for n in nodes]
-    raw = [total * s / 100.0 for s in shares]
+    # The printed percentages are rounded and need not add up to 100: scale by their own sum.
+    whole = sum(shares)
+    raw = [total * s / whole if whole else 0.0 for s in shares]
     floors = [math.floor(r) for r in raw]
     left = total - sum(floors)
     order = sorted(range(len(nodes)), key=lambda i: (-(raw[i] - floors[i]), i))

@@ -71,3 +71,9 @@ def test_folded_golden(golden: Golden) -> None:
     for line in io.StringIO(r.stdout):
         stack, _, count = line.rstrip("\n").rpartition(" ")
         assert stack.startswith("MAIN.MAIN") and int(count) > 0
+
+
+def test_a_report_without_ticks_exports_alloc_only() -> None:
+    profile = _profile(DATA / "public/T680.prof.sample")
+    assert sum(folded_stacks(profile, "time").values()) == 0 == profile.total_ticks
+    assert sum(folded_stacks(profile, "alloc").values()) == profile.total_alloc

@@ -141,3 +141,17 @@ def test_not_a_report(data: bytes, message: str) -> None:
     reader = read_prof_json if data.startswith(b"{") else read_prof
     with pytest.raises(FormatError, match=message):
         reader(io.BytesIO(data))
+
+
+def test_public_ghc_8_0_report() -> None:
+    """GHC's own testsuite sample (tests/data/public/README.md): 0 ticks, primes in labels."""
+    path = DATA / "public/T680.prof.sample"
+    profile = read_prof(path)
+    rows = _tree_rows(path.read_text())
+    nodes = [n for _, n in profile.root.walk()]
+    assert [n.number for n in nodes] == [int(r.split()[-6]) for r in rows]
+    assert (profile.total_ticks, profile.total_alloc, profile.program) == (0, 752_952, "T680")
+    labels = {n.cc.label for n in nodes}
+    assert {"foo.bar.\\.k''", "k.\\", "foo.bar.k'"} <= labels
+    deep = max(d for d, _ in profile.root.walk())
+    assert deep == 7  # foo.bar.\.k'' under MAIN > CAF > r > k > foo > foo.bar > foo.bar.\
