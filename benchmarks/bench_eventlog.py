@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE.parent / "tests" / "data" / "eventlog" / "ghc" / "ParFib.hs"
+SOURCE = HERE.parent / "tests" / "data" / "corpus" / "src" / "ParFib.hs"
 HALVM = [sys.executable, "-m", "halvm_prof", "eventlog"]
 
 

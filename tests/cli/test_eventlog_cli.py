@@ -122,7 +122,7 @@ def ghc_programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ghc = require_program("ghc", "ghc")
     work = tmp_path_factory.mktemp("ghc")
     for src in ("ParFib.hs", "Spin.hs"):
-        shutil.copy(OURS / src, work / src)
+        shutil.copy((CORPUS / "src" if src == "ParFib.hs" else OURS) / src, work / src)
         subprocess.run(
             [ghc, "-O1", "-threaded", "-eventlog", "-rtsopts", "-outputdir", f"o-{src}",
              "-o", src[:-3].lower(), src],

@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mkdir -p "${1:-$here}" && cd "${1:-$here}" && pwd)
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
-cp "$here"/ParFib.hs "$here"/Spin.hs "$b"/
+cp "$here"/../../corpus/src/ParFib.hs "$here"/Spin.hs "$b"/
 cd "$b"
 ghc -O1 -threaded -eventlog -rtsopts -outputdir o1 -o parfib ParFib.hs >/dev/null
 ghc -O1 -threaded -eventlog -rtsopts -outputdir o2 -o spin Spin.hs >/dev/null
