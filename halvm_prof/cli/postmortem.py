@@ -45,8 +45,10 @@ def postmortem(
         write_report(inputs, output, title="HaLVM post-mortem", notes=pm.verdict)
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
-        return
-    for line in pm.verdict:
-        click.echo(line)
-    if output:
-        click.echo(f"wrote {output}")
+    else:
+        for line in pm.verdict:
+            click.echo(line)
+        if output:
+            click.echo(f"wrote {output}")
+    if all(d.problem for d in pm.disks):
+        raise click.ClickException("no profile could be recovered from the disks given")

@@ -71,3 +71,11 @@ def test_cli_with_config_json_and_report(tmp_path: Path, monkeypatch: pytest.Mon
 def test_nothing_to_look_at() -> None:
     with pytest.raises(InputError):
         analyse(None, None)
+
+
+def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.disk"
+    junk.write_bytes(bytes(range(256)) * 20)
+    r = CliRunner().invoke(cli, ["postmortem", "--hp-disk", str(junk)])
+    assert r.exit_code == 1 and "damaged beyond repair" in r.stdout
+    assert r.stderr == "Error: no profile could be recovered from the disks given\n"
