@@ -15,10 +15,12 @@ from halvm_prof.formats.prof_json import read_prof_json
 from halvm_prof.model import CallNode
 from tests.conftest import CORPUS, DATA
 
+GHC = DATA / "ghc"
 TEXT = [
     *sorted(CORPUS.glob("leaky-h*.prof")),
-    DATA / "ghc/leaky-P.prof",
-    DATA / "ghc/leaky-pa.prof",
+    GHC / "leaky-P.prof",
+    GHC / "leaky-pa.prof",
+    GHC / "ops-hc.prof",
 ]
 
 
@@ -49,7 +51,7 @@ def test_text_reports(path: Path) -> None:
         re.search(r"total alloc =\s*([\d,]+)", text).group(1).replace(",", "")  # type: ignore[union-attr]
     )
     assert abs(sum(n.individual_time for n in nodes) - 100.0) < 1.0
-    assert profile.program in ("leaky-prof", "leaky") and profile.format == "text"
+    assert profile.program in ("leaky-prof", "leaky", "ops") and profile.format == "text"
     if exact:
         assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks
         assert sum(n.alloc or 0 for n in nodes) == profile.total_alloc
@@ -155,3 +157,11 @@ def test_public_ghc_8_0_report() -> None:
     assert {"foo.bar.\\.k''", "k.\\", "foo.bar.k'"} <= labels
     deep = max(d for d, _ in profile.root.walk())
     assert deep == 7  # foo.bar.\.k'' under MAIN > CAF > r > k > foo > foo.bar > foo.bar.\
+
+
+def test_operator_and_primed_labels_from_a_second_program() -> None:
+    profile = read_prof(GHC / "ops-hc.prof")
+    labels = [n.cc.label for _, n in profile.root.walk()]
+    assert "<+>" in labels and "tot'al" in labels and "word_count" in labels
+    plus = next(n for _, n in profile.root.walk() if n.cc.label == "<+>")
+    assert plus.entries == 200_000 and plus.cc.src == "Ops.hs:10:1-29"

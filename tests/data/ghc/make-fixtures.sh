@@ -4,9 +4,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(mktemp -d)
-cp "$here/../corpus/src/Leaky.hs" "$b/"
+cp "$here/../corpus/src/Leaky.hs" "$here/Ops.hs" "$b/"
 cd "$b"
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o -o leaky Leaky.hs >/dev/null
+ghc -O1 -prof -fprof-auto -rtsopts -outputdir o2 -o ops Ops.hs >/dev/null
+# A second program: an operator (<+>) and a primed SCC name (tot'al) in the reports.
+./ops 200000 +RTS -p -hc -i0.005 -RTS >/dev/null && mv ops.prof "$here/ops-hc.prof" && mv ops.hp "$here/ops-hc.hp"
 ./leaky 20000 +RTS -P -RTS >/dev/null && mv leaky.prof "$here/leaky-P.prof"
 ./leaky 20000 +RTS -pa -RTS >/dev/null && mv leaky.prof "$here/leaky-pa.prof"
 # Killed while running; its first 6000 bytes keep the fixture small and end mid-sample.
