@@ -61,28 +61,30 @@ class HeapAccumulator:
 
     def add(self, sample: HeapSample) -> None:
         t = sample.time
-        if self.samples == 0:
+        bands = self._bands
+        first = self.samples == 0
+        half = 0.0 if first else (t - self.last_time) / 2
+        if first:
             self.first_time = t
         else:
-            half = (t - self.last_time) / 2
             for name, v in self._previous.items():
-                self._bands[name].integrated += half * v
-            for name, v in sample.values.items():
-                if name in self._bands:
-                    self._bands[name].integrated += half * v
+                bands[name].integrated += half * v
+        total = 0
         for name, v in sample.values.items():
-            band = self._bands.get(name)
+            band = bands.get(name)
             if band is None:
-                band = self._bands[name] = _Band(self.samples)
-                # The band was 0 before; half of the interval up to here still counts this value.
-                band.integrated += (t - self.last_time) / 2 * v if self.samples else 0.0
+                band = bands[name] = _Band(self.samples)
+            # This census's value counts for the second half of the interval before it (a band
+            # new here was 0 before, so the same formula holds).
+            band.integrated += half * v
             band.n_present += 1
             band.sum_v += v
             band.sum_v2 += v * v
             band.sum_tv += t * v
-            band.max = max(band.max, v)
-        total = sample.total
-        if total > self.peak_total or self.samples == 0:
+            if v > band.max:
+                band.max = v
+            total += v
+        if total > self.peak_total or first:
             self.peak_total, self.peak_time = total, t
         self.samples += 1
         self.last_time = t

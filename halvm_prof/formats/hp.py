@@ -66,66 +66,73 @@ class HpReader:
             raise self._error(line, f"not a time: {value.decode('utf-8', 'replace')!r}") from None
 
     def __iter__(self) -> Iterator[HeapSample]:
-        sample: HeapSample | None = None
-        begin_line = 0
+        lines = iter(self._stream)
+        # Band names repeat in every census: decode each once.
+        names: dict[bytes, str] = {}
         number = 0
         in_header = True
-        for raw in self._stream:
+        for raw in lines:
             number += 1
-            if not raw.endswith(b"\n"):
+            if raw[-1:] != b"\n":
                 # A last line without its newline was cut while being written.
-                self.complete = False
-                self.note = f"the file ends inside line {number}"
+                self._cut(f"the file ends inside line {number}")
                 break
-            line = raw.rstrip(b"\r\n")
-            if sample is not None:
-                if line.startswith(b"END_SAMPLE"):
-                    end = self._time(line[10:], number)
-                    if end != sample.time:
-                        raise self._error(
-                            number, f"END_SAMPLE {end} closes the sample begun at {sample.time}"
-                        )
-                    self.samples += 1
-                    yield sample
-                    sample = None
-                    continue
-                name, tab, value = line.rpartition(b"\t")
-                if not tab or not name:
-                    raise self._error(number, "expected a band line (name, TAB, value)")
-                try:
-                    amount = int(value)
-                except ValueError:
-                    raise self._error(
-                        number,
-                        f"band value is not a whole number: {value.decode(errors='replace')!r}",
-                    ) from None
-                band = name.decode("utf-8", "surrogateescape")
-                sample.values[band] = sample.values.get(band, 0) + amount
-                continue
-            keyword, _, rest = line.partition(b" ")
+            keyword, _, rest = raw.rstrip(b"\r\n").partition(b" ")
             if keyword == b"BEGIN_SAMPLE":
-                sample = HeapSample(self._time(rest, number))
-                begin_line = number
                 in_header = False
+                begin_line = number
+                sample = HeapSample(self._time(rest, number))
+                values = sample.values
+                ended = False
+                # The census's band lines, in a tight loop: this is where the time goes.
+                for raw in lines:
+                    number += 1
+                    if raw[-1:] != b"\n":
+                        break
+                    if raw.startswith(b"END_SAMPLE"):
+                        end = self._time(raw[10:], number)
+                        if end != sample.time:
+                            raise self._error(
+                                number, f"END_SAMPLE {end} closes the sample begun at {sample.time}"
+                            )
+                        ended = True
+                        break
+                    name, _, value = raw.rpartition(b"\t")
+                    if not name:
+                        raise self._error(number, "expected a band line (name, TAB, value)")
+                    try:
+                        amount = int(value)
+                    except ValueError:
+                        shown = value.strip().decode(errors="replace")
+                        raise self._error(
+                            number, f"band value is not a whole number: {shown!r}"
+                        ) from None
+                    band = names.get(name)
+                    if band is None:
+                        band = names[name] = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
+                    values[band] = values.get(band, 0) + amount
+                if not ended:
+                    self._cut(
+                        f"the file ends inside the sample begun at line {begin_line} "
+                        f"(time {sample.time}); that sample is left out"
+                    )
+                    break
+                self.samples += 1
+                yield sample
             elif keyword == b"MARK":
                 self.marks.append(self._time(rest, number))
                 in_header = False
             elif in_header and keyword in _HEADER_KEYS:
                 self._fields[_HEADER_KEYS[keyword]] = _quoted(rest)
-            elif not line.strip():
-                continue
-            else:
-                shown = line[:40].decode("utf-8", "replace")
+            elif raw.strip():
+                shown = raw[:40].rstrip().decode("utf-8", "replace")
                 raise self._error(number, f"unexpected line {shown!r}")
         self.lines = number
         if number == 0:
-            self.complete, self.note = False, "the file is empty"
-        if sample is not None:
-            self.complete = False
-            self.note = (
-                f"the file ends inside the sample begun at line {begin_line} (time {sample.time});"
-                " that sample is left out"
-            )
+            self._cut("the file is empty")
+
+    def _cut(self, note: str) -> None:
+        self.complete, self.note = False, note
 
 
 def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:
