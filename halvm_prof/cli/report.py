@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
+from halvm_prof.errors import OutputError
+from halvm_prof.fileio import same_file
 from halvm_prof.render.html import load_inputs, write_report
+
+
+def refuse_input_as_output(output: str, inputs: Iterable[str | None]) -> None:
+    """Refuse an output that is one of the inputs: writing it would destroy the input."""
+    for path in inputs:
+        if path is not None and same_file(path, output):
+            raise OutputError(
+                f"is also an input ({path}); writing it would destroy that input",
+                path=output,
+                hint="choose another output name",
+            )
 
 
 @click.command()
@@ -14,7 +28,11 @@ from halvm_prof.render.html import load_inputs, write_report
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option("--title", help="Page title (default: the file names).")
 def report(files: tuple[str, ...], output: str, title: str | None) -> None:
-    """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT."""
+    """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.
+
+    Give both files of one run (its .hp and .prof) to see them on one page.
+    """
+    refuse_input_as_output(output, files)
     inputs = load_inputs(files)
     write_report(inputs, output, title=title or ", ".join(Path(f).name for f in files))
     click.echo(f"wrote {output}")

@@ -7,27 +7,105 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import jinja2
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap import band_stats
+from halvm_prof.analysis.heap import HeapAccumulator
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import atomic_write
-from halvm_prof.model import CostCentreProfile, EventlogTimeline, HeapProfile
+from halvm_prof.fileio import atomic_write, open_input
+from halvm_prof.formats.hp import iter_hp
+from halvm_prof.model import (
+    CostCentreProfile,
+    EventlogTimeline,
+    HeapHeader,
+    HeapProfile,
+    HeapSample,
+)
 from halvm_prof.render.weights import self_weights
 
-Input = HeapProfile | CostCentreProfile | EventlogTimeline
+
+@dataclass(frozen=True, slots=True)
+class HpFile:
+    """A ``.hp`` file read while its section is built, so memory follows its bands, not its size."""
+
+    path: str
+
+
+Input = HeapProfile | CostCentreProfile | EventlogTimeline | HpFile
 
 #: Bands drawn by name; the rest are summed into "other".
 TOP_BANDS = 15
-#: Most points a chart draws; statistics always use every sample.
-MAX_POINTS = 1500
+#: A chart draws between this many and twice this many points; statistics use every sample.
+MAX_POINTS = 1000
 SPARK_POINTS = 60
+
+T = TypeVar("T")
+
+
+class Thinner(Generic[T]):
+    """Keep at most ``2 * limit`` items of a stream of unknown length, evenly spread, in one pass.
+
+    Items are taken in stretches of ``stride`` consecutive items, and each stretch keeps its
+    highest-scoring item, so a chart of the kept items still shows the peaks. When the buffer is
+    full, neighbouring stretches merge and the stride doubles. The first and the last item are
+    always kept, so a chart spans the whole run.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.stride = 1
+        self.count = 0
+        self.kept: list[tuple[float, int, T]] = []
+        self._best: tuple[float, int, T] | None = None
+        self._in_stretch = 0
+        self._first: tuple[float, int, T] | None = None
+        self._last: tuple[float, int, T] | None = None
+
+    def add(self, item: T, score: float) -> None:
+        entry = (score, self.count, item)
+        if self._first is None:
+            self._first = entry
+        self._last = entry
+        self.count += 1
+        if self._best is None or score > self._best[0]:
+            self._best = entry
+        self._in_stretch += 1
+        if self._in_stretch == self.stride:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._best is not None:
+            self.kept.append(self._best)
+        self._best, self._in_stretch = None, 0
+        if len(self.kept) >= 2 * self.limit:
+            pairs = zip(self.kept[::2], self.kept[1::2], strict=False)
+            # On equal scores the earlier item stays: the result does not depend on the stride.
+            self.kept = [a if a[0] >= b[0] else b for a, b in pairs]
+            self.stride *= 2
+
+    def items(self) -> list[T]:
+        """The kept items in stream order."""
+        kept = list(self.kept)
+        if self._best is not None:
+            kept.append(self._best)
+        ends = [e for e in (self._first, self._last) if e is not None]
+        by_index = {e[1]: e for e in [*kept, *ends]}
+        return [by_index[i][2] for i in sorted(by_index)]
+
+
+def thin(items: list[T], limit: int, score: Callable[[T], float]) -> list[T]:
+    """:class:`Thinner` over a list."""
+    t: Thinner[T] = Thinner(limit)
+    for item in items:
+        t.add(item, score(item))
+    return t.items()
 
 
 def _pick(n: int, limit: int) -> list[int]:
@@ -38,45 +116,85 @@ def _pick(n: int, limit: int) -> list[int]:
     return sorted({round(i * step) for i in range(limit)})
 
 
+class _HeapSection:
+    """Band statistics over every census (the shared accumulator) and the censuses to draw."""
+
+    def __init__(self) -> None:
+        self.acc = HeapAccumulator()
+        self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
+
+    def add(self, sample: HeapSample) -> None:
+        self.acc.add(sample)
+        self.drawn.add(sample, sample.total)
+
+    def data(
+        self,
+        title: str,
+        header: HeapHeader,
+        marks: list[float],
+        complete: bool,
+        note: str | None,
+        source: str,
+    ) -> dict[str, Any]:
+        stats = self.acc.stats() if self.acc.samples else []
+        top = [s.name for s in stats[:TOP_BANDS]]
+        rest = {s.name for s in stats[TOP_BANDS:]}
+        samples = self.drawn.items()
+        series = {name: [s.values.get(name, 0) for s in samples] for name in top}
+        if rest:
+            series["other"] = [sum(v for k, v in s.values.items() if k in rest) for s in samples]
+        spark = [samples[i] for i in _pick(len(samples), SPARK_POINTS)]
+        return {
+            "kind": "heap",
+            "title": title,
+            "source": source,
+            "job": header.job,
+            "date": header.date,
+            "units": [header.sample_unit, header.value_unit],
+            "complete": complete,
+            "note": note,
+            "samples": self.acc.samples,
+            "drawn": len(samples),
+            "times": [s.time for s in samples],
+            "series": [{"name": k, "values": v} for k, v in series.items()],
+            "marks": marks,
+            "peak": {"total": self.acc.peak_total, "time": self.acc.peak_time},
+            "bands": [
+                {
+                    "name": s.name,
+                    "integrated": s.integrated,
+                    "mean": s.mean,
+                    "max": s.max,
+                    "stddev": s.stddev,
+                    "intercept": s.intercept,
+                    "slope": s.slope,
+                    "r2": s.r2,
+                    "leak": s.leak_suspect,
+                    "spark": [x.values.get(s.name, 0) for x in spark],
+                }
+                for s in stats
+            ],
+        }
+
+
 def heap_data(profile: HeapProfile, title: str) -> dict[str, Any]:
-    stats = band_stats(profile)
-    top = [s.name for s in stats[:TOP_BANDS]]
-    rest = {s.name for s in stats[TOP_BANDS:]}
-    idx = _pick(len(profile.samples), MAX_POINTS)
-    samples = [profile.samples[i] for i in idx]
-    series = {name: [s.values.get(name, 0) for s in samples] for name in top}
-    if rest:
-        series["other"] = [sum(v for k, v in s.values.items() if k in rest) for s in samples]
-    spark_idx = _pick(len(profile.samples), SPARK_POINTS)
-    return {
-        "kind": "heap",
-        "title": title,
-        "job": profile.header.job,
-        "date": profile.header.date,
-        "units": [profile.header.sample_unit, profile.header.value_unit],
-        "complete": profile.complete,
-        "note": profile.note,
-        "samples": len(profile.samples),
-        "drawn": len(samples),
-        "times": [s.time for s in samples],
-        "series": [{"name": k, "values": v} for k, v in series.items()],
-        "marks": profile.marks,
-        "bands": [
-            {
-                "name": s.name,
-                "integrated": s.integrated,
-                "mean": s.mean,
-                "max": s.max,
-                "stddev": s.stddev,
-                "intercept": s.intercept,
-                "slope": s.slope,
-                "r2": s.r2,
-                "leak": s.leak_suspect,
-                "spark": [profile.samples[i].values.get(s.name, 0) for i in spark_idx],
-            }
-            for s in stats
-        ],
-    }
+    """The section of a heap profile held in memory."""
+    section = _HeapSection()
+    for sample in profile.samples:
+        section.add(sample)
+    return section.data(
+        title, profile.header, profile.marks, profile.complete, profile.note, profile.source
+    )
+
+
+def hp_file_data(path: str | os.PathLike[str], title: str) -> dict[str, Any]:
+    """The section of a ``.hp`` file, streamed: memory holds the drawn censuses only."""
+    section = _HeapSection()
+    with open_input(path) as stream:
+        reader = iter_hp(stream, path)
+        for sample in reader:
+            section.add(sample)
+    return section.data(title, reader.header, reader.marks, reader.complete, reader.note, "hp")
 
 
 def _flame(profile: CostCentreProfile) -> dict[str, Any]:
@@ -104,7 +222,10 @@ def _flame(profile: CostCentreProfile) -> dict[str, Any]:
 
 
 def prof_data(profile: CostCentreProfile, title: str) -> dict[str, Any]:
+    """The section of a cost-centre profile: totals table, call tree with flame weights."""
+    exact = profile.root.ticks is not None
     return {
+        "exact": exact,
         "kind": "prof",
         "title": title,
         "program": " ".join([profile.program, *profile.arguments]),
@@ -124,6 +245,9 @@ def prof_data(profile: CostCentreProfile, title: str) -> dict[str, Any]:
                 "ia": round(t.individual_alloc, 3),
                 "nt": round(t.inherited_time, 3),
                 "na": round(t.inherited_alloc, 3),
+                # Exact counts only where the report has them (-P, -pj).
+                "ticks": t.ticks,
+                "bytes": t.alloc,
             }
             for t in aggregate(profile)
         ],
@@ -132,8 +256,12 @@ def prof_data(profile: CostCentreProfile, title: str) -> dict[str, Any]:
 
 
 def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
+    """The section of an eventlog's heap and GC series; long series keep their peaks."""
+
     def cut(points: list[tuple[float, int]]) -> list[list[float]]:
-        return [list(points[i]) for i in _pick(len(points), MAX_POINTS)]
+        return [[time, value] for time, value in thin(points, MAX_POINTS, lambda p: p[1])]
+
+    pauses = thin(t.gc_pauses, 2 * MAX_POINTS, lambda p: p.duration)
 
     return {
         "kind": "timeline",
@@ -148,31 +276,48 @@ def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
             )
             if points
         ],
-        "gc": [[p.start, p.duration] for p in t.gc_pauses[:5000]],
+        "gc": [[p.start, p.duration] for p in pauses],
+        "gc_count": len(t.gc_pauses),
+        "gc_longest": max((p.duration for p in t.gc_pauses), default=0.0),
         "markers": [[m.time, m.text] for m in t.markers],
         "complete": t.complete,
         "note": t.note,
     }
 
 
+#: The page kinds and their templates; each extends ``base.html.j2``.
+PAGES = {"report": "report.html.j2", "postmortem": "postmortem.html.j2"}
+
+
 def build_report_data(
-    inputs: list[tuple[str, Input]], *, title: str, notes: list[str] | None = None
+    inputs: list[tuple[str, Input]],
+    *,
+    title: str,
+    notes: list[str] | None = None,
+    postmortem: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """JSON-able data of the report: one section per (label, input)."""
+    """JSON-able data of the page: one section per (label, input); with ``postmortem`` (the
+    verdict and disks of :meth:`Postmortem.to_dict`) the page is a post-mortem."""
     sections = []
     for label, item in inputs:
-        if isinstance(item, HeapProfile):
+        if isinstance(item, HpFile):
+            sections.append(hp_file_data(item.path, label))
+        elif isinstance(item, HeapProfile):
             sections.append(heap_data(item, label))
         elif isinstance(item, CostCentreProfile):
             sections.append(prof_data(item, label))
         else:
             sections.append(timeline_data(item, label))
-    return {
+    data: dict[str, Any] = {
+        "page": "report" if postmortem is None else "postmortem",
         "title": title,
         "notes": notes or [],
         "sections": sections,
         "generator": f"halvm-prof {__version__}",
     }
+    if postmortem is not None:
+        data["postmortem"] = postmortem
+    return data
 
 
 def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
@@ -184,10 +329,13 @@ def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
     inputs: list[tuple[str, Input]] = []
     for file in files:
         name = Path(file).name
-        if sniff(file) == "eventlog":
+        kind = sniff(file)
+        if kind == "eventlog":
             inputs.append((f"{name}: heap and GC over time", read_timeline(file)))
             with contextlib.suppress(InputError):  # a log without heap samples
                 inputs.append((f"{name}: heap profile", load_profile(file)))
+        elif kind == "hp":
+            inputs.append((name, HpFile(file)))
         else:
             inputs.append((name, load_profile(file)))
     return inputs
@@ -198,6 +346,7 @@ def _static(name: str) -> str:
 
 
 def render_html(data: dict[str, Any]) -> str:
+    """The page for ``data`` (from :func:`build_report_data`): assets inlined, data as JSON."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,
@@ -205,7 +354,7 @@ def render_html(data: dict[str, Any]) -> str:
         keep_trailing_newline=True,
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
-    return env.get_template("report.html.j2").render(
+    return env.get_template(PAGES[data["page"]]).render(
         data=data,
         echarts=_static("echarts.min.js"),
         script=_static("report.js"),
@@ -219,8 +368,10 @@ def write_report(
     *,
     title: str,
     notes: list[str] | None = None,
+    postmortem: dict[str, Any] | None = None,
 ) -> None:
-    """Build and write the report atomically."""
-    html = render_html(build_report_data(inputs, title=title, notes=notes))
+    """Build and write the page atomically."""
+    data = build_report_data(inputs, title=title, notes=notes, postmortem=postmortem)
+    html = render_html(data)
     with atomic_write(output) as f:
         f.write(html)

@@ -17,6 +17,7 @@ from halvm_prof.render.html import (
     MAX_POINTS,
     build_report_data,
     heap_data,
+    hp_file_data,
     load_inputs,
     render_html,
 )
@@ -50,7 +51,7 @@ def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
     samples = [HeapSample(i * 0.01, {f"b{j}": i * (j + 1) for j in range(20)}) for i in range(5000)]
     profile = HeapProfile(HeapHeader("j", "d"), samples)
     data = heap_data(profile, "big")
-    assert data["drawn"] <= MAX_POINTS and len(data["times"]) == data["drawn"]
+    assert MAX_POINTS <= data["drawn"] <= 2 * MAX_POINTS and len(data["times"]) == data["drawn"]
     assert data["times"][0] == 0.0 and data["times"][-1] == samples[-1].time
     exact = {s.name: s.integrated for s in band_stats(profile)}
     assert {b["name"]: b["integrated"] for b in data["bands"]} == exact
@@ -82,3 +83,17 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("hi")
     r = CliRunner().invoke(cli, ["report", str(tmp_path / "x.txt"), "-o", str(tmp_path / "o.html")])
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and not (tmp_path / "o.html").exists()
+
+
+def test_downsampling_keeps_the_peak_census() -> None:
+    totals = [1000 - abs(i - 3333) for i in range(5000)]  # a single peak at census 3333
+    samples = [HeapSample(i * 0.01, {"a": t}) for i, t in enumerate(totals)]
+    data = heap_data(HeapProfile(HeapHeader("j", "d"), samples), "peak")
+    assert data["drawn"] < len(samples)
+    assert max(data["series"][0]["values"]) == 1000
+    assert data["peak"] == {"total": 1000, "time": samples[3333].time}
+
+
+def test_a_streamed_hp_file_gives_the_section_of_the_loaded_profile() -> None:
+    path = CORPUS / "leaky-hd.hp"
+    assert hp_file_data(str(path), "hd") == heap_data(read_hp(path), "hd")

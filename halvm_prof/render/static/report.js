@@ -89,37 +89,43 @@
     return c;
   }
 
-  function nearest(times, t) {
-    let best = 0;
-    times.forEach((x, i) => { if (Math.abs(x - t) < Math.abs(times[best] - t)) best = i; });
-    return best;
-  }
-
   function heap(sec, s) {
-    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${s.samples} samples` +
-      (s.drawn < s.samples ? ` (${s.drawn} drawn; statistics use all)` : "")));
+    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${num(s.samples)} sample${s.samples === 1 ? "" : "s"}` +
+      (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
+        "statistics use all)" : "") +
+      (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
+    if (!s.samples) {
+      sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
+      return;
+    }
     const toggle = el("button", { class: "toggle" }, "show as lines");
     sec.appendChild(toggle);
     const c = chart(sec);
     let stacked = true;
+    // A time axis (in ms) keeps time proportional even where censuses come unevenly, and
+    // ECharts stacks only the value dimension beside a time axis (two value axes would make
+    // it stack x as well). Labels say the profile's own unit again.
+    const ms = s.times.map((t) => t * 1000);
+    const unit = (v) => num(v / 1000, 3) + " " + s.units[0];
     function option() {
       return {
         animation: false,
         tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
         legend: { type: "scroll", top: 0 },
-        grid: { top: 40, left: 80, right: 20, bottom: 70 },
-        // Censuses come at a fixed interval, so a category axis keeps time proportional; two
-        // value axes would make ECharts stack along x as well.
-        xAxis: { type: "category", name: s.units[0], boundaryGap: false,
-                 data: s.times.map((t) => t.toFixed(3)) },
+        grid: { top: 40, left: 80, right: 20, bottom: 85 },
+        xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
+                 // One census has no extent: give it a millisecond either side.
+                 min: ms.length > 1 ? "dataMin" : ms[0] - 1, max: ms.length > 1 ? "dataMax" : ms[0] + 1,
+                 axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true },
+                 axisPointer: { label: { formatter: (p) => unit(p.value) } } },
         yAxis: { type: "value", name: s.units[1], axisLabel: { formatter: (v) => bytes(v) } },
-        dataZoom: [{ type: "inside" }, { type: "slider" }],
+        dataZoom: [{ type: "inside" }, { type: "slider", labelFormatter: unit }],
         series: s.series.map((b, i) => ({
-          name: b.name, type: "line", showSymbol: false, stack: stacked ? "total" : undefined,
+          name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked ? "total" : undefined,
           areaStyle: stacked ? {} : undefined,
-          data: b.values,
+          data: b.values.map((v, j) => [ms[j], v]),
           markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none",
-            data: s.marks.map((m) => ({ xAxis: nearest(s.times, m) })) } : undefined,
+            data: s.marks.map((m) => ({ xAxis: m * 1000 })) } : undefined,
         })),
       };
     }
@@ -132,7 +138,7 @@
     sec.appendChild(el("h3", {}, "Bands"));
     table(sec, [
       { key: "name", label: "band", name: true },
-      { key: "integrated", label: "residency × time", fmt: (v) => num(v) },
+      { key: "integrated", label: "residency × time", fmt: (v) => bytes(v) + "·" + s.units[0].slice(0, 1) },
       { key: "mean", label: "mean", fmt: bytes }, { key: "max", label: "max", fmt: bytes },
       { key: "stddev", label: "stddev", fmt: bytes }, { key: "intercept", label: "intercept", fmt: bytes },
       { key: "slope", label: "slope /s", fmt: (v) => bytes(v) + "/s" },
@@ -152,9 +158,15 @@
 
   function flame(parent, root, key, label) {
     parent.appendChild(el("div", { class: "flame-title" }, label + " (click a frame to zoom, the top to reset)"));
-    const box = el("div", { class: "flame" });
+    const box = el("div", { class: "flame", "data-key": key });
     parent.appendChild(box);
-    const total = (n) => n._w !== undefined ? n._w : (n._w = n[key] + n.children.reduce((a, c) => a + total(c), 0));
+    // Inclusive weights per graph: the time and alloc graphs share the tree, so never on nodes.
+    const weights = new Map();
+    const total = (n) => {
+      let w = weights.get(n);
+      if (w === undefined) { w = n[key] + n.children.reduce((a, c) => a + total(c), 0); weights.set(n, w); }
+      return w;
+    };
     let depthMax = 0;
     function draw(focus) {
       box.textContent = "";
@@ -162,7 +174,7 @@
       function place(n, depth, x, w) {
         if (w < 0.5) return;
         depthMax = Math.max(depthMax, depth);
-        const f = el("div", { title: `${n.name} ${n.src}: ${num(total(n))}` }, n.name);
+        const f = el("div", { title: `${n.name} ${n.src}: ${num(total(n))}`, "data-weight": String(total(n)) }, n.name);
         f.style.left = x + "px"; f.style.width = w + "px"; f.style.top = depth * 17 + "px";
         f.style.background = `hsl(${(n.name.length * 37) % 60 + 10}, 80%, ${60 + (depth % 3) * 6}%)`;
         f.addEventListener("click", (e) => { e.stopPropagation(); draw(n === focus ? root : n); });
@@ -179,35 +191,42 @@
   function prof(sec, s) {
     sec.appendChild(el("p", { class: "meta" }, `${s.program} +RTS ${s.rts} — ${s.total_time} s, ` +
       `${num(s.total_ticks)} ticks, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
-    table(sec, [
+    const columns = [
       { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
       { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
       { key: "nt", label: "inh %time" }, { key: "na", label: "inh %alloc" },
-    ], s.table);
+    ];
+    // Exact counts only where the report has them (-P, -pj), never derived from percentages.
+    if (s.exact) columns.push({ key: "ticks", label: "ticks", fmt: num }, { key: "bytes", label: "bytes", fmt: num });
+    table(sec, columns, s.table);
     sec.appendChild(el("h3", {}, "Call tree"));
     tree(sec, s.tree);
     flame(sec, s.tree, "st", "Flame graph by time");
-    flame(sec, JSON.parse(JSON.stringify(s.tree)), "sa", "Flame graph by allocation");
+    flame(sec, s.tree, "sa", "Flame graph by allocation");
   }
 
   function timeline(sec, s) {
     const c = chart(sec);
     c.setOption({
       animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
-      legend: { top: 0 }, grid: { top: 40, left: 80, right: 20, bottom: 70 },
-      xAxis: { type: "value", name: "seconds" },
+      legend: { top: 0 }, grid: { top: 40, left: 80, right: 70, bottom: 85 },
+      xAxis: { type: "value", name: "seconds", nameLocation: "middle", nameGap: 24 },
       yAxis: [{ type: "value", axisLabel: { formatter: (v) => bytes(v) } },
-              { type: "value", name: "GC pause ms", splitLine: { show: false } }],
+              { type: "value", name: "GC pause ms", splitLine: { show: false },
+                axisLabel: { formatter: (v) => num(v, 3) } }],
       dataZoom: [{ type: "inside" }, { type: "slider" }],
       series: [{ name: "GC pause", type: "scatter", yAxisIndex: 1, symbolSize: 4,
                  tooltip: { valueFormatter: (v) => v.toFixed(3) + " ms" },
                  data: s.gc.map((g) => [g[0], g[1] * 1000]) }].concat(s.series.map((ser, i) => ({
-        name: ser.name, type: "line", showSymbol: false, data: ser.points,
+        // A series of few points (few GCs) would be invisible as a bare line.
+        name: ser.name, type: "line", showSymbol: ser.points.length < 50, data: ser.points,
         markLine: i === 0 && s.markers.length ? { symbol: "none",
           label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
       }))),
     });
-    sec.appendChild(el("p", { class: "meta" }, `${s.gc.length} GC pauses, ${s.markers.length} markers`));
+    sec.appendChild(el("p", { class: "meta" }, `${num(s.gc_count)} GC pauses` +
+      (s.gc.length < s.gc_count ? ` (${num(s.gc.length)} drawn, keeping each stretch's longest)` : "") +
+      `, longest ${num(s.gc_longest * 1000, 3)} ms, ${s.markers.length} markers`));
   }
 
   document.querySelectorAll("section.section").forEach((sec) => {
