@@ -1,0 +1,50 @@
+"""``halvm-prof report`` as a command: what it writes and its one-line errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from tests.conftest import CORPUS
+
+
+def test_report_of_one_run_writes_one_page(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(
+        cli, ["report", str(CORPUS / "leaky-hd.hp"), str(CORPUS / "leaky-hd.prof"), "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == f"wrote {out}\n"
+    page = out.read_text()
+    assert page.count('class="section') == 2 and "<title>leaky-hd.hp, leaky-hd.prof</title>" in page
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path: Path) -> None:
+    hp = tmp_path / "leaky-hd.hp"
+    shutil.copy(CORPUS / "leaky-hd.hp", hp)
+    before = hp.read_bytes()
+    r = CliRunner().invoke(cli, ["report", str(hp), "-o", str(hp)])
+    assert r.exit_code == 1
+    assert str(hp) in r.stderr and "is also an input" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert hp.read_bytes() == before
+
+
+def test_a_file_that_is_no_profile_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["report", str(bad), "-o", str(out)])
+    assert r.exit_code == 1
+    assert str(bad) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    r = CliRunner().invoke(
+        cli, ["report", str(tmp_path / "nope.hp"), "-o", str(tmp_path / "r.html")]
+    )
+    assert r.exit_code == 2
