@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
 from halvm_prof.analysis.heap import band_stats
+from halvm_prof.analysis.postmortem import DiskReport
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
@@ -97,3 +99,16 @@ def test_downsampling_keeps_the_peak_census() -> None:
 def test_a_streamed_hp_file_gives_the_section_of_the_loaded_profile() -> None:
     path = CORPUS / "leaky-hd.hp"
     assert hp_file_data(str(path), "hd") == heap_data(read_hp(path), "hd")
+
+
+def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
+    disk = asdict(DiskReport("xvdp2", EVIL, closed=False, kind="hp", committed=4096, samples=7))
+    pm = {"disks": [disk], "memory_mib": 64, "headline": EVIL, "verdict": [EVIL, "heap grew"]}
+    profile = read_hp(CORPUS / "leaky-hd.hp")
+    data = build_report_data([("hd", profile)], title="pm", postmortem=pm)
+    assert data["page"] == "postmortem" and data["postmortem"] == pm
+    html = render_html(data)
+    assert "<script>alert(1)" not in html and html.count("</script>") == 3
+    assert "&lt;/script&gt;" in html and "<li>heap grew</li>" in html
+    assert '<tr class="crashed">' in html and "4,096" in html and "64 MiB" in html
+    assert _page_data(html)["postmortem"]["verdict"][0] == EVIL
