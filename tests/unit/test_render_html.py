@@ -1,4 +1,5 @@
-"""Report data and HTML: exact statistics under downsampling, safe names, deterministic bytes."""
+"""Report data and HTML: exact statistics under downsampling, peaks kept, streamed .hp equal to
+in-memory, edge cases (empty, one census, cut), safe names, deterministic bytes."""
 
 from __future__ import annotations
 
@@ -9,30 +10,54 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from halvm_prof.analysis.heap import band_stats
 from halvm_prof.analysis.postmortem import DiskReport
 from halvm_prof.cli import cli
+from halvm_prof.formats.eventlog.timeline import read_timeline
 from halvm_prof.formats.hp import read_hp
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.formats.prof import read_prof
+from halvm_prof.model import EventlogGcPause, EventlogTimeline, HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import (
     MAX_POINTS,
+    HpFile,
     build_report_data,
     heap_data,
     hp_file_data,
     load_inputs,
+    prof_data,
     render_html,
+    thin,
+    timeline_data,
 )
-from tests.conftest import CORPUS
+from halvm_prof.render.weights import self_weights
+from tests.conftest import CORPUS, DATA, Golden
 
-EVIL = '</script><script>alert(1)</script> <$> & "q"'
+EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
+HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]
 
 
-def _page_data(html: str) -> dict[str, Any]:
+def page_data(html: str) -> dict[str, Any]:
     m = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', html, re.S)
     assert m
     data: dict[str, Any] = json.loads(m.group(1))
     return data
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1000, 1000), max_size=400), st.integers(1, 40))
+def test_thinning_keeps_order_ends_and_the_peak(values: list[int], limit: int) -> None:
+    items = list(enumerate(values))
+    kept = thin(items, limit, lambda p: p[1])
+    assert kept == sorted(kept)  # a subsequence, in stream order
+    assert len(kept) <= 2 * limit + 2
+    if len(items) < 2 * limit:
+        assert kept == items
+    if items:
+        assert kept[0] == items[0] and kept[-1] == items[-1]
+        assert max(v for _, v in kept) == max(values)
 
 
 def test_hostile_names_cannot_break_the_page() -> None:
@@ -44,61 +69,118 @@ def test_hostile_names_cannot_break_the_page() -> None:
     )
     assert "<script>alert(1)" not in html
     assert html.count("</script>") == 3  # echarts, the data block, our script
-    data = _page_data(html)
-    assert data["title"] == EVIL
+    data = page_data(html)
+    assert data["title"] == EVIL and data["notes"] == [EVIL]
     assert data["sections"][0]["bands"][0]["name"] == EVIL
 
 
 def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
     samples = [HeapSample(i * 0.01, {f"b{j}": i * (j + 1) for j in range(20)}) for i in range(5000)]
+    # A one-census spike must survive the downsampling.
+    samples[3333].values["b0"] = 10**9
     profile = HeapProfile(HeapHeader("j", "d"), samples)
     data = heap_data(profile, "big")
-    assert MAX_POINTS <= data["drawn"] <= 2 * MAX_POINTS and len(data["times"]) == data["drawn"]
+    assert MAX_POINTS <= data["drawn"] <= 2 * MAX_POINTS + 2 and len(data["times"]) == data["drawn"]
+    assert data["samples"] == 5000
     assert data["times"][0] == 0.0 and data["times"][-1] == samples[-1].time
-    exact = {s.name: s.integrated for s in band_stats(profile)}
-    assert {b["name"]: b["integrated"] for b in data["bands"]} == exact
+    assert samples[3333].time in data["times"]
+    exact = {s.name: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
+    assert {b["name"]: (b["integrated"], b["max"], b["slope"]) for b in data["bands"]} == exact
     assert [s["name"] for s in data["series"]][-1] == "other"  # 20 bands: the top 15 + other
+    assert data["peak"] == {"total": samples[3333].total, "time": samples[3333].time}
+
+
+def test_streamed_hp_files_give_the_in_memory_data() -> None:
+    for path in HP_FILES:
+        assert hp_file_data(path, "t") == heap_data(read_hp(path), "t"), path.name
 
 
 def test_heap_series_add_up_to_the_totals() -> None:
     profile = read_hp(CORPUS / "leaky-hd.hp")
     data = heap_data(profile, "hd")
-    for j, sample in enumerate(profile.samples):
-        assert sum(s["values"][j] for s in data["series"]) == sample.total
+    drawn = {s.time: s.total for s in profile.samples}
+    for j, t in enumerate(data["times"]):
+        assert sum(s["values"][j] for s in data["series"]) == drawn[t]
+
+
+def test_edge_cases_empty_one_census_and_cut(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.hp"
+    empty.write_text('JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n')
+    data = hp_file_data(empty, "e")
+    assert data["samples"] == data["drawn"] == 0 and data["bands"] == [] and data["series"] == []
+    first = tmp_path / "one.hp"
+    text = (CORPUS / "leaky-hc.hp").read_text()
+    first.write_text(text[: text.index("END_SAMPLE") + len("END_SAMPLE 0.000000\n")])
+    data = hp_file_data(first, "1")
+    assert data["samples"] == 1 and data["complete"]
+    cut = hp_file_data(DATA / "ghc/leaky-killed.hp", "cut")
+    assert not cut["complete"] and "ends inside the sample" in cut["note"]
+    assert cut["samples"] == len(read_hp(DATA / "ghc/leaky-killed.hp").samples)
+
+
+def test_prof_section_weights_and_exact_columns() -> None:
+    for path, exact in ((CORPUS / "leaky-hc.prof", False), (DATA / "ghc/leaky-P.prof", True)):
+        profile = read_prof(path)
+        data = prof_data(profile, "p")
+        assert data["exact"] is exact
+        assert all((row["ticks"] is not None) is exact for row in data["table"])
+
+        def total(node: dict[str, Any], key: str) -> int:
+            return int(node[key]) + sum(total(c, key) for c in node["children"])
+
+        # The flame graphs are weighted by time and by alloc, each summing to its own total.
+        assert total(data["tree"], "st") == profile.total_ticks
+        assert total(data["tree"], "sa") == profile.total_alloc
+        assert sum(self_weights(profile, "alloc").values()) == profile.total_alloc
+
+
+def test_timeline_keeps_the_longest_gc_pauses() -> None:
+    tl = read_timeline(CORPUS / "leaky-hT.eventlog")
+    data = timeline_data(tl, "t")
+    assert data["gc_count"] == len(tl.gc_pauses) and len(data["gc"]) == len(tl.gc_pauses)
+    many = EventlogTimeline(
+        gc_pauses=[EventlogGcPause(i * 1e-3, (i % 97) * 1e-6) for i in range(10_000)]
+    )
+    many.gc_pauses[7777] = EventlogGcPause(7.777, 0.5)
+    data = timeline_data(many, "many")
+    assert len(data["gc"]) <= 4 * MAX_POINTS + 2 and [7.777, 0.5] in data["gc"]
+    assert data["gc_longest"] == 0.5
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
     files = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
     inputs = load_inputs(files)
     assert len(inputs) == len(files) + 1  # the -hT eventlog gives a timeline and a heap profile
+    assert sum(isinstance(i, HpFile) for _, i in inputs) == len(list(CORPUS.glob("*.hp")))
     a, b = tmp_path / "a.html", tmp_path / "b.html"
     for out in (a, b):
         r = CliRunner().invoke(cli, ["report", *files, "-o", str(out)])
         assert r.exit_code == 0, r.stderr
     assert a.read_bytes() == b.read_bytes()
     assert a.stat().st_size < 3 << 20
-    kinds = [s["kind"] for s in _page_data(a.read_text())["sections"]]
+    kinds = [s["kind"] for s in page_data(a.read_text())["sections"]]
     assert kinds.count("prof") == 7 and kinds.count("heap") == 8 and kinds.count("timeline") == 2
 
 
-def test_bad_input_is_one_line(tmp_path: Path) -> None:
+def test_report_data_golden(golden: Golden) -> None:
+    # Both files of one run on one page; an operator (<+>) and a primed name (tot'al) in it.
+    ops = DATA / "ghc"
+    data = build_report_data(
+        load_inputs([str(ops / "ops-hc.hp"), str(ops / "ops-hc.prof")]), title="ops"
+    )
+    data["generator"] = "halvm-prof"
+    golden.check("report/ops-hc.json", json.dumps(data, sort_keys=True, indent=1) + "\n")
+
+
+def test_bad_input_and_overwriting_an_input_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("hi")
     r = CliRunner().invoke(cli, ["report", str(tmp_path / "x.txt"), "-o", str(tmp_path / "o.html")])
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and not (tmp_path / "o.html").exists()
-
-
-def test_downsampling_keeps_the_peak_census() -> None:
-    totals = [1000 - abs(i - 3333) for i in range(5000)]  # a single peak at census 3333
-    samples = [HeapSample(i * 0.01, {"a": t}) for i, t in enumerate(totals)]
-    data = heap_data(HeapProfile(HeapHeader("j", "d"), samples), "peak")
-    assert data["drawn"] < len(samples)
-    assert max(data["series"][0]["values"]) == 1000
-    assert data["peak"] == {"total": 1000, "time": samples[3333].time}
-
-
-def test_a_streamed_hp_file_gives_the_section_of_the_loaded_profile() -> None:
-    path = CORPUS / "leaky-hd.hp"
-    assert hp_file_data(str(path), "hd") == heap_data(read_hp(path), "hd")
+    hp = tmp_path / "a.hp"
+    hp.write_bytes((CORPUS / "leaky-hc.hp").read_bytes())
+    r = CliRunner().invoke(cli, ["report", str(hp), "-o", str(hp)])
+    assert r.exit_code == 1 and "is also an input" in r.stderr and r.stderr.count("\n") == 1
+    assert hp.read_bytes() == (CORPUS / "leaky-hc.hp").read_bytes()
 
 
 def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
@@ -111,4 +193,4 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     assert "<script>alert(1)" not in html and html.count("</script>") == 3
     assert "&lt;/script&gt;" in html and "<li>heap grew</li>" in html
     assert '<tr class="crashed">' in html and "4,096" in html and "64 MiB" in html
-    assert _page_data(html)["postmortem"]["verdict"][0] == EVIL
+    assert page_data(html)["postmortem"]["verdict"][0] == EVIL
