@@ -132,3 +132,21 @@ def test_toggle_band_switch_lines_and_sort(browser: Any, tmp_path: Path) -> None
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "report-leaky-hc.png"))
     assert (ARTIFACTS / "report-leaky-hc.png").stat().st_size > 10_000
+
+
+def test_flame_graphs_weigh_by_time_and_alloc_and_exact_columns_show(
+    browser: Any, tmp_path: Path
+) -> None:
+    html = tmp_path / "r.html"
+    write_report(load_inputs([str(CORPUS / "leaky-pj.prof")]), html, title="pj")
+    _open(browser, html)
+    sec = browser.execute_script("return window.halvmReport.data.sections[0]")
+    # The outermost frame of each graph carries the whole weight of its own measure.
+    roots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.flame')).map(b => "
+        "[b.dataset.key, Number(b.querySelector('div').dataset.weight)])"
+    )
+    assert roots == [["st", sec["total_ticks"]], ["sa", sec["total_alloc"]]]
+    headers = [h.text for h in browser.find_elements("css selector", "section.prof th")]
+    assert sec["exact"] and "ticks" in headers and "bytes" in headers
+    assert _errors(browser) == []
