@@ -1,15 +1,16 @@
 """A verdict on a finished or crashed HaLVM run, straight from its profiling disks.
 
 The disks are only read: each profile is recovered (as convert-profile would) into a temporary
-file and parsed from there. The heap trend is the least-squares slope of the total over the last
-third of the censuses.
+file and parsed from there. The heap trend before the end is the least-squares slope of the total
+over the last third of the censuses; the bands growing fastest are those with the steepest slope
+over that same stretch (the shared band accumulator, fed only the last third).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,19 @@ from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 
 #: Residency at or above this share of the VM's memory counts as "approached".
 MEMORY_WARN = 0.8
-#: A band is growing fast when its slope over the last third moves it by this share of the peak.
+#: The heap (or a band) grows when its slope over the last third moves it by this share of the
+#: peak total within that stretch; less counts as flat.
 GROWTH_SHARE = 0.05
+#: How many growing bands the verdict names.
+GROWING_BANDS = 5
+
+DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
 
 
 @dataclass(slots=True)
 class DiskReport:
+    """What one disk held and what could be recovered from it."""
+
     device: str
     path: str
     closed: bool | None = None
@@ -35,8 +43,14 @@ class DiskReport:
     committed: int = 0
     recovered: int = 0
     dropped: int = 0
+    past_commit: int = 0
     samples: int | None = None
     problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def what(self) -> str:
+        return DEVICES.get(self.device, "profile")
 
 
 @dataclass(slots=True)
@@ -46,13 +60,15 @@ class Postmortem:
     prof: CostCentreProfile | None = None
     memory_mib: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    headline: str = ""
     verdict: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "disks": [{k: getattr(d, k) for k in d.__slots__} for d in self.disks],
+            "disks": [asdict(d) for d in self.disks],
             "memory_mib": self.memory_mib,
             "heap": self.facts,
+            "headline": self.headline,
             "verdict": self.verdict,
         }
 
@@ -75,17 +91,14 @@ def _recover(device: str, path: str, scratch: Path) -> tuple[DiskReport, Path | 
         rec.dropped_bytes,
         rec.samples,
     )
+    report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
     return report, out
 
 
-def _slope(samples: list[HeapSample]) -> float:
-    n = len(samples)
-    if n < 2:
-        return 0.0
-    mt = sum(s.time for s in samples) / n
-    mv = sum(s.total for s in samples) / n
-    sxx = sum((s.time - mt) ** 2 for s in samples)
-    return sum((s.time - mt) * (s.total - mv) for s in samples) / sxx if sxx else 0.0
+def _total_slope(samples: list[HeapSample]) -> float:
+    """Least-squares slope of the census totals: the shared fit, over one "total" band."""
+    totals = accumulate(HeapSample(s.time, {"total": s.total}) for s in samples).stats()
+    return totals[0].slope if totals else 0.0
 
 
 def analyse(
@@ -114,76 +127,124 @@ def analyse(
                 elif report.kind in ("prof", "prof-json"):
                     loaded = load_profile(out)
                     pm.prof = loaded if isinstance(loaded, CostCentreProfile) else None
+                else:
+                    report.problem = "recovered, but it is not a GHC profile"
             except HalvmProfError as e:
                 report.problem = f"recovered, but not readable: {e.message}"
     _judge(pm)
     return pm
 
 
+def _disk_line(d: DiskReport, heap: HeapProfile | None) -> str:
+    if d.problem:
+        return f"{d.device} ({d.path}): no {d.what} recovered: {d.problem}."
+    size = f"{d.recovered:,} bytes"
+    if d.kind == "hp" and d.samples is not None:
+        last = f", up to {heap.samples[-1].time:.3f} s" if heap and heap.samples else ""
+        size += f" ({d.samples} complete censuses{last})"
+    if d.closed:
+        return f"{d.device}: the {d.what} was closed cleanly; all {size} recovered."
+    past = d.recovered - d.committed
+    kept = f" {past:,} bytes written after the last commit were sound and kept." if past > 0 else ""
+    cut = "census" if d.kind == "hp" else "line"
+    dropped = f" {d.dropped:,} bytes of a {cut} cut mid-write were dropped." if d.dropped else ""
+    if d.kind == "hp":
+        lost = "Lost: every census after the last one recovered."
+    else:
+        lost = "Lost: the rest of the report (the run stopped while writing it at exit)."
+    return f"{d.device}: the {d.what} was NOT closed; {size} recovered.{kept}{dropped} {lost}"
+
+
 def _judge(pm: Postmortem) -> None:
     v = pm.verdict
-    for d in pm.disks:
-        what = "time profile" if d.device == "xvdp1" else "heap profile"
-        if d.problem:
-            v.append(f"{d.device} ({d.path}): no {what} recovered: {d.problem}.")
-        elif d.closed:
-            v.append(f"{d.device}: the {what} was closed cleanly ({d.recovered} bytes).")
-        else:
-            lost = (
-                f", {d.dropped} bytes of an incomplete sample or line dropped" if d.dropped else ""
-            )
-            v.append(
-                f"{d.device}: the {what} was NOT closed: the run crashed or was stopped; "
-                f"{d.recovered} bytes recovered{lost}."
-            )
-    if any(d.device == "xvdp1" and not d.closed for d in pm.disks):
+    v.extend(_disk_line(d, pm.heap) for d in pm.disks)
+    prof_disk = next((d for d in pm.disks if d.device == "xvdp1"), None)
+    crashed = any(not d.closed for d in pm.disks)
+    if prof_disk is not None and prof_disk.problem and pm.heap is not None:
         v.append(
-            "A time profile is written only at exit, so a crash loses it; the heap profile "
-            "is the evidence of a crashed run."
+            "A time profile is written only at exit, so a crash before it loses it; the heap "
+            "profile is the evidence of the run."
         )
     heap = pm.heap
-    if heap is None or not heap.samples:
-        return
+    concern = ""
+    if heap is not None and heap.samples:
+        concern = _judge_heap(pm, heap)
+    if all(d.problem for d in pm.disks):
+        pm.headline = "Nothing could be recovered from the disks given."
+    elif crashed:
+        pm.headline = "The run did not finish cleanly (it crashed or was stopped)" + (
+            f"; {concern}." if concern else "."
+        )
+    else:
+        pm.headline = "The run finished and closed its profiles" + (
+            f"; {concern}." if concern else "."
+        )
+    v.insert(0, f"Verdict: {pm.headline}")
+
+
+def _judge_heap(pm: Postmortem, heap: HeapProfile) -> str:
+    """Add the heap facts and lines; return the main concern for the headline, if any."""
+    v = pm.verdict
     acc = accumulate(heap.samples)
     last = heap.samples[-1]
     tail = heap.samples[len(heap.samples) * 2 // 3 :]
-    slope = _slope(tail)
-    stats = acc.stats()
+    if len(tail) < 2:
+        tail = heap.samples[-2:]
+    tail_duration = tail[-1].time - tail[0].time
+    slope = _total_slope(tail)
+    threshold = GROWTH_SHARE * acc.peak_total
+    tail_stats = accumulate(tail).stats() if len(tail) >= 2 else []
     growing = sorted(
-        (
-            s
-            for s in stats
-            if s.slope * acc.duration >= GROWTH_SHARE * acc.peak_total and s.slope > 0
-        ),
-        key=lambda s: -s.slope,
-    )[:5]
+        (s for s in tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
+        key=lambda s: (-s.slope, s.name),
+    )[:GROWING_BANDS]
+    trend = (
+        "rising"
+        if slope * tail_duration >= threshold
+        else "falling"
+        if -slope * tail_duration >= threshold
+        else "flat"
+    )
     pm.facts = {
         "samples": len(heap.samples),
         "last_sample_time": last.time,
         "last_total": last.total,
         "peak_total": acc.peak_total,
         "peak_time": acc.peak_time,
+        "trend": trend,
         "trend_bytes_per_s": slope,
+        "trend_from": tail[0].time,
         "growing_bands": [{"band": s.name, "slope": s.slope, "r2": s.r2} for s in growing],
     }
     v.append(
         f"Last census at {last.time:.3f} s: {last.total:,} bytes live; peak {acc.peak_total:,} "
         f"bytes at {acc.peak_time:.3f} s."
     )
-    if slope > 0 and slope * max(acc.duration, 1e-9) / 3 >= GROWTH_SHARE * acc.peak_total:
+    if len(heap.samples) < 2:
+        v.append("One census only: no trend can be told.")
+    else:
         v.append(
-            f"The heap was still growing at the end ({slope:,.0f} bytes/s over the last "
-            "third of the run)."
+            f"Heap trend before the end (from {tail[0].time:.3f} s): {trend}, "
+            f"{slope:+,.0f} bytes/s."
         )
     if growing:
-        v.append("Fastest-growing bands: " + ", ".join(s.name for s in growing[:3]) + ".")
+        v.append(
+            "Fastest-growing bands before the end: "
+            + ", ".join(f"{s.name} ({s.slope:+,.0f} bytes/s)" for s in growing)
+            + "."
+        )
+    concern = "the heap was still growing at the end" if trend == "rising" else ""
     if pm.memory_mib:
         share = acc.peak_total / (pm.memory_mib << 20)
         pm.facts["peak_share_of_memory"] = share
         if share >= MEMORY_WARN:
             v.append(
-                f"Heap residency reached {share:.0%} of the VM's {pm.memory_mib} MiB: the "
-                "crash is likely an out-of-memory; give the VM more memory or fix the growth."
+                f"Heap residency reached {share:.0%} of the VM's {pm.memory_mib} MiB: an "
+                "out-of-memory is likely; give the VM more memory or fix the growth."
             )
+            concern = f"heap residency reached {share:.0%} of the VM's memory"
         else:
             v.append(f"Peak residency was {share:.0%} of the VM's {pm.memory_mib} MiB.")
+    else:
+        v.append("The VM's memory is not known (give --config to compare with it).")
+    return concern

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from halvm_prof.cli.common import emit
+from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
@@ -24,6 +25,8 @@ from halvm_prof.render.export import EXPORTERS, guess_format
 def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     """Export the cost-centre profile FILE (.prof, text or -pj) as flame-graph input."""
     fmt = fmt or (guess_format(output) if output else "folded")
+    if output:
+        refuse_input_as_output(output, [file])
     profile = load_profile(file)
     if not isinstance(profile, CostCentreProfile):
         raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)

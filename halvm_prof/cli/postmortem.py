@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.render.html import Input, write_report
 from halvm_prof.xen.xlcfg import read_config
+
+
+def _disk_path(target: str | None, config: str) -> str | None:
+    """A disk named by the config: as given, else beside the config (where prepare puts it)."""
+    if target is None or os.path.isabs(target) or os.path.exists(target):
+        return target
+    beside = os.path.join(os.path.dirname(config), target)
+    return beside if os.path.exists(beside) else target
 
 
 @click.command()
@@ -27,14 +38,19 @@ def postmortem(
     output: str | None,
     as_json: bool,
 ) -> None:
-    """Judge a run from its profiling disks: closed or crashed, what was recovered, the trend."""
+    """Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.
+
+    The disks are only read. Exits 1 (after the verdict) when no disk yields a profile.
+    """
     memory = None
     if config:
         cfg = read_config(config)
         memory = cfg.memory
         disks = {d.vdev: d.target for d in cfg.disks()}
-        prof_disk = prof_disk or disks.get("xvdp1")
-        hp_disk = hp_disk or disks.get("xvdp2")
+        prof_disk = prof_disk or _disk_path(disks.get("xvdp1"), config)
+        hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
+    if output:
+        refuse_input_as_output(output, [prof_disk, hp_disk, config])
     pm = analyse(prof_disk, hp_disk, memory)
     if output:
         inputs: list[tuple[str, Input]] = []
@@ -42,7 +58,7 @@ def postmortem(
             inputs.append(("heap profile (recovered from xvdp2)", pm.heap))
         if pm.prof is not None:
             inputs.append(("time profile (recovered from xvdp1)", pm.prof))
-        write_report(inputs, output, title="HaLVM post-mortem", notes=pm.verdict)
+        write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:

@@ -1,4 +1,7 @@
-"""Reports in a real headless Chromium: they draw the data, react, and log no errors."""
+"""Reports in a real headless Chromium: they draw the data, react, and log no errors.
+
+One browser per module. Screenshots go to tests/artifacts/ (git-ignored; CI keeps them).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +13,27 @@ from typing import Any
 
 import pytest
 
+from halvm_prof.analysis.postmortem import analyse
+from halvm_prof.disk.image import create_image
+from halvm_prof.disk.writer import write_profile
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import load_inputs, write_report
-from tests.conftest import CORPUS, require_program
+from tests.conftest import CORPUS, DATA, require_program
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
+EVIL = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=1"> <$> </>'
+
+# Share of a chart's canvas pixels that are neither background nor transparent.
+INK = """
+const cv = arguments[0].getDom().querySelector('canvas');
+const img = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+let ink = 0;
+for (let i = 0; i < img.length; i += 4) {
+  if (img[i + 3] > 0 && (img[i] < 235 || img[i + 1] < 235 || img[i + 2] < 235)) ink++;
+}
+return ink / (cv.width * cv.height);
+"""
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +81,19 @@ def _errors(browser: Any) -> list[str]:
     return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def _ink(browser: Any, i: int) -> float:
+    ink: float = browser.execute_script(
+        "const c = window.halvmReport.charts[arguments[0]];" + INK.replace("arguments[0]", "c"), i
+    )
+    return ink
+
+
+def _shot(browser: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / name))
+    assert (ARTIFACTS / name).stat().st_size > 10_000
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
@@ -69,19 +101,18 @@ def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: P
     _open(browser, html)
     assert _errors(browser) == []
     sections = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
-    drawn = browser.execute_script(
-        "return window.halvmReport.charts.map(c => c.getOption().series"
-        ".reduce((n, s) => n + (s.data ? s.data.length : 0), 0))"
-    )
-    assert len(drawn) == sum(1 for k in sections if k in ("heap", "timeline"))
-    assert all(n > 0 for n in drawn)
+    charts = browser.execute_script("return window.halvmReport.charts.length")
+    assert charts == sum(1 for k in sections if k in ("heap", "timeline"))
+    for i in range(charts):
+        # Drawn, not merely configured: the canvas carries ink where the data is.
+        assert _ink(browser, i) > 0.01, f"chart {i} of {path.name} looks empty"
     if "prof" in sections:
         frames = browser.execute_script("return document.querySelectorAll('.flame div').length")
         rows = browser.execute_script("return document.querySelectorAll('table tbody tr').length")
         assert frames > 0 and rows > 0
 
 
-def test_toggle_band_switch_lines_and_sort(browser: Any, tmp_path: Path) -> None:
+def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
     write_report(
         load_inputs([str(CORPUS / "leaky-hc.hp"), str(CORPUS / "leaky-hc.prof")]),
@@ -89,15 +120,24 @@ def test_toggle_band_switch_lines_and_sort(browser: Any, tmp_path: Path) -> None
         title="leaky </> run",
     )
     _open(browser, html)
+    assert browser.title == "leaky </> run"
     first = browser.execute_script("return window.halvmReport.data.sections[0].series[0].name")
-    # A click on a legend entry dispatches exactly this action in ECharts.
-    hidden = browser.execute_script(
-        "const c = window.halvmReport.charts[0];"
-        "c.dispatchAction({type: 'legendToggleSelect', name: arguments[0]});"
-        "return c.getOption().legend[0].selected[arguments[0]];",
+    top_of_axis = (
+        "return window.halvmReport.charts[0].getModel().getComponent('yAxis')"
+        ".axis.scale.getExtent()[1]"
+    )
+    before = browser.execute_script(top_of_axis)
+    # A click on a legend entry dispatches exactly this action in ECharts; with the largest band
+    # hidden, the stack (and so the drawn y axis) is lower.
+    browser.execute_script(
+        "window.halvmReport.charts[0]"
+        ".dispatchAction({type: 'legendToggleSelect', name: arguments[0]})",
         first,
     )
-    assert hidden is False
+    selected = browser.execute_script(
+        "return window.halvmReport.charts[0].getOption().legend[0].selected[arguments[0]]", first
+    )
+    assert selected is False and browser.execute_script(top_of_axis) < before
     browser.find_element("css selector", "button.toggle").click()
     stacks = browser.execute_script(
         "return window.halvmReport.charts[0].getOption().series.map(s => s.stack || null)"
@@ -107,31 +147,139 @@ def test_toggle_band_switch_lines_and_sort(browser: Any, tmp_path: Path) -> None
     header = browser.find_elements("css selector", "section.heap th")[3]
     assert header.text == "max"
     header.click()
-    maxima = browser.execute_script(
-        "return Array.from(document.querySelectorAll('section.heap tbody tr'))"
-        ".map(r => r.cells[3].textContent)"
-    )
-    expected = sorted(
-        (
-            b["max"]
-            for b in browser.execute_script("return window.halvmReport.data.sections[0].bands")
-        ),
-        reverse=True,
-    )
-    first_row = browser.execute_script(
-        "return window.halvmReport.data.sections[0].bands.find(b => b.max === arguments[0]).name",
-        expected[0],
-    )
-    assert browser.find_element("css selector", "section.heap tbody tr td").text == first_row
-    assert len(maxima) == len(expected)
+    bands = browser.execute_script("return window.halvmReport.data.sections[0].bands")
+    top = max(bands, key=lambda b: b["max"])
+    assert browser.find_element("css selector", "section.heap tbody tr td").text == top["name"]
+    rows = browser.find_elements("css selector", "section.heap tbody tr")
+    assert len(rows) == len(bands)
     # Search filters the rows.
     box = browser.find_element("css selector", "section.heap input.search")
     box.send_keys("PINNED")
-    assert len(browser.find_elements("css selector", "section.heap tbody tr")) == 1
+    shown = browser.find_elements("css selector", "section.heap tbody tr")
+    assert [r.find_element("css selector", "td").text for r in shown] == [
+        b["name"] for b in bands if "pinned" in b["name"].lower()
+    ]
     assert _errors(browser) == []
-    ARTIFACTS.mkdir(exist_ok=True)
-    browser.save_screenshot(str(ARTIFACTS / "report-leaky-hc.png"))
-    assert (ARTIFACTS / "report-leaky-hc.png").stat().st_size > 10_000
+    _shot(browser, "report-leaky-hc.png")
+
+
+def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -> None:
+    html = tmp_path / "r.html"
+    write_report(load_inputs([str(DATA / "ghc/leaky-P.prof")]), html, title="P")
+    _open(browser, html)
+    table = browser.execute_script("return window.halvmReport.data.sections[0].table")
+    # Sort by %alloc: largest first.
+    th = [h for h in browser.find_elements("css selector", "section.prof th") if h.text == "%alloc"]
+    th[0].click()
+    first = browser.find_element("css selector", "section.prof tbody tr td").text
+    assert first == max(table, key=lambda r: r["ia"])["name"]
+    th[0].click()  # again: smallest first
+    first = browser.find_element("css selector", "section.prof tbody tr td").text
+    assert first == min(table, key=lambda r: r["ia"])["name"]
+    # The call tree collapses and expands.
+    summary = browser.find_element("css selector", "section.prof details summary")
+    root = summary.find_element("xpath", "..")
+    assert root.get_attribute("open") is not None
+    summary.click()
+    assert root.get_attribute("open") is None
+    summary.click()
+    assert root.get_attribute("open") is not None
+    # Each flame graph is weighted by its own measure: widths follow the weights.
+    for key in ("st", "sa"):
+        widths = browser.execute_script(
+            "const box = document.querySelector(`.flame[data-key=${arguments[0]}]`);"
+            "return Array.from(box.children).map(f => [f.textContent, "
+            "parseFloat(f.style.width), Number(f.dataset.weight), parseFloat(f.style.top)]);",
+            key,
+        )
+        root_w, root_weight = widths[0][1], widths[0][2]
+        for _, w, weight, _ in widths:
+            assert w == pytest.approx(
+                root_w * weight / root_weight, abs=0.01
+            )  # CSS keeps 2 decimals
+    time_w, alloc_w = (
+        browser.execute_script(
+            "return Array.from(document.querySelectorAll(`.flame[data-key=${arguments[0]}] div`))"
+            ".find(f => f.textContent === 'Main.score').style.width",
+            key,
+        )
+        for key in ("st", "sa")
+    )
+    assert time_w != alloc_w  # Main.score: 44.7% of the time, 4.6% of the allocation
+    # A click zooms into a frame: it then spans the whole width; a click on it resets.
+    frame = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.flame[data-key=st] div'))"
+        ".find(f => f.textContent === 'Main.score')"
+    )
+    frame.click()
+    top = browser.execute_script(
+        "const f = document.querySelector('.flame[data-key=st] div');"
+        "return [f.textContent, f.style.width, f.parentElement.clientWidth]"
+    )
+    assert top[0] == "Main.score" and float(top[1].rstrip("px")) == top[2]
+    assert _errors(browser) == []
+    _shot(browser, "report-leaky-P-prof.png")
+
+
+def test_hostile_names_show_literally(browser: Any, tmp_path: Path) -> None:
+    samples = [HeapSample(i * 0.1, {EVIL: 1000 * i, "(307)<+>/count": 500}) for i in range(5)]
+    html = tmp_path / "r.html"
+    write_report(
+        [
+            (EVIL, HeapProfile(HeapHeader(EVIL, EVIL), samples)),
+            *load_inputs([str(DATA / "ghc/ops-hc.prof")]),
+        ],
+        html,
+        title=EVIL,
+        notes=[EVIL],
+    )
+    _open(browser, html)
+    browser.execute_script(
+        "window.halvmReport.charts[0]"
+        ".dispatchAction({type: 'showTip', seriesIndex: 0, dataIndex: 3})"
+    )
+    tip = browser.execute_script(
+        "return Array.from(window.halvmReport.charts[0].getDom().querySelectorAll('div'))"
+        ".map(d => d.innerText).join('\\n')"
+    )
+    assert EVIL in tip  # the tooltip shows the name as text
+    assert browser.execute_script("return window.pwned === undefined")
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 3
+    assert browser.find_element("css selector", "h1").text == EVIL.strip()
+    cells = [e.text for e in browser.find_elements("css selector", "section.prof td.name")]
+    assert "Main.<+>" in cells and "Main.tot'al" in cells
+    assert _errors(browser) == []
+
+
+def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.hp"
+    empty.write_text('JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n')
+    html = tmp_path / "e.html"
+    write_report(load_inputs([str(empty)]), html, title="empty")
+    _open(browser, html)
+    assert "No census" in browser.find_element("css selector", "section.heap .empty").text
+    assert _errors(browser) == []
+
+    hp = tmp_path / "hp.disk"
+    create_image(hp, 1 << 20)
+    write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
+    pm = analyse(None, hp, memory_mib=64)
+    assert pm.heap is not None
+    page = tmp_path / "pm.html"
+    write_report(
+        [("heap profile (recovered from xvdp2)", pm.heap)],
+        page,
+        title="HaLVM post-mortem",
+        postmortem=pm.to_dict(),
+    )
+    _open(browser, page)
+    assert browser.find_element("css selector", ".headline").text == pm.headline
+    rows = browser.find_elements("css selector", "table.disks tbody tr")
+    assert len(rows) == 1 and "crashed" in (rows[0].get_attribute("class") or "")
+    assert _ink(browser, 0) > 0.01
+    assert _errors(browser) == []
+    _shot(browser, "postmortem-leaky-hd.png")
 
 
 def test_flame_graphs_weigh_by_time_and_alloc_and_exact_columns_show(

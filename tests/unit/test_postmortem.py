@@ -1,8 +1,10 @@
-"""postmortem on disks written by the runtime-faithful writer: clean, crashed, near OOM."""
+"""postmortem on disks written as the runtime does (`disk write --crash-after`): clean, crashed
+at every write, cut while writing the .prof at exit, still growing, near the VM's memory."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,61 +13,136 @@ from click.testing import CliRunner
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
-from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import InputError
-from tests.conftest import CORPUS
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.formats.prof import read_prof
+from tests.conftest import CORPUS, DATA
 
 HP, PROF = CORPUS / "leaky-hd.hp", CORPUS / "leaky-hd.prof"
+KILLED = DATA / "ghc/leaky-killed.hp"
 
 
-def _disks(tmp: Path, crash: int | None) -> tuple[Path, Path]:
-    prof, hp = tmp / "prof.disk", tmp / "hp.disk"
-    create_image(prof, 1 << 20)
-    create_image(hp, 1 << 20)
-    if crash is None:
-        write_profile(PROF, prof)
-    write_profile(HP, hp, crash_after=crash)
-    return prof, hp
+def halvm(*args: str | Path) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    return r.exit_code, r.stdout, r.stderr
 
 
-def test_crashed_run_names_what_was_lost_and_recovered(tmp_path: Path) -> None:
-    prof, hp = _disks(tmp_path, crash=30)
-    before = hp.read_bytes(), prof.read_bytes()
-    pm = analyse(prof, hp, memory_mib=64)
-    xvdp1, xvdp2 = pm.disks
-    assert xvdp1.problem and "holds no profile" in xvdp1.problem
-    assert xvdp2.closed is False and xvdp2.samples == 6
-    text = HP.read_bytes()[: xvdp2.recovered]
-    assert text.count(b"\nEND_SAMPLE ") == 6 and HP.read_bytes().startswith(text)
-    v = "\n".join(pm.verdict)
-    assert "NOT closed" in v and f"{xvdp2.recovered} bytes recovered" in v
-    assert "written only at exit" in v and "out-of-memory" in v  # the peak is above 64 MiB
-    assert pm.facts["last_sample_time"] == pytest.approx(0.099818)
-    assert (hp.read_bytes(), prof.read_bytes()) == before  # only read
+def _disk(tmp: Path, name: str, profile: Path, crash: int | None) -> Path:
+    """A disk written through the CLI, as a user would make one."""
+    disk = tmp / name
+    assert halvm("disk", "create", disk, "--size", "1M")[0] == 0
+    crash_args = [] if crash is None else ["--crash-after", str(crash)]
+    code, _, err = halvm("disk", "write", profile, disk, "--force", *crash_args)
+    assert code == 0, err
+    return disk
+
+
+def _censuses(text: bytes) -> list[float]:
+    return [float(t) for t in re.findall(rb"\nEND_SAMPLE (\S+)", text)]
+
+
+def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Path) -> None:
+    clean = _disk(tmp_path, "clean.disk", HP, None)
+    # One crash point per few sector writes, up to the end of the writes.
+    for crash in range(1, 60, 3):
+        hp = _disk(tmp_path, f"hp{crash}.disk", HP, crash)
+        before = hp.read_bytes()
+        pm = analyse(None, hp)
+        assert hp.read_bytes() == before  # only read
+        (d,) = pm.disks
+        if d.problem:  # crashed before the first census was written
+            assert pm.heap is None and "Nothing could be recovered" in pm.headline
+            continue
+        if d.closed:
+            assert hp.read_bytes() == clean.read_bytes()
+            continue
+        text = HP.read_bytes()[: d.recovered]
+        assert HP.read_bytes().startswith(text)  # a prefix of what the program wrote
+        times = _censuses(text)
+        assert d.samples == len(times)
+        v = "\n".join(pm.verdict)
+        assert pm.headline.startswith("The run did not finish cleanly")
+        assert f"NOT closed; {d.recovered:,} bytes ({len(times)} complete censuses" in v
+        assert "Lost: every census after the last one recovered" in v
+        if times:
+            assert pm.facts["last_sample_time"] == times[-1]
+            assert f"Last census at {times[-1]:.3f} s" in v
 
 
 def test_clean_run(tmp_path: Path) -> None:
-    prof, hp = _disks(tmp_path, crash=None)
+    prof, hp = _disk(tmp_path, "p.disk", PROF, None), _disk(tmp_path, "h.disk", HP, None)
     pm = analyse(prof, hp, memory_mib=1024)
     assert all(d.closed for d in pm.disks) and pm.prof is not None and pm.heap is not None
+    assert pm.prof.total_alloc == read_prof(PROF).total_alloc
+    assert len(pm.heap.samples) == len(read_hp(HP).samples)
     v = "\n".join(pm.verdict)
+    assert pm.headline.startswith("The run finished and closed its profiles")
     assert "closed cleanly" in v and "NOT closed" not in v and "of the VM's 1024 MiB" in v
 
 
-def test_cli_with_config_json_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    _disks(tmp_path, crash=30)
-    Path("vm.cfg").write_text(
+def test_prof_cut_while_written_at_exit(tmp_path: Path) -> None:
+    # A crash during the report's write at exit: the status sector was never committed.
+    prof = _disk(tmp_path, "p.disk", PROF, 3)
+    pm = analyse(prof, None)
+    (d,) = pm.disks
+    assert not d.closed and d.problem is None and pm.prof is not None
+    text = PROF.read_bytes()[: d.recovered]
+    assert PROF.read_bytes().startswith(text) and text.endswith(b"\n")
+    v = "\n".join(pm.verdict)
+    assert f"{d.recovered:,} bytes recovered" in v and "Lost: the rest of the report" in v
+    if d.dropped:
+        assert f"{d.dropped:,} bytes of a line cut mid-write were dropped" in v
+
+
+def test_a_killed_run_still_growing(tmp_path: Path) -> None:
+    hp = _disk(tmp_path, "h.disk", KILLED, None)
+    pm = analyse(None, hp, memory_mib=4)
+    assert pm.facts["trend"] == "rising" and pm.facts["trend_bytes_per_s"] > 0
+    growing = [g["band"] for g in pm.facts["growing_bands"]]
+    assert growing
+    # Each band named grew over the stretch the verdict speaks of (checked on the data itself).
+    samples = read_hp(KILLED).samples
+    start = next(s for s in samples if s.time == pm.facts["trend_from"])
+    for band in growing:
+        assert samples[-1].values.get(band, 0) > start.values.get(band, 0)
+    v = "\n".join(pm.verdict)
+    assert "Fastest-growing bands before the end: " + growing[0] in v
+    # The peak (4.2 MiB) is above 80% of 4 MiB: the headline says so.
+    assert "reached" in pm.headline and "out-of-memory is likely" in v
+
+
+def test_cli_with_config_json_and_page(tmp_path: Path) -> None:
+    _disk(tmp_path, "hp.disk", HP, 30)
+    _disk(tmp_path, "prof.disk", PROF, 3)
+    # Disks named relative to the config, run from elsewhere: found beside the config.
+    (tmp_path / "vm.cfg").write_text(
         'kernel = "k"\nmemory = 256\nextra = "+RTS -p -hd -RTS"\n'
         'disk = [ "prof.disk,raw,xvdp1,rw", "hp.disk,raw,xvdp2,rw" ]\n'
     )
-    r = CliRunner().invoke(cli, ["postmortem", "--config", "vm.cfg", "--json", "-o", "pm.html"])
-    assert r.exit_code == 0, r.stderr
-    data = json.loads(r.stdout)
-    assert data["memory_mib"] == 256 and data["heap"]["samples"] == 6
+    page = tmp_path / "pm.html"
+    code, out, err = halvm("postmortem", "--config", tmp_path / "vm.cfg", "--json", "-o", page)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["memory_mib"] == 256 and data["heap"]["samples"] == len(
+        _censuses(HP.read_bytes()[: data["disks"][1]["recovered"]])
+    )
     assert [d["device"] for d in data["disks"]] == ["xvdp1", "xvdp2"]
-    html = Path("pm.html").read_text()
-    assert "HaLVM post-mortem" in html and "NOT closed" in html
+    html = page.read_text()
+    m = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', html, re.S)
+    assert m
+    embedded = json.loads(m.group(1))
+    assert embedded["page"] == "postmortem" and embedded["postmortem"]["verdict"] == data["verdict"]
+    assert [s["kind"] for s in embedded["sections"]] == ["heap", "prof"]
+    assert "<strong>The run did not finish cleanly" in html and "<td>hp.disk" not in html
+    assert f'<td class="name">{tmp_path / "hp.disk"}</td>' in html
+
+
+def test_the_page_never_overwrites_a_disk(tmp_path: Path) -> None:
+    hp = _disk(tmp_path, "hp.disk", HP, None)
+    before = hp.read_bytes()
+    code, out, err = halvm("postmortem", "--hp-disk", hp, "-o", hp)
+    assert code == 1 and "is also an input" in err and err.count("\n") == 1
+    assert hp.read_bytes() == before and out == ""
 
 
 def test_nothing_to_look_at() -> None:
@@ -76,6 +153,9 @@ def test_nothing_to_look_at() -> None:
 def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
     junk = tmp_path / "junk.disk"
     junk.write_bytes(bytes(range(256)) * 20)
-    r = CliRunner().invoke(cli, ["postmortem", "--hp-disk", str(junk)])
-    assert r.exit_code == 1 and "damaged beyond repair" in r.stdout
-    assert r.stderr == "Error: no profile could be recovered from the disks given\n"
+    blank = tmp_path / "blank.disk"
+    create_image(blank, 1 << 20)
+    code, out, err = halvm("postmortem", "--hp-disk", junk, "--prof-disk", blank)
+    assert code == 1 and "damaged beyond repair" in out and "holds no profile" in out
+    assert out.startswith("Verdict: Nothing could be recovered")
+    assert err == "Error: no profile could be recovered from the disks given\n"
