@@ -9,7 +9,7 @@ from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.export import EXPORTERS, guess_format
+from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 
 
 @click.command()
@@ -18,9 +18,15 @@ from halvm_prof.render.export import EXPORTERS, guess_format
     "--to",
     "fmt",
     type=click.Choice(sorted(EXPORTERS)),
-    help="Format (guessed from -o's suffix when missing).",
+    help=f"Format, guessed from -o's suffix when missing: {formats_help()}.",
 )
-@click.option("--weight", type=click.Choice(["time", "alloc"]), default="time", show_default=True)
+@click.option(
+    "--weight",
+    type=click.Choice(["time", "alloc"]),
+    default="time",
+    show_default=True,
+    help="time: ticks (microseconds in speedscope); alloc: bytes allocated.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
 def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     """Export the cost-centre profile FILE (.prof, text or -pj) as flame-graph input."""

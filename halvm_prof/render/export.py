@@ -1,42 +1,53 @@
-"""The export formats: one registry drives the CLI choice, the guess from the suffix and help."""
+"""The export formats of a cost-centre profile.
+
+Each format is a :class:`Renderer`; the :data:`EXPORTERS` registry drives the CLI's ``--to``
+choice, the guess from the output's suffix, and the help text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Protocol
 
 from halvm_prof.errors import InputError
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.folded import render_folded
-from halvm_prof.render.speedscope import render_speedscope
+from halvm_prof.render.folded import FoldedRenderer
+from halvm_prof.render.speedscope import SpeedscopeRenderer
 from halvm_prof.render.weights import Weight
 
 
-@dataclass(frozen=True, slots=True)
-class Exporter:
-    name: str
-    suffixes: tuple[str, ...]
-    help: str
-    render: Callable[[CostCentreProfile, Weight], str]
+class Renderer(Protocol):
+    """An export format: its name, the output suffixes that imply it, one line of help."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def suffixes(self) -> tuple[str, ...]: ...
+    @property
+    def description(self) -> str: ...
+
+    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
+        """The whole output as text, weighted by time (ticks) or allocation (bytes)."""
+        ...
 
 
-EXPORTERS: dict[str, Exporter] = {
-    "speedscope": Exporter(
-        "speedscope",
-        (".speedscope.json", ".json"),
-        "speedscope's JSON (open at speedscope.app, or offline)",
-        render_speedscope,
-    ),
-    "folded": Exporter(
-        "folded", (".folded", ".txt"), "folded stacks for flamegraph.pl", render_folded
-    ),
-}
+EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeRenderer(), FoldedRenderer())}
+
+
+def formats_help() -> str:
+    """One line per format, for the CLI's help."""
+    return "; ".join(
+        f"{r.name} ({', '.join(r.suffixes)}): {r.description}" for r in EXPORTERS.values()
+    )
 
 
 def guess_format(output: str) -> str:
-    for exporter in EXPORTERS.values():
-        if output.endswith(exporter.suffixes):
-            return exporter.name
+    """The format whose suffix ``output`` ends with, longest suffix first."""
+    by_length = sorted(
+        ((s, r.name) for r in EXPORTERS.values() for s in r.suffixes), key=lambda p: -len(p[0])
+    )
+    for suffix, name in by_length:
+        if output.endswith(suffix):
+            return name
     raise InputError(
         f"cannot tell the export format from the name {output!r}",
         hint=f"add --to {' or --to '.join(EXPORTERS)}",

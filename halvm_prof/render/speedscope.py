@@ -8,6 +8,7 @@ up to the report's total.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,8 +21,26 @@ SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
 @dataclass(frozen=True, slots=True)
 class Frame:
+    """The schema's ``Frame``: a name and, where GHC gave a source span, its start."""
+
     name: str
     file: str | None = None
+    line: int | None = None
+    col: int | None = None
+
+
+# GHC's spans: "F.hs:10:1-29", "F.hs:10:5", "F.hs:(12,1)-(15,20)"; "<built-in>" and the like
+# name no file.
+_SPAN = re.compile(r"^(?P<file>[^<>]+?):(?:(?P<line>\d+):(?P<col>\d+)|\((?P<l2>\d+),(?P<c2>\d+)\))")
+
+
+def frame_of(name: str, src: str) -> Frame:
+    """The frame of a cost centre named ``name`` whose GHC source span is ``src``."""
+    m = _SPAN.match(src)
+    if m is None:
+        return Frame(name)
+    line, col = (m.group("line"), m.group("col")) if m.group("line") else (m["l2"], m["c2"])
+    return Frame(name, m.group("file"), int(line), int(col))
 
 
 @dataclass(slots=True)
@@ -71,7 +90,7 @@ def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFi
         key = (frame_name(node), node.cc.src)
         if key not in index:
             index[key] = len(frames)
-            frames.append(Frame(key[0], node.cc.src or None))
+            frames.append(frame_of(key[0], node.cc.src))
         path.append(index[key])
         if w := weights[id(node)]:
             samples.append(list(path))
@@ -93,3 +112,14 @@ def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFi
 
 def render_speedscope(profile: CostCentreProfile, weight: Weight) -> str:
     return json.dumps(build_speedscope(profile, weight).to_json(), sort_keys=True) + "\n"
+
+
+class SpeedscopeRenderer:
+    """The speedscope :class:`~halvm_prof.render.export.Renderer`."""
+
+    name = "speedscope"
+    suffixes = (".speedscope.json", ".json")
+    description = "speedscope's JSON (speedscope.app, or its offline npm package)"
+
+    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
+        return render_speedscope(profile, weight)
