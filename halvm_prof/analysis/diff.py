@@ -39,13 +39,24 @@ class Change:
 
 @dataclass(slots=True)
 class ProfileDiff:
+    """Totals and per cost centre / band changes, biggest impact first; ``notes`` say what
+    makes the two profiles hard to compare."""
+
     kind: str
     totals: dict[str, Change]
     rows: list[tuple[str, dict[str, Change], float]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def unchanged(self) -> bool:
+        return all(c.delta == 0 for c in self.totals.values()) and all(
+            c.delta == 0 for _, changes, _ in self.rows for c in changes.values()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "notes": self.notes,
             "totals": {k: c.to_dict() for k, c in self.totals.items()},
             "changes": [
                 {"name": name, "impact": impact, **{k: c.to_dict() for k, c in changes.items()}}
@@ -103,7 +114,7 @@ def diff_profiles(
             "cannot compare a heap profile with a cost-centre profile",
             hint="give two .prof files or two heap profiles",
         )
-    diff = ProfileDiff(kind, totals)
+    diff = ProfileDiff(kind, totals, notes=_notes(old, new))
     impact_of = ("time", "alloc") if kind == "prof" else ("residency", "peak")
     for name in sorted(set(a) | set(b)):
         changes = {
@@ -113,6 +124,31 @@ def diff_profiles(
         diff.rows.append((name, changes, impact))
     diff.rows.sort(key=lambda r: (-r[2], r[0]))
     return diff
+
+
+_BREAKDOWN = re.compile(r"(?:^|\s)-h([a-zA-Z]?)")
+
+
+def _notes(
+    old: CostCentreProfile | HeapProfile, new: CostCentreProfile | HeapProfile
+) -> list[str]:
+    notes = []
+    if isinstance(old, HeapProfile) and isinstance(new, HeapProfile):
+        a, b = (_BREAKDOWN.findall(p.header.job) for p in (old, new))
+        if a and b and a != b:
+            notes.append(
+                f"the profiles break the heap down differently (-h{a[-1]} and -h{b[-1]}): "
+                "their bands do not correspond"
+            )
+    for which, p in (("old", old), ("new", new)):
+        if isinstance(p, CostCentreProfile) and p.root.ticks is None:
+            notes.append(
+                f"the {which} report has percentages only (rounded to 0.1%): its per cost "
+                "centre time and alloc are estimates (-P or -pj give exact counts)"
+            )
+        if not p.complete:
+            notes.append(f"the {which} profile is incomplete: {p.note}")
+    return notes
 
 
 _THRESHOLD = re.compile(r"^\s*(\w+)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*$")

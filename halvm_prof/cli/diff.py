@@ -4,32 +4,55 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.analysis.diff import ProfileDiff, breaches, diff_profiles, parse_threshold
+from halvm_prof.analysis.diff import (
+    Change,
+    ProfileDiff,
+    breaches,
+    diff_profiles,
+    parse_threshold,
+)
 from halvm_prof.cli.common import echo_json, json_option
 from halvm_prof.formats.load import load_profile
 
-
-def _fmt(value: float, metric: str) -> str:
-    return f"{value:.3f}s" if metric == "time" else f"{value:,.0f}"
+_UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
 
-def _pct(p: float | None) -> str:
-    return "new" if p is None else f"{p:+.1f}%"
+def _amount(value: float, metric: str, sign: bool = False) -> str:
+    text = f"{value:+,.3f}" if metric == "time" else f"{value:+,.0f}"
+    text = text if sign and value else text.lstrip("+")
+    return f"{text} {_UNITS[metric]}".rstrip()
+
+
+def _pct(c: Change) -> str:
+    if c.delta == 0:
+        return "="
+    return "new" if c.pct is None else f"{c.pct:+.1f}%"
 
 
 def _render(diff: ProfileDiff, top: int) -> str:
+    """Fixed-width text: totals, then the rows that changed, biggest impact first."""
     metrics = list(diff.totals)
-    lines = ["totals:"]
+    lines = [f"note: {n}" for n in diff.notes]
+    lines.append(f"{'total':<12}{'old':>20}{'new':>20}{'change':>20}{'':>9}")
     for m, c in diff.totals.items():
-        lines.append(f"  {m:<10} {_fmt(c.old, m):>16} -> {_fmt(c.new, m):>16}  {_pct(c.pct)}")
-    lines += ["", "largest changes:"]
-    for name, changes, _ in diff.rows[:top]:
-        parts = [
-            f"{m} {_pct(changes[m].pct) if changes[m].old or changes[m].new else '='}"
-            for m in metrics
-        ]
-        lines.append(f"  {name}: " + ", ".join(parts))
-    return "\n".join(lines) + "\n"
+        lines.append(
+            f"{m:<12}{_amount(c.old, m):>20}{_amount(c.new, m):>20}"
+            f"{_amount(c.delta, m, True):>20}{_pct(c):>9}"
+        )
+    changed = [r for r in diff.rows if any(c.delta for c in r[1].values())]
+    if not changed:
+        lines += ["", "no change in any " + ("cost centre" if diff.kind == "prof" else "band")]
+        return "".join(f"{line.rstrip()}\n" for line in lines)
+    what = "cost centre" if diff.kind == "prof" else "band"
+    shown = min(top, len(changed))
+    lines += ["", f"largest changes ({shown} of {len(changed)} {what}s that changed, by impact):"]
+    lines.append("".join(f"{m:>24}" for m in metrics) + f"  {what}")
+    for name, changes, _ in changed[:top]:
+        cells = (
+            f"{_amount(changes[m].delta, m, True)} {_pct(changes[m]):>7}" for m in metrics
+        )
+        lines.append("".join(f"{c:>24}" for c in cells) + f"  {name}")
+    return "".join(f"{line.rstrip()}\n" for line in lines)
 
 
 @click.command()

@@ -12,7 +12,7 @@ from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
 from halvm_prof.cli import cli
 from halvm_prof.errors import ConfigError
 from halvm_prof.formats.load import load_profile
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, Golden
 
 SAME = [*sorted(CORPUS.glob("*.hp")), *sorted(CORPUS.glob("*.prof")), CORPUS / "leaky-hT.eventlog"]
 
@@ -36,6 +36,10 @@ def test_a_profile_against_itself_changes_nothing(path: Path) -> None:
     assert data["failed"] == []
     assert all(c["delta"] == 0 for c in data["totals"].values())
     assert all(row[m]["delta"] == 0 for row in data["changes"] for m in data["totals"])
+    code, out, _ = run(str(path), str(path))
+    assert code == 0 and out.rstrip().endswith(
+        "no change in any " + ("cost centre" if path.suffix == ".prof" else "band")
+    )
 
 
 def test_two_runs_of_the_same_program() -> None:
@@ -70,3 +74,27 @@ def test_threshold_grammar() -> None:
     assert (t.metric, t.op, t.value, t.percent) == ("residency", ">=", -2.5, True)
     with pytest.raises(ConfigError):
         parse_threshold("alloc ~ 5", "prof")
+
+
+def test_text_golden_and_notes(golden: Golden) -> None:
+    # Two runs of Leaky.hs: -P (exact counts) against -p (percentages only).
+    code, out, _ = run(str(DATA / "ghc/leaky-P.prof"), str(CORPUS / "leaky-hc.prof"))
+    assert code == 0
+    golden.check("diff/leaky-P-vs-hc.txt", out)
+    assert out.startswith("note: the new report has percentages only")
+    code, out, _ = run(str(CORPUS / "leaky-hc.hp"), str(CORPUS / "leaky-hd.hp"), "--top", "5")
+    golden.check("diff/leaky-hc-vs-hd.hp.txt", out)
+    assert "break the heap down differently (-hc and -hd)" in out
+
+
+def test_rows_are_sorted_by_impact() -> None:
+    d = diff_profiles(
+        load_profile(CORPUS / "leaky-hy.hp"), load_profile(DATA / "ghc/leaky-killed.hp")
+    )
+    impacts = [impact for _, _, impact in d.rows]
+    assert impacts == sorted(impacts, reverse=True)
+    # Impact is the share of the old totals that a row moved, over residency and peak.
+    _, changes, impact = d.rows[0]
+    expected = sum(abs(changes[m].delta) / d.totals[m].old for m in ("residency", "peak"))
+    assert impact == pytest.approx(expected)
+    assert any("incomplete" in n for n in d.notes)
