@@ -298,3 +298,26 @@ def test_flame_graphs_weigh_by_time_and_alloc_and_exact_columns_show(
     headers = [h.text for h in browser.find_elements("css selector", "section.prof th")]
     assert sec["exact"] and "ticks" in headers and "bytes" in headers
     assert _errors(browser) == []
+
+
+def test_a_large_profile_stays_usable(browser: Any, tmp_path: Path) -> None:
+    samples = [
+        HeapSample(i * 0.02, {f"band{j}": 1000 * j + (i * j) % 977 for j in range(40)})
+        for i in range(20_000)
+    ]
+    html = tmp_path / "big.html"
+    write_report([("big", HeapProfile(HeapHeader("big", "d"), samples))], html, title="big")
+    _open(browser, html)
+    points = browser.execute_script(
+        "return window.halvmReport.charts[0].getOption().series.map(s => s.data.length)"
+    )
+    drawn = browser.execute_script("return window.halvmReport.data.sections[0].drawn")
+    assert len(points) == 16 and set(points) == {drawn} and drawn < 2_100  # top 15 + other
+    assert _ink(browser, 0) > 0.05
+    # Zoom in on the first tenth: the slider's window follows, without errors.
+    browser.execute_script(
+        "window.halvmReport.charts[0].dispatchAction({type: 'dataZoom', start: 0, end: 10})"
+    )
+    zoom = browser.execute_script("return window.halvmReport.charts[0].getOption().dataZoom[0]")
+    assert (zoom["start"], zoom["end"]) == (0, 10)
+    assert _errors(browser) == []
