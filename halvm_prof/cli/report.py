@@ -9,7 +9,7 @@ import click
 
 from halvm_prof.errors import OutputError
 from halvm_prof.fileio import same_file
-from halvm_prof.render.html import load_inputs, write_report
+from halvm_prof.render.html import TOP_BANDS, load_inputs, write_report
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | None]) -> None:
@@ -27,12 +27,21 @@ def refuse_input_as_output(output: str, inputs: Iterable[str | None]) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option("--title", help="Page title (default: the file names).")
-def report(files: tuple[str, ...], output: str, title: str | None) -> None:
+@click.option(
+    "--bands",
+    type=click.IntRange(min=1),
+    default=TOP_BANDS,
+    show_default=True,
+    help="Bands charted by name; the rest are summed as 'other' (the table lists all).",
+)
+def report(files: tuple[str, ...], output: str, title: str | None, bands: int) -> None:
     """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.
 
     Give both files of one run (its .hp and .prof) to see them on one page.
     """
     refuse_input_as_output(output, files)
     inputs = load_inputs(files)
-    write_report(inputs, output, title=title or ", ".join(Path(f).name for f in files))
+    write_report(
+        inputs, output, title=title or ", ".join(Path(f).name for f in files), top_bands=bands
+    )
     click.echo(f"wrote {output}")

@@ -119,7 +119,8 @@ def _pick(n: int, limit: int) -> list[int]:
 class _HeapSection:
     """Band statistics over every census (the shared accumulator) and the censuses to draw."""
 
-    def __init__(self) -> None:
+    def __init__(self, top_bands: int = TOP_BANDS) -> None:
+        self.top_bands = top_bands
         self.acc = HeapAccumulator()
         self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
 
@@ -137,8 +138,8 @@ class _HeapSection:
         source: str,
     ) -> dict[str, Any]:
         stats = self.acc.stats() if self.acc.samples else []
-        top = [s.name for s in stats[:TOP_BANDS]]
-        rest = {s.name for s in stats[TOP_BANDS:]}
+        top = [s.name for s in stats[: self.top_bands]]
+        rest = {s.name for s in stats[self.top_bands :]}
         samples = self.drawn.items()
         series = {name: [s.values.get(name, 0) for s in samples] for name in top}
         if rest:
@@ -177,9 +178,9 @@ class _HeapSection:
         }
 
 
-def heap_data(profile: HeapProfile, title: str) -> dict[str, Any]:
+def heap_data(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -> dict[str, Any]:
     """The section of a heap profile held in memory."""
-    section = _HeapSection()
+    section = _HeapSection(top_bands)
     for sample in profile.samples:
         section.add(sample)
     return section.data(
@@ -187,9 +188,11 @@ def heap_data(profile: HeapProfile, title: str) -> dict[str, Any]:
     )
 
 
-def hp_file_data(path: str | os.PathLike[str], title: str) -> dict[str, Any]:
+def hp_file_data(
+    path: str | os.PathLike[str], title: str, top_bands: int = TOP_BANDS
+) -> dict[str, Any]:
     """The section of a ``.hp`` file, streamed: memory holds the drawn censuses only."""
-    section = _HeapSection()
+    section = _HeapSection(top_bands)
     with open_input(path) as stream:
         reader = iter_hp(stream, path)
         for sample in reader:
@@ -295,15 +298,16 @@ def build_report_data(
     title: str,
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
+    top_bands: int = TOP_BANDS,
 ) -> dict[str, Any]:
     """JSON-able data of the page: one section per (label, input); with ``postmortem`` (the
     verdict and disks of :meth:`Postmortem.to_dict`) the page is a post-mortem."""
     sections = []
     for label, item in inputs:
         if isinstance(item, HpFile):
-            sections.append(hp_file_data(item.path, label))
+            sections.append(hp_file_data(item.path, label, top_bands))
         elif isinstance(item, HeapProfile):
-            sections.append(heap_data(item, label))
+            sections.append(heap_data(item, label, top_bands))
         elif isinstance(item, CostCentreProfile):
             sections.append(prof_data(item, label))
         else:
@@ -369,9 +373,12 @@ def write_report(
     title: str,
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
+    top_bands: int = TOP_BANDS,
 ) -> None:
     """Build and write the page atomically."""
-    data = build_report_data(inputs, title=title, notes=notes, postmortem=postmortem)
+    data = build_report_data(
+        inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands
+    )
     html = render_html(data)
     with atomic_write(output) as f:
         f.write(html)

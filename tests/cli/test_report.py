@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -48,3 +50,20 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
         cli, ["report", str(tmp_path / "nope.hp"), "-o", str(tmp_path / "r.html")]
     )
     assert r.exit_code == 2
+
+
+def test_bands_sets_how_many_are_charted_by_name(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(
+        cli, ["report", str(CORPUS / "leaky-hy.hp"), "--bands", "3", "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.stderr
+    m = re.search(
+        r'<script id="report-data" type="application/json">(.*?)</script>', out.read_text(), re.S
+    )
+    assert m
+    (section,) = json.loads(m.group(1))["sections"]
+    assert [s["name"] for s in section["series"]] == [b["name"] for b in section["bands"][:3]] + [
+        "other"
+    ]
+    assert len(section["bands"]) > 3
