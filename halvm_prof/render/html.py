@@ -6,6 +6,7 @@ reaches the page only through ``|tojson``, so names like ``</>`` cannot break it
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import jinja2
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap import HeapAccumulator
-from halvm_prof.errors import InputError
+from halvm_prof.errors import FormatError, InputError
 from halvm_prof.fileio import atomic_write, open_input
 from halvm_prof.formats.hp import iter_hp
 from halvm_prof.model import (
@@ -288,6 +289,19 @@ def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
     }
 
 
+def _check_finite(section: dict[str, Any], where: str) -> None:
+    """Refuse NaN and infinity (Python reads "inf" as a number): JSON has no such values, and
+    the browser would reject the whole data block, leaving a blank page."""
+    try:
+        json.dumps(section, allow_nan=False)
+    except ValueError as e:
+        raise FormatError(
+            "holds a number that is not finite (NaN or infinity), so it cannot be drawn",
+            path=where,
+            hint="check the profile's times and values",
+        ) from e
+
+
 #: The page kinds and their templates; each extends ``base.html.j2``.
 PAGES = {"report": "report.html.j2", "postmortem": "postmortem.html.j2"}
 
@@ -312,6 +326,7 @@ def build_report_data(
             sections.append(prof_data(item, label))
         else:
             sections.append(timeline_data(item, label))
+        _check_finite(sections[-1], item.path if isinstance(item, HpFile) else label)
     data: dict[str, Any] = {
         "page": "report" if postmortem is None else "postmortem",
         "title": title,
@@ -357,7 +372,11 @@ def render_html(data: dict[str, Any]) -> str:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.policies["json.dumps_kwargs"] = {
+        "sort_keys": True,
+        "separators": (",", ":"),
+        "allow_nan": False,
+    }
     return env.get_template(PAGES[data["page"]]).render(
         data=data,
         echarts=_static("echarts.min.js"),

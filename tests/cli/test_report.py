@@ -67,3 +67,16 @@ def test_bands_sets_how_many_are_charted_by_name(tmp_path: Path) -> None:
         "other"
     ]
     assert len(section["bands"]) > 3
+
+
+def test_a_time_that_is_not_finite_is_a_one_line_error(tmp_path: Path) -> None:
+    # Python reads "inf" as a number; JSON cannot carry it, so the page would be blank.
+    hp = tmp_path / "inf.hp"
+    text = (CORPUS / "leaky-hc.hp").read_text()
+    last = text.rindex("BEGIN_SAMPLE")
+    time = text[last:].split("\n", 1)[0].split(" ")[1]
+    hp.write_text(text[:last] + text[last:].replace(time, "inf"))
+    out = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["report", str(hp), "-o", str(out)])
+    assert r.exit_code == 1 and str(hp) in r.stderr and "not finite" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not out.exists()
