@@ -21,7 +21,12 @@ from halvm_prof.render.html import load_inputs, write_report
 from tests.conftest import CORPUS, DATA, require_program
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
+FILES = [
+    *sorted(p for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog")),
+    # Ops.hs's .hp and .prof, -P, -pa, a killed run's .hp
+    *sorted(p for p in (DATA / "ghc").iterdir() if p.suffix in (".hp", ".prof")),
+    DATA / "public/T680.prof.sample",  # GHC 8.0, no ticks at all
+]
 EVIL = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=1"> <$> </>'
 
 # Share of a chart's canvas pixels that are neither background nor transparent.

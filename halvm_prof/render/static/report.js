@@ -184,6 +184,7 @@
       }
       place(focus, 0, 0, width);
       box.style.height = (depthMax + 1) * 17 + "px";
+      if (!total(root)) box.appendChild(el("p", { class: "meta nothing" }, "nothing recorded for this measure"));
     }
     draw(root);
   }
