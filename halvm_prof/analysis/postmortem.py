@@ -225,7 +225,7 @@ def _judge_heap(pm: Postmortem, heap: HeapProfile) -> str:
     else:
         v.append(
             f"Heap trend before the end (from {tail[0].time:.3f} s): {trend}, "
-            f"{slope:+,.0f} bytes/s."
+            f"{slope:+,.0f} bytes/s ({slope / 2**20:+,.1f} MiB/s)."
         )
     if growing:
         v.append(

@@ -112,7 +112,7 @@
         animation: false,
         tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
         legend: { type: "scroll", top: 0 },
-        grid: { top: 40, left: 80, right: 20, bottom: 85 },
+        grid: { top: 55, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
                  // One census has no extent: give it a millisecond either side.
                  min: ms.length > 1 ? "dataMin" : ms[0] - 1, max: ms.length > 1 ? "dataMax" : ms[0] + 1,
