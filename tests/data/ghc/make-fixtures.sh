@@ -4,10 +4,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(mktemp -d)
-cp "$here/../corpus/src/Leaky.hs" "$here/Ops.hs" "$b/"
+cp "$here/../corpus/src/Leaky.hs" "$here/Ops.hs" "$here/Names.hs" "$b/"
 cd "$b"
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o -o leaky Leaky.hs >/dev/null
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o2 -o ops Ops.hs >/dev/null
+ghc -O1 -prof -fprof-auto -rtsopts -outputdir o3 -o names Names.hs >/dev/null
 # A second program: an operator (<+>) and a primed SCC name (tot'al) in the reports.
 ./ops 200000 +RTS -p -hc -i0.005 -RTS >/dev/null && mv ops.prof "$here/ops-hc.prof" && mv ops.hp "$here/ops-hc.hp"
 ./leaky 20000 +RTS -P -RTS >/dev/null && mv leaky.prof "$here/leaky-P.prof"
@@ -16,5 +17,15 @@ ghc -O1 -prof -fprof-auto -rtsopts -outputdir o2 -o ops Ops.hs >/dev/null
 ./leaky 3000000 +RTS -hy -i0.001 -RTS >/dev/null & pid=$!
 sleep 0.4; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 head -c 6000 leaky.hp > "$here/leaky-killed.hp"
+# Names.hs: a quote, a backslash and UTF-8 in cost-centre names (-pj writes invalid JSON), and an
+# argument with quotes and spaces (the .hp JOB line doubles the quotes).
+./names 300000 'say "hi" there' +RTS -hc -p -i0.005 -RTS >/dev/null
+mv names.hp "$here/names-hc.hp" && mv names.prof "$here/names-hc.prof"
+./names 300000 +RTS -pj -RTS >/dev/null && mv names.prof "$here/names-pj.prof"
+./names 300000 +RTS -P -RTS >/dev/null && mv names.prof "$here/names-P.prof"
+# A killed -hb run: GHC writes biographical censuses only at exit, so only the first is there.
+./leaky 3000000 +RTS -hb -i0.01 -RTS >/dev/null & pid=$!
+sleep 0.3; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+mv leaky.hp "$here/leaky-hb-killed.hp"
 rm -rf "$b"
 echo "wrote fixtures in $here"
