@@ -39,7 +39,9 @@ class HeapProfile:
     """A whole heap profile held in memory (use the streaming readers for huge files).
 
     ``complete`` is False when the input stopped inside a sample or a line (a crashed or still
-    running program); ``note`` then says where and why.
+    running program); ``note`` then says where and why. ``closed`` is False when a ``.hp`` file
+    lacks the empty census GHC writes at a normal exit (killed, or cut between censuses); ``note``
+    then says so although ``complete`` stays True.
     """
 
     header: HeapHeader
@@ -48,6 +50,7 @@ class HeapProfile:
     complete: bool = True
     note: str | None = None
     source: Literal["hp", "eventlog"] = "hp"
+    closed: bool = True
 
     def bands(self) -> list[str]:
         """Every band name, in order of first appearance."""

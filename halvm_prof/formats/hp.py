@@ -5,6 +5,13 @@ A file is four header lines (``JOB``, ``DATE``, ``SAMPLE_UNIT``, ``VALUE_UNIT``)
 A band name is everything before the line's last TAB, so it may hold spaces. A file cut short (a
 crashed or still running program) yields every complete sample and says where it stopped; only a
 malformed *complete* line is an error.
+
+GHC opens the file with an empty census at time 0 and, only when the program exits normally, closes
+it with another empty census (``endHeapProfiling`` in the RTS's ``ProfHeap.c``). A file without
+that closing census was cut between censuses or left by a killed program: the reader says so
+(``closed``), although every line in it is whole. ``-hb`` profiles write all their censuses at
+exit, so a killed ``-hb`` run holds only the first, empty census. Inside ``JOB`` GHC doubles a
+``"`` (``""``); the reader undoes that and the writer does it.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ _HEADER_KEYS = {
 def _quoted(value: bytes) -> str:
     text = value.strip()
     if len(text) >= 2 and text[:1] == b'"' and text[-1:] == b'"':
-        text = text[1:-1]
+        text = text[1:-1].replace(b'""', b'"')
     return text.decode("utf-8", "surrogateescape")
 
 
@@ -36,8 +43,10 @@ class HpReader:
     """Iterate the samples of a heap profile, one at a time.
 
     ``header`` is filled as soon as the header lines are read; ``marks`` collects ``MARK``
-    times as they pass; after iteration ``complete`` and ``note`` say whether the input ended
-    cleanly. Memory holds one sample, never the file.
+    times as they pass. After iteration: ``complete`` is False when the input stopped inside a
+    line or a census (that census is left out); ``closed`` is True when the file ends with GHC's
+    closing census (see the module docstring); ``ended_cleanly`` is both; ``note`` says in one
+    line what is wrong when it is not. Memory holds one sample, never the file.
     """
 
     def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
@@ -46,9 +55,16 @@ class HpReader:
         self._fields = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
         self.marks: list[float] = []
         self.complete = True
+        self.closed = False
         self.note: str | None = None
         self.samples = 0
         self.lines = 0
+        self._fields_seen = 0
+
+    @property
+    def ended_cleanly(self) -> bool:
+        """The program exited normally and the whole file is here."""
+        return self.complete and self.closed
 
     @property
     def header(self) -> HeapHeader:
@@ -71,6 +87,8 @@ class HpReader:
         names: dict[bytes, str] = {}
         number = 0
         in_header = True
+        last_empty = False
+        last_time = 0.0
         for raw in lines:
             number += 1
             if raw[-1:] != b"\n":
@@ -89,7 +107,7 @@ class HpReader:
                     number += 1
                     if raw[-1:] != b"\n":
                         break
-                    if raw.startswith(b"END_SAMPLE"):
+                    if raw.startswith(b"END_SAMPLE") and b"\t" not in raw:
                         end = self._time(raw[10:], number)
                         if end != sample.time:
                             raise self._error(
@@ -118,18 +136,34 @@ class HpReader:
                     )
                     break
                 self.samples += 1
+                last_empty, last_time = not values, sample.time
                 yield sample
             elif keyword == b"MARK":
                 self.marks.append(self._time(rest, number))
                 in_header = False
             elif in_header and keyword in _HEADER_KEYS:
                 self._fields[_HEADER_KEYS[keyword]] = _quoted(rest)
+                self._fields_seen += 1
             elif raw.strip():
                 shown = raw[:40].rstrip().decode("utf-8", "replace")
                 raise self._error(number, f"unexpected line {shown!r}")
         self.lines = number
+        self.closed = self.complete and self.samples >= 2 and last_empty
         if number == 0:
             self._cut("the file is empty")
+        elif self.complete and not self.closed:
+            self.note = self._unclosed(number, last_time)
+
+    def _unclosed(self, lines: int, last_time: float) -> str:
+        if self.samples == 0:
+            where = "inside its header" if self._fields_seen < 4 else "before its first census"
+            return f"the file ends {where} (line {lines}); the program stopped at once"
+        why = (
+            "a -hb profile writes its censuses only at exit, so the program did not exit normally"
+            if "-hb" in self._fields["job"].split()
+            else "the program did not exit normally, or the file was cut between censuses"
+        )
+        return f"no closing census after the last one (time {last_time}, line {lines}): {why}"
 
     def _cut(self, note: str) -> None:
         self.complete, self.note = False, note
@@ -153,6 +187,7 @@ def read_hp(source: str | os.PathLike[str] | IO[bytes]) -> HeapProfile:
         marks=reader.marks,
         complete=reader.complete,
         note=reader.note,
+        closed=reader.closed,
     )
 
 
@@ -162,7 +197,11 @@ def _format_time(t: float) -> str:
 
 
 def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
-    """Write ``profile`` in GHC's format; ``read_hp`` gives back an equal profile."""
+    """Write ``profile`` in GHC's format; ``read_hp`` gives back an equal profile.
+
+    Samples are written as they are: a profile read from a file GHC closed keeps its closing
+    (empty) census, and one that was cut reads back as not ``closed``.
+    """
     h = profile.header
     for key, value in (
         ("JOB", h.job),
@@ -170,7 +209,8 @@ def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
         ("SAMPLE_UNIT", h.sample_unit),
         ("VALUE_UNIT", h.value_unit),
     ):
-        stream.write(f'{key} "{value}"\n'.encode("utf-8", "surrogateescape"))
+        quoted = value.replace('"', '""')
+        stream.write(f'{key} "{quoted}"\n'.encode("utf-8", "surrogateescape"))
     marks = sorted(profile.marks)
     m = 0
     for sample in profile.samples:

@@ -14,7 +14,7 @@ from halvm_prof.formats.hp import iter_hp, read_hp, write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA
 
-HP_FILES = [*sorted(CORPUS.glob("*.hp")), DATA / "ghc/ops-hc.hp"]
+HP_FILES = [*sorted(CORPUS.glob("*.hp")), DATA / "ghc/ops-hc.hp", DATA / "ghc/names-hc.hp"]
 
 
 def _independent_count(data: bytes) -> tuple[int, set[bytes]]:
@@ -37,8 +37,8 @@ def test_corpus_reads_and_writes_back_byte_for_byte(path: Path) -> None:
     samples, bands = _independent_count(data)
     assert len(profile.samples) == samples
     assert {b.encode() for b in profile.bands()} == bands
-    assert profile.complete and profile.note is None
-    assert profile.header.job.startswith(("leaky-", "ops "))
+    assert profile.complete and profile.closed and profile.note is None
+    assert profile.header.job.startswith(("leaky-", "ops ", "names "))
     out = io.BytesIO()
     write_hp(profile, out)
     assert out.getvalue() == data
@@ -56,22 +56,43 @@ def test_streaming_reader_reports_header_and_marks() -> None:
     assert samples == [HeapSample(1.0, {"name with spaces": 12, "(1)a\tb": 3})]
 
 
-@pytest.mark.parametrize("path", [CORPUS / "leaky-hd.hp", CORPUS / "leaky-hc.hp"], ids=str)
-def test_a_cut_at_every_byte_gives_the_complete_samples_before_it(path: Path) -> None:
+@pytest.mark.parametrize("path", HP_FILES, ids=lambda p: p.name)
+def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(path: Path) -> None:
     data = path.read_bytes()
-    for cut in range(len(data) + 1):
+    for cut in range(len(data)):
         prefix = data[:cut]
         reader = iter_hp(io.BytesIO(prefix))
         samples = list(reader)
-        expected, _ = _independent_count(prefix[: prefix.rfind(b"\n") + 1])
+        whole_lines = prefix[: prefix.rfind(b"\n") + 1]
+        expected, _ = _independent_count(whole_lines)
         assert len(samples) == expected, cut
-        if cut < len(data):
-            ends_clean = prefix.endswith(b"\n") and prefix.rstrip(b"\n").rsplit(b"\n", 1)[
-                -1
-            ].startswith((b"END_SAMPLE", b"VALUE_UNIT", b"DATE", b"JOB", b"SAMPLE_UNIT"))
-            assert reader.complete == ends_clean, cut
-            if not reader.complete:
-                assert reader.note and "\n" not in reader.note
+        # Whole lines and no census left open: nothing was cut inside a line or a census.
+        inside = whole_lines.count(b"BEGIN_SAMPLE") > whole_lines.count(b"END_SAMPLE")
+        assert reader.complete == (cut > 0 and prefix.endswith(b"\n") and not inside), cut
+        # GHC's closing census is the file's last line, so no cut before the end has it.
+        assert not reader.closed and not reader.ended_cleanly, cut
+        assert reader.note and "\n" not in reader.note, cut
+    reader = iter_hp(io.BytesIO(data))
+    assert len(list(reader)) == data.count(b"END_SAMPLE") and reader.ended_cleanly
+    assert reader.note is None
+
+
+def test_a_killed_run_names_what_is_missing() -> None:
+    cut = read_hp(DATA / "ghc/leaky-killed.hp")
+    assert not cut.complete and not cut.closed and "ends inside the sample" in (cut.note or "")
+    hb = read_hp(DATA / "ghc/leaky-hb-killed.hp")
+    # Complete lines, one (empty) census: a -hb run writes the rest only at exit.
+    assert hb.complete and not hb.closed and len(hb.samples) == 1
+    assert hb.note and "-hb" in hb.note and "exit" in hb.note
+
+
+def test_job_with_quotes_as_ghc_escapes_them() -> None:
+    path = DATA / "ghc/names-hc.hp"
+    profile = read_hp(path)
+    raw = path.read_bytes().split(b"\n", 1)[0]
+    assert raw.startswith(b'JOB "') and b'""hi""' in raw
+    assert profile.header.job == raw[5:-1].replace(b'""', b'"').decode()
+    assert 'say "hi" there' in profile.header.job
 
 
 @pytest.mark.parametrize(
@@ -107,9 +128,14 @@ def profiles(draw: st.DrawFn) -> HeapProfile:
         )
         for t in times
     ]
+    if draw(st.booleans()):
+        # As GHC writes it: an empty census first and, at a normal exit, an empty one last.
+        end = times[-1] if times else 0.0
+        samples = [HeapSample(0.0), *samples, HeapSample(end)]
     header = HeapHeader(draw(names), draw(names), "seconds", "bytes")
     marks = sorted(draw(st.lists(st.floats(0, 1e4, allow_nan=False), max_size=3)))
-    return HeapProfile(header, samples, marks)
+    closed = len(samples) >= 2 and not samples[-1].values
+    return HeapProfile(header, samples, marks, closed=closed, note=None if closed else "x")
 
 
 @settings(max_examples=150)
@@ -121,7 +147,8 @@ def test_write_then_read_gives_the_profile_back(profile: HeapProfile) -> None:
     assert again.samples == profile.samples
     assert again.header == profile.header
     assert sorted(again.marks) == profile.marks
-    assert again.complete
+    assert again.complete and again.closed == profile.closed
+    assert (again.note is None) == profile.closed
 
 
 def test_missing_file_is_one_line() -> None:
