@@ -7,7 +7,7 @@ import click
 from halvm_prof.cli.common import echo_json, json_option
 from halvm_prof.disk.sizes import format_size
 from halvm_prof.xen.rts import parse_rts
-from halvm_prof.xen.sizing import estimate, measure_sample, parse_duration
+from halvm_prof.xen.sizing import MARGIN, estimate, measure_sample, parse_duration
 
 
 @click.command()
@@ -22,7 +22,11 @@ from halvm_prof.xen.sizing import estimate, measure_sample, parse_duration
 )
 @json_option
 def size(rts: str, duration: str, samples: tuple[str, ...], as_json: bool) -> None:
-    """Estimate the bytes the profiles will need and suggest disk sizes."""
+    """Estimate the bytes the profiles will need and suggest disk sizes.
+
+    Without a sample, a census is taken as 4 KiB and a report as 1 MiB; suggestions add half
+    again and round up to whole MiB.
+    """
     estimates = estimate(
         parse_rts(rts), parse_duration(duration), [measure_sample(s) for s in samples]
     )
@@ -34,6 +38,7 @@ def size(rts: str, duration: str, samples: tuple[str, ...], as_json: bool) -> No
                     "expected": e.expected,
                     "suggested": e.suggested,
                     "basis": e.basis,
+                    "margin": MARGIN,
                 }
                 for e in estimates
             ]

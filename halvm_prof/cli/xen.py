@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, emit, force_option, json_option
-from halvm_prof.disk.image import create_image, holds_profile
+from halvm_prof.cli.common import echo_json, emit, force_option, json_option, refuse_existing
 from halvm_prof.disk.sizes import format_size
-from halvm_prof.errors import OutputError
-from halvm_prof.fileio import atomic_write
+from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
-from halvm_prof.xen.generate import ConfigSpec, render_config
-from halvm_prof.xen.rts import parse_rts
-from halvm_prof.xen.sizing import estimate, parse_duration
+from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
+from halvm_prof.xen.prepare import plan_prepare, run_prepare
+from halvm_prof.xen.sizing import measure_sample, parse_duration
+
+_SAMPLE_OPTION = click.option(
+    "--from-sample",
+    "samples",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="The .hp (and/or .prof) of a shorter run with the same flags: sizes from it.",
+)
 
 
 @click.group(invoke_without_command=True)
@@ -26,6 +33,7 @@ from halvm_prof.xen.sizing import estimate, parse_duration
 @click.option("--hp-disk", help="Image attached as xvdp2 (heap profile).")
 @click.option("--vcpus", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
+@force_option
 @click.pass_context
 def xen_config(
     ctx: click.Context,
@@ -37,6 +45,7 @@ def xen_config(
     hp_disk: str | None,
     vcpus: int,
     output: str | None,
+    force: bool,
 ) -> None:
     """Write the xl config of a profiled HaLVM run (or `check` an existing one)."""
     if ctx.invoked_subcommand is not None:
@@ -46,25 +55,43 @@ def xen_config(
         raise click.UsageError(f"missing {', '.join(missing)}")
     assert kernel and memory and rts
     text = render_config(ConfigSpec(kernel, memory, rts, name, prof_disk, hp_disk, vcpus))
-    emit(text, output)
+    if output is not None:
+        refuse_existing(output, force)
+    emit(text, output, "xl config")
 
 
 @xen_config.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--duration", help="Planned run length (e.g. 10m): checks the disks are big enough.")
+@click.option("--duration", help="Planned run length (e.g. 10m): checks the heap disk lasts.")
+@_SAMPLE_OPTION
+@click.option("--no-xen", is_flag=True, help="Do not ask Xen's own parser (libxlutil).")
 @json_option
-def check(file: str, duration: str | None, as_json: bool) -> None:
-    """Check FILE for what would lose the profile; exit 1 when there are errors."""
-    problems = check_file(file, parse_duration(duration) if duration else None)
+def check(
+    file: str, duration: str | None, samples: tuple[str, ...], no_xen: bool, as_json: bool
+) -> None:
+    """Check FILE for what would lose the profile; exit 1 when there are errors.
+
+    Disk paths are looked up from the current folder, as xl does: run it where you run xl.
+    """
+    seconds = parse_duration(duration) if duration else None
+    result = check_file(file, seconds, [measure_sample(s) for s in samples], use_xen=not no_xen)
     if as_json:
-        echo_json({"file": file, "problems": [p.to_dict() for p in problems]})
+        echo_json(
+            {
+                "file": file,
+                "ok": result.ok,
+                "xen_parser": result.xen_checked,
+                "problems": [p.to_dict() for p in result.problems],
+            }
+        )
     else:
-        for p in problems:
-            where = f"{file}:{p.line}" if p.line else file
-            click.echo(f"{where}: {p.severity}: {p.message} [{p.code}]")
-        if not problems:
+        for p in result.problems:
+            click.echo(p.text(file))
+        if not result.problems:
             click.echo(f"{file}: no problems found")
-    if any(p.severity == "error" for p in problems):
+        if not result.xen_checked and not no_xen and not libxlutil.available():
+            click.echo("(Xen's libxlutil is not installed: only our own reading was checked)")
+    if not result.ok:
         raise click.exceptions.Exit(1)
 
 
@@ -73,6 +100,7 @@ def check(file: str, duration: str | None, as_json: bool) -> None:
 @click.option("--memory", type=click.IntRange(min=1), required=True, help="Memory in MiB.")
 @click.option("--rts", required=True, help='RTS flags, e.g. "-p -hc".')
 @click.option("--duration", default="10m", show_default=True, help="Planned run length.")
+@_SAMPLE_OPTION
 @click.option("--name", help="Domain name (default: the kernel's file name).")
 @click.option(
     "--disk-dir", default="disk_images", show_default=True, type=click.Path(file_okay=False)
@@ -86,51 +114,42 @@ def prepare(
     memory: int,
     rts: str,
     duration: str,
+    samples: tuple[str, ...],
     name: str | None,
     disk_dir: str,
     config_dir: str,
     force: bool,
 ) -> None:
-    """Create sized disks and the xl config for a profiled run of KERNEL, and say what to run."""
-    name = name or Path(kernel).stem.replace(" ", "_") or "halvm"
-    plan = parse_rts(rts)
-    seconds = parse_duration(duration)
-    sizes = {e.device: e for e in estimate(plan, seconds)}
-    disks = {
-        dev: Path(disk_dir) / f"{name}-{'prof' if dev == 'xvdp1' else 'hp'}.disk" for dev in sizes
-    }
-    config_path = Path(config_dir) / f"{name}.cfg"
-    if config_path.exists() and not force:
-        raise OutputError("already exists", path=config_path, hint="use --force to replace it")
-    spec = ConfigSpec(
+    """Create sized disks and the xl config for a profiled run of KERNEL, and say what to run.
+
+    The config names the kernel and disks by absolute paths, so xl can run from any folder.
+    An existing config, or a disk that holds a profile, is replaced only with --force.
+    """
+    plan = plan_prepare(
         kernel,
         memory,
         rts,
+        parse_duration(duration),
+        [measure_sample(s) for s in samples],
         name,
-        str(disks.get("xvdp1") or "") or None,
-        str(disks.get("xvdp2") or "") or None,
+        disk_dir,
+        config_dir,
     )
-    text = render_config(spec)  # validates everything before any file is made
-    if not force:  # refuse before making anything, so a refusal leaves no half-prepared run
-        for path in disks.values():
-            if holds_profile(path):
-                raise OutputError(
-                    "holds a profile that would be lost",
-                    path=path,
-                    hint="get it with convert-profile first, or use --force",
-                )
-    Path(disk_dir).mkdir(parents=True, exist_ok=True)
-    Path(config_dir).mkdir(parents=True, exist_ok=True)
-    for dev, path in disks.items():
-        create_image(path, sizes[dev].suggested, force=force)
+    run_prepare(plan, force=force)
+    for disk in plan.disks:
         click.echo(
-            f"created {path} ({format_size(sizes[dev].suggested)}) for {dev}: {sizes[dev].basis}"
+            f"created {_show(disk.path)} ({format_size(disk.estimate.suggested)}) for "
+            f"{disk.device}: {disk.estimate.basis}"
         )
-    with atomic_write(config_path) as f:
-        f.write(text)
-    click.echo(f"wrote {config_path}")
-    click.echo("\nrun it:\n  xl create " + str(config_path))
+    click.echo(f"wrote {_show(plan.config_path)}")
+    click.echo(f"\nrun it:\n  xl create {_show(plan.config_path)}")
     click.echo("afterwards:")
-    for dev, path in disks.items():
-        out = "HaLVM.prof" if dev == "xvdp1" else "HaLVM.hp"
-        click.echo(f"  convert-profile {path} {name}-{out}")
+    for disk in plan.disks:
+        out = "HaLVM.prof" if disk.device == PROF_DEVICE else "HaLVM.hp"
+        click.echo(f"  convert-profile {_show(disk.path)} {plan.name}-{out}")
+
+
+def _show(path: Path) -> str:
+    """A path as the user reads it best: relative to the current folder when inside it."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel

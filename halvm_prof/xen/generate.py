@@ -1,19 +1,27 @@
-"""Write the xl config of a profiled HaLVM run: kernel, memory, RTS flags, profiling disks."""
+"""Write the xl config of a profiled HaLVM run: kernel, memory, RTS flags, profiling disks.
+
+Only the disks the flags need are attached, read-write and raw, under the only names the HaLVM
+runtime looks for. Every value is checked to read back from the written text as intended.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from halvm_prof.errors import ConfigError
-from halvm_prof.xen.rts import parse_rts
-from halvm_prof.xen.xlcfg import quote
+from halvm_prof.xen.rts import RtsPlan, parse_rts
+from halvm_prof.xen.xlcfg import disk_spec, quote
 
 PROF_DEVICE, HP_DEVICE = "xvdp1", "xvdp2"
-_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+#: What xl's ``name`` may be: letters, digits and ``-_.``, not all digits (then it is an id).
+_NAME = re.compile(r"^(?![0-9]+$)[A-Za-z0-9_.-]{1,64}$")
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigSpec:
+    """What a generated config holds."""
+
     kernel: str
     memory: int
     rts: str
@@ -21,6 +29,15 @@ class ConfigSpec:
     prof_disk: str | None = None
     hp_disk: str | None = None
     vcpus: int = 1
+
+
+def needed_disks(plan: RtsPlan) -> list[str]:
+    """The devices a flag set writes to, in device order."""
+    return [
+        d
+        for d, need in ((PROF_DEVICE, plan.needs_prof_disk), (HP_DEVICE, plan.needs_hp_disk))
+        if need
+    ]
 
 
 def disk_entries(spec: ConfigSpec) -> list[str]:
@@ -31,23 +48,17 @@ def disk_entries(spec: ConfigSpec) -> list[str]:
             f"the RTS flags {spec.rts!r} ask for no profile",
             hint="add -p (time profile) and/or a heap flag such as -hc or -hT",
         )
+    paths = {PROF_DEVICE: spec.prof_disk, HP_DEVICE: spec.hp_disk}
+    options = {PROF_DEVICE: "--prof-disk", HP_DEVICE: "--hp-disk"}
     out = []
-    for needed, path, device, option in (
-        (plan.needs_prof_disk, spec.prof_disk, PROF_DEVICE, "--prof-disk"),
-        (plan.needs_hp_disk, spec.hp_disk, HP_DEVICE, "--hp-disk"),
-    ):
-        if needed and not path:
+    for device in needed_disks(plan):
+        path = paths[device]
+        if not path:
             raise ConfigError(
                 f"the RTS flags {spec.rts!r} write to {device}, but no disk is given for it",
-                hint=f"add {option} PATH (make one with `halvm-prof disk create`)",
+                hint=f"add {options[device]} PATH (`halvm-prof prepare` makes sized disks)",
             )
-        if needed and path:
-            if "," in path:
-                raise ConfigError(
-                    f"disk path {path!r} holds ',', which separates fields of a disk spec",
-                    hint="rename the disk image",
-                )
-            out.append(f"{path},raw,{device},rw")
+        out.append(disk_spec(path, device))
     return out
 
 
@@ -57,21 +68,23 @@ def render_config(spec: ConfigSpec) -> str:
         raise ConfigError(f"memory must be at least 1 MiB, not {spec.memory}")
     if spec.vcpus < 1:
         raise ConfigError(f"vcpus must be at least 1, not {spec.vcpus}")
-    if not spec.name or not set(spec.name) <= _NAME_OK:
+    if not _NAME.match(spec.name):
         raise ConfigError(
-            f"domain name {spec.name!r} must be letters, digits, '-', '_' or '.'",
+            f"domain name {spec.name!r} must be 1 to 64 letters, digits, '-', '_' or '.', "
+            "and not only digits",
         )
+    if not spec.kernel:
+        raise ConfigError("no kernel given", hint="give the HaLVM kernel image's path")
     plan = parse_rts(spec.rts)
     disks = [quote(d, "disk") for d in disk_entries(spec)]
     lines = [
         "# A profiled HaLVM run, written by halvm-prof xen-config.",
-        "# After it: convert-profile on each disk (xvdp1: HaLVM.prof, xvdp2: HaLVM.hp).",
+        "# Afterwards: convert-profile on each disk (xvdp1: HaLVM.prof, xvdp2: HaLVM.hp).",
         f"name = {quote(spec.name, 'name')}",
         f"kernel = {quote(spec.kernel, 'kernel path')}",
         f"memory = {spec.memory}",
         f"vcpus = {spec.vcpus}",
         f"extra = {quote(plan.extra(), 'RTS flags')}",
         "disk = [ " + ", ".join(disks) + " ]",
-        'on_crash = "preserve"',
     ]
     return "\n".join(lines) + "\n"

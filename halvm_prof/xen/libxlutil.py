@@ -1,110 +1,269 @@
 """Xen's own xl config parser (``libxlutil``, Debian package libxenmisc4.17), via ctypes.
 
-Used as a referee: what it reads from a config is compared with what our reader reads. Without
+Used as a referee: what Xen reads from a config, and from each disk spec, is compared with what
+our reader (:mod:`halvm_prof.xen.xlcfg`) reads. No hypervisor and no compiler are needed. Without
 the library everything else still works; :func:`available` says whether it is there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
+import pickle
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import cache
+from typing import TypeVar
 
-_NAMES = ("libxlutil.so.4.17", "libxlutil.so")
+from halvm_prof.xen.xlcfg import Value
+
+_XLUTIL = ("libxlutil.so.4.17", "libxlutil.so")
+_XENLIGHT = ("libxenlight.so.4.17", "libxenlight.so")
+# libxl_disk_format in libxl_types.idl (Xen 4.17).
+_FORMATS = {0: "unknown", 1: "qcow", 2: "qcow2", 3: "vhd", 4: "raw", 5: "empty", 6: "qed"}
+_XLU_STRING = 0
+T = TypeVar("T")
+
+
+class _Disk(ctypes.Structure):
+    """The leading fields of ``libxl_device_disk`` (Xen 4.17), padded well past its real size."""
+
+    _fields_ = (
+        ("backend_domid", ctypes.c_uint32),
+        ("backend_domname", ctypes.c_char_p),
+        ("pdev_path", ctypes.c_char_p),
+        ("vdev", ctypes.c_char_p),
+        ("backend", ctypes.c_int),
+        ("format", ctypes.c_int),
+        ("script", ctypes.c_char_p),
+        ("removable", ctypes.c_int),
+        ("readwrite", ctypes.c_int),
+        ("is_cdrom", ctypes.c_int),
+        ("_rest", ctypes.c_uint8 * 1024),
+    )
+
+
+def _open_first(names: tuple[str, ...]) -> ctypes.CDLL | None:
+    for name in names:
+        with contextlib.suppress(OSError):
+            return ctypes.CDLL(name)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Libs:
+    xlu: ctypes.CDLL
+    libc: ctypes.CDLL
+    xl: ctypes.CDLL | None
 
 
 @cache
-def _load() -> tuple[ctypes.CDLL, ctypes.CDLL] | None:
-    for name in _NAMES:
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    else:
+def _load() -> _Libs | None:
+    lib = _open_first(_XLUTIL)
+    if lib is None:
         return None
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
-    vp, cp = ctypes.c_void_p, ctypes.c_char_p
+    vp, cp, ci = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     libc.fopen.restype, libc.fopen.argtypes = vp, [cp, cp]
     libc.fclose.argtypes = [vp]
+    libc.fflush.argtypes = [vp]
     lib.xlu_cfg_init.restype, lib.xlu_cfg_init.argtypes = vp, [vp, cp]
-    lib.xlu_cfg_readdata.argtypes = [vp, cp, ctypes.c_int]
+    lib.xlu_cfg_readdata.argtypes = [vp, cp, ci]
     lib.xlu_cfg_destroy.argtypes = [vp]
-    lib.xlu_cfg_get_string.argtypes = [vp, cp, ctypes.POINTER(cp), ctypes.c_int]
-    lib.xlu_cfg_get_long.argtypes = [vp, cp, ctypes.POINTER(ctypes.c_long), ctypes.c_int]
-    lib.xlu_cfg_get_list.argtypes = [
-        vp,
-        cp,
-        ctypes.POINTER(vp),
-        ctypes.POINTER(ctypes.c_int),
-        ctypes.c_int,
-    ]
-    lib.xlu_cfg_get_listitem.restype, lib.xlu_cfg_get_listitem.argtypes = cp, [vp, ctypes.c_int]
-    return lib, libc
+    lib.xlu_cfg_get_string.argtypes = [vp, cp, ctypes.POINTER(cp), ci]
+    lib.xlu_cfg_get_long.argtypes = [vp, cp, ctypes.POINTER(ctypes.c_long), ci]
+    lib.xlu_cfg_get_list.argtypes = [vp, cp, ctypes.POINTER(vp), ctypes.POINTER(ci), ci]
+    lib.xlu_cfg_get_listitem2.restype, lib.xlu_cfg_get_listitem2.argtypes = vp, [vp, ci]
+    lib.xlu_cfg_value_type.restype, lib.xlu_cfg_value_type.argtypes = ci, [vp]
+    lib.xlu_cfg_value_get_string.argtypes = [vp, vp, ctypes.POINTER(cp), ci]
+    lib.xlu_cfg_value_get_list.argtypes = [vp, vp, ctypes.POINTER(vp), ci]
+    lib.xlu_disk_parse.argtypes = [vp, ci, ctypes.POINTER(cp), ctypes.POINTER(_Disk)]
+    xl = _open_first(_XENLIGHT)
+    if xl is not None:
+        xl.libxl_device_disk_init.argtypes = [ctypes.POINTER(_Disk)]
+        xl.libxl_device_disk_dispose.argtypes = [ctypes.POINTER(_Disk)]
+    return _Libs(lib, libc, xl)
 
 
 def available() -> bool:
+    """True when Xen's libxlutil can be loaded."""
     return _load() is not None
+
+
+def disks_available() -> bool:
+    """True when Xen's disk spec parser can be used too (it needs libxenlight)."""
+    libs = _load()
+    return libs is not None and libs.xl is not None
+
+
+def _libs() -> _Libs:
+    libs = _load()
+    if libs is None:
+        raise RuntimeError("Xen's libxlutil is not installed (Debian package libxenmisc4.17)")
+    return libs
+
+
+@contextlib.contextmanager
+def _report(libs: _Libs) -> Iterator[tuple[int, Callable[[], str]]]:
+    """A C ``FILE*`` for libxlutil's messages, and a function that reads what it wrote."""
+    fd, name = tempfile.mkstemp(prefix="halvm-xlu-", suffix=".log")
+    os.close(fd)
+    fp = libs.libc.fopen(name.encode(), b"w")
+    if not fp:
+        os.unlink(name)
+        raise OSError(f"cannot open {name} for libxlutil's messages")
+
+    def read() -> str:
+        libs.libc.fflush(fp)
+        with open(name, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+
+    try:
+        yield fp, read
+    finally:
+        libs.libc.fclose(fp)
+        os.unlink(name)
+
+
+def _isolated(work: Callable[[], T], crashed: Callable[[str], T]) -> T:
+    """Run ``work`` in a forked child: Xen's lexers may call exit() (flex "scanner jammed")."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        status = 0
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "wb") as out:
+                pickle.dump(work(), out)
+        except BaseException:
+            status = 70
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as inp:
+        data = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0 and data:
+        result: T = pickle.loads(data)
+        return result
+    code = os.waitstatus_to_exitcode(status)
+    how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+    return crashed(f"Xen's parser ended the program ({how})")
 
 
 @dataclass(frozen=True, slots=True)
 class XenReading:
-    """What Xen's parser read, or its error message (then the values are empty)."""
+    """What Xen's parser read: each asked-for key's value, and which of them xl reads as numbers.
+
+    ``error`` is Xen's own message when it rejects the config (then nothing was read).
+    ``longs`` holds, for every single-value key, what ``xlu_cfg_get_long`` gives, or None where
+    xl would not accept it as a number.
+    """
 
     error: str | None
-    strings: dict[str, str]
-    numbers: dict[str, int]
-    lists: dict[str, list[str]]
+    values: dict[str, Value] = field(default_factory=dict)
+    longs: dict[str, int | None] = field(default_factory=dict)
 
 
-def parse_with_xen(
-    text: str,
-    name: str = "config",
-    strings: tuple[str, ...] = ("name", "kernel", "extra"),
-    numbers: tuple[str, ...] = ("memory", "vcpus"),
-    lists: tuple[str, ...] = ("disk",),
-) -> XenReading:
-    """Parse ``text`` with libxlutil and read the given keys; needs :func:`available`."""
-    loaded = _load()
-    if loaded is None:
-        raise RuntimeError("libxlutil is not installed")
-    lib, libc = loaded
-    with tempfile.NamedTemporaryFile("r", suffix=".log") as report:
-        fp = libc.fopen(report.name.encode(), b"w")
+def _value(libs: _Libs, cfg: int, value: int) -> Value:
+    lib = libs.xlu
+    if lib.xlu_cfg_value_type(value) == _XLU_STRING:
+        s = ctypes.c_char_p()
+        lib.xlu_cfg_value_get_string(cfg, value, ctypes.byref(s), 1)
+        return _text(s.value)
+    lst = ctypes.c_void_p()
+    lib.xlu_cfg_value_get_list(cfg, value, ctypes.byref(lst), 1)
+    items: list[Value] = []
+    while item := lib.xlu_cfg_get_listitem2(lst, len(items)):
+        items.append(_value(libs, cfg, item))
+    return items
+
+
+def _text(raw: bytes | None) -> str:
+    return (raw or b"").decode("utf-8", "replace")
+
+
+def parse_with_xen(data: bytes | str, keys: Iterable[str], name: str = "config") -> XenReading:
+    """Parse a config with libxlutil and read ``keys`` (absent keys are left out)."""
+    wanted = sorted(set(keys))
+    return _isolated(lambda: _parse(data, wanted, name), XenReading)
+
+
+def _parse(data: bytes | str, keys: list[str], name: str) -> XenReading:
+    libs = _libs()
+    lib = libs.xlu
+    raw = data.encode() if isinstance(data, str) else data
+    with _report(libs) as (fp, read_report):
         cfg = lib.xlu_cfg_init(fp, name.encode())
+        if not cfg:
+            raise MemoryError("xlu_cfg_init failed")
         try:
-            data = text.encode()
-            rc = lib.xlu_cfg_readdata(cfg, data, len(data))
-            libc.fclose(fp)
-            if rc != 0:
-                message = report.read().strip() or os.strerror(rc)
-                return XenReading(message, {}, {}, {})
-            got_s: dict[str, str] = {}
-            got_n: dict[str, int] = {}
-            got_l: dict[str, list[str]] = {}
-            for key in strings:
+            if lib.xlu_cfg_readdata(cfg, raw, len(raw)) != 0:
+                return XenReading(read_report() or "Xen's parser rejects the config")
+            values: dict[str, Value] = {}
+            longs: dict[str, int | None] = {}
+            for key in keys:
+                k = key.encode()
                 s = ctypes.c_char_p()
-                if lib.xlu_cfg_get_string(cfg, key.encode(), ctypes.byref(s), 1) == 0 and s.value:
-                    got_s[key] = s.value.decode()
-            for key in numbers:
-                n = ctypes.c_long()
-                if lib.xlu_cfg_get_long(cfg, key.encode(), ctypes.byref(n), 1) == 0:
-                    got_n[key] = n.value
-            for key in lists:
-                lst, count = ctypes.c_void_p(), ctypes.c_int()
-                if (
-                    lib.xlu_cfg_get_list(
-                        cfg, key.encode(), ctypes.byref(lst), ctypes.byref(count), 1
-                    )
-                    == 0
-                ):
-                    got_l[key] = [
-                        (lib.xlu_cfg_get_listitem(lst, i) or b"").decode()
+                lst = ctypes.c_void_p()
+                count = ctypes.c_int()
+                if lib.xlu_cfg_get_string(cfg, k, ctypes.byref(s), 1) == 0:
+                    values[key] = _text(s.value)
+                    n = ctypes.c_long()
+                    ok = lib.xlu_cfg_get_long(cfg, k, ctypes.byref(n), 1) == 0
+                    longs[key] = n.value if ok else None
+                elif lib.xlu_cfg_get_list(cfg, k, ctypes.byref(lst), ctypes.byref(count), 1) == 0:
+                    values[key] = [
+                        _value(libs, cfg, lib.xlu_cfg_get_listitem2(lst, i))
                         for i in range(count.value)
                     ]
-            return XenReading(None, got_s, got_n, got_l)
+            return XenReading(None, values, longs)
         finally:
             lib.xlu_cfg_destroy(cfg)
+
+
+@dataclass(frozen=True, slots=True)
+class XenDisk:
+    """What ``xlu_disk_parse`` makes of one disk spec, or its message (``error``)."""
+
+    error: str | None
+    target: str | None = None
+    format: str = "unknown"
+    vdev: str | None = None
+    readwrite: bool = False
+    cdrom: bool = False
+
+
+def parse_disk_with_xen(spec: str) -> XenDisk:
+    """Parse one ``disk = [...]`` entry as xl does before it starts a domain."""
+    return _isolated(lambda: _parse_disk(spec), XenDisk)
+
+
+def _parse_disk(spec: str) -> XenDisk:
+    libs = _libs()
+    if libs.xl is None:
+        raise RuntimeError("Xen's libxenlight is not installed (Debian package libxenmisc4.17)")
+    with _report(libs) as (fp, read_report):
+        cfg = libs.xlu.xlu_cfg_init(fp, b"disk")
+        if not cfg:
+            raise MemoryError("xlu_cfg_init failed")
+        disk = _Disk()
+        libs.xl.libxl_device_disk_init(ctypes.byref(disk))
+        try:
+            specs = (ctypes.c_char_p * 1)(spec.encode())
+            if libs.xlu.xlu_disk_parse(cfg, 1, specs, ctypes.byref(disk)) != 0:
+                return XenDisk(read_report() or "Xen's parser rejects the disk spec")
+            return XenDisk(
+                None,
+                None if disk.pdev_path is None else _text(disk.pdev_path),
+                _FORMATS.get(disk.format, str(disk.format)),
+                None if disk.vdev is None else _text(disk.vdev),
+                bool(disk.readwrite),
+                bool(disk.is_cdrom),
+            )
+        finally:
+            libs.xl.libxl_device_disk_dispose(ctypes.byref(disk))
+            libs.xlu.xlu_cfg_destroy(cfg)

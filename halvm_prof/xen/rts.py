@@ -1,4 +1,12 @@
-"""What a set of GHC RTS flags asks of a HaLVM run: which profiles, which disks, which build."""
+"""What a set of GHC RTS flags asks of a HaLVM run: which profiles, which disks, which build.
+
+The rules are GHC 9.0.2's, checked against its runtime (``+RTS`` on a small program, profiled
+and not): ``-p``, ``-pa``, ``-pj`` and ``-P`` write the ``.prof`` report; ``-h<mode>`` picks the
+heap profile's breakdown (one mode only: two are an error); ``-h`` alone is ``-hc`` in a
+profiled build and ``-hT`` in a plain one; ``-hc<name>`` and friends only *restrict* a profile
+and write none on their own; ``-hr`` writes the ``.prof`` too; ``-hT`` alone works without
+``-prof``; ``-i<secs>`` sets the census interval (default 0.1 s; 0 means every major GC).
+"""
 
 from __future__ import annotations
 
@@ -10,26 +18,36 @@ from halvm_prof.errors import ConfigError
 
 #: Default census interval of GHC's heap profiler (``-i``), in seconds.
 DEFAULT_INTERVAL = 0.1
-#: Heap profiling modes that need the program built with ``-prof``.
-PROFILED_MODES = {"c", "m", "d", "y", "r", "b"}
-HEAP_MODES = PROFILED_MODES | {"T", "i"}
-_TIME_FLAGS = {"-p", "-pa", "-pj", "-P", "-po"}
-_HEAP = re.compile(r"^-h([A-Za-z]?)")
-_INTERVAL = re.compile(r"^-i(\d+(?:\.\d*)?|\.\d+)$")
+#: Heap profile breakdowns that need the program built with ``-prof``.
+PROFILED_MODES = frozenset("cmdyrb")
+HEAP_MODES = PROFILED_MODES | {"T"}
+TIME_FLAGS = ("-p", "-pa", "-pj", "-P")
+_HEAP = re.compile(r"^-h(.?)(.*)$")
+_C_DOUBLE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 @dataclass(frozen=True, slots=True)
 class RtsPlan:
-    """The profiling a flag set asks for."""
+    """The profiling a flag set asks for.
+
+    ``heap_mode`` is the breakdown letter (``c m d y r b T``), ``""`` for a plain ``-h`` (which
+    depends on the build), or None. ``interval`` is 0 for a census at every major GC.
+    """
 
     flags: tuple[str, ...]
-    time_profile: bool
-    heap_mode: str | None  # "c", "m", "d", "y", "r", "b", "T" or "i"
+    time_flag: str | None
+    heap_mode: str | None
+    heap_flag: str | None
     interval: float
+    restrictions: tuple[str, ...] = ()
+
+    @property
+    def time_profile(self) -> bool:
+        return self.time_flag is not None
 
     @property
     def needs_prof_disk(self) -> bool:
-        """xvdp1 holds HaLVM.prof; -hr also writes retainer sections there."""
+        """xvdp1 holds HaLVM.prof; -hr opens it too (GHC writes retainer sets there)."""
         return self.time_profile or self.heap_mode == "r"
 
     @property
@@ -37,8 +55,16 @@ class RtsPlan:
         return self.heap_mode is not None
 
     @property
+    def profiled_flags(self) -> tuple[str, ...]:
+        """The flags a kernel built without ``-prof`` refuses (GHC then stops at start)."""
+        out = [self.time_flag] if self.time_flag else []
+        if self.heap_mode in PROFILED_MODES and self.heap_flag:
+            out.append(self.heap_flag)
+        return (*out, *self.restrictions)
+
+    @property
     def needs_profiled_build(self) -> bool:
-        return self.time_profile or self.heap_mode in PROFILED_MODES
+        return bool(self.profiled_flags)
 
     def extra(self) -> str:
         """The kernel command line that passes these flags to the RTS."""
@@ -46,31 +72,54 @@ class RtsPlan:
 
 
 def parse_rts(text: str) -> RtsPlan:
-    """Read flags such as ``-p -hc -i0.5`` (``+RTS``/``-RTS`` around them are allowed)."""
+    """Read flags such as ``-p -hc -i0.5`` (``+RTS``/``-RTS`` around them are allowed).
+
+    Flags the RTS refuses at start (two heap modes, ``-hi`` before GHC 9.2, ``-ifoo``) are a
+    ConfigError; flags that do not concern profiling are kept and passed on.
+    """
     try:
         words = shlex.split(text)
     except ValueError as e:
         raise ConfigError(f"cannot read the RTS flags {text!r}: {e}") from e
     flags = [w for w in words if w not in ("+RTS", "-RTS")]
-    time_profile = False
+    time_flag: str | None = None
     heap_mode: str | None = None
+    heap_flag: str | None = None
     interval = DEFAULT_INTERVAL
+    restrictions: list[str] = []
     for flag in flags:
-        if flag in _TIME_FLAGS:
-            time_profile = True
+        if flag in TIME_FLAGS:
+            time_flag = time_flag or flag
+        elif flag == "-po":
+            raise ConfigError("-po needs a file stem right after it (e.g. -poapp)")
         elif m := _HEAP.match(flag):
-            mode = m.group(1) or "c"  # plain -h is -hc in a profiled build
-            if mode not in HEAP_MODES:
+            letter, rest = m.group(1), m.group(2)
+            mode = "" if letter == "" else letter if letter == "T" else letter.lower()
+            if mode not in HEAP_MODES and mode != "":
                 raise ConfigError(
-                    f"unknown heap profiling flag {flag}",
-                    hint="use one of -hc -hm -hd -hy -hr -hb -hT -hi",
+                    f"GHC 9.0's RTS refuses {flag}: invalid heap profile option",
+                    hint="use one of -hc -hm -hd -hy -hr -hb -hT (-hi needs GHC 9.2)",
                 )
-            heap_mode = mode
-        elif m := _INTERVAL.match(flag):
-            interval = float(m.group(1))
-            if interval <= 0:
-                raise ConfigError(f"{flag}: the census interval must be above 0")
-    return RtsPlan(tuple(flags), time_profile, heap_mode, interval)
+            if rest and mode != "T":
+                restrictions.append(flag)  # e.g. -hcMain: narrows a profile, writes none
+                continue
+            if rest:
+                raise ConfigError(
+                    f"{flag}: GHC reads this differently in profiled and plain builds",
+                    hint="write -hT alone",
+                )
+            if heap_mode is not None:
+                raise ConfigError(
+                    f"GHC's RTS refuses {heap_flag} with {flag}: multiple heap profile options",
+                    hint="keep one -h flag",
+                )
+            heap_mode, heap_flag = mode, flag
+        elif flag.startswith("-i"):
+            value = flag[2:]
+            if value and not _C_DOUBLE.match(value):
+                raise ConfigError(f"GHC's RTS refuses {flag}: bad value for -i", hint="e.g. -i0.5")
+            interval = max(0.0, float(value)) if value else 0.0
+    return RtsPlan(tuple(flags), time_flag, heap_mode, heap_flag, interval, tuple(restrictions))
 
 
 def split_rts(words: list[str]) -> tuple[list[str], list[str]]:

@@ -1,11 +1,14 @@
 """How large the profiling disks of a run must be.
 
 A heap profile grows by one census every ``-i`` seconds; its size is censuses x bytes per
-census, measured from a shorter run when one is given. Without one the estimate assumes
-:data:`DEFAULT_SAMPLE_BYTES` per census (about 100 bands of 40-byte lines, a busy -hc profile).
-A ``.prof`` report is written at exit and grows with the number of cost centres, not the run's
-length (:data:`DEFAULT_PROF_BYTES` unless a sample report is given); ``-hr`` adds a retainer
-section to it per census. Suggested sizes add :data:`MARGIN` and round up to whole MiB.
+census, measured from a shorter run when one is given (its largest census, to stay on the safe
+side). Without one the estimate assumes :data:`DEFAULT_SAMPLE_BYTES` per census: about 100 bands
+of 40-byte lines, a busy ``-hc`` profile. A ``.prof`` report is written at exit and grows with
+the number of cost centres, not with the run's length: twice a sample report's size, else
+:data:`DEFAULT_PROF_BYTES`. Suggested sizes add :data:`MARGIN` and round up to whole MiB.
+
+The runtime writes whole 4096-byte blocks after the 512-byte status sector, so a disk can only
+hold :func:`usable_capacity` bytes: a block that would cross the image's end is never written.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from halvm_prof.disk.layout import DATA_OFFSET
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
@@ -23,14 +26,14 @@ from halvm_prof.xen.rts import RtsPlan
 
 DEFAULT_SAMPLE_BYTES = 4096
 DEFAULT_PROF_BYTES = 1 << 20
-RETAINER_SECTION_BYTES = 160
+HP_HEADER_BYTES = 200
 MARGIN = 1.5
 _MIB = 1 << 20
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s|ms)?")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)?")
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``10m``, ``90s``, ``1h30m`` or a plain number of seconds."""
+    """Seconds in ``10m``, ``90s``, ``1h30m``, ``500ms`` or a plain number of seconds."""
     total, pos, t = 0.0, 0, text.strip()
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
     while pos < len(t):
@@ -44,10 +47,26 @@ def parse_duration(text: str) -> float:
     return total
 
 
+def format_duration(seconds: float) -> str:
+    """``90`` as ``1m30s``; under a minute with one decimal (``2.5s``)."""
+    if seconds < 60:
+        return f"{seconds:.1f}s".replace(".0s", "s")
+    whole = round(seconds)
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{v}{u}" for v, u in ((h, "h"), (m, "m"), (s, "s")) if v) or "0s"
+
+
+def usable_capacity(image_size: int) -> int:
+    """Profile bytes an image of ``image_size`` bytes can take (whole blocks after sector 0)."""
+    return max(0, (image_size - DATA_OFFSET) // BLOCK_SIZE * BLOCK_SIZE)
+
+
 @dataclass(frozen=True, slots=True)
 class SampleMeasure:
-    """What a shorter run's profile says about bytes per census (or of a report)."""
+    """What a shorter run's profile says: bytes per census (.hp) or the report's size (.prof)."""
 
+    path: str
     kind: str
     size: int
     samples: int
@@ -55,14 +74,14 @@ class SampleMeasure:
 
 
 def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
-    """Bytes per census of a sample ``.hp`` (its largest census, to stay on the safe side)."""
+    """Bytes per census of a sample ``.hp`` (its largest census), or the size of a ``.prof``."""
     with open_input(path) as stream:
         head = stream.read(DETECT_BYTES)
         kind = detect_kind(head)
         stream.seek(0)
         if kind in ("prof", "prof-json"):
             size = os.fstat(stream.fileno()).st_size
-            return SampleMeasure("prof", size, 0, 0.0)
+            return SampleMeasure(os.fspath(path), "prof", size, 0, 0.0)
         if kind != "hp":
             raise ConfigError(
                 "is not a heap profile or .prof report",
@@ -73,27 +92,49 @@ def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
         for line in stream:
             size += len(line)
             if line.startswith(b"BEGIN_SAMPLE"):
-                current = len(line)
-            else:
-                current += len(line)
+                current = 0
+            current += len(line)
             if line.startswith(b"END_SAMPLE"):
                 samples += 1
                 largest = max(largest, current)
-    return SampleMeasure("hp", size, samples, float(largest or DEFAULT_SAMPLE_BYTES))
+    if samples == 0:
+        raise ConfigError(
+            "holds no complete census to measure",
+            path=path,
+            hint="let the sample run longer than one -i interval",
+        )
+    return SampleMeasure(os.fspath(path), "hp", size, samples, float(largest))
 
 
 @dataclass(frozen=True, slots=True)
 class DiskEstimate:
-    """Expected profile bytes and the suggested image size (data + status sector + margin)."""
+    """Expected profile bytes and the suggested image size (data + status sector + margin).
+
+    ``per_census`` and ``interval`` are set for the heap disk: what the estimate rests on.
+    """
 
     device: str
     expected: int
     suggested: int
     basis: str
+    per_census: float | None = None
+    interval: float | None = None
 
 
-def _suggest(expected: int) -> int:
-    return max(1, math.ceil((expected * MARGIN + DATA_OFFSET) / _MIB)) * _MIB
+def suggest_size(expected: int) -> int:
+    """An image size for ``expected`` profile bytes: the margin, whole blocks, whole MiB."""
+    need = math.ceil(expected * MARGIN / BLOCK_SIZE) * BLOCK_SIZE + DATA_OFFSET
+    return max(1, math.ceil(need / _MIB)) * _MIB
+
+
+def censuses(plan: RtsPlan, duration: float) -> int:
+    """Censuses in a run of ``duration`` seconds: one per interval, plus the first and last."""
+    if plan.interval <= 0:
+        raise ConfigError(
+            "-i0 takes a census at every major GC, so its size does not follow the run's length",
+            hint="set a census interval such as -i0.5 to size the heap disk",
+        )
+    return math.floor(duration / plan.interval) + 2
 
 
 def estimate(
@@ -102,21 +143,24 @@ def estimate(
     """Estimates for the disks ``plan`` needs over a run of ``duration`` seconds."""
     hp = next((s for s in samples or [] if s.kind == "hp"), None)
     prof = next((s for s in samples or [] if s.kind == "prof"), None)
-    censuses = math.floor(duration / plan.interval) + 2  # the first and the final census too
     out = []
     if plan.needs_prof_disk:
         base = prof.size * 2 if prof else DEFAULT_PROF_BYTES
-        basis = "twice the sample report" if prof else "1 MiB default for a report"
-        if plan.heap_mode == "r":
-            base += censuses * RETAINER_SECTION_BYTES
-            basis += f" + {RETAINER_SECTION_BYTES} B of retainer section per census"
-        out.append(DiskEstimate("xvdp1", base, _suggest(base), basis))
+        basis = f"twice the {prof.size} B sample report" if prof else "1 MiB, a large report"
+        out.append(DiskEstimate("xvdp1", base, suggest_size(base), basis))
     if plan.needs_hp_disk:
-        per = hp.bytes_per_sample if hp else DEFAULT_SAMPLE_BYTES
-        expected = int(censuses * per) + 200
-        how = (
-            f"largest census of the sample, {per:.0f} B" if hp else f"{per} B per census (default)"
+        count = censuses(plan, duration)
+        per = hp.bytes_per_sample if hp else float(DEFAULT_SAMPLE_BYTES)
+        expected = math.ceil(count * per) + HP_HEADER_BYTES
+        how = f"{per:.0f} B, the largest census of the sample" if hp else f"{per:.0f} B (default)"
+        basis = f"{count} censuses (every {plan.interval:g} s) x {how}"
+        out.append(
+            DiskEstimate("xvdp2", expected, suggest_size(expected), basis, per, plan.interval)
         )
-        basis = f"{censuses} censuses (every {plan.interval:g} s) x {how}"
-        out.append(DiskEstimate("xvdp2", expected, _suggest(expected), basis))
     return out
+
+
+def time_to_fill(capacity: int, per_census: float, interval: float) -> float:
+    """Seconds until censuses of ``per_census`` bytes every ``interval`` s fill ``capacity``."""
+    fitting = max(0, math.floor((capacity - HP_HEADER_BYTES) / per_census) - 1)
+    return fitting * interval

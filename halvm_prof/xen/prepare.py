@@ -1,0 +1,94 @@
+"""``prepare``: sized profiling disks and the xl config of a run, made together or not at all."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from halvm_prof.disk.image import create_image, holds_profile
+from halvm_prof.errors import OutputError
+from halvm_prof.fileio import atomic_write
+from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
+from halvm_prof.xen.rts import parse_rts
+from halvm_prof.xen.sizing import DiskEstimate, SampleMeasure, estimate
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedDisk:
+    device: str
+    path: Path
+    estimate: DiskEstimate
+
+
+@dataclass(frozen=True, slots=True)
+class PreparePlan:
+    """Everything ``prepare`` will make; building it checks every input and makes nothing."""
+
+    name: str
+    config_path: Path
+    config_text: str
+    disks: tuple[PlannedDisk, ...]
+
+
+def default_name(kernel: str) -> str:
+    """A domain name from the kernel's file name: ``app.elf`` gives ``app``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", Path(kernel).stem) or "halvm"
+
+
+def plan_prepare(
+    kernel: str,
+    memory: int,
+    rts: str,
+    duration: float,
+    samples: list[SampleMeasure] | None = None,
+    name: str | None = None,
+    disk_dir: str = "disk_images",
+    config_dir: str = "xen_configs",
+) -> PreparePlan:
+    """Sizes, paths and config text of a run (absolute paths, so xl may run anywhere)."""
+    name = name or default_name(kernel)
+    estimates = estimate(parse_rts(rts), duration, samples)
+    disks = tuple(
+        PlannedDisk(
+            e.device,
+            Path(disk_dir).absolute()
+            / f"{name}-{'prof' if e.device == PROF_DEVICE else 'hp'}.disk",
+            e,
+        )
+        for e in estimates
+    )
+    paths = {d.device: str(d.path) for d in disks}
+    spec = ConfigSpec(
+        str(Path(kernel).absolute()),
+        memory,
+        rts,
+        name,
+        paths.get(PROF_DEVICE),
+        paths.get("xvdp2"),
+    )
+    text = render_config(spec)
+    return PreparePlan(name, Path(config_dir).absolute() / f"{name}.cfg", text, disks)
+
+
+def run_prepare(plan: PreparePlan, *, force: bool = False) -> None:
+    """Make the disks and the config; every refusal comes before anything is made."""
+    if not force:
+        if plan.config_path.exists():
+            raise OutputError(
+                "already exists", path=plan.config_path, hint="use --force to replace it"
+            )
+        for disk in plan.disks:
+            if holds_profile(disk.path):
+                raise OutputError(
+                    "holds a profile that would be lost",
+                    path=disk.path,
+                    hint=f"save it first: convert-profile {disk.path} FILE, or use --force",
+                )
+    for disk in plan.disks:
+        disk.path.parent.mkdir(parents=True, exist_ok=True)
+    plan.config_path.parent.mkdir(parents=True, exist_ok=True)
+    for disk in plan.disks:
+        create_image(disk.path, disk.estimate.suggested, force=force)
+    with atomic_write(plan.config_path) as f:
+        f.write(plan.config_text)
