@@ -1,16 +1,22 @@
 """GHC's text time and allocation report (``+RTS -p``, ``-P``, ``-pa``), any GHC version.
 
-The call-tree rows are parsed from the right: the trailing numeric columns (``no.``, entries,
-four percentages, and ``ticks``/``bytes`` with ``-P``) are fixed by the tree's header line; what
-is left is the label, the module and, from GHC 8 on, a source span that may contain spaces
-(``<no location info>``). Indentation gives the depth. Retainer sections that ``-hr`` writes
-before the report are skipped.
+The report is read line by line. Call-tree rows are parsed from the right: the trailing numeric
+columns (``no.``, entries, four percentages, and ``ticks``/``bytes`` with ``-P``) are fixed by the
+tree's header line; what is left is the label, the module and, from GHC 8 on, a source span that
+may contain spaces (``<no location info>``). GHC pads those columns to the widths of its header
+line (by characters from GHC 9, by bytes before), so the header's ``MODULE`` and ``SRC`` positions
+split a row even when a name holds spaces; rows that do not line up are split at whitespace.
+Before GHC 8 a long module name could run into a 6-digit ``no.``; that is taken apart. Indentation
+gives the depth. Retainer sections that ``-hr`` writes before the report are skipped, and so are
+the retainer sets after it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO
 
 from halvm_prof.errors import FormatError
@@ -23,46 +29,129 @@ _TICKS = re.compile(r"\((\d+) ticks? @ (\d+) (us|ms)(?:, (\d+) processors?)?\)")
 _TIME = re.compile(r"total time\s*=\s*([\d.]+) secs?")
 _ALLOC = re.compile(r"total alloc\s*=\s*([\d,]+) bytes")
 _ID_RUN_IN = re.compile(r"^(.+?)(\d{6})$")
+_HINT = "is this a GHC .prof report?"
 
 
 def _error(path: str | None, line: int, what: str) -> FormatError:
-    return FormatError(what, path=path, line=line, hint="is this a GHC .prof report?")
+    return FormatError(what, path=path, line=line, hint=_HINT)
 
 
 def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text without its newline, whether the newline was there)."""
+    for number, raw in enumerate(stream, 1):
+        ended = raw.endswith(b"\n")
+        yield number, raw.rstrip(b"\r\n").decode("utf-8", "replace"), ended
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """Where the tree's header line puts MODULE and SRC, and how many numbers end a row."""
+
+    module: int
+    src: int | None
+    numeric: int
+    exact: bool
+
+    @classmethod
+    def from_header(cls, header: str) -> _Columns:
+        words = header.split()
+        src = header.find(" SRC ")
+        return cls(
+            module=header.index("MODULE"),
+            src=src + 1 if src >= 0 else None,
+            # no., entries, 4 percentages, and with -P ticks and bytes
+            numeric=len(words[words.index("entries") - 1 :]),
+            exact="ticks" in words,
+        )
+
+    def split(self, head: str) -> tuple[str, str, str]:
+        """Label, module and source span of a row's text left of its numbers."""
+        for text in (head, head.encode("utf-8")):
+            parts = self._at_columns(text)
+            if parts is not None:
+                return parts
+        words = head.split()
+        if self.src is None:
+            # The module never holds a space, so all before it is the label.
+            return " ".join(words[:-1]), words[-1], ""
+        return words[0], words[1], " ".join(words[2:])
+
+    def _at_columns(self, text: str | bytes) -> tuple[str, str, str] | None:
+        """The row cut at the header's columns, or None when it does not line up with them."""
+        m, s = self.module, self.src
+        if not _starts_column(text, m):
+            return None
+        if s is None:
+            module, src = text[m:].strip(), text[:0]
+        elif _starts_column(text, s):
+            module, src = text[m:s].strip(), text[s:].strip()
+        else:
+            return None
+        label = text[:m].strip()
+        if not label or len(module.split()) != 1:
+            return None
+        if isinstance(label, bytes):
+            assert isinstance(module, bytes) and isinstance(src, bytes)
+            return label.decode("utf-8", "replace"), module.decode(), src.decode("utf-8", "replace")
+        assert isinstance(module, str) and isinstance(src, str)
+        return label, module, src
+
+
+def _starts_column(text: str | bytes, at: int) -> bool:
+    """A value starts at ``at``: a space before it, none at it."""
+    return len(text) > at > 0 and text[at - 1 : at].isspace() and not text[at : at + 1].isspace()
+
+
 def read_prof(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
-    """Read a text ``.prof`` report into the shared cost-centre model."""
+    """Read a text ``.prof`` report into the shared cost-centre model, streaming its lines."""
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
-            return read_prof(stream)
-    path = getattr(source, "name", None)
-    path = os.fspath(path) if isinstance(path, str | os.PathLike) else None
-    lines = source.read().decode("utf-8", "replace").splitlines()
-    try:
-        start = next(i for i, line in enumerate(lines) if _TITLE in line)
-    except StopIteration:
-        raise _error(path, 1, f"no '{_TITLE}' line") from None
-    date = lines[start].split(_TITLE)[0].strip()
-    command = next((ln.strip() for ln in lines[start + 1 : start + 4] if ln.strip()), "")
-    words = command.split()
-    program = words[0] if words else ""
-    args, rts = split_rts(words[1:])
+            return _read(stream, os.fspath(source))
+    name = getattr(source, "name", None)
+    return _read(source, os.fspath(name) if isinstance(name, str | os.PathLike) else None)
+
+
+def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
+    lines = _lines(stream)
+    date = ""
+    last = 0
+    for number, text, _ in lines:
+        last = number
+        if _TITLE in text:
+            date = text.split(_TITLE)[0].strip()
+            break
+    else:
+        raise _error(path, max(last, 1), f"no '{_TITLE}' line")
+    command = ""
     total_time, ticks, interval, processors, total_alloc = 0.0, 0, 0, 1, 0
-    for line in lines[start : start + 12]:
-        if m := _TIME.search(line):
+    header: str | None = None
+    for number, text, _ in lines:
+        last = number
+        if not command and text.strip():
+            command = text.strip()
+        if m := _TIME.search(text):
             total_time = float(m.group(1))
-        if m := _TICKS.search(line):
+        if m := _TICKS.search(text):
             ticks = int(m.group(1))
             interval = int(m.group(2)) * (1000 if m.group(3) == "ms" else 1)
             processors = int(m.group(4) or 1)
-        if m := _ALLOC.search(line):
+        if m := _ALLOC.search(text):
             total_alloc = int(m.group(1).replace(",", ""))
-    root, complete, note = _parse_tree(lines, start, path)
+        words = text.split()
+        if words[:2] == ["COST", "CENTRE"] and "entries" in words and "MODULE" in words:
+            header = text
+            break
+    if header is None:
+        raise _error(path, max(last, 1), "the report stops before its call tree")
+    words = command.split()
+    args, rts = split_rts(words[1:])
+    root, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path)
     return CostCentreProfile(
-        program=program,
+        program=words[0] if words else "",
         arguments=args,
         rts_arguments=rts,
         date=date,
@@ -79,75 +168,63 @@ def read_prof(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
 
 
 def _parse_tree(
-    lines: list[str], start: int, path: str | None
+    lines: Iterator[tuple[int, str, bool]], cols: _Columns, header_line: int, path: str | None
 ) -> tuple[CallNode, bool, str | None]:
-    header_at = None
-    for i in range(start, len(lines)):
-        cols = lines[i].split()
-        if cols[:2] == ["COST", "CENTRE"] and "entries" in cols:
-            header_at = i
-            break
-    if header_at is None:
-        raise _error(path, len(lines), "the report stops before its call tree")
-    cols = lines[header_at].split()
-    has_src = "SRC" in cols
-    numeric = len(cols[cols.index("entries") - 1 :])  # no., entries, percentages, ticks, bytes
-    has_ticks = "ticks" in cols
     stack: list[CallNode] = []
     root: CallNode | None = None
+    base = 0
     complete, note = True, None
-    for number in range(header_at + 1, len(lines)):
-        text = lines[number]
+    for number, text, ended in lines:
+        if not ended:
+            # A last line without its newline may be a row cut anywhere, even inside a number.
+            complete, note = False, f"the report ends inside line {number}; that row is left out"
+            break
         if not text.strip():
             if root is not None:
                 break
             continue
-        depth = len(text) - len(text.lstrip(" "))
-        words = text.split()
-        if len(words) < numeric + 1:
-            complete, note = False, f"the report ends in a cut row at line {number + 1}"
-            break
-        tail, head = words[-numeric:], words[:-numeric]
+        parts = text.rsplit(None, cols.numeric)
+        if len(parts) < cols.numeric + 1:
+            raise _error(path, number, "a call-tree row with too few columns")
+        head, tail = parts[0], parts[1:]
         try:
             values = [_number(w) for w in tail]
+            label, module, src = cols.split(head)
         except ValueError:
             # Before GHC 8 a long module name and a 6-digit id could run together.
             m = _ID_RUN_IN.match(tail[0])
-            if has_src or m is None or len(head) != 1:
-                raise _error(path, number + 1, "a call-tree row with non-numeric columns") from None
+            if cols.src is not None or m is None or not head.strip():
+                raise _error(path, number, "a call-tree row with non-numeric columns") from None
             try:
                 values = [float(m.group(2))] + [_number(w) for w in tail[1:]]
             except ValueError:
-                raise _error(path, number + 1, "a call-tree row with non-numeric columns") from None
-            head = [head[0], m.group(1)]
-        if len(head) < 2:
-            raise _error(path, number + 1, "a call-tree row without label and module")
-        label, module = head[0], head[1]
-        src = " ".join(head[2:]) if has_src else ""
+                raise _error(path, number, "a call-tree row with non-numeric columns") from None
+            label, module, src = head.strip(), m.group(1), ""
+        except IndexError:
+            raise _error(path, number, "a call-tree row without label and module") from None
+        depth = len(head) - len(head.lstrip(" "))
         node = CallNode(
-            cc=CostCentre(label, module, src, is_caf=label == "CAF"),
+            cc=CostCentre(label, module, src, is_caf=label == "CAF" or label.startswith("CAF:")),
             number=int(values[0]),
             entries=int(values[1]),
             individual_time=values[2],
             individual_alloc=values[3],
             inherited_time=values[4],
             inherited_alloc=values[5],
-            ticks=int(values[6]) if has_ticks else None,
-            alloc=int(values[7]) if has_ticks and len(values) > 7 else None,
+            ticks=int(values[6]) if cols.exact else None,
+            alloc=int(values[7]) if cols.exact and len(values) > 7 else None,
         )
         if root is None:
-            root = node
-            stack = [node]
-            base = depth
+            root, stack, base = node, [node], depth
             continue
         level = depth - base
         if level < 1:
-            raise _error(path, number + 1, "a second root in the call tree")
+            raise _error(path, number, "a second root in the call tree")
+        if level > len(stack):
+            raise _error(path, number, "a call-tree row indented past its parent")
         del stack[level:]
-        if not stack or len(stack) < level:
-            raise _error(path, number + 1, "a call-tree row indented past its parent")
         stack[-1].children.append(node)
         stack.append(node)
     if root is None:
-        raise _error(path, header_at + 1, "the call tree has no rows")
+        raise _error(path, header_line, "the call tree has no rows")
     return root, complete, note

@@ -1,9 +1,12 @@
 """GHC's JSON time and allocation report (``+RTS -pj``).
 
-GHC 9.0 writes labels, modules and source spans without escaping ``"`` or ``\\``, so a cost
-centre named with a quote makes the file invalid JSON; such strings are re-escaped before
-parsing. Per-node ``ticks`` and ``alloc`` are exact; the percentages of the text report are
-derived from the tree's own totals (the file's ``total_ticks`` also counts GC, SYSTEM and IDLE).
+GHC 8.6 and 9.0 escape ``\\`` in labels and source spans but not ``"``, so a cost centre named
+with a quote makes the file invalid JSON. Such a file is read again with the bare quotes of those
+strings escaped, and if that still fails, with every ``\\`` and ``"`` in them taken literally.
+
+Per-node ``ticks`` and ``alloc`` are exact. Unlike a ``-p`` text report, the tree holds the RTS's
+own cost centres (``GC``, ``SYSTEM``, ``IDLE``, ``OVERHEAD_of``, ``DONT_CARE``, ``PINNED``) and
+the file's ``total_ticks`` counts their ticks, as ``-pa`` does; percentages are of those totals.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ _FIELD = re.compile(
 )
 
 
-def _escape(m: re.Match[str]) -> str:
+# A quote with no backslash before it, or an even number of them (which escape each other).
+_BARE_QUOTE = re.compile(r'(?<!\\)((?:\\\\)*)"')
+
+
+def _escape_quotes(m: re.Match[str]) -> str:
+    return m.group(1) + _BARE_QUOTE.sub(r'\1\\"', m.group(2)) + m.group(3)
+
+
+def _escape_all(m: re.Match[str]) -> str:
     inner = m.group(2).replace("\\", "\\\\").replace('"', '\\"')
     return m.group(1) + inner + m.group(3)
 
@@ -32,15 +43,17 @@ def _loads(text: str, path: str | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as first:
-        try:
-            return json.loads(_FIELD.sub(_escape, text))
-        except json.JSONDecodeError:
-            raise FormatError(
-                f"not valid JSON: {first.msg}",
-                path=path,
-                line=first.lineno,
-                hint="is this a complete `+RTS -pj` report?",
-            ) from first
+        for repair in (_escape_quotes, _escape_all):
+            try:
+                return json.loads(_FIELD.sub(repair, text))
+            except json.JSONDecodeError:
+                continue
+        raise FormatError(
+            f"not valid JSON: {first.msg}",
+            path=path,
+            line=first.lineno,
+            hint="is this a complete `+RTS -pj` report?",
+        ) from first
 
 
 def read_prof_json(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
@@ -65,7 +78,7 @@ def read_prof_json(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProf
             rts_arguments=list(data.get("rts_arguments", [])),
             date=str(data.get("end_time", "")),
             total_time=float(data.get("total_time", 0.0)),
-            total_ticks=tree_ticks,
+            total_ticks=int(data.get("total_ticks", tree_ticks)),
             tick_interval_us=int(data.get("tick_interval", 0)),
             processors=max(1, int(data.get("initial_capabilities", 1) or 1)),
             total_alloc=int(data.get("total_alloc", tree_alloc)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -21,7 +22,10 @@ TEXT = [
     GHC / "leaky-P.prof",
     GHC / "leaky-pa.prof",
     GHC / "ops-hc.prof",
+    GHC / "names-hc.prof",
+    GHC / "names-P.prof",
 ]
+PUBLIC = DATA / "public"
 
 
 def _tree_rows(text: str) -> list[str]:
@@ -51,7 +55,8 @@ def test_text_reports(path: Path) -> None:
         re.search(r"total alloc =\s*([\d,]+)", text).group(1).replace(",", "")  # type: ignore[union-attr]
     )
     assert abs(sum(n.individual_time for n in nodes) - 100.0) < 1.0
-    assert profile.program in ("leaky-prof", "leaky", "ops") and profile.format == "text"
+    assert profile.program in ("leaky-prof", "leaky", "ops", "names") and profile.format == "text"
+    assert profile.complete and profile.note is None
     if exact:
         assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks
         assert sum(n.alloc or 0 for n in nodes) == profile.total_alloc
@@ -165,3 +170,118 @@ def test_operator_and_primed_labels_from_a_second_program() -> None:
     assert "<+>" in labels and "tot'al" in labels and "word_count" in labels
     plus = next(n for _, n in profile.root.walk() if n.cc.label == "<+>")
     assert plus.entries == 200_000 and plus.cc.src == "Ops.hs:10:1-29"
+
+
+def test_quote_backslash_and_utf8_labels_from_real_ghc() -> None:
+    """Names.hs: GHC 9.0 pads UTF-8 labels by characters; quotes and backslashes stay as is."""
+    for name in ("names-hc.prof", "names-P.prof"):
+        profile = read_prof(GHC / name)
+        nodes = {n.cc.label: n for _, n in profile.root.walk()}
+        assert {'say"hi"', "größe", "back\\slash", "<|", "total'"} <= set(nodes)
+        assert nodes["größe"].cc.module == "Main" and nodes["größe"].cc.src == "Names.hs:18:35-96"
+        assert nodes['say"hi"'].cc.src == "Names.hs:17:36-64"
+    args = read_prof(GHC / "names-hc.prof")
+    assert args.arguments == ["300000", "say", '"hi"', "there"]  # the report joins them by spaces
+    assert args.rts_arguments == ["-hc", "-p", "-i0.005"]
+
+
+def _relabel(text: str, old: str, new: str, by_bytes: bool) -> str:
+    """Rename a cost centre in the call tree, padding as GHC 9 (characters) or GHC 8 (bytes)."""
+
+    def width(s: str) -> int:
+        return len(s.encode()) if by_bytes else len(s)
+
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        if stripped.startswith(old + " ") and "Main" in line:
+            indent = len(line) - len(stripped)
+            pad = width(old) + len(stripped) - len(stripped[len(old) :].lstrip(" ")) - len(old)
+            rest = stripped[len(old) :].lstrip(" ")
+            line = " " * indent + new + " " * (pad - width(new)) + rest
+        out.append(line)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("by_bytes", [False, True], ids=["ghc9-chars", "ghc8-bytes"])
+def test_labels_with_spaces_split_at_the_header_columns(by_bytes: bool) -> None:
+    """Older GHCs allowed spaces in SCC names: the header's columns tell label from module."""
+    text = (GHC / "names-hc.prof").read_text()
+    text = _relabel(text, "main.back", "gr ö b", by_bytes)
+    profile = read_prof(io.BytesIO(text.encode()))
+    node = next(n for _, n in profile.root.walk() if n.number == 307)
+    assert (node.cc.label, node.cc.module, node.cc.src) == ("gr ö b", "Main", "Names.hs:19:7-58")
+    assert [n.number for _, n in profile.root.walk()] == [
+        n.number for _, n in read_prof(GHC / "names-hc.prof").root.walk()
+    ]
+
+
+def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error() -> None:
+    data = (GHC / "leaky-P.prof").read_bytes()
+    tree_at = data.index(b"\nMAIN ") + 1
+    full = [n.number for _, n in read_prof(io.BytesIO(data)).root.walk()]
+    for cut in range(len(data)):
+        stream = io.BytesIO(data[:cut])
+        stream.name = "cut.prof"
+        if cut <= tree_at + data[tree_at:].index(b"\n"):
+            with pytest.raises(FormatError) as err:
+                read_prof(stream)
+            assert str(err.value).startswith("cut.prof:") and "\n" not in str(err.value)
+            continue
+        profile = read_prof(stream)
+        numbers = [n.number for _, n in profile.root.walk()]
+        rows = data[tree_at:cut].count(b"\n")
+        assert numbers == full[:rows], cut
+        assert profile.complete == data[:cut].endswith(b"\n"), cut
+
+
+def test_ghc_8_0_report_without_src_from_ghc_prof() -> None:
+    """ghc-prof's purs.prof (tests/data/public/README.md): 14,032 rows, no SRC column."""
+    raw = gzip.decompress((PUBLIC / "ghc-prof-purs.prof.gz").read_bytes())
+    profile = read_prof(io.BytesIO(raw))
+    rows = _tree_rows(raw.decode())
+    nodes = [n for _, n in profile.root.walk()]
+    assert len(nodes) == len(rows) == 14_032
+    # Read independently as fixed-width columns: ids are right-aligned under "no." (6 wide),
+    # which is how a 39-character module can touch its 6-digit id.
+    header = [ln for ln in raw.decode().splitlines() if ln.startswith("COST CENTRE")][-1]
+    module_at, no_end = header.index("MODULE"), header.index("no.") + 3
+    assert [n.number for n in nodes] == [int(r[no_end - 6 : no_end]) for r in rows]
+    assert [n.cc.module for n in nodes] == [r[module_at : no_end - 6].strip() for r in rows]
+    assert [n.cc.label for n in nodes] == [r[:module_at].strip() for r in rows]
+    assert "Language.PureScript.Parser.Declarations" in {n.cc.module for n in nodes}
+    assert all(n.cc.src == "" for n in nodes)
+    assert (profile.program, profile.total_ticks) == ("purs", 12)
+    assert profile.rts_arguments == ["-N", "-p"]
+    assert profile.arguments == ["compile", "examples/passing/Applicative.purs"]
+    assert abs(sum(n.individual_time for n in nodes) - 100.0) < 1.0
+
+
+def test_ghc_8_2_testsuite_report() -> None:
+    path = PUBLIC / "toplevel_scc_1.prof.sample"
+    profile = read_prof(path)
+    rows = _tree_rows(path.read_text())
+    shape = [(d, n.cc.label, n.cc.module, n.cc.src, n.number) for d, n in profile.root.walk()]
+    assert [s[4] for s in shape] == [int(r.split()[-6]) for r in rows]
+    assert (2, "Main.foo", "Main", "toplevel_scc_1.hs:7:1-2", 210) in shape
+    assert (3, "Main.bar", "Main", "toplevel_scc_1.hs:10:5-6", 212) in shape
+    assert profile.total_alloc == 75_880 and profile.tick_interval_us == 1000
+
+
+def test_json_reports_from_ghc_8_6_and_ghc_9_0() -> None:
+    """speedscope's -pj sample (GHC 8.6) and Names.hs (GHC 9.0, invalid JSON for say"hi")."""
+    for path in (PUBLIC / "speedscope-simple.prof", GHC / "names-pj.prof"):
+        text = path.read_text()
+        profile = read_prof_json(path)
+        nodes = [n for _, n in profile.root.walk()]
+        assert len(nodes) == text.count('"entries"')
+        ticks = [int(t) for t in re.findall(r'"ticks": (\d+)', text)]
+        allocs = [int(a) for a in re.findall(r'"alloc": (\d+)', text)]
+        assert sum(n.ticks or 0 for n in nodes) == sum(ticks)
+        assert sum(n.alloc or 0 for n in nodes) == sum(allocs)
+        total = int(re.search(r'"total_ticks": (\d+)', text).group(1))  # type: ignore[union-attr]
+        assert profile.total_ticks == total and profile.processors >= 1
+    with pytest.raises(json.JSONDecodeError):
+        json.loads((GHC / "names-pj.prof").read_text())
+    labels = {n.cc.label for _, n in read_prof_json(GHC / "names-pj.prof").root.walk()}
+    assert {'say"hi"', "größe", "back\\slash"} <= labels
