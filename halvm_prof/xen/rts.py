@@ -40,6 +40,7 @@ class RtsPlan:
     heap_flag: str | None
     interval: float
     restrictions: tuple[str, ...] = ()
+    other_profiled: tuple[str, ...] = ()
 
     @property
     def time_profile(self) -> bool:
@@ -60,7 +61,7 @@ class RtsPlan:
         out = [self.time_flag] if self.time_flag else []
         if self.heap_mode in PROFILED_MODES and self.heap_flag:
             out.append(self.heap_flag)
-        return (*out, *self.restrictions)
+        return (*out, *self.restrictions, *self.other_profiled)
 
     @property
     def needs_profiled_build(self) -> bool:
@@ -87,11 +88,14 @@ def parse_rts(text: str) -> RtsPlan:
     heap_flag: str | None = None
     interval = DEFAULT_INTERVAL
     restrictions: list[str] = []
+    other_profiled: list[str] = []
     for flag in flags:
         if flag in TIME_FLAGS:
             time_flag = time_flag or flag
         elif flag == "-po":
             raise ConfigError("-po needs a file stem right after it (e.g. -poapp)")
+        elif flag.startswith("-po"):
+            other_profiled.append(flag)  # names the output files; only a -prof build takes it
         elif m := _HEAP.match(flag):
             letter, rest = m.group(1), m.group(2)
             mode = "" if letter == "" else letter if letter == "T" else letter.lower()
@@ -119,7 +123,15 @@ def parse_rts(text: str) -> RtsPlan:
             if value and not _C_DOUBLE.match(value):
                 raise ConfigError(f"GHC's RTS refuses {flag}: bad value for -i", hint="e.g. -i0.5")
             interval = max(0.0, float(value)) if value else 0.0
-    return RtsPlan(tuple(flags), time_flag, heap_mode, heap_flag, interval, tuple(restrictions))
+    return RtsPlan(
+        tuple(flags),
+        time_flag,
+        heap_mode,
+        heap_flag,
+        interval,
+        tuple(restrictions),
+        tuple(other_profiled),
+    )
 
 
 def split_rts(words: list[str]) -> tuple[list[str], list[str]]:

@@ -1,4 +1,4 @@
-"""xen-config, xen-config check, disk size and prepare as users run them; example configs."""
+"""xen-config, xen-config check and disk size as users run them; the example configs."""
 
 from __future__ import annotations
 
@@ -9,72 +9,49 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli import cli
-from halvm_prof.cli.convert import convert_profile
-from tests.conftest import CORPUS
+from halvm_prof.xen import libxlutil
+from tests.conftest import CORPUS, DATA
 
 REPO = Path(__file__).resolve().parents[2]
 
 #: The example configs in xen_configs/ and the command lines that make them.
 EXAMPLES = {
-    "app-p-hc.cfg": [
-        "--kernel",
-        "halvm-app.elf",
-        "--memory",
-        "64",
-        "--name",
-        "app",
-        "--rts",
-        "-p -hc -i0.5",
-        "--prof-disk",
-        "disk_images/app-prof.disk",
-        "--hp-disk",
-        "disk_images/app-hp.disk",
-    ],
-    "app-hT.cfg": [
-        "--kernel",
-        "halvm-app.elf",
-        "--memory",
-        "128",
-        "--name",
-        "app-heap",
-        "--rts",
-        "-hT -i0.1",
-        "--hp-disk",
-        "disk_images/app-hp.disk",
-    ],
-    "app-p.cfg": [
-        "--kernel",
-        "halvm-app.elf",
-        "--memory",
-        "32",
-        "--name",
-        "app-time",
-        "--rts",
-        "-p",
-        "--prof-disk",
-        "disk_images/app-prof.disk",
-        "--vcpus",
-        "2",
-    ],
+    "app-p-hc.cfg": "--kernel halvm-app.elf --memory 64 --name app --rts=-p_-hc_-i0.5"
+    " --prof-disk disk_images/app-prof.disk --hp-disk disk_images/app-hp.disk",
+    "app-hT.cfg": "--kernel halvm-app.elf --memory 128 --name app-heap --rts=-hT_-i0.1"
+    " --hp-disk disk_images/app-hp.disk",
+    "app-p.cfg": "--kernel halvm-app.elf --memory 32 --name app-time --rts=-p"
+    " --prof-disk disk_images/app-prof.disk --vcpus 2",
 }
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(cli, list(args))
+def args(line: str) -> list[str]:
+    return [a.replace("_", " ") if a.startswith("--rts=") else a for a in line.split()]
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(argv))
     return r.exit_code, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_example_configs_are_what_the_tool_writes(name: str) -> None:
-    code, out, err = run("xen-config", *EXAMPLES[name])
+    code, out, err = run("xen-config", *args(EXAMPLES[name]))
     assert code == 0, err
-    assert out == (REPO / "xen_configs" / name).read_text()
+    assert out == (REPO / "xen_configs" / name).read_text(encoding="utf-8")
+
+
+def test_examples_are_all_listed() -> None:
+    assert sorted(p.name for p in (REPO / "xen_configs").glob("*.cfg")) == sorted(EXAMPLES)
 
 
 def test_write_to_a_file_and_errors(tmp_path: Path) -> None:
     out = tmp_path / "vm.cfg"
-    code, stdout, _ = run("xen-config", *EXAMPLES["app-p.cfg"], "-o", str(out))
+    code, stdout, _ = run("xen-config", *args(EXAMPLES["app-p.cfg"]), "-o", str(out))
     assert code == 0 and "wrote" in stdout and out.read_text().startswith("# A profiled")
+    code, _, err = run("xen-config", *args(EXAMPLES["app-p.cfg"]), "-o", str(out))
+    assert code == 1 and "already exists" in err
+    assert run("xen-config", *args(EXAMPLES["app-p.cfg"]), "-o", str(out), "--force")[0] == 0
     code, _, err = run(
         "xen-config", "--kernel", "k", "--memory", "64", "--rts", "-p -hc", "--prof-disk", "p.disk"
     )
@@ -82,7 +59,9 @@ def test_write_to_a_file_and_errors(tmp_path: Path) -> None:
     code, _, err = run(
         "xen-config", "--kernel", 'a"b', "--memory", "64", "--rts", "-p", "--prof-disk", "p.disk"
     )
-    assert code == 1 and "cannot carry" in err
+    assert code == 1 and "cannot carry" in err and err.count("\n") == 1
+    code, _, err = run("xen-config", "--kernel", "k", "--memory", "64", "--rts", "-hc -hy")
+    assert code == 1 and "multiple heap profile options" in err
     assert run("xen-config", "--memory", "64")[0] == 2
 
 
@@ -99,66 +78,34 @@ def test_check_reports_lines_and_exit_codes(
     assert f"{cfg}:4: error:" in out and "[read-only]" in out and "[disk-missing]" in out
     data = json.loads(run("xen-config", "check", str(cfg), "--json")[1])
     assert {p["code"] for p in data["problems"]} == {"read-only", "disk-missing"}
+    assert data["ok"] is False and data["xen_parser"] == libxlutil.available()
     assert run("disk", "create", "hp.disk", "--size", "1M")[0] == 0
     cfg.write_text(cfg.read_text().replace(',r"', ',rw"'))
     code, out, _ = run("xen-config", "check", str(cfg))
     assert code == 0 and "no problems found" in out
+    # A 1 MiB disk (255 blocks after its status sector) takes 253 4-KiB censuses after the first:
+    # 25.3 s at one census every 0.1 s.
+    code, out, _ = run("xen-config", "check", str(cfg), "--duration", "10m")
+    assert code == 1 and "[disk-fills]" in out and "after about 25.3s" in out
+    code, _, err = run("xen-config", "check", str(tmp_path / "none.cfg"))
+    assert code == 1 and "no such file" in err
 
 
-def test_disk_size(tmp_path: Path) -> None:
+def test_check_a_crafted_syntax_error() -> None:
+    code, out, _ = run("xen-config", "check", str(DATA / "xen" / "syntax-crlf.cfg"))
+    assert code == 1 and ":3: error: syntax error: a carriage return" in out
+
+
+def test_disk_size() -> None:
+    sample = str(CORPUS / "leaky-hc.hp")
     code, out, _ = run(
-        "disk",
-        "size",
-        "--rts",
-        "-hc -i0.02",
-        "--duration",
-        "1h",
-        "--from-sample",
-        str(CORPUS / "leaky-hc.hp"),
-        "--json",
+        "disk", "size", "--rts", "-hc -i0.02", "--duration", "1h", "--from-sample", sample, "--json"
     )
     (est,) = json.loads(out)
     assert code == 0 and est["device"] == "xvdp2" and est["suggested"] >= est["expected"] * 1.5
     code, out, _ = run("disk", "size", "--rts", "-p -hc", "--duration", "10m")
     assert code == 0 and "xvdp1" in out and "xvdp2" in out and "disk create --size" in out
-    assert run("disk", "size", "--rts", "-p", "--duration", "later")[0] == 1
-
-
-def test_prepare_then_run_then_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    Path("app.elf").write_bytes(b"\x7fELF CCS_MAIN")  # stands in for a profiled kernel
-    code, out, err = run(
-        "prepare", "app.elf", "--memory", "64", "--rts", "-p -hc", "--duration", "1m"
-    )
-    assert code == 0, err
-    assert "xl create xen_configs/app.cfg" in out
-    assert "convert-profile disk_images/app-hp.disk app-HaLVM.hp" in out
-    assert run("xen-config", "check", "xen_configs/app.cfg", "--duration", "1m")[0] == 0
-    # The "run": the runtime writes both profiles onto the disks prepare made.
-    assert run("disk", "write", str(CORPUS / "leaky-hc.prof"), "disk_images/app-prof.disk")[0] == 0
-    assert (
-        run(
-            "disk",
-            "write",
-            str(CORPUS / "leaky-hc.hp"),
-            "disk_images/app-hp.disk",
-            "--crash-after",
-            "20",
-        )[0]
-        == 0
-    )
-    for disk, out_name, src in (
-        ("app-prof", "HaLVM.prof", "leaky-hc.prof"),
-        ("app-hp", "HaLVM.hp", "leaky-hc.hp"),
-    ):
-        r = CliRunner().invoke(convert_profile, [f"disk_images/{disk}.disk", out_name])
-        assert r.exit_code == 0
-        assert (CORPUS / src).read_bytes().startswith(Path(out_name).read_bytes())
-    # prepare again refuses to replace its config, and then the disks that hold profiles.
-    before = Path("disk_images/app-hp.disk").read_bytes()
-    code, _, err = run("prepare", "app.elf", "--memory", "64", "--rts", "-p -hc")
-    assert code == 1 and "already exists" in err
-    Path("xen_configs/app.cfg").unlink()
-    code, _, err = run("prepare", "app.elf", "--memory", "64", "--rts", "-p -hc")
-    assert code == 1 and "holds a profile" in err
-    assert Path("disk_images/app-hp.disk").read_bytes() == before
+    code, _, err = run("disk", "size", "--rts", "-p", "--duration", "later")
+    assert code == 1 and "not a duration" in err
+    code, _, err = run("disk", "size", "--rts", "-hT -i0", "--duration", "1m")
+    assert code == 1 and "every major GC" in err
