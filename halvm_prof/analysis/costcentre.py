@@ -8,6 +8,7 @@ cost centre, so recursion is not counted twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from halvm_prof.model import CallNode, CostCentreProfile
 
@@ -62,22 +63,62 @@ def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:
 
 
 def top(totals: list[CostCentreTotals], key: str, n: int = 10) -> list[CostCentreTotals]:
-    """The ``n`` largest by the attribute ``key``, ties broken by name for a stable order."""
-    return sorted(totals, key=lambda t: (-getattr(t, key), t.name))[:n]
+    """The ``n`` largest by the attribute ``key`` (``individual_time``, ``inherited_alloc``, ...),
+    ties broken by name for a stable order; cost centres with nothing in ``key`` are left out."""
+    ranked = sorted(totals, key=lambda t: (-getattr(t, key), t.name, t.src))
+    return [t for t in ranked if getattr(t, key)][:n]
 
 
-def hottest_path(profile: CostCentreProfile, min_share: float = 1.0) -> list[CallNode]:
-    """From the root, always into the child with the most inherited time (while >= min_share%)."""
+def hottest_path(
+    profile: CostCentreProfile, min_share: float = 1.0, by: Literal["time", "alloc"] = "time"
+) -> list[CallNode]:
+    """From the root, always into the child with the most inherited time (or alloc), while that
+    child holds at least ``min_share`` percent of the run; ties go to the other figure, then to
+    the earlier child. The RTS's own cost centres (:data:`RTS_COST_CENTRES`, e.g. ``GC``) are
+    not calls of the program and are passed over."""
     node = profile.root
     path = [node]
-    while node.children:
-        child = max(node.children, key=lambda c: (c.inherited_time, c.inherited_alloc))
-        if child.inherited_time < min_share:
+    while True:
+        children = [c for c in node.children if (c.cc.label, c.cc.module) not in RTS_COST_CENTRES]
+        if not children:
+            break
+        if by == "time":
+            child = max(children, key=lambda c: (c.inherited_time, c.inherited_alloc))
+            share = child.inherited_time
+        else:
+            child = max(children, key=lambda c: (c.inherited_alloc, c.inherited_time))
+            share = child.inherited_alloc
+        if share < min_share:
             break
         path.append(child)
         node = child
     return path
 
 
+#: The RTS's own cost centres (label, module): garbage collection, the scheduler, idle time,
+#: profiling overhead, and what no Haskell code is charged for. ``-pa`` and ``-pj`` reports list
+#: them under MAIN and count their ticks in the totals; ``-p`` leaves them out.
+RTS_COST_CENTRES = frozenset(
+    {
+        ("GC", "GC"),
+        ("SYSTEM", "SYSTEM"),
+        ("IDLE", "IDLE"),
+        ("OVERHEAD_of", "PROFILING"),
+        ("DONT_CARE", "MAIN"),
+        ("PINNED", "SYSTEM"),
+    }
+)
+
+
+def rts_time(profile: CostCentreProfile) -> dict[str, float]:
+    """Percent of the run's time in each of the RTS's own cost centres that has any."""
+    shares: dict[str, float] = {}
+    for child in profile.root.children:
+        if (child.cc.label, child.cc.module) in RTS_COST_CENTRES and child.inherited_time > 0:
+            shares[child.cc.label] = shares.get(child.cc.label, 0.0) + child.inherited_time
+    return dict(sorted(shares.items()))
+
+
 def tree_size(profile: CostCentreProfile) -> int:
+    """The number of nodes in the call tree."""
     return sum(1 for _ in profile.root.walk())

@@ -1,8 +1,11 @@
 """Statistics of heap profile bands, computed in one streaming pass.
 
-A band missing from a census counts as 0 bytes at that time (GHC lists only live bands).
-Residency is integrated over time with the trapezoid rule between consecutive censuses. The
-linear fit is least squares of value against time over every census.
+GHC lists only the bands that hold something, so a band missing from a census counts as 0 bytes at
+that time, for every figure. Residency is integrated over time with the trapezoid rule between
+consecutive censuses: a gap between censuses is bridged by a straight line, and a band that appears
+(or vanishes) rises from (or falls to) 0 over the interval next to it. The linear fit is least
+squares of value against time over every census. Sums of values are exact integers and times are
+taken from the first census, so long runs of large values lose no precision.
 """
 
 from __future__ import annotations
@@ -13,22 +16,28 @@ from dataclasses import dataclass, field
 
 from halvm_prof.model import HeapProfile, HeapSample
 
-#: A band is a leak suspect when its fit rises steadily (R² at least this) ...
+#: A band is a leak suspect when its least-squares line rises (slope > 0), fits well (R² at least
+#: this) ...
 LEAK_MIN_R2 = 0.7
-#: ... and by at least this share of the profile's peak total over the run.
+#: ... and rises over the run by at least this share of the profile's peak total.
 LEAK_MIN_GROWTH = 0.05
 
 
 @dataclass(slots=True)
 class BandStats:
-    """Exact figures of one band over the whole profile."""
+    """Exact figures of one band over the whole profile (missing from a census = 0 there).
+
+    ``stddev`` is over the censuses (each counts once); ``mean`` is weighted by time
+    (``integrated / duration``), so bursts of closely spaced censuses do not tip it.
+    ``leak_suspect``: see :data:`LEAK_MIN_R2` and :data:`LEAK_MIN_GROWTH`.
+    """
 
     name: str
     integrated: float  # value-unit x sample-unit (byte-seconds)
     mean: float  # time-weighted mean (arithmetic when the run has no duration)
     max: int
     stddev: float
-    intercept: float
+    intercept: float  # value at time 0 of the profile's clock
     slope: float  # value-unit per sample-unit
     r2: float
     leak_suspect: bool = False
@@ -36,11 +45,10 @@ class BandStats:
 
 @dataclass(slots=True)
 class _Band:
-    first_index: int
     n_present: int = 0
-    sum_v: float = 0.0
-    sum_v2: float = 0.0
-    sum_tv: float = 0.0
+    sum_v: int = 0
+    sum_v2: int = 0
+    sum_tv: float = 0.0  # time measured from the first census
     integrated: float = 0.0
     max: int = 0
 
@@ -52,7 +60,7 @@ class HeapAccumulator:
     samples: int = 0
     first_time: float = 0.0
     last_time: float = 0.0
-    sum_t: float = 0.0
+    sum_t: float = 0.0  # times from the first census
     sum_t2: float = 0.0
     peak_total: int = 0
     peak_time: float = 0.0
@@ -63,24 +71,26 @@ class HeapAccumulator:
         t = sample.time
         bands = self._bands
         first = self.samples == 0
-        half = 0.0 if first else (t - self.last_time) / 2
         if first:
             self.first_time = t
+            half = 0.0
         else:
+            half = (t - self.last_time) / 2
             for name, v in self._previous.items():
                 bands[name].integrated += half * v
+        u = t - self.first_time
         total = 0
         for name, v in sample.values.items():
             band = bands.get(name)
             if band is None:
-                band = bands[name] = _Band(self.samples)
+                band = bands[name] = _Band()
             # This census's value counts for the second half of the interval before it (a band
             # new here was 0 before, so the same formula holds).
             band.integrated += half * v
             band.n_present += 1
             band.sum_v += v
             band.sum_v2 += v * v
-            band.sum_tv += t * v
+            band.sum_tv += u * v
             if v > band.max:
                 band.max = v
             total += v
@@ -88,8 +98,8 @@ class HeapAccumulator:
             self.peak_total, self.peak_time = total, t
         self.samples += 1
         self.last_time = t
-        self.sum_t += t
-        self.sum_t2 += t * t
+        self.sum_t += u
+        self.sum_t2 += u * u
         self._previous = sample.values
 
     @property
@@ -103,31 +113,29 @@ class HeapAccumulator:
         """Every band, largest integrated residency first (then largest peak, then name)."""
         n = self.samples
         out = []
-        var_t = n * self.sum_t2 - self.sum_t**2
+        var_t = n * self.sum_t2 - self.sum_t**2  # n² times the variance of the times
+        duration = self.duration
         for name, b in self._bands.items():
-            mean_v = b.sum_v / n
-            var_v = max(0.0, b.sum_v2 / n - mean_v**2)
-            slope = (n * b.sum_tv - self.sum_t * b.sum_v) / var_t if var_t > 0 else 0.0
-            intercept = (b.sum_v - slope * self.sum_t) / n
+            var_v = n * b.sum_v2 - b.sum_v**2  # exact: integers
             cov = n * b.sum_tv - self.sum_t * b.sum_v
-            denom = var_t * (n * b.sum_v2 - b.sum_v**2)
+            slope = cov / var_t if var_t > 0 else 0.0
+            intercept = (b.sum_v - slope * self.sum_t) / n - slope * self.first_time
+            denom = var_t * var_v
             r2 = cov * cov / denom if denom > 0 else 0.0
-            duration = self.duration
-            mean = b.integrated / duration if duration > 0 else mean_v
-            growth = slope * duration
+            mean = b.integrated / duration if duration > 0 else b.sum_v / n
             out.append(
                 BandStats(
                     name=name,
                     integrated=b.integrated,
                     mean=mean,
                     max=b.max,
-                    stddev=math.sqrt(var_v),
+                    stddev=math.sqrt(max(0, var_v)) / n,
                     intercept=intercept,
                     slope=slope,
                     r2=min(1.0, r2),
                     leak_suspect=slope > 0
                     and r2 >= LEAK_MIN_R2
-                    and growth >= LEAK_MIN_GROWTH * self.peak_total,
+                    and slope * duration >= LEAK_MIN_GROWTH * self.peak_total,
                 )
             )
         # With one census nothing is integrated yet; the largest band then comes first.
@@ -136,6 +144,7 @@ class HeapAccumulator:
 
 
 def accumulate(samples: Iterable[HeapSample]) -> HeapAccumulator:
+    """One pass over ``samples`` (a list, or a streaming reader such as ``iter_hp``)."""
     acc = HeapAccumulator()
     for sample in samples:
         acc.add(sample)
@@ -143,5 +152,10 @@ def accumulate(samples: Iterable[HeapSample]) -> HeapAccumulator:
 
 
 def band_stats(profile: HeapProfile) -> list[BandStats]:
-    """Per-band statistics of ``profile``, largest integrated residency first."""
+    """Per-band statistics of ``profile``, largest integrated residency first.
+
+    A band missing from a census is 0 there; residency is integrated by the trapezoid rule across
+    every gap between censuses (see the module docstring). For a file too large to hold, use
+    ``accumulate(iter_hp(stream))``.
+    """
     return accumulate(profile.samples).stats()

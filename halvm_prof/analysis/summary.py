@@ -9,7 +9,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from halvm_prof.analysis.costcentre import aggregate, hottest_path, top, tree_size
+from halvm_prof.analysis.costcentre import (
+    CostCentreTotals,
+    aggregate,
+    hottest_path,
+    rts_time,
+    top,
+    tree_size,
+)
 from halvm_prof.analysis.heap import BandStats, HeapAccumulator, accumulate
 from halvm_prof.errors import InputError
 from halvm_prof.fileio import open_input
@@ -21,16 +28,23 @@ TOP = 10
 
 def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
     """Summary data of the profile at ``path`` (a .hp, .prof, -pj .prof or eventlog)."""
-    if sniff(path) == "hp":
+    kind = sniff(path)
+    if kind == "hp":
         from halvm_prof.formats.hp import iter_hp
 
         with open_input(path) as stream:
             reader = iter_hp(stream, path)
             acc = accumulate(reader)
             return heap_summary(
-                reader.header, acc, len(reader.marks), reader.complete, reader.note, top_n
+                reader.header,
+                acc,
+                len(reader.marks),
+                reader.complete,
+                reader.note,
+                top_n,
+                closed=reader.closed,
             ) | {"source": "hp"}
-    if sniff(path) == "eventlog":
+    if kind == "eventlog":
         from halvm_prof.analysis.eventlog_stats import eventlog_stats
         from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
 
@@ -46,9 +60,16 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
 
 
 def summarize_heap(profile: HeapProfile, top_n: int = TOP) -> dict[str, Any]:
+    """Summary data of a heap profile held in memory (``.hp`` or from an eventlog)."""
     acc = accumulate(profile.samples)
     return heap_summary(
-        profile.header, acc, len(profile.marks), profile.complete, profile.note, top_n
+        profile.header,
+        acc,
+        len(profile.marks),
+        profile.complete,
+        profile.note,
+        top_n,
+        closed=profile.closed,
     ) | {"source": profile.source}
 
 
@@ -59,7 +80,10 @@ def heap_summary(
     complete: bool,
     note: str | None,
     top_n: int = TOP,
+    closed: bool = True,
 ) -> dict[str, Any]:
+    """Summary data from a filled accumulator. ``complete`` in the result means the file ended
+    cleanly: no census or line cut, and (for ``.hp``) GHC's closing census is there."""
     stats = acc.stats()
     total = sum(s.integrated for s in stats)
 
@@ -81,7 +105,8 @@ def heap_summary(
         "duration": acc.duration,
         "peak_total": acc.peak_total,
         "peak_time": acc.peak_time,
-        "complete": complete,
+        "complete": complete and closed,
+        "closed": closed,
         "note": note,
         "top": [
             {
@@ -89,6 +114,7 @@ def heap_summary(
                 "integrated": s.integrated,
                 "share": share(s),
                 "max": s.max,
+                "mean": s.mean,
                 "slope": s.slope,
                 "r2": s.r2,
             }
@@ -100,7 +126,7 @@ def heap_summary(
     }
 
 
-def _cc_row(t: Any) -> dict[str, Any]:
+def _cc_row(t: CostCentreTotals) -> dict[str, Any]:
     return {
         "cost_centre": t.label,
         "module": t.module,
@@ -115,8 +141,24 @@ def _cc_row(t: Any) -> dict[str, Any]:
     }
 
 
+def _path(nodes: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "cost_centre": n.cc.label,
+            "module": n.cc.module,
+            "inherited_time": n.inherited_time,
+            "inherited_alloc": n.inherited_alloc,
+        }
+        for n in nodes
+    ]
+
+
 def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> dict[str, Any]:
+    """Summary data of a cost-centre report: totals, top cost centres, the hottest paths."""
     totals = aggregate(profile)
+    # The root (MAIN) inherits 100% of everything: ranking it says nothing.
+    root = (profile.root.cc.label, profile.root.cc.module)
+    below = [t for t in totals if (t.label, t.module) != root]
     return {
         "kind": "prof",
         "format": profile.format,
@@ -134,9 +176,9 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> dict[str, An
         "note": profile.note,
         "top_time": [_cc_row(t) for t in top(totals, "individual_time", top_n)],
         "top_alloc": [_cc_row(t) for t in top(totals, "individual_alloc", top_n)],
-        "top_inherited_time": [_cc_row(t) for t in top(totals, "inherited_time", top_n)],
-        "hottest_path": [
-            {"cost_centre": n.cc.label, "module": n.cc.module, "inherited_time": n.inherited_time}
-            for n in hottest_path(profile)
-        ],
+        "top_inherited_time": [_cc_row(t) for t in top(below, "inherited_time", top_n)],
+        "top_inherited_alloc": [_cc_row(t) for t in top(below, "inherited_alloc", top_n)],
+        "rts_time": rts_time(profile),
+        "hottest_path": _path(hottest_path(profile)),
+        "hottest_alloc_path": _path(hottest_path(profile, by="alloc")),
     }

@@ -1,4 +1,7 @@
-"""Summary data as fixed-width terminal text (deterministic, for golden tests)."""
+"""Summary data as fixed-width plain text (deterministic, for golden tests).
+
+The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a figure.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from halvm_prof.disk.sizes import format_size
 
 
 def _pair(label: str, value: object) -> str:
-    return f"{label + ':':<14}{value}"
+    return f"{label + ':' if label else '':<14}{value}"
 
 
 def _bytes(n: float) -> str:
@@ -16,6 +19,7 @@ def _bytes(n: float) -> str:
 
 
 def render_summary(data: dict[str, Any]) -> str:
+    """The text ``halvm-prof summary`` prints for ``data``."""
     if data["kind"] == "eventlog":
         return render_eventlog(data)
     return render_heap(data) if data["kind"] == "hp" else render_prof(data)
@@ -62,9 +66,13 @@ def render_heap(d: dict[str, Any]) -> str:
         _pair("duration", f"{d['duration']:.6f} {unit}"),
         _pair("peak", f"{_bytes(d['peak_total'])} at {d['peak_time']:.6f} {unit}"),
         _pair("ended", "cleanly" if d["complete"] else f"early: {d['note']}"),
-        "",
-        f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band (by residency over time)",
+        _pair(
+            "top bands",
+            "none: no census holds a band" if not d["top"] else "by residency over time",
+        ),
     ]
+    if d["top"]:
+        lines += ["", f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band"]
     for row in d["top"]:
         lines.append(
             f"{row['share']:6.1f}% {row['max']:>14,} {row['slope']:>14,.0f} {row['r2']:5.2f}  "
@@ -79,6 +87,8 @@ def render_heap(d: dict[str, Any]) -> str:
 
 
 def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return [f"{title}: none (nothing recorded)"]
     out = [
         title,
         f"{'%time':>6} {'%alloc':>6} {'inh%t':>6} {'inh%a':>6} {'entries':>10}  cost centre",
@@ -94,6 +104,8 @@ def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
 def render_prof(d: dict[str, Any]) -> str:
     args = " ".join([*d["arguments"], "+RTS", *d["rts_arguments"], "-RTS"])
     path = " > ".join(f"{p['cost_centre']}" for p in d["hottest_path"])
+    alloc_path = " > ".join(f"{p['cost_centre']}" for p in d["hottest_alloc_path"])
+    rts = ", ".join(f"{k} {v:.1f}%" for k, v in d["rts_time"].items())
     lines = [
         _pair("cost centres", f"{d['program']} {args}"),
         _pair("report", f"{d['format']}, {d['date']}"),
@@ -103,10 +115,14 @@ def render_prof(d: dict[str, Any]) -> str:
         ),
         _pair("total alloc", _bytes(d["total_alloc"])),
         _pair("tree", f"{d['tree_nodes']} nodes, {d['cost_centres']} cost centres"),
-        _pair("hottest path", path),
+        _pair("hottest path", f"{path} (time)"),
+        _pair("", f"{alloc_path} (alloc)"),
     ]
+    if rts:
+        lines.append(_pair("RTS time", f"{rts} (the RTS's own cost centres)"))
     if not d["complete"]:
         lines.append(_pair("incomplete", d["note"]))
     lines += ["", *_cc_table("top by time", d["top_time"])]
     lines += ["", *_cc_table("top by allocation", d["top_alloc"])]
+    lines += ["", *_cc_table("top by inherited time", d["top_inherited_time"])]
     return "\n".join(lines) + "\n"
