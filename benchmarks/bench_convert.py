@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import race
 
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.layout import DATA_OFFSET, encode_status
@@ -24,28 +26,6 @@ CONVERT = [
     "-c",
     "from halvm_prof.cli.convert import convert_profile_main as m; m()",
 ]
-
-
-def _once(cmd: list[str]) -> tuple[float, int]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
-    return elapsed, usage.ru_maxrss
-
-
-def _race(*cmds: list[str], rounds: int = 3) -> list[tuple[float, int]]:
-    """Best wall time and peak RSS (KiB) of each command, run in alternation so that neither
-    profits from the page cache or writeback state the other left behind."""
-    best = [(float("inf"), 0)] * len(cmds)
-    for _ in range(rounds):
-        for i, cmd in enumerate(cmds):
-            t, rss = _once(cmd)
-            best[i] = (min(best[i][0], t), max(best[i][1], rss))
-    return best
 
 
 def _heap_text(path: Path, size: int) -> None:
@@ -103,7 +83,7 @@ def bench(mib: int, work: Path) -> int:
         f"count={actual}",
         "status=none",
     ]
-    results = _race(ours_cmd, dd_cmd) if dd else _race(ours_cmd)
+    results = race(ours_cmd, dd_cmd) if dd else race(ours_cmd)
     (ours, rss) = results[0]
     assert out.stat().st_size == actual
     line = f"  clean  {mib:5d} MiB: convert-profile {ours:6.2f} s, peak {rss // 1024} MiB"
@@ -112,7 +92,7 @@ def bench(mib: int, work: Path) -> int:
         line += f"; dd bs=1M {ref:6.2f} s; dd/ours = {ref / ours:4.2f} (>= 1 is the target)"
         (work / "dd.out").unlink()
     print(line, flush=True)
-    ((rec, rss2),) = _race([*CONVERT, str(crashed), str(out)])
+    ((rec, rss2),) = race([*CONVERT, str(crashed), str(out)])
     print(
         f"  crashed {mib:4d} MiB: convert-profile {rec:6.2f} s (recovery), peak {rss2 // 1024} MiB"
     )

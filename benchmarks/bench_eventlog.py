@@ -15,27 +15,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import best_of, halvm
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "tests" / "data" / "corpus" / "src" / "ParFib.hs"
-HALVM = [sys.executable, "-m", "halvm_prof", "eventlog"]
-
-
-def _run(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
-    """Best wall time of three runs, and peak RSS (KiB), of ``cmd`` with stdout discarded."""
-    best, rss = float("inf"), 0
-    for _ in range(3):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
-        best, rss = min(best, elapsed), max(rss, usage.ru_maxrss)
-    return best, rss
+HALVM = halvm("eventlog")
 
 
 def _make_log(ghc: str, work: Path, target: int) -> Path:
@@ -63,12 +50,12 @@ def _make_log(ghc: str, work: Path, target: int) -> Path:
 
 def bench(log: Path, reference: str | None) -> tuple[int, int]:
     size = log.stat().st_size / 1e6
-    show, show_rss = _run([*HALVM, "show", str(log)])
-    stats, stats_rss = _run([*HALVM, "stats", str(log)])
+    show, show_rss = best_of([*HALVM, "show", str(log)])
+    stats, stats_rss = best_of([*HALVM, "stats", str(log)])
     print(f"  {size:5.1f} MB: eventlog show {show:6.2f} s (peak {show_rss // 1024} MiB), "
           f"eventlog stats {stats:6.2f} s (peak {stats_rss // 1024} MiB)")  # fmt: skip
     if reference:
-        ref, ref_rss = _run([reference, "show", str(log)])
+        ref, ref_rss = best_of([reference, "show", str(log)])
         print(
             f"  {size:5.1f} MB: ghc-events show {ref:6.2f} s (peak {ref_rss // 1024} MiB); "
             f"ghc-events/ours: show {ref / show:4.2f}, stats {ref / stats:4.2f} "

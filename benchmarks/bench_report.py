@@ -9,14 +9,12 @@ Run: ``python benchmarks/bench_report.py [SAMPLES]``.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import best_of, halvm
 from gen_hp import generate
 
 MAX_SECONDS = 5.0
@@ -24,18 +22,7 @@ MAX_HTML_MIB = 5.0
 
 
 def _run(hp: Path, html: Path, rounds: int = 3) -> tuple[float, int]:
-    """Best wall time of ``rounds`` runs, and the peak RSS (KiB) of the slowest process seen."""
-    best, rss = float("inf"), 0
-    for _ in range(rounds):
-        start = time.perf_counter()
-        cmd = [sys.executable, "-m", "halvm_prof", "report", str(hp), "-o", str(html)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        took = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status):
-            raise SystemExit(f"report failed on {hp}")
-        best, rss = min(best, took), max(rss, usage.ru_maxrss)
-    return best, rss
+    return best_of(halvm("report", str(hp), "-o", str(html)), rounds=rounds)
 
 
 def main() -> int:

@@ -1,54 +1,46 @@
 """``halvm-prof summary`` of a 60 MB heap profile against ``hp2ps`` on the same file.
 
-The input (20,000 samples x 100 bands, about 60 MB) is made by ``gen_hp.py`` in a temporary
-folder. Three timings, each the best of a few runs: the whole command (``python -m halvm_prof
-summary --json``), the command on a one-census file (its start-up cost: Python, click, and the
-command registry), and the library call alone (``summarize`` in a running interpreter). Peak memory
-of the command is measured at a quarter and at the full size to show that it does not grow with the
-file. Target: the command 10 times faster than hp2ps; exits 1 when it is missed.
-Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
+The input (20,000 samples x 100 bands with names as long as deep ``-hc`` stacks, about 60 MB) is
+made by ``gen_hp.py`` in a temporary folder. Timings, each the best of a few runs: the whole
+command (``python -m halvm_prof summary --json``), the same command on a one-census file (its
+start-up cost: the interpreter, click and our imports), and the library call alone
+(``summarize`` in a running interpreter), with the compiled scanner and with the Python reader
+(``HALVM_PROF_PURE=1``). Peak memory of the command is measured at a quarter and at the full size
+to show that it does not grow with the file. Target: the command at least 10 times faster than
+hp2ps, memory flat; exits 1 when missed. Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import best_of, halvm, python
 from gen_hp import generate
 
 TARGET = 10.0
-SUMMARY = [sys.executable, "-m", "halvm_prof", "summary", "--json"]
-IN_PROCESS = (
-    "import sys, time\n"
-    "from halvm_prof.analysis.summary import summarize\n"
-    "best = float('inf')\n"
-    "for _ in range(3):\n"
-    "    t = time.perf_counter()\n"
-    "    summarize(sys.argv[1])\n"
-    "    best = min(best, time.perf_counter() - t)\n"
-    "print(best)\n"
-)
+IN_PROCESS = """
+import os, sys, time
+os.environ.pop("HALVM_PROF_PURE", None)
+if sys.argv[2] == "pure":
+    os.environ["HALVM_PROF_PURE"] = "1"
+from halvm_prof.analysis.heap_scan import available
+from halvm_prof.analysis.summary import summarize
+best = float("inf")
+for _ in range(3):
+    t = time.perf_counter()
+    summarize(sys.argv[1])
+    best = min(best, time.perf_counter() - t)
+print(best, available())
+"""
 
 
-def _best(cmd: list[str], cwd: Path, rounds: int = 3) -> tuple[float, int]:
-    """Best wall time (s) of ``rounds`` runs and the largest peak RSS (KiB) seen."""
-    best, rss = float("inf"), 0
-    for _ in range(rounds):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        if os.waitstatus_to_exitcode(status) != 0:
-            err = proc.stderr.read().decode() if proc.stderr else ""
-            raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
-        best, rss = min(best, elapsed), max(rss, usage.ru_maxrss)
-    return best, rss
+def _library(path: Path, mode: str) -> tuple[float, bool]:
+    seconds, compiled = python(IN_PROCESS, str(path), mode).split()
+    return float(seconds), compiled == "True"
 
 
 def main() -> int:
@@ -58,41 +50,40 @@ def main() -> int:
         work = Path(tmp)
         tiny = work / "tiny.hp"
         generate(str(tiny), 1, 100)
-        startup, _ = _best([*SUMMARY, str(tiny)], work, rounds=5)
+        startup, _ = best_of(halvm("summary", "--json", str(tiny)), rounds=5, cwd=work)
         print(f"  start-up (one census): {startup:5.2f} s", flush=True)
-        peaks, ratio = [], 0.0
+        peaks, ratio, compiled = [], 0.0, False
         for n in (samples // 4, samples):
             path = work / "big.hp"
             generate(str(path), n, 100, long_names=True)
             size = path.stat().st_size / 1e6
-            ours, rss = _best([*SUMMARY, str(path)], work)
-            out = subprocess.run(
-                [sys.executable, "-c", IN_PROCESS, str(path)],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            library = float(out.stdout)
+            ours, rss = best_of(halvm("summary", "--json", str(path)), cwd=work)
+            library, compiled = _library(path, "compiled")
+            pure, _ = _library(path, "pure")
             peaks.append(rss)
-            line = (
-                f"  {size:5.1f} MB ({n} x 100): summary {ours:5.2f} s (library {library:5.2f} s), "
-                f"peak {rss // 1024} MiB"
+            print(
+                f"  {size:5.1f} MB ({n} x 100): summary {ours:5.2f} s, peak {rss // 1024} MiB; "
+                f"library {library:5.2f} s ({'compiled scanner' if compiled else 'NOT BUILT'}), "
+                f"Python reader {pure:5.2f} s",
+                flush=True,
             )
             if hp2ps:
-                ref, _ = _best([hp2ps, str(path)], work, rounds=1)
+                ref, _ = best_of([hp2ps, str(path)], rounds=1, cwd=work)
                 ratio = ref / ours
-                line += (
-                    f"; hp2ps {ref:5.2f} s; hp2ps/summary = {ratio:4.1f}, "
-                    f"hp2ps/library = {ref / library:4.1f} (target >= {TARGET:.0f})"
+                print(
+                    f"  {'':5} hp2ps {ref:5.2f} s; hp2ps/summary = {ratio:4.1f} "
+                    f"(target >= {TARGET:.0f}), hp2ps/library = {ref / library:4.1f}",
+                    flush=True,
                 )
             else:
-                line += "; hp2ps not installed (apt-get install ghc), no ratio"
-            print(line, flush=True)
+                print("  hp2ps not installed (apt-get install ghc): no ratio")
         flat = peaks[1] < peaks[0] * 1.5
         print(
             f"  peak memory {peaks[0] // 1024} MiB at 1/4 size, {peaks[1] // 1024} MiB at full "
             f"size ({'flat' if flat else 'GROWS'})"
         )
+    if not compiled:
+        print("  the compiled scanner is not built: install with a C compiler (gcc) present")
     if not flat or (hp2ps and ratio < TARGET):
         print(f"  target missed: summary must be {TARGET:.0f}x faster than hp2ps, memory flat")
         return 1

@@ -30,7 +30,20 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
     """Summary data of the profile at ``path`` (a .hp, .prof, -pj .prof or eventlog)."""
     kind = sniff(path)
     if kind == "hp":
+        from halvm_prof.analysis.heap_scan import scan_hp_file
         from halvm_prof.formats.hp import iter_hp
+
+        scan = scan_hp_file(path)
+        if scan is not None:
+            return heap_summary(
+                scan.header,
+                scan.accumulator,
+                len(scan.marks),
+                scan.complete,
+                scan.note,
+                top_n,
+                closed=scan.closed,
+            ) | {"source": "hp"}
 
         with open_input(path) as stream:
             reader = iter_hp(stream, path)

@@ -8,6 +8,7 @@ usage, as click does).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from collections.abc import Iterator
@@ -65,24 +66,38 @@ class HalvmGroup(click.Group):
             return super().invoke(ctx)
 
 
+#: Command name -> (module under halvm_prof.cli, attribute). A command's module is imported only
+#: when that command runs (or help lists it), so ``summary`` does not pay for jinja2, construct
+#: or libxlutil at every start.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("demo", "demo"),
+    "diff": ("diff", "diff"),
+    "disk": ("disk", "disk"),
+    "eventlog": ("eventlog", "eventlog"),
+    "export": ("export", "export"),
+    "extract": ("convert", "extract"),
+    "postmortem": ("postmortem", "postmortem"),
+    "prepare": ("xen", "prepare"),
+    "report": ("report", "report"),
+    "summary": ("summary", "summary"),
+    "xen-config": ("xen", "xen_config"),
+}
+
+
 class _RootGroup(HalvmGroup):
-    """The ``halvm-prof`` group: its commands are imported on first use, so a start stays fast
-    (``convert-profile`` imports none of them)."""
-
-    _registered = False
-
-    def _ensure(self) -> None:
-        if not self._registered:
-            type(self)._registered = True
-            _register()
+    """The ``halvm-prof`` group, loading each command from :data:`_COMMANDS` on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._ensure()
-        return super().list_commands(ctx)
+        return sorted(_COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._ensure()
-        return super().get_command(ctx, cmd_name)
+        if cmd_name not in _COMMANDS:
+            return None
+        module_name, attribute = _COMMANDS[cmd_name]
+        module = importlib.import_module(f"halvm_prof.cli.{module_name}")
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
 
 
 HalvmGroup.group_class = HalvmGroup
@@ -92,37 +107,6 @@ HalvmGroup.group_class = HalvmGroup
 @click.version_option(__version__, prog_name="halvm-prof")
 def cli() -> None:
     """Get GHC profiles out of HaLVM unikernels and make them understandable."""
-
-
-def _register() -> None:
-    # Imported here, on first use, so each command module can import this package's helpers.
-    from halvm_prof.cli import convert, demo, disk
-    from halvm_prof.cli import eventlog as eventlog_cli
-
-    cli.add_command(disk.disk)
-    cli.add_command(convert.extract)
-    cli.add_command(demo.demo)
-    cli.add_command(eventlog_cli.eventlog)
-    from halvm_prof.cli import summary as summary_cli
-
-    cli.add_command(summary_cli.summary)
-    from halvm_prof.cli import sizing, xen
-
-    disk.disk.add_command(sizing.size)
-    cli.add_command(xen.xen_config)
-    cli.add_command(xen.prepare)
-    from halvm_prof.cli import export as export_cli
-
-    cli.add_command(export_cli.export)
-    from halvm_prof.cli import diff as diff_cli
-
-    cli.add_command(diff_cli.diff)
-    from halvm_prof.cli import report as report_cli
-
-    cli.add_command(report_cli.report)
-    from halvm_prof.cli import postmortem as postmortem_cli
-
-    cli.add_command(postmortem_cli.postmortem)
 
 
 def main() -> None:

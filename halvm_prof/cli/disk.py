@@ -116,3 +116,13 @@ def info(disk_path: str, as_json: bool) -> None:
         rows.append(("problem", result.problem))
     for label, value in rows:
         click.echo(f"{label + ':':<13}{value}")
+
+
+def _add_size() -> None:
+    # `disk size` lives with the other sizing code; imported here so `halvm-prof disk` lists it.
+    from halvm_prof.cli.sizing import size
+
+    disk.add_command(size)
+
+
+_add_size()

@@ -32,6 +32,10 @@ _HEADER_KEYS = {
 }
 
 
+#: Header fields a file without that header line gets.
+HEADER_DEFAULTS = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
+
+
 def _quoted(value: bytes) -> str:
     text = value.strip()
     if len(text) >= 2 and text[:1] == b'"' and text[-1:] == b'"':
@@ -52,7 +56,7 @@ class HpReader:
     def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
         self._stream = stream
         self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
-        self._fields = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
+        self._fields = dict(HEADER_DEFAULTS)
         self.marks: list[float] = []
         self.complete = True
         self.closed = False
@@ -93,7 +97,7 @@ class HpReader:
             number += 1
             if raw[-1:] != b"\n":
                 # A last line without its newline was cut while being written.
-                self._cut(f"the file ends inside line {number}")
+                self._cut(cut_in_line_note(number))
                 break
             keyword, _, rest = raw.rstrip(b"\r\n").partition(b" ")
             if keyword == b"BEGIN_SAMPLE":
@@ -130,10 +134,7 @@ class HpReader:
                         band = names[name] = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
                     values[band] = values.get(band, 0) + amount
                 if not ended:
-                    self._cut(
-                        f"the file ends inside the sample begun at line {begin_line} "
-                        f"(time {sample.time}); that sample is left out"
-                    )
+                    self._cut(cut_in_sample_note(begin_line, sample.time))
                     break
                 self.samples += 1
                 last_empty, last_time = not values, sample.time
@@ -150,23 +151,50 @@ class HpReader:
         self.lines = number
         self.closed = self.complete and self.samples >= 2 and last_empty
         if number == 0:
-            self._cut("the file is empty")
+            self._cut(EMPTY_NOTE)
         elif self.complete and not self.closed:
-            self.note = self._unclosed(number, last_time)
-
-    def _unclosed(self, lines: int, last_time: float) -> str:
-        if self.samples == 0:
-            where = "inside its header" if self._fields_seen < 4 else "before its first census"
-            return f"the file ends {where} (line {lines}); the program stopped at once"
-        why = (
-            "a -hb profile writes its censuses only at exit, so the program did not exit normally"
-            if "-hb" in self._fields["job"].split()
-            else "the program did not exit normally, or the file was cut between censuses"
-        )
-        return f"no closing census after the last one (time {last_time}, line {lines}): {why}"
+            self.note = unclosed_note(
+                self.samples, self._fields_seen, self._fields["job"], number, last_time
+            )
 
     def _cut(self, note: str) -> None:
         self.complete, self.note = False, note
+
+
+#: The note for a file with no bytes at all.
+EMPTY_NOTE = "the file is empty"
+
+
+def cut_in_line_note(line: int) -> str:
+    """The note for a file whose last line ``line`` has no newline (outside a census)."""
+    return f"the file ends inside line {line}"
+
+
+def cut_in_sample_note(begin_line: int, time: float) -> str:
+    """The note for a file that ends inside the census begun at ``begin_line``."""
+    return (
+        f"the file ends inside the sample begun at line {begin_line} "
+        f"(time {time}); that sample is left out"
+    )
+
+
+def unclosed_note(samples: int, fields_seen: int, job: str, lines: int, last_time: float) -> str:
+    """The note for a whole file without GHC's closing census (see the module docstring)."""
+    if samples == 0:
+        where = "inside its header" if fields_seen < 4 else "before its first census"
+        return f"the file ends {where} (line {lines}); the program stopped at once"
+    why = (
+        "a -hb profile writes its censuses only at exit, so the program did not exit normally"
+        if "-hb" in job.split()
+        else "the program did not exit normally, or the file was cut between censuses"
+    )
+    return f"no closing census after the last one (time {last_time}, line {lines}): {why}"
+
+
+def header_field(keyword: bytes, rest: bytes) -> tuple[str, str] | None:
+    """The header field a ``KEYWORD rest`` line sets, as (field, value), or None."""
+    field = _HEADER_KEYS.get(keyword)
+    return None if field is None else (field, _quoted(rest))
 
 
 def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:

@@ -1,0 +1,68 @@
+"""What the benchmarks share: run a command in a child process, take its time and peak memory.
+
+Children run this checkout's ``halvm_prof`` (``PYTHONPATH`` points here), whatever copy of it
+is installed, so a benchmark measures the code next to it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def halvm(*args: str) -> list[str]:
+    """The command line of ``halvm-prof ARGS`` run from this checkout."""
+    return [sys.executable, "-m", "halvm_prof", *args]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_once(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
+    """Wall time (s) and peak RSS (KiB) of ``cmd`` with its output discarded; exits on failure."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
+    return elapsed, usage.ru_maxrss
+
+
+def race(*cmds: list[str], rounds: int = 3, cwd: Path | None = None) -> list[tuple[float, int]]:
+    """Best wall time and largest peak RSS (KiB) of each command over ``rounds`` runs, run in
+    alternation so that none profits from the page cache or writeback state another left."""
+    best = [(float("inf"), 0)] * len(cmds)
+    for _ in range(rounds):
+        for i, cmd in enumerate(cmds):
+            t, rss = run_once(cmd, cwd)
+            best[i] = (min(best[i][0], t), max(best[i][1], rss))
+    return best
+
+
+def best_of(cmd: list[str], rounds: int = 3, cwd: Path | None = None) -> tuple[float, int]:
+    """Best wall time and largest peak RSS (KiB) of ``rounds`` runs of ``cmd``."""
+    return race(cmd, rounds=rounds, cwd=cwd)[0]
+
+
+def python(code: str, *args: str) -> str:
+    """The stdout of ``code`` run by this interpreter with this checkout importable."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], env=_env(), check=True, capture_output=True, text=True
+    )
+    return out.stdout

@@ -1,0 +1,137 @@
+"""Band statistics of a ``.hp`` file straight from its bytes, through the compiled scanner.
+
+:func:`scan_hp_file` gives what ``accumulate(iter_hp(stream))`` gives, about ten times faster,
+using the optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is
+there). It returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the
+Python reader, or when the file holds a line the scanner leaves to that reader (a malformed line,
+a value over 18 digits, ...); callers then read the file with
+:func:`~halvm_prof.formats.hp.iter_hp`, which also gives the exact error. Both paths give
+identical figures (``tests/unit/test_heap_scan.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import IO
+
+from halvm_prof.analysis.heap import HeapAccumulator, _Band
+from halvm_prof.fileio import open_input
+from halvm_prof.formats.hp import (
+    EMPTY_NOTE,
+    HEADER_DEFAULTS,
+    cut_in_line_note,
+    cut_in_sample_note,
+    header_field,
+    unclosed_note,
+)
+from halvm_prof.model import HeapHeader
+
+_Scanner: type[_hpscan.Scanner] | None
+try:
+    from halvm_prof import _hpscan
+
+    _Scanner = _hpscan.Scanner
+except ImportError:  # installed without a C compiler: the Python reader does the work
+    _Scanner = None
+
+#: Bytes read at a time: large enough that the per-call cost vanishes, small enough to stay flat.
+CHUNK = 1 << 22
+
+
+def available() -> bool:
+    """Whether the compiled scanner is installed and not switched off (``HALVM_PROF_PURE=1``)."""
+    return _Scanner is not None and not os.environ.get("HALVM_PROF_PURE")
+
+
+@dataclass(slots=True)
+class HeapScan:
+    """What a streaming read of a ``.hp`` file tells, as :class:`~halvm_prof.formats.hp.HpReader`
+    would, with the band statistics of its complete censuses."""
+
+    header: HeapHeader
+    marks: list[float]
+    complete: bool
+    closed: bool
+    note: str | None
+    accumulator: HeapAccumulator
+
+
+def scan_hp_file(path: str | os.PathLike[str]) -> HeapScan | None:
+    """Scan the heap profile at ``path``; None when the Python reader must do it (see above)."""
+    if not available():
+        return None
+    with open_input(path) as stream:
+        return scan_hp(stream)
+
+
+def scan_hp(stream: IO[bytes]) -> HeapScan | None:
+    """Scan ``stream`` to its end; None when the Python reader must read it (from the start)."""
+    if _Scanner is None or not available():
+        return None
+    scanner = _Scanner()
+    pending = b""
+    while True:
+        chunk = stream.read(CHUNK)
+        data = pending + chunk if pending else chunk
+        used = scanner.feed(data, not chunk)
+        if used < 0:
+            return None
+        pending = data[used:]
+        if not chunk:
+            return _result(scanner)
+
+
+def _result(scanner: _hpscan.Scanner) -> HeapScan:
+    state = scanner.state()
+    fields = dict(HEADER_DEFAULTS)
+    for keyword, rest in state["header"]:
+        field = header_field(keyword, rest)
+        if field is not None:
+            fields[field[0]] = field[1]
+    names: dict[bytes, str] = {}
+
+    def name(raw: bytes) -> str:
+        text = names.get(raw)
+        if text is None:
+            text = names[raw] = raw.decode("utf-8", "surrogateescape")
+        return text
+
+    bands = {
+        name(raw): _Band(
+            n_present=n, sum_v=sum_v, sum_v2=sum_v2, sum_tv=sum_tv, integrated=integ, max=top
+        )
+        for raw, n, sum_v, sum_v2, sum_tv, integ, top in scanner.bands()
+    }
+    acc = HeapAccumulator(
+        samples=state["samples"],
+        first_time=state["first_time"],
+        last_time=state["last_time"],
+        sum_t=state["sum_t"],
+        sum_t2=state["sum_t2"],
+        peak_total=state["peak_total"],
+        peak_time=state["peak_time"],
+        _bands=bands,
+        _previous={name(raw): v for raw, v in scanner.previous()},
+    )
+    lines, samples = state["lines"], state["samples"]
+    note: str | None = None
+    complete = True
+    if state["in_census"]:
+        complete, note = False, cut_in_sample_note(state["begin_line"], state["census_time"])
+    elif state["partial"]:
+        complete, note = False, cut_in_line_note(lines)
+    elif lines == 0:
+        complete, note = False, EMPTY_NOTE
+    closed = complete and samples >= 2 and state["last_empty"]
+    if complete and not closed:
+        last_time = state["last_time"] if samples else 0.0
+        note = unclosed_note(samples, len(state["header"]), fields["job"], lines, last_time)
+    return HeapScan(
+        header=HeapHeader(**fields),
+        marks=list(state["marks"]),
+        complete=complete,
+        closed=closed,
+        note=note,
+        accumulator=acc,
+    )
