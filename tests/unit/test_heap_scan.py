@@ -154,3 +154,41 @@ def test_a_sum_of_squares_near_128_bits_is_left_to_python() -> None:
     data = HEAD + b"".join(census % (t, big, t) for t in range(200))
     assert scanned(data) is None
     assert scanned(HEAD + b"".join(census % (t, big, t) for t in range(100))) is not None
+
+
+LINES = st.sampled_from(
+    [
+        b"BEGIN_SAMPLE 0.5\n",
+        b"BEGIN_SAMPLE 1\n",
+        b"END_SAMPLE 0.5\n",
+        b"END_SAMPLE 1\n",
+        b"MARK 0.7\n",
+        b"band\t12\n",
+        b"b a n d\t0\n",
+        b"x\ty\t7\n",
+        b"band\t999999999999999999\n",
+        b"\t5\n",
+        b"\n",
+        b"  \r\n",
+        b'JOB "again"\n',
+        b"END_SAMPLE 0.5\t3\n",
+        b"band\t12\r\n",
+        b"band\t-1\n",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(LINES, st.binary(max_size=12)), max_size=40), st.integers(1, 32))
+def test_any_bytes_scan_as_the_python_reader_reads_or_go_back_to_it(
+    parts: list[bytes], chunk: int
+) -> None:
+    data = HEAD + b"".join(parts)
+    scan = scanned(data, chunk)
+    try:
+        python_reading(data)
+    except FormatError:
+        assert scan is None  # the Python reader gives the error
+        return
+    if scan is not None:
+        same(scan, data)
