@@ -326,3 +326,52 @@ def test_a_large_profile_stays_usable(browser: Any, tmp_path: Path) -> None:
     zoom = browser.execute_script("return window.halvmReport.charts[0].getOption().dataZoom[0]")
     assert (zoom["start"], zoom["end"]) == (0, 10)
     assert _errors(browser) == []
+
+
+# For each user marker of a timeline chart: the share of the plot's height inked in the pixel
+# columns at the marker's time, and the same at a time halfway to the next marker (a control).
+MARKER_COLUMNS = """
+const c = window.halvmReport.charts[arguments[0]];
+const marks = c.getOption().series.flatMap((s) => (s.markLine && s.markLine.data) || []);
+const cv = c.getDom().querySelector('canvas');
+const ctx = cv.getContext('2d');
+const ratio = cv.width / c.getWidth();
+const grid = c.getModel().getComponent('grid').coordinateSystem.getRect();
+const top = Math.round(grid.y * ratio), height = Math.round(grid.height * ratio);
+function inked(t) {
+  const x = Math.round(c.convertToPixel({xAxisIndex: 0}, t) * ratio);
+  const img = ctx.getImageData(x - 1, top, 3, height).data;
+  let rows = 0;
+  for (let r = 0; r < height; r++) {
+    for (let k = 0; k < 3; k++) {
+      const i = (r * 3 + k) * 4;
+      if (img[i + 3] > 0 && (img[i] < 235 || img[i + 1] < 235 || img[i + 2] < 235)) { rows++; break; }
+    }
+  }
+  return rows / height;
+}
+const times = marks.map((m) => m.xAxis).sort((a, b) => a - b);
+return marks.map((m) => {
+  const later = times.find((t) => t > m.xAxis);
+  const control = later === undefined ? null : inked((m.xAxis + later) / 2);
+  return [m.name, inked(m.xAxis), control];
+});
+"""
+
+
+def test_eventlog_markers_are_drawn_where_they_happened(browser: Any, tmp_path: Path) -> None:
+    # ParFib.hs calls traceMarkerIO "start" and "end".
+    html = tmp_path / "r.html"
+    write_report(load_inputs([str(CORPUS / "parfib-N2.eventlog")]), html, title="markers")
+    _open(browser, html)
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    i = kinds.index("timeline")
+    marks = browser.execute_script(MARKER_COLUMNS, i)
+    assert sorted(name for name, _, _ in marks) == ["end", "start"]
+    for name, at_marker, control in marks:
+        # A vertical line over most of the plot at the marker's time, and not elsewhere.
+        assert at_marker > 0.6, (name, at_marker)
+        if control is not None:
+            assert control < at_marker / 2, (name, control)
+    assert _errors(browser) == []
+    _shot(browser, "report-parfib-markers.png")

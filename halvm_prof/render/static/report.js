@@ -221,7 +221,9 @@
                  data: s.gc.map((g) => [g[0], g[1] * 1000]) }].concat(s.series.map((ser, i) => ({
         // A series of few points (few GCs) would be invisible as a bare line.
         name: ser.name, type: "line", showSymbol: ser.points.length < 50, data: ser.points,
-        markLine: i === 0 && s.markers.length ? { symbol: "none",
+        // ECharts rounds a marker's position to `precision` decimals (2 by default), which put
+        // every marker of a run shorter than 10 ms at 0; event times are whole nanoseconds.
+        markLine: i === 0 && s.markers.length ? { symbol: "none", precision: 9,
           label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
       }))),
     });
