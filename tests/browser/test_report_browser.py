@@ -16,6 +16,7 @@ import pytest
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
+from halvm_prof.formats.hp import write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import load_inputs, write_report
 from tests.conftest import CORPUS, DATA, require_program
@@ -345,7 +346,10 @@ function inked(t) {
   for (let r = 0; r < height; r++) {
     for (let k = 0; k < 3; k++) {
       const i = (r * 3 + k) * 4;
-      if (img[i + 3] > 0 && (img[i] < 235 || img[i + 1] < 235 || img[i + 2] < 235)) { rows++; break; }
+      if (img[i + 3] > 0 && (img[i] < 235 || img[i + 1] < 235 || img[i + 2] < 235)) {
+        rows++;
+        break;
+      }
     }
   }
   return rows / height;
@@ -375,3 +379,25 @@ def test_eventlog_markers_are_drawn_where_they_happened(browser: Any, tmp_path: 
             assert control < at_marker / 2, (name, control)
     assert _errors(browser) == []
     _shot(browser, "report-parfib-markers.png")
+
+
+def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path: Path) -> None:
+    # GHC 9 no longer writes MARK lines, so the profile is made here: a short run (marks closer
+    # than ECharts' default rounding), read back through the .hp writer and reader.
+    marks = [0.0013, 0.0039, 0.0071]
+    samples = [HeapSample(i / 1000, {"(1)main": 1000 + 10 * i}) for i in range(11)]
+    hp = tmp_path / "marks.hp"
+    with hp.open("wb") as f:
+        write_hp(HeapProfile(HeapHeader("marks", "today"), samples, marks), f)
+    html = tmp_path / "r.html"
+    write_report(load_inputs([str(hp)]), html, title="marks")
+    _open(browser, html)
+    # As lines, not stacked areas, so that only the marks ink whole columns.
+    browser.find_element("css selector", "button.toggle").click()
+    drawn = browser.execute_script(MARKER_COLUMNS, 0)
+    assert len(drawn) == len(marks)
+    for _, at_mark, control in drawn:
+        assert at_mark > 0.6, drawn
+        if control is not None:
+            assert control < at_mark / 2, drawn
+    assert _errors(browser) == []

@@ -124,7 +124,7 @@
           name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked ? "total" : undefined,
           areaStyle: stacked ? {} : undefined,
           data: b.values.map((v, j) => [ms[j], v]),
-          markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none",
+          markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none", precision: 6,
             data: s.marks.map((m) => ({ xAxis: m * 1000 })) } : undefined,
         })),
       };
