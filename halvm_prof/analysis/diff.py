@@ -2,7 +2,9 @@
 
 Cost centres are compared by time in seconds (ticks x tick interval, so runs with different
 intervals compare), allocated bytes and entries; bands by peak and integrated residency.
-Thresholds (``alloc>+5%``, ``peak>=1000000``, ``time<-10%``) apply to the whole-profile totals.
+Thresholds (``alloc>+5%``, ``peak>=1000000``, ``time<-10%``) apply to the whole-profile totals;
+with a scope, to one cost centre or band (``time[Main.step]>+10%``, names as the diff lists them)
+or to each of them (``alloc[*]>+20%``).
 """
 
 from __future__ import annotations
@@ -151,16 +153,26 @@ def _notes(
     return notes
 
 
-_THRESHOLD = re.compile(r"^\s*(\w+)\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*$")
+# METRIC, an optional [SCOPE] (a cost centre or band name, or * for each), OP, CHANGE. The scope
+# is matched greedily up to the last "]" before the operator, so names holding ">" or "]" work.
+_THRESHOLD = re.compile(
+    r"^\s*(\w+)\s*(?:\[(.+)\])?\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*$"
+)
+#: At most this many breaching cost centres or bands are named for one ``[*]`` threshold.
+MAX_NAMED = 10
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
+    """``metric op value[%]`` on the totals, on one cost centre or band (``scope``), or on each
+    of them (``scope == "*"``)."""
+
     text: str
     metric: str
     op: str
     value: float
     percent: bool
+    scope: str | None = None
 
     def breached(self, change: Change) -> float | None:
         """The measured change when the threshold is breached, else None."""
@@ -177,23 +189,61 @@ class Threshold:
 
 
 def parse_threshold(text: str, kind: str) -> Threshold:
+    """Parse ``alloc>+5%``, ``time[Main.step]>+10%``, ``peak[*]>=1000000`` (see module doc)."""
     m = _THRESHOLD.match(text)
     metrics = PROF_METRICS if kind == "prof" else HEAP_METRICS
     if m is None or m.group(1) not in metrics:
+        what = "cost centre" if kind == "prof" else "band"
         raise ConfigError(
             f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: {text!r}",
-            hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5% (metrics: {', '.join(metrics)})",
+            hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5%, or METRIC[NAME] OP CHANGE for "
+            f"one {what} ([*] for each) (metrics: {', '.join(metrics)})",
         )
-    return Threshold(text.strip(), m.group(1), m.group(2), float(m.group(3)), m.group(4) == "%")
+    return Threshold(
+        text.strip(),
+        m.group(1),
+        m.group(3),
+        float(m.group(4)),
+        m.group(5) == "%",
+        m.group(2).strip() if m.group(2) else None,
+    )
+
+
+def _measured(t: Threshold, value: float, name: str | None = None) -> str:
+    unit = "%" if t.percent else ""
+    where = f" of {name}" if name is not None else ""
+    return f"{t.metric}{where} {value:+.2f}{unit}"
 
 
 def breaches(diff: ProfileDiff, thresholds: list[str]) -> list[str]:
-    """One line per breached threshold, saying the change that breached it."""
+    """One line per breached threshold, saying the change that breached it (and, for a
+    per-name threshold, where). A name that is in neither profile is a :class:`ConfigError`."""
     out = []
+    rows = {name: changes for name, changes, _ in diff.rows}
+    what = "cost centre" if diff.kind == "prof" else "band"
     for text in thresholds:
         t = parse_threshold(text, diff.kind)
-        measured = t.breached(diff.totals[t.metric])
-        if measured is not None:
-            unit = "%" if t.percent else ""
-            out.append(f"{t.text} (measured {t.metric} {measured:+.2f}{unit})")
+        if t.scope is None:
+            measured = t.breached(diff.totals[t.metric])
+            if measured is not None:
+                out.append(f"{t.text} (measured {_measured(t, measured)})")
+        elif t.scope == "*":
+            hits = [
+                (name, v)
+                for name, changes, _ in diff.rows
+                if (v := t.breached(changes[t.metric])) is not None
+            ]
+            if hits:
+                named = ", ".join(_measured(t, v, name) for name, v in hits[:MAX_NAMED])
+                more = f", and {len(hits) - MAX_NAMED} more" if len(hits) > MAX_NAMED else ""
+                out.append(f"{t.text} (measured {named}{more})")
+        else:
+            if t.scope not in rows:
+                raise ConfigError(
+                    f"threshold {t.text!r}: no {what} {t.scope!r} in either profile",
+                    hint=f"name a {what} as the diff lists it (e.g. {next(iter(rows), 'MAIN')!r})",
+                )
+            measured = t.breached(rows[t.scope][t.metric])
+            if measured is not None:
+                out.append(f"{t.text} (measured {_measured(t, measured, t.scope)})")
     return out

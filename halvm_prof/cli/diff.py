@@ -63,7 +63,8 @@ def _render(diff: ProfileDiff, top: int) -> str:
     "thresholds",
     multiple=True,
     metavar="RULE",
-    help="Exit 1 when a total changes so, e.g. 'alloc>+5%' or 'peak>1000000'.",
+    help="Exit 1 when a total changes so, e.g. 'alloc>+5%' or 'peak>1000000'; "
+    "'time[Main.step]>+10%' for one cost centre or band, 'alloc[*]>+20%' for each. Repeatable.",
 )
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
 @json_option

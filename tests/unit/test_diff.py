@@ -76,6 +76,48 @@ def test_threshold_grammar() -> None:
         parse_threshold("alloc ~ 5", "prof")
 
 
+def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
+    d = diff_profiles(
+        load_profile(DATA / "ghc/leaky-P.prof"), load_profile(CORPUS / "leaky-hc.prof")
+    )
+    rows = {name: changes for name, changes, _ in d.rows}
+    mk = rows["Main.mkRecord"]["alloc"]
+    assert mk.pct is not None and mk.pct > 100  # 100,000 records instead of 20,000
+    (line,) = breaches(d, ["alloc[Main.mkRecord]>+100%"])
+    assert line.startswith("alloc[Main.mkRecord]>+100% (measured alloc of Main.mkRecord +")
+    assert not breaches(d, [f"alloc[Main.mkRecord]>+{mk.pct + 1:.0f}%"])
+    # Each cost centre: exactly those whose allocation more than doubled, by impact.
+    (each,) = breaches(d, ["alloc[*]>+100%"])
+    doubled = [
+        n
+        for n, c, _ in d.rows
+        if (c["alloc"].pct is None and c["alloc"].delta > 0) or (c["alloc"].pct or 0) > 100
+    ]
+    assert each.count(" of ") == min(len(doubled), 10) and "Main.mkRecord" in each
+    assert not breaches(d, ["entries[*]<-1"])  # no cost centre ran fewer times
+    with pytest.raises(ConfigError, match=r"no cost centre 'Main\.nothing'"):
+        breaches(d, ["time[Main.nothing]>0"])
+    # Names with operators and brackets: everything up to the last "]" before the operator.
+    t = parse_threshold("time[Ops.<+>]]>=+1.5%", "prof")
+    assert (t.scope, t.op, t.value) == ("Ops.<+>]", ">=", 1.5)
+    hp = diff_profiles(
+        load_profile(DATA / "ghc/leaky-killed.hp"), load_profile(CORPUS / "leaky-hc.hp")
+    )
+    band, changes, _ = hp.rows[0]
+    delta = changes["peak"].delta
+    assert delta == int(delta) and delta != 0
+    assert breaches(hp, [f"peak[{band}]>={delta:+.0f}"])
+    assert not breaches(hp, [f"peak[{band}]>{delta:+.0f}"])
+
+
+def test_scoped_threshold_from_the_command_line() -> None:
+    old, new = str(DATA / "ghc/leaky-P.prof"), str(CORPUS / "leaky-hc.prof")
+    code, _, err = run(old, new, "--fail-if", "alloc[Main.mkRecord]>+100%")
+    assert code == 1 and "measured alloc of Main.mkRecord" in err and err.count("\n") == 1
+    code, _, err = run(old, new, "--fail-if", "alloc[Main.nothing]>+100%")
+    assert code == 1 and "no cost centre 'Main.nothing' in either profile" in err
+
+
 def test_text_golden_and_notes(golden: Golden) -> None:
     # Two runs of Leaky.hs: -P (exact counts) against -p (percentages only).
     code, out, _ = run(str(DATA / "ghc/leaky-P.prof"), str(CORPUS / "leaky-hc.prof"))
