@@ -14,7 +14,12 @@ from halvm_prof.formats.hp import iter_hp, read_hp, write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA
 
-HP_FILES = [*sorted(CORPUS.glob("*.hp")), DATA / "ghc/ops-hc.hp", DATA / "ghc/names-hc.hp"]
+HP_FILES = [
+    *sorted(CORPUS.glob("*.hp")),
+    DATA / "ghc/ops-hc.hp",
+    DATA / "ghc/names-hc.hp",
+    DATA / "ghc/cabal-parse-N2-hy.hp",
+]
 
 
 def _independent_count(data: bytes) -> tuple[int, set[bytes]]:
@@ -38,7 +43,7 @@ def test_corpus_reads_and_writes_back_byte_for_byte(path: Path) -> None:
     assert len(profile.samples) == samples
     assert {b.encode() for b in profile.bands()} == bands
     assert profile.complete and profile.closed and profile.note is None
-    assert profile.header.job.startswith(("leaky-", "ops ", "names "))
+    assert profile.header.job.startswith(("leaky-", "ops ", "names ", "cabal-parse "))
     out = io.BytesIO()
     write_hp(profile, out)
     assert out.getvalue() == data

@@ -24,6 +24,7 @@ TEXT = [
     GHC / "ops-hc.prof",
     GHC / "names-hc.prof",
     GHC / "names-P.prof",
+    GHC / "cabal-parse-N2-P.prof",  # threaded, 2 processors, Cabal's parser at work
 ]
 PUBLIC = DATA / "public"
 
@@ -54,8 +55,10 @@ def test_text_reports(path: Path) -> None:
     assert profile.total_alloc == int(
         re.search(r"total alloc =\s*([\d,]+)", text).group(1).replace(",", "")  # type: ignore[union-attr]
     )
+    cpus = re.search(r"(\d+) processors?\)", text)
+    assert profile.processors == (int(cpus.group(1)) if cpus else 1)
     assert abs(sum(n.individual_time for n in nodes) - 100.0) < 1.0
-    assert profile.program in ("leaky-prof", "leaky", "ops", "names") and profile.format == "text"
+    assert profile.program in ("leaky-prof", "leaky", "ops", "names", "cabal-parse") and profile.format == "text"
     assert profile.complete and profile.note is None
     if exact:
         assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks

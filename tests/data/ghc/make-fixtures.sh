@@ -4,7 +4,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 b=$(mktemp -d)
-cp "$here/../corpus/src/Leaky.hs" "$here/Ops.hs" "$here/Names.hs" "$b/"
+cp "$here/../corpus/src/Leaky.hs" "$here/Ops.hs" "$here/Names.hs" "$here/CabalParse.hs" \
+  "$here/sample.cabal" "$b/"
 cd "$b"
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o -o leaky Leaky.hs >/dev/null
 ghc -O1 -prof -fprof-auto -rtsopts -outputdir o2 -o ops Ops.hs >/dev/null
@@ -27,5 +28,11 @@ mv names.hp "$here/names-hc.hp" && mv names.prof "$here/names-hc.prof"
 ./leaky 3000000 +RTS -hb -i0.01 -RTS >/dev/null & pid=$!
 sleep 0.3; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 mv leaky.hp "$here/leaky-hb-killed.hp"
+# A real library at work, threaded on two capabilities: Cabal's .cabal parser (-P: exact counts,
+# "2 processors" in the header; -hy: heap by type, library types in the band names).
+ghc -O1 -prof -fprof-auto -rtsopts -threaded -package Cabal -outputdir o4 -o cabal-parse \
+  CabalParse.hs >/dev/null
+./cabal-parse 300 sample.cabal +RTS -N2 -P -hy -i0.02 -RTS >/dev/null
+mv cabal-parse.prof "$here/cabal-parse-N2-P.prof" && mv cabal-parse.hp "$here/cabal-parse-N2-hy.hp"
 rm -rf "$b"
 echo "wrote fixtures in $here"
