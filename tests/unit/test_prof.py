@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.prof_json import read_prof_json
@@ -166,6 +167,35 @@ def test_public_ghc_8_0_report() -> None:
     assert {"foo.bar.\\.k''", "k.\\", "foo.bar.k'"} <= labels
     deep = max(d for d, _ in profile.root.walk())
     assert deep == 7  # foo.bar.\.k'' under MAIN > CAF > r > k > foo > foo.bar > foo.bar.\
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PUBLIC.glob("*.prof.sample")), ids=lambda p: p.name.split(".")[0]
+)
+def test_ghc_testsuite_samples_from_2011_to_2024(path: Path) -> None:
+    """GHC's own samples (tests/data/public/README.md): GHC 7.x (20 ms ticks, no SRC) to 9.10."""
+    text = path.read_text()
+    profile = read_prof(path)
+    rows = _tree_rows(text)
+    # Split by hand: no label or module in these samples holds a space.
+    expected = [
+        (len(r) - len(r.lstrip(" ")), *r.split()[:2], int(r.split()[-6]), int(r.split()[-5]))
+        for r in rows
+    ]
+    walked = [(d, n.cc.label, n.cc.module, n.number, n.entries) for d, n in profile.root.walk()]
+    assert walked == expected
+    ticks = re.search(r"\((\d+) ticks @ (\d+) (us|ms)", text)
+    assert ticks is not None
+    assert profile.total_ticks == int(ticks.group(1))
+    assert profile.tick_interval_us == int(ticks.group(2)) * (1000 if ticks.group(3) == "ms" else 1)
+    alloc = re.search(r"total alloc =\s*([\d,]+)", text)
+    assert alloc is not None and profile.total_alloc == int(alloc.group(1).replace(",", ""))
+    assert profile.program == text.splitlines()[2].split()[0]
+    has_src = " SRC " in [ln for ln in text.splitlines() if ln.startswith("COST CENTRE")][-1]
+    assert all(bool(n.cc.src) == has_src for _, n in profile.root.walk())
+    data = summarize(path)
+    assert data["kind"] == "prof" and data["tree_nodes"] == len(rows)
+    assert data["total_ticks"] == profile.total_ticks and data["complete"] is True
 
 
 def test_operator_and_primed_labels_from_a_second_program() -> None:
