@@ -7,6 +7,7 @@ cost centre, so recursion is not counted twice.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,11 +16,17 @@ from halvm_prof.model import CallNode, CostCentreProfile
 
 @dataclass(slots=True)
 class CostCentreTotals:
-    """One cost centre (label and module) summed over its call-tree nodes."""
+    """One cost centre summed over its call-tree nodes.
+
+    A cost centre is its label, module and source span, as in GHC's own table: overloaded
+    functions and ``-fprof-auto-calls`` give several of one label and module, told apart by SRC.
+    """
 
     label: str
     module: str
     src: str
+    #: The SRC, when another cost centre has this label and module (else empty).
+    site: str = ""
     nodes: int = 0
     entries: int = 0
     individual_time: float = 0.0
@@ -31,18 +38,20 @@ class CostCentreTotals:
 
     @property
     def name(self) -> str:
-        return f"{self.module}.{self.label}"
+        """``Module.label``, with `` (SRC)`` where that alone would name several."""
+        base = f"{self.module}.{self.label}"
+        return f"{base} ({self.site})" if self.site else base
 
 
 def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:
     """Totals per cost centre, in order of first appearance in the tree."""
-    totals: dict[tuple[str, str], CostCentreTotals] = {}
+    totals: dict[tuple[str, str, str], CostCentreTotals] = {}
     exact = profile.root.ticks is not None
     # The stack of cost centres above each node, to tell recursion apart.
-    path: list[tuple[str, str]] = []
+    path: list[tuple[str, str, str]] = []
     for depth, node in profile.root.walk():
         del path[depth:]
-        key = (node.cc.label, node.cc.module)
+        key = (node.cc.label, node.cc.module, node.cc.src)
         t = totals.get(key)
         if t is None:
             t = totals[key] = CostCentreTotals(node.cc.label, node.cc.module, node.cc.src)
@@ -59,6 +68,10 @@ def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:
             t.inherited_time += node.inherited_time
             t.inherited_alloc += node.inherited_alloc
         path.append(key)
+    names = Counter((label, module) for label, module, _ in totals)
+    for (label, module, src), t in totals.items():
+        if names[label, module] > 1:
+            t.site = src
     return list(totals.values())
 
 

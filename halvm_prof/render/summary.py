@@ -96,7 +96,7 @@ def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         out.append(
             f"{r['individual_time']:6.1f} {r['individual_alloc']:6.1f} {r['inherited_time']:6.1f} "
-            f"{r['inherited_alloc']:6.1f} {r['entries']:>10,}  {r['module']}.{r['cost_centre']}"
+            f"{r['inherited_alloc']:6.1f} {r['entries']:>10,}  {r['name']}"
         )
     return out
 

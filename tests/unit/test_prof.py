@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof import read_prof
@@ -196,6 +197,25 @@ def test_ghc_testsuite_samples_from_2011_to_2024(path: Path) -> None:
     data = summarize(path)
     assert data["kind"] == "prof" and data["tree_nodes"] == len(rows)
     assert data["total_ticks"] == profile.total_ticks and data["complete"] is True
+
+
+def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
+    """GHC 9.10's overloaded-call sample: seven cost centres Main.f, one per SRC, as GHC's own
+    table keeps them; the summary names them by SRC and counts one label+module."""
+    path = PUBLIC / "scc-prof-overloaded-calls002.prof.sample"
+    totals = [t for t in aggregate(read_prof(path)) if t.label == "f"]
+    spans = [f"scc-prof-overloaded-calls002.hs:{line}:1-25" for line in range(52, 27, -4)]
+    assert [t.src for t in totals] == spans
+    assert [t.name for t in totals] == [f"Main.f ({s})" for s in spans]
+    assert all(t.nodes == 1 and t.entries == 1 for t in totals)
+    data = summarize(path, top_n=20)
+    fs = [r for r in data["top_alloc"] if r["cost_centre"] == "f"]
+    allocating = {t.src for t in totals if t.individual_alloc}
+    assert allocating and {r["src"] for r in fs} == allocating
+    assert len({r["name"] for r in fs}) == len(fs)
+    assert data["cost_centres"] == len({(t.label, t.module) for t in aggregate(read_prof(path))})
+    # Elsewhere a name stays plain.
+    assert "Main.mkRecord" in {t.name for t in aggregate(read_prof(CORPUS / "leaky-hc.prof"))}
 
 
 def test_operator_and_primed_labels_from_a_second_program() -> None:
