@@ -9,13 +9,15 @@ or to each of them (``alloc[*]>+20%``).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap import accumulate
+from halvm_prof.analysis.heap_scan import HeapScan, heap_stats, heap_stats_of
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.formats.load import load_profile, sniff
 from halvm_prof.model import CostCentreProfile, HeapProfile
 
 PROF_METRICS = ("time", "alloc", "entries")
@@ -81,17 +83,36 @@ def _prof_values(p: CostCentreProfile) -> dict[str, dict[str, float]]:
     return out
 
 
-def _heap_values(p: HeapProfile) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    acc = accumulate(p.samples)
+def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    acc = p.accumulator
     stats = acc.stats()
     rows = {s.name: {"peak": float(s.max), "residency": s.integrated} for s in stats}
     return rows, {"peak": float(acc.peak_total), "residency": sum(s.integrated for s in stats)}
 
 
-def diff_profiles(
-    old: CostCentreProfile | HeapProfile, new: CostCentreProfile | HeapProfile
-) -> ProfileDiff:
+Profile = CostCentreProfile | HeapProfile | HeapScan
+
+
+def load_for_diff(path: str | os.PathLike[str]) -> CostCentreProfile | HeapScan:
+    """What :func:`diff_profiles` needs of the file at ``path``: a ``.hp`` is streamed (memory
+    follows its bands, not its size), anything else is read whole."""
+    if sniff(path) == "hp":
+        return heap_stats(path)
+    profile = load_profile(path)
+    return heap_stats_of(profile) if isinstance(profile, HeapProfile) else profile
+
+
+def diff_files(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> ProfileDiff:
+    """:func:`diff_profiles` of the files at ``old`` and ``new``."""
+    return diff_profiles(load_for_diff(old), load_for_diff(new))
+
+
+def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
     """Per cost centre or band changes, biggest impact (share of the old total moved) first."""
+    if isinstance(old, HeapProfile):
+        old = heap_stats_of(old)
+    if isinstance(new, HeapProfile):
+        new = heap_stats_of(new)
     if isinstance(old, CostCentreProfile) and isinstance(new, CostCentreProfile):
         a, b = _prof_values(old), _prof_values(new)
         metrics: tuple[str, ...] = PROF_METRICS
@@ -106,7 +127,7 @@ def diff_profiles(
             ),
         }
         kind = "prof"
-    elif isinstance(old, HeapProfile) and isinstance(new, HeapProfile):
+    elif isinstance(old, HeapScan) and isinstance(new, HeapScan):
         (a, ta), (b, tb) = _heap_values(old), _heap_values(new)
         metrics = HEAP_METRICS
         totals = {m: Change(ta[m], tb[m]) for m in metrics}
@@ -131,11 +152,9 @@ def diff_profiles(
 _BREAKDOWN = re.compile(r"(?:^|\s)-h([a-zA-Z]?)")
 
 
-def _notes(
-    old: CostCentreProfile | HeapProfile, new: CostCentreProfile | HeapProfile
-) -> list[str]:
+def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan) -> list[str]:
     notes = []
-    if isinstance(old, HeapProfile) and isinstance(new, HeapProfile):
+    if isinstance(old, HeapScan) and isinstance(new, HeapScan):
         a, b = (_BREAKDOWN.findall(p.header.job) for p in (old, new))
         if a and b and a != b:
             notes.append(

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import IO
 
-from halvm_prof.analysis.heap import HeapAccumulator, _Band
+from halvm_prof.analysis.heap import HeapAccumulator, _Band, accumulate
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
@@ -23,9 +23,10 @@ from halvm_prof.formats.hp import (
     cut_in_line_note,
     cut_in_sample_note,
     header_field,
+    iter_hp,
     unclosed_note,
 )
-from halvm_prof.model import HeapHeader
+from halvm_prof.model import HeapHeader, HeapProfile
 
 _Scanner: type[_hpscan.Scanner] | None
 try:
@@ -55,6 +56,32 @@ class HeapScan:
     closed: bool
     note: str | None
     accumulator: HeapAccumulator
+    source: str = "hp"
+
+
+def heap_stats(path: str | os.PathLike[str]) -> HeapScan:
+    """Band statistics of the ``.hp`` file at ``path`` in one streaming pass: by the compiled
+    scanner when it can, else by the Python reader (which also raises its errors)."""
+    scan = scan_hp_file(path)
+    if scan is not None:
+        return scan
+    with open_input(path) as stream:
+        reader = iter_hp(stream, path)
+        acc = accumulate(reader)
+    return HeapScan(reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc)
+
+
+def heap_stats_of(profile: HeapProfile) -> HeapScan:
+    """The same for a heap profile already in memory (from an eventlog, say)."""
+    return HeapScan(
+        profile.header,
+        profile.marks,
+        profile.complete,
+        profile.closed,
+        profile.note,
+        accumulate(profile.samples),
+        profile.source,
+    )
 
 
 def scan_hp_file(path: str | os.PathLike[str]) -> HeapScan | None:

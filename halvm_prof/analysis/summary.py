@@ -17,11 +17,11 @@ from halvm_prof.analysis.costcentre import (
     top,
     tree_size,
 )
-from halvm_prof.analysis.heap import BandStats, HeapAccumulator, accumulate
+from halvm_prof.analysis.heap import BandStats
+from halvm_prof.analysis.heap_scan import HeapScan, heap_stats, heap_stats_of
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import open_input
 from halvm_prof.formats.load import load_profile, sniff
-from halvm_prof.model import CostCentreProfile, HeapHeader, HeapProfile
+from halvm_prof.model import CostCentreProfile, HeapProfile
 
 TOP = 10
 
@@ -30,33 +30,7 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
     """Summary data of the profile at ``path`` (a .hp, .prof, -pj .prof or eventlog)."""
     kind = sniff(path)
     if kind == "hp":
-        from halvm_prof.analysis.heap_scan import scan_hp_file
-        from halvm_prof.formats.hp import iter_hp
-
-        scan = scan_hp_file(path)
-        if scan is not None:
-            return heap_summary(
-                scan.header,
-                scan.accumulator,
-                len(scan.marks),
-                scan.complete,
-                scan.note,
-                top_n,
-                closed=scan.closed,
-            ) | {"source": "hp"}
-
-        with open_input(path) as stream:
-            reader = iter_hp(stream, path)
-            acc = accumulate(reader)
-            return heap_summary(
-                reader.header,
-                acc,
-                len(reader.marks),
-                reader.complete,
-                reader.note,
-                top_n,
-                closed=reader.closed,
-            ) | {"source": "hp"}
+        return heap_summary(heap_stats(path), top_n)
     if kind == "eventlog":
         from halvm_prof.analysis.eventlog_stats import eventlog_stats
         from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
@@ -74,29 +48,13 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
 
 def summarize_heap(profile: HeapProfile, top_n: int = TOP) -> dict[str, Any]:
     """Summary data of a heap profile held in memory (``.hp`` or from an eventlog)."""
-    acc = accumulate(profile.samples)
-    return heap_summary(
-        profile.header,
-        acc,
-        len(profile.marks),
-        profile.complete,
-        profile.note,
-        top_n,
-        closed=profile.closed,
-    ) | {"source": profile.source}
+    return heap_summary(heap_stats_of(profile), top_n)
 
 
-def heap_summary(
-    header: HeapHeader,
-    acc: HeapAccumulator,
-    marks: int,
-    complete: bool,
-    note: str | None,
-    top_n: int = TOP,
-    closed: bool = True,
-) -> dict[str, Any]:
-    """Summary data from a filled accumulator. ``complete`` in the result means the file ended
+def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
+    """Summary data from a streaming read. ``complete`` in the result means the file ended
     cleanly: no census or line cut, and (for ``.hp``) GHC's closing census is there."""
+    acc, header = scan.accumulator, scan.header
     stats = acc.stats()
     total = sum(s.integrated for s in stats)
 
@@ -113,14 +71,14 @@ def heap_summary(
         "sample_unit": header.sample_unit,
         "value_unit": header.value_unit,
         "samples": acc.samples,
-        "marks": marks,
+        "marks": len(scan.marks),
         "bands": len(stats),
         "duration": acc.duration,
         "peak_total": acc.peak_total,
         "peak_time": acc.peak_time,
-        "complete": complete and closed,
-        "closed": closed,
-        "note": note,
+        "complete": scan.complete and scan.closed,
+        "closed": scan.closed,
+        "note": scan.note,
         "top": [
             {
                 "band": s.name,
@@ -136,6 +94,7 @@ def heap_summary(
         "leak_suspects": [
             {"band": s.name, "slope": s.slope, "r2": s.r2} for s in stats if s.leak_suspect
         ],
+        "source": scan.source,
     }
 
 

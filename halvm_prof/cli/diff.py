@@ -8,11 +8,10 @@ from halvm_prof.analysis.diff import (
     Change,
     ProfileDiff,
     breaches,
-    diff_profiles,
+    diff_files,
     parse_threshold,
 )
 from halvm_prof.cli.common import echo_json, json_option
-from halvm_prof.formats.load import load_profile
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
@@ -33,12 +32,16 @@ def _render(diff: ProfileDiff, top: int) -> str:
     """Fixed-width text: totals, then the rows that changed, biggest impact first."""
     metrics = list(diff.totals)
     lines = [f"note: {n}" for n in diff.notes]
-    lines.append(f"{'total':<12}{'old':>20}{'new':>20}{'change':>20}{'':>9}")
+    cells = {
+        m: (_amount(c.old, m), _amount(c.new, m), _amount(c.delta, m, True))
+        for m, c in diff.totals.items()
+    }
+    # Wide enough for the largest figure, so columns never run together.
+    w = max(20, *(len(x) + 2 for row in cells.values() for x in row))
+    lines.append(f"{'total':<12}{'old':>{w}}{'new':>{w}}{'change':>{w}}{'':>9}")
     for m, c in diff.totals.items():
-        lines.append(
-            f"{m:<12}{_amount(c.old, m):>20}{_amount(c.new, m):>20}"
-            f"{_amount(c.delta, m, True):>20}{_pct(c):>9}"
-        )
+        old, new, delta = cells[m]
+        lines.append(f"{m:<12}{old:>{w}}{new:>{w}}{delta:>{w}}{_pct(c):>9}")
     changed = [r for r in diff.rows if any(c.delta for c in r[1].values())]
     if not changed:
         lines += ["", "no change in any " + ("cost centre" if diff.kind == "prof" else "band")]
@@ -46,12 +49,14 @@ def _render(diff: ProfileDiff, top: int) -> str:
     what = "cost centre" if diff.kind == "prof" else "band"
     shown = min(top, len(changed))
     lines += ["", f"largest changes ({shown} of {len(changed)} {what}s that changed, by impact):"]
-    lines.append("".join(f"{m:>24}" for m in metrics) + f"  {what}")
-    for name, changes, _ in changed[:top]:
-        cells = (
-            f"{_amount(changes[m].delta, m, True)} {_pct(changes[m]):>7}" for m in metrics
-        )
-        lines.append("".join(f"{c:>24}" for c in cells) + f"  {name}")
+    rows = [
+        ([f"{_amount(changes[m].delta, m, True)} {_pct(changes[m]):>7}" for m in metrics], name)
+        for name, changes, _ in changed[:top]
+    ]
+    w = max(24, *(len(c) + 2 for row, _ in rows for c in row))
+    lines.append("".join(f"{m:>{w}}" for m in metrics) + f"  {what}")
+    for row, name in rows:
+        lines.append("".join(f"{c:>{w}}" for c in row) + f"  {name}")
     return "".join(f"{line.rstrip()}\n" for line in lines)
 
 
@@ -70,7 +75,7 @@ def _render(diff: ProfileDiff, top: int) -> str:
 @json_option
 def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: bool) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog)."""
-    result = diff_profiles(load_profile(old), load_profile(new))
+    result = diff_files(old, new)
     for t in thresholds:
         parse_threshold(t, result.kind)  # a bad rule fails before any output
     failed = breaches(result, list(thresholds))

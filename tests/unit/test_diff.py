@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
+from halvm_prof.analysis.diff import breaches, diff_files, diff_profiles, parse_threshold
 from halvm_prof.cli import cli
 from halvm_prof.errors import ConfigError
 from halvm_prof.formats.load import load_profile
@@ -140,3 +141,38 @@ def test_rows_are_sorted_by_impact() -> None:
     expected = sum(abs(changes[m].delta) / d.totals[m].old for m in ("residency", "peak"))
     assert impact == pytest.approx(expected)
     assert any("incomplete" in n for n in d.notes)
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled-or-python", "python"])
+def test_heap_diff_streams_without_loading_the_profiles(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import halvm_prof.formats.hp as hp
+
+    if pure:
+        monkeypatch.setenv("HALVM_PROF_PURE", "1")
+
+    def no_loading(*_: object) -> None:
+        raise AssertionError("diff read a whole .hp into memory")
+
+    monkeypatch.setattr(hp, "read_hp", no_loading)
+    old, new = DATA / "ghc/leaky-killed.hp", CORPUS / "leaky-hc.hp"
+    streamed = diff_files(old, new)
+    monkeypatch.undo()
+    assert streamed.to_dict() == diff_profiles(load_profile(old), load_profile(new)).to_dict()
+
+
+def test_huge_figures_keep_their_columns_apart(tmp_path: Path) -> None:
+    def write(path: Path, scale: int) -> None:
+        censuses = "".join(
+            f"BEGIN_SAMPLE {t}\n(1)big/main\t{scale * (t + 1)}\nEND_SAMPLE {t}\n" for t in range(50)
+        )
+        path.write_text('JOB "j"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n' + censuses)
+
+    write(tmp_path / "a.hp", 10**14)
+    write(tmp_path / "b.hp", 3 * 10**13)
+    code, out, _ = run(str(tmp_path / "a.hp"), str(tmp_path / "b.hp"))
+    assert code == 0
+    for line in out.splitlines():
+        if "B" in line:  # every figure stands apart from the next by two spaces at least
+            assert not re.search(r"\d \S*B\S*\d|B(·s)?[-+\d]", line), line
