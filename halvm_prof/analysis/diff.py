@@ -94,10 +94,11 @@ Profile = CostCentreProfile | HeapProfile | HeapScan
 
 
 def load_for_diff(path: str | os.PathLike[str]) -> CostCentreProfile | HeapScan:
-    """What :func:`diff_profiles` needs of the file at ``path``: a ``.hp`` is streamed (memory
-    follows its bands, not its size), anything else is read whole."""
-    if sniff(path) == "hp":
-        return heap_stats(path)
+    """What :func:`diff_profiles` needs of the file at ``path``: heap profiles (``.hp`` or
+    eventlog) are streamed, memory following their bands, not their size; reports are read."""
+    kind = sniff(path)
+    if kind in ("hp", "eventlog"):
+        return heap_stats(path, eventlog=kind == "eventlog")
     profile = load_profile(path)
     return heap_stats_of(profile) if isinstance(profile, HeapProfile) else profile
 

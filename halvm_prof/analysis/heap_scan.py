@@ -59,9 +59,19 @@ class HeapScan:
     source: str = "hp"
 
 
-def heap_stats(path: str | os.PathLike[str]) -> HeapScan:
-    """Band statistics of the ``.hp`` file at ``path`` in one streaming pass: by the compiled
-    scanner when it can, else by the Python reader (which also raises its errors)."""
+def heap_stats(path: str | os.PathLike[str], eventlog: bool = False) -> HeapScan:
+    """Band statistics of the heap profile at ``path`` in one streaming pass, memory flat in its
+    size: a ``.hp`` by the compiled scanner when it can, else by the Python reader (which also
+    raises its errors); with ``eventlog``, the heap samples of an eventlog (an
+    :class:`~halvm_prof.errors.InputError` when it holds none)."""
+    if eventlog:
+        from halvm_prof.formats.eventlog.heap import EventlogHeapReader
+
+        events = EventlogHeapReader(path)
+        acc = accumulate(events)
+        return HeapScan(
+            events.header, [], events.complete, events.closed, events.note, acc, "eventlog"
+        )
     scan = scan_hp_file(path)
     if scan is not None:
         return scan

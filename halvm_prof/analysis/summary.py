@@ -33,22 +33,15 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
         return heap_summary(heap_stats(path), top_n)
     if kind == "eventlog":
         from halvm_prof.analysis.eventlog_stats import eventlog_stats
-        from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
-
         try:
-            return summarize_heap(heap_profile_from_eventlog(path), top_n)
+            return heap_summary(heap_stats(path, eventlog=True), top_n)
         except InputError:
             # No heap samples in this log: its scheduler, GC and spark figures instead.
             return {"kind": "eventlog", **eventlog_stats(path).to_json()}
     profile = load_profile(path)
     if isinstance(profile, HeapProfile):
-        return summarize_heap(profile, top_n)
+        return heap_summary(heap_stats_of(profile), top_n)
     return summarize_prof(profile, top_n)
-
-
-def summarize_heap(profile: HeapProfile, top_n: int = TOP) -> dict[str, Any]:
-    """Summary data of a heap profile held in memory (``.hp`` or from an eventlog)."""
-    return heap_summary(heap_stats_of(profile), top_n)
 
 
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:

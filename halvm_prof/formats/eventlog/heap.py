@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -46,7 +47,7 @@ class _State:
     stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
     ipe: dict[int, str] = field(default_factory=dict)
     current: HeapSample | None = None
-    samples: list[HeapSample] = field(default_factory=list)
+    any_sample: bool = False
     began: bool = False
     # GHC before 9.0 writes no sample-end events: a census ends where the next one begins.
     has_ends: bool = False
@@ -70,57 +71,83 @@ def _info_table_key(label: str) -> int | None:
         return None
 
 
+class EventlogHeapReader:
+    """Iterate the complete heap samples of an eventlog, one at a time.
+
+    After iteration: ``header`` (program and date from the log), ``complete`` and ``note`` as
+    for a ``.hp`` file. Iteration raises :class:`InputError` at the end when the log holds no heap
+    profile at all. Memory holds one census and the band names, never the log.
+    """
+
+    def __init__(self, source: str | os.PathLike[str] | IO[bytes]) -> None:
+        self._source = source
+        self.header = HeapHeader(job="", date="")
+        self.marks: list[float] = []  # eventlogs mark time with user markers, not MARK lines
+        self.complete = True
+        self.note: str | None = None
+        self.closed = True
+
+    def __iter__(self) -> Iterator[HeapSample]:
+        with EventlogReader(self._source) as reader:
+            st = _State()
+            for e in reader.iter_events(_TYPES):
+                done = _fold(st, e)
+                if done is not None:
+                    st.any_sample = True
+                    yield done
+            stop_note = reader.note()
+            if reader.header is None:
+                raise InputError(
+                    "the eventlog stops inside its header: it holds no samples",
+                    path=reader.path,
+                    hint="the program was killed as it started",
+                )
+            error = reader.error()
+            path = reader.path
+        if not st.began and not st.any_sample:
+            raise InputError(
+                "the eventlog holds no heap profile",
+                path=path,
+                hint="run the program with +RTS -l and a heap profiling flag such as -hT",
+            )
+        self.header = HeapHeader(job=st.program, date=st.date)
+        if st.current is not None and not st.has_ends and stop_note is None and error is None:
+            # Before GHC 9.0 no event ends a census: the last one ends with the log.
+            last, st.current = st.current, None
+            yield last
+        notes = [n for n in (stop_note, str(error) if error is not None else None) if n]
+        if st.current is not None:
+            notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
+        self.complete = not notes
+        self.note = "; ".join(notes) if notes else None
+
+
 def heap_profile_from_eventlog(
     source: str | os.PathLike[str] | IO[bytes],
 ) -> HeapProfile:
     """Read the heap profile samples of an eventlog into a :class:`HeapProfile`.
 
     ``source="eventlog"``; a cut log gives the complete samples, ``complete=False`` and a
-    ``note``. Raises :class:`InputError` when the log holds no heap profile at all.
+    ``note``. Raises :class:`InputError` when the log holds no heap profile at all. To keep
+    memory flat on a long log, iterate an :class:`EventlogHeapReader` instead.
     """
-    with EventlogReader(source) as reader:
-        st = _State()
-        for e in reader.iter_events(_TYPES):
-            _fold(st, e)
-        stop_note = reader.note()
-        if reader.header is None:
-            raise InputError(
-                "the eventlog stops inside its header: it holds no samples",
-                path=reader.path,
-                hint="the program was killed as it started",
-            )
-        error = reader.error()
-        path = reader.path
-    if not st.began and not st.samples:
-        raise InputError(
-            "the eventlog holds no heap profile",
-            path=path,
-            hint="run the program with +RTS -l and a heap profiling flag such as -hT",
-        )
-    if st.current is not None and not st.has_ends and stop_note is None and error is None:
-        st.samples.append(st.current)
-        st.current = None
-    notes = []
-    if stop_note:
-        notes.append(stop_note)
-    if error is not None:
-        notes.append(str(error))
-    if st.current is not None:
-        notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
-    header = HeapHeader(job=st.program, date=st.date)
+    reader = EventlogHeapReader(source)
+    samples = list(reader)
     return HeapProfile(
-        header=header,
-        samples=st.samples,
-        complete=not notes,
-        note="; ".join(notes) if notes else None,
+        header=reader.header,
+        samples=samples,
+        complete=reader.complete,
+        note=reader.note,
         source="eventlog",
     )
 
 
-def _fold(st: _State, e: ev.Event) -> None:
+def _fold(st: _State, e: ev.Event) -> HeapSample | None:
+    """Take one event into ``st``; the census it completes, if any."""
     t, a = e.type, e.args
     if not a and t not in (ev.HEAP_PROF_SAMPLE_END,):
-        return  # malformed payload: reported by the reader
+        return None  # malformed payload: reported by the reader
+    done = None
     if t == ev.HEAP_PROF_SAMPLE_STRING:
         if st.current is not None:
             label = a[2]
@@ -136,13 +163,12 @@ def _fold(st: _State, e: ev.Event) -> None:
             values[name] = values.get(name, 0) + a[1]
     elif t == ev.HEAP_PROF_SAMPLE_BEGIN or t == ev.HEAP_BIO_PROF_SAMPLE_BEGIN:
         if st.current is not None and not st.has_ends:
-            st.samples.append(st.current)
+            done = st.current
         st.current = HeapSample((e.time if t == ev.HEAP_PROF_SAMPLE_BEGIN else a[1]) / 1e9)
     elif t == ev.HEAP_PROF_SAMPLE_END:
         st.has_ends = True
         if st.current is not None:
-            st.samples.append(st.current)
-            st.current = None
+            done, st.current = st.current, None
     elif t == ev.HEAP_PROF_BEGIN:
         st.began = True
         st.breakdown = a[2]
@@ -155,6 +181,7 @@ def _fold(st: _State, e: ev.Event) -> None:
             st.program = os.path.basename(a[1][0])
     elif t == ev.WALL_CLOCK_TIME and not st.date:
         st.date = format_date(a[1])
+    return done
 
 
 def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
