@@ -73,11 +73,7 @@ def test_every_fixture_scans_as_the_python_reader_reads(path: Path) -> None:
     same(scanned(data, chunk=7), data)
 
 
-@pytest.mark.parametrize(
-    "path",
-    [DATA / "ghc/leaky-killed.hp", DATA / "ghc/names-hc.hp", DATA / "corpus/leaky-hd.hp"],
-    ids=lambda p: p.name,
-)
+@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_cut_at_every_byte_scans_as_the_python_reader_reads(path: Path) -> None:
     data = path.read_bytes()
     for cut in range(len(data) + 1):
