@@ -1,12 +1,12 @@
-"""Band statistics of a ``.hp`` file straight from its bytes, through the compiled scanner.
+"""Band statistics of a heap profile in one streaming pass, memory flat in the file's size.
 
-:func:`scan_hp_file` gives what ``accumulate(iter_hp(stream))`` gives, about ten times faster,
-using the optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is
-there). It returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the
-Python reader, or when the file holds a line the scanner leaves to that reader (a malformed line,
-a value over 18 digits, ...); callers then read the file with
-:func:`~halvm_prof.formats.hp.iter_hp`, which also gives the exact error. Both paths give
-identical figures (``tests/unit/test_heap_scan.py``).
+:func:`heap_stats` is what summary and diff use. For a ``.hp`` it tries :func:`scan_hp_file`,
+which gives what ``accumulate(iter_hp(stream))`` gives, about ten times faster, through the
+optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is there). That
+returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the Python reader,
+or when the file holds a line the scanner leaves to that reader (a malformed line, a value over
+18 digits, ...); the Python reader then reads the file and also gives the exact error. Both paths
+give identical figures (``tests/unit/test_heap_scan.py``).
 """
 
 from __future__ import annotations

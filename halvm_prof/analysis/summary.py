@@ -33,6 +33,7 @@ def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
         return heap_summary(heap_stats(path), top_n)
     if kind == "eventlog":
         from halvm_prof.analysis.eventlog_stats import eventlog_stats
+
         try:
             return heap_summary(heap_stats(path, eventlog=True), top_n)
         except InputError:
