@@ -1,24 +1,26 @@
 """A verdict on a finished or crashed HaLVM run, straight from its profiling disks.
 
 The disks are only read: each profile is recovered (as convert-profile would) into a temporary
-file and parsed from there. The heap trend before the end is the least-squares slope of the total
+file and read from there; the heap profile is streamed, so memory follows its bands, not the size
+of the disk. The heap trend before the end is the least-squares slope of the total
 over the last third of the censuses; the bands growing fastest are those with the steepest slope
 over that same stretch (the shared band accumulator, fed only the last third).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from halvm_prof.analysis.heap import accumulate
+from halvm_prof.analysis.heap import BandStats, HeapAccumulator
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
+from halvm_prof.model import CostCentreProfile, HeapSample
 
 #: Residency at or above this share of the VM's memory counts as "approached".
 MEMORY_WARN = 0.8
@@ -54,9 +56,27 @@ class DiskReport:
 
 
 @dataclass(slots=True)
+class HeapRun:
+    """What the verdict needs of the recovered heap profile, gathered while streaming it."""
+
+    samples: int
+    acc: HeapAccumulator  # every census
+    last_time: float
+    last_total: int
+    tail_from: float  # the first census of the stretch the trend is taken over
+    tail_duration: float
+    tail_slope: float  # of the census totals over that stretch
+    tail_stats: list[BandStats]
+
+
+@dataclass(slots=True)
 class Postmortem:
+    """The disks, what was recovered, and the verdict. ``heap_file`` is the recovered heap
+    profile when :func:`analyse` was asked to keep it (for a page)."""
+
     disks: list[DiskReport]
-    heap: HeapProfile | None = None
+    heap: HeapRun | None = None
+    heap_file: Path | None = None
     prof: CostCentreProfile | None = None
     memory_mib: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -95,25 +115,60 @@ def _recover(device: str, path: str, scratch: Path) -> tuple[DiskReport, Path | 
     return report, out
 
 
-def _total_slope(samples: list[HeapSample]) -> float:
-    """Least-squares slope of the census totals: the shared fit, over one "total" band."""
-    totals = accumulate(HeapSample(s.time, {"total": s.total}) for s in samples).stats()
-    return totals[0].slope if totals else 0.0
+def read_heap_run(path: str | os.PathLike[str]) -> HeapRun | None:
+    """Stream the heap profile at ``path`` twice: every census (by the compiled scanner when it
+    can), then the last third again for the trend. Memory follows the bands, not the file."""
+    from halvm_prof.analysis.heap_scan import heap_stats
+    from halvm_prof.fileio import open_input
+    from halvm_prof.formats.hp import iter_hp
+
+    whole = heap_stats(path)
+    n = whole.accumulator.samples
+    if n == 0:
+        return None
+    start = n * 2 // 3 if n - n * 2 // 3 >= 2 else max(0, n - 2)
+    tail, totals = HeapAccumulator(), HeapAccumulator()
+    last = first = None
+    with open_input(path) as stream:
+        for i, sample in enumerate(iter_hp(stream, path)):
+            if i < start:
+                continue
+            first = first or sample
+            last = sample
+            tail.add(sample)
+            totals.add(HeapSample(sample.time, {"total": sample.total}))
+    assert first is not None and last is not None
+    fit = totals.stats()
+    return HeapRun(
+        samples=n,
+        acc=whole.accumulator,
+        last_time=last.time,
+        last_total=last.total,
+        tail_from=first.time,
+        tail_duration=last.time - first.time,
+        tail_slope=fit[0].slope if fit else 0.0,
+        tail_stats=tail.stats() if tail.samples >= 2 else [],
+    )
 
 
 def analyse(
     prof_disk: str | os.PathLike[str] | None,
     hp_disk: str | os.PathLike[str] | None,
     memory_mib: int | None = None,
+    keep_in: str | os.PathLike[str] | None = None,
 ) -> Postmortem:
-    """Recover what the disks hold and judge the run."""
+    """Recover what the disks hold and judge the run. The recovered files go to a temporary
+    folder, or to ``keep_in`` to stay for the caller (``heap_file``)."""
     if prof_disk is None and hp_disk is None:
         raise InputError("no disk to look at", hint="give --prof-disk, --hp-disk or --config")
-    from halvm_prof.formats.hp import read_hp
     from halvm_prof.formats.load import load_profile
 
     pm = Postmortem([], memory_mib=memory_mib)
-    with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as tmp:
+    recovered_heap = False
+    with contextlib.ExitStack() as stack:
+        tmp = keep_in or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="halvm-postmortem-")
+        )
         for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
             if path is None:
                 continue
@@ -123,7 +178,9 @@ def analyse(
                 continue
             try:
                 if report.kind == "hp":
-                    pm.heap = read_hp(out)
+                    pm.heap = read_heap_run(out)
+                    pm.heap_file = out if keep_in is not None else None
+                    recovered_heap = True
                 elif report.kind in ("prof", "prof-json"):
                     loaded = load_profile(out)
                     pm.prof = loaded if isinstance(loaded, CostCentreProfile) else None
@@ -131,16 +188,16 @@ def analyse(
                     report.problem = "recovered, but it is not a GHC profile"
             except HalvmProfError as e:
                 report.problem = f"recovered, but not readable: {e.message}"
-    _judge(pm)
+        _judge(pm, recovered_heap)
     return pm
 
 
-def _disk_line(d: DiskReport, heap: HeapProfile | None) -> str:
+def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
     if d.problem:
         return f"{d.device} ({d.path}): no {d.what} recovered: {d.problem}."
     size = f"{d.recovered:,} bytes"
     if d.kind == "hp" and d.samples is not None:
-        last = f", up to {heap.samples[-1].time:.3f} s" if heap and heap.samples else ""
+        last = f", up to {heap.last_time:.3f} s" if heap else ""
         size += f" ({d.samples} complete censuses{last})"
     if d.closed:
         return f"{d.device}: the {d.what} was closed cleanly; all {size} recovered."
@@ -155,20 +212,17 @@ def _disk_line(d: DiskReport, heap: HeapProfile | None) -> str:
     return f"{d.device}: the {d.what} was NOT closed; {size} recovered.{kept}{dropped} {lost}"
 
 
-def _judge(pm: Postmortem) -> None:
+def _judge(pm: Postmortem, recovered_heap: bool) -> None:
     v = pm.verdict
     v.extend(_disk_line(d, pm.heap) for d in pm.disks)
     prof_disk = next((d for d in pm.disks if d.device == "xvdp1"), None)
     crashed = any(not d.closed for d in pm.disks)
-    if prof_disk is not None and prof_disk.problem and pm.heap is not None:
+    if prof_disk is not None and prof_disk.problem and recovered_heap:
         v.append(
             "A time profile is written only at exit, so a crash before it loses it; the heap "
             "profile is the evidence of the run."
         )
-    heap = pm.heap
-    concern = ""
-    if heap is not None and heap.samples:
-        concern = _judge_heap(pm, heap)
+    concern = _judge_heap(pm, pm.heap) if pm.heap is not None else ""
     if all(d.problem for d in pm.disks):
         pm.headline = "Nothing could be recovered from the disks given."
     elif crashed:
@@ -182,20 +236,14 @@ def _judge(pm: Postmortem) -> None:
     v.insert(0, f"Verdict: {pm.headline}")
 
 
-def _judge_heap(pm: Postmortem, heap: HeapProfile) -> str:
+def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     """Add the heap facts and lines; return the main concern for the headline, if any."""
     v = pm.verdict
-    acc = accumulate(heap.samples)
-    last = heap.samples[-1]
-    tail = heap.samples[len(heap.samples) * 2 // 3 :]
-    if len(tail) < 2:
-        tail = heap.samples[-2:]
-    tail_duration = tail[-1].time - tail[0].time
-    slope = _total_slope(tail)
+    acc = run.acc
+    tail_duration, slope = run.tail_duration, run.tail_slope
     threshold = GROWTH_SHARE * acc.peak_total
-    tail_stats = accumulate(tail).stats() if len(tail) >= 2 else []
     growing = sorted(
-        (s for s in tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
+        (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
         key=lambda s: (-s.slope, s.name),
     )[:GROWING_BANDS]
     trend = (
@@ -206,25 +254,25 @@ def _judge_heap(pm: Postmortem, heap: HeapProfile) -> str:
         else "flat"
     )
     pm.facts = {
-        "samples": len(heap.samples),
-        "last_sample_time": last.time,
-        "last_total": last.total,
+        "samples": run.samples,
+        "last_sample_time": run.last_time,
+        "last_total": run.last_total,
         "peak_total": acc.peak_total,
         "peak_time": acc.peak_time,
         "trend": trend,
         "trend_bytes_per_s": slope,
-        "trend_from": tail[0].time,
+        "trend_from": run.tail_from,
         "growing_bands": [{"band": s.name, "slope": s.slope, "r2": s.r2} for s in growing],
     }
     v.append(
-        f"Last census at {last.time:.3f} s: {last.total:,} bytes live; peak {acc.peak_total:,} "
-        f"bytes at {acc.peak_time:.3f} s."
+        f"Last census at {run.last_time:.3f} s: {run.last_total:,} bytes live; "
+        f"peak {acc.peak_total:,} bytes at {acc.peak_time:.3f} s."
     )
-    if len(heap.samples) < 2:
+    if run.samples < 2:
         v.append("One census only: no trend can be told.")
     else:
         v.append(
-            f"Heap trend before the end (from {tail[0].time:.3f} s): {trend}, "
+            f"Heap trend before the end (from {run.tail_from:.3f} s): {trend}, "
             f"{slope:+,.0f} bytes/s ({slope / 2**20:+,.1f} MiB/s)."
         )
     if growing:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.common import echo_json, json_option
 from halvm_prof.cli.report import refuse_input_as_output
-from halvm_prof.render.html import Input, write_report
+from halvm_prof.render.html import HpFile, Input, write_report
 from halvm_prof.xen.xlcfg import read_config
 
 
@@ -51,14 +52,16 @@ def postmortem(
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
     if output:
         refuse_input_as_output(output, [prof_disk, hp_disk, config])
-    pm = analyse(prof_disk, hp_disk, memory)
-    if output:
-        inputs: list[tuple[str, Input]] = []
-        if pm.heap is not None:
-            inputs.append(("heap profile (recovered from xvdp2)", pm.heap))
-        if pm.prof is not None:
-            inputs.append(("time profile (recovered from xvdp1)", pm.prof))
-        write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+    with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as keep:
+        # The recovered heap profile stays until the page has streamed it.
+        pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
+        if output:
+            inputs: list[tuple[str, Input]] = []
+            if pm.heap_file is not None:
+                inputs.append(("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file))))
+            if pm.prof is not None:
+                inputs.append(("time profile (recovered from xvdp1)", pm.prof))
+            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:

@@ -18,7 +18,7 @@ from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.render.html import load_inputs, write_report
+from halvm_prof.render.html import HpFile, load_inputs, write_report
 from tests.conftest import CORPUS, DATA, require_program
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -270,11 +270,11 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     hp = tmp_path / "hp.disk"
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
-    pm = analyse(None, hp, memory_mib=64)
-    assert pm.heap is not None
+    pm = analyse(None, hp, memory_mib=64, keep_in=tmp_path)
+    assert pm.heap is not None and pm.heap_file is not None
     page = tmp_path / "pm.html"
     write_report(
-        [("heap profile (recovered from xvdp2)", pm.heap)],
+        [("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file)))],
         page,
         title="HaLVM post-mortem",
         postmortem=pm.to_dict(),

@@ -74,7 +74,7 @@ def test_clean_run(tmp_path: Path) -> None:
     pm = analyse(prof, hp, memory_mib=1024)
     assert all(d.closed for d in pm.disks) and pm.prof is not None and pm.heap is not None
     assert pm.prof.total_alloc == read_prof(PROF).total_alloc
-    assert len(pm.heap.samples) == len(read_hp(HP).samples)
+    assert pm.heap.samples == pm.facts["samples"] == len(read_hp(HP).samples)
     v = "\n".join(pm.verdict)
     assert pm.headline.startswith("The run finished and closed its profiles")
     assert "closed cleanly" in v and "NOT closed" not in v and "of the VM's 1024 MiB" in v
@@ -159,3 +159,23 @@ def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
     assert code == 1 and "damaged beyond repair" in out and "holds no profile" in out
     assert out.startswith("Verdict: Nothing could be recovered")
     assert err == "Error: no profile could be recovered from the disks given\n"
+
+
+def test_the_heap_profile_is_streamed_not_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import halvm_prof.formats.hp as hp_format
+
+    hp = _disk(tmp_path, "h.disk", KILLED, None)
+    expected = analyse(None, hp, memory_mib=4).to_dict()
+
+    def no_loading(*_: object) -> None:
+        raise AssertionError("postmortem read a whole .hp into memory")
+
+    monkeypatch.setattr(hp_format, "read_hp", no_loading)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    pm = analyse(None, hp, memory_mib=4, keep_in=kept)
+    assert pm.to_dict() == expected
+    assert pm.heap_file is not None and pm.heap_file.parent == kept
+    assert KILLED.read_bytes().startswith(pm.heap_file.read_bytes())
