@@ -5,7 +5,6 @@ reaches the page only through ``|tojson``, so names like ``</>`` cannot break it
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -34,9 +33,12 @@ from halvm_prof.render.weights import self_weights
 
 @dataclass(frozen=True, slots=True)
 class HpFile:
-    """A ``.hp`` file read while its section is built, so memory follows its bands, not its size."""
+    """A heap profile file read while its section is built, so memory follows its bands, not its
+    size: a ``.hp``, or with ``eventlog`` the heap samples of an eventlog (no section when it
+    holds none)."""
 
     path: str
+    eventlog: bool = False
 
 
 Input = HeapProfile | CostCentreProfile | EventlogTimeline | HpFile
@@ -190,10 +192,18 @@ def heap_data(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -> d
 
 
 def hp_file_data(
-    path: str | os.PathLike[str], title: str, top_bands: int = TOP_BANDS
+    path: str | os.PathLike[str], title: str, top_bands: int = TOP_BANDS, eventlog: bool = False
 ) -> dict[str, Any]:
-    """The section of a ``.hp`` file, streamed: memory holds the drawn censuses only."""
+    """The section of a ``.hp`` file (or an eventlog's heap samples), streamed: memory holds the
+    drawn censuses only."""
     section = _HeapSection(top_bands)
+    if eventlog:
+        from halvm_prof.formats.eventlog.heap import EventlogHeapReader
+
+        events = EventlogHeapReader(path)
+        for sample in events:
+            section.add(sample)
+        return section.data(title, events.header, [], events.complete, events.note, "eventlog")
     with open_input(path) as stream:
         reader = iter_hp(stream, path)
         for sample in reader:
@@ -318,7 +328,12 @@ def build_report_data(
     verdict and disks of :meth:`Postmortem.to_dict`) the page is a post-mortem."""
     sections = []
     for label, item in inputs:
-        if isinstance(item, HpFile):
+        if isinstance(item, HpFile) and item.eventlog:
+            try:
+                sections.append(hp_file_data(item.path, label, top_bands, eventlog=True))
+            except InputError:
+                continue  # a log without heap samples: its timeline section says the rest
+        elif isinstance(item, HpFile):
             sections.append(hp_file_data(item.path, label, top_bands))
         elif isinstance(item, HeapProfile):
             sections.append(heap_data(item, label, top_bands))
@@ -351,8 +366,7 @@ def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
         kind = sniff(file)
         if kind == "eventlog":
             inputs.append((f"{name}: heap and GC over time", read_timeline(file)))
-            with contextlib.suppress(InputError):  # a log without heap samples
-                inputs.append((f"{name}: heap profile", load_profile(file)))
+            inputs.append((f"{name}: heap profile", HpFile(file, eventlog=True)))
         elif kind == "hp":
             inputs.append((name, HpFile(file)))
         else:
