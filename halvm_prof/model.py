@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,23 @@ class HeapSample:
         return sum(self.values.values())
 
 
+class HeapSampleReader(Protocol):
+    """A streaming heap profile reader (``.hp`` or eventlog): iterate it for the complete
+    samples; the other attributes hold once iteration has ended."""
+
+    @property
+    def header(self) -> HeapHeader: ...
+    @property
+    def marks(self) -> list[float]: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def note(self) -> str | None: ...
+    def __iter__(self) -> Iterator[HeapSample]: ...
+
+
 @dataclass(slots=True)
 class HeapProfile:
     """A whole heap profile held in memory (use the streaming readers for huge files).
@@ -51,6 +68,22 @@ class HeapProfile:
     note: str | None = None
     source: Literal["hp", "eventlog"] = "hp"
     closed: bool = True
+
+    @classmethod
+    def read_all(
+        cls, reader: HeapSampleReader, source: Literal["hp", "eventlog"] = "hp"
+    ) -> HeapProfile:
+        """Every sample of a streaming ``reader``, with what it tells after its last one."""
+        samples = list(reader)
+        return cls(
+            header=reader.header,
+            samples=samples,
+            marks=reader.marks,
+            complete=reader.complete,
+            note=reader.note,
+            source=source,
+            closed=reader.closed,
+        )
 
     def bands(self) -> list[str]:
         """Every band name, in order of first appearance."""

@@ -26,7 +26,7 @@ from halvm_prof.formats.hp import (
     iter_hp,
     unclosed_note,
 )
-from halvm_prof.model import HeapHeader, HeapProfile
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSampleReader
 
 _Scanner: type[_hpscan.Scanner] | None
 try:
@@ -67,18 +67,19 @@ def heap_stats(path: str | os.PathLike[str], eventlog: bool = False) -> HeapScan
     if eventlog:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        events = EventlogHeapReader(path)
-        acc = accumulate(events)
-        return HeapScan(
-            events.header, [], events.complete, events.closed, events.note, acc, "eventlog"
-        )
+        return _read(EventlogHeapReader(path), "eventlog")
     scan = scan_hp_file(path)
     if scan is not None:
         return scan
     with open_input(path) as stream:
-        reader = iter_hp(stream, path)
-        acc = accumulate(reader)
-    return HeapScan(reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc)
+        return _read(iter_hp(stream, path), "hp")
+
+
+def _read(reader: HeapSampleReader, source: str) -> HeapScan:
+    acc = accumulate(reader)  # first: the rest holds once the reader is at its end
+    return HeapScan(
+        reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc, source
+    )
 
 
 def heap_stats_of(profile: HeapProfile) -> HeapScan:

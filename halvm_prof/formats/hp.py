@@ -207,16 +207,7 @@ def read_hp(source: str | os.PathLike[str] | IO[bytes]) -> HeapProfile:
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
             return read_hp(stream)
-    reader = iter_hp(source)
-    samples = list(reader)
-    return HeapProfile(
-        header=reader.header,
-        samples=samples,
-        marks=reader.marks,
-        complete=reader.complete,
-        note=reader.note,
-        closed=reader.closed,
-    )
+    return HeapProfile.read_all(iter_hp(source))
 
 
 def _format_time(t: float) -> str:

@@ -131,15 +131,7 @@ def heap_profile_from_eventlog(
     ``note``. Raises :class:`InputError` when the log holds no heap profile at all. To keep
     memory flat on a long log, iterate an :class:`EventlogHeapReader` instead.
     """
-    reader = EventlogHeapReader(source)
-    samples = list(reader)
-    return HeapProfile(
-        header=reader.header,
-        samples=samples,
-        complete=reader.complete,
-        note=reader.note,
-        source="eventlog",
-    )
+    return HeapProfile.read_all(EventlogHeapReader(source), "eventlog")
 
 
 def _fold(st: _State, e: ev.Event) -> HeapSample | None:
