@@ -70,9 +70,12 @@ def main() -> int:
             if hp2ps:
                 ref, _ = best_of([hp2ps, str(path)], rounds=1, cwd=work)
                 ratio = ref / ours
+                # The target is for the full size: at a quarter, start-up weighs more and hp2ps
+                # (slower than linear) less.
+                goal = f"target >= {TARGET:.0f}" if n == samples else "no target at this size"
                 print(
                     f"  {'':5} hp2ps {ref:5.2f} s; hp2ps/summary = {ratio:4.1f} "
-                    f"(target >= {TARGET:.0f}), hp2ps/library = {ref / library:4.1f}",
+                    f"({goal}), hp2ps/library = {ref / library:4.1f}",
                     flush=True,
                 )
             else:
