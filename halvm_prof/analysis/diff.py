@@ -232,6 +232,8 @@ def parse_threshold(text: str, kind: str) -> Threshold:
 def _measured(t: Threshold, value: float, name: str | None = None) -> str:
     unit = "%" if t.percent else ""
     where = f" of {name}" if name is not None else ""
+    if value == float("inf"):  # a rise from nothing, in percent
+        return f"{t.metric}{where} new (was 0)"
     return f"{t.metric}{where} {value:+.2f}{unit}"
 
 

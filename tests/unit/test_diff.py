@@ -104,6 +104,8 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     hp = diff_profiles(
         load_profile(DATA / "ghc/leaky-killed.hp"), load_profile(CORPUS / "leaky-hc.hp")
     )
+    (new_bands,) = breaches(hp, ["peak[*]>+20%"])
+    assert "new (was 0)" in new_bands and "inf" not in new_bands  # -hy against -hc: all new
     band, changes, _ = hp.rows[0]
     delta = changes["peak"].delta
     assert delta == int(delta) and delta != 0
