@@ -27,6 +27,7 @@ from halvm_prof.model import (
     HeapHeader,
     HeapProfile,
     HeapSample,
+    HeapSampleReader,
 )
 from halvm_prof.render.weights import self_weights
 
@@ -196,19 +197,19 @@ def hp_file_data(
 ) -> dict[str, Any]:
     """The section of a ``.hp`` file (or an eventlog's heap samples), streamed: memory holds the
     drawn censuses only."""
-    section = _HeapSection(top_bands)
     if eventlog:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        events = EventlogHeapReader(path)
-        for sample in events:
-            section.add(sample)
-        return section.data(title, events.header, [], events.complete, events.note, "eventlog")
+        return _streamed(EventlogHeapReader(path), title, top_bands, "eventlog")
     with open_input(path) as stream:
-        reader = iter_hp(stream, path)
-        for sample in reader:
-            section.add(sample)
-    return section.data(title, reader.header, reader.marks, reader.complete, reader.note, "hp")
+        return _streamed(iter_hp(stream, path), title, top_bands, "hp")
+
+
+def _streamed(reader: HeapSampleReader, title: str, top_bands: int, source: str) -> dict[str, Any]:
+    section = _HeapSection(top_bands)
+    for sample in reader:
+        section.add(sample)
+    return section.data(title, reader.header, reader.marks, reader.complete, reader.note, source)
 
 
 def _flame(profile: CostCentreProfile) -> dict[str, Any]:
