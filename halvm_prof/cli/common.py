@@ -7,11 +7,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from halvm_prof.errors import OutputError
+
+if TYPE_CHECKING:
+    from halvm_prof.formats.source import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,6 +42,20 @@ def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
     """Refuse to replace an existing output file unless ``--force``."""
     if not force and Path(path).exists():
         raise OutputError("already exists", path=path, hint="use --force to replace it")
+
+
+def input_argument(name: str) -> Callable[[F], F]:
+    """An input file argument; ``-`` reads standard input (as a stream, once)."""
+    return click.argument(name, type=click.Path(dir_okay=False, allow_dash=True))
+
+
+def open_input_source(file: str, *, count_samples: bool = False) -> Source:
+    """The source of an input argument: the file, or standard input for ``-``."""
+    from halvm_prof.formats.source import open_source
+
+    if file == "-":
+        return open_source(binary_stdin(), name="<stdin>")
+    return open_source(file, count_samples=count_samples)
 
 
 def binary_stdin() -> IO[bytes]:

@@ -9,9 +9,9 @@ import click
 from halvm_prof.cli.common import echo_json, force_option, json_option
 from halvm_prof.disk.image import create_image, holds_profile, inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
-from halvm_prof.disk.sizes import format_size, parse_size
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import OutputError
+from halvm_prof.units import format_size, parse_size
 
 _GUEST = {4: "i386 guest", 8: "x86_64 guest"}
 

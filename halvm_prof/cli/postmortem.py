@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.common import echo_json, json_option
 from halvm_prof.cli.report import refuse_input_as_output
-from halvm_prof.render.html import HpFile, Input, write_report
+from halvm_prof.render.html import HeapSectionBuilder, Input, write_report
 from halvm_prof.xen.xlcfg import read_config
 
 
@@ -52,16 +51,19 @@ def postmortem(
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
     if output:
         refuse_input_as_output(output, [prof_disk, hp_disk, config])
-    with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as keep:
-        # The recovered heap profile stays until the page has streamed it.
-        pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
-        if output:
-            inputs: list[tuple[str, Input]] = []
-            if pm.heap_file is not None:
-                inputs.append(("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file))))
-            if pm.prof is not None:
-                inputs.append(("time profile (recovered from xvdp1)", pm.prof))
-            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+    # The page's heap chart is drawn from the same pass that judges the heap.
+    chart = HeapSectionBuilder() if output else None
+    pm = analyse(prof_disk, hp_disk, memory, heap_page=chart.add if chart else None)
+    if output:
+        inputs: list[tuple[str, Input]] = []
+        heap = pm.heap_reader
+        if chart is not None and heap is not None and pm.heap is not None:
+            title = "heap profile (recovered from xvdp2)"
+            section = chart.section(title, heap.header, heap.marks, heap.complete, heap.note, "hp")
+            inputs.append((title, section))
+        if pm.prof is not None:
+            inputs.append(("time profile (recovered from xvdp1)", pm.prof))
+        write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:

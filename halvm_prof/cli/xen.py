@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from halvm_prof.cli.common import echo_json, emit, force_option, json_option, refuse_existing
-from halvm_prof.disk.sizes import format_size
+from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config

@@ -51,8 +51,12 @@ def test_every_corpus_file_summarises(path: Path) -> None:
             and data["hottest_path"][0]["cost_centre"] == "MAIN"
         )
     elif "hT" in path.name:
-        assert data["kind"] == "hp" and data["source"] == "eventlog"
-        assert data["bands"] == len(
+        assert data["kind"] == "eventlog" and data["no_heap"] is None
+        heap = data["heap"]
+        assert heap["kind"] == "hp" and heap["source"] == "eventlog"
+        # One pass gave both the heap samples and the scheduler figures.
+        assert data["events"] > 0 and data["gc_count"] > 0
+        assert heap["bands"] == len(
             {
                 ln.rsplit(b"\t", 1)[0]
                 for ln in (CORPUS / "leaky-hT.hp").read_bytes().split(b"\n")
@@ -61,6 +65,7 @@ def test_every_corpus_file_summarises(path: Path) -> None:
         )
     else:
         assert data["kind"] == "eventlog" and data["threads_created"] == 9  # ghc-events: 9 created
+        assert data["heap"] is None and "heap profiling flag" in data["no_heap"]
 
 
 def test_killed_run_is_summarised_with_a_note() -> None:

@@ -50,7 +50,7 @@ def test_two_runs_of_the_same_program() -> None:
     # leaky-P ran with 20000 records instead of 100000: far less allocation.
     assert d.totals["alloc"].old == 317_845_832 and d.totals["alloc"].new == 59_884_744
     assert d.totals["alloc"].pct == pytest.approx(100 * (59_884_744 - 317_845_832) / 317_845_832)
-    names = [name for name, _, _ in d.rows]
+    names = [r.name for r in d.rows]
     assert names.index("Main.mkRecord") < names.index("Main.rKey")  # sorted by impact
     assert breaches(d, ["alloc<-50%"]) and not breaches(d, ["alloc>+5%"])
 
@@ -81,7 +81,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     d = diff_profiles(
         load_profile(DATA / "ghc/leaky-P.prof"), load_profile(CORPUS / "leaky-hc.prof")
     )
-    rows = {name: changes for name, changes, _ in d.rows}
+    rows = {r.name: r.changes for r in d.rows}
     mk = rows["Main.mkRecord"]["alloc"]
     assert mk.pct is not None and mk.pct > 100  # 100,000 records instead of 20,000
     (line,) = breaches(d, ["alloc[Main.mkRecord]>+100%"])
@@ -91,7 +91,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     (each,) = breaches(d, ["alloc[*]>+100%"])
     doubled = [
         n
-        for n, c, _ in d.rows
+        for n, c in ((r.name, r.changes) for r in d.rows)
         if (c["alloc"].pct is None and c["alloc"].delta > 0) or (c["alloc"].pct or 0) > 100
     ]
     assert each.count(" of ") == min(len(doubled), 10) and "Main.mkRecord" in each
@@ -106,7 +106,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     )
     (new_bands,) = breaches(hp, ["peak[*]>+20%"])
     assert "new (was 0)" in new_bands and "inf" not in new_bands  # -hy against -hc: all new
-    band, changes, _ = hp.rows[0]
+    band, changes = hp.rows[0].name, hp.rows[0].changes
     delta = changes["peak"].delta
     assert delta == int(delta) and delta != 0
     assert breaches(hp, [f"peak[{band}]>={delta:+.0f}"])
@@ -136,10 +136,10 @@ def test_rows_are_sorted_by_impact() -> None:
     d = diff_profiles(
         load_profile(CORPUS / "leaky-hy.hp"), load_profile(DATA / "ghc/leaky-killed.hp")
     )
-    impacts = [impact for _, _, impact in d.rows]
+    impacts = [r.impact for r in d.rows]
     assert impacts == sorted(impacts, reverse=True)
     # Impact is the share of the old totals that a row moved, over residency and peak.
-    _, changes, impact = d.rows[0]
+    changes, impact = d.rows[0].changes, d.rows[0].impact
     expected = sum(abs(changes[m].delta) / d.totals[m].old for m in ("residency", "peak"))
     assert impact == pytest.approx(expected)
     assert any("incomplete" in n for n in d.notes)
@@ -161,7 +161,7 @@ def test_heap_diff_streams_without_loading_the_profiles(
     old, new = DATA / "ghc/leaky-killed.hp", CORPUS / "leaky-hc.hp"
     streamed = diff_files(old, new)
     monkeypatch.undo()
-    assert streamed.to_dict() == diff_profiles(load_profile(old), load_profile(new)).to_dict()
+    assert streamed.to_json() == diff_profiles(load_profile(old), load_profile(new)).to_json()
 
 
 def test_huge_figures_keep_their_columns_apart(tmp_path: Path) -> None:

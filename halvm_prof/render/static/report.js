@@ -189,9 +189,20 @@
     draw(root);
   }
 
+  // The call tree comes flat (each node names its parent's index): rebuild the nesting.
+  function nest(nodes) {
+    const out = nodes.map((n) => Object.assign({ children: [] }, n));
+    out.forEach((n) => { if (n.parent >= 0) out[n.parent].children.push(n); });
+    return out[0];
+  }
+
   function prof(sec, s) {
     sec.appendChild(el("p", { class: "meta" }, `${s.program} +RTS ${s.rts} — ${s.total_time} s, ` +
       `${num(s.total_ticks)} ticks, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
+    const root = nest(s.tree);
+    // The answer first: where the time and the allocation went.
+    flame(sec, root, "st", "Flame graph by time");
+    flame(sec, root, "sa", "Flame graph by allocation");
     const columns = [
       { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
       { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
@@ -199,11 +210,19 @@
     ];
     // Exact counts only where the report has them (-P, -pj), never derived from percentages.
     if (s.exact) columns.push({ key: "ticks", label: "ticks", fmt: num }, { key: "bytes", label: "bytes", fmt: num });
+    sec.appendChild(el("h3", {}, "Cost centres, most time first"));
     table(sec, columns, s.table);
+    if (s.folded.length) {
+      const d = el("details", { class: "folded" });
+      d.appendChild(el("summary", {}, `${num(s.folded.length)} cost centre${s.folded.length === 1 ? "" : "s"} ` +
+        "with nothing recorded (0% time and allocation, e.g. CAFs never entered)"));
+      table(d, columns, s.folded);
+      sec.appendChild(d);
+    }
     sec.appendChild(el("h3", {}, "Call tree"));
-    tree(sec, s.tree);
-    flame(sec, s.tree, "st", "Flame graph by time");
-    flame(sec, s.tree, "sa", "Flame graph by allocation");
+    const calls = el("div", { class: "calltree" });
+    tree(calls, root);
+    sec.appendChild(calls);
   }
 
   function timeline(sec, s) {
