@@ -58,18 +58,6 @@ class HeapScan:
     source: str = "hp"
 
 
-def heap_stats(target: str | os.PathLike[str] | IO[bytes]) -> HeapScan:
-    """Band statistics of the heap profile at ``target`` (a ``.hp``, an eventlog with heap
-    samples or a disk holding a heap profile) in one streaming pass, memory flat in its size.
-
-    A convenience over :meth:`halvm_prof.formats.source.Source.band_stats`, which commands use.
-    """
-    from halvm_prof.formats.source import open_source
-
-    with open_source(target) as source:
-        return source.band_stats()
-
-
 def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
     """Band statistics of every sample a streaming reader gives, with what it tells after its
     last one."""

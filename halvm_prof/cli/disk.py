@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from halvm_prof.cli.common import echo_json, force_option, json_option
-from halvm_prof.disk.image import create_image, holds_profile, inspect_image
+from halvm_prof.disk.image import create_image, holds_profile
+from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import OutputError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.rts import parse_rts
 from halvm_prof.units import format_size
-from halvm_prof.xen.rts import parse_rts
 from halvm_prof.xen.sizing import MARGIN, estimate, measure_sample, parse_duration
 
 

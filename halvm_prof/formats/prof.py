@@ -22,7 +22,7 @@ from typing import IO
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
-from halvm_prof.xen.rts import split_rts
+from halvm_prof.rts import split_rts
 
 _TITLE = "Time and Allocation Profiling Report"
 _TICKS = re.compile(r"\((\d+) ticks? @ (\d+) (us|ms)(?:, (\d+) processors?)?\)")

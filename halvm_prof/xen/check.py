@@ -16,10 +16,10 @@ from typing import Literal
 from halvm_prof.disk.image import holds_profile
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
+from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.generate import HP_DEVICE, PROF_DEVICE
-from halvm_prof.xen.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.xen.sizing import (
     HP_HEADER_BYTES,
     DiskEstimate,

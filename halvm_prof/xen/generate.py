@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from halvm_prof.errors import ConfigError
-from halvm_prof.xen.rts import RtsPlan, parse_rts
+from halvm_prof.rts import RtsPlan, parse_rts
 from halvm_prof.xen.xlcfg import disk_spec, quote
 
 PROF_DEVICE, HP_DEVICE = "xvdp1", "xvdp2"

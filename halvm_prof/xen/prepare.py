@@ -9,8 +9,8 @@ from pathlib import Path
 from halvm_prof.disk.image import create_image, holds_profile
 from halvm_prof.errors import OutputError
 from halvm_prof.fileio import atomic_write
+from halvm_prof.rts import parse_rts
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
-from halvm_prof.xen.rts import parse_rts
 from halvm_prof.xen.sizing import DiskEstimate, SampleMeasure, estimate
 
 

@@ -22,7 +22,7 @@ from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.xen.rts import RtsPlan
+from halvm_prof.rts import RtsPlan
 
 DEFAULT_SAMPLE_BYTES = 4096
 DEFAULT_PROF_BYTES = 1 << 20

@@ -5,12 +5,14 @@ An eventlog (``rts/eventlog/EventLogFormat.h``) is big-endian::
     "hdrb" "hetb" ("etb\\0" decl "ete\\0")* "hete" "hdre" "datb" event* 0xffff
 
 Each declaration names an event type, its payload size (0xffff: variable, the payload then starts
-with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers.
+with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers, nor
+the frame of an event.
 """
 
 from __future__ import annotations
 
 import io
+import struct
 from dataclasses import dataclass
 from typing import IO
 
@@ -29,6 +31,20 @@ DATA_BEGIN = b"datb"
 DATA_END = 0xFFFF
 #: The declared size that marks a variable-size event.
 VARIABLE = 0xFFFF
+
+# The frame of every event in the data section: a 16-bit type and a 64-bit time (ns), then,
+# for a variable-size type, a 16-bit payload length; then the payload.
+EVENT_HEAD = struct.Struct(">HQ")
+#: Bytes before the payload of a fixed-size event.
+HEAD_SIZE = EVENT_HEAD.size
+#: The payload length of a variable-size event, right after the head.
+PAYLOAD_LENGTH = struct.Struct(">H")
+#: Bytes before the payload of a variable-size event.
+VARIABLE_HEAD_SIZE = HEAD_SIZE + PAYLOAD_LENGTH.size
+#: The largest event: a 16-bit payload length plus the bytes before the payload.
+MAX_EVENT = 0xFFFF + VARIABLE_HEAD_SIZE
+#: The payload of a block marker: bytes the block covers, its end time, its capability.
+BLOCK_HEADER = struct.Struct(">IQH")
 
 #: One event-type declaration, after its ``etb\0`` marker.
 EVENT_TYPE_DECL = c.Struct(

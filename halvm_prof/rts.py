@@ -1,4 +1,5 @@
-"""What a set of GHC RTS flags asks of a HaLVM run: which profiles, which disks, which build.
+"""GHC runtime (RTS) flags: what a set of them asks of a run (which profiles, which disks,
+which build), and how a command line splits into program and RTS arguments.
 
 The rules are GHC 9.0.2's, checked against its runtime (``+RTS`` on a small program, profiled
 and not): ``-p``, ``-pa``, ``-pj`` and ``-P`` write the ``.prof`` report; ``-h<mode>`` picks the
