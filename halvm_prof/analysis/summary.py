@@ -32,6 +32,8 @@ TOP = 10
 NO_HEAP_SAMPLES = (
     "the program ran without a heap profiling flag (+RTS -l -hT; -hc, -hy... need -prof)"
 )
+#: The same, for a log that stopped early: a census may have been due after the cut.
+NO_HEAP_SAMPLES_BEFORE_CUT = "no heap census was written before the log stops"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +203,7 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
         )
         heap = heap_summary(scan, top_n)
     else:
-        no_heap = NO_HEAP_SAMPLES
+        no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     return EventlogSummary(stats, heap, no_heap)
 
 

@@ -91,3 +91,27 @@ def test_golden_text(golden: Golden, name: str, monkeypatch: pytest.MonkeyPatch)
     code, out, _ = summary(f"tests/data/corpus/{name}", "--top", "5")
     assert code == 0
     golden.check(f"summary/{name}.txt", out)
+
+
+def test_a_cut_eventlog_says_so_in_text_and_json(tmp_path: Path) -> None:
+    whole = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    cut = tmp_path / "cut.eventlog"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    code, out, err = summary(str(cut))
+    assert code == 0, err
+    lines = out.splitlines()
+    ended = next(line for line in lines if line.startswith("ended:"))
+    assert "early:" in ended and "every complete event was read" in ended
+    # Its only census came at the end: the cut, not the flags, is why there is none.
+    heap = next(line for line in lines if line.startswith("heap samples:"))
+    assert "before the log stops" in heap and "flag" not in heap
+    data = json.loads(summary(str(cut), "--json")[1])
+    assert data["complete"] is False and "stops inside" in data["note"]
+    assert data["heap"] is None and "before the log stops" in data["no_heap"]
+
+
+def test_an_eventlog_without_heap_samples_says_why() -> None:
+    code, out, _ = summary(str(CORPUS / "parfib-N2.eventlog"))
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("heap samples:"))
+    assert "without a heap profiling flag" in line and "-hT" in line

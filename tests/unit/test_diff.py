@@ -178,3 +178,41 @@ def test_huge_figures_keep_their_columns_apart(tmp_path: Path) -> None:
     for line in out.splitlines():
         if "B" in line:  # every figure stands apart from the next by two spaces at least
             assert not re.search(r"\d \S*B\S*\d|B(·s)?[-+\d]", line), line
+
+
+def _hp(path: Path, bands: list[dict[str, int]]) -> Path:
+    lines = ['JOB "t"', 'DATE "d"', 'SAMPLE_UNIT "seconds"', 'VALUE_UNIT "bytes"']
+    for i, values in enumerate(bands):
+        lines.append(f"BEGIN_SAMPLE {i}.0")
+        lines += [f"{k}\t{v}" for k, v in values.items()]
+        lines.append(f"END_SAMPLE {i}.0")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_rule_floor_keeps_tiny_bands_from_failing_the_gate(tmp_path: Path) -> None:
+    old = _hp(tmp_path / "old.hp", [{"tiny": 160, "big": 4 << 20}, {"tiny": 160, "big": 4 << 20}])
+    new = _hp(tmp_path / "new.hp", [{"tiny": 208, "big": 4 << 20}, {"tiny": 208, "big": 4 << 20}])
+    # +30% on a 160-byte band breaches a bare percentage rule ...
+    code, _, err = run(str(old), str(new), "--fail-if", "peak[*]>+20%")
+    assert code == 1 and "peak of tiny +30.00%" in err
+    # ... but not one with a floor of 1 KiB, while a real growth still does.
+    code, _, err = run(str(old), str(new), "--fail-if", "peak[*]>+20%,min=1K")
+    assert code == 0, err
+    bigger = _hp(tmp_path / "big.hp", [{"tiny": 160, "big": 6 << 20}] * 2)
+    code, _, err = run(str(old), str(bigger), "--fail-if", "peak[*]>+20%,min=1K")
+    assert code == 1 and "peak of big +50.00%" in err and "tiny" not in err
+    assert parse_threshold("peak[*]>+20%,min=1M", "hp").floor == 1 << 20
+    assert parse_threshold("time>+5%, min=0.5s", "prof").floor == 0.5
+    for bad in ("peak>+20%,min=lots", "peak>+20%,min=-1"):
+        with pytest.raises(ConfigError, match="min="):
+            parse_threshold(bad, "hp")
+
+
+def test_a_hp_against_an_eventlog_of_the_same_run_says_they_differ_in_kind() -> None:
+    code, out, _ = run(str(CORPUS / "leaky-hT.hp"), str(CORPUS / "leaky-hT.eventlog"))
+    assert code == 0
+    assert out.startswith("note: the old profile is a .hp file and the new one an eventlog's")
+    assert "not comparable" in out.splitlines()[0]
+    code, out, _ = run(str(CORPUS / "leaky-hT.hp"), str(CORPUS / "leaky-hT.hp"))
+    assert "not comparable" not in out
