@@ -469,19 +469,22 @@ def kernel_build(path: str | os.PathLike[str]) -> Literal["profiled", "plain", "
 
 def _check_kernel(config: XlConfig, plan: RtsPlan, result: CheckResult) -> None:
     kernel = config.kernel
-    if kernel is None or not plan.needs_profiled_build:
+    if kernel is None:
         return
     line = config.line("kernel")
-    flags = " ".join(plan.profiled_flags)
     if not Path(kernel).is_file():
+        # xl stops before the domain starts: nothing runs, nothing is profiled.
         result.add(
             line,
-            "warning",
+            "error",
             "kernel-missing",
-            f"kernel {kernel!r} not found, so whether it is built with -prof (as {flags} "
-            "need) cannot be checked",
+            f"kernel {kernel!r} does not exist, so xl cannot start the domain",
+            "xl reads relative paths from the folder it runs in; run the check there",
         )
         return
+    if not plan.needs_profiled_build:
+        return
+    flags = " ".join(plan.profiled_flags)
     build = kernel_build(kernel)
     if build == "plain":
         result.add(
