@@ -111,16 +111,28 @@ def test_a_killed_run_still_growing(tmp_path: Path) -> None:
     assert "reached" in pm.headline and "out-of-memory is likely" in v
 
 
-def test_cli_with_config_json_and_page(tmp_path: Path) -> None:
+def test_cli_with_config_json_and_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _disk(tmp_path, "hp.disk", HP, 30)
     _disk(tmp_path, "prof.disk", PROF, 3)
-    # Disks named relative to the config, run from elsewhere: found beside the config.
     (tmp_path / "vm.cfg").write_text(
         'kernel = "k"\nmemory = 256\nextra = "+RTS -p -hd -RTS"\n'
         'disk = [ "prof.disk,raw,xvdp1,rw", "hp.disk,raw,xvdp2,rw" ]\n'
     )
     page = tmp_path / "pm.html"
-    code, out, err = halvm("postmortem", "--config", tmp_path / "vm.cfg", "--json", "-o", page)
+    # Relative disk paths are read from the current folder, as xl (and xen-config check) reads
+    # them: run from elsewhere, the disks beside the config are not taken, and the error says
+    # where they are.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = halvm("postmortem", "--config", tmp_path / "vm.cfg")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert f"{tmp_path / 'vm.cfg'}:4: xvdp1 image 'prof.disk' does not exist" in err
+    assert f"current folder, as xl reads them; it is in {tmp_path}: run from there" in err
+    code, out, _ = halvm("xen-config", "check", tmp_path / "vm.cfg", "--no-xen")
+    assert out.count("[disk-missing]") == 2 and f"it is in {tmp_path}: run from there" in out
+    monkeypatch.chdir(tmp_path)
+    code, out, err = halvm("postmortem", "--config", "vm.cfg", "--json", "-o", page)
     assert code == 0, err
     data = json.loads(out)
     assert data["memory_mib"] == 256 and data["heap"]["samples"] == len(
