@@ -69,10 +69,17 @@ def postmortem(
         pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
         if output:
             inputs: list[tuple[str, Input]] = []
+            # Named by the device each came from, which the content (not the label) decides.
+            came = {d.what: d.device for d in pm.disks if not d.problem}
             if pm.heap_file is not None:
-                inputs.append(("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file))))
+                heap_from = came.get("heap profile", "xvdp2")
+                inputs.append(
+                    (f"heap profile (recovered from {heap_from})", HpFile(str(pm.heap_file)))
+                )
             if pm.prof is not None:
-                inputs.append(("time profile (recovered from xvdp1)", pm.prof))
+                inputs.append(
+                    (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
+                )
             write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})

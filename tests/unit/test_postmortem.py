@@ -191,3 +191,33 @@ def test_the_heap_profile_is_streamed_not_loaded(
     assert pm.to_dict() == expected
     assert pm.heap_file is not None and pm.heap_file.parent == kept
     assert KILLED.read_bytes().startswith(pm.heap_file.read_bytes())
+
+
+def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
+    # The disks swapped: the heap profile given as xvdp1, the time profile as xvdp2.
+    hp, prof = _disk(tmp_path, "h.disk", HP, None), _disk(tmp_path, "p.disk", PROF, None)
+    pm = analyse(hp, prof, memory_mib=1024)
+    assert pm.heap is not None and pm.heap.samples == len(read_hp(HP).samples)
+    assert pm.prof is not None and pm.prof.total_alloc == read_prof(PROF).total_alloc
+    by_device = {d.device: d for d in pm.disks}
+    assert by_device["xvdp1"].what == "heap profile" and by_device["xvdp1"].kind == "hp"
+    assert by_device["xvdp2"].what == "time profile"
+    v = "\n".join(pm.verdict)
+    assert "xvdp1: the heap profile was closed cleanly" in v and "the time profile was closed" in v
+    assert (
+        f"Label mismatch: {hp} was given as the time profile disk (xvdp1), but it holds a heap "
+        "profile: it is read as the heap profile it is (were the disks swapped? it belongs on "
+        "xvdp2)." in v
+    )
+    assert f"{prof} was given as the heap profile disk (xvdp2), but it holds a time profile" in v
+    page = tmp_path / "pm.html"
+    code, out, err = halvm("postmortem", "--prof-disk", hp, "--hp-disk", prof, "-o", page)
+    assert code == 0, err
+    assert out.count("Label mismatch: ") == 2
+    html = page.read_text()
+    assert "heap profile (recovered from xvdp1)" in html
+    assert "time profile (recovered from xvdp2)" in html
+    # Correctly labelled disks say nothing of the kind.
+    ok = analyse(prof, hp, memory_mib=1024)
+    assert all(d.mismatch is None for d in ok.disks)
+    assert "Label mismatch" not in "\n".join(ok.verdict)
