@@ -6,7 +6,7 @@ Those bytes can only lie in the block that holds the committed end (a later bloc
 only after the status sector moved on), so nothing beyond that block is trusted. Within it, a
 heap profile is taken up to its last complete sample that is well formed and not older than the
 one before (stale leftovers of an earlier block fail one of those tests); a ``.prof`` report up to
-its last complete line.
+its last complete line. docs/disk-format.md states these rules for users.
 """
 
 from __future__ import annotations
