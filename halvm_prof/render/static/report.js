@@ -23,6 +23,41 @@
     return v.toFixed(i ? 1 : 0) + " " + units[i];
   }
 
+  // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
+  // (200 MiB, 1 GiB), never ECharts' decimal steps (1e9 bytes = "953.7 MiB"). Labels keep the
+  // step's unit, so every tick reads exactly ("1,200 MiB", not a rounded "1.2 GiB").
+  function byteAxis(max, extra) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const raw = Math.max(1, max / 5);
+    let k = 0;
+    while (k < units.length - 1 && raw >= Math.pow(1024, k + 1)) k++;
+    const r = raw / Math.pow(1024, k);
+    let step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((m) => m >= r);
+    if (step === undefined) {  // r in (500, 1024): one of the next unit
+      if (k < units.length - 1) { step = 1; k++; } else step = 1000 * Math.ceil(r / 1000);
+    }
+    const size = Math.pow(1024, k), interval = step * size;
+    return Object.assign({ type: "value", min: 0 }, extra || {}, {
+      interval: interval, max: Math.max(interval, Math.ceil(max / interval) * interval),
+      axisLabel: { formatter: (v) => num(v / size, 3) + " " + units[k] },
+    });
+  }
+  // Spreading a long array into Math.max overflows the stack; reduce does not.
+  function maxOf(values) { return values.reduce((m, v) => (v > m ? v : m), 0); }
+  // The x window a chart's zoom shows, and whether a legend entry is shown.
+  function view(c) {
+    const o = c.getOption(), z = (o.dataZoom || [])[0] || {}, sel = ((o.legend || [])[0] || {}).selected || {};
+    return { lo: z.startValue === undefined ? -Infinity : +z.startValue,
+             hi: z.endValue === undefined ? Infinity : +z.endValue, shown: (name) => sel[name] !== false };
+  }
+  // ECharts takes a fixed interval only, so the byte axis is set again for what is in view
+  // when a band is toggled or the chart zoomed.
+  function keepRound(c, axis) {
+    const update = () => c.setOption({ yAxis: axis(view(c)) });
+    c.on("legendselectchanged", update);
+    c.on("datazoom", update);
+  }
+
   // A sortable, searchable table. columns: [{key, label, fmt, name}], rows: objects.
   function table(parent, columns, rows, opts) {
     const wrap = el("div", { class: "table" });
@@ -107,6 +142,14 @@
     // it stack x as well). Labels say the profile's own unit again.
     const ms = s.times.map((t) => t * 1000);
     const unit = (v) => num(v / 1000, 3) + " " + s.units[0];
+    // The top of what is drawn in view: the stack's total, or the largest band shown.
+    function yAxis(v) {
+      const shown = s.series.filter((b) => v.shown(b.name));
+      const inView = ms.map((t, j) => j).filter((j) => ms[j] >= v.lo && ms[j] <= v.hi);
+      const top = stacked ? maxOf(inView.map((j) => shown.reduce((t, b) => t + b.values[j], 0)))
+        : maxOf(shown.map((b) => maxOf(inView.map((j) => b.values[j]))));
+      return byteAxis(top, { name: s.units[1] });
+    }
     function option() {
       return {
         animation: false,
@@ -118,7 +161,7 @@
                  min: ms.length > 1 ? "dataMin" : ms[0] - 1, max: ms.length > 1 ? "dataMax" : ms[0] + 1,
                  axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true },
                  axisPointer: { label: { formatter: (p) => unit(p.value) } } },
-        yAxis: { type: "value", name: s.units[1], axisLabel: { formatter: (v) => bytes(v) } },
+        yAxis: yAxis({ lo: -Infinity, hi: Infinity, shown: () => true }),
         dataZoom: [{ type: "inside" }, { type: "slider", labelFormatter: unit }],
         series: s.series.map((b, i) => ({
           name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked ? "total" : undefined,
@@ -130,10 +173,12 @@
       };
     }
     c.setOption(option());
+    keepRound(c, yAxis);
     toggle.addEventListener("click", () => {
       stacked = !stacked;
       toggle.textContent = stacked ? "show as lines" : "show stacked";
       c.setOption(option(), { replaceMerge: ["series"] });
+      c.setOption({ yAxis: yAxis(view(c)) });
     });
     sec.appendChild(el("h3", {}, "Bands"));
     table(sec, [
@@ -208,11 +253,13 @@
 
   function timeline(sec, s) {
     const c = chart(sec);
+    const yAxis = (v) => [byteAxis(maxOf(s.series.filter((ser) => v.shown(ser.name)).map((ser) =>
+      maxOf(ser.points.filter((p) => p[0] >= v.lo && p[0] <= v.hi).map((p) => p[1])))))];
     c.setOption({
       animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
       legend: { top: 0 }, grid: { top: 40, left: 80, right: 70, bottom: 85 },
       xAxis: { type: "value", name: "seconds", nameLocation: "middle", nameGap: 24 },
-      yAxis: [{ type: "value", axisLabel: { formatter: (v) => bytes(v) } },
+      yAxis: [yAxis({ lo: -Infinity, hi: Infinity, shown: () => true })[0],
               { type: "value", name: "GC pause ms", splitLine: { show: false },
                 axisLabel: { formatter: (v) => num(v, 3) } }],
       dataZoom: [{ type: "inside" }, { type: "slider" }],
@@ -230,6 +277,7 @@
     sec.appendChild(el("p", { class: "meta" }, `${num(s.gc_count)} GC pauses` +
       (s.gc.length < s.gc_count ? ` (${num(s.gc.length)} drawn, keeping each stretch's longest)` : "") +
       `, longest ${num(s.gc_longest * 1000, 3)} ms, ${s.markers.length} markers`));
+    keepRound(c, yAxis);
   }
 
   document.querySelectorAll("section.section").forEach((sec) => {
