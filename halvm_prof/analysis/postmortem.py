@@ -21,6 +21,7 @@ from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.model import CostCentreProfile, HeapSample
+from halvm_prof.words import plural, unsigned_zero
 
 #: Residency at or above this share of the VM's memory counts as "approached".
 MEMORY_WARN = 0.8
@@ -212,7 +213,7 @@ def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
     size = f"{d.recovered:,} bytes"
     if d.kind == "hp" and d.samples is not None:
         last = f", up to {heap.last_time:.3f} s" if heap else ""
-        size += f" ({d.samples} complete censuses{last})"
+        size += f" ({plural(d.samples, 'complete census')}{last})"
     if d.closed:
         return f"{d.device}: the {d.what} was closed cleanly; all {size} recovered."
     past = d.recovered - d.committed
@@ -290,7 +291,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     else:
         v.append(
             f"Heap trend before the end (from {run.tail_from:.3f} s): {trend}, "
-            f"{slope:+,.0f} bytes/s ({slope / 2**20:+,.1f} MiB/s)."
+            f"{unsigned_zero(slope):+,.0f} bytes/s ({unsigned_zero(slope / 2**20, 1):+,.1f} MiB/s)."
         )
     if growing:
         v.append(

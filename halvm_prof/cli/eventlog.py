@@ -12,6 +12,7 @@ from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats, eventl
 from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, json_option
 from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
+from halvm_prof.words import plural
 
 
 @click.group()
@@ -99,7 +100,7 @@ def format_stats(st: EventlogStats) -> str:
     lines = [
         f"{'events':<18}{st.events}",
         f"{'duration':<18}{_seconds(st.duration)} s",
-        f"{'GC':<18}{st.gc_count} collections, total {_seconds(st.gc_total)} s, "
+        f"{'GC':<18}{plural(st.gc_count, 'collection')}, total {_seconds(st.gc_total)} s, "
         f"longest {_seconds(st.gc_longest)} s",
         f"{'threads created':<18}{st.threads_created}",
     ]

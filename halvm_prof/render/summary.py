@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from halvm_prof.disk.sizes import format_size
+from halvm_prof.words import plural, unsigned_zero
 
 
 def _pair(label: str, value: object) -> str:
@@ -29,10 +30,13 @@ def render_eventlog(d: dict[str, Any]) -> str:
     """An eventlog without heap samples: its scheduler, GC and spark figures."""
     sparks = d["sparks"]
     lines = [
-        _pair("eventlog", f"{d['events']} events over {d['duration']:.6f} s (no heap samples)"),
+        _pair(
+            "eventlog",
+            f"{plural(d['events'], 'event')} over {d['duration']:.6f} s (no heap samples)",
+        ),
         _pair(
             "GC",
-            f"{d['gc_count']} collections, {d['gc_total']:.6f} s in all, "
+            f"{plural(d['gc_count'], 'collection')}, {d['gc_total']:.6f} s in all, "
             f"longest {d['gc_longest']:.6f} s",
         ),
         _pair("threads", f"{d['threads_created']} created"),
@@ -60,7 +64,8 @@ def render_heap(d: dict[str, Any]) -> str:
         _pair("date", d["date"]),
         _pair("source", d["source"]),
         _pair(
-            "samples", f"{d['samples']} complete" + (f", {d['marks']} marks" if d["marks"] else "")
+            "samples",
+            f"{d['samples']} complete" + (f", {plural(d['marks'], 'mark')}" if d["marks"] else ""),
         ),
         _pair("bands", d["bands"]),
         _pair("duration", f"{d['duration']:.6f} {unit}"),
@@ -75,8 +80,8 @@ def render_heap(d: dict[str, Any]) -> str:
         lines += ["", f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band"]
     for row in d["top"]:
         lines.append(
-            f"{row['share']:6.1f}% {row['max']:>14,} {row['slope']:>14,.0f} {row['r2']:5.2f}  "
-            f"{row['band']}"
+            f"{row['share']:6.1f}% {row['max']:>14,} {unsigned_zero(row['slope']):>14,.0f} "
+            f"{row['r2']:5.2f}  {row['band']}"
         )
     if d["leak_suspects"]:
         lines += ["", "leak suspects (steady growth):"]
@@ -111,10 +116,13 @@ def render_prof(d: dict[str, Any]) -> str:
         _pair("report", f"{d['format']}, {d['date']}"),
         _pair(
             "total time",
-            f"{d['total_time']:.2f} s, {d['total_ticks']:,} ticks @ {d['tick_interval_us']} us",
+            f"{d['total_time']:.2f} s, {plural(d['total_ticks'], 'tick', sep=',')} "
+            f"@ {d['tick_interval_us']} us",
         ),
         _pair("total alloc", _bytes(d["total_alloc"])),
-        _pair("tree", f"{d['tree_nodes']} nodes, {d['cost_centres']} cost centres"),
+        _pair(
+            "tree", f"{plural(d['tree_nodes'], 'node')}, {plural(d['cost_centres'], 'cost centre')}"
+        ),
         _pair("hottest path", f"{path} (time)"),
         _pair("", f"{alloc_path} (alloc)"),
     ]

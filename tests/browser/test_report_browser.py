@@ -453,3 +453,18 @@ def test_byte_axes_tick_at_round_values(browser: Any, tmp_path: Path) -> None:
     labels = browser.execute_script(Y_LABELS, kinds.index("timeline"))
     assert _round_labels(labels), labels
     assert _errors(browser) == []
+
+
+def test_no_minus_zero_and_plurals_on_the_page(browser: Any, tmp_path: Path) -> None:
+    # A band shrinking by 0.2 B/s (its slope rounds to 0 B/s); one census in another profile.
+    samples = [HeapSample(float(t), {"(1)shrinking": 1000 - (t == 4)}) for t in range(5)]
+    html = tmp_path / "r.html"
+    one = HeapProfile(HeapHeader("one", "d"), samples[:1])
+    write_report(
+        [("shrink", HeapProfile(HeapHeader("s", "d"), samples)), ("one", one)], html, title="w"
+    )
+    _open(browser, html)
+    text = browser.find_element("css selector", "body").text
+    assert "0 B/s" in text and "-0 B/s" not in text
+    assert "— 1 sample —" in text and "— 5 samples —" in text
+    assert _errors(browser) == []

@@ -62,7 +62,8 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
         assert d.samples == len(times)
         v = "\n".join(pm.verdict)
         assert pm.headline.startswith("The run did not finish cleanly")
-        assert f"NOT closed; {d.recovered:,} bytes ({len(times)} complete censuses" in v
+        censuses = "1 complete census" if len(times) == 1 else f"{len(times)} complete censuses"
+        assert f"NOT closed; {d.recovered:,} bytes ({censuses}" in v
         assert "Lost: every census after the last one recovered" in v
         if times:
             assert pm.facts["last_sample_time"] == times[-1]

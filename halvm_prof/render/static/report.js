@@ -20,7 +20,13 @@
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let i = 0;
     while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-    return v.toFixed(i ? 1 : 0) + " " + units[i];
+    const text = v.toFixed(i ? 1 : 0);
+    // A small negative figure rounds to "-0": it reads 0.
+    return (Number(text) === 0 ? text.replace("-", "") : text) + " " + units[i];
+  }
+  // "1 entry", "2 entries": the count (formatted) and the noun, plural unless the count is one.
+  function plural(n, noun, many) {
+    return num(n) + " " + (n === 1 ? noun : many || noun + "s");
   }
 
   // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
@@ -125,7 +131,7 @@
   }
 
   function heap(sec, s) {
-    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${num(s.samples)} sample${s.samples === 1 ? "" : "s"}` +
+    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${plural(s.samples, "sample")}` +
       (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
         "statistics use all)" : "") +
       (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
@@ -196,7 +202,7 @@
     const d = el("details");
     if (node.nt >= 5) d.open = true;
     d.appendChild(el("summary", {}, `${node.name}  ${node.nt.toFixed(1)}% time, ` +
-      `${node.na.toFixed(1)}% alloc, ${num(node.entries)} entries`));
+      `${node.na.toFixed(1)}% alloc, ${plural(node.entries, "entry", "entries")}`));
     for (const c of node.children) tree(d, c);
     parent.appendChild(d);
   }
@@ -236,7 +242,7 @@
 
   function prof(sec, s) {
     sec.appendChild(el("p", { class: "meta" }, `${s.program} +RTS ${s.rts} — ${s.total_time} s, ` +
-      `${num(s.total_ticks)} ticks, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
+      `${plural(s.total_ticks, "tick")}, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
     const columns = [
       { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
       { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
@@ -274,9 +280,9 @@
           label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
       }))),
     });
-    sec.appendChild(el("p", { class: "meta" }, `${num(s.gc_count)} GC pauses` +
+    sec.appendChild(el("p", { class: "meta" }, plural(s.gc_count, "GC pause") +
       (s.gc.length < s.gc_count ? ` (${num(s.gc.length)} drawn, keeping each stretch's longest)` : "") +
-      `, longest ${num(s.gc_longest * 1000, 3)} ms, ${s.markers.length} markers`));
+      `, longest ${num(s.gc_longest * 1000, 3)} ms, ${plural(s.markers.length, "marker")}`));
     keepRound(c, yAxis);
   }
 

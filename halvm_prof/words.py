@@ -1,0 +1,34 @@
+"""Counts and signed figures as a person writes them: "1 census", "2 censuses", never "-0".
+
+Used by every stage that words a message (analysis verdicts, sizing bases, renderers), so it
+sits beside ``errors`` at the top of the package rather than in ``render/``.
+"""
+
+from __future__ import annotations
+
+_IRREGULAR = {"census": "censuses", "entry": "entries", "capability": "capabilities"}
+
+
+def plural(count: int, noun: str, many: str | None = None, *, sep: str = "") -> str:
+    """``count`` and ``noun``, the noun made plural unless the count is one.
+
+    ``sep`` groups the thousands of the count (none by default). ``many`` gives an irregular
+    plural; a few are known, others take an ``s``.
+    """
+    number = f"{count:{sep}d}" if sep else str(count)
+    if count == 1:
+        return f"{number} {noun}"
+    if many is None:
+        # Only the last word changes: "complete census" -> "complete censuses".
+        head, space, last = noun.rpartition(" ")
+        many = head + space + _IRREGULAR.get(last, last + "s")
+    return f"{number} {many}"
+
+
+def unsigned_zero(value: float, digits: int = 0) -> float:
+    """``value``, or a plain 0.0 when it shows as zero at ``digits`` decimals.
+
+    Format strings keep the sign of a small negative number (``f"{-0.3:.0f}"`` is ``-0``); a
+    slope or change that rounds to nothing must read 0.
+    """
+    return 0.0 if round(value, digits) == 0 else value
