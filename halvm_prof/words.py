@@ -6,6 +6,8 @@ sits beside ``errors`` at the top of the package rather than in ``render/``.
 
 from __future__ import annotations
 
+import json
+
 _IRREGULAR = {"census": "censuses", "entry": "entries", "capability": "capabilities"}
 
 
@@ -32,3 +34,11 @@ def unsigned_zero(value: float, digits: int = 0) -> float:
     slope or change that rounds to nothing must read 0.
     """
     return 0.0 if round(value, digits) == 0 else value
+
+
+def show_bytes(data: bytes) -> str:
+    """Bytes as a person reads them in a message: ``"JOB "`` when they are printable text,
+    else their hex digits (``0x00ff1a2b``); never Python's ``b'...'``."""
+    if data and all(32 <= b < 127 or b in b"\t\n\r" for b in data):
+        return json.dumps(data.decode("ascii"))
+    return "0x" + data.hex() if data else "nothing"

@@ -12,6 +12,7 @@ from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.sizes import format_size, parse_size
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import OutputError
+from halvm_prof.words import plural
 
 _GUEST = {4: "i386 guest", 8: "x86_64 guest"}
 
@@ -101,7 +102,7 @@ def info(disk_path: str, as_json: bool) -> None:
     committed = "unknown" if result.committed_size is None else f"{result.committed_size} bytes"
     content = result.kind
     if result.samples is not None:
-        content += f", {result.samples} complete heap samples"
+        content += f", {plural(result.samples, 'complete heap sample')}"
     rows = [
         ("disk", f"{result.path} ({format_size(result.image_size)})"),
         ("word size", word),

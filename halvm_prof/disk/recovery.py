@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import IO
 
-from halvm_prof.disk.image import DiskImage
+from halvm_prof.disk.image import SWAPPED_HINT, DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
 from halvm_prof.fileio import atomic_write, same_file
@@ -169,6 +169,12 @@ def plan_recovery(
     by default only when a crashed profile is recovered.
     """
     status = image.status
+    if status.health == "corrupt" and (other := image.not_a_disk()) is not None:
+        raise LayoutError(
+            f"this looks like a {other}, not a disk image",
+            path=image.path,
+            hint=SWAPPED_HINT,
+        )
     if status.health == "corrupt":
         raise LayoutError(
             f"status sector damaged beyond repair (at best {status.agreeing} of {status.pairs} "

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.words import plural, unsigned_zero
+from halvm_prof.words import plural, show_bytes, unsigned_zero
 from tests.conftest import CORPUS
 
 
@@ -52,3 +52,19 @@ def test_text_outputs_never_show_minus_zero_or_one_plural(tmp_path: Path) -> Non
         write_hp(HeapProfile(HeapHeader("shrink", "today"), samples[:-1]), f)
     out = CliRunner().invoke(cli, ["diff", str(hp), str(other)]).stdout
     assert _no_minus_zero(out), out
+
+
+def test_show_bytes() -> None:
+    assert show_bytes(b"JOB ") == '"JOB "' and show_bytes(b"\tSun") == '"\\tSun"'
+    assert show_bytes(b"\x7fELF") == "0x7f454c46" and show_bytes(b"") == "nothing"
+
+
+def test_errors_name_bytes_as_text_and_say_what_the_file_is() -> None:
+    for path, looks in (
+        (CORPUS / "leaky-hc.hp", 'found "JOB " (this looks like a heap profile (.hp), not a GHC'),
+        (CORPUS / "leaky-hc.prof", "(this looks like a .prof text report, not a GHC eventlog)"),
+    ):
+        r = CliRunner().invoke(cli, ["eventlog", "show", str(path)])
+        assert r.exit_code == 1 and r.stderr.count("\n") == 1, r.stderr
+        assert "b'" not in r.stderr and 'marker "hdrb", found ' in r.stderr
+        assert looks in r.stderr, r.stderr
