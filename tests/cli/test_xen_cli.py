@@ -112,3 +112,9 @@ def test_disk_size() -> None:
     assert code == 1 and "not a duration" in err
     code, _, err = run("disk", "size", "--rts", "-hT -i0", "--duration", "1m")
     assert code == 1 and "every major GC" in err
+    # Flags that write no profile are an error that says what each flag does instead.
+    code, out, err = run("disk", "size", "--rts", "-l", "--duration", "1m")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "'-l' ask for no profile: -l writes an eventlog, for which a HaLVM has no disk" in err
+    code, _, err = run("disk", "size", "--rts", "-N2 -hcMain", "--duration", "1m")
+    assert code == 1 and "-N2 sets the number of capabilities; -hcMain only narrows" in err
