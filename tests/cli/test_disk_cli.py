@@ -258,3 +258,10 @@ def test_swapped_convert_profile_arguments_are_told_apart(
     assert "this looks like a heap profile (.hp)" in one_line_error(*convert(short, disk)[::2])
     code, out, _ = run("extract", profile, "-o", tmp_path / "out")
     assert code == 1 and not (tmp_path / "out").exists()
+
+
+def test_convert_profile_version() -> None:
+    from halvm_prof import __version__
+
+    code, out, err = convert("--version")
+    assert code == 0 and out == f"convert-profile (halvm-prof), version {__version__}\n", err
