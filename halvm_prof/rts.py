@@ -135,6 +135,41 @@ def parse_rts(text: str) -> RtsPlan:
     )
 
 
+# What common flags that write no profile do, longest prefix first, to say why a set of flags
+# fills no disk (GHC 9.0's RTS; `+RTS -?` lists them all).
+_OTHER_FLAGS = (
+    ("-xc", "prints cost-centre stacks of exceptions on the console"),
+    ("-l", "writes an eventlog, for which a HaLVM has no disk"),
+    ("-s", "prints runtime statistics on the console"),
+    ("-S", "prints GC statistics on the console"),
+    ("-t", "prints one line of runtime statistics on the console"),
+    ("-N", "sets the number of capabilities"),
+    ("-A", "sets the allocation area size"),
+    ("-H", "sets the suggested heap size"),
+    ("-M", "sets the maximum heap size"),
+    ("-K", "sets the maximum stack size"),
+    ("-i", "sets the census interval, which matters only with a heap flag such as -hc"),
+    ("-V", "sets the tick interval"),
+    ("-C", "sets the context switch interval"),
+)
+
+
+def no_profile_error(text: str, plan: RtsPlan) -> ConfigError:
+    """The error for flags that write no profile: each flag given, and what it does instead."""
+    said = []
+    for flag in plan.flags:
+        if flag in plan.restrictions:
+            said.append(f"{flag} only narrows a heap profile that a mode such as -hc asks for")
+            continue
+        meaning = next((m for prefix, m in _OTHER_FLAGS if flag.startswith(prefix)), None)
+        said.append(f"{flag} {meaning}" if meaning else f"{flag} is not a profiling flag")
+    why = f": {'; '.join(said)}" if said else ""
+    return ConfigError(
+        f"the RTS flags {text!r} ask for no profile{why}",
+        hint="add -p for a time profile and/or a heap flag such as -hc or -hT",
+    )
+
+
 def split_rts(words: list[str]) -> tuple[list[str], list[str]]:
     """A command line's program arguments and its RTS flags (between ``+RTS`` and ``-RTS``)."""
     args: list[str] = []

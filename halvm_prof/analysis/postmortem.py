@@ -21,6 +21,7 @@ from halvm_prof.disk.image import DiskImage
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.formats.source import DiskSource, open_disk
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
+from halvm_prof.words import plural, unsigned_zero
 
 #: Residency at or above this share of the VM's memory counts as "approached".
 MEMORY_WARN = 0.8
@@ -31,6 +32,8 @@ GROWTH_SHARE = 0.05
 GROWING_BANDS = 5
 
 DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
+#: What a recovered profile is, by the kind its content shows (formats.detect).
+_HOLDS = {"hp": "heap profile", "prof": "time profile", "prof-json": "time profile"}
 
 
 @dataclass(slots=True)
@@ -49,10 +52,13 @@ class DiskReport:
     samples: int | None = None
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Set when the content is not what the device is for (e.g. a heap profile given as xvdp1).
+    mismatch: str | None = None
 
     @property
     def what(self) -> str:
-        return DEVICES.get(self.device, "profile")
+        """What the disk holds: by its content once recovered, else by its device."""
+        return _HOLDS.get(self.kind or "", DEVICES.get(self.device, "profile"))
 
 
 @dataclass(slots=True)
@@ -112,6 +118,15 @@ def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
         rec.samples,
     )
     report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
+    expected = DEVICES.get(device)
+    holds = _HOLDS.get(rec.kind)
+    if expected and holds and holds != expected:
+        # The label is the user's; the content is the truth. Read it as what it is, and say so.
+        other = next(d for d, what in DEVICES.items() if what == holds)
+        report.mismatch = (
+            f"{path} was given as the {expected} disk ({device}), but it holds a {holds}: "
+            f"it is read as the {holds} it is (were the disks swapped? it belongs on {other})"
+        )
     return report, source
 
 
@@ -200,7 +215,7 @@ def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
     size = f"{d.recovered:,} bytes"
     if d.kind == "hp" and d.samples is not None:
         last = f", up to {heap.last_time:.3f} s" if heap else ""
-        size += f" ({d.samples} complete censuses{last})"
+        size += f" ({plural(d.samples, 'complete census')}{last})"
     if d.closed:
         return f"{d.device}: the {d.what} was closed cleanly; all {size} recovered."
     past = d.recovered - d.committed
@@ -216,7 +231,10 @@ def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
 
 def _judge(pm: Postmortem, recovered_heap: bool) -> None:
     v = pm.verdict
-    v.extend(_disk_line(d, pm.heap) for d in pm.disks)
+    for d in pm.disks:
+        v.append(_disk_line(d, pm.heap))
+        if d.mismatch:
+            v.append(f"Label mismatch: {d.mismatch}.")
     prof_disk = next((d for d in pm.disks if d.device == "xvdp1"), None)
     crashed = any(not d.closed for d in pm.disks)
     if prof_disk is not None and prof_disk.problem and recovered_heap:
@@ -275,7 +293,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     else:
         v.append(
             f"Heap trend before the end (from {run.tail_from:.3f} s): {trend}, "
-            f"{slope:+,.0f} bytes/s ({slope / 2**20:+,.1f} MiB/s)."
+            f"{unsigned_zero(slope):+,.0f} bytes/s ({unsigned_zero(slope / 2**20, 1):+,.1f} MiB/s)."
         )
     if growing:
         v.append(

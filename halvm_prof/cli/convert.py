@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from halvm_prof import __version__
 from halvm_prof.cli import HalvmCommand
 from halvm_prof.cli.common import echo_json, force_option, json_option
 from halvm_prof.disk.image import DiskImage
@@ -42,6 +43,7 @@ _raw_option = click.option(
 @click.argument("file", type=click.Path(dir_okay=False))
 @_raw_option
 @force_option
+@click.version_option(__version__, prog_name="convert-profile (halvm-prof)")
 def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     """Copy the profile on DISK (a HaLVM xvdp1/xvdp2 image) into FILE.
 

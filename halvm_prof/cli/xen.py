@@ -71,7 +71,8 @@ def check(
 ) -> None:
     """Check FILE for what would lose the profile; exit 1 when there are errors.
 
-    Disk paths are looked up from the current folder, as xl does: run it where you run xl.
+    Relative kernel and disk paths in FILE are read from the current folder, as xl reads them
+    (not from FILE's folder), here and in postmortem --config: run it where you run xl.
     """
     seconds = parse_duration(duration) if duration else None
     result = check_file(file, seconds, [measure_sample(s) for s in samples], use_xen=not no_xen)

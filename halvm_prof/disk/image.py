@@ -16,6 +16,9 @@ from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, deco
 from halvm_prof.errors import ImageError, InputError, OutputError
 from halvm_prof.fileio import make_public, open_input
 
+#: The hint when a profile file stands where a disk image goes (swapped arguments).
+SWAPPED_HINT = "were the arguments swapped? the disk image comes first: convert-profile DISK FILE"
+
 
 class DiskImage:
     """A profiling disk image, read-only: its status sector and its data area."""
@@ -26,14 +29,26 @@ class DiskImage:
         stream.seek(0, os.SEEK_END)
         self.image_size = stream.tell()
         if self.image_size < SECTOR_SIZE:
+            other = self.not_a_disk()
             raise ImageError(
-                f"only {self.image_size} bytes, too short for a profiling disk "
+                f"this looks like a {other}, not a disk image"
+                if other
+                else f"only {self.image_size} bytes, too short for a profiling disk "
                 f"(its status sector alone is {SECTOR_SIZE} bytes)",
                 path=self.path,
-                hint="copy the whole image again",
+                hint=SWAPPED_HINT if other else "copy the whole image again",
             )
         stream.seek(0)
         self.status: StatusReading = decode_status(stream.read(SECTOR_SIZE))
+
+    def not_a_disk(self) -> str | None:
+        """What the image is instead when it starts as a profile file does (a .prof given where
+        a disk goes, e.g. swapped arguments), else None."""
+        from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+
+        self.stream.seek(0)
+        kind = detect_kind(self.stream.read(DETECT_BYTES))
+        return KIND_NAMES[kind] if kind in ("hp", "prof", "prof-json", "eventlog") else None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> DiskImage:

@@ -6,7 +6,7 @@ Those bytes can only lie in the block that holds the committed end (a later bloc
 only after the status sector moved on), so nothing beyond that block is trusted. Within it, a
 heap profile is taken up to its last complete sample that is well formed and not older than the
 one before (stale leftovers of an earlier block fail one of those tests); a ``.prof`` report up to
-its last complete line.
+its last complete line. docs/disk-format.md states these rules for users.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import IO
 
-from halvm_prof.disk.image import DiskImage
+from halvm_prof.disk.image import SWAPPED_HINT, DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
 from halvm_prof.fileio import atomic_write, same_file
@@ -170,6 +170,12 @@ def plan_recovery(
     by default only when a crashed profile is recovered.
     """
     status = image.status
+    if status.health == "corrupt" and (other := image.not_a_disk()) is not None:
+        raise LayoutError(
+            f"this looks like a {other}, not a disk image",
+            path=image.path,
+            hint=SWAPPED_HINT,
+        )
     if status.health == "corrupt":
         raise LayoutError(
             f"status sector damaged beyond repair (at best {status.agreeing} of {status.pairs} "

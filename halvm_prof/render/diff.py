@@ -7,22 +7,22 @@ huge values never run together.
 from __future__ import annotations
 
 from halvm_prof.analysis.diff import Change, ProfileDiff
+from halvm_prof.words import unsigned_zero
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
 
 def _amount(value: float, metric: str, sign: bool = False) -> str:
+    value = unsigned_zero(value, 3 if metric == "time" else 0)
     text = f"{value:+,.3f}" if metric == "time" else f"{value:+,.0f}"
     text = text if sign and value else text.lstrip("+")
-    if text in ("-0", "-0.000"):
-        text = text[1:]
     return f"{text} {_UNITS[metric]}".rstrip()
 
 
 def _pct(c: Change) -> str:
     if c.delta == 0:
         return "="
-    return "new" if c.pct is None else f"{c.pct:+.1f}%"
+    return "new" if c.pct is None else f"{unsigned_zero(c.pct, 1):+.1f}%"
 
 
 def render_diff(diff: ProfileDiff, top: int) -> str:

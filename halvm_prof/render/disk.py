@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from halvm_prof.disk.inspect import DiskInfo
 from halvm_prof.units import format_size
+from halvm_prof.words import plural
 
 #: The guest a status sector's word size belongs to.
 GUEST = {4: "i386 guest", 8: "x86_64 guest"}
@@ -20,7 +21,7 @@ def render_disk_info(info: DiskInfo) -> str:
     committed = "unknown" if info.committed_size is None else f"{info.committed_size} bytes"
     content = info.kind
     if info.samples is not None:
-        content += f", {info.samples} complete heap samples"
+        content += f", {plural(info.samples, 'complete heap sample')}"
     rows = [
         ("disk", f"{info.path} ({format_size(info.image_size)})"),
         ("word size", word),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats
+from halvm_prof.words import plural
 
 
 def _seconds(v: float) -> str:
@@ -21,7 +22,7 @@ def format_stats(st: EventlogStats) -> str:
     lines = [
         f"{'events':<18}{st.events}",
         f"{'duration':<18}{_seconds(st.duration)} s",
-        f"{'GC':<18}{st.gc_count} collections, total {_seconds(st.gc_total)} s, "
+        f"{'GC':<18}{plural(st.gc_count, 'collection')}, total {_seconds(st.gc_total)} s, "
         f"longest {_seconds(st.gc_longest)} s",
         f"{'threads created':<18}{st.threads_created}",
     ]

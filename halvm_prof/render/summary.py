@@ -13,14 +13,11 @@ from halvm_prof.analysis.summary import (
     Summary,
 )
 from halvm_prof.units import format_size
+from halvm_prof.words import plural, unsigned_zero
 
 
 def _pair(label: str, value: object) -> str:
     return f"{label + ':' if label else '':<14}{value}"
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 def _bytes(n: float) -> str:
@@ -43,7 +40,7 @@ def render_eventlog(s: EventlogSummary) -> str:
     sparks = d.sparks if d.sparks.source != "none" else d.spark_events
     lines = [render_heap(s.heap).rstrip("\n"), ""] if s.heap is not None else []
     lines += [
-        _pair("eventlog", f"{_count(d.events, 'event')} over {d.duration:.6f} s"),
+        _pair("eventlog", f"{plural(d.events, 'event', sep=',')} over {d.duration:.6f} s"),
         _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),
     ]
     if s.no_heap:
@@ -51,7 +48,7 @@ def render_eventlog(s: EventlogSummary) -> str:
     lines += [
         _pair(
             "GC",
-            f"{_count(d.gc_count, 'collection')}, {d.gc_total:.6f} s in all, "
+            f"{plural(d.gc_count, 'collection', sep=',')}, {d.gc_total:.6f} s in all, "
             f"longest {d.gc_longest:.6f} s",
         ),
         _pair("threads", f"{d.threads_created} created"),
@@ -77,7 +74,9 @@ def render_heap(d: HeapSummary) -> str:
         _pair("heap profile", d.job),
         _pair("date", d.date),
         _pair("source", d.source),
-        _pair("samples", f"{d.samples} complete" + (f", {d.marks} marks" if d.marks else "")),
+        _pair(
+            "samples", f"{d.samples} complete" + (f", {plural(d.marks, 'mark')}" if d.marks else "")
+        ),
         _pair("bands", d.bands),
         _pair("duration", f"{d.duration:.6f} {unit}"),
         _pair("peak", f"{_bytes(d.peak_total)} at {d.peak_time:.6f} {unit}"),
@@ -90,7 +89,8 @@ def render_heap(d: HeapSummary) -> str:
         lines += ["", f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band"]
     for row in d.top:
         lines.append(
-            f"{row.share:6.1f}% {row.max:>14,} {row.slope:>14,.0f} {row.r2:5.2f}  {row.band}"
+            f"{row.share:6.1f}% {row.max:>14,} {unsigned_zero(row.slope):>14,.0f} {row.r2:5.2f}  "
+            f"{row.band}"
         )
     if d.leak_suspects:
         lines += ["", "leak suspects (steady growth):"]
@@ -123,10 +123,11 @@ def render_prof(d: ProfSummary) -> str:
         _pair("report", f"{d.format}, {d.date}"),
         _pair(
             "total time",
-            f"{d.total_time:.2f} s, {d.total_ticks:,} ticks @ {d.tick_interval_us} us",
+            f"{d.total_time:.2f} s, {plural(d.total_ticks, 'tick', sep=',')} "
+            f"@ {d.tick_interval_us} us",
         ),
         _pair("total alloc", _bytes(d.total_alloc)),
-        _pair("tree", f"{d.tree_nodes} nodes, {d.cost_centres} cost centres"),
+        _pair("tree", f"{plural(d.tree_nodes, 'node')}, {plural(d.cost_centres, 'cost centre')}"),
         _pair("hottest path", f"{path} (time)"),
         _pair("", f"{alloc_path} (alloc)"),
     ]

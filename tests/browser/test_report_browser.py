@@ -5,6 +5,7 @@ One browser per module. Screenshots go to tests/artifacts/ (git-ignored; CI keep
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -415,4 +416,70 @@ def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path
         assert at_mark > 0.6, drawn
         if control is not None:
             assert control < at_mark / 2, drawn
+    assert _errors(browser) == []
+
+
+# Every label of a chart's byte axis, as drawn.
+Y_LABELS = """
+const axis = window.halvmReport.charts[arguments[0]].getModel().getComponent('yAxis', 0).axis;
+return axis.getViewLabels().map((l) => l.formattedLabel);
+"""
+
+
+def _round_labels(labels: list[str]) -> bool:
+    """Each label is k x (1, 2 or 5 x 10^n) of one binary unit, from 0 up in equal steps."""
+    m = [re.fullmatch(r"([0-9][0-9,]*) (B|KiB|MiB|GiB|TiB)", label) for label in labels]
+    if not all(m) or len({x.group(2) for x in m if x}) != 1:
+        return False
+    values = [int(x.group(1).replace(",", "")) for x in m if x]
+    step = values[1] - values[0] if len(values) > 1 else 1
+    mantissa = step / 10 ** (len(str(step)) - 1)
+    return (
+        values[0] == 0
+        and mantissa in (1, 2, 5)
+        and values == [i * step for i in range(len(values))]
+    )
+
+
+def test_byte_axes_tick_at_round_values(browser: Any, tmp_path: Path) -> None:
+    # A peak of exactly 10^9 bytes: ECharts' own decimal steps label it 953.7 MiB and the like.
+    samples = [HeapSample(i / 10, {"(1)big": 10**8 * i, "(2)small": 12_345 * i}) for i in range(11)]
+    html = tmp_path / "r.html"
+    write_report([("big", HeapProfile(HeapHeader("big", "d"), samples))], html, title="big")
+    _open(browser, html)
+    labels = browser.execute_script(Y_LABELS, 0)
+    assert _round_labels(labels) and labels[-1] == "1,000 MiB", labels
+    # Hide the large band: the axis follows what is shown, in round steps of a smaller unit.
+    browser.execute_script(
+        "window.halvmReport.charts[0].dispatchAction({type: 'legendToggleSelect', name: '(1)big'})"
+    )
+    labels = browser.execute_script(Y_LABELS, 0)
+    assert _round_labels(labels) and labels[-1].endswith("KiB"), labels
+    browser.find_element("css selector", "button.toggle").click()
+    browser.execute_script(
+        "window.halvmReport.charts[0].dispatchAction({type: 'dataZoom', start: 0, end: 40})"
+    )
+    assert _round_labels(browser.execute_script(Y_LABELS, 0))
+    # The eventlog timeline's byte axis too.
+    html = tmp_path / "t.html"
+    write_file_report([str(CORPUS / "parfib-N2.eventlog")], html, title="timeline")
+    _open(browser, html)
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    labels = browser.execute_script(Y_LABELS, kinds.index("timeline"))
+    assert _round_labels(labels), labels
+    assert _errors(browser) == []
+
+
+def test_no_minus_zero_and_plurals_on_the_page(browser: Any, tmp_path: Path) -> None:
+    # A band shrinking by 0.2 B/s (its slope rounds to 0 B/s); one census in another profile.
+    samples = [HeapSample(float(t), {"(1)shrinking": 1000 - (t == 4)}) for t in range(5)]
+    html = tmp_path / "r.html"
+    one = HeapProfile(HeapHeader("one", "d"), samples[:1])
+    write_report(
+        [("shrink", HeapProfile(HeapHeader("s", "d"), samples)), ("one", one)], html, title="w"
+    )
+    _open(browser, html)
+    text = browser.find_element("css selector", "body").text
+    assert "0 B/s" in text and "-0 B/s" not in text
+    assert "— 1 sample —" in text and "— 5 samples —" in text
     assert _errors(browser) == []

@@ -19,6 +19,8 @@ from typing import IO
 import construct as c
 
 from halvm_prof.errors import FormatError
+from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+from halvm_prof.words import show_bytes
 
 HEADER_BEGIN = b"hdrb"
 HET_BEGIN = b"hetb"
@@ -84,17 +86,19 @@ class IncompleteHeader(Exception):
         self.types = types
 
 
-def _expect(stream: IO[bytes], marker: bytes, path: str | None, what: str) -> None:
+def _expect(
+    stream: IO[bytes], marker: bytes, path: str | None, what: str, hint: str | None = None
+) -> None:
     at = stream.tell()
     got = stream.read(4)
     if len(got) < 4:
         raise IncompleteHeader(at, ())
     if got != marker:
         raise FormatError(
-            f"expected the {what} marker {marker!r}, found {got!r}",
+            f"expected the {what} marker {show_bytes(marker)}, found {show_bytes(got)}",
             path=path,
             offset=at,
-            hint="this is not a GHC eventlog, or its header is damaged",
+            hint=hint or "this is not a GHC eventlog, or its header is damaged",
         )
 
 
@@ -107,7 +111,11 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
     stream = io.BytesIO(head)
     types: list[EventType] = []
     try:
-        _expect(stream, HEADER_BEGIN, path, "header begin")
+        kind = detect_kind(head[:DETECT_BYTES])
+        # Another profile given as an eventlog: say what it is.
+        other = None if kind in ("eventlog", "unknown") else KIND_NAMES[kind]
+        hint = f"this looks like a {other}, not a GHC eventlog" if other else None
+        _expect(stream, HEADER_BEGIN, path, "header begin", hint)
         _expect(stream, HET_BEGIN, path, "event types begin")
         while True:
             at = stream.tell()
@@ -118,7 +126,7 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
                 break
             if marker != ET_BEGIN:
                 raise FormatError(
-                    f"expected an event type declaration, found {marker!r}",
+                    f"expected an event type declaration, found {show_bytes(marker)}",
                     path=path,
                     offset=at,
                     hint="the header is damaged",
