@@ -11,7 +11,7 @@ from halvm_prof.analysis.diff import (
     diff_files,
     parse_threshold,
 )
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import echo_json, echo_text, json_option
 from halvm_prof.words import unsigned_zero
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
@@ -84,6 +84,6 @@ def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: boo
     if as_json:
         echo_json(result.to_dict() | {"old": old, "new": new, "failed": failed})
     else:
-        click.echo(_render(result, top), nl=False)
+        echo_text(_render(result, top), "diff")
     if failed:
         raise click.ClickException("threshold breached: " + "; ".join(failed))

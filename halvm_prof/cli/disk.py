@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.cli.common import echo_json, echo_text, force_option, json_option
 from halvm_prof.disk.image import create_image, holds_profile, inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.sizes import format_size, parse_size
@@ -115,8 +115,7 @@ def info(disk_path: str, as_json: bool) -> None:
     ]
     if result.problem:
         rows.append(("problem", result.problem))
-    for label, value in rows:
-        click.echo(f"{label + ':':<13}{value}")
+    echo_text("".join(f"{label + ':':<13}{value}\n" for label, value in rows), "disk")
 
 
 def _add_size() -> None:

@@ -8,7 +8,7 @@ import tempfile
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import echo_json, echo_text, json_option
 from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.render.html import HpFile, Input, write_report
@@ -84,8 +84,7 @@ def postmortem(
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:
-        for line in pm.verdict:
-            click.echo(line)
+        echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
         if output:
             click.echo(f"wrote {output}")
     if all(d.problem for d in pm.disks):

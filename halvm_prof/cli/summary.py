@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from halvm_prof.analysis.summary import summarize
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import echo_json, echo_text, json_option
 from halvm_prof.render.summary import render_summary
 
 
@@ -26,4 +26,4 @@ def summary(file: str, top_n: int, as_json: bool) -> None:
     if as_json:
         echo_json(data)
     else:
-        click.echo(render_summary(data), nl=False)
+        echo_text(render_summary(data), "summary")
