@@ -35,7 +35,8 @@ def test_colour_only_on_a_terminal_without_no_color() -> None:
 @pytest.mark.parametrize("output", sorted(RULES))
 def test_painting_adds_only_escape_codes(output: str) -> None:
     text = (
-        "heap profile: x\nended:        early: cut\nvm.cfg:3: error: no +RTS\nvm.cfg:4: warning: w\n"
+        "heap profile: x\nended:        early: cut\nvm.cfg:3: error: no +RTS\n"
+        "vm.cfg:4: warning: w\n"
         "Verdict: The run did not finish cleanly.\nxvdp2: the heap profile was NOT closed\n"
         "Label mismatch: a\nnote: n\ntotal   old\nproblem:    p\nevents            136\n"
     )
