@@ -12,6 +12,7 @@ from halvm_prof.analysis.diff import (
     parse_threshold,
 )
 from halvm_prof.cli.common import echo_json, echo_text, json_option
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.words import unsigned_zero
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
@@ -77,7 +78,8 @@ def _render(diff: ProfileDiff, top: int) -> str:
 @json_option
 def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: bool) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog)."""
-    result = diff_files(old, new)
+    with progress("comparing", input_size([old, new])):
+        result = diff_files(old, new)
     for t in thresholds:
         parse_threshold(t, result.kind)  # a bad rule fails before any output
     failed = breaches(result, list(thresholds))

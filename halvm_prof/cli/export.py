@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from halvm_prof.cli.common import emit
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.formats.load import load_profile
@@ -33,7 +34,8 @@ def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     fmt = fmt or (guess_format(output) if output else "folded")
     if output:
         refuse_input_as_output(output, [file])
-    profile = load_profile(file)
+    with progress(f"reading {file}", input_size([file])):
+        profile = load_profile(file)
     if not isinstance(profile, CostCentreProfile):
         raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")

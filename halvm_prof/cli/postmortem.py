@@ -9,6 +9,7 @@ import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.common import echo_json, echo_text, json_option
+from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.render.html import HpFile, Input, write_report
@@ -66,7 +67,8 @@ def postmortem(
         refuse_input_as_output(output, [prof_disk, hp_disk, config])
     with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as keep:
         # The recovered heap profile stays until the page has streamed it.
-        pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
+        with progress("recovering and judging the run"):
+            pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
         if output:
             inputs: list[tuple[str, Input]] = []
             # Named by the device each came from, which the content (not the label) decides.
@@ -80,7 +82,8 @@ def postmortem(
                 inputs.append(
                     (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
                 )
-            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+            with progress("writing the report"):
+                write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:

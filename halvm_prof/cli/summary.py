@@ -6,6 +6,7 @@ import click
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.common import echo_json, echo_text, json_option
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.summary import render_summary
 
 
@@ -22,7 +23,8 @@ from halvm_prof.render.summary import render_summary
 @json_option
 def summary(file: str, top_n: int, as_json: bool) -> None:
     """Summarise FILE: a heap profile (.hp or eventlog) or a cost-centre report (.prof)."""
-    data = summarize(file, top_n)
+    with progress(f"reading {file}", input_size([file])):
+        data = summarize(file, top_n)
     if as_json:
         echo_json(data)
     else:
