@@ -13,7 +13,7 @@ from halvm_prof.analysis.diff import (
 )
 from halvm_prof.cli.common import echo_json, echo_text, json_option
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.words import unsigned_zero
+from halvm_prof.words import plural, unsigned_zero
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
@@ -51,7 +51,8 @@ def _render(diff: ProfileDiff, top: int) -> str:
         return "".join(f"{line.rstrip()}\n" for line in lines)
     what = "cost centre" if diff.kind == "prof" else "band"
     shown = min(top, len(changed))
-    lines += ["", f"largest changes ({shown} of {len(changed)} {what}s that changed, by impact):"]
+    changes = f"{shown} of {plural(len(changed), what)} that changed"
+    lines += ["", f"largest changes ({changes}, by impact):"]
     rows = [
         ([f"{_amount(changes[m].delta, m, True)} {_pct(changes[m]):>7}" for m in metrics], name)
         for name, changes, _ in changed[:top]
