@@ -7,6 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: timing is for benchmarks, and a loaded machine (CI, parallel work)
+# would turn a slow example into a failure that says nothing about the code.
+settings.register_profile("halvm", deadline=None)
+settings.load_profile("halvm")
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"

@@ -68,6 +68,14 @@ def binary_stdout() -> IO[bytes]:
     return sys.stdout.buffer
 
 
+def echo_text(text: str, output: str) -> None:
+    """Print a text output (no newline added), coloured by the rules of ``output`` (see
+    :mod:`halvm_prof.render.style`) only when stdout is a terminal and NO_COLOR is unset."""
+    from halvm_prof.render.style import style_for
+
+    click.echo(style_for(sys.stdout).apply(text, output), nl=False)
+
+
 def emit(text: str, output: str | None, what: str = "") -> None:
     """Print ``text``, or write it atomically to ``output`` and say so."""
     if output is None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from halvm_prof.analysis.diff import breaches, diff_input, diff_profiles, parse_threshold
-from halvm_prof.cli.common import echo_json, input_argument, json_option, open_input_source
+from halvm_prof.cli.common import (
+    echo_json,
+    echo_text,
+    input_argument,
+    json_option,
+    open_input_source,
+)
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.diff import render_diff
 
 
@@ -25,7 +32,11 @@ from halvm_prof.render.diff import render_diff
 @json_option
 def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: bool) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image)."""
-    with open_input_source(old) as a, open_input_source(new) as b:
+    with (
+        progress("comparing", input_size([old, new])),
+        open_input_source(old) as a,
+        open_input_source(new) as b,
+    ):
         result = diff_profiles(diff_input(a), diff_input(b))
     for t in thresholds:
         parse_threshold(t, result.kind)  # a bad rule fails before any output
@@ -33,6 +44,6 @@ def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: boo
     if as_json:
         echo_json(result.to_json() | {"old": old, "new": new, "failed": failed})
     else:
-        click.echo(render_diff(result, top), nl=False)
+        echo_text(render_diff(result, top), "diff")
     if failed:
         raise click.ClickException("threshold breached: " + "; ".join(failed))

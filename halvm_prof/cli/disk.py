@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.cli.common import echo_json, echo_text, force_option, json_option
 from halvm_prof.disk.image import create_image, holds_profile
 from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
@@ -92,7 +92,7 @@ def info(disk_path: str, as_json: bool) -> None:
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(render_disk_info(result), nl=False)
+    echo_text(render_disk_info(result), "disk")
 
 
 def _add_size() -> None:

@@ -9,7 +9,7 @@ from typing import IO
 import click
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
-from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, json_option
+from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, echo_text, json_option
 from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
 from halvm_prof.render.eventlog import format_stats
@@ -94,7 +94,7 @@ def stats(file: str, as_json: bool) -> None:
     if as_json:
         echo_json(st.to_json())
     else:
-        click.echo(format_stats(st), nl=False)
+        echo_text(format_stats(st), "stats")
     _note(st.note)
 
 

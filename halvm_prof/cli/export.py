@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from halvm_prof.cli.common import emit, input_argument, open_input_source
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 
@@ -30,7 +31,7 @@ def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     fmt = fmt or (guess_format(output) if output else "folded")
     if output:
         refuse_input_as_output(output, [file])
-    with open_input_source(file) as source:
+    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
         profile = source.content.cost_centres()
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
     emit(text, output, f"{fmt}, weighted by {weight}")

@@ -7,7 +7,8 @@ import os
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import echo_json, echo_text, json_option
+from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.errors import InputError
 from halvm_prof.render.html import HeapSectionBuilder, Input, write_report
@@ -65,7 +66,8 @@ def postmortem(
         refuse_input_as_output(output, [prof_disk, hp_disk, config])
     # The page's heap chart is drawn from the same pass that judges the heap.
     chart = HeapSectionBuilder() if output else None
-    pm = analyse(prof_disk, hp_disk, memory, heap_page=chart.add if chart else None)
+    with progress("recovering and judging the run"):
+        pm = analyse(prof_disk, hp_disk, memory, heap_page=chart.add if chart else None)
     if output:
         inputs: list[tuple[str, Input]] = []
         # Named by the device each came from, which the content (not the label) decides.
@@ -79,12 +81,12 @@ def postmortem(
             inputs.append(
                 (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
             )
-        write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+        with progress("writing the report"):
+            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
     if as_json:
         echo_json(pm.to_dict() | {"report": output})
     else:
-        for line in pm.verdict:
-            click.echo(line)
+        echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
         if output:
             click.echo(f"wrote {output}")
     if all(d.problem for d in pm.disks):

@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from halvm_prof.analysis.summary import summarize
-from halvm_prof.cli.common import echo_json, input_argument, json_option, open_input_source
+from halvm_prof.cli.common import (
+    echo_json,
+    echo_text,
+    input_argument,
+    json_option,
+    open_input_source,
+)
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.summary import render_summary
 
 
@@ -23,9 +30,9 @@ from halvm_prof.render.summary import render_summary
 def summary(file: str, top_n: int, as_json: bool) -> None:
     """Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof) or a
     HaLVM profiling disk. FILE may be - for standard input."""
-    with open_input_source(file) as source:
+    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
         result = summarize(source, top_n)
     if as_json:
         echo_json(result.to_json())
     else:
-        click.echo(render_summary(result), nl=False)
+        echo_text(render_summary(result), "summary")

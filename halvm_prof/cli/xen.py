@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, emit, force_option, json_option, refuse_existing
+from halvm_prof.cli.common import (
+    echo_json,
+    echo_text,
+    emit,
+    force_option,
+    json_option,
+    refuse_existing,
+)
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
@@ -86,10 +93,8 @@ def check(
             }
         )
     else:
-        for p in result.problems:
-            click.echo(p.text(file))
-        if not result.problems:
-            click.echo(f"{file}: no problems found")
+        lines = [p.text(file) for p in result.problems] or [f"{file}: no problems found"]
+        echo_text("".join(f"{line}\n" for line in lines), "check")
         if not result.xen_checked and not no_xen and not libxlutil.available():
             click.echo("(Xen's libxlutil is not installed: only our own reading was checked)")
     if not result.ok:

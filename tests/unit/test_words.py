@@ -68,3 +68,12 @@ def test_errors_name_bytes_as_text_and_say_what_the_file_is() -> None:
         assert r.exit_code == 1 and r.stderr.count("\n") == 1, r.stderr
         assert "b'" not in r.stderr and 'marker "hdrb", found ' in r.stderr
         assert looks in r.stderr, r.stderr
+
+
+def test_a_diff_of_one_changed_band_says_band(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.hp", tmp_path / "new.hp"
+    for path, value in ((old, 100), (new, 200)):
+        with path.open("wb") as f:
+            write_hp(HeapProfile(HeapHeader("j", "d"), [HeapSample(0.0, {"(1)a": value})]), f)
+    out = CliRunner().invoke(cli, ["diff", str(old), str(new)]).stdout
+    assert "largest changes (1 of 1 band that changed, by impact):" in out, out
