@@ -1,0 +1,296 @@
+"""The flat profile of a perf.data: samples by function, source line, source span and category.
+
+One streaming pass over the records (:func:`perf_profile`); memory follows the number of
+distinct functions, lines, spans and stacks, not the number of samples. Haskell stacks cannot be
+unwound (GHC keeps its stack pointer in a register the kernel's unwinder does not follow), so each
+sample gets a *synthetic* stack: category > package > module > function > span. Where the leaf
+is C code (the GC, libc) and perf recorded a callchain, the C callers are kept between package
+and function, outermost first, up to the first frame that is not C.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
+from halvm_prof.perf import layout as L
+from halvm_prof.perf.categories import CATEGORIES
+from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
+from halvm_prof.perf.symbolize import Frame, Symbolizer
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCount:
+    name: str
+    package: str
+    category: str
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineCount:
+    file: str
+    line: int
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpanCount:
+    span: str
+    file: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    function: str
+    samples: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class StackFrame:
+    """One level of a synthetic stack; ``src`` is a GHC span for span frames, else ""."""
+
+    name: str
+    src: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PerfProfile:
+    """The flat profile of the program's process(es) in one perf.data."""
+
+    program: str
+    command: tuple[str, ...]
+    event: str
+    clock: str
+    samples: int
+    other_samples: int
+    period_ns: int
+    pids: tuple[int, ...]
+    functions: tuple[FunctionCount, ...]
+    lines: tuple[LineCount, ...]
+    spans: tuple[SpanCount, ...]
+    categories: tuple[tuple[str, int], ...]
+    stacks: tuple[tuple[tuple[StackFrame, ...], int], ...]
+    lost: int
+    complete: bool
+    notes: tuple[str, ...]
+
+    def category_counts(self) -> dict[str, int]:
+        return dict(self.categories)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict; lists keep the report's order (most samples first)."""
+        return {
+            "program": self.program,
+            "command": list(self.command),
+            "event": self.event,
+            "clock": self.clock,
+            "samples": self.samples,
+            "other_samples": self.other_samples,
+            "period_ns": self.period_ns,
+            "pids": list(self.pids),
+            "functions": [
+                {"name": f.name, "package": f.package, "category": f.category, "samples": f.samples}
+                for f in self.functions
+            ],
+            "lines": [{"file": x.file, "line": x.line, "samples": x.samples} for x in self.lines],
+            "spans": [
+                {
+                    "span": s.span,
+                    "file": s.file,
+                    "start_line": s.start_line,
+                    "start_col": s.start_col,
+                    "end_line": s.end_line,
+                    "end_col": s.end_col,
+                    "function": s.function,
+                    "samples": s.samples,
+                }
+                for s in self.spans
+            ],
+            "categories": dict(self.categories),
+            "lost": self.lost,
+            "complete": self.complete,
+            "notes": list(self.notes),
+        }
+
+
+_STACK_CACHE = 50_000
+
+
+def clock_name(data: PerfData) -> str:
+    a = data.attrs[0]
+    if not a.use_clockid:
+        return "perf"
+    return L.CLOCK_NAMES.get(a.clockid, f"clock-{a.clockid}")
+
+
+def user_callers(sample: Sample) -> Iterator[int]:
+    """The user-space return addresses of a sample's callchain, innermost first (leaf left out)."""
+    mode = L.CONTEXT_USER
+    first = True
+    for ip in sample.callchain:
+        if ip >= L.CONTEXT_MAX:
+            mode = ip
+            continue
+        if mode != L.CONTEXT_USER:
+            continue
+        if first:
+            first = False
+            if ip == sample.ip:
+                continue
+        yield ip
+
+
+def synthetic_stack(
+    frame: Frame, sample: Sample, symbolizer: Symbolizer
+) -> tuple[StackFrame, ...]:
+    """category > package > module > (C callers) > function > span, for one sample."""
+    out = [StackFrame(frame.category)]
+    if frame.package:
+        out.append(StackFrame(frame.package))
+    if frame.module:
+        out.append(StackFrame(frame.module))
+    elif sample.callchain and frame.category not in ("kernel", "unknown"):
+        callers: list[str] = []
+        for ip in user_callers(sample):
+            caller = symbolizer.resolve(ip, sample.pid)
+            if caller.module or caller.category == "unknown":
+                break
+            callers.append(caller.name)
+        out.extend(StackFrame(c) for c in reversed(callers))
+    out.append(StackFrame(frame.name))
+    if frame.span is not None:
+        out.append(StackFrame(str(frame.span), str(frame.span)))
+    return tuple(out)
+
+
+def perf_profile(
+    perf_data: str | os.PathLike[str] | IO[bytes],
+    binary: str | os.PathLike[str],
+    *,
+    read_libraries: bool = True,
+) -> PerfProfile:
+    """The :class:`PerfProfile` of ``binary``'s process in ``perf_data``."""
+    with PerfData(perf_data) as data:
+        symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
+        functions: Counter[tuple[str, str, str]] = Counter()
+        lines: Counter[tuple[str, int]] = Counter()
+        spans: Counter[tuple[Any, str]] = Counter()
+        categories: Counter[str] = Counter()
+        stacks: Counter[tuple[StackFrame, ...]] = Counter()
+        stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
+        other = 0
+        total = 0
+        period = 0
+        pids = symbolizer.program_pids
+        for r in data.iter_records():
+            if type(r) is Sample:
+                if r.pid not in pids:
+                    other += 1
+                    continue
+                total += 1
+                period += r.period
+                f = symbolizer.resolve(r.ip, r.pid, r.cpumode)
+                functions[(f.name, f.package, f.category)] += 1
+                categories[f.category] += 1
+                if f.line is not None:
+                    lines[f.line] += 1
+                if f.span is not None:
+                    spans[(f.span, f.name)] += 1
+                key = (f, r.callchain if not f.module else ())
+                stack = stack_of.get(key)
+                if stack is None:
+                    if len(stack_of) > _STACK_CACHE:
+                        # distinct callchains could be as many as samples: keep memory bounded
+                        stack_of.clear()
+                    stack = stack_of[key] = synthetic_stack(f, r, symbolizer)
+                stacks[stack] += 1
+            elif isinstance(r, Mmap):
+                symbolizer.add_mmap(r)
+            elif isinstance(r, TaskEvent):
+                symbolizer.add_task(r)
+            elif isinstance(r, Comm):
+                pass
+        notes = [n for n in (data.note(),) if n]
+        notes.extend(symbolizer.notes)
+        if not pids:
+            notes.append(
+                f"no process mapped {symbolizer.binary_base}: is it the program that was recorded?"
+            )
+        error = data.stop if data.stop is not None and data.stop.reason == "corrupt" else None
+        complete = not data.header_notes and (data.stop is None or data.stop.reason == "end")
+        if error is not None:
+            complete = False
+        return PerfProfile(
+            program=symbolizer.binary_base,
+            command=data.features.cmdline,
+            event=data.attrs[0].name,
+            clock=clock_name(data),
+            samples=total,
+            other_samples=other,
+            period_ns=period,
+            pids=tuple(sorted(pids)),
+            functions=tuple(
+                FunctionCount(n, p, c, k)
+                for (n, p, c), k in sorted(functions.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            lines=tuple(
+                LineCount(file, line, k)
+                for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            spans=tuple(
+                SpanCount(
+                    str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k
+                )
+                for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
+            stacks=tuple(sorted(stacks.items(), key=lambda x: x[0])),
+            lost=data.lost,
+            complete=complete,
+            notes=tuple(notes),
+        )
+
+
+def to_cost_centre_profile(profile: PerfProfile) -> CostCentreProfile:
+    """The synthetic stacks as a call tree, so the export renderers (folded, speedscope) take it.
+
+    Weights are sample counts (``ticks``); the tick interval is the mean sampling period.
+    """
+    root = CallNode(CostCentre(profile.program, ""), 0, 0, ticks=0, alloc=0)
+    index: dict[tuple[int, StackFrame], CallNode] = {}
+    number = 0
+    for stack, count in profile.stacks:
+        node = root
+        for frame in stack:
+            child = index.get((id(node), frame))
+            if child is None:
+                number += 1
+                child = CallNode(CostCentre(frame.name, "", frame.src), number, 0, ticks=0, alloc=0)
+                node.children.append(child)
+                index[(id(node), frame)] = child
+            node = child
+        node.ticks = (node.ticks or 0) + count
+    total = max(1, profile.samples)
+    for _, node in root.walk():
+        node.individual_time = 100.0 * (node.ticks or 0) / total
+    interval_us = max(1, round(profile.period_ns / profile.samples / 1000)) if profile.samples else 1
+    return CostCentreProfile(
+        program=profile.program,
+        arguments=list(profile.command),
+        rts_arguments=[],
+        date="",
+        total_time=profile.period_ns / 1e9,
+        total_ticks=profile.samples,
+        tick_interval_us=interval_us,
+        processors=1,
+        total_alloc=0,
+        root=root,
+        format="json",
+        complete=profile.complete,
+        note="; ".join(profile.notes) or None,
+    )
