@@ -16,13 +16,14 @@ from __future__ import annotations
 import bisect
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 from elftools.common.exceptions import ELFError
 from elftools.dwarf.die import DIE
 from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 from halvm_prof.errors import InputError
 from halvm_prof.perf.names import is_generated_label, parse_symbol
@@ -35,6 +36,7 @@ DW_AT_GHC_SPAN_END_LINE = 0x2B03
 DW_AT_GHC_SPAN_END_COL = 0x2B04
 _PT_LOAD = "PT_LOAD"
 _STT_CODE = {"STT_FUNC", "STT_GNU_IFUNC"}
+_SHF_EXECINSTR = 4
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -51,9 +53,7 @@ class SourceSpan:
         """GHC's own notation: ``F.hs:3:5-9`` or ``F.hs:(3,5)-(4,2)``."""
         if self.start_line == self.end_line:
             return f"{self.file}:{self.start_line}:{self.start_col}-{self.end_col}"
-        return (
-            f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
-        )
+        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +117,7 @@ class ElfFile:
 
     def _build_id(self) -> str | None:
         for sec in self.elf.iter_sections():
-            if sec["sh_type"] != "SHT_NOTE":
+            if not isinstance(sec, NoteSection):
                 continue
             for note in sec.iter_notes():
                 if note["n_type"] == "NT_GNU_BUILD_ID":
@@ -131,11 +131,27 @@ class ElfFile:
             table = self.elf.get_section_by_name(".dynsym")
             origin = "dynsym"
         starts: dict[int, tuple[int, str]] = {}
+        code_sections = {
+            i for i, sec in enumerate(self.elf.iter_sections()) if sec["sh_flags"] & _SHF_EXECINSTR
+        }
         if isinstance(table, SymbolTableSection):
             for sym in table.iter_symbols():
-                if sym["st_info"]["type"] not in _STT_CODE or not sym.name:
+                kind = sym["st_info"]["type"]
+                if not sym.name or not sym["st_value"]:
                     continue
-                if sym["st_shndx"] == "SHN_UNDEF" or not sym["st_value"]:
+                in_code = sym["st_shndx"] in code_sections
+                if kind not in _STT_CODE and not (
+                    # as perf: GHC's info tables (objects) and untyped assembler labels
+                    # (StgReturn) in code count too
+                    (kind == "STT_OBJECT" and in_code)
+                    or (
+                        kind == "STT_NOTYPE"
+                        and in_code
+                        and sym["st_other"]["visibility"] not in ("STV_HIDDEN", "STV_INTERNAL")
+                    )
+                ):
+                    continue
+                if sym["st_shndx"] == "SHN_UNDEF":
                     continue
                 addr = int(sym["st_value"])
                 size = int(sym["st_size"])
@@ -212,11 +228,15 @@ class ElfFile:
             return None
         return self._sym_name[i]
 
+    def iter_symbols(self) -> Iterator[tuple[int, int, str]]:
+        """(start, end, name) of the code symbols, in address order."""
+        yield from zip(self._sym_start, self._sym_end, self._sym_name, strict=True)
+
     def function_at(self, addr: int) -> Function | None:
         """The DWARF procedure holding ``addr``, else the ELF symbol."""
         i = bisect.bisect_right(self._proc_starts, addr) - 1 if self._procs else -1
         if i >= 0:
-            low, high, fn = self._procs[i]
+            _, high, fn = self._procs[i]
             if addr < high:
                 return fn
         name = self.symbol_at(addr)

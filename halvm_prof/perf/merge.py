@@ -191,8 +191,8 @@ def eventlog_facts(source: str | os.PathLike[str] | IO[bytes]) -> EventlogFacts:
                 if kind == "START" and label:
                     open_spans.setdefault(label, []).append((t, e.cap))
                 elif kind == "STOP" and label and open_spans.get(label):
-                    start, cap = open_spans[label].pop()
-                    spans.append(Interval(start, t, cap, label))
+                    opened, span_cap = open_spans[label].pop()
+                    spans.append(Interval(opened, t, span_cap, label))
         note = reader.note()
     for changes in tid_caps.values():
         changes.sort()

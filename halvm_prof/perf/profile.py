@@ -145,9 +145,7 @@ def user_callers(sample: Sample) -> Iterator[int]:
         yield ip
 
 
-def synthetic_stack(
-    frame: Frame, sample: Sample, symbolizer: Symbolizer
-) -> tuple[StackFrame, ...]:
+def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tuple[StackFrame, ...]:
     """category > package > module > (C callers) > function > span, for one sample."""
     out = [StackFrame(frame.category)]
     if frame.package:
@@ -243,9 +241,7 @@ def perf_profile(
                 for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
             ),
             spans=tuple(
-                SpanCount(
-                    str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k
-                )
+                SpanCount(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k)
                 for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
             ),
             categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
@@ -278,7 +274,9 @@ def to_cost_centre_profile(profile: PerfProfile) -> CostCentreProfile:
     total = max(1, profile.samples)
     for _, node in root.walk():
         node.individual_time = 100.0 * (node.ticks or 0) / total
-    interval_us = max(1, round(profile.period_ns / profile.samples / 1000)) if profile.samples else 1
+    interval_us = (
+        max(1, round(profile.period_ns / profile.samples / 1000)) if profile.samples else 1
+    )
     return CostCentreProfile(
         program=profile.program,
         arguments=list(profile.command),

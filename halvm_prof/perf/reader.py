@@ -208,7 +208,9 @@ class PerfData:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _error(self, message: str, offset: int | None = None, hint: str | None = None) -> FormatError:
+    def _error(
+        self, message: str, offset: int | None = None, hint: str | None = None
+    ) -> FormatError:
         return FormatError(message, path=self.path, offset=offset, hint=hint)
 
     def _read_at(self, offset: int, size: int) -> bytes:
@@ -312,9 +314,7 @@ class PerfData:
         return tuple(out)
 
     def _read_features(self, h: Any, start: int, notes: list[str]) -> Features:
-        bits = [
-            b for b in range(L.FEATURE_BITS) if h.features[b // 64] >> (b % 64) & 1
-        ]
+        bits = [b for b in range(L.FEATURE_BITS) if h.features[b // 64] >> (b % 64) & 1]
         table_size = 16 * len(bits)
         if start + table_size > self.file_size:
             notes.append("its feature table is cut off")
@@ -586,7 +586,9 @@ def _decode_feature(bit: int, raw: bytes) -> dict[str, Any]:
         return {"clockid_res_ns": int(L.clockid_res.parse(raw).res_ns)}
     if bit == L.FEAT_CLOCK_DATA:
         c = L.clock_data.parse(raw)
-        return {"clock_data": ClockData(int(c.clockid), int(c.wall_clock_ns), int(c.clockid_time_ns))}
+        return {
+            "clock_data": ClockData(int(c.clockid), int(c.wall_clock_ns), int(c.clockid_time_ns))
+        }
     if bit == L.FEAT_BUILD_ID:
         return {"build_ids": tuple(_build_ids(raw))}
     if bit == L.FEAT_EVENT_DESC:

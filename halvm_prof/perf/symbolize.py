@@ -181,7 +181,14 @@ def _named_frame(
     if ghc is not None:
         category: Category = "user code" if ghc.package == "main" else "libraries"
         return Frame(
-            f"{ghc.module}.{ghc.name}", ghc.package, ghc.module, fn.symbol, category, dso, line, span
+            f"{ghc.module}.{ghc.name}",
+            ghc.package,
+            ghc.module,
+            fn.symbol,
+            category,
+            dso,
+            line,
+            span,
         )
     if fn.origin == "dwarf" and fn.module:
         # a module-local procedure (r490_info): named by its source name where DWARF has one

@@ -42,11 +42,15 @@ def format_perf_report(p: PerfProfile, top: int = 20) -> str:
     lines += _table(
         "by category", ((c, "", n) for c, n in p.categories), total, len(p.categories) or 1
     )
-    lines += _table("by function", ((f.name, f.package, f.samples) for f in p.functions), total, top)
+    lines += _table(
+        "by function", ((f.name, f.package, f.samples) for f in p.functions), total, top
+    )
     lines += _table(
         "by source line", ((f"{x.file}:{x.line}", "", x.samples) for x in p.lines), total, top
     )
-    lines += _table("by source span", ((s.span, s.function, s.samples) for s in p.spans), total, top)
+    lines += _table(
+        "by source span", ((s.span, s.function, s.samples) for s in p.spans), total, top
+    )
     return "\n".join(lines) + "\n"
 
 
