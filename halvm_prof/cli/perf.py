@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from halvm_prof.cli.common import echo_json, emit, json_option
-from halvm_prof.cli.report import refuse_input_as_output
+from halvm_prof.errors import OutputError
 from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 
 
@@ -100,7 +100,14 @@ def report(
     from halvm_prof.render.perf import format_perf_report
 
     if export_to:
-        refuse_input_as_output(export_to, [binary, perf_data])
+        from halvm_prof.fileio import same_file
+
+        if same_file(export_to, binary) or same_file(export_to, perf_data):
+            raise OutputError(
+                "is also an input; writing it would destroy that input",
+                path=export_to,
+                hint="choose another output name",
+            )
         fmt = fmt or guess_format(export_to)
     profile = perf_profile(perf_data, binary)
     if as_json:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import struct
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +36,12 @@ DW_AT_GHC_SPAN_START_COL = 0x2B02
 DW_AT_GHC_SPAN_END_LINE = 0x2B03
 DW_AT_GHC_SPAN_END_COL = 0x2B04
 _PT_LOAD = "PT_LOAD"
-_STT_CODE = {"STT_FUNC", "STT_GNU_IFUNC"}
+_STT_NOTYPE = 0
+_STT_OBJECT = 1
+_STT_CODE = {2, 10}  # STT_FUNC, STT_GNU_IFUNC
+_STB_GLOBAL = 1
+_SHN_UNDEF = 0
+_STV_UNSEEN = {1, 2}  # STV_INTERNAL, STV_HIDDEN
 _SHF_EXECINSTR = 4
 
 
@@ -135,30 +141,24 @@ class ElfFile:
             i for i, sec in enumerate(self.elf.iter_sections()) if sec["sh_flags"] & _SHF_EXECINSTR
         }
         if isinstance(table, SymbolTableSection):
-            for sym in table.iter_symbols():
-                kind = sym["st_info"]["type"]
-                if not sym.name or not sym["st_value"]:
+            strtab = self.elf.get_section(table["sh_link"]).data()
+            for value, size, name_at, info, other, shndx in self._symbol_rows(table):
+                kind = info & 0xF
+                if not name_at or not value or shndx == _SHN_UNDEF:
                     continue
-                in_code = sym["st_shndx"] in code_sections
+                in_code = shndx in code_sections
                 if kind not in _STT_CODE and not (
                     # as perf: GHC's info tables (objects) and untyped assembler labels
                     # (StgReturn) in code count too
-                    (kind == "STT_OBJECT" and in_code)
-                    or (
-                        kind == "STT_NOTYPE"
-                        and in_code
-                        and sym["st_other"]["visibility"] not in ("STV_HIDDEN", "STV_INTERNAL")
-                    )
+                    (kind == _STT_OBJECT and in_code)
+                    or (kind == _STT_NOTYPE and in_code and other & 3 not in _STV_UNSEEN)
                 ):
                     continue
-                if sym["st_shndx"] == "SHN_UNDEF":
-                    continue
-                addr = int(sym["st_value"])
-                size = int(sym["st_size"])
+                name = strtab[name_at : strtab.index(b"\0", name_at)].decode("utf-8", "replace")
                 # perf keeps one symbol per address; prefer a global one, then the first
-                old = starts.get(addr)
-                if old is None or (old[1] != sym.name and sym["st_info"]["bind"] == "STB_GLOBAL"):
-                    starts[addr] = (size, sym.name)
+                old = starts.get(value)
+                if old is None or (old[1] != name and info >> 4 == _STB_GLOBAL):
+                    starts[value] = (size, name)
         self.symbol_origin = origin
         addrs = sorted(starts)
         self._sym_start = addrs
@@ -170,6 +170,28 @@ class ElfFile:
             self._sym_end.append(end)
             self._sym_name.append(name)
         self.symbol_count = len(addrs)
+
+    def _symbol_rows(
+        self, table: SymbolTableSection
+    ) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """(value, size, name offset, info, other, section index) of every symbol.
+
+        Unpacked with one precompiled struct over the section's bytes: pyelftools' per-symbol
+        parse took a second for a GHC binary and libc, longer than the rest of a report.
+        """
+        elf64 = self.elf.elfclass == 64
+        order = "<" if self.elf.little_endian else ">"
+        data = table.data()
+        if elf64:
+            for name, info, other, shndx, value, size in struct.iter_unpack(
+                order + "IBBHQQ", data[: len(data) // 24 * 24]
+            ):
+                yield value, size, name, info, other, shndx
+        else:
+            for name, value, size, info, other, shndx in struct.iter_unpack(
+                order + "IIIBBH", data[: len(data) // 16 * 16]
+            ):
+                yield value, size, name, info, other, shndx
 
     def _read_dwarf(self) -> None:
         dwarf = self.elf.get_dwarf_info()

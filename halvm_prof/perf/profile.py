@@ -19,7 +19,7 @@ from typing import IO, Any
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
-from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
+from halvm_prof.perf.reader import Mmap, PerfData, Sample, SampleBatch, TaskEvent
 from halvm_prof.perf.symbolize import Frame, Symbolizer
 
 
@@ -118,9 +118,6 @@ class PerfProfile:
         }
 
 
-_STACK_CACHE = 50_000
-
-
 def clock_name(data: PerfData) -> str:
     a = data.attrs[0]
     if not a.use_clockid:
@@ -166,6 +163,78 @@ def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tup
     return tuple(out)
 
 
+class _Accumulator:
+    """Counts samples by raw key first and resolves each distinct key once, at a flush.
+
+    A key is (header word, pid/tid word, ip, callchain); a flush happens before every mapping
+    change, so each address is resolved against the mappings in force when it was sampled.
+    """
+
+    def __init__(self, symbolizer: Symbolizer):
+        self.symbolizer = symbolizer
+        self.pending: Counter[tuple[int, int, int, tuple[int, ...]]] = Counter()
+        self.functions: Counter[tuple[str, str, str]] = Counter()
+        self.lines: Counter[tuple[str, int]] = Counter()
+        self.spans: Counter[tuple[Any, str]] = Counter()
+        self.categories: Counter[str] = Counter()
+        self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
+        self.total = self.other = self.period = 0
+
+    def add(self, batch: SampleBatch) -> None:
+        pids = self.symbolizer.program_pids
+        ips = batch.column("ip")
+        pts = batch.column("pid")
+        headers = batch.column("header")
+        threads = set(pts)
+        if batch.callchains is not None:
+            self.pending.update(zip(headers, pts, ips, batch.callchains, strict=True))
+        elif len(threads) == 1 and all(
+            (h >> 32) & L.MISC_CPUMODE_MASK in _PLAIN_MODES for h in set(headers)
+        ):
+            # One thread, in user or kernel mode (which the address itself tells, see
+            # Symbolizer.resolve), as most runs are: count addresses alone, at C speed.
+            pt, header = pts[0], headers[0]
+            for ip, n in Counter(ips).items():
+                self.pending[(header, pt, ip, ())] += n
+        else:
+            self.pending.update(zip(headers, pts, ips, [()] * len(ips), strict=True))
+        if batch.has("period"):
+            periods = batch.column("period")
+            if all(pt & 0xFFFFFFFF in pids for pt in threads):
+                self.period += sum(periods)
+            elif any(pt & 0xFFFFFFFF in pids for pt in threads):
+                self.period += sum(
+                    p for p, pt in zip(periods, pts, strict=True) if pt & 0xFFFFFFFF in pids
+                )
+        if len(self.pending) > _PENDING_KEYS:
+            self.flush()
+
+    def flush(self) -> None:
+        symbolizer = self.symbolizer
+        pids = symbolizer.program_pids
+        mask = L.MISC_CPUMODE_MASK
+        for (header, pid_tid, ip, chain), count in self.pending.items():
+            pid = pid_tid & 0xFFFFFFFF
+            if pid not in pids:
+                self.other += count
+                continue
+            self.total += count
+            f = symbolizer.resolve(ip, pid, (header >> 32) & mask)
+            self.functions[(f.name, f.package, f.category)] += count
+            self.categories[f.category] += count
+            if f.line is not None:
+                self.lines[f.line] += count
+            if f.span is not None:
+                self.spans[(f.span, f.name)] += count
+            sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
+            self.stacks[synthetic_stack(f, sample, symbolizer)] += count
+        self.pending.clear()
+
+
+_PENDING_KEYS = 200_000
+_PLAIN_MODES = (L.CPUMODE_KERNEL, L.CPUMODE_USER)
+
+
 def perf_profile(
     perf_data: str | os.PathLike[str] | IO[bytes],
     binary: str | os.PathLike[str],
@@ -175,44 +244,22 @@ def perf_profile(
     """The :class:`PerfProfile` of ``binary``'s process in ``perf_data``."""
     with PerfData(perf_data) as data:
         symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
-        functions: Counter[tuple[str, str, str]] = Counter()
-        lines: Counter[tuple[str, int]] = Counter()
-        spans: Counter[tuple[Any, str]] = Counter()
-        categories: Counter[str] = Counter()
-        stacks: Counter[tuple[StackFrame, ...]] = Counter()
-        stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
-        other = 0
-        total = 0
-        period = 0
+        acc = _Accumulator(symbolizer)
+        for item in data.iter_batches():
+            if type(item) is SampleBatch:
+                acc.add(item)
+            elif isinstance(item, (Mmap, TaskEvent)):
+                # samples so far are resolved against the mappings they were taken under
+                acc.flush()
+                if isinstance(item, Mmap):
+                    symbolizer.add_mmap(item)
+                else:
+                    symbolizer.add_task(item)
+        acc.flush()
         pids = symbolizer.program_pids
-        for r in data.iter_records():
-            if type(r) is Sample:
-                if r.pid not in pids:
-                    other += 1
-                    continue
-                total += 1
-                period += r.period
-                f = symbolizer.resolve(r.ip, r.pid, r.cpumode)
-                functions[(f.name, f.package, f.category)] += 1
-                categories[f.category] += 1
-                if f.line is not None:
-                    lines[f.line] += 1
-                if f.span is not None:
-                    spans[(f.span, f.name)] += 1
-                key = (f, r.callchain if not f.module else ())
-                stack = stack_of.get(key)
-                if stack is None:
-                    if len(stack_of) > _STACK_CACHE:
-                        # distinct callchains could be as many as samples: keep memory bounded
-                        stack_of.clear()
-                    stack = stack_of[key] = synthetic_stack(f, r, symbolizer)
-                stacks[stack] += 1
-            elif isinstance(r, Mmap):
-                symbolizer.add_mmap(r)
-            elif isinstance(r, TaskEvent):
-                symbolizer.add_task(r)
-            elif isinstance(r, Comm):
-                pass
+        functions, lines, spans = acc.functions, acc.lines, acc.spans
+        categories, stacks = acc.categories, acc.stacks
+        total, other, period = acc.total, acc.other, acc.period
         notes = [n for n in (data.note(),) if n]
         notes.extend(symbolizer.notes)
         if not pids:

@@ -166,6 +166,107 @@ class Lost:
 
 Record = Sample | Mmap | Comm | TaskEvent | Lost
 
+
+class SampleBatch:
+    """Consecutive SAMPLE records of one size, read as columns of 64-bit words on demand.
+
+    :meth:`column` gives one field of every record (``header``: the record header word with
+    type, misc and size; ``pid``: the word with pid in its low and tid in its high half);
+    ``callchains`` is set only for a batch of one record. Record ``i`` starts at
+    ``offset + i * size``.
+    """
+
+    __slots__ = ("_step", "_view", "_words", "callchains", "offset", "size")
+
+    def __init__(
+        self,
+        raw: bytes | memoryview,
+        size: int,
+        words: dict[str, int],
+        offset: int,
+        callchains: list[tuple[int, ...]] | None = None,
+    ):
+        self._view = memoryview(raw).cast("Q")
+        self._step = size // 8
+        self._words = words
+        self.size = size
+        self.offset = offset
+        self.callchains = callchains
+
+    def __len__(self) -> int:
+        return len(self._view) // self._step
+
+    def has(self, name: str) -> bool:
+        return name == "header" or name in self._words
+
+    def column(self, name: str) -> list[int]:
+        """Field ``name`` of every record (zeros where the event did not record it)."""
+        w = 0 if name == "header" else self._words.get(name)
+        if w is None:
+            return [0] * len(self)
+        return self._view[w :: self._step].tolist()
+
+    def samples(self) -> Iterator[Sample]:
+        n = len(self)
+        header = self.column("header")
+        ips = self.column("ip")
+        pts = self.column("pid")
+        times = self.column("time")
+        cpus = self.column("cpu")
+        periods = self.column("period")
+        chains = self.callchains or [()] * n
+        mask = L.MISC_CPUMODE_MASK
+        for i in range(n):
+            pt = pts[i]
+            yield Sample(
+                ips[i],
+                pt & 0xFFFFFFFF,
+                pt >> 32,
+                times[i],
+                cpus[i] & 0xFFFFFFFF,
+                periods[i],
+                chains[i],
+                (header[i] >> 32) & mask,
+                self.offset + i * self.size,
+            )
+
+
+def _head_words(names: tuple[str, ...]) -> dict[str, int]:
+    """The 64-bit word (counting the record header as word 0) of each fixed SAMPLE field."""
+    out: dict[str, int] = {}
+    word = 1
+    for name in names:
+        if name in ("tid", "cpu_res"):
+            continue  # the high half of the word before
+        out[name] = word
+        word += 1
+    return out
+
+
+def _run_length(buf: bytes, pos: int, size: int, most: int, sample_byte: bytes) -> int:
+    """How many records from ``pos`` on are SAMPLEs of ``size`` bytes (at most ``most``).
+
+    Checks the header bytes of every record at once with strided slices: type 9 (its three
+    high bytes 0) and the size (bytes 6 and 7).
+    """
+    stop = pos + most * size
+    n = most
+    expect = (
+        (0, sample_byte),
+        (1, b"\0"),
+        (2, b"\0"),
+        (3, b"\0"),
+        (6, bytes([size & 0xFF])),
+        (7, bytes([size >> 8])),
+    )
+    for k, byte in expect:
+        col = buf[pos + k : stop : size][:n]
+        n = len(col) - len(col.lstrip(byte))
+        if n == 0:
+            return 0
+    return n
+
+
 _U64 = struct.Struct("<Q").unpack_from
 _HDR = L.RECORD_HEADER.unpack_from
 _PROT_EXEC = 4
@@ -359,19 +460,26 @@ class PerfData:
 
     def iter_records(self) -> Iterator[Record]:
         """Every complete record we decode, in file order; :attr:`stop` says why it ended."""
+        for item in self.iter_batches():
+            if type(item) is SampleBatch:
+                yield from item.samples()
+            else:
+                yield item  # type: ignore[misc]
+
+    def iter_batches(self, min_run: int = 8) -> Iterator[Record | SampleBatch]:
+        """Like :meth:`iter_records`, but runs of samples come as one :class:`SampleBatch`.
+
+        Samples without a callchain all have one size, and a program's samples mostly follow
+        one another; such a run is found and cut into columns by C-level slicing (a stride over
+        the buffer) instead of one Python step per record, which makes reading several times
+        faster. ``min_run`` is the shortest run worth it.
+        """
         lay = self.sample_layout
-        names = lay.names
-        head = lay.head.unpack_from
+        words = _head_words(lay.names)
         head_size = lay.head.size
-        pick = {n: names.index(n) for n in names}
-        i_ip = pick.get("ip", -1)
-        i_pid = pick.get("pid", -1)
-        i_tid = pick.get("tid", -1)
-        i_time = pick.get("time", -1)
-        i_cpu = pick.get("cpu", -1)
-        i_period = pick.get("period", -1)
         read_size = lay.read_size
         with_chain = lay.callchain
+        fixed = not with_chain and read_size >= 0
         read_format = self.attrs[0].read_format
         chains: dict[int, Any] = {}
         stream = self.stream
@@ -382,6 +490,7 @@ class PerfData:
         pos = 0
         self.stop = None
         self.lost = 0
+        sample_byte = bytes([L.SAMPLE])
         while True:
             if len(buf) - pos < 65536 + 8 and pos_base + len(buf) < end:
                 want = min(CHUNK, end - pos_base - len(buf))
@@ -411,12 +520,16 @@ class PerfData:
                 continue  # more bytes to read
             at = pos_base + pos
             if rtype == L.SAMPLE:
-                body = pos + 8
                 if head_size > size - 8:
                     self.stop = Stop("corrupt", at, "a SAMPLE record shorter than its fields")
                     return
-                v = head(buf, body)
-                p = body + head_size
+                if fixed and not size % 8 and left >= min_run * size:
+                    n = _run_length(buf, pos, size, left // size, sample_byte)
+                    if n >= min_run:
+                        yield SampleBatch(memoryview(buf)[pos : pos + n * size], size, words, at)
+                        pos += n * size
+                        continue
+                p = pos + 8 + head_size
                 if read_size:
                     if read_size < 0:
                         p += L.group_read_size(read_format, _U64(buf, p)[0])
@@ -438,17 +551,10 @@ class PerfData:
                     if unpack is None:
                         unpack = chains[nr] = struct.Struct(f"<{nr}Q").unpack_from
                     chain = unpack(buf, p + 8)
-                yield Sample(
-                    v[i_ip] if i_ip >= 0 else 0,
-                    v[i_pid] if i_pid >= 0 else 0,
-                    v[i_tid] if i_tid >= 0 else 0,
-                    v[i_time] if i_time >= 0 else 0,
-                    v[i_cpu] if i_cpu >= 0 else 0,
-                    v[i_period] if i_period >= 0 else 0,
-                    chain,
-                    misc & L.MISC_CPUMODE_MASK,
-                    at,
-                )
+                if size % 8:
+                    self.stop = Stop("corrupt", at, f"a SAMPLE record of {size} bytes")
+                    return
+                yield SampleBatch(buf[pos : pos + size], size, words, at, [chain])
             elif rtype in _DECODED:
                 try:
                     rec = self._other(rtype, misc, buf[pos : pos + size], at)
