@@ -14,13 +14,15 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
 from halvm_prof.perf.reader import Mmap, PerfData, Sample, SampleBatch, TaskEvent
 from halvm_prof.perf.symbolize import Frame, Symbolizer
+
+if TYPE_CHECKING:
+    from halvm_prof.model import CostCentreProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +181,9 @@ class _Accumulator:
         self.categories: Counter[str] = Counter()
         self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
         self.total = self.other = self.period = 0
+        self.stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
+        #: (header, pid) -> address -> samples: the common case, counted at C speed
+        self.by_address: dict[tuple[int, int], Counter[int]] = {}
 
     def add(self, batch: SampleBatch) -> None:
         pids = self.symbolizer.program_pids
@@ -188,14 +193,17 @@ class _Accumulator:
         threads = set(pts)
         if batch.callchains is not None:
             self.pending.update(zip(headers, pts, ips, batch.callchains, strict=True))
-        elif len(threads) == 1 and all(
+        elif len({pt & 0xFFFFFFFF for pt in threads}) == 1 and all(
             (h >> 32) & L.MISC_CPUMODE_MASK in _PLAIN_MODES for h in set(headers)
         ):
-            # One thread, in user or kernel mode (which the address itself tells, see
-            # Symbolizer.resolve), as most runs are: count addresses alone, at C speed.
-            pt, header = pts[0], headers[0]
-            for ip, n in Counter(ips).items():
-                self.pending[(header, pt, ip, ())] += n
+            # One process, in user or kernel mode (which the address itself tells, see
+            # Symbolizer.resolve), as most runs are: count addresses alone, at C speed. The
+            # profile does not tell threads apart.
+            key = (headers[0], pts[0] & 0xFFFFFFFF)
+            counter = self.by_address.get(key)
+            if counter is None:
+                counter = self.by_address[key] = Counter()
+            counter.update(ips)
         else:
             self.pending.update(zip(headers, pts, ips, [()] * len(ips), strict=True))
         if batch.has("period"):
@@ -210,6 +218,10 @@ class _Accumulator:
             self.flush()
 
     def flush(self) -> None:
+        for (header, pid), counter in self.by_address.items():
+            for ip, n in counter.items():
+                self.pending[(header, pid, ip, ())] += n
+        self.by_address.clear()
         symbolizer = self.symbolizer
         pids = symbolizer.program_pids
         mask = L.MISC_CPUMODE_MASK
@@ -226,9 +238,15 @@ class _Accumulator:
                 self.lines[f.line] += count
             if f.span is not None:
                 self.spans[(f.span, f.name)] += count
-            sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
-            self.stacks[synthetic_stack(f, sample, symbolizer)] += count
+            key = (f, chain)
+            stack = self.stack_of.get(key)
+            if stack is None:
+                sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
+                stack = self.stack_of[key] = synthetic_stack(f, sample, symbolizer)
+            self.stacks[stack] += count
         self.pending.clear()
+        if len(self.stack_of) > _PENDING_KEYS:
+            self.stack_of.clear()
 
 
 _PENDING_KEYS = 200_000
@@ -304,6 +322,8 @@ def to_cost_centre_profile(profile: PerfProfile) -> CostCentreProfile:
 
     Weights are sample counts (``ticks``); the tick interval is the mean sampling period.
     """
+    from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
+
     root = CallNode(CostCentre(profile.program, ""), 0, 0, ticks=0, alloc=0)
     index: dict[tuple[int, StackFrame], CallNode] = {}
     number = 0

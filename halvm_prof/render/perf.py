@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from halvm_prof.perf.merge import IntervalSamples, PerfMerge
-from halvm_prof.perf.profile import PerfProfile
+if TYPE_CHECKING:  # the merge's eventlog reader is not needed to print a report
+    from halvm_prof.perf.merge import IntervalSamples, PerfMerge
+    from halvm_prof.perf.profile import PerfProfile
 
 
 def _pct(n: int, total: int) -> str:
