@@ -69,3 +69,7 @@ class OutputError(HalvmProfError):
 
 class InputError(HalvmProfError):
     """An input file is missing, unreadable, or of a kind the command does not take."""
+
+
+class StoreError(HalvmProfError):
+    """A run-history store cannot be opened, read or written (bad URL, server down, newer)."""

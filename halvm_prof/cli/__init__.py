@@ -79,6 +79,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "postmortem": ("postmortem", "postmortem"),
     "prepare": ("xen", "prepare"),
     "report": ("report", "report"),
+    "runs": ("runs", "runs"),
     "summary": ("summary", "summary"),
     "xen-config": ("xen", "xen_config"),
 }
