@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from halvm_prof.cli import HalvmGroup
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import echo_json, force_option, json_option, refuse_existing
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,3 +100,122 @@ def show(run: str, store_url: str | None, as_json: bool) -> None:
         echo_json(asdict(info) | {"figures": [asdict(f) for f in figures]})
     else:
         click.echo(render_run(info, figures), nl=False)
+
+
+@runs.command()
+@click.argument("name")
+@click.option(
+    "--metric",
+    default=None,
+    help="peak, residency, mean, slope, r2 (bands); time, alloc, inherited_time, "
+    "inherited_alloc, entries (cost centres); default peak for a band, time for a cost centre.",
+)
+@click.option("--last", type=click.IntRange(min=1), default=None, help="Only the last N runs.")
+@store_option
+@json_option
+def trend(
+    name: str, metric: str | None, last: int | None, store_url: str | None, as_json: bool
+) -> None:
+    """One value of NAME (a band, cost centre, or total: heap, prof, eventlog) per run."""
+    from halvm_prof.history.store import open_store
+    from halvm_prof.history.trend import find_series, trend_json
+    from halvm_prof.render.history import render_trend
+
+    with open_store(store_url) as store:
+        scope, name, metric = find_series(store, name, metric)
+        points = store.trend(scope, name, metric, last)
+    if as_json:
+        echo_json(trend_json(points))
+    else:
+        click.echo(render_trend(scope, name, metric, points), nl=False)
+
+
+@runs.command(name="diff")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--kind",
+    type=click.Choice(["prof", "hp"]),
+    default=None,
+    help="Compare the cost-centre reports or the heap profiles (default: the reports when "
+    "both runs have one).",
+)
+@click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
+@store_option
+@json_option
+def diff_runs(
+    old: str, new: str, kind: str | None, top: int, store_url: str | None, as_json: bool
+) -> None:
+    """Compare two stored runs (number, `last`, label or commit), as `halvm-prof diff` does."""
+    from halvm_prof.analysis.diff import diff_profiles
+    from halvm_prof.cli.diff import _render
+    from halvm_prof.history.baseline import stored_profile
+    from halvm_prof.history.store import open_store
+    from halvm_prof.render.history import render_pair
+
+    with open_store(store_url) as store:
+        a, b = store.resolve(old), store.resolve(new)
+        fa, fb = store.figures(a.id), store.figures(b.id)
+    if kind is None:
+        has_prof = all(any(f.scope == "cc" for f in fs) for fs in (fa, fb))
+        kind = "prof" if has_prof else "hp"
+    result = diff_profiles(stored_profile(a, fa, kind), stored_profile(b, fb, kind))
+    if as_json:
+        echo_json(result.to_dict() | {"old": a.id, "new": b.id})
+    else:
+        click.echo(render_pair(a, b) + _render(result, top), nl=False)
+
+
+@runs.command()
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@store_option
+def remove(run_refs: tuple[str, ...], store_url: str | None) -> None:
+    """Delete runs (number, `last`, label or commit) and their figures."""
+    from halvm_prof.history.store import open_store
+
+    with open_store(store_url) as store:
+        ids = sorted({store.resolve(r).id for r in run_refs})
+        count = store.remove(ids)
+    click.echo(f"removed {count} run{'s' if count != 1 else ''}: {', '.join(map(str, ids))}")
+
+
+@runs.command()
+@click.option(
+    "--keep", type=click.IntRange(min=0), required=True, help="How many newest runs to keep."
+)
+@store_option
+def prune(keep: int, store_url: str | None) -> None:
+    """Delete all but the newest runs."""
+    from halvm_prof.history.store import open_store
+
+    with open_store(store_url) as store:
+        count = store.prune(keep)
+    click.echo(f"removed {count} run{'s' if count != 1 else ''}, kept the newest {keep}")
+
+
+@runs.command()
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The page.")
+@click.option("--last", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Mark a run that raises a figure by more than this many percent over the run before.",
+)
+@force_option
+@store_option
+def report(
+    output: str, last: int, top: int, threshold: float, force: bool, store_url: str | None
+) -> None:
+    """Write one offline HTML page of the trends across the last runs."""
+    from halvm_prof.history.store import open_store
+    from halvm_prof.history.trend import trend_page
+    from halvm_prof.render.history_html import write_trend_page
+
+    refuse_existing(output, force)
+    with open_store(store_url) as store:
+        page = trend_page(store, last=last, top=top, pct=threshold)
+    write_trend_page(page, output)
+    click.echo(f"wrote {output} ({len(page.runs)} runs)")

@@ -24,6 +24,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "value DOUBLE PRECISION NOT NULL, PRIMARY KEY (series_id, run_id)){without_rowid}",
         "CREATE INDEX halvm_values_run ON halvm_values (run_id)",
     ),
+    # 2: the program a run profiled (from its files' JOB line or report), to tell runs of
+    # several programs apart in one store; runs added before it have ''. Labels are looked up
+    # on every `--against LABEL`, so they get an index.
+    2: (
+        "ALTER TABLE halvm_runs ADD COLUMN program TEXT NOT NULL DEFAULT ''",
+        "CREATE INDEX halvm_runs_label ON halvm_runs (label)",
+    ),
 }
 
 #: The schema version this halvm-prof writes.

@@ -266,11 +266,20 @@ class Store:
         # Sorted, so concurrent writers take the series' unique-key locks in the same order.
         figures = sorted(run.figures, key=lambda f: (f.scope, f.name, f.metric))
         with self._tx(True, "cannot add the run") as cur:
-            row = self._q(
-                cur,
-                "INSERT INTO halvm_runs (label, commit_sha, added) VALUES (?, ?, ?) RETURNING id",
-                (label, commit, added),
-            ).fetchone()
+            if self.version >= 2:
+                row = self._q(
+                    cur,
+                    "INSERT INTO halvm_runs (label, commit_sha, added, program) "
+                    "VALUES (?, ?, ?, ?) RETURNING id",
+                    (label, commit, added, run.program),
+                ).fetchone()
+            else:  # only to make the schema-1 fixture again
+                row = self._q(
+                    cur,
+                    "INSERT INTO halvm_runs (label, commit_sha, added) VALUES (?, ?, ?) "
+                    "RETURNING id",
+                    (label, commit, added),
+                ).fetchone()
             run_id = int(row[0])
             cur.executemany(
                 self._d.sql(
@@ -312,10 +321,11 @@ class Store:
         return RunInfo(run_id, label, commit, added, run.program, run.files)
 
     def _runs(self, cur: Any, where: str = "", params: Sequence[Any] = ()) -> list[RunInfo]:
+        program = "program" if self.version >= 2 else "''"
         rows = self._q(
-            cur, f"SELECT id, label, commit_sha, added FROM halvm_runs {where}", params
+            cur, f"SELECT id, label, commit_sha, added, {program} FROM halvm_runs {where}", params
         ).fetchall()
-        return [RunInfo(int(r[0]), r[1], r[2], r[3], "") for r in rows]
+        return [RunInfo(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
 
     def runs(self, last: int | None = None) -> list[RunInfo]:
         """Every run (or the ``last`` ones), oldest first."""
@@ -371,9 +381,10 @@ class Store:
         return sorted(Figure(r[0], r[1], r[2], float(r[3])) for r in rows)
 
     def trend(
-        self, scope: str, name: str, metric: str, last: int | None = None
+        self, scope: str, name: str, metric: str, last: int | None = None, since: int = 0
     ) -> list[TrendPoint]:
-        """One value per run that has the series, oldest first (the ``last`` runs of those)."""
+        """One value per run that has the series, oldest first (the ``last`` runs of those,
+        from run number ``since`` on)."""
         limit = f" LIMIT {int(last)}" if last is not None else ""
         with self._tx(False, "cannot read the store") as cur:
             row = self._q(
@@ -386,9 +397,9 @@ class Store:
             rows = self._q(
                 cur,
                 "SELECT r.id, r.label, r.commit_sha, v.value FROM halvm_values v "
-                "JOIN halvm_runs r ON r.id = v.run_id WHERE v.series_id = ? "
-                f"ORDER BY r.id DESC{limit}",
-                (row[0],),
+                "JOIN halvm_runs r ON r.id = v.run_id WHERE v.series_id = ? AND v.run_id >= ? "
+                f"ORDER BY v.run_id DESC{limit}",
+                (row[0], since),
             ).fetchall()
         return [TrendPoint(int(r[0]), r[1], r[2], float(r[3])) for r in reversed(rows)]
 

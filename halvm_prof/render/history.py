@@ -80,3 +80,13 @@ def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint
         )
         previous = p.value
     return _lines(lines)
+
+
+def _run_name(run: RunInfo) -> str:
+    extra = ", ".join(x for x in (run.label, run.commit) if x)
+    return f"run {run.id}" + (f" ({extra})" if extra else "")
+
+
+def render_pair(old: RunInfo, new: RunInfo) -> str:
+    """The heading of ``runs diff``: which runs are compared."""
+    return _lines([f"old: {_run_name(old)}", f"new: {_run_name(new)}", ""])
