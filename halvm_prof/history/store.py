@@ -158,8 +158,10 @@ class _Postgres(_Dialect):
         return bool(row and row[0])
 
     def errors(self) -> tuple[type[BaseException], ...]:
-        import psycopg
-
+        try:
+            import psycopg
+        except ImportError:  # connect() says what to install
+            return ()
         return (psycopg.Error,)
 
 
@@ -181,10 +183,10 @@ class Store:
         self.url = url
         self.where = display_url(url)
         self._d = _dialect(url)
-        self._errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+        self._errors = self._d.errors()
+        self._conn: Any = None
         with self._failures("cannot open the store"):
             self._conn = self._d.connect()
-            self._errors = self._d.errors()
         try:
             self._upgrade(version)
         except BaseException:
@@ -198,7 +200,7 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        conn = getattr(self, "_conn", None)
+        conn = self._conn
         if conn is not None:
             with contextlib.suppress(Exception):
                 conn.close()
@@ -444,7 +446,7 @@ def open_store(url: str | None = None) -> Store:
     """Open (creating or upgrading) the store at ``url``, or the default one."""
     if url is None:
         url = default_url()
-        if _dialect(url).name == "sqlite" and STORE_ENV not in os.environ:
+        if _dialect(url).name == "sqlite" and not os.environ.get(STORE_ENV):
             path = Path(url.removeprefix("sqlite://"))
             path.parent.mkdir(parents=True, exist_ok=True)
     return Store(url)
