@@ -153,7 +153,12 @@ class _Postgres(_Dialect):
         cur.execute("SELECT pg_advisory_xact_lock(7210315)")
 
     def has_meta(self, cur: Any) -> bool:
-        cur.execute("SELECT to_regclass('halvm_meta') IS NOT NULL")
+        # A query of the catalog table, not to_regclass(): that reads a cache which may not
+        # yet know of a table another process made while we waited for the lock.
+        cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables "
+            "WHERE schemaname = current_schema() AND tablename = 'halvm_meta')"
+        )
         row = cur.fetchone()
         return bool(row and row[0])
 
@@ -237,16 +242,17 @@ class Store:
         return int(row[0]) if row else 0
 
     def _upgrade(self, target: int) -> None:
+        # Most opens find the schema current: a read, so readers never queue behind writers.
+        with self._tx(False, "cannot read the store") as cur:
+            version = self._version(cur)
+        if version == target:
+            self.version = version
+            return
+        self._refuse_newer(version)
         with self._tx(True, "cannot upgrade the store") as cur:
             self._d.lock_schema(cur)
-            version = self._version(cur)
-            if version > schema.CURRENT:
-                raise StoreError(
-                    f"made by a newer halvm-prof (schema version {version}; this one knows "
-                    f"up to {schema.CURRENT})",
-                    path=self.where,
-                    hint="upgrade halvm-prof to use this store",
-                )
+            version = self._version(cur)  # again: another process may have upgraded it
+            self._refuse_newer(version)
             for v in range(version + 1, target + 1):
                 for statement in schema.MIGRATIONS[v]:
                     cur.execute(
@@ -261,6 +267,15 @@ class Store:
                     (str(v),),
                 )
             self.version = max(version, target)
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > schema.CURRENT:
+            raise StoreError(
+                f"made by a newer halvm-prof (schema version {version}; this one knows "
+                f"up to {schema.CURRENT})",
+                path=self.where,
+                hint="upgrade halvm-prof to use this store",
+            )
 
     def add(self, run: RunFigures, label: str | None = None, commit: str | None = None) -> RunInfo:
         """Store ``run`` in one transaction and return what was stored."""

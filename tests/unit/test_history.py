@@ -309,7 +309,7 @@ from halvm_prof.history.figures import run_figures
 from halvm_prof.history.store import Store
 url, worker = sys.argv[1], sys.argv[2]
 figures = run_figures(sys.argv[3:])
-for i in range(3):
+for i in range(2):
     with Store(url) as store:
         store.add(figures, label=f"w{worker}-{i}")
 """
@@ -333,7 +333,7 @@ def test_concurrent_adds_from_several_processes_all_land(store_url: str) -> None
     with Store(store_url) as store:
         runs = store.runs()
         assert sorted(r.label or "" for r in runs) == sorted(
-            f"w{w}-{i}" for w in range(4) for i in range(3)
+            f"w{w}-{i}" for w in range(4) for i in range(2)
         )
         for r in runs:
             assert len(store.figures(r.id)) == expected
