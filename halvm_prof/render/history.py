@@ -52,7 +52,7 @@ def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
     for scope in ("band", "cc", "cap", "span"):
         if scope in counts:
             lines.append(f"{what[scope] + ':':<14}{len(counts[scope])}")
-    totals = [f for f in figures if f.scope == "total"]
+    totals = sorted(f for f in figures if f.scope == "total")
     if totals:
         lines += ["", "totals:"]
         for fig in totals:

@@ -65,4 +65,5 @@
     });
   });
   window.addEventListener("resize", () => charts.forEach((c) => c.resize()));
+  document.body.dataset.ready = "true";
 })();
