@@ -73,3 +73,7 @@ class InputError(HalvmProfError):
 
 class ToolError(HalvmProfError):
     """An outside program we run (perf) is missing, or the system refuses to let it work."""
+
+
+class StoreError(HalvmProfError):
+    """A run-history store cannot be opened, read or written (bad URL, server down, newer)."""

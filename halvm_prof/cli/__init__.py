@@ -81,6 +81,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "prepare": ("xen", "prepare"),
     "record": ("perf", "record"),
     "report": ("report", "report"),
+    "runs": ("runs", "runs"),
     "summary": ("summary", "summary"),
     "xen-config": ("xen", "xen_config"),
 }

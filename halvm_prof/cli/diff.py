@@ -18,7 +18,15 @@ from halvm_prof.render.diff import render_diff
 
 @click.command()
 @input_argument("old")
-@input_argument("new")
+@click.argument("new", type=click.Path(dir_okay=False, allow_dash=True), required=False)
+@click.option(
+    "--against",
+    metavar="RUN",
+    default=None,
+    help="Compare OLD with a stored run (`last`, a label, a commit or a run number) instead "
+    "of a second file; see `halvm-prof runs`.",
+)
+@click.option("--store", "store_url", metavar="URL", default=None, help="The run store.")
 @click.option(
     "--fail-if",
     "thresholds",
@@ -30,14 +38,32 @@ from halvm_prof.render.diff import render_diff
 )
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
 @json_option
-def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: bool) -> None:
-    """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image)."""
-    with (
-        progress("comparing", input_size([old, new])),
-        open_input_source(old) as a,
-        open_input_source(new) as b,
-    ):
-        result = diff_profiles(diff_input(a), diff_input(b))
+def diff(
+    old: str,
+    new: str | None,
+    against: str | None,
+    store_url: str | None,
+    thresholds: tuple[str, ...],
+    top: int,
+    as_json: bool,
+) -> None:
+    """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image); or, with
+    --against, one file with a stored run."""
+    if against is not None:
+        if new is not None:
+            raise click.UsageError("give one FILE with --against")
+        from halvm_prof.history.baseline import diff_against
+
+        result, old, new = diff_against(old, against, store_url)
+    elif new is None:
+        raise click.UsageError("give OLD and NEW, or FILE --against RUN")
+    else:
+        with (
+            progress("comparing", input_size([old, new])),
+            open_input_source(old) as a,
+            open_input_source(new) as b,
+        ):
+            result = diff_profiles(diff_input(a), diff_input(b))
     for t in thresholds:
         parse_threshold(t, result.kind)  # a bad rule fails before any output
     failed = breaches(result, list(thresholds))

@@ -17,6 +17,7 @@ Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -85,6 +86,61 @@ class _Replay(io.RawIOBase):
         super().close()
 
 
+class Digest(io.RawIOBase):
+    """A stream that hashes (SHA-256) the bytes read through it, each byte once, in order, even
+    when the reader above seeks back and reads again; :meth:`finish` reads whatever the readers
+    left and gives the size and hash of the whole input."""
+
+    def __init__(self, inner: IO[bytes]) -> None:
+        self._inner = inner
+        self._hash = hashlib.sha256()
+        self._done = 0  # bytes hashed: the input's first ``_done`` bytes
+        self._pos = 0
+        self.name = getattr(inner, "name", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        try:
+            return bool(self._inner.seekable())
+        except (OSError, ValueError):
+            return False
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._pos = self._inner.seek(offset, whence)
+        return self._pos
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._inner.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        if self._pos <= self._done < self._pos + n:
+            self._hash.update(memoryview(data)[self._done - self._pos :])
+            self._done = self._pos + n
+        self._pos += n
+        return n
+
+    def finish(self) -> tuple[int, str]:
+        """(size, SHA-256 hex digest) of the whole input."""
+        if self.seekable():
+            self._inner.seek(self._done)
+            self._pos = self._done
+        while chunk := self._inner.read(1 << 20):
+            if self._pos == self._done:
+                self._hash.update(chunk)
+                self._done += len(chunk)
+            self._pos += len(chunk)
+        return self._done, self._hash.hexdigest()
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
 class Window(io.RawIOBase):
     """A read-only, seekable view of ``length`` bytes of ``stream`` from ``offset``: what a
     disk image's profile is, without copying it out."""
@@ -136,6 +192,15 @@ class Source:
         self.seekable = seekable
         self._owned = owned
         self._used = False
+        self._digest: Digest | None = None
+
+    def digest(self) -> tuple[int, str]:
+        """(size, SHA-256) of the profile's bytes (a disk's: its recovered profile), hashed as
+        the readers read them: only what they left is read for it. Needs ``digest=True``."""
+        digest = self.content._digest
+        if digest is None:
+            raise ValueError("open the source with digest=True")
+        return digest.finish()
 
     @property
     def what(self) -> str:
@@ -317,6 +382,7 @@ class DiskSource(Source):
         *,
         owned: bool = True,
         count_samples: bool = False,
+        digest: bool = False,
     ):
         from halvm_prof.disk.image import DiskImage
         from halvm_prof.disk.layout import DATA_OFFSET
@@ -325,9 +391,9 @@ class DiskSource(Source):
         super().__init__(stream, name, seekable=True, owned=owned)
         self.image: DiskImage = DiskImage(stream, name)
         self.recovery: Recovery = plan_recovery(self.image, count_samples=count_samples)
-        window = io.BufferedReader(
-            Window(stream, DATA_OFFSET, self.recovery.output_size, name), 1 << 20
-        )
+        raw = Window(stream, DATA_OFFSET, self.recovery.output_size, name)
+        hashed = Digest(io.BufferedReader(raw, 1 << 20)) if digest else None
+        window = io.BufferedReader(hashed if hashed is not None else raw, 1 << 20)
         inner = _make(self.recovery.kind, window, name, seekable=True, owned=False)
         if inner is None:
             raise InputError(
@@ -335,6 +401,7 @@ class DiskSource(Source):
                 path=name,
                 hint="`halvm-prof disk info` shows what it holds",
             )
+        inner._digest = hashed
         self._content = inner
 
     @property
@@ -397,13 +464,15 @@ def open_source(
     name: str | None = None,
     disk: bool = True,
     count_samples: bool = False,
+    digest: bool = False,
 ) -> Source:
     """Open ``target`` (a path, or a binary stream) once and return its typed source.
 
     The kind comes from the content, never the name. A disk image is recognised by its status
     sector (``disk=False`` refuses one); ``count_samples`` makes its recovery count the complete
-    heap samples. Raises :class:`InputError` for a missing file, a folder, an empty input or one
-    that is no GHC profile.
+    heap samples; ``digest`` hashes the profile's bytes as they are read (:meth:`Source.digest`).
+    Raises :class:`InputError` for a missing file, a folder, an empty input or one that is no GHC
+    profile.
     """
     if isinstance(target, (str, os.PathLike)):
         path = os.fspath(target)
@@ -424,7 +493,7 @@ def open_source(
             seekable = False
         owned = False
     try:
-        return _open(raw, display, seekable, owned, disk, count_samples)
+        return _open(raw, display, seekable, owned, disk, count_samples, digest)
     except BaseException:
         if owned:
             raw.close()
@@ -448,7 +517,13 @@ def _stream_name(stream: IO[bytes]) -> str:
 
 
 def _open(
-    raw: IO[bytes], name: str, seekable: bool, owned: bool, disk: bool, count_samples: bool
+    raw: IO[bytes],
+    name: str,
+    seekable: bool,
+    owned: bool,
+    disk: bool,
+    count_samples: bool,
+    digest: bool = False,
 ) -> Source:
     start = 0
     if seekable:
@@ -475,10 +550,17 @@ def _open(
             raise InputError(
                 "is a disk image given as a stream", path=name, hint="give the image's path"
             )
-        return DiskSource(stream, name, owned=owned, count_samples=count_samples)
+        return DiskSource(
+            stream, name, owned=owned, count_samples=count_samples, digest=digest
+        )
     kind = detect_kind(head[:DETECT_BYTES])
+    hashed = None
+    if digest:
+        hashed = Digest(stream)
+        stream = io.BufferedReader(hashed, 1 << 20)
     source = _make(kind, stream, name, seekable=seekable, owned=owned)
     if source is not None:
+        source._digest = hashed
         return source
     if kind == "empty":
         raise InputError(

@@ -75,7 +75,7 @@ def test_a_cut_file_reports_what_it_holds_with_a_note() -> None:
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.data"
     junk.write_bytes(b"\0" * 300)
-    code, out, err = run("perf", "report", BINARY, str(junk))
+    code, _, err = run("perf", "report", BINARY, str(junk))
     assert code == 1 and "not a perf.data file" in err and len(err.strip().splitlines()) == 1
     code, _, err = run("perf", "report", str(PERF / "Work.hs"), FULL)
     assert code == 1 and "not a readable ELF file" in err and "Traceback" not in err
