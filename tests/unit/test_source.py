@@ -174,3 +174,24 @@ def test_not_a_profile_nor_a_disk(tmp_path: Path) -> None:
     zeros.write_bytes(bytes(8192))
     with pytest.raises(InputError, match="only zero bytes"):
         open_source(zeros)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
+    import hashlib
+
+    path = CORPUS / name
+    data = path.read_bytes()
+    with open_source(path, digest=True) as source:
+        summarize(source)
+        assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
+    # Nothing read yet: the digest reads it all itself.
+    with open_source(path, digest=True) as source:
+        assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
+    disk = tmp_path / "d.disk"
+    create_image(disk, 4 << 20)
+    write_profile(path, disk)
+    with open_source(disk, digest=True) as source:
+        summarize(source)
+        # A disk's digest is its recovered profile's: the same bytes as the file written to it.
+        assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
