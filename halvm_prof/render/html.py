@@ -1,6 +1,7 @@
 """One self-contained HTML report: heap charts and band table, cost-centre table, call tree and
-flame graphs, eventlog timelines. Data is built apart from writing (tests assert on it) and
-reaches the page only through ``|tojson``, so names like ``</>`` cannot break it.
+flame graphs, eventlogs' runtime timelines (``timeline_page.py``). Data is built apart from
+writing (tests assert on it) and reaches the page only through ``|tojson``, so names like
+``</>`` cannot break it.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from halvm_prof.fileio import atomic_write, open_input
 from halvm_prof.formats.hp import iter_hp
 from halvm_prof.model import (
     CostCentreProfile,
-    EventlogTimeline,
     HeapHeader,
     HeapProfile,
     HeapSample,
     HeapSampleReader,
 )
+from halvm_prof.render.timeline_page import TimelineFile, timeline_file_data
 from halvm_prof.render.weights import self_weights
 
 
@@ -42,7 +43,7 @@ class HpFile:
     eventlog: bool = False
 
 
-Input = HeapProfile | CostCentreProfile | EventlogTimeline | HpFile
+Input = HeapProfile | CostCentreProfile | HpFile | TimelineFile
 
 #: Bands drawn by name; the rest are summed into "other".
 TOP_BANDS = 15
@@ -270,36 +271,6 @@ def prof_data(profile: CostCentreProfile, title: str) -> dict[str, Any]:
     }
 
 
-def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
-    """The section of an eventlog's heap and GC series; long series keep their peaks."""
-
-    def cut(points: list[tuple[float, int]]) -> list[list[float]]:
-        return [[time, value] for time, value in thin(points, MAX_POINTS, lambda p: p[1])]
-
-    pauses = thin(t.gc_pauses, 2 * MAX_POINTS, lambda p: p.duration)
-
-    return {
-        "kind": "timeline",
-        "title": title,
-        "series": [
-            {"name": name, "points": cut(points)}
-            for name, points in (
-                ("heap size", t.heap_size),
-                ("live bytes", t.live_bytes),
-                ("blocks size", t.blocks_size),
-                ("allocated", t.allocated),
-            )
-            if points
-        ],
-        "gc": [[p.start, p.duration] for p in pauses],
-        "gc_count": len(t.gc_pauses),
-        "gc_longest": max((p.duration for p in t.gc_pauses), default=0.0),
-        "markers": [[m.time, m.text] for m in t.markers],
-        "complete": t.complete,
-        "note": t.note,
-    }
-
-
 def _check_finite(section: dict[str, Any], where: str) -> None:
     """Refuse NaN and infinity (Python reads "inf" as a number): JSON has no such values, and
     the browser would reject the whole data block, leaving a blank page."""
@@ -341,8 +312,10 @@ def build_report_data(
         elif isinstance(item, CostCentreProfile):
             sections.append(prof_data(item, label))
         else:
-            sections.append(timeline_data(item, label))
-        _check_finite(sections[-1], item.path if isinstance(item, HpFile) else label)
+            # The runtime timeline's section (render/timeline_page.py).
+            sections.append(timeline_file_data(item.path, label))
+        path = item.path if isinstance(item, (HpFile, TimelineFile)) else label
+        _check_finite(sections[-1], path)
     data: dict[str, Any] = {
         "page": "report" if postmortem is None else "postmortem",
         "title": title,
@@ -356,9 +329,8 @@ def build_report_data(
 
 
 def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
-    """Each file's profile, labelled by name; an eventlog gives its heap and GC timeline and,
-    when it holds heap samples, its heap profile too."""
-    from halvm_prof.formats.eventlog.timeline import read_timeline
+    """Each file's profile, labelled by name; an eventlog gives its runtime timeline and, when
+    it holds heap samples, its heap profile too."""
     from halvm_prof.formats.load import load_profile, sniff
 
     inputs: list[tuple[str, Input]] = []
@@ -366,7 +338,7 @@ def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
         name = Path(file).name
         kind = sniff(file)
         if kind == "eventlog":
-            inputs.append((f"{name}: heap and GC over time", read_timeline(file)))
+            inputs.append((f"{name}: runtime timeline", TimelineFile(file)))
             inputs.append((f"{name}: heap profile", HpFile(file, eventlog=True)))
         elif kind == "hp":
             inputs.append((name, HpFile(file)))
@@ -395,7 +367,8 @@ def render_html(data: dict[str, Any]) -> str:
     return env.get_template(PAGES[data["page"]]).render(
         data=data,
         echarts=_static("echarts.min.js"),
-        script=_static("report.js"),
+        # The runtime section's script registers itself before report.js draws the sections.
+        script=_static("timeline.js") + "\n" + _static("report.js"),
         style=_static("report.css"),
     )
 
