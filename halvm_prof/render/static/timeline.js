@@ -90,7 +90,7 @@
       animation: false, grid: grid, xAxis: axis(), dataZoom: zoom(false),
       yAxis: { type: "value", min: 0, max: 100, name: "%", axisLabel: { formatter: "{value}%" } },
       tooltip: { trigger: "axis", valueFormatter: (v) => num(v, 1) + "%" },
-      series: [{ name: "utilization", type: "line", step: "end", showSymbol: false, areaStyle: { opacity: 0.5 },
+      series: [{ name: "utilization", type: "line", step: "end", showSymbol: false, lineStyle: { width: 1.5 },
         color: RUN, data: [], markLine: markLine }],
     });
     function capItem(params, api) {
