@@ -13,8 +13,8 @@ exporters stream through one).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import IO, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Protocol
 
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
@@ -39,6 +39,11 @@ from halvm_prof.timeline.model import (
     Timeline,
     WallClock,
 )
+
+if TYPE_CHECKING:
+    from halvm_prof.formats.eventlog.reader import EventlogReader, Region
+
+_Loader = Callable[["Region", bytes, int], tuple[list[int], list[Event]]]
 
 
 class TimelineSink(Protocol):
@@ -641,12 +646,90 @@ def read_timeline(
     budget: Budget | None = None,
     sinks: Sequence[TimelineSink] = (),
 ) -> Timeline:
-    """The timeline of an eventlog file or seekable stream, read in time order."""
+    """The timeline of an eventlog file or seekable stream, read in time order.
+
+    Spark events (``-lf``: most of a parallel program's log) only add to counts and bins, which
+    do not depend on order, so they are counted where each block is read and never become
+    :class:`Event`\\ s; the result is that of :func:`build_timeline` over ``iter_sorted()``.
+    """
     from halvm_prof.formats.eventlog.reader import EventlogReader
 
     with EventlogReader(source) as reader:
         b = TimelineBuilder(budget, sinks)
-        b.feed(reader.iter_sorted())
+        if reader.codec is not None:
+            for batch in reader.sweep(_spark_counting_loader(reader, b)):
+                for e in batch:
+                    b.add(e)
         error = reader.error()
         notes = [n for n in (reader.note(), str(error) if error else None) if n]
     return b.finish(complete=not notes, note="; ".join(notes) if notes else None)
+
+
+def _spark_counting_loader(reader: EventlogReader, b: TimelineBuilder) -> _Loader:
+    """A ``load`` for :meth:`EventlogReader.sweep`: every event but spark events, as
+    ``iter_sorted`` loads them; spark events counted into ``b`` at once."""
+    import struct
+
+    from halvm_prof.formats.eventlog.reader import sort_key
+
+    codec = reader.codec
+    assert codec is not None
+    sizes = codec.sizes
+    decoders = codec.decoders
+    problems = reader.problems
+    head = struct.Struct(">HQ").unpack_from
+    u16 = struct.Struct(">H").unpack_from
+    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(sizes) and codec.known[t]}
+    grid = b.grid
+
+    def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
+        keys: list[int] = []
+        out: list[Event] = []
+        counts: dict[tuple[int, int], int] = {}
+        w = grid.width
+        cap = region.cap
+        at = region.offset
+        key_base = sort_key(0, ridx, 0)
+        shift = sort_key(1, 0, 0).bit_length() - 1
+        hi = -1
+        sparks = 0
+        pos = 0
+        n = len(buf)
+        while pos < n:
+            etype, t = head(buf, pos)
+            size = sizes[etype]
+            if size >= 0:
+                payload = pos + 10
+            else:
+                (size,) = u16(buf, pos + 10)
+                payload = pos + 12
+            if etype in kinds:
+                k = (etype, t // w)
+                counts[k] = counts.get(k, 0) + 1
+                if t > hi:
+                    hi = t
+                sparks += 1
+            else:
+                try:
+                    args = decoders[etype](buf, payload, size)
+                except (ValueError, IndexError, struct.error) as e:
+                    problems.append(f"byte {at + pos}: malformed event of type {etype}: {e}")
+                    args = ()
+                keys.append((t << shift) | key_base | len(out))
+                out.append(Event(t, etype, cap, args, at + pos))
+            pos = payload + size
+        if sparks:
+            b.count += sparks
+            lo = region.min_time
+            if b.first is None or lo < b.first:
+                b.first = lo
+            if hi > b.last:
+                b.last = hi
+            b.spark_seen = True
+            for (etype, bucket), c in counts.items():
+                kind = kinds[etype]
+                b.spark_events[kind] += c
+                grid.add(("spark", kind), bucket * w, c)
+        return keys, out
+
+    return load

@@ -290,3 +290,15 @@ def test_killed_program_gives_a_cut_timeline(spin: Path) -> None:
     want = ghc_events_count(log)
     assert {c.cap: c.runs for c in tl.caps if c.runs} == dict(want.runs)
     assert {c.cap: c.mutator for c in tl.caps if c.mutator} == dict(want.mutator)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
+    # read_timeline counts spark events where each block is read; build_timeline takes every
+    # event from iter_sorted(): the same timeline, field by field.
+    with EventlogReader(log) as r:
+        plain = build_timeline(r.iter_sorted())
+    fast = read_timeline(log)
+    for name in Timeline.__dataclass_fields__:
+        if name not in ("complete", "note"):
+            assert getattr(fast, name) == getattr(plain, name), name
