@@ -110,7 +110,8 @@ class ChromeTraceWriter:
     def counter(self, t: int, name: str, value: int) -> None:
         self.write({"name": name, "ph": "C", "ts": _us(t), "pid": PID, "args": {name: value}})
 
-    def close(self) -> None:
+    def close(self, tl: Timeline) -> None:
+        """End the JSON object."""
         self.out.write(b"\n]}\n")
 
 
@@ -122,5 +123,5 @@ def write_chrome_trace(
     builder = TimelineBuilder(budget, [writer])
     builder.feed(events)
     tl = builder.finish()
-    writer.close()
+    writer.close(tl)
     return tl

@@ -15,11 +15,12 @@ from typing import IO, Protocol
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.chrome_trace import write_chrome_trace
+from halvm_prof.render.chrome_trace import ChromeTraceWriter, write_chrome_trace
 from halvm_prof.render.folded import FoldedRenderer
-from halvm_prof.render.perfetto import write_perfetto
+from halvm_prof.render.perfetto import PerfettoWriter, write_perfetto
 from halvm_prof.render.speedscope import SpeedscopeRenderer
 from halvm_prof.render.weights import Weight
+from halvm_prof.timeline.build import TimelineSink, read_timeline
 from halvm_prof.timeline.model import Timeline
 
 
@@ -52,6 +53,14 @@ class TimelineExporter(Protocol):
         """Write the export of ``events`` (in time order) to ``out``."""
         ...
 
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        """A sink for one pass of the timeline builder, writing to ``out``."""
+        ...
+
+
+class TimelineWriter(TimelineSink, Protocol):
+    def close(self, tl: Timeline) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class PerfettoExporter:
@@ -62,6 +71,9 @@ class PerfettoExporter:
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
         return write_perfetto(events, out)
 
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        return PerfettoWriter(out)
+
 
 @dataclass(frozen=True, slots=True)
 class ChromeTraceExporter:
@@ -71,6 +83,9 @@ class ChromeTraceExporter:
 
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
         return write_chrome_trace(events, out)
+
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        return ChromeTraceWriter(out)
 
 
 EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeRenderer(), FoldedRenderer())}
@@ -101,14 +116,9 @@ def guess_format(output: str) -> str:
 
 
 def export_timeline(path: str, fmt: str, out: IO[bytes]) -> Timeline:
-    """Write the ``fmt`` export of the eventlog at ``path`` to ``out``; the timeline returned
-    carries the log's ``complete``/``note``."""
-    from dataclasses import replace
-
-    from halvm_prof.formats.eventlog.reader import EventlogReader
-
-    with EventlogReader(path) as reader:
-        tl = TIMELINE_EXPORTERS[fmt].write(reader.iter_sorted(), out)
-        error = reader.error()
-        notes = [n for n in (reader.note(), str(error) if error else None) if n]
-    return replace(tl, complete=not notes, note="; ".join(notes) if notes else None)
+    """Write the ``fmt`` export of the eventlog at ``path`` to ``out`` in one pass; the timeline
+    returned carries the log's ``complete``/``note``."""
+    writer = TIMELINE_EXPORTERS[fmt].writer(out)
+    tl = read_timeline(path, sinks=[writer])
+    writer.close(tl)
+    return tl

@@ -248,7 +248,7 @@ class PerfettoWriter:
             self._descriptor(track, i.track)
         self._event(i.time, track, INSTANT, i.name, i.args)
 
-    def finish(self, tl: Timeline) -> None:
+    def close(self, tl: Timeline) -> None:
         """Name the thread tracks by their labels and write the user spans in lanes."""
         for th in tl.threads:
             if th.label and _THREAD_BASE + th.thread in self.tracks:
@@ -295,5 +295,5 @@ def write_perfetto(
     tl = builder.finish()
     for i in instants:
         writer.instant(i)
-    writer.finish(tl)
+    writer.close(tl)
     return tl
