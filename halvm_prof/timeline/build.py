@@ -671,53 +671,34 @@ def _spark_counting_loader(reader: EventlogReader, b: TimelineBuilder) -> _Loade
     import struct
 
     from halvm_prof.formats.eventlog.reader import sort_key
+    from halvm_prof.timeline.scan import tables, walker
 
     codec = reader.codec
     assert codec is not None
-    sizes = codec.sizes
     decoders = codec.decoders
     problems = reader.problems
-    head = struct.Struct(">HQ").unpack_from
-    u16 = struct.Struct(">H").unpack_from
-    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(sizes) and codec.known[t]}
+    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(codec.sizes) and codec.known[t]}
+    sizes, count = tables(codec.sizes, set(kinds))
+    walk = walker()
     grid = b.grid
+    shift = sort_key(1, 0, 0).bit_length() - 1
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
+        w = grid.width
+        kept, counts, sparks, hi = walk(buf, sizes, count, w)
         keys: list[int] = []
         out: list[Event] = []
-        counts: dict[tuple[int, int], int] = {}
-        w = grid.width
         cap = region.cap
         at = region.offset
         key_base = sort_key(0, ridx, 0)
-        shift = sort_key(1, 0, 0).bit_length() - 1
-        hi = -1
-        sparks = 0
-        pos = 0
-        n = len(buf)
-        while pos < n:
-            etype, t = head(buf, pos)
-            size = sizes[etype]
-            if size >= 0:
-                payload = pos + 10
-            else:
-                (size,) = u16(buf, pos + 10)
-                payload = pos + 12
-            if etype in kinds:
-                k = (etype, t // w)
-                counts[k] = counts.get(k, 0) + 1
-                if t > hi:
-                    hi = t
-                sparks += 1
-            else:
-                try:
-                    args = decoders[etype](buf, payload, size)
-                except (ValueError, IndexError, struct.error) as e:
-                    problems.append(f"byte {at + pos}: malformed event of type {etype}: {e}")
-                    args = ()
-                keys.append((t << shift) | key_base | len(out))
-                out.append(Event(t, etype, cap, args, at + pos))
-            pos = payload + size
+        for pos, etype, t, payload, size in kept:
+            try:
+                args = decoders[etype](buf, payload, size)
+            except (ValueError, IndexError, struct.error) as e:
+                problems.append(f"byte {at + pos}: malformed event of type {etype}: {e}")
+                args = ()
+            keys.append((t << shift) | key_base | len(out))
+            out.append(Event(t, etype, cap, args, at + pos))
         if sparks:
             b.count += sparks
             lo = region.min_time

@@ -20,7 +20,7 @@ from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import build_timeline, read_timeline
 from halvm_prof.timeline.model import Budget, Interval, Timeline
-from tests.conftest import CORPUS, DATA, require_program
+from tests.conftest import CORPUS, DATA, in_ci, require_program, require_system
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"
@@ -302,3 +302,37 @@ def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
     for name in Timeline.__dataclass_fields__:
         if name not in ("complete", "note"):
             assert getattr(fast, name) == getattr(plain, name), name
+
+
+def test_compiled_walk_matches_the_python_walk() -> None:
+    from halvm_prof.timeline import scan
+    from halvm_prof.timeline.build import _SPARK_EVENT
+
+    if scan._compiled is None:
+        require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
+        pytest.skip("halvm_prof._elscan is not built")
+    compiled = scan._compiled
+    assert compiled is not None
+    regions = 0
+    for log in [*LOGS, UPSTREAM / "nonmoving-gc.eventlog", UPSTREAM / "sleep.h.eventlog"]:
+        data = log.read_bytes()
+        with EventlogReader(log) as r:
+            assert r.codec is not None
+            sizes, count = scan.tables(r.codec.sizes, set(_SPARK_EVENT))
+            for region in r.regions():
+                buf = data[region.offset : region.end]
+                for width in (1, 1000, 1 << 20):
+                    assert compiled(buf, sizes, count, width) == scan.walk_python(
+                        buf, sizes, count, width
+                    )
+                regions += 1
+    assert regions > 20
+    with pytest.raises(ValueError):
+        compiled(b"\x00\x01\x00", sizes, count, 1)
+
+
+@pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
+def test_pure_python_timeline_is_the_same(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = read_timeline(log)
+    monkeypatch.setenv("HALVM_PROF_PURE", "1")
+    assert read_timeline(log) == fast
