@@ -19,7 +19,7 @@ from halvm_prof.analysis.costcentre import (
     top,
     tree_size,
 )
-from halvm_prof.analysis.eventlog_stats import EventlogStats, add_ending, stats_of_events
+from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.heap import BandStats, HeapAccumulator
 from halvm_prof.analysis.heap_scan import HeapScan
 from halvm_prof.formats.source import EventlogSource, Source, open_source
@@ -189,14 +189,12 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
 
     acc = HeapAccumulator()
     fold = EventlogHeapFold(acc.add)
-    stats = stats_of_events(source.events(also=[fold]))
+    stats = stats_of_timeline(source.timeline(also=[fold]))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader
-    if reader is not None:
-        add_ending(stats, reader)
-        if reader.header is not None:
-            fold.finish(reader)
+    if reader is not None and reader.header is not None:
+        fold.finish(reader)
     if fold.holds_heap_profile:
         scan = HeapScan(
             fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"

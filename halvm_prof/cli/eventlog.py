@@ -9,7 +9,14 @@ from typing import IO
 import click
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
-from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, echo_text, json_option
+from halvm_prof.cli.common import (
+    binary_stdin,
+    binary_stdout,
+    echo_json,
+    echo_text,
+    json_option,
+    open_input_source,
+)
 from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
 from halvm_prof.render.eventlog import format_stats
@@ -89,8 +96,13 @@ def show(
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
-    source: str | IO[bytes] = binary_stdin() if file == "-" else file
-    st = eventlog_stats(source)
+    from halvm_prof.formats.source import EventlogSource
+
+    with open_input_source(file) as source:
+        log = source.content
+        if not isinstance(log, EventlogSource):
+            raise log.refuse("this needs an eventlog (+RTS -l)")
+        st = eventlog_stats(log)
     if as_json:
         echo_json(st.to_json())
     else:

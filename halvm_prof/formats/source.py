@@ -22,7 +22,7 @@ import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from typing import IO, TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import IO, TYPE_CHECKING, ClassVar, Literal
 
 from halvm_prof.errors import InputError
 from halvm_prof.fileio import open_input
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
     from halvm_prof.analysis.heap_scan import HeapScan
     from halvm_prof.disk.image import DiskImage
     from halvm_prof.disk.recovery import Recovery
-    from halvm_prof.formats.eventlog.events import Event
+    from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
+    from halvm_prof.timeline.build import TimelineSink
+    from halvm_prof.timeline.model import Budget, Timeline
 
 SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "disk"]
 Target = str | os.PathLike[str] | IO[bytes]
@@ -50,15 +52,6 @@ _WHAT: dict[str, str] = {
 #: The largest head a source keeps in memory to tell the kind (a disk's status sector and the
 #: start of its data area must both fit).
 _HEAD_BYTES = DETECT_BYTES + 512
-
-
-class EventFold(Protocol):
-    """A consumer of eventlog events that rides along one pass (see :meth:`EventlogSource.events`):
-    ``types`` names the event types it wants (None: all), ``add`` takes each one."""
-
-    @property
-    def types(self) -> frozenset[int] | None: ...
-    def add(self, event: Event) -> None: ...
 
 
 class _Replay(io.RawIOBase):
@@ -325,6 +318,28 @@ class EventlogSource(Source):
                     add(e)
             if types is None or e.type in types:
                 yield e
+
+    def timeline(
+        self,
+        also: Sequence[EventFold] = (),
+        budget: Budget | None = None,
+        sinks: Sequence[TimelineSink] = (),
+    ) -> Timeline:
+        """The runtime timeline (:mod:`halvm_prof.timeline`), read in time order; each of
+        ``also`` rides along the same pass. Time order needs the log twice (its regions, then
+        their events), so a stream that cannot seek is first copied to a temporary file: the
+        input itself is still read once."""
+        import contextlib
+
+        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
+        from halvm_prof.timeline.build import timeline_of_reader
+
+        with contextlib.ExitStack() as stack:
+            stream = self._start()
+            if not self.seekable:
+                stream = stack.enter_context(spool(stream))
+            self.reader = reader = EventlogReader(stream, name=self.name)
+            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader

@@ -131,22 +131,20 @@ def _eventlog_figures(
 ) -> tuple[list[Figure], bool, str | None, HeapScan | None]:
     """One pass over the log: its figures, and its heap samples' statistics when asked for and
     it has any."""
-    from halvm_prof.analysis.eventlog_stats import add_ending, stats_of_events
+    from halvm_prof.analysis.eventlog_stats import stats_of_timeline
     from halvm_prof.analysis.heap import HeapAccumulator
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
     acc = HeapAccumulator()
     fold = EventlogHeapFold(acc.add)
-    st = stats_of_events(source.events(also=[fold] if with_heap else []))
+    st = stats_of_timeline(source.timeline(also=[fold] if with_heap else []))
     heap: HeapScan | None = None
-    if source.reader is not None:
-        add_ending(st, source.reader)
-        if with_heap and source.reader.header is not None:
-            fold.finish(source.reader)
-            if fold.holds_heap_profile:
-                heap = HeapScan(
-                    fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
-                )
+    if source.reader is not None and with_heap and source.reader.header is not None:
+        fold.finish(source.reader)
+        if fold.holds_heap_profile:
+            heap = HeapScan(
+                fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
+            )
     out = [
         Figure("total", "eventlog", metric, float(value))
         for metric, value in (

@@ -24,6 +24,9 @@ def format_stats(st: EventlogStats) -> str:
         f"{'duration':<18}{_seconds(st.duration)} s",
         f"{'GC':<18}{plural(st.gc_count, 'collection')}, total {_seconds(st.gc_total)} s, "
         f"longest {_seconds(st.gc_longest)} s",
+        f"{'':<18}{st.gc_parallel} parallel; by generation: "
+        + (", ".join(f"{g}: {n}" for g, n in sorted(st.gc_by_generation.items())) or "none"),
+        f"{'utilization':<18}{100 * st.utilization:.1f}% of all capabilities' time in Haskell code",
         f"{'threads created':<18}{st.threads_created}",
     ]
     if st.sparks.source != "none":
@@ -32,6 +35,8 @@ def format_stats(st: EventlogStats) -> str:
         lines.append(_sparks("sparks (events)", st.spark_events))
     if st.sparks.source == "none" and st.spark_events.source == "none":
         lines.append(f"{'sparks':<18}none recorded")
+    else:
+        lines.append(f"{'spark rate':<18}{st.spark_rate:.1f} created per second")
     if st.caps:
         lines.append("")
         lines.append(f"{'cap':>5} {'busy s':>12} {'mutator s':>12} {'GC s':>12} {'idle s':>12}")
@@ -39,6 +44,20 @@ def format_stats(st: EventlogStats) -> str:
             lines.append(
                 f"{c.cap:>5} {_seconds(c.busy):>12} {_seconds(c.mutator):>12} "
                 f"{_seconds(c.gc):>12} {_seconds(c.idle):>12}"
+            )
+    if st.threads:
+        lines.append("")
+        lines.append(
+            f"{'thread':>7} {'runs':>6} {'run s':>12} {'blocked s':>12} {'moves':>5}  "
+            "waited most on / label"
+        )
+        for t in st.threads:
+            most = max(t.waited.items(), key=lambda kv: kv[1], default=None)
+            why = f"{most[0]} ({_seconds(most[1])} s)" if most else "-"
+            label = f" / {t.label}" if t.label else ""
+            lines.append(
+                f"{t.thread:>7} {t.runs:>6} {_seconds(t.run_time):>12} "
+                f"{_seconds(t.blocked):>12} {t.migrations:>5}  {why}{label}"
             )
     if st.user_spans:
         width = max(5, *(len(s.label) for s in st.user_spans))

@@ -1,8 +1,9 @@
 """One self-contained HTML report: heap charts and band table, cost-centre table, call tree and
-flame graphs, eventlog timelines. The page's data is built apart from writing it, as frozen
-dataclasses (tests assert on them), and reaches the page only through ``|tojson``, so names like
-``</>`` cannot break it. Each input is a :class:`~halvm_prof.formats.source.Source` read once: an
-eventlog's heap samples and its heap/GC series come from one pass.
+flame graphs, eventlogs' runtime timelines (``timeline_page.py``). The page's data is built apart
+from writing it, as frozen dataclasses (tests assert on them), and reaches the page only through
+``|tojson``, so names like ``</>`` cannot break it. Each input is a
+:class:`~halvm_prof.formats.source.Source` read once: an eventlog's heap samples and its runtime
+timeline come from one pass.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
     CostCentreProfile,
-    EventlogTimeline,
     HeapHeader,
     HeapProfile,
     HeapSample,
@@ -226,35 +226,29 @@ class ProfSection:
 
 
 @dataclass(frozen=True, slots=True)
-class TimeSeries:
-    name: str
-    points: tuple[tuple[float, float], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineSection:
-    """An eventlog's heap and GC series, pauses (start, length) and markers (time, text)."""
+class RuntimeSection:
+    """An eventlog's runtime timeline: capabilities, threads, collections, sparks, heap, spans
+    and markers, as :func:`halvm_prof.render.timeline_page.section_data` lays them out for the
+    page (bins at a few resolutions, exact intervals within a size budget)."""
 
     title: str
-    series: tuple[TimeSeries, ...]
-    gc: tuple[tuple[float, float], ...]
-    gc_count: int
-    gc_longest: float
-    markers: tuple[tuple[float, str], ...]
-    complete: bool
-    note: str | None
-    kind: Literal["timeline"] = "timeline"
+    data: dict[str, Any]
+    kind: Literal["runtime"] = "runtime"
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.data["complete"])
 
     def to_json(self) -> dict[str, Any]:
-        return plain(self)  # type: ignore[no-any-return]
+        return self.data
 
 
-Section = HeapSection | ProfSection | TimelineSection
+Section = HeapSection | ProfSection | RuntimeSection
 
 #: What a page section is made from: an opened source (streamed while the section is built,
 #: so memory follows its bands, not its size), a profile already in memory, or a section built
 #: while another pass read its input (the post-mortem's).
-Input = Source | HeapProfile | CostCentreProfile | EventlogTimeline | Section
+Input = Source | HeapProfile | CostCentreProfile | Section
 
 
 class HeapSectionBuilder:
@@ -346,22 +340,18 @@ def streamed_heap_section(
 def eventlog_sections(
     source: EventlogSource, name: str, top_bands: int = TOP_BANDS
 ) -> list[Section]:
-    """An eventlog's heap and GC series and, when it has heap samples, its heap profile, from
-    one pass over the log."""
+    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
+    pass over the log."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-    from halvm_prof.formats.eventlog.timeline import TimelineFold
+    from halvm_prof.render.timeline_page import section_data
 
     heap = HeapSectionBuilder(top_bands)
     heap_fold = EventlogHeapFold(heap.add)
-    timeline_fold = TimelineFold()
-    for _ in source.events(frozenset(), also=[heap_fold, timeline_fold]):
-        pass
+    tl = source.timeline(also=[heap_fold])
+    title = f"{name}: runtime timeline"
+    sections: list[Section] = [RuntimeSection(title, section_data(tl, title))]
     reader = source.reader
-    assert reader is not None
-    sections: list[Section] = [
-        timeline_section(timeline_fold.finish(reader), f"{name}: heap and GC over time")
-    ]
-    if reader.header is not None:
+    if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
     if heap_fold.holds_heap_profile:
         sections.append(
@@ -437,36 +427,6 @@ def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
     )
 
 
-def timeline_section(t: EventlogTimeline, title: str) -> TimelineSection:
-    """The section of an eventlog's heap and GC series; long series keep their peaks."""
-
-    def cut(points: list[tuple[float, int]]) -> tuple[tuple[float, float], ...]:
-        return tuple(
-            (time, float(value)) for time, value in thin(points, MAX_POINTS, lambda p: p[1])
-        )
-
-    pauses = thin(t.gc_pauses, 2 * MAX_POINTS, lambda p: p.duration)
-    return TimelineSection(
-        title=title,
-        series=tuple(
-            TimeSeries(name, cut(points))
-            for name, points in (
-                ("heap size", t.heap_size),
-                ("live bytes", t.live_bytes),
-                ("blocks size", t.blocks_size),
-                ("allocated", t.allocated),
-            )
-            if points
-        ),
-        gc=tuple((p.start, p.duration) for p in pauses),
-        gc_count=len(t.gc_pauses),
-        gc_longest=max((p.duration for p in t.gc_pauses), default=0.0),
-        markers=tuple((m.time, m.text) for m in t.markers),
-        complete=t.complete,
-        note=t.note,
-    )
-
-
 def _check_finite(section: Section, where: str) -> None:
     """Refuse NaN and infinity (Python reads "inf" as a number): JSON has no such values, and
     the browser would reject the whole data block, leaving a blank page."""
@@ -526,8 +486,6 @@ def sections_of(label: str, item: Input, top_bands: int = TOP_BANDS) -> list[Sec
         return [heap_section(item, label, top_bands)]
     if isinstance(item, CostCentreProfile):
         return [prof_section(item, label)]
-    if isinstance(item, EventlogTimeline):
-        return [timeline_section(item, label)]
     return [item]
 
 
@@ -575,7 +533,8 @@ def render_html(data: ReportData) -> str:
     return env.get_template(PAGES[data.page]).render(
         data=data.to_json(),
         echarts=_static("echarts.min.js"),
-        script=_static("report.js"),
+        # The runtime section's script registers itself before report.js draws the sections.
+        script=_static("timeline.js") + "\n" + _static("report.js"),
         style=_static("report.css"),
     )
 

@@ -110,7 +110,13 @@ def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: P
     assert _errors(browser) == []
     sections = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
     charts = browser.execute_script("return window.halvmReport.charts.length")
-    assert charts == sum(1 for k in sections if k in ("heap", "timeline"))
+    # A heap section has one chart; a runtime section (timeline.js) several, which it lists.
+    runtime = browser.execute_script(
+        "return Object.values(window.halvmReport.runtime || {})"
+        ".reduce((n, r) => n + Object.keys(r.charts).length, 0)"
+    )
+    assert charts == sum(1 for k in sections if k == "heap") + runtime
+    assert (runtime > 0) == ("runtime" in sections)
     for i in range(charts):
         # Drawn, not merely configured: the canvas carries ink where the data is.
         assert _ink(browser, i) > 0.01, f"chart {i} of {path.name} looks empty"
@@ -385,7 +391,8 @@ def test_eventlog_markers_are_drawn_where_they_happened(browser: Any, tmp_path: 
     write_file_report([str(CORPUS / "parfib-N2.eventlog")], html, title="markers")
     _open(browser, html)
     kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
-    i = kinds.index("timeline")
+    section = kinds.index("runtime")
+    i = browser.execute_script(f"return window.halvmReport.runtime[{section}].charts.activity")
     marks = browser.execute_script(MARKER_COLUMNS, i)
     assert sorted(name for name, _, _ in marks) == ["end", "start"]
     for name, at_marker, control in marks:

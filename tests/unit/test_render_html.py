@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 from halvm_prof.analysis.heap import band_stats
 from halvm_prof.analysis.postmortem import DiskReport
 from halvm_prof.cli import cli
-from halvm_prof.formats.eventlog.timeline import read_timeline
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.source import open_source
-from halvm_prof.model import EventlogGcPause, EventlogTimeline, HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import (
     MAX_POINTS,
     build_report_data,
@@ -29,9 +28,10 @@ from halvm_prof.render.html import (
     render_html,
     sections_of,
     thin,
-    timeline_section,
 )
+from halvm_prof.render.timeline_page import PageBudget, section_data
 from halvm_prof.render.weights import self_weights
+from halvm_prof.timeline.build import read_timeline
 from tests.conftest import CORPUS, DATA, Golden
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
@@ -144,17 +144,26 @@ def test_prof_section_weights_and_exact_columns() -> None:
         assert sum(self_weights(profile, "alloc").values()) == profile.total_alloc
 
 
-def test_timeline_keeps_the_longest_gc_pauses() -> None:
-    tl = read_timeline(CORPUS / "leaky-hT.eventlog")
-    data = timeline_section(tl, "t").to_json()
-    assert data["gc_count"] == len(tl.gc_pauses) and len(data["gc"]) == len(tl.gc_pauses)
-    many = EventlogTimeline(
-        gc_pauses=[EventlogGcPause(i * 1e-3, (i % 97) * 1e-6) for i in range(10_000)]
-    )
-    many.gc_pauses[7777] = EventlogGcPause(7.777, 0.5)
-    data = timeline_section(many, "many").to_json()
-    assert len(data["gc"]) <= 4 * MAX_POINTS + 2 and [7.777, 0.5] in data["gc"]
-    assert data["gc_longest"] == 0.5
+def test_runtime_section_holds_bins_and_exact_events() -> None:
+    log = DATA / "eventlog" / "ghc" / "timeline-N4.eventlog"
+    tl = read_timeline(log)
+    data = section_data(tl, "t")
+    assert data["kind"] == "runtime" and data["caps"] == [0, 1, 2, 3]
+    assert data["exact_until"] is None and len(data["intervals"]) == len(tl.intervals)
+    assert len(data["gcs"]) == tl.gc.count and len(data["markers"]) == len(tl.markers)
+    finest = data["levels"][0]
+    # Shares of each bin: time running per capability adds up to its mutator time.
+    for i, cap in enumerate(tl.caps):
+        # (each share is rounded to 4 decimals: at most half a unit off per bin)
+        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator)
+        assert off <= finest["count"] * tl.bins[0].width * 5e-5
+    assert [lv["count"] for lv in data["levels"]] == [b.count for b in tl.bins]
+    small = section_data(tl, "t", PageBudget(intervals=20, collections=5))
+    until = small["exact_until"]
+    assert until is not None and len(small["intervals"]) <= 20 and len(small["gcs"]) <= 5
+    assert all(iv[1] < until for iv in small["intervals"])
+    assert [iv for iv in data["intervals"] if iv[1] < until] == small["intervals"]
+    assert small["levels"] == data["levels"]
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
@@ -166,7 +175,7 @@ def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
     assert a.stat().st_size < 3 << 20
     kinds = [s["kind"] for s in page_data(a.read_text())["sections"]]
-    assert kinds.count("prof") == 7 and kinds.count("heap") == 8 and kinds.count("timeline") == 2
+    assert kinds.count("prof") == 7 and kinds.count("heap") == 8 and kinds.count("runtime") == 2
 
 
 def test_report_data_golden(golden: Golden) -> None:

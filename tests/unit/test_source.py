@@ -109,7 +109,10 @@ def test_each_input_is_read_once(name: str, monkeypatch: pytest.MonkeyPatch) -> 
             else:
                 build_report_data([(name, source)], title="t")
         # The first bytes are looked at once to tell the kind, then read again from the start.
-        assert size <= stream.read_bytes <= size + 8192, (work, stream.read_bytes, size)
+        # An eventlog's timeline is built in time order, which walks the log once to index
+        # its blocks and once to load them in order: the one other second look at a file.
+        passes = 2 if name.endswith(".eventlog") else 1
+        assert size <= stream.read_bytes <= passes * size + 8192, (work, size)
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))

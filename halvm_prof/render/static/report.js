@@ -276,40 +276,13 @@
     sec.appendChild(calls);
   }
 
-  function timeline(sec, s) {
-    const c = chart(sec);
-    const yAxis = (v) => [byteAxis(maxOf(s.series.filter((ser) => v.shown(ser.name)).map((ser) =>
-      maxOf(ser.points.filter((p) => p[0] >= v.lo && p[0] <= v.hi).map((p) => p[1])))))];
-    c.setOption({
-      animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
-      legend: { top: 0 }, grid: { top: 40, left: 80, right: 70, bottom: 85 },
-      xAxis: { type: "value", name: "seconds", nameLocation: "middle", nameGap: 24 },
-      yAxis: [yAxis({ lo: -Infinity, hi: Infinity, shown: () => true })[0],
-              { type: "value", name: "GC pause ms", splitLine: { show: false },
-                axisLabel: { formatter: (v) => num(v, 3) } }],
-      dataZoom: [{ type: "inside" }, { type: "slider" }],
-      series: [{ name: "GC pause", type: "scatter", yAxisIndex: 1, symbolSize: 4,
-                 tooltip: { valueFormatter: (v) => v.toFixed(3) + " ms" },
-                 data: s.gc.map((g) => [g[0], g[1] * 1000]) }].concat(s.series.map((ser, i) => ({
-        // A series of few points (few GCs) would be invisible as a bare line.
-        name: ser.name, type: "line", showSymbol: ser.points.length < 50, data: ser.points,
-        // ECharts rounds a marker's position to `precision` decimals (2 by default), which put
-        // every marker of a run shorter than 10 ms at 0; event times are whole nanoseconds.
-        markLine: i === 0 && s.markers.length ? { symbol: "none", precision: 9,
-          label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
-      }))),
-    });
-    sec.appendChild(el("p", { class: "meta" }, plural(s.gc_count, "GC pause") +
-      (s.gc.length < s.gc_count ? ` (${num(s.gc.length)} drawn, keeping each stretch's longest)` : "") +
-      `, longest ${num(s.gc_longest * 1000, 3)} ms, ${plural(s.markers.length, "marker")}`));
-    keepRound(c, yAxis);
-  }
-
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];
-    if (s.kind === "heap") heap(sec, s);
+    // Sections drawn by their own scripts (timeline.js) register in window.halvmSections.
+    const own = window.halvmSections && window.halvmSections[s.kind];
+    if (own) own(sec, s, { el: el, num: num, bytes: bytes, table: table, chart: chart });
+    else if (s.kind === "heap") heap(sec, s);
     else if (s.kind === "prof") prof(sec, s);
-    else timeline(sec, s);
   });
   document.body.dataset.ready = "true";
 })();
