@@ -31,7 +31,7 @@ def _note(text: str | None) -> None:
     "-o",
     "--output",
     type=click.Path(file_okay=False),
-    help="Run folder (default: NAME.perf beside the current folder's files).",
+    help="Run folder (default: ./NAME.perf).",
 )
 @click.option("--force", is_flag=True, help="Replace a perf.data already in the folder.")
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
