@@ -87,6 +87,13 @@ class Symbolizer:
 
     # -- mappings ------------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget the processes and their mappings (to read the records again from the start)."""
+        self.program_pids.clear()
+        self._maps.clear()
+        self._starts.clear()
+        self._cache.clear()
+
     def is_program(self, filename: str) -> bool:
         return filename in self._program_files or os.path.basename(filename) == self.binary_base
 
