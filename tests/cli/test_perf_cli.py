@@ -59,7 +59,8 @@ def test_report_exports_synthetic_stacks(tmp_path: Path) -> None:
     assert any(ln.startswith("work;user code;main;Main;Main.collatz;Work.hs:") for ln in lines)
     assert any(ln.startswith("work;RTS GC;rts;") for ln in lines)
     sp = tmp_path / "work.speedscope.json"
-    assert run("perf", "report", BINARY, FULL, "--export", str(sp))[0] == 0
+    code, out, err = run("perf", "report", BINARY, FULL, "--export", str(sp), "--json")
+    assert code == 0 and json.loads(out)["samples"] == total and f"wrote {sp}" in err
     doc = json.loads(sp.read_text())
     jsonschema.validate(doc, SCHEMA)
     frames = doc["shared"]["frames"]
