@@ -157,3 +157,17 @@ def test_two_capabilities_each_get_their_threads_samples() -> None:
     for s in instants:
         if s.category == "RTS GC" and s.cap == 1:
             assert any(p.start <= s.time_ns <= p.end and p.cap == 1 for p in facts.gc_pauses)
+
+
+def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
+    from halvm_prof.analysis.eventlog_stats import eventlog_stats
+
+    for log in ("work.eventlog", "work-n2.eventlog"):
+        facts = M.eventlog_facts(DATA / log)
+        st = eventlog_stats(DATA / log)
+        assert len(facts.gc_pauses) == st.gc_count
+        assert sum(p.end - p.start for p in facts.gc_pauses) / 1e9 == pytest.approx(st.gc_total)
+        for span in st.user_spans:
+            mine = [s for s in facts.spans if s.label == span.label]
+            assert len(mine) == span.count
+            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total)
