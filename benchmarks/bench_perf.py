@@ -112,6 +112,14 @@ def main() -> int:
             f"  per further sample: ours {per_ours:.2f} us, perf script {per_ref:.2f} us of CPU "
             "(the larger file's time less the smaller's: start-up set aside)"
         )
+        start_ours = s_ours - per_ours * m / 1e6
+        start_ref = s_ref - per_ref * m / 1e6
+        if per_ref > per_ours and start_ours > start_ref:
+            cross = (start_ours - start_ref) / (per_ref - per_ours) * 1e6
+            print(
+                f"  start-up: ours {start_ours:.2f} s, perf script {start_ref:.2f} s of CPU: "
+                f"ours is the faster from about {cross:,.0f} samples on"
+            )
     print(
         f"  peak memory: {s_rss // 1024} MiB for {m} samples, {l_rss // 1024} MiB for {n} "
         f"(x{l_rss / max(s_rss, 1):.2f} for x{n / max(m, 1):.1f} the samples)"

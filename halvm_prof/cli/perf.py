@@ -31,7 +31,7 @@ def _note(text: str | None) -> None:
     "-o",
     "--output",
     type=click.Path(file_okay=False),
-    help="Run folder (default: NAME.perf beside the current folder's files).",
+    help="Run folder (default: ./NAME.perf).",
 )
 @click.option("--force", is_flag=True, help="Replace a perf.data already in the folder.")
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -116,7 +116,16 @@ def report(
         click.echo(format_perf_report(profile, top), nl=False)
     if export_to and fmt:
         text = EXPORTERS[fmt].render(to_cost_centre_profile(profile), "time")
-        emit(text, export_to, f"{fmt}, synthetic stacks weighted by samples")
+        what = f"{fmt}, synthetic stacks weighted by samples"
+        if as_json:
+            # stdout holds the JSON document alone
+            from halvm_prof.fileio import atomic_write
+
+            with atomic_write(export_to) as f:
+                f.write(text)
+            click.echo(f"wrote {export_to} ({what})", err=True)
+        else:
+            emit(text, export_to, what)
     for note in profile.notes:
         _note(note)
 

@@ -327,10 +327,11 @@ def _prepare(
     data = PerfData(perf_data)
     try:
         symbolizer = _open_symbolizer(data, facts, binary)
-        first = _first_sample(data, symbolizer)
-        alignment = align(data, facts, first)
-        # the first pass built the mappings; the next pass builds them again in order
-        symbolizer = Symbolizer(symbolizer.binary.path, data.features.build_ids)
+        alignment = align(data, facts, None)
+        if alignment.method == "first-sample":
+            alignment = align(data, facts, _first_sample(data, symbolizer))
+            # that pass built the mappings; the caller's pass builds them again, in order
+            symbolizer.reset()
     except BaseException:
         data.close()
         raise

@@ -279,6 +279,9 @@ def perf_profile(
         categories, stacks = acc.categories, acc.stacks
         total, other, period = acc.total, acc.other, acc.period
         notes = [n for n in (data.note(),) if n]
+        if len(data.attrs) > 1:
+            names = ", ".join(a.name for a in data.attrs)
+            notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
         notes.extend(symbolizer.notes)
         if not pids:
             notes.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal, NamedTuple
@@ -327,6 +328,9 @@ class PerfData:
     # -- header, attributes, features --------------------------------------------------------
 
     def _read_header(self) -> None:
+        if sys.byteorder != "little":
+            # SampleBatch reads the records' words as native ones
+            raise self._error("can be read only on a little-endian machine (x86-64, arm64)")
         self.file_size = self.stream.seek(0, os.SEEK_END)
         raw = self._read_at(0, L.FILE_HEADER_SIZE)
         magic = raw[:8]
@@ -532,6 +536,9 @@ class PerfData:
                 p = pos + 8 + head_size
                 if read_size:
                     if read_size < 0:
+                        if p + 8 > pos + size:
+                            self.stop = Stop("corrupt", at, "a SAMPLE record cut inside its read")
+                            return
                         p += L.group_read_size(read_format, _U64(buf, p)[0])
                     else:
                         p += read_size

@@ -106,7 +106,14 @@ def record(
     if not perf_data.exists() or perf_data.stat().st_size == 0:
         raise _failure(err, exe, eventlog)
     if log is not None and not log.exists():
-        raise _failure(err, exe, eventlog)
+        failure = _failure(err, exe, eventlog)
+        if failure.message.startswith("perf record failed"):
+            failure = ToolError(
+                "the program wrote no eventlog",
+                path=exe,
+                hint="build it with ghc -eventlog -rtsopts (and -g for source locations)",
+            )
+        raise failure
     return RecordRun(
         str(out),
         str(perf_data),

@@ -79,6 +79,8 @@ class Symbolizer:
                     "(give the binary that was profiled)"
                 )
             self._program_files.add(b.filename)
+        #: recorded build ids, to refuse a library that changed since the recording
+        self._build_ids = {b.filename: b.build_id for b in build_ids}
         self.program_pids: set[int] = set()
         self._maps: dict[int, list[tuple[int, int, int, str]]] = {}
         self._starts: dict[int, list[int]] = {}
@@ -87,12 +89,21 @@ class Symbolizer:
 
     # -- mappings ------------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget the processes and their mappings (to read the records again from the start)."""
+        self.program_pids.clear()
+        self._maps.clear()
+        self._starts.clear()
+        self._cache.clear()
+
     def is_program(self, filename: str) -> bool:
         return filename in self._program_files or os.path.basename(filename) == self.binary_base
 
     def add_mmap(self, m: Mmap) -> None:
         if not m.executable or m.pid == 0xFFFFFFFF:
             return
+        if m.build_id is not None:
+            self._build_ids.setdefault(m.filename, m.build_id)
         if self.is_program(m.filename):
             self.program_pids.add(m.pid)
             self._program_files.add(m.filename)
@@ -120,6 +131,13 @@ class Symbolizer:
             try:
                 elf = ElfFile(filename)
             except InputError:
+                elf = None
+            recorded = self._build_ids.get(filename)
+            if elf is not None and recorded and elf.build_id and elf.build_id != recorded:
+                self.notes.append(
+                    f"{filename} has changed since the recording (build id {elf.build_id}, "
+                    f"recorded {recorded}): its samples are not named"
+                )
                 elf = None
         self._files[filename] = elf
         return elf

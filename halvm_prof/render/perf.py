@@ -14,13 +14,23 @@ def _pct(n: int, total: int) -> str:
     return f"{100.0 * n / total:5.1f}%" if total else "    -"
 
 
-def _table(title: str, rows: Iterable[tuple[str, str, int]], total: int, top: int) -> list[str]:
+def _table(
+    title: str,
+    columns: tuple[str, str],
+    rows: Iterable[tuple[str, str, int]],
+    total: int,
+    top: int,
+) -> list[str]:
     rows = list(rows)
     if not rows:
         return []
     shown = rows[:top]
-    width = max(8, *(len(r[0]) for r in shown))
-    lines = ["", title, f"{'samples':>8} {'share':>6}  {'':<{width}}  {''}".rstrip()]
+    width = max(len(columns[0]), *(len(r[0]) for r in shown))
+    lines = [
+        "",
+        title,
+        f"{'samples':>8} {'share':>6}  {columns[0]:<{width}}  {columns[1]}".rstrip(),
+    ]
     for name, extra, n in shown:
         lines.append(f"{n:>8} {_pct(n, total):>6}  {name:<{width}}  {extra}".rstrip())
     if len(rows) > top:
@@ -42,16 +52,32 @@ def format_perf_report(p: PerfProfile, top: int = 20) -> str:
     if p.lost:
         lines.append(f"{'lost':<10}{p.lost} samples")
     lines += _table(
-        "by category", ((c, "", n) for c, n in p.categories), total, len(p.categories) or 1
+        "by category",
+        ("category", ""),
+        ((c, "", n) for c, n in p.categories),
+        total,
+        len(p.categories) or 1,
     )
     lines += _table(
-        "by function", ((f.name, f.package, f.samples) for f in p.functions), total, top
+        "by function",
+        ("function", "package"),
+        ((f.name, f.package, f.samples) for f in p.functions),
+        total,
+        top,
     )
     lines += _table(
-        "by source line", ((f"{x.file}:{x.line}", "", x.samples) for x in p.lines), total, top
+        "by source line",
+        ("line", ""),
+        ((f"{x.file}:{x.line}", "", x.samples) for x in p.lines),
+        total,
+        top,
     )
     lines += _table(
-        "by source span", ((s.span, s.function, s.samples) for s in p.spans), total, top
+        "by source span",
+        ("span", "function"),
+        ((s.span, s.function, s.samples) for s in p.spans),
+        total,
+        top,
     )
     return "\n".join(lines) + "\n"
 

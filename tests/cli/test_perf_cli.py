@@ -28,7 +28,8 @@ def run(*args: str) -> tuple[int, str, str]:
 
 def test_report_text_golden(golden: Golden) -> None:
     code, out, err = run("perf", "report", BINARY, FULL, "--top", "8")
-    assert code == 0 and err == ""
+    # stderr may note a system library that changed since the recording; stdout must not change
+    assert code == 0 and "cut" not in err
     golden.check("perf-report.txt", out)
 
 
@@ -59,7 +60,8 @@ def test_report_exports_synthetic_stacks(tmp_path: Path) -> None:
     assert any(ln.startswith("work;user code;main;Main;Main.collatz;Work.hs:") for ln in lines)
     assert any(ln.startswith("work;RTS GC;rts;") for ln in lines)
     sp = tmp_path / "work.speedscope.json"
-    assert run("perf", "report", BINARY, FULL, "--export", str(sp))[0] == 0
+    code, out, err = run("perf", "report", BINARY, FULL, "--export", str(sp), "--json")
+    assert code == 0 and json.loads(out)["samples"] == total and f"wrote {sp}" in err
     doc = json.loads(sp.read_text())
     jsonschema.validate(doc, SCHEMA)
     frames = doc["shared"]["frames"]
@@ -70,6 +72,14 @@ def test_a_cut_file_reports_what_it_holds_with_a_note() -> None:
     code, out, err = run("perf", "report", BINARY, str(PERF / "work-cut.perf.data"), "--json")
     assert code == 0 and json.loads(out)["complete"] is False
     assert "cut short" in err and "every complete record" in err
+
+
+def test_a_binary_that_did_not_run_is_noted(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copy(BINARY, other)
+    code, out, err = run("perf", "report", str(other), FULL, "--json")
+    assert code == 0 and json.loads(out)["samples"] == 0
+    assert "no process mapped other" in err
 
 
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
@@ -83,7 +93,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
 
 def test_merge_text_golden(golden: Golden) -> None:
     code, out, err = run("perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", BINARY)
-    assert code == 0 and err == ""
+    assert code == 0 and "warning" not in err
     golden.check("perf-merge.txt", out)
 
 
@@ -144,7 +154,7 @@ def test_record_reports_a_program_that_refuses_the_eventlog(tmp_path: Path) -> N
     true = shutil.which("true")
     assert true is not None
     code, _, err = run("record", "--eventlog", "-o", str(tmp_path / "r"), "--", true)
-    assert code == 1 and ("eventlog" in err or "perf record failed" in err)
+    assert code == 1 and "wrote no eventlog" in err and "ghc -eventlog -rtsopts" in err
 
 
 def test_paranoid_kernel_is_one_clear_line(tmp_path: Path) -> None:

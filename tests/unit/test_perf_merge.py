@@ -125,3 +125,49 @@ def test_json_has_typed_sections() -> None:
     assert all(
         {"start_ns", "end_ns", "cap", "samples", "functions"} <= set(p) for p in d["gc_pauses"]
     )
+
+
+def test_two_capabilities_each_get_their_threads_samples() -> None:
+    perf_data, log = DATA / "work-n2.perf.data", DATA / "work-n2.eventlog"
+    result = M.merge(perf_data, log, binary=BINARY)
+    caps = dict(result.caps)
+    assert caps.get(0, 0) > 0 and caps.get(1, 0) > 0
+    assert sum(caps.values()) == result.samples
+    # each sample's capability, from the text of the eventlog's task events
+    placed: dict[int, list[tuple[int, int]]] = {}
+    task_tid: dict[str, int] = {}
+    for ln in _eventlog_lines(log):
+        if m := re.match(
+            r"\s*(\d+): task (0x[0-9a-f]+) created on cap (\d+) with OS kernel thread (\d+)", ln
+        ):
+            task_tid[m[2]] = int(m[4])
+            placed.setdefault(int(m[4]), []).append((int(m[1]), int(m[3])))
+        elif m := re.match(r"\s*(\d+): task (0x[0-9a-f]+) migrated from cap \d+ to cap (\d+)", ln):
+            placed.setdefault(task_tid[m[2]], []).append((int(m[1]), int(m[3])))
+    instants = list(M.sample_instants(perf_data, log, binary=BINARY))
+    for s in instants:
+        history = sorted(placed.get(s.tid, []))
+        before = [cap for t, cap in history if t <= s.time_ns] or [cap for _, cap in history[:1]]
+        assert s.cap == (before[-1] if before else None)
+    assert sum(1 for s in instants if s.cap == 1) == caps[1]
+    # with -N2 the GC runs on both capabilities, each in its own pauses
+    assert result.confidence is not None and result.confidence >= 0.95
+    assert {p.interval.cap for p in result.gc_pauses if p.what.samples} == {0, 1}
+    facts = M.eventlog_facts(log)
+    for s in instants:
+        if s.category == "RTS GC" and s.cap == 1:
+            assert any(p.start <= s.time_ns <= p.end and p.cap == 1 for p in facts.gc_pauses)
+
+
+def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
+    from halvm_prof.analysis.eventlog_stats import eventlog_stats
+
+    for log in ("work.eventlog", "work-n2.eventlog"):
+        facts = M.eventlog_facts(DATA / log)
+        st = eventlog_stats(DATA / log)
+        assert len(facts.gc_pauses) == st.gc_count
+        assert sum(p.end - p.start for p in facts.gc_pauses) / 1e9 == pytest.approx(st.gc_total)
+        for span in st.user_spans:
+            mine = [s for s in facts.spans if s.label == span.label]
+            assert len(mine) == span.count
+            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total)

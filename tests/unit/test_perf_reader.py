@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from halvm_prof.errors import FormatError
 from halvm_prof.perf import layout as L
@@ -161,3 +163,24 @@ def test_sizes_the_file_claims_are_checked_before_reading() -> None:
     with PerfData(io.BytesIO(bytes(data))) as p:
         assert len(list(p.iter_samples())) > 100
         assert "cut short" in (p.note() or "")
+
+
+_BLOB = FULL.read_bytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_BLOB) - 1), st.integers(0, 255)), max_size=8))
+def test_damaged_bytes_give_records_or_one_error_never_a_crash(
+    changes: list[tuple[int, int]],
+) -> None:
+    blob = bytearray(_BLOB)
+    for at, value in changes:
+        blob[at] = value
+    try:
+        p = PerfData(io.BytesIO(bytes(blob)))
+    except FormatError:
+        return
+    with p:
+        for _ in p.iter_records():
+            pass
+        assert p.stop is not None

@@ -230,3 +230,17 @@ def test_forked_processes_inherit_mappings() -> None:
     sym.add_mmap(m)
     sym.add_task(TaskEvent("fork", 99999, m.pid, 99999, m.tid, 0, 0))
     assert sym.resolve(m.start + 0x100, 99999) == sym.resolve(m.start + 0x100, m.pid)
+
+
+def test_a_library_that_changed_since_the_recording_is_not_used() -> None:
+    from halvm_prof.perf.reader import BuildId
+
+    libc = next((m for m in _maps() if "libc.so" in m.filename), None)
+    if libc is None or not Path(libc.filename).exists():
+        pytest.skip("the recorded libc is not on this machine")
+    sym = Symbolizer(BINARY, (BuildId(-1, "00" * 20, libc.filename),))
+    for m in _maps():
+        sym.add_mmap(m)
+    frame = sym.resolve(libc.start + 16, libc.pid)
+    assert frame.name == f"[{Path(libc.filename).name}]" and frame.package == "libc"
+    assert any("has changed since the recording" in n for n in sym.notes)

@@ -15,6 +15,9 @@ perf record -q -k mono -e cpu-clock -F 1000 -g -o work.perf.data \
 # Without -k mono: perf's own clock, which only the first-sample guess can align.
 perf record -q -e cpu-clock -F 1000 -o work-nomono.perf.data \
   ./work 1 +RTS -l -N1 -olwork-nomono.eventlog -RTS >/dev/null
+# Two capabilities: the parallel GC's worker runs on cap 1, in its own kernel thread.
+perf record -q -k mono -e cpu-clock -F 1000 -o work-n2.perf.data \
+  ./work 1 +RTS -l -N2 -olwork-n2.eventlog -RTS >/dev/null
 # Cut short inside the data section, as a copy that stopped or a full disk leaves it.
 size=$(stat -c %s work.perf.data)
 head -c $((size * 3 / 5 + 3)) work.perf.data > work-cut.perf.data
