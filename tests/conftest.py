@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: timing is for benchmarks, and a loaded machine (CI, parallel work)
+# would turn a slow example into a failure that says nothing about the code.
+settings.register_profile("halvm", deadline=None)
+settings.load_profile("halvm")
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"

@@ -8,6 +8,7 @@ event or marker ``START label`` opens a span that ``STOP label`` closes.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Literal
 
@@ -95,6 +96,23 @@ _SPARK_EVENT_FIELD = {
 
 def eventlog_stats(source: str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
     """Compute :class:`EventlogStats` of an eventlog (path or binary stream)."""
+    with EventlogReader(source) as reader:
+        st = stats_of_events(reader.iter_events())
+        add_ending(st, reader)
+    return st
+
+
+def add_ending(st: EventlogStats, reader: EventlogReader) -> None:
+    """Say in ``st`` how the log read by ``reader`` ended (after the pass)."""
+    note, error = reader.note(), reader.error()
+    notes = [n for n in (note, str(error) if error else None) if n]
+    st.complete = not notes
+    st.note = "; ".join(notes) if notes else None
+
+
+def stats_of_events(events: Iterable[ev.Event]) -> EventlogStats:
+    """:class:`EventlogStats` of events in file order (:func:`add_ending` then says how the log
+    ended)."""
     st = EventlogStats()
     first: int | None = None
     last = 0
@@ -109,47 +127,44 @@ def eventlog_stats(source: str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
     open_spans: dict[str, list[int]] = {}
     caps_seen: set[int] = set()
     count = 0
-    with EventlogReader(source) as reader:
-        for e in reader.iter_events():
-            count += 1
-            t = e.time
-            et = e.type
-            cap = e.cap
-            if first is None or t < first:
-                first = t
-            if t > last:
-                last = t
-            if cap is not None:
-                caps_seen.add(cap)
-            if et == ev.RUN_THREAD:
-                running[cap] = t
-            elif et == ev.STOP_THREAD:
-                start = running.pop(cap, None)
-                if start is not None and cap is not None:
-                    mutator[cap] = mutator.get(cap, 0) + max(0, t - start)
-            elif et in _SPARK_EVENT_FIELD:
-                spark_counts[_SPARK_EVENT_FIELD[et]] += 1
-                spark_seen = True
-            elif et == ev.GC_START:
-                st.gc_count += 1
-                gc_open[cap] = t
-            elif et == ev.GC_END:
-                start = gc_open.pop(cap, None)
-                if start is not None:
-                    pause = max(0, t - start)
-                    st.gc_total += pause / _NS
-                    st.gc_longest = max(st.gc_longest, pause / _NS)
-                    if cap is not None:
-                        gc_time[cap] = gc_time.get(cap, 0) + pause
-            elif et == ev.CREATE_THREAD:
-                st.threads_created += 1
-            elif et == ev.SPARK_COUNTERS:
-                if e.args:
-                    counters[cap] = e.args
-            elif et in (ev.USER_MSG, ev.USER_MARKER) and e.args:
-                _user_event(e.args[0], t, spans, open_spans)
-        note = reader.note()
-        error = reader.error()
+    for e in events:
+        count += 1
+        t = e.time
+        et = e.type
+        cap = e.cap
+        if first is None or t < first:
+            first = t
+        if t > last:
+            last = t
+        if cap is not None:
+            caps_seen.add(cap)
+        if et == ev.RUN_THREAD:
+            running[cap] = t
+        elif et == ev.STOP_THREAD:
+            start = running.pop(cap, None)
+            if start is not None and cap is not None:
+                mutator[cap] = mutator.get(cap, 0) + max(0, t - start)
+        elif et in _SPARK_EVENT_FIELD:
+            spark_counts[_SPARK_EVENT_FIELD[et]] += 1
+            spark_seen = True
+        elif et == ev.GC_START:
+            st.gc_count += 1
+            gc_open[cap] = t
+        elif et == ev.GC_END:
+            start = gc_open.pop(cap, None)
+            if start is not None:
+                pause = max(0, t - start)
+                st.gc_total += pause / _NS
+                st.gc_longest = max(st.gc_longest, pause / _NS)
+                if cap is not None:
+                    gc_time[cap] = gc_time.get(cap, 0) + pause
+        elif et == ev.CREATE_THREAD:
+            st.threads_created += 1
+        elif et == ev.SPARK_COUNTERS:
+            if e.args:
+                counters[cap] = e.args
+        elif et in (ev.USER_MSG, ev.USER_MARKER) and e.args:
+            _user_event(e.args[0], t, spans, open_spans)
     st.events = count
     span = (last - first) if first is not None else 0
     st.duration = span / _NS
@@ -173,9 +188,6 @@ def eventlog_stats(source: str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
     for label, starts in open_spans.items():
         spans[label].unfinished = len(starts)
     st.user_spans = [spans[k] for k in sorted(spans)]
-    notes = [n for n in (note, str(error) if error else None) if n]
-    st.complete = not notes
-    st.note = "; ".join(notes) if notes else None
     return st
 
 

@@ -9,16 +9,20 @@ from pathlib import Path
 
 import click
 
+from halvm_prof import __version__
 from halvm_prof.cli import HalvmCommand
 from halvm_prof.cli.common import echo_json, force_option, json_option
+from halvm_prof.cli.progress import progress
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import Recovery, plan_recovery, write_recovered
 
 
 def _extract(disk: str, output: str, raw: bool, force: bool, count: bool | None = None) -> Recovery:
     with DiskImage.open(disk) as image:
-        recovery = plan_recovery(image, raw=raw, count_samples=count)
-        write_recovered(image, recovery, output, force=force)
+        committed = image.status.size if image.status.usable else None
+        with progress(f"recovering {Path(disk).name}", committed):
+            recovery = plan_recovery(image, raw=raw, count_samples=count)
+            write_recovered(image, recovery, output, force=force)
     return recovery
 
 
@@ -42,6 +46,7 @@ _raw_option = click.option(
 @click.argument("file", type=click.Path(dir_okay=False))
 @_raw_option
 @force_option
+@click.version_option(__version__, prog_name="convert-profile (halvm-prof)")
 def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     """Copy the profile on DISK (a HaLVM xvdp1/xvdp2 image) into FILE.
 

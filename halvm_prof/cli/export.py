@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.cli.common import emit
+from halvm_prof.cli.common import emit, input_argument, open_input_source
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.cli.report import refuse_input_as_output
-from halvm_prof.errors import InputError
-from halvm_prof.formats.load import load_profile
-from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@input_argument("file")
 @click.option(
     "--to",
     "fmt",
@@ -33,8 +31,7 @@ def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
     fmt = fmt or (guess_format(output) if output else "folded")
     if output:
         refuse_input_as_output(output, [file])
-    profile = load_profile(file)
-    if not isinstance(profile, CostCentreProfile):
-        raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)
+    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
+        profile = source.content.cost_centres()
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
     emit(text, output, f"{fmt}, weighted by {weight}")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.errors import OutputError
 from halvm_prof.fileio import same_file
-from halvm_prof.render.html import TOP_BANDS, load_inputs, write_report
+from halvm_prof.render.html import TOP_BANDS, write_file_report
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | None]) -> None:
@@ -40,8 +41,8 @@ def report(files: tuple[str, ...], output: str, title: str | None, bands: int) -
     Give both files of one run (its .hp and .prof) to see them on one page.
     """
     refuse_input_as_output(output, files)
-    inputs = load_inputs(files)
-    write_report(
-        inputs, output, title=title or ", ".join(Path(f).name for f in files), top_bands=bands
-    )
+    with progress("writing the report", input_size(files)):
+        write_file_report(
+            files, output, title=title or ", ".join(Path(f).name for f in files), top_bands=bands
+        )
     click.echo(f"wrote {output}")

@@ -158,9 +158,9 @@ def diff_runs(
 ) -> None:
     """Compare two stored runs (number, `last`, label or commit), as `halvm-prof diff` does."""
     from halvm_prof.analysis.diff import diff_profiles
-    from halvm_prof.cli.diff import _render
     from halvm_prof.history.baseline import stored_profile
     from halvm_prof.history.store import open_store
+    from halvm_prof.render.diff import render_diff
     from halvm_prof.render.history import render_pair
 
     with open_store(store_url) as store:
@@ -171,9 +171,9 @@ def diff_runs(
         kind = "prof" if has_prof else "hp"
     result = diff_profiles(stored_profile(a, fa, kind), stored_profile(b, fb, kind))
     if as_json:
-        echo_json(result.to_dict() | {"old": a.id, "new": b.id})
+        echo_json(result.to_json() | {"old": a.id, "new": b.id})
     else:
-        click.echo(render_pair(a, b) + _render(result, top), nl=False)
+        click.echo(render_pair(a, b) + render_diff(result, top), nl=False)
 
 
 @runs.command()

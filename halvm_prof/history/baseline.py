@@ -122,10 +122,12 @@ def stored_profile(
 def diff_against(path: str, ref: str, store_url: str | None = None) -> tuple[ProfileDiff, str, str]:
     """The diff of the stored run ``ref`` (old) and the file at ``path`` (new), with how to
     name both sides."""
-    from halvm_prof.analysis.diff import diff_profiles, load_for_diff
+    from halvm_prof.analysis.diff import diff_input, diff_profiles
+    from halvm_prof.formats.source import open_source
     from halvm_prof.history.store import open_store
 
-    new = load_for_diff(path)
+    with open_source(path) as source:
+        new = diff_input(source)
     kind = "prof" if isinstance(new, CostCentreProfile) else "hp"
     kinds = ("prof", "prof-json") if kind == "prof" else ("hp", "eventlog")
     with open_store(store_url) as store:

@@ -1,11 +1,11 @@
 """The figures of a run that the history keeps: read once from each file, never the file itself.
 
-Every reader of halvm-prof is used as is: heap band statistics from
-:func:`~halvm_prof.analysis.heap_scan.heap_stats` (streamed, memory following the bands), cost
-centres from :func:`~halvm_prof.formats.load.load_profile` and
-:func:`~halvm_prof.analysis.costcentre.aggregate`, eventlogs from
-:func:`~halvm_prof.analysis.eventlog_stats.eventlog_stats`. A HaLVM profiling disk is recovered
-first, into a temporary file, as ``postmortem`` does.
+Each file is opened once as a :class:`~halvm_prof.formats.source.Source` and read once, its
+SHA-256 taken as it is read: heap band statistics from ``band_stats()`` (streamed, memory
+following the bands), cost centres from ``cost_centres()`` and
+:func:`~halvm_prof.analysis.costcentre.aggregate`, an eventlog's figures and heap samples from one
+pass. A HaLVM profiling disk is read through its source's window over the recovered profile (its
+size and hash are the recovered profile's).
 
 A figure is ``(scope, name, metric, value)``: scope ``band`` (a heap band), ``cc`` (a cost
 centre), ``cap`` (a capability), ``span`` (a user span) or ``total`` (names ``heap``, ``prof``,
@@ -14,14 +14,15 @@ centre), ``cap`` (a capability), ``span`` (a user span) or ``total`` (names ``he
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from halvm_prof.analysis.heap_scan import HeapScan
 from halvm_prof.errors import InputError
+from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.model import CostCentreProfile
 
 #: Per-band metrics: peak (largest census value), integrated residency, time-weighted mean
 #: residency, least-squares slope (bytes per second) and its R².
@@ -70,24 +71,7 @@ class RunFigures:
     program: str = ""
 
 
-def _hash(path: str | os.PathLike[str]) -> tuple[int, str]:
-    from halvm_prof.fileio import open_input
-
-    h = hashlib.sha256()
-    size = 0
-    with open_input(path) as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-    return size, h.hexdigest()
-
-
-def _heap_figures(
-    path: str | os.PathLike[str], eventlog: bool
-) -> tuple[list[Figure], str, bool, str | None]:
-    from halvm_prof.analysis.heap_scan import heap_stats
-
-    scan = heap_stats(path, eventlog=eventlog)
+def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
     acc = scan.accumulator
     out: list[Figure] = []
     residency = 0.0
@@ -108,14 +92,9 @@ def _heap_figures(
     return out, scan.header.job, scan.complete, scan.note
 
 
-def _prof_figures(path: str | os.PathLike[str]) -> tuple[list[Figure], str, bool, bool, str | None]:
+def _prof_figures(p: CostCentreProfile) -> tuple[list[Figure], str, bool, bool, str | None]:
     from halvm_prof.analysis.costcentre import aggregate
-    from halvm_prof.formats.load import load_profile
-    from halvm_prof.model import CostCentreProfile
 
-    p = load_profile(path)
-    if not isinstance(p, CostCentreProfile):  # pragma: no cover - the caller sniffed the kind
-        raise InputError("is not a cost-centre report", path=path)
     seconds_per_tick = p.tick_interval_us / 1e6
     total_time = p.total_ticks * seconds_per_tick
     exact = p.root.ticks is not None
@@ -147,10 +126,27 @@ def _prof_figures(path: str | os.PathLike[str]) -> tuple[list[Figure], str, bool
     return out, job, exact, p.complete, p.note
 
 
-def _eventlog_figures(path: str | os.PathLike[str]) -> tuple[list[Figure], bool, str | None]:
-    from halvm_prof.analysis.eventlog_stats import eventlog_stats
+def _eventlog_figures(
+    source: EventlogSource, with_heap: bool
+) -> tuple[list[Figure], bool, str | None, HeapScan | None]:
+    """One pass over the log: its figures, and its heap samples' statistics when asked for and
+    it has any."""
+    from halvm_prof.analysis.eventlog_stats import add_ending, stats_of_events
+    from halvm_prof.analysis.heap import HeapAccumulator
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
-    st = eventlog_stats(path)
+    acc = HeapAccumulator()
+    fold = EventlogHeapFold(acc.add)
+    st = stats_of_events(source.events(also=[fold] if with_heap else []))
+    heap: HeapScan | None = None
+    if source.reader is not None:
+        add_ending(st, source.reader)
+        if with_heap and source.reader.header is not None:
+            fold.finish(source.reader)
+            if fold.holds_heap_profile:
+                heap = HeapScan(
+                    fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
+                )
     out = [
         Figure("total", "eventlog", metric, float(value))
         for metric, value in (
@@ -180,54 +176,28 @@ def _eventlog_figures(path: str | os.PathLike[str]) -> tuple[list[Figure], bool,
             ("unfinished", float(span.unfinished)),
         ):
             out.append(Figure("span", span.label, metric, value))
-    return out, st.complete, st.note
+    return out, st.complete, st.note, heap
 
 
-def _recover_disk(path: str, scratch: Path) -> Path:
-    from halvm_prof.disk.image import DiskImage
-    from halvm_prof.disk.recovery import plan_recovery, write_recovered
-
-    with DiskImage.open(path) as image:
-        rec = plan_recovery(image)
-        out = scratch / f"{len(list(scratch.iterdir()))}.recovered"
-        write_recovered(image, rec, out)
-    return out
-
-
-def _file_figures(path: str, scratch: Path, with_heap: bool) -> tuple[FileInfo, list[Figure], str]:
-    from halvm_prof.disk.image import holds_profile
-    from halvm_prof.formats.load import sniff
-
-    size, digest = _hash(path)
-    read_from: str | Path = path
-    # The disk first: a sniff of a disk's first bytes can look like a report (whitespace).
-    disk = holds_profile(path)
-    if disk:
-        read_from = _recover_disk(path, scratch)
-    kind = sniff(read_from)
+def _file_figures(source: Source, with_heap: bool) -> tuple[FileInfo, list[Figure], str]:
+    content = source.content
     program = ""
     exact = True
-    if kind == "hp":
-        figures, job, complete, note = _heap_figures(read_from, eventlog=False)
+    job = ""
+    if isinstance(content, EventlogSource):
+        figures, complete, note, heap = _eventlog_figures(content, with_heap)
+        if heap is not None:  # an eventlog without heap samples (no -h): no bands
+            more, job, _, _ = _heap_figures(heap)
+            figures += more
+    elif content.kind in ("prof", "prof-json"):
+        figures, job, exact, complete, note = _prof_figures(content.cost_centres())
         program = job.split(" ", 1)[0]
-    elif kind in ("prof", "prof-json"):
-        figures, job, exact, complete, note = _prof_figures(read_from)
-        program = job.split(" ", 1)[0]
-    elif kind == "eventlog":
-        figures, complete, note = _eventlog_figures(read_from)
-        job = ""
-        if with_heap:
-            try:
-                heap, job, _, _ = _heap_figures(read_from, eventlog=True)
-                figures += heap
-            except InputError:  # an eventlog without heap samples (no -h): no bands
-                pass
     else:
-        what = "is empty" if kind == "empty" else "is not a GHC profile or a profiling disk"
-        raise InputError(
-            what, path=path, hint="give .hp, .prof (text or -pj), eventlog files or disk images"
-        )
-    info = FileInfo(path, size, digest, kind, disk, job, exact, complete, note)
+        figures, job, complete, note = _heap_figures(content.band_stats())
+        program = job.split(" ", 1)[0]
+    size, digest = source.digest()
+    disk = source.kind == "disk"
+    info = FileInfo(source.name, size, digest, content.kind, disk, job, exact, complete, note)
     return info, figures, program
 
 
@@ -239,11 +209,12 @@ def run_figures(paths: Sequence[str | os.PathLike[str]]) -> RunFigures:
     files: list[FileInfo] = []
     figures: list[Figure] = []
     program = ""
-    named = [os.fspath(p) for p in paths]
-    with tempfile.TemporaryDirectory(prefix="halvm-runs-") as tmp:
-        infos = [_file_figures(p, Path(tmp), with_heap=True) for p in named if not _is_log(p)]
+    with contextlib.ExitStack() as stack:
+        sources = [stack.enter_context(open_source(p, digest=True)) for p in paths]
+        logs = [s for s in sources if s.content.kind == "eventlog"]
+        infos = [_file_figures(s, with_heap=True) for s in sources if s not in logs]
         has_heap = any(i.kind == "hp" for i, _, _ in infos)
-        infos += [_file_figures(p, Path(tmp), with_heap=not has_heap) for p in named if _is_log(p)]
+        infos += [_file_figures(s, with_heap=not has_heap) for s in logs]
     seen: dict[tuple[str, str], str] = {}
     for info, figs, prog in infos:
         for scope, name in {(f.scope, f.name) for f in figs if f.scope == "total"}:
@@ -259,15 +230,6 @@ def run_figures(paths: Sequence[str | os.PathLike[str]]) -> RunFigures:
         figures += figs
         program = program or prog
     return RunFigures(tuple(files), tuple(figures), program)
-
-
-def _is_log(path: str) -> bool:
-    from halvm_prof.formats.load import sniff
-
-    try:
-        return sniff(path) == "eventlog"
-    except InputError:
-        return False
 
 
 def by_key(figures: Iterable[Figure]) -> dict[tuple[str, str, str], float]:

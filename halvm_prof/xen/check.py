@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.disk.image import holds_profile
-from halvm_prof.disk.sizes import format_size
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
+from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
+from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.generate import HP_DEVICE, PROF_DEVICE
-from halvm_prof.xen.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.xen.sizing import (
     HP_HEADER_BYTES,
     DiskEstimate,
@@ -29,7 +29,7 @@ from halvm_prof.xen.sizing import (
     time_to_fill,
     usable_capacity,
 )
-from halvm_prof.xen.xlcfg import Disk, XlConfig, parse_config
+from halvm_prof.xen.xlcfg import Disk, XlConfig, config_file, missing_hint, parse_config
 
 #: Bytes of kernel command line a PV guest receives (MAX_GUEST_CMDLINE in Xen's public xen.h).
 MAX_CMDLINE = 1024
@@ -299,7 +299,7 @@ def _check_disks(
         if found is None:
             _report_missing(config, device, good, result)
         else:
-            _check_disk(found, device, estimates, duration, result)
+            _check_disk(found, device, estimates, duration, result, config.path)
 
 
 def _compare_disk(d: Disk, xen: libxlutil.XenDisk, result: CheckResult) -> None:
@@ -375,6 +375,7 @@ def _check_disk(
     estimates: dict[str, tuple[DiskEstimate, bool]],
     duration: float | None,
     result: CheckResult,
+    path: str | None,
 ) -> None:
     if not d.readwrite:
         what = "a CD-ROM" if d.cdrom else f"read-only ({d.access})"
@@ -393,14 +394,14 @@ def _check_disk(
             f"{device} ({d.target}) is {d.format!r}: the RTS writes raw sectors",
             "use a raw image (halvm-prof disk create)",
         )
-    target = Path(d.target)
+    target = Path(config_file(d.target))
     if not d.target or not target.is_file():
         result.add(
             d.line,
             "error",
             "disk-missing",
             f"disk image {d.target!r} for {device} does not exist",
-            "xl reads relative paths from the folder it runs in; halvm-prof prepare makes disks",
+            f"{missing_hint(d.target, path)}; halvm-prof prepare makes disks",
         )
         return
     size = target.stat().st_size
@@ -469,20 +470,23 @@ def kernel_build(path: str | os.PathLike[str]) -> Literal["profiled", "plain", "
 
 def _check_kernel(config: XlConfig, plan: RtsPlan, result: CheckResult) -> None:
     kernel = config.kernel
-    if kernel is None or not plan.needs_profiled_build:
+    if kernel is None:
         return
     line = config.line("kernel")
-    flags = " ".join(plan.profiled_flags)
-    if not Path(kernel).is_file():
+    if not Path(config_file(kernel)).is_file():
+        # xl stops before the domain starts: nothing runs, nothing is profiled.
         result.add(
             line,
-            "warning",
+            "error",
             "kernel-missing",
-            f"kernel {kernel!r} not found, so whether it is built with -prof (as {flags} "
-            "need) cannot be checked",
+            f"kernel {kernel!r} does not exist, so xl cannot start the domain",
+            missing_hint(kernel, config.path),
         )
         return
-    build = kernel_build(kernel)
+    if not plan.needs_profiled_build:
+        return
+    flags = " ".join(plan.profiled_flags)
+    build = kernel_build(config_file(kernel))
     if build == "plain":
         result.add(
             line,

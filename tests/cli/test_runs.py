@@ -10,12 +10,19 @@ import pytest
 from click.testing import CliRunner, Result
 
 from halvm_prof.analysis.diff import diff_files
-from halvm_prof.analysis.heap_scan import heap_stats
+from halvm_prof.analysis.heap_scan import HeapScan
 from halvm_prof.cli import cli
+from halvm_prof.formats.source import open_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
 BREAKDOWNS = ["hc", "hy", "hd"]
+
+def heap_stats(path: Path) -> HeapScan:
+    """Band statistics of a file, read directly (the independent side of a comparison)."""
+    with open_source(path) as source:
+        return source.band_stats()
+
 
 
 def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
@@ -79,7 +86,7 @@ def test_diff_against_a_stored_baseline(store_url: str) -> None:
     r = run("diff", new, "--against", "hc", "--store", store_url, "--json")
     assert r.exit_code == 0, r.output
     got = json.loads(r.stdout)
-    direct = diff_files(CORPUS / "leaky-hc.prof", new).to_dict()
+    direct = diff_files(CORPUS / "leaky-hc.prof", new).to_json()
     assert [c["name"] for c in got["changes"]] == [c["name"] for c in direct["changes"]]
     assert got["totals"]["time"]["new"] == pytest.approx(direct["totals"]["time"]["new"])
     assert got["old"] == "run 1 (hc, c0)"
@@ -108,7 +115,7 @@ def test_runs_diff(store_url: str) -> None:
     assert r.stdout.startswith("old: run 1 (hc, c0)\nnew: run 3 (hd, c2)\n")
     r = run("runs", "diff", "1", "3", "--kind", "hp", "--json", "--store", store_url)
     got = json.loads(r.stdout)
-    direct = diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_dict()
+    direct = diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_json()
     assert got["kind"] == "hp" and got["notes"] == direct["notes"]
     assert got["totals"] == direct["totals"]
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.diff import diff_files, diff_profiles, load_for_diff
+from halvm_prof.analysis.diff import diff_files, diff_input, diff_profiles
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
-from halvm_prof.analysis.heap_scan import heap_stats
+from halvm_prof.analysis.heap_scan import HeapScan
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import InputError, StoreError
 from halvm_prof.formats.load import load_profile
+from halvm_prof.formats.source import open_source
 from halvm_prof.history import schema
 from halvm_prof.history.baseline import stored_profile
 from halvm_prof.history.figures import run_figures
@@ -184,8 +185,11 @@ def test_runs_diff_equals_the_diff_of_the_files(store_url: str) -> None:
             direct = diff_files(old, new)
             assert stored.kind == direct.kind
             assert stored.notes == direct.notes
-            assert [r[0] for r in stored.rows] == [r[0] for r in direct.rows]
-            for (_, sc, si), (_, dc, di) in zip(stored.rows, direct.rows, strict=True):
+            assert [r.name for r in stored.rows] == [r.name for r in direct.rows]
+            for (sc, si), (dc, di) in (
+                ((x.changes, x.impact), (y.changes, y.impact))
+                for x, y in zip(stored.rows, direct.rows, strict=True)
+            ):
                 assert si == pytest.approx(di)
                 for m in dc:
                     assert sc[m].old == pytest.approx(dc[m].old)
@@ -196,9 +200,9 @@ def test_runs_diff_equals_the_diff_of_the_files(store_url: str) -> None:
             # And a file against a stored run, as `diff FILE --against` does.
             against = diff_profiles(
                 stored_profile(store.resolve(str(a.id)), store.figures(a.id), kind),
-                load_for_diff(new),
+                _diff_input(new),
             )
-            assert [r[0] for r in against.rows] == [r[0] for r in direct.rows]
+            assert [r.name for r in against.rows] == [r.name for r in direct.rows]
 
 
 def test_find_series_and_regressions(store_url: str) -> None:
@@ -313,6 +317,17 @@ for i in range(2):
     with Store(url) as store:
         store.add(figures, label=f"w{worker}-{i}")
 """
+
+def heap_stats(path: Path) -> HeapScan:
+    """Band statistics of a file, read directly (the independent side of a comparison)."""
+    with open_source(path) as source:
+        return source.band_stats()
+
+
+def _diff_input(path: Path) -> CostCentreProfile | HeapScan:
+    with open_source(path) as source:
+        return diff_input(source)
+
 
 
 def test_concurrent_adds_from_several_processes_all_land(store_url: str) -> None:

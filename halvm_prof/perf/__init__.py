@@ -1,0 +1,7 @@
+"""perf for Haskell: read perf.data, symbolise GHC code, flat profiles, eventlog alignment.
+
+``layout`` declares the perf.data format, ``reader`` streams it, ``names`` decodes GHC symbols,
+``elf`` reads symbols, line rows and GHC source notes with pyelftools, ``symbolize`` maps sample
+addresses through the process's mappings, ``categories`` sorts code into user, library, RTS and
+kernel, ``profile`` builds the flat profile and ``merge`` puts samples on the eventlog's clock.
+"""
