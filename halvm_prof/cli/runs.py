@@ -76,7 +76,17 @@ def list_runs(last: int | None, store_url: str | None, as_json: bool) -> None:
         found = store.runs(last)
     if as_json:
         echo_json(
-            [{"run": r.id, "label": r.label, "commit": r.commit, "added": r.added} for r in found]
+            [
+                {
+                    "run": r.id,
+                    "label": r.label,
+                    "commit": r.commit,
+                    "added": r.added,
+                    "program": r.program,
+                    "files": [f.kind for f in r.files],
+                }
+                for r in found
+            ]
         )
     else:
         click.echo(render_runs(found), nl=False)

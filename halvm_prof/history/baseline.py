@@ -128,9 +128,11 @@ def diff_against(path: str, ref: str, store_url: str | None = None) -> tuple[Pro
 
     with open_source(path) as source:
         new = diff_input(source)
+    kind = "prof" if isinstance(new, CostCentreProfile) else "hp"
+    kinds = ("prof", "prof-json") if kind == "prof" else ("hp", "eventlog")
     with open_store(store_url) as store:
-        run = store.resolve(ref)
+        run = store.resolve(ref, kinds)
         figures = store.figures(run.id)
-    old = stored_profile(run, figures, "prof" if isinstance(new, CostCentreProfile) else "hp")
+    old = stored_profile(run, figures, kind)
     names = ", ".join(x for x in (run.label, run.commit) if x)
     return diff_profiles(old, new), f"run {run.id}" + (f" ({names})" if names else ""), path

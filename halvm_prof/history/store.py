@@ -360,19 +360,38 @@ class Store:
                 files.setdefault(int(r[0]), []).append(_file_info(r[1:]))
         return [replace(r, files=tuple(files.get(r.id, ()))) for r in reversed(runs)]
 
-    def resolve(self, ref: str) -> RunInfo:
-        """The run ``ref`` names: its number, ``last``, or a label or commit (the newest such)."""
+    def resolve(self, ref: str, kinds: Sequence[str] = ()) -> RunInfo:
+        """The run ``ref`` names: its number, ``last``, or a label or commit (the newest such).
+        With ``kinds``, ``last``, a label or a commit mean the newest such run that has a file
+        of one of these kinds (``diff --against last`` wants a baseline it can compare)."""
+        having = ""
+        params: tuple[Any, ...] = ()
+        if kinds:
+            marks = ", ".join("?" for _ in kinds)
+            having = (
+                " AND EXISTS (SELECT 1 FROM halvm_files f WHERE f.run_id = halvm_runs.id "
+                f"AND f.kind IN ({marks}))"
+            )
+            params = tuple(kinds)
         with self._tx(False, "cannot read the store") as cur:
             if ref == "last":
-                found = self._runs(cur, "ORDER BY id DESC LIMIT 1")
+                found = self._runs(cur, f"WHERE 1 = 1{having} ORDER BY id DESC LIMIT 1", params)
             elif ref.isdigit():
                 found = self._runs(cur, "WHERE id = ?", (int(ref),))
             else:
-                found = self._runs(cur, "WHERE label = ? ORDER BY id DESC LIMIT 1", (ref,))
+                found = self._runs(
+                    cur, f"WHERE label = ?{having} ORDER BY id DESC LIMIT 1", (ref, *params)
+                )
                 if not found:
-                    found = self._runs(cur, "WHERE commit_sha = ? ORDER BY id DESC LIMIT 1", (ref,))
+                    found = self._runs(
+                        cur,
+                        f"WHERE commit_sha = ?{having} ORDER BY id DESC LIMIT 1",
+                        (ref, *params),
+                    )
             if not found:
-                what = "no runs yet" if ref == "last" else f"no run {ref!r}"
+                what = f"no run {ref!r}" if ref != "last" else "no runs yet"
+                if kinds:
+                    what += f" with a {' or '.join(kinds)} file"
                 raise StoreError(
                     what, path=self.where, hint="see `halvm-prof runs list` for what is stored"
                 )

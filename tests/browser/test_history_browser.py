@@ -44,4 +44,19 @@ def test_trend_page_draws_every_chart(browser: Any, tmp_path: Path) -> None:
         "return [...document.querySelectorAll('#runs td:nth-child(2)')].map(t => t.textContent)"
     )
     assert labels[0] == f"hc {EVIL}"
+    # A point links to its run: a real click on run 3's heap peak goes to that run's row.
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    x, y, w, h = browser.execute_script(
+        "const c = window.halvmReport.charts[0];"
+        "c.getDom().scrollIntoView({block: 'center'});"
+        "const v = c.getOption().series[0].data[2];"
+        "const [x, y] = c.convertToPixel({seriesIndex: 0}, [2, v]);"
+        "return [x, y, c.getWidth(), c.getHeight()];"
+    )
+    div = browser.find_elements("css selector", "div.chart")[0]
+    ActionChains(browser).move_to_element_with_offset(
+        div, round(x - w / 2), round(y - h / 2)
+    ).click().perform()
+    assert browser.execute_script("return window.location.hash") == "#run-3"
     _shot(browser, "history.png")

@@ -97,6 +97,11 @@ def test_diff_against_a_stored_baseline(store_url: str) -> None:
     assert (r.exit_code == 1) == (100 * (peaks[1] - peaks[0]) / peaks[0] > 1)
     if r.exit_code == 1:
         assert "threshold breached: peak>+1%" in r.output
+    # `last` is the newest run that has a heap profile to compare with, not merely the newest.
+    assert run("runs", "add", str(CORPUS / "leaky-hm.prof"), "--store", store_url).exit_code == 0
+    r = run("diff", str(CORPUS / "leaky-hm.hp"), "--against", "last", "--store", store_url,
+            "--json")  # fmt: skip
+    assert r.exit_code == 0 and json.loads(r.stdout)["old"] == "run 3 (hd, c2)"
     r = run("diff", new, "--against", "nope", "--store", store_url)
     assert r.exit_code == 1 and "no run 'nope'" in r.output and len(r.output.splitlines()) == 1
     assert run("diff", new).exit_code == 2

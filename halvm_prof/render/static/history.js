@@ -25,6 +25,12 @@
     return v.toLocaleString("en-US", { maximumSignificantDigits: 6 }) + (unit ? " " + unit : "");
   }
 
+  // The run a point stands for: a line's point by its index, a regression pin by its coordinate.
+  function runOf(p) {
+    const i = p.componentType === "markPoint" && p.data && p.data.coord ? p.data.coord[0] : p.dataIndex;
+    return runs[i];
+  }
+
   document.querySelectorAll("div.chart[data-section]").forEach((div) => {
     const section = data.sections[Number(div.getAttribute("data-section"))];
     const chart = echarts.init(div, null, { renderer: "canvas" });
@@ -34,10 +40,12 @@
       tooltip: {
         trigger: "item",
         formatter: (p) => {
-          const r = runs[p.dataIndex];
-          return "run " + r.run + (r.label ? " (" + esc(r.label) + ")" : "") +
+          const r = runOf(p);
+          if (!r) return "";
+          const value = p.componentType === "markPoint" ? p.data.coord[1] : p.value;
+          return (p.componentType === "markPoint" ? "regression: " : "") + "run " + r.run + (r.label ? " (" + esc(r.label) + ")" : "") +
             (r.commit ? "<br>commit " + esc(r.commit) : "") + "<br>" + esc(p.seriesName) +
-            ": " + fmt(p.value, section.unit);
+            ": " + fmt(value, section.unit);
         },
       },
       legend: { type: "scroll", top: 0 },
@@ -59,9 +67,8 @@
       })),
     });
     chart.on("click", (p) => {
-      if (p.dataIndex !== undefined && runs[p.dataIndex]) {
-        window.location.hash = "run-" + runs[p.dataIndex].run;
-      }
+      const r = runOf(p);
+      if (r) window.location.hash = "run-" + r.run;
     });
   });
   window.addEventListener("resize", () => charts.forEach((c) => c.resize()));
