@@ -299,8 +299,12 @@ def build_report_data(
     """JSON-able data of the page: one section per (label, input); with ``postmortem`` (the
     verdict and disks of :meth:`Postmortem.to_dict`) the page is a post-mortem."""
     sections = []
+    # Eventlogs whose timeline pass found no heap profile: no second pass to look for one.
+    no_heap: set[str] = set()
     for label, item in inputs:
         if isinstance(item, HpFile) and item.eventlog:
+            if item.path in no_heap:
+                continue
             try:
                 sections.append(hp_file_data(item.path, label, top_bands, eventlog=True))
             except InputError:
@@ -314,6 +318,8 @@ def build_report_data(
         else:
             # The runtime timeline's section (render/timeline_page.py).
             sections.append(timeline_file_data(item.path, label))
+            if not sections[-1]["heap_profile"]:
+                no_heap.add(item.path)
         path = item.path if isinstance(item, (HpFile, TimelineFile)) else label
         _check_finite(sections[-1], path)
     data: dict[str, Any] = {

@@ -175,6 +175,7 @@ def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> 
             for t in threads
         ],
         "threads_shown": len(threads),
+        "heap_profile": tl.heap_profile,
     }
 
 

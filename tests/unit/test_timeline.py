@@ -373,3 +373,8 @@ def test_compiled_regions_match_the_python_loop(monkeypatch: pytest.MonkeyPatch)
                 raise
             checked += 1
     assert checked > 50
+
+
+def test_timeline_says_whether_the_log_holds_a_heap_profile() -> None:
+    assert read_timeline(CORPUS / "leaky-hT.eventlog").heap_profile
+    assert not read_timeline(CORPUS / "parfib-N2.eventlog").heap_profile
