@@ -74,7 +74,12 @@ _EXTRA_BASE = 1 << 48
 PID = 1
 
 
+_SMALL = [bytes((i,)) for i in range(128)]
+
+
 def _varint(n: int) -> bytes:
+    if 0 <= n < 128:
+        return _SMALL[n]
     if n < 0:
         n &= (1 << 64) - 1
     out = bytearray()
@@ -85,12 +90,16 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+# Field keys are the same few bytes every time: made once.
+_KEYS = {(f, w): _varint((f << 3) | w) for f in range(1, 64) for w in (0, 2)}
+
+
 def _uint(fieldno: int, n: int) -> bytes:
-    return _varint(fieldno << 3) + _varint(n)
+    return _KEYS[fieldno, 0] + _varint(n)
 
 
 def _bytes(fieldno: int, payload: bytes) -> bytes:
-    return _varint((fieldno << 3) | 2) + _varint(len(payload)) + payload
+    return _KEYS[fieldno, 2] + _varint(len(payload)) + payload
 
 
 def _str(fieldno: int, s: str) -> bytes:
