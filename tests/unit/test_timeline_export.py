@@ -22,7 +22,7 @@ from halvm_prof.render.export import guess_format
 from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
 from halvm_prof.timeline.build import read_timeline
 from halvm_prof.timeline.model import Span, Timeline
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, Golden
 
 OURS = DATA / "eventlog" / "ghc"
 LOGS = [
@@ -235,3 +235,10 @@ def test_export_command_writes_both(tmp_path: Path) -> None:
     assert (
         f"{tl.gc.count} collections" in runner.invoke(cli, ["export", log, "-o", str(out)]).output
     )
+
+
+def test_chrome_trace_golden(golden: Golden) -> None:
+    buf = io.BytesIO()
+    with EventlogReader(CORPUS / "parfib-N2.eventlog") as r:
+        write_chrome_trace(r.iter_sorted(), buf)
+    golden.check("timeline/parfib-N2.trace.json", buf.getvalue().decode("utf-8"))
