@@ -150,17 +150,12 @@ class PerfettoWriter:
         self.out.write(_bytes(TRACE_PACKET, _uint(PKT_SEQUENCE_ID, SEQUENCE) + body))
         self.packets += 1
 
-    def _descriptor(self, uuid: int, name: str, extra: bytes = b"") -> None:
+    def _descriptor(self, uuid: int, name: str, extra: bytes = b"", child: bool = True) -> None:
         self.tracks.add(uuid)
-        self._packet(
-            _bytes(
-                PKT_TRACK_DESCRIPTOR,
-                _uint(TD_UUID, uuid)
-                + _str(TD_NAME, name)
-                + _uint(TD_PARENT_UUID, PROCESS_UUID)
-                + extra,
-            )
-        )
+        body = _uint(TD_UUID, uuid) + _str(TD_NAME, name)
+        if child:
+            body += _uint(TD_PARENT_UUID, PROCESS_UUID)
+        self._packet(_bytes(PKT_TRACK_DESCRIPTOR, body + extra))
 
     def thread_descriptor(self, thread: int, label: str | None) -> None:
         """(Re)name the track of a Haskell thread; a later descriptor renames it."""
