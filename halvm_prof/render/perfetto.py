@@ -164,6 +164,8 @@ class PerfettoWriter:
             _THREAD_BASE + thread,
             name,
             _bytes(TD_THREAD, _uint(THD_PID, PID) + _uint(THD_TID, thread) + _str(THD_NAME, name)),
+            # A thread track belongs to its process through the pid, not a parent track.
+            child=False,
         )
 
     def _event(
