@@ -10,7 +10,8 @@ encoded here; their field numbers are those of Perfetto's own protos
   slices), per Haskell thread (its runs), a ``GC`` track of collections, lanes of user spans and
   a ``markers`` track of instants;
 - counter tracks for heap size, live bytes, blocks size, bytes allocated and spark pools;
-- :class:`Instant`\\ s given by the caller (the perf merge adds samples), on tracks they name.
+- instants given by the caller (:class:`Instant`; the perf merge adds samples) on tracks
+  they name.
 """
 
 from __future__ import annotations

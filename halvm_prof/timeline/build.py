@@ -655,7 +655,7 @@ def read_timeline(
 
     Spark events (``-lf``: most of a parallel program's log) only add to counts and bins, which
     do not depend on order, so they are counted where each block is read and never become
-    :class:`Event`\\ s; the result is that of :func:`build_timeline` over ``iter_sorted()``.
+    :class:`Event` objects; the result is that of :func:`build_timeline` over ``iter_sorted()``.
     """
     from halvm_prof.formats.eventlog.reader import EventlogReader
 
