@@ -227,7 +227,7 @@ def test_export_command_writes_both(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "chrome-trace" in result.output
     assert json.loads(js.read_text())["traceEvents"]
     result = runner.invoke(cli, ["export", str(CORPUS / "leaky-hc.prof"), "--to", "perfetto"])
-    assert result.exit_code == 1 and "is not an eventlog" in result.output
+    assert result.exit_code == 1 and "takes an eventlog" in result.output
     assert (
         guess_format("x.pftrace") == "perfetto" and guess_format("x.trace.json") == "chrome-trace"
     )
