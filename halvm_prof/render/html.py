@@ -375,12 +375,13 @@ def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
     return inputs
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
+    """The text of a vendored or own asset in ``render/static``."""
     return (resources.files("halvm_prof") / "render" / "static" / name).read_text("utf-8")
 
 
-def render_html(data: dict[str, Any]) -> str:
-    """The page for ``data`` (from :func:`build_report_data`): assets inlined, data as JSON."""
+def jinja_environment() -> jinja2.Environment:
+    """The templates' environment: autoescaped, strict, ``tojson`` with sorted keys."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,
@@ -392,11 +393,16 @@ def render_html(data: dict[str, Any]) -> str:
         "separators": (",", ":"),
         "allow_nan": False,
     }
-    return env.get_template(PAGES[data["page"]]).render(
+    return env
+
+
+def render_html(data: dict[str, Any]) -> str:
+    """The page for ``data`` (from :func:`build_report_data`): assets inlined, data as JSON."""
+    return jinja_environment().get_template(PAGES[data["page"]]).render(
         data=data,
-        echarts=_static("echarts.min.js"),
-        script=_static("report.js"),
-        style=_static("report.css"),
+        echarts=static_text("echarts.min.js"),
+        script=static_text("report.js"),
+        style=static_text("report.css"),
     )
 
 
