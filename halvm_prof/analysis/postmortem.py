@@ -192,6 +192,23 @@ def analyse(
     return pm
 
 
+def heap_verdict(path: str | os.PathLike[str]) -> Postmortem:
+    """The heap part of the verdict for a heap profile file: a local run that crashed (``run``)
+    has no disks, only the ``.hp`` GHC wrote."""
+    pm = Postmortem([])
+    run = read_heap_run(path)
+    if run is None:
+        pm.headline = "The heap profile holds no census."
+    else:
+        pm.heap = run
+        concern = _judge_heap(pm, run)
+        # A local program has no VM whose memory the heap could be compared with.
+        pm.verdict = [line for line in pm.verdict if not line.startswith("The VM's memory")]
+        pm.headline = "The run did not finish cleanly" + (f"; {concern}." if concern else ".")
+    pm.verdict.insert(0, f"Verdict: {pm.headline}")
+    return pm
+
+
 def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
     if d.problem:
         return f"{d.device} ({d.path}): no {d.what} recovered: {d.problem}."

@@ -76,9 +76,11 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "eventlog": ("eventlog", "eventlog"),
     "export": ("export", "export"),
     "extract": ("convert", "extract"),
+    "live": ("live", "live"),
     "postmortem": ("postmortem", "postmortem"),
     "prepare": ("xen", "prepare"),
     "report": ("report", "report"),
+    "run": ("live", "run"),
     "summary": ("summary", "summary"),
     "xen-config": ("xen", "xen_config"),
 }

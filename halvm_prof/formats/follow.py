@@ -68,9 +68,10 @@ QUIET_AFTER = 30.0
 class Feed(Protocol):
     """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come."""
 
-    name: str
-    ended: bool
-
+    @property
+    def name(self) -> str: ...
+    @property
+    def ended(self) -> bool: ...
     def read(self) -> bytes: ...
     def close(self) -> None: ...
 
@@ -294,8 +295,7 @@ class HpFollower:
     kind = "hp"
 
     def __init__(self, source: str | os.PathLike[str] | Feed, *, quiet_after: float = QUIET_AFTER):
-        feed = source if isinstance(source, FileFeed | FifoFeed | SocketFeed) else None
-        self.feed: Feed = feed if feed is not None else open_feed(cast(str, source))
+        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
         self.name = self.feed.name
         self.parser = HpParser(self.name)
         self.quiet_after = quiet_after
@@ -575,8 +575,7 @@ class EventlogFollower:
         caps: int = 1,
         quiet_after: float = QUIET_AFTER,
     ) -> None:
-        feed = source if isinstance(source, FileFeed | FifoFeed | SocketFeed) else None
-        self.feed: Feed = feed if feed is not None else open_feed(cast(str, source))
+        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
         self.name = self.feed.name
         self.parser = EventlogParser(self.name, types, caps)
         self.quiet_after = quiet_after

@@ -173,8 +173,13 @@ class LiveState:
         *,
         heap: HpFollower | DiskFollower | None = None,
         eventlog: EventlogFollower | None = None,
+        censuses_from_eventlog: bool | None = None,
     ) -> None:
         self.source = source
+        # Chart the eventlog's censuses only when no .hp follower charts them.
+        self.censuses_from_eventlog = (
+            heap is None if censuses_from_eventlog is None else censuses_from_eventlog
+        )
         self.kind = kind
         self.heap_follower = heap
         self.eventlog_follower = eventlog
@@ -253,7 +258,7 @@ class LiveState:
 
     def _add_event(self, e: ev.Event) -> None:
         census = self._census.add(e)
-        if census is not None and self.heap_follower is None:
+        if census is not None and self.censuses_from_eventlog:
             self.add_sample(census)
         if not self.program and self._census.program:
             self.program = self._census.program

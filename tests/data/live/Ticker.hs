@@ -1,4 +1,4 @@
--- A program to watch live: it keeps a growing map for N rounds of about 0.1 s each, traces an
+-- A program to watch live: it keeps a growing map for N rounds of busy work, traces an
 -- event per key (enough to fill the RTS's eventlog buffers while it runs) and, when asked,
 -- crashes at the end instead of exiting normally.
 module Main (main) where
@@ -6,10 +6,14 @@ module Main (main) where
 import Control.Concurrent (forkIO, threadDelay)
 import Control.Exception (evaluate)
 import Control.Monad (forM_, when)
+import Data.List (foldl')
 import qualified Data.Map.Strict as M
 import Debug.Trace (traceEventIO)
 import System.Environment (getArgs)
 import System.IO (hFlush, stdout)
+
+busy :: Int -> Int
+busy r = foldl' (+) 0 [ (x * x) `mod` 7 | x <- [r .. r + 3000000] ]
 
 grow :: M.Map Int String -> Int -> IO (M.Map Int String)
 grow m r = do
@@ -33,7 +37,8 @@ main = do
             m' <- grow m r
             putStrLn ("round " ++ show r ++ " keys " ++ show (M.size m'))
             hFlush stdout
-            threadDelay 100000
+            -- Busy, not asleep: a profiled RTS takes heap censuses by CPU time.
+            _ <- evaluate (busy r)
             loop m' (r + 1)
   m <- loop M.empty 0
   when crash (error ("crashed after " ++ show rounds ++ " rounds"))
