@@ -64,21 +64,21 @@ def _serve(
         _tui(hub)
         return
     sock = bind(host, port)
-    url = page_url(sock, hub.token)
-    click.echo(url)
-    if start is not None:
-        start()
-    if not no_open:
-        import webbrowser
-
-        webbrowser.open(url)
-    server = make_server(hub)
-    if stoppers is not None:
-        stoppers.append(server.stop)
     try:
+        url = page_url(sock, hub.token)
+        click.echo(url)
+        if start is not None:
+            start()
+        if not no_open:
+            import webbrowser
+
+            webbrowser.open(url)
+        server = make_server(hub)
+        if stoppers is not None:
+            stoppers.append(server.stop)
         server.run(sockets=[sock])
     except KeyboardInterrupt:
-        # uvicorn raises the Ctrl-C again once it has shut down: here it is the normal end.
+        # Ctrl-C is how a live view ends (uvicorn raises it again once it has shut down).
         pass
     finally:
         sock.close()

@@ -61,7 +61,7 @@ def tui_view(snap: Snapshot, top: int = 8) -> RenderableType:
     table.add_column("now", justify="right")
     table.add_column("peak", justify="right")
     rows = [(b.name, b.values[-1] if b.values else 0, max(b.values, default=0)) for b in heap.bands]
-    for name, now, peak in sorted(rows, key=lambda r: (-r[1], r[0]))[:top]:
+    for name, now, peak in sorted(rows, key=lambda r: (-r[1], -r[2], r[0]))[:top]:
         table.add_row(name, _bytes(now), _bytes(peak))
     lines.append(table)
     if snap.gc is not None:

@@ -18,23 +18,28 @@
     return (i ? v.toFixed(1) : String(v)) + " " + units[i];
   }
   function text(el, s) { el.textContent = s; }
+  // A time axis (ms), as in the offline report: ECharts stacks only the values beside it (two
+  // value axes would stack x as well).
+  const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
+  const xAxis = { type: "time", name: "s", axisLabel: { formatter: (v) => (v / 1000).toFixed(1), hideOverlap: true },
+    axisPointer: { label: { formatter: (p) => (p.value / 1000).toFixed(3) + " s" } } };
 
   function drawHeap(s) {
     const h = s.heap;
     const series = h.bands.map((b) => ({
       name: b.name, type: "line", stack: "heap", areaStyle: {}, symbol: "none",
-      data: b.values.map((v, i) => [h.times[i], v]),
+      data: b.values.map((v, i) => [h.times[i] * 1000, v]),
     }));
     if (!series.length) {
       series.push({ name: "total", type: "line", symbol: "none",
-        data: h.totals.map((v, i) => [h.times[i], v]) });
+        data: h.totals.map((v, i) => [h.times[i] * 1000, v]) });
     }
     heapChart.setOption({
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { type: "scroll", top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: { type: "value", name: "s", min: 0 },
+      xAxis: xAxis,
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
@@ -46,10 +51,10 @@
   function drawGc(s) {
     const g = s.gc;
     const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
-      data: s.heap.totals.map((v, i) => [s.heap.times[i], v]) }];
+      data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
     if (g) {
-      series.push({ name: "heap size", type: "line", symbol: "none", data: g.heap_size });
-      series.push({ name: "live bytes", type: "line", symbol: "none", data: g.live_bytes });
+      series.push({ name: "heap size", type: "line", symbol: "none", data: ms(g.heap_size) });
+      series.push({ name: "live bytes", type: "line", symbol: "none", data: ms(g.live_bytes) });
       text($("gc-meta"), g.collections + " collections, " + g.pause_total.toFixed(3) +
         " s paused in all, longest " + (g.pause_max * 1000).toFixed(1) + " ms; " +
         s.events + " events read" + (s.held_events ? ", " + s.held_events +
@@ -62,7 +67,7 @@
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: { type: "value", name: "s", min: 0 },
+      xAxis: xAxis,
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
