@@ -56,7 +56,7 @@ _MAX_POLL_READS = 16
 MAX_HP_LINE = 1 << 20
 #: Events held back for ordering; past this the oldest are handed out anyway (and a note says
 #: so), so a capability that never hands over a block cannot make memory grow without end.
-MAX_HELD_EVENTS = 500_000
+MAX_HELD_EVENTS = 200_000
 #: Events that name a capability in their last two bytes: it exists before its first block.
 _CAP_EVENTS = frozenset({CAP_CREATE, CAPSET_ASSIGN_CAP})
 #: Seconds without new bytes after which a file or disk counts as no longer written.

@@ -305,3 +305,26 @@ def test_disk_follower_notices_a_writer_gone_quiet(tmp_path: Path) -> None:
     assert not follower.alive and not follower.closed
     assert follower.note is not None and "went quiet" in follower.note
     follower.close()
+
+
+def test_a_silent_capability_cannot_make_held_events_grow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import halvm_prof.formats.follow as follow
+
+    data = (CORPUS / "parfib-N2.eventlog").read_bytes()
+    # Told of a third capability that never hands over a block, the parser would hold every
+    # event of the other two; past the bound it hands out the oldest and says so.
+    monkeypatch.setattr(follow, "MAX_HELD_EVENTS", 20)
+    parser = EventlogParser("x", caps=3)
+    got = []
+    for i in range(0, len(data), 200):
+        got += parser.feed(data[i : i + 200])
+        assert parser.held <= 20 + 200
+    assert parser.forced and got
+    monkeypatch.undo()
+    waiting = EventlogParser("x", caps=3)
+    # Within the bound, no capability's event goes out before the silent one has caught up...
+    assert all(e.cap is None for e in waiting.feed(data[:-2]))
+    # ... and all go out once the log has ended.
+    assert any(e.cap is not None for e in waiting.finish())
