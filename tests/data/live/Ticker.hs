@@ -3,7 +3,7 @@
 -- crashes at the end instead of exiting normally.
 module Main (main) where
 
-import Control.Concurrent (forkIO, threadDelay)
+import Control.Concurrent (forkOn, threadDelay)
 import Control.Exception (evaluate)
 import Control.Monad (forM_, when)
 import Data.List (foldl')
@@ -28,9 +28,11 @@ main = do
   args <- getArgs
   let rounds = case args of (a:_) -> read a; _ -> 30
       crash = "crash" `elem` drop 1 args
-  _ <- forkIO $ forM_ [1 :: Int ..] $ \i -> do
-    when (i `mod` 50 == 0) (traceEventIO ("side " ++ show i))
-    threadDelay 2000
+  -- A second thread on the second capability (with -N2) that traces as busily, so both
+  -- capabilities hand over eventlog buffers while the program runs.
+  _ <- forkOn 1 $ forM_ [1 :: Int ..] $ \i -> do
+    traceEventIO ("side " ++ show i)
+    when (i `mod` 1000 == 0) (threadDelay 1000)
   let loop m r
         | r >= rounds = return m
         | otherwise = do
