@@ -287,9 +287,13 @@ class Run:
         proc = self.proc
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
+            # Keep reading while it exits: an RTS that flushes its eventlog into a full FIFO
+            # would otherwise wait for us forever.
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while proc.poll() is None and time.monotonic() < deadline:
+                self.state.poll()
+                time.sleep(0.02)
+            if proc.poll() is None:
                 proc.kill()
                 proc.wait()
         deadline = time.monotonic() + DRAIN_TIMEOUT

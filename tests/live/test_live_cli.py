@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
+from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.follow import HpFollower
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.live.state import LiveState
@@ -165,3 +166,24 @@ def test_tui_view_shows_heap_bands_and_status() -> None:
     biggest = max(whole.samples[-2].values.items(), key=lambda kv: kv[1])[0]
     assert "closed" in text and f"{len(whole.samples)} censuses" in text
     assert biggest[:30] in text
+
+
+def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> None:
+    exe = build("Ticker", tmp_path)
+    run = _halvm("run", "--no-open", "-N2", "--out", "saved", "--", str(exe), "10000", cwd=tmp_path)
+    assert run.stdout is not None
+    url = run.stdout.readline().strip()
+    deadline = time.monotonic() + 60
+    while _snapshot(url)["samples"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _snapshot(url)["alive"] is True
+    code, out, err = _stop(run)
+    assert code == 0, err
+    assert "ticker exited with code" in out or "ticker was killed by" in out
+    saved = tmp_path / "saved"
+    assert (saved / "ticker.hp").read_bytes() == (tmp_path / "ticker.hp").read_bytes()
+    assert len(read_hp(saved / "ticker.hp").samples) >= 3
+    with EventlogReader(saved / "ticker.eventlog") as reader:
+        assert sum(1 for _ in reader.iter_events()) > 0
+        # The program was stopped, not killed: its RTS closed the eventlog.
+        assert reader.stop is not None and reader.stop.reason == "end"
