@@ -174,7 +174,9 @@ def live(
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument(
+    "command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- PROGRAM [ARGS]..."
+)
 @_serve_options
 @click.option(
     "--out",

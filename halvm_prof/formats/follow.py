@@ -268,7 +268,8 @@ class HpParser:
             return []
         for line in lines:
             self._lines.lines.append(line + b"\n")
-            if line.startswith(b"END_SAMPLE"):
+            # The reader's own rule: a band line may start so too, but it holds a TAB.
+            if line.startswith(b"END_SAMPLE") and b"\t" not in line:
                 self._ends += 1
         out: list[HeapSample] = []
         try:

@@ -70,6 +70,18 @@ def test_hp_parser_reports_a_malformed_line() -> None:
     assert "bad.hp:8" in str(parser.error)
 
 
+def test_hp_parser_takes_a_band_named_like_a_keyword() -> None:
+    head = b'JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    census = b"BEGIN_SAMPLE 1.0\nEND_SAMPLE odd\t5\nEND_SAMPLE 1.0\n"
+    parser = HpParser("odd.hp")
+    got = parser.feed(head + census)
+    got += parser.feed(census.replace(b"1.0", b"2.0"))
+    assert [(s.time, s.values) for s in got] == [
+        (1.0, {"END_SAMPLE odd": 5}),
+        (2.0, {"END_SAMPLE odd": 5}),
+    ]
+
+
 def test_hp_follower_on_a_growing_file(tmp_path: Path) -> None:
     data = (CORPUS / "leaky-hc.hp").read_bytes()
     out = tmp_path / "growing.hp"
