@@ -172,6 +172,9 @@ def create_app(hub: Hub) -> Starlette:
             return PlainTextResponse("no report yet: it is written when the program ends", 404)
         return FileResponse(path, media_type="text/html")
 
+    async def favicon(_request: Request) -> Response:
+        return Response(status_code=204)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         task = asyncio.create_task(hub.run())
@@ -189,6 +192,7 @@ def create_app(hub: Hub) -> Starlette:
             Route("/snapshot.json", snapshot),
             Route("/events", events),
             Route("/report", report),
+            Route("/favicon.ico", favicon),
         ],
         lifespan=lifespan,
     )

@@ -21,13 +21,20 @@
   // A time axis (ms), as in the offline report: ECharts stacks only the values beside it (two
   // value axes would stack x as well).
   const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
-  const xAxis = { type: "time", name: "s", axisLabel: { formatter: (v) => (v / 1000).toFixed(1), hideOverlap: true },
-    axisPointer: { label: { formatter: (p) => (p.value / 1000).toFixed(3) + " s" } } };
+  const seconds = (v) => String(Number((v / 1000).toFixed(3)));
+  // One census has no extent: give the axis a second either side of it.
+  function xAxis(times) {
+    const one = times.length === 1 ? times[0] * 1000 : null;
+    return { type: "time", name: "s", min: one === null ? undefined : one - 1000,
+      max: one === null ? undefined : one + 1000,
+      axisLabel: { formatter: seconds, hideOverlap: true },
+      axisPointer: { label: { formatter: (p) => seconds(p.value) + " s" } } };
+  }
 
   function drawHeap(s) {
     const h = s.heap;
     const series = h.bands.map((b) => ({
-      name: b.name, type: "line", stack: "heap", areaStyle: {}, symbol: "none",
+      name: b.name, type: "line", stack: "heap", areaStyle: {}, showSymbol: h.times.length < 3,
       data: b.values.map((v, i) => [h.times[i] * 1000, v]),
     }));
     if (!series.length) {
@@ -39,7 +46,7 @@
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { type: "scroll", top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis,
+      xAxis: xAxis(s.heap.times),
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
@@ -67,7 +74,7 @@
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis,
+      xAxis: xAxis(g && g.heap_size.length ? [] : s.heap.times),
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
