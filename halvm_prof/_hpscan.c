@@ -34,6 +34,7 @@ typedef struct {
     double sum_tv;
     double integrated;
     int64_t max;
+    double max_time; /* the first census time at which max was reached */
     int64_t cur;  /* value in the census being read (duplicates summed, as the reader does) */
     int64_t gen;  /* census that last listed the band */
     size_t name_off;
@@ -200,7 +201,12 @@ static int end_census(Scanner *s) {
         b->sum_v += (u128)v;
         b->sum_v2 += (u128)v * (u128)v;
         b->sum_tv += u * dv;
-        if (v > b->max) b->max = v;
+        if (v > b->max) {
+            b->max = v;
+            b->max_time = t;
+        } else if (b->n_present == 1) {
+            b->max_time = t;
+        }
         total += (u128)v;
     }
     if (total > s->peak_total || first) {
@@ -372,9 +378,9 @@ static PyObject *Scanner_bands(Scanner *s, PyObject *Py_UNUSED(ignored)) {
         if (b->n_present == 0) continue; /* seen only in a census cut short */
         PyObject *sum_v = from_u128(b->sum_v), *sum_v2 = from_u128(b->sum_v2);
         PyObject *item = sum_v && sum_v2 ? Py_BuildValue(
-            "(y#LOOddL)", s->names + b->name_off, (Py_ssize_t)b->name_len,
+            "(y#LOOddLd)", s->names + b->name_off, (Py_ssize_t)b->name_len,
             (long long)b->n_present, sum_v, sum_v2, b->sum_tv, b->integrated,
-            (long long)b->max) : NULL;
+            (long long)b->max, b->max_time) : NULL;
         Py_XDECREF(sum_v);
         Py_XDECREF(sum_v2);
         if (!item || PyList_Append(out, item) < 0) {
@@ -446,7 +452,7 @@ static PyMethodDef Scanner_methods[] = {
      "feed(data, final) -> bytes of whole lines used, or -1: a line this scanner leaves to the "
      "Python reader."},
     {"bands", (PyCFunction)Scanner_bands, METH_NOARGS,
-     "bands() -> [(name, n_present, sum_v, sum_v2, sum_tv, integrated, max)], first seen first."},
+     "bands() -> [(name, n_present, sum_v, sum_v2, sum_tv, integrated, max, max_time)], first seen first."},
     {"previous", (PyCFunction)Scanner_previous, METH_NOARGS,
      "previous() -> [(name, value)] of the last complete census."},
     {"state", (PyCFunction)Scanner_state, METH_NOARGS, "state() -> dict of the running totals."},

@@ -41,6 +41,7 @@ class BandStats:
     slope: float  # value-unit per sample-unit
     r2: float
     leak_suspect: bool = False
+    peak_time: float = 0.0  # when the band first reached ``max`` (sample unit)
 
 
 @dataclass(slots=True)
@@ -51,6 +52,7 @@ class _Band:
     sum_tv: float = 0.0  # time measured from the first census
     integrated: float = 0.0
     max: int = 0
+    max_time: float = 0.0  # the first census at which ``max`` was reached
 
 
 @dataclass(slots=True)
@@ -93,6 +95,9 @@ class HeapAccumulator:
             band.sum_tv += u * v
             if v > band.max:
                 band.max = v
+                band.max_time = t
+            elif band.n_present == 1:
+                band.max_time = t
             total += v
         if total > self.peak_total or first:
             self.peak_total, self.peak_time = total, t
@@ -136,6 +141,7 @@ class HeapAccumulator:
                     leak_suspect=slope > 0
                     and r2 >= LEAK_MIN_R2
                     and slope * duration >= LEAK_MIN_GROWTH * self.peak_total,
+                    peak_time=b.max_time,
                 )
             )
         # With one census nothing is integrated yet; the largest band then comes first.

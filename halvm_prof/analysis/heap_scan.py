@@ -122,9 +122,15 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
 
     bands = {
         name(raw): _Band(
-            n_present=n, sum_v=sum_v, sum_v2=sum_v2, sum_tv=sum_tv, integrated=integ, max=top
+            n_present=n,
+            sum_v=sum_v,
+            sum_v2=sum_v2,
+            sum_tv=sum_tv,
+            integrated=integ,
+            max=top,
+            max_time=top_time,
         )
-        for raw, n, sum_v, sum_v2, sum_tv, integ, top in scanner.bands()
+        for raw, n, sum_v, sum_v2, sum_tv, integ, top, top_time in scanner.bands()
     }
     acc = HeapAccumulator(
         samples=state["samples"],

@@ -25,8 +25,8 @@ from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
 
 #: Per-band metrics: peak (largest census value), integrated residency, time-weighted mean
-#: residency, least-squares slope (bytes per second) and its R².
-BAND_METRICS = ("peak", "residency", "mean", "slope", "r2")
+#: residency, least-squares slope (bytes per second) and its R², and when the peak came.
+BAND_METRICS = ("peak", "residency", "mean", "slope", "r2", "peak_time")
 #: Per-cost-centre metrics: individual time (s) and alloc (bytes), the same inherited, entries.
 CC_METRICS = ("time", "alloc", "inherited_time", "inherited_alloc", "entries")
 SCOPES = ("band", "cc", "cap", "span", "total")
@@ -78,7 +78,9 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
     for s in acc.stats():
         residency += s.integrated
         for metric, value in zip(
-            BAND_METRICS, (float(s.max), s.integrated, s.mean, s.slope, s.r2), strict=True
+            BAND_METRICS,
+            (float(s.max), s.integrated, s.mean, s.slope, s.r2, s.peak_time),
+            strict=True,
         ):
             out.append(Figure("band", s.name, metric, value))
     for metric, value in (

@@ -34,6 +34,13 @@ def _brute(profile: HeapProfile, band: str) -> tuple[float, float, float]:
     return integ, slope, max(vs)
 
 
+def _first_peak(profile: HeapProfile, band: str) -> float:
+    """The first census that lists the band at its largest value."""
+    listed = [(s.time, s.values[band]) for s in profile.samples if band in s.values]
+    top = max(v for _, v in listed)
+    return next(t for t, v in listed if v == top)
+
+
 @pytest.mark.parametrize("path", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)
 def test_stats_match_brute_force(path: object) -> None:
     profile = read_hp(path)  # type: ignore[arg-type]
@@ -42,6 +49,7 @@ def test_stats_match_brute_force(path: object) -> None:
         assert s.integrated == pytest.approx(integ, rel=1e-9, abs=1e-6)
         assert s.slope == pytest.approx(slope, rel=1e-6, abs=1e-3)
         assert s.max == peak and 0.0 <= s.r2 <= 1.0
+        assert s.peak_time == _first_peak(profile, s.name)
 
 
 @given(st.lists(st.integers(0, 10**9), min_size=3, max_size=30))
@@ -55,6 +63,7 @@ def test_any_band_series(values: list[int]) -> None:
     (s,) = stats
     integ, slope, peak = _brute(profile, "x")
     assert s.integrated == pytest.approx(integ) and s.max == peak
+    assert s.peak_time == _first_peak(profile, "x")
     assert s.slope == pytest.approx(slope, rel=1e-6, abs=1e-3)
     assert not math.isnan(s.stddev)
 

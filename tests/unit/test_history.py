@@ -71,6 +71,7 @@ def test_band_trends_are_the_files_own_figures(store_url: str) -> None:
                 expected[s.name, "mean"] = s.mean
                 expected[s.name, "slope"] = s.slope
                 expected[s.name, "r2"] = s.r2
+                expected[s.name, "peak_time"] = s.peak_time
             assert stored == expected
         assert store.trend("total", "heap", "peak", last=2) == peak[-2:]
 
