@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, force_option, json_option
-from halvm_prof.disk.image import create_image, holds_profile, inspect_image
+from halvm_prof.cli.common import check_output, echo_json, force_option, json_option
+from halvm_prof.disk.image import create_image, inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.sizes import format_size, parse_size
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import OutputError
+from halvm_prof.fileio import OutputKind, output_target
 
 _GUEST = {4: "i386 guest", 8: "x86_64 guest"}
 
@@ -59,16 +60,18 @@ def write(profile: str, disk_path: str, word: str, crash_after: int | None, forc
     --force.
     """
     target = Path(disk_path)
-    if not target.exists():
+    kind = output_target(target).kind
+    if kind not in (OutputKind.NEW, OutputKind.FILE):
+        # Never opened to look for a profile: a FIFO would block, a device is no image.
+        raise OutputError(
+            f"is a {kind.value}, not a disk image", path=target, hint="name an image file"
+        )
+    if kind is OutputKind.NEW:
         size = Path(profile).stat().st_size if Path(profile).is_file() else 0
         create_image(target, max(DATA_OFFSET + size, 1 << 20), force=False)
         click.echo(f"created {disk_path}")
-    elif not force and holds_profile(target):
-        raise OutputError(
-            "holds a profile that would be lost",
-            path=target,
-            hint="get it with convert-profile first, or use --force",
-        )
+    else:
+        check_output(target, force=force, replaces_files=True)
     result = write_profile(profile, target, word=int(word), crash_after=crash_after)
     how = "closed" if result.closed else "not closed"
     if result.crashed:

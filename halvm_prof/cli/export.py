@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.cli.common import emit
-from halvm_prof.cli.report import refuse_input_as_output
+from halvm_prof.cli.common import check_output, emit, force_option
 from halvm_prof.errors import InputError
 from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
@@ -27,12 +26,15 @@ from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
     show_default=True,
     help="time: ticks (microseconds in speedscope); alloc: bytes allocated.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
-def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help='Write here, not stdout ("-": stdout).'
+)
+@force_option(replaces_files=True)
+def export(file: str, fmt: str | None, weight: str, output: str | None, force: bool) -> None:
     """Export the cost-centre profile FILE (.prof, text or -pj) as flame-graph input."""
-    fmt = fmt or (guess_format(output) if output else "folded")
+    fmt = fmt or (guess_format(output) if output and output != "-" else "folded")
     if output:
-        refuse_input_as_output(output, [file])
+        check_output(output, force=force, replaces_files=True, inputs=[file])
     profile = load_profile(file)
     if not isinstance(profile, CostCentreProfile):
         raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)

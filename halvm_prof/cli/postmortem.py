@@ -8,9 +8,9 @@ import tempfile
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli.common import echo_json, json_option
-from halvm_prof.cli.report import refuse_input_as_output
-from halvm_prof.render.html import HpFile, Input, write_report
+from halvm_prof.cli.common import STDOUT, dumps_json, force_option, json_option, say
+from halvm_prof.cli.report import check_html_output, write_page
+from halvm_prof.render.html import HpFile, Input
 from halvm_prof.xen.xlcfg import read_config
 
 
@@ -30,14 +30,21 @@ def _disk_path(target: str | None, config: str) -> str | None:
     type=click.Path(dir_okay=False),
     help="The run's xl config: its memory, and its disks when not given.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write an HTML report.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help='Also write an HTML report ("-": standard output; the verdict then goes to stderr).',
+)
 @json_option
+@force_option(replaces_files=True)
 def postmortem(
     prof_disk: str | None,
     hp_disk: str | None,
     config: str | None,
     output: str | None,
     as_json: bool,
+    force: bool,
 ) -> None:
     """Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.
 
@@ -51,7 +58,7 @@ def postmortem(
         prof_disk = prof_disk or _disk_path(disks.get("xvdp1"), config)
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
     if output:
-        refuse_input_as_output(output, [prof_disk, hp_disk, config])
+        check_html_output(output, force, [prof_disk, hp_disk, config])
     with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as keep:
         # The recovered heap profile stays until the page has streamed it.
         pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
@@ -61,13 +68,14 @@ def postmortem(
                 inputs.append(("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file))))
             if pm.prof is not None:
                 inputs.append(("time profile (recovered from xvdp1)", pm.prof))
-            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+            write_page(output, inputs=inputs, title="HaLVM post-mortem", postmortem=pm.to_dict())
+    # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
-        echo_json(pm.to_dict() | {"report": output})
+        say(dumps_json(pm.to_dict() | {"report": output}).rstrip("\n"), output)
     else:
         for line in pm.verdict:
-            click.echo(line)
-        if output:
-            click.echo(f"wrote {output}")
+            say(line, output)
+        if output and output != STDOUT:
+            say(f"wrote {output}", output)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")

@@ -6,16 +6,14 @@ an image is the only write here, and it refuses to replace a disk that still hol
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
 from halvm_prof.errors import ImageError, InputError, LayoutError, OutputError
-from halvm_prof.fileio import make_public, open_input
+from halvm_prof.fileio import OutputKind, atomic_write, check_overwrite, open_input, output_target
 
 
 class DiskImage:
@@ -106,38 +104,29 @@ def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False
             hint="give at least 1K; `halvm-prof disk size` suggests a size for your run",
         )
     size = -(-size // SECTOR_SIZE) * SECTOR_SIZE
-    if target.is_dir():
-        raise OutputError("is a folder", path=target, hint="name an image file")
-    if target.exists() and not force:
-        if holds_profile(target):
-            raise OutputError(
-                "holds a profile that would be lost",
-                path=target,
-                hint="get it with convert-profile first, or use --force",
-            )
-        if not _is_blank(target):
-            raise OutputError(
-                "exists and is not a blank disk image",
-                path=target,
-                hint="use --force to replace it",
-            )
-    directory = target.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise OutputError(f"cannot create a file in {directory}: {e.strerror}", path=target) from e
-    try:
+    kind = output_target(target).kind
+    if kind not in (OutputKind.NEW, OutputKind.FILE):
+        raise OutputError(
+            f"is a {kind.value}, not a place for a disk image",
+            path=target,
+            hint="name an ordinary file",
+        )
+    if kind is OutputKind.FILE:
+        _check_replace(target, force)
+    with atomic_write(target, "wb", devices=False) as f:
         # truncate() makes a sparse file: no blocks are used until the VM writes them.
-        os.ftruncate(fd, size)
-        make_public(fd)
-        os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        f.truncate(size)
+
+
+def _check_replace(target: Path, force: bool) -> None:
+    """A disk is replaced only when blank, or with ``force`` (check_overwrite plus blankness)."""
+    check_overwrite(target, force=force, replaces_files=True, holds_profile=holds_profile)
+    if not force and not _is_blank(target):
+        raise OutputError(
+            "exists and is not a blank disk image",
+            path=target,
+            hint="use --force to replace it",
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from typing import IO
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
-from halvm_prof.fileio import atomic_write, same_file
+from halvm_prof.fileio import atomic_write, check_overwrite, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 _CHUNK = 1 << 20
@@ -337,17 +337,20 @@ def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> Non
 def write_recovered(
     image: DiskImage, recovery: Recovery, output: str | os.PathLike[str], *, force: bool = False
 ) -> None:
-    """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read."""
+    """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read.
+
+    An existing ``output`` is replaced unless it is a disk image that still holds a profile
+    (then only with ``force``): the overwrite policy of ``fileio.check_overwrite``.
+    """
     if image.path is not None and same_file(image.path, output):
         raise OutputError("is the disk being read", path=output, hint="name another output file")
-    if not force and os.path.exists(output):
-        from halvm_prof.disk.image import holds_profile
+    from halvm_prof.disk.image import holds_profile
 
-        if holds_profile(output):
-            raise OutputError(
-                "is a disk image that still holds a profile",
-                path=output,
-                hint="name another output file, or use --force",
-            )
+    check_overwrite(output, force=force, replaces_files=True, holds_profile=holds_profile)
     with atomic_write(output, "wb") as out:
-        _copy_range(image.stream, DATA_OFFSET, recovery.output_size, out)
+        copy_recovered(image, recovery, out)
+
+
+def copy_recovered(image: DiskImage, recovery: Recovery, out: IO[bytes]) -> None:
+    """Copy what ``recovery`` says into ``out`` (a file or standard output)."""
+    _copy_range(image.stream, DATA_OFFSET, recovery.output_size, out)

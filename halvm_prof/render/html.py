@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 import jinja2
 
@@ -402,17 +402,20 @@ def render_html(data: dict[str, Any]) -> str:
 
 def write_report(
     inputs: list[tuple[str, Input]],
-    output: str | os.PathLike[str],
+    output: str | os.PathLike[str] | IO[str],
     *,
     title: str,
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
     top_bands: int = TOP_BANDS,
 ) -> None:
-    """Build and write the page atomically."""
+    """Build the page and write it atomically to a path, or into an open stream."""
     data = build_report_data(
         inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands
     )
     html = render_html(data)
+    if not isinstance(output, str | os.PathLike):
+        output.write(html)
+        return
     with atomic_write(output) as f:
         f.write(html)
