@@ -255,6 +255,8 @@ def make_public(fd: int) -> None:
 
 def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open an input file read-only in binary mode, or raise an :class:`InputError`."""
+    if "\0" in os.fsdecode(path):
+        raise InputError("the path holds a NUL byte, which no file name can", path=path)
     try:
         return open(path, "rb")
     except FileNotFoundError as e:

@@ -7,6 +7,7 @@ an image is the only write here, and it refuses to replace a disk that still hol
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -75,7 +76,16 @@ class DiskImage:
 
 
 def holds_profile(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a disk image whose status sector claims a profile."""
+    """True when ``path`` is a disk image whose status sector claims a profile.
+
+    Only a regular file or block device is opened: a FIFO would block, a device is no image.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    if not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
+        return False
     try:
         with DiskImage.open(path) as image:
             return image.holds_profile()
