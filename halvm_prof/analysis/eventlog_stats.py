@@ -110,6 +110,8 @@ def eventlog_stats(source: str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
     caps_seen: set[int] = set()
     count = 0
     with EventlogReader(source) as reader:
+        if (headerless := reader.headerless()) is not None:
+            raise headerless
         for e in reader.iter_events():
             count += 1
             t = e.time

@@ -105,6 +105,8 @@ def _recover(device: str, path: str, scratch: Path) -> tuple[DiskReport, Path | 
     except HalvmProfError as e:
         report.problem = e.message
         return report, None
+    # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
+    report.closed = rec.status.closed if rec.status.usable else None
     report.kind, report.committed = rec.kind, rec.committed_size
     report.recovered, report.dropped, report.samples = (
         rec.output_size,

@@ -11,7 +11,7 @@ from halvm_prof.disk.image import create_image, inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.sizes import format_size, parse_size
 from halvm_prof.disk.writer import write_profile
-from halvm_prof.errors import OutputError
+from halvm_prof.errors import ImageError, OutputError
 from halvm_prof.fileio import OutputKind, output_target
 
 _GUEST = {4: "i386 guest", 8: "x86_64 guest"}
@@ -92,6 +92,13 @@ def write(profile: str, disk_path: str, word: str, crash_after: int | None, forc
 def info(disk_path: str, as_json: bool) -> None:
     """Describe DISK: header health, committed size, what a conversion would recover."""
     result = inspect_image(disk_path)
+    if result.header == "corrupt" and result.kind in ("unknown", "empty"):
+        # Nothing says this is a profiling disk: random bytes, or some other file.
+        raise ImageError(
+            f"is not a HaLVM profiling disk: {result.problem}, and no profile follows it",
+            path=disk_path,
+            hint="name an xvdp1/xvdp2 image (halvm-prof disk create makes one)",
+        )
     if as_json:
         echo_json(result.to_dict())
         return

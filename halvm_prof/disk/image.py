@@ -6,6 +6,7 @@ an image is the only write here, and it refuses to replace a disk that still hol
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from dataclasses import dataclass
@@ -69,6 +70,27 @@ class DiskImage:
 
     def fileno(self) -> int:
         return self.stream.fileno()
+
+    def written_extent(self, limit: int) -> int:
+        """How many bytes of the data area, up to ``limit``, come before its first hole.
+
+        The runtime writes the profile front to back, so a hole (a range never written, in a
+        sparse image) ends what it wrote, whatever the status sector claims: a status sector
+        claiming a terabyte over a sparse image costs one ``lseek``, not a terabyte of reads.
+        Where holes cannot be asked for, ``limit``.
+        """
+        try:
+            fd = self.fileno()
+            here = os.lseek(fd, 0, os.SEEK_CUR)
+            try:
+                hole = os.lseek(fd, DATA_OFFSET, os.SEEK_HOLE)
+            finally:
+                os.lseek(fd, here, os.SEEK_SET)  # the buffered stream expects its offset
+        except (OSError, ValueError, TypeError, AttributeError, io.UnsupportedOperation):
+            return limit  # no holes to ask for (a pipe, a file system without them, a fake)
+        if not isinstance(hole, int):
+            return limit
+        return max(0, min(limit, hole - DATA_OFFSET))
 
     def holds_profile(self) -> bool:
         """True when the status sector is readable and claims some bytes."""

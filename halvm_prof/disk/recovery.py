@@ -11,6 +11,7 @@ its last complete line.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -24,6 +25,9 @@ from halvm_prof.fileio import atomic_write, check_overwrite, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 _CHUNK = 1 << 20
+#: The most a crashed heap profile is read past its last complete sample (and searched back for
+#: it): far more than one census of any real run, and bounded memory whatever a disk claims.
+WINDOW = 64 << 20
 _END = b"\nEND_SAMPLE "
 _HEADER_LINE = re.compile(rb'(JOB|DATE|SAMPLE_UNIT|VALUE_UNIT) "[^"\n]*"')
 _TIME = rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
@@ -82,8 +86,11 @@ def _trim_leftovers(image: DiskImage, size: int, past: int) -> int:
 def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
     """Offset just past the last complete ``END_SAMPLE`` line in ``[0, size)``, and its time."""
     hi = size
-    while hi > 0:
-        lo = max(0, hi - _CHUNK)
+    # A sample ends within a sample's length of the commit point: search no further back than
+    # WINDOW, so a status sector that claims gigabytes of garbage costs a bounded read.
+    floor = max(0, size - WINDOW)
+    while hi > floor:
+        lo = max(floor, hi - _CHUNK)
         # Overlap so a line split across chunks is seen whole.
         chunk = image.read(lo, min(size, hi + 256) - lo)
         pos = len(chunk)
@@ -93,7 +100,7 @@ def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
             m = _END_LINE.fullmatch(line)
             if eol >= 0 and lo + eol < size and m:
                 return lo + eol + 1, float(m.group(1))
-        if lo == 0:
+        if lo == floor:
             break
         hi = lo
     return None
@@ -193,16 +200,25 @@ def plan_recovery(
             hint="copy the whole disk image again",
         )
     notes: list[str] = []
+    closed = status.closed
+    if not raw and size:
+        written = image.written_extent(size)
+        if written < size:
+            # The status sector cannot be trusted: recover as after a crash.
+            notes.append(
+                f"the status sector claims {size} bytes, but the image was written only up to "
+                f"byte {written} (the rest is a hole); recovered from what was written"
+            )
+            size, closed = written, False
+            status = dataclasses.replace(status, closed=False)
     if status.health == "repaired":
         notes.append(
             f"status sector damaged; repaired from the {status.agreeing} of {status.pairs} "
             "copies that agree"
         )
-    head_len = (
-        size if status.closed or raw else min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
-    )
+    head_len = size if closed or raw else min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
     kind = detect_kind(image.read(0, min(head_len, DETECT_BYTES)))
-    if raw or status.closed:
+    if raw or closed:
         samples = _count_samples(image, size) if count_samples and kind == "hp" else None
         return Recovery(
             status, kind, size, size, complete=status.closed, samples=samples, notes=notes
@@ -271,7 +287,14 @@ def _recover_hp(
 ) -> Recovery:
     anchor = _last_end_sample(image, size)
     start, last_time = anchor if anchor else (0, float("-inf"))
-    region = image.read(start, size + past - start)
+    length = size + past - start
+    if length > WINDOW:
+        notes.append(
+            f"{length - WINDOW} bytes more than {WINDOW >> 20} MiB past the last complete "
+            "sample were not read (no heap sample is that large)"
+        )
+        length = WINDOW
+    region = image.read(start, length)
     scan = _scan_hp(region, anchor is None, last_time)
     output = start + scan.good_end
     if output == 0:

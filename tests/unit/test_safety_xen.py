@@ -120,6 +120,7 @@ def test_xens_crash_is_one_line_and_its_stderr_stays_out_of_ours(
 def test_the_child_has_a_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(libxlutil, "TIME_LIMIT", 0.5)
     start = time.monotonic()
+
     def sleep() -> str:
         time.sleep(30)
         return "finished"
