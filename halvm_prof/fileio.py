@@ -269,6 +269,12 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
         raise InputError(f"cannot open: {e.strerror}", path=path) from e
 
 
+def display_name(path: str | os.PathLike[str]) -> str:
+    """``path`` as text that can be printed and written as UTF-8: a file name that is not
+    UTF-8 (bytes Python holds as lone surrogates) gets U+FFFD where its odd bytes are."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """True when both paths name one existing file (so writing one would change the other)."""
     try:

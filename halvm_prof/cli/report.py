@@ -17,6 +17,7 @@ from halvm_prof.cli.common import (
     refuse_terminal,
     say,
 )
+from halvm_prof.fileio import display_name
 from halvm_prof.render.html import TOP_BANDS, load_inputs, write_report
 
 
@@ -66,7 +67,7 @@ def report(files: tuple[str, ...], output: str, title: str | None, bands: int, f
     write_page(
         output,
         inputs=inputs,
-        title=title or ", ".join(Path(f).name for f in files),
+        title=title or ", ".join(display_name(Path(f).name) for f in files),
         top_bands=bands,
     )
     say(f"wrote {output}", output)

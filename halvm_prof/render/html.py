@@ -19,7 +19,7 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap import HeapAccumulator
 from halvm_prof.errors import FormatError, InputError
-from halvm_prof.fileio import atomic_write, open_input
+from halvm_prof.fileio import atomic_write, display_name, open_input
 from halvm_prof.formats.hp import iter_hp
 from halvm_prof.model import (
     CostCentreProfile,
@@ -363,7 +363,7 @@ def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
 
     inputs: list[tuple[str, Input]] = []
     for file in files:
-        name = Path(file).name
+        name = display_name(Path(file).name)
         kind = sniff(file)
         if kind == "eventlog":
             inputs.append((f"{name}: heap and GC over time", read_timeline(file)))

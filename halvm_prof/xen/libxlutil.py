@@ -247,7 +247,7 @@ def _value(libs: _Libs, cfg: int, value: int) -> Value:
 
 
 def _text(raw: bytes | None) -> str:
-    return (raw or b"").decode("utf-8", "replace")
+    return (raw or b"").decode("utf-8", "surrogateescape")  # as our reader decodes
 
 
 def parse_with_xen(data: bytes | str, keys: Iterable[str], name: str = "config") -> XenReading:

@@ -368,7 +368,8 @@ def parse_config(text: str | bytes, path: str | os.PathLike[str] | None = None) 
 
 def _from_latin1(value: Value) -> Value:
     if isinstance(value, str):
-        return value.encode("latin-1").decode("utf-8", "replace")
+        # surrogateescape: a disk path that is not UTF-8 still names its file.
+        return value.encode("latin-1").decode("utf-8", "surrogateescape")
     return [_from_latin1(v) for v in value]
 
 
