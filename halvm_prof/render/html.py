@@ -212,12 +212,25 @@ def _streamed(reader: HeapSampleReader, title: str, top_bands: int, source: str)
     return section.data(title, reader.header, reader.marks, reader.complete, reader.note, source)
 
 
+#: The deepest call drawn; calls below it are folded into their ancestor at this depth (said in
+#: its name). Real call trees go deeper than JSON encoders and browsers recurse.
+MAX_FLAME_DEPTH = 200
+
+
 def _flame(profile: CostCentreProfile) -> dict[str, Any]:
     """The call tree as nested nodes with self and inherited weights (time and alloc)."""
     wt, wa = self_weights(profile, "time"), self_weights(profile, "alloc")
     nodes: list[dict[str, Any]] = []
     stack: list[dict[str, Any]] = []
+    folds: list[tuple[dict[str, Any], int]] = []  # (node, calls folded into it)
     for depth, node in profile.root.walk():
+        if depth > MAX_FLAME_DEPTH:
+            # Below the fold: its own weights join the fold node, so totals stay right.
+            fold, count = folds[-1]
+            fold["st"] += wt[id(node)]
+            fold["sa"] += wa[id(node)]
+            folds[-1] = (fold, count + 1)
+            continue
         item = {
             "name": f"{node.cc.module}.{node.cc.label}",
             "src": node.cc.src,
@@ -233,6 +246,11 @@ def _flame(profile: CostCentreProfile) -> dict[str, Any]:
         del stack[depth:]
         (stack[-1]["children"] if stack else nodes).append(item)
         stack.append(item)
+        if depth == MAX_FLAME_DEPTH:
+            folds.append((item, 0))
+    for fold, count in folds:
+        if count:
+            fold["name"] += f" (+{count} deeper calls, folded)"
     return nodes[0]
 
 
