@@ -275,6 +275,31 @@ def display_name(path: str | os.PathLike[str]) -> str:
     return os.fsencode(path).decode("utf-8", "replace")
 
 
+def refuse_stream_input(
+    path: str | os.PathLike[str],
+    command: str,
+    why: str = "reads its input more than once",
+    hint: str = "save it to a file first (e.g. cat ... > run.hp)",
+) -> None:
+    """Refuse a FIFO, pipe, socket or device as the input of a command that reads it twice.
+
+    Looks with ``stat`` only: opening a FIFO would block, and reading it once would leave the
+    second read empty (a wrong answer that looks right: "0 samples, the file is empty").
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # the reader says what is wrong with it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
+        return
+    what = "a pipe or FIFO" if stat.S_ISFIFO(mode) else "a device or socket, not a file"
+    raise InputError(
+        f"is {what}; {command} {why}, so it takes a regular file",
+        path=path,
+        hint=hint,
+    )
+
+
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """True when both paths name one existing file (so writing one would change the other)."""
     try:

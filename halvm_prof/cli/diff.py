@@ -12,6 +12,7 @@ from halvm_prof.analysis.diff import (
     parse_threshold,
 )
 from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.fileio import refuse_stream_input
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
@@ -75,6 +76,8 @@ def _render(diff: ProfileDiff, top: int) -> str:
 @json_option
 def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: bool) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog)."""
+    for path in (old, new):
+        refuse_stream_input(path, "diff")
     result = diff_files(old, new)
     for t in thresholds:
         parse_threshold(t, result.kind)  # a bad rule fails before any output

@@ -6,6 +6,7 @@ import click
 
 from halvm_prof.cli.common import check_output, emit, force_option
 from halvm_prof.errors import InputError
+from halvm_prof.fileio import refuse_stream_input
 from halvm_prof.formats.load import load_profile
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
@@ -35,6 +36,7 @@ def export(file: str, fmt: str | None, weight: str, output: str | None, force: b
     fmt = fmt or (guess_format(output) if output and output != "-" else "folded")
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])
+    refuse_stream_input(file, "export")
     profile = load_profile(file)
     if not isinstance(profile, CostCentreProfile):
         raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)

@@ -17,7 +17,7 @@ from halvm_prof.cli.common import (
     refuse_terminal,
     say,
 )
-from halvm_prof.fileio import display_name
+from halvm_prof.fileio import display_name, refuse_stream_input
 from halvm_prof.render.html import TOP_BANDS, load_inputs, write_report
 
 
@@ -62,6 +62,8 @@ def report(files: tuple[str, ...], output: str, title: str | None, bands: int, f
 
     Give both files of one run (its .hp and .prof) to see them on one page.
     """
+    for path in files:
+        refuse_stream_input(path, "report")
     check_html_output(output, force, files)
     inputs = load_inputs(files)
     write_page(

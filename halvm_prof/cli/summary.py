@@ -6,6 +6,7 @@ import click
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.fileio import refuse_stream_input
 from halvm_prof.render.summary import render_summary
 
 
@@ -22,6 +23,7 @@ from halvm_prof.render.summary import render_summary
 @json_option
 def summary(file: str, top_n: int, as_json: bool) -> None:
     """Summarise FILE: a heap profile (.hp or eventlog) or a cost-centre report (.prof)."""
+    refuse_stream_input(file, "summary")
     data = summarize(file, top_n)
     if as_json:
         echo_json(data)

@@ -15,7 +15,14 @@ from typing import IO
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
 from halvm_prof.errors import ImageError, InputError, LayoutError, OutputError
-from halvm_prof.fileio import OutputKind, atomic_write, check_overwrite, open_input, output_target
+from halvm_prof.fileio import (
+    OutputKind,
+    atomic_write,
+    check_overwrite,
+    open_input,
+    output_target,
+    refuse_stream_input,
+)
 
 
 class DiskImage:
@@ -38,7 +45,10 @@ class DiskImage:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> DiskImage:
-        """Open the image at ``path`` read-only."""
+        """Open the image at ``path`` read-only (never a FIFO: opening one would block)."""
+        refuse_stream_input(
+            path, "a disk image", "is read at many offsets", "copy the disk to an image file first"
+        )
         stream = open_input(path)
         try:
             return cls(stream, path)

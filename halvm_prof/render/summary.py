@@ -5,6 +5,7 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from halvm_prof.disk.sizes import format_size
@@ -18,11 +19,21 @@ def _bytes(n: float) -> str:
     return f"{int(n):,} B ({format_size(int(n))})"
 
 
+#: Control characters but the newline: a JOB, program or band name from a file must not move
+#: the cursor, recolour or retitle the terminal it is printed on.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters (terminal escapes) shown escaped, newlines kept."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def render_summary(data: dict[str, Any]) -> str:
     """The text ``halvm-prof summary`` prints for ``data``."""
     if data["kind"] == "eventlog":
-        return render_eventlog(data)
-    return render_heap(data) if data["kind"] == "hp" else render_prof(data)
+        return terminal_safe(render_eventlog(data))
+    return terminal_safe(render_heap(data) if data["kind"] == "hp" else render_prof(data))
 
 
 def render_eventlog(d: dict[str, Any]) -> str:
