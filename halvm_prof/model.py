@@ -188,6 +188,8 @@ class EventlogTimeline:
     allocated: list[tuple[float, int]] = field(default_factory=list)
     gc_pauses: list[EventlogGcPause] = field(default_factory=list)
     markers: list[EventlogMarker] = field(default_factory=list)
+    #: Markers left out of ``markers`` (a log with more than the report can show).
+    markers_folded: int = 0
     duration: float = 0.0
     complete: bool = True
     note: str | None = None

@@ -17,7 +17,7 @@ from halvm_prof.analysis.costcentre import (
     top,
     tree_size,
 )
-from halvm_prof.analysis.heap import BandStats
+from halvm_prof.analysis.heap import BandStats, top_bands
 from halvm_prof.analysis.heap_scan import HeapScan, heap_stats, heap_stats_of
 from halvm_prof.errors import InputError
 from halvm_prof.formats.load import load_profile, sniff
@@ -49,8 +49,9 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
     """Summary data from a streaming read. ``complete`` in the result means the file ended
     cleanly: no census or line cut, and (for ``.hp``) GHC's closing census is there."""
     acc, header = scan.accumulator, scan.header
-    stats = acc.stats()
-    total = sum(s.integrated for s in stats)
+    # Only the top bands are kept: a profile with a million bands costs no more than ten.
+    kept = top_bands(acc, top_n)
+    total = kept.total_integrated
 
     def share(s: BandStats) -> float:
         # Without a duration (one census) a band's share is of the peak census instead.
@@ -66,7 +67,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
         "value_unit": header.value_unit,
         "samples": acc.samples,
         "marks": len(scan.marks),
-        "bands": len(stats),
+        "bands": kept.bands,
         "duration": acc.duration,
         "peak_total": acc.peak_total,
         "peak_time": acc.peak_time,
@@ -83,13 +84,13 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
                 "slope": s.slope,
                 "r2": s.r2,
             }
-            for s in stats[:top_n]
+            for s in kept.top
         ],
         "leak_suspects": [
-            {"band": s.name, "slope": s.slope, "r2": s.r2} for s in stats if s.leak_suspect
+            {"band": s.name, "slope": s.slope, "r2": s.r2} for s in kept.leak_suspects
         ],
         "source": scan.source,
-    }
+    } | ({"leak_suspects_folded": kept.leak_suspects_folded} if kept.leak_suspects_folded else {})
 
 
 def _cc_row(t: CostCentreTotals) -> dict[str, Any]:

@@ -314,8 +314,17 @@ def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
         "gc_longest": max((p.duration for p in t.gc_pauses), default=0.0),
         "markers": [[m.time, m.text] for m in t.markers],
         "complete": t.complete,
-        "note": t.note,
+        "note": "; ".join(n for n in (t.note, _folded_markers(t)) if n) or None,
     }
+
+
+def _folded_markers(t: EventlogTimeline) -> str | None:
+    if not t.markers_folded:
+        return None
+    return (
+        f"{len(t.markers):,} of {len(t.markers) + t.markers_folded:,} markers are drawn, "
+        "spread evenly; the others were left out"
+    )
 
 
 def _check_finite(section: dict[str, Any], where: str) -> None:

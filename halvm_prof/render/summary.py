@@ -94,6 +94,8 @@ def render_heap(d: dict[str, Any]) -> str:
         lines += [
             f"  {s['band']}  +{s['slope']:,.0f} B/s, R² {s['r2']:.2f}" for s in d["leak_suspects"]
         ]
+        if d.get("leak_suspects_folded"):
+            lines.append(f"  ... and {d['leak_suspects_folded']:,} more (not listed)")
     return "\n".join(lines) + "\n"
 
 

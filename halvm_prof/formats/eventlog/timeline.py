@@ -21,6 +21,20 @@ _TYPES = {
 _NS = 1e9
 
 
+#: The most markers kept: a log with a million (409 MB, 90 MB of HTML) keeps this many, spread
+#: evenly over the others, and says how many it left out.
+MAX_MARKERS = 2000
+
+
+def _thin(tl: EventlogTimeline) -> None:
+    """Keep every other marker (in time order), counting those left out: memory stays bounded
+    however many markers come, and the kept ones stay spread over the whole run."""
+    tl.markers.sort(key=lambda m: m.time)
+    kept = tl.markers[::2]
+    tl.markers_folded += len(tl.markers) - len(kept)
+    tl.markers = kept
+
+
 def read_timeline(source: str | os.PathLike[str] | IO[bytes]) -> EventlogTimeline:
     """The heap size, live bytes, blocks size and allocation series, GC pauses and markers.
 
@@ -51,6 +65,8 @@ def read_timeline(source: str | os.PathLike[str] | IO[bytes]) -> EventlogTimelin
             elif e.type == ev.USER_MARKER:
                 if e.args:
                     tl.markers.append(EventlogMarker(t / _NS, e.args[0]))
+                    if len(tl.markers) >= 2 * MAX_MARKERS:
+                        _thin(tl)
             elif e.args:
                 series[e.type].append((t / _NS, e.args[1]))
         note = reader.note()
