@@ -13,6 +13,7 @@ from halvm_prof.analysis.diff import (
 )
 from halvm_prof.cli.common import echo_json, json_option
 from halvm_prof.fileio import refuse_stream_input
+from halvm_prof.render.summary import terminal_safe
 
 _UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
 
@@ -85,6 +86,6 @@ def diff(old: str, new: str, thresholds: tuple[str, ...], top: int, as_json: boo
     if as_json:
         echo_json(result.to_dict() | {"old": old, "new": new, "failed": failed})
     else:
-        click.echo(_render(result, top), nl=False)
+        click.echo(terminal_safe(_render(result, top)), nl=False)
     if failed:
         raise click.ClickException("threshold breached: " + "; ".join(failed))
