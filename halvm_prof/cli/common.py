@@ -80,6 +80,11 @@ def check_output(
     )
 
 
+def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
+    """An output that replaces an existing file only with ``--force`` (see check_output)."""
+    check_output(path, force=force, replaces_files=False)
+
+
 def refuse_terminal(output: str | None, what: str) -> None:
     """Refuse ``-o -`` when standard output is a terminal and ``what`` is not for reading there."""
     if output == STDOUT and sys.stdout.isatty():
