@@ -88,3 +88,11 @@ class OutputError(HalvmProfError):
 
 class InputError(HalvmProfError):
     """An input file is missing, unreadable, or of a kind the command does not take."""
+
+
+class ToolError(HalvmProfError):
+    """An outside program we run (perf) is missing, or the system refuses to let it work."""
+
+
+class StoreError(HalvmProfError):
+    """A run-history store cannot be opened, read or written (bad URL, server down, newer)."""

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: timing is for benchmarks, and a loaded machine (CI, parallel work)
+# would turn a slow example into a failure that says nothing about the code.
+settings.register_profile("halvm", deadline=None)
+settings.load_profile("halvm")
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -57,3 +65,27 @@ class Golden:
 @pytest.fixture
 def golden() -> Golden:
     return Golden()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """A PostgreSQL server for this test session, in a temporary folder (tests/pgcluster.py)."""
+    from tests.pgcluster import Cluster, server_bin
+
+    require_system(server_bin() is not None, "PostgreSQL server (Debian package postgresql)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        require_system(False, "psycopg 3 (pip install 'halvm-prof[test]')")
+    with Cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty run-history store of each kind: a SQLite file, a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    cluster = request.getfixturevalue("pg_cluster")
+    url: str = cluster.create_database()
+    return url

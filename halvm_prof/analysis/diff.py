@@ -4,21 +4,23 @@ Cost centres are compared by time in seconds (ticks x tick interval, so runs wit
 intervals compare), allocated bytes and entries; bands by peak and integrated residency.
 Thresholds (``alloc>+5%``, ``peak>=1000000``, ``time<-10%``) apply to the whole-profile totals;
 with a scope, to one cost centre or band (``time[Main.step]>+10%``, names as the diff lists them)
-or to each of them (``alloc[*]>+20%``).
+or to each of them (``alloc[*]>+20%``). ``,min=AMOUNT`` sets the least absolute change that
+counts (``peak[*]>+20%,min=1M``), so tiny bands cannot fail a percentage gate.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap_scan import HeapScan, heap_stats, heap_stats_of
+from halvm_prof.analysis.heap_scan import HeapScan, heap_stats_of
 from halvm_prof.errors import ConfigError, InputError
-from halvm_prof.formats.load import load_profile, sniff
+from halvm_prof.formats.source import Source, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile
+from halvm_prof.units import parse_size
 
 PROF_METRICS = ("time", "alloc", "entries")
 HEAP_METRICS = ("peak", "residency")
@@ -41,30 +43,52 @@ class Change:
         return {"old": self.old, "new": self.new, "delta": self.delta, "pct": self.pct}
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class DiffRow:
+    """One cost centre or band: its change in each metric, and its impact (the share of the old
+    totals it moved), by which rows are ordered."""
+
+    name: str
+    changes: dict[str, Change]
+    impact: float
+
+    @property
+    def changed(self) -> bool:
+        return any(c.delta for c in self.changes.values())
+
+
+@dataclass(frozen=True, slots=True)
 class ProfileDiff:
     """Totals and per cost centre / band changes, biggest impact first; ``notes`` say what
     makes the two profiles hard to compare."""
 
     kind: str
     totals: dict[str, Change]
-    rows: list[tuple[str, dict[str, Change], float]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    rows: tuple[DiffRow, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(self.totals)
 
     @property
     def unchanged(self) -> bool:
-        return all(c.delta == 0 for c in self.totals.values()) and all(
-            c.delta == 0 for _, changes, _ in self.rows for c in changes.values()
+        return all(c.delta == 0 for c in self.totals.values()) and not any(
+            r.changed for r in self.rows
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "notes": self.notes,
+            "notes": list(self.notes),
             "totals": {k: c.to_dict() for k, c in self.totals.items()},
             "changes": [
-                {"name": name, "impact": impact, **{k: c.to_dict() for k, c in changes.items()}}
-                for name, changes, impact in self.rows
+                {
+                    "name": r.name,
+                    "impact": r.impact,
+                    **{k: c.to_dict() for k, c in r.changes.items()},
+                }
+                for r in self.rows
             ],
         }
 
@@ -93,19 +117,19 @@ def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, fl
 Profile = CostCentreProfile | HeapProfile | HeapScan
 
 
-def load_for_diff(path: str | os.PathLike[str]) -> CostCentreProfile | HeapScan:
-    """What :func:`diff_profiles` needs of the file at ``path``: heap profiles (``.hp`` or
-    eventlog) are streamed, memory following their bands, not their size; reports are read."""
-    kind = sniff(path)
-    if kind in ("hp", "eventlog"):
-        return heap_stats(path, eventlog=kind == "eventlog")
-    profile = load_profile(path)
-    return heap_stats_of(profile) if isinstance(profile, HeapProfile) else profile
+def diff_input(source: Source) -> CostCentreProfile | HeapScan:
+    """What :func:`diff_profiles` needs of ``source``: a heap profile's band statistics (one
+    streaming pass, memory following its bands), or the cost-centre report."""
+    content = source.content
+    if content.kind in ("prof", "prof-json"):
+        return content.cost_centres()
+    return content.band_stats()
 
 
 def diff_files(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> ProfileDiff:
     """:func:`diff_profiles` of the files at ``old`` and ``new``."""
-    return diff_profiles(load_for_diff(old), load_for_diff(new))
+    with open_source(old) as a, open_source(new) as b:
+        return diff_profiles(diff_input(a), diff_input(b))
 
 
 def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
@@ -138,16 +162,16 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
             "cannot compare a heap profile with a cost-centre profile",
             hint="give two .prof files or two heap profiles",
         )
-    diff = ProfileDiff(kind, totals, notes=_notes(old, new))
     impact_of = ("time", "alloc") if kind == "prof" else ("residency", "peak")
+    rows = []
     for name in sorted(set(a) | set(b)):
         changes = {
             m: Change(a.get(name, {}).get(m, 0.0), b.get(name, {}).get(m, 0.0)) for m in metrics
         }
         impact = sum(abs(changes[m].delta) / (totals[m].old or 1.0) for m in impact_of)
-        diff.rows.append((name, changes, impact))
-    diff.rows.sort(key=lambda r: (-r[2], r[0]))
-    return diff
+        rows.append(DiffRow(name, changes, impact))
+    rows.sort(key=lambda r: (-r.impact, r.name))
+    return ProfileDiff(kind, totals, tuple(rows), tuple(_notes(old, new)))
 
 
 _BREAKDOWN = re.compile(r"(?:^|\s)-h([a-zA-Z]?)")
@@ -156,6 +180,14 @@ _BREAKDOWN = re.compile(r"(?:^|\s)-h([a-zA-Z]?)")
 def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan) -> list[str]:
     notes = []
     if isinstance(old, HeapScan) and isinstance(new, HeapScan):
+        if old.source != new.source:
+            kinds = {"hp": "a .hp file", "eventlog": "an eventlog's heap samples"}
+            notes.append(
+                f"the old profile is {kinds.get(old.source, old.source)} and the new one "
+                f"{kinds.get(new.source, new.source)}: GHC names and measures their bands "
+                "differently (an eventlog's -hT census is not a .hp census), so the figures "
+                "below are not comparable; compare two of one kind"
+            )
         a, b = (_BREAKDOWN.findall(p.header.job) for p in (old, new))
         if a and b and a != b:
             notes.append(
@@ -176,7 +208,8 @@ def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan)
 # METRIC, an optional [SCOPE] (a cost centre or band name, or * for each), OP, CHANGE. The scope
 # is matched greedily up to the last "]" before the operator, so names holding ">" or "]" work.
 _THRESHOLD = re.compile(
-    r"^\s*(\w+)\s*(?:\[(.+)\])?\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)\s*$"
+    r"^\s*(\w+)\s*(?:\[(.+)\])?\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%?)"
+    r"\s*(?:,\s*min\s*=\s*(\S+)\s*)?$"
 )
 #: At most this many breaching cost centres or bands are named for one ``[*]`` threshold.
 MAX_NAMED = 10
@@ -193,9 +226,14 @@ class Threshold:
     value: float
     percent: bool
     scope: str | None = None
+    #: The least absolute change that counts (``,min=1M``): below it nothing breaches, so a
+    #: 160-byte band growing by 48 bytes does not fail a ``peak[*]>+20%`` gate.
+    floor: float = 0.0
 
     def breached(self, change: Change) -> float | None:
         """The measured change when the threshold is breached, else None."""
+        if abs(change.delta) < self.floor:
+            return None
         measured = change.pct if self.percent else change.delta
         if measured is None:  # from zero: any rise is infinitely many percent
             measured = float("inf") if change.delta > 0 else 0.0
@@ -208,8 +246,27 @@ class Threshold:
         return measured if hit else None
 
 
+def _floor(text: str, metric: str, rule: str) -> float:
+    """The ``min=`` amount of a rule: bytes (K, M, G suffixes) for alloc, peak and residency,
+    seconds for time, a count for entries."""
+    try:
+        if metric in ("alloc", "peak", "residency"):
+            return float(parse_size(text))
+        value = float(text.removesuffix("s") if metric == "time" else text)
+    except (ConfigError, ValueError):
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        unit = {"time": "seconds", "entries": "a count"}.get(metric, "bytes, e.g. 64K or 1M")
+        raise ConfigError(
+            f"threshold {rule!r}: min={text!r} is not an amount",
+            hint=f"for {metric}, give {unit}",
+        )
+    return value
+
+
 def parse_threshold(text: str, kind: str) -> Threshold:
-    """Parse ``alloc>+5%``, ``time[Main.step]>+10%``, ``peak[*]>=1000000`` (see module doc)."""
+    """Parse ``alloc>+5%``, ``time[Main.step]>+10%``, ``peak[*]>=1000000``, with an optional
+    floor ``peak[*]>+20%,min=1M`` (see module doc)."""
     m = _THRESHOLD.match(text)
     metrics = PROF_METRICS if kind == "prof" else HEAP_METRICS
     if m is None or m.group(1) not in metrics:
@@ -217,7 +274,8 @@ def parse_threshold(text: str, kind: str) -> Threshold:
         raise ConfigError(
             f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: {text!r}",
             hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5%, or METRIC[NAME] OP CHANGE for "
-            f"one {what} ([*] for each) (metrics: {', '.join(metrics)})",
+            f"one {what} ([*] for each), with ,min=AMOUNT for the least change that counts "
+            f"(metrics: {', '.join(metrics)})",
         )
     return Threshold(
         text.strip(),
@@ -226,6 +284,7 @@ def parse_threshold(text: str, kind: str) -> Threshold:
         float(m.group(4)),
         m.group(5) == "%",
         m.group(2).strip() if m.group(2) else None,
+        _floor(m.group(6), m.group(1), text.strip()) if m.group(6) else 0.0,
     )
 
 
@@ -241,7 +300,7 @@ def breaches(diff: ProfileDiff, thresholds: list[str]) -> list[str]:
     """One line per breached threshold, saying the change that breached it (and, for a
     per-name threshold, where). A name that is in neither profile is a :class:`ConfigError`."""
     out = []
-    rows = {name: changes for name, changes, _ in diff.rows}
+    rows = {r.name: r.changes for r in diff.rows}
     what = "cost centre" if diff.kind == "prof" else "band"
     for text in thresholds:
         t = parse_threshold(text, diff.kind)
@@ -251,9 +310,7 @@ def breaches(diff: ProfileDiff, thresholds: list[str]) -> list[str]:
                 out.append(f"{t.text} (measured {_measured(t, measured)})")
         elif t.scope == "*":
             hits = [
-                (name, v)
-                for name, changes, _ in diff.rows
-                if (v := t.breached(changes[t.metric])) is not None
+                (r.name, v) for r in diff.rows if (v := t.breached(r.changes[t.metric])) is not None
             ]
             if hits:
                 named = ", ".join(_measured(t, v, name) for name, v in hits[:MAX_NAMED])

@@ -1,8 +1,10 @@
-"""Figures of one eventlog run: GC pauses, capability use, threads, sparks and user spans.
+"""Figures of one eventlog run: collections, capability use, threads, sparks and user spans.
 
-Built in one pass over the events in file order (each capability's events are in time order
-there), so memory does not grow with the log. User spans follow ghc-events-analyze: a user
-event or marker ``START label`` opens a span that ``STOP label`` closes.
+Read off the runtime timeline (:mod:`halvm_prof.timeline`), built in one pass over the events in
+time order, so memory does not grow with the log. A collection is counted once however many
+capabilities took part (the RTS writes one GC-statistics event per collection). User spans follow
+ghc-events-analyze: a user event or marker ``START label`` opens a span that ``STOP label``
+closes.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Literal
 
-from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.source import EventlogSource, open_source
+from halvm_prof.timeline.model import NS, SparkTotals, Timeline
 
-_NS = 1e9
+_NS = float(NS)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CapStats:
     """Time of one capability, in seconds: running Haskell threads, in GC, and neither."""
 
@@ -25,13 +27,15 @@ class CapStats:
     mutator: float = 0.0
     gc: float = 0.0
     idle: float = 0.0
+    runs: int = 0
+    collections: int = 0
 
     @property
     def busy(self) -> float:
         return self.mutator + self.gc
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SparkStats:
     """Spark totals; ``source`` says whether they come from the RTS's counters or from events
     (``+RTS -lf``), or are absent."""
@@ -45,7 +49,7 @@ class SparkStats:
     source: Literal["counters", "events", "none"] = "none"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class UserSpan:
     """``START label`` … ``STOP label`` spans: how many closed, their total and longest length
     (seconds), and how many were left open."""
@@ -57,141 +61,121 @@ class UserSpan:
     unfinished: int = 0
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class ThreadStats:
+    """One thread, as ghc-events-analyze tabulates it: run time and runs, and the seconds it
+    waited after stopping, by stop reason (``blocked``: every reason but finishing)."""
+
+    thread: int
+    label: str | None
+    runs: int
+    run_time: float
+    blocked: float
+    waited: dict[str, float]
+    migrations: int
+    finished: bool
+
+
+@dataclass(frozen=True, slots=True)
 class EventlogStats:
-    """The figures of one eventlog; ``complete``/``note`` as for every reader's result."""
+    """The figures of one eventlog; ``complete``/``note`` as for every reader's result.
+
+    ``gc_count`` counts collections; ``gc_total``/``gc_longest`` are their pauses (first
+    capability in to the last one out of the collection); ``utilization`` is the share of all
+    capabilities' time spent running Haskell code; ``spark_rate`` sparks created per second.
+    """
 
     events: int = 0
     duration: float = 0.0
     gc_count: int = 0
     gc_total: float = 0.0
     gc_longest: float = 0.0
+    gc_parallel: int = 0
+    gc_by_generation: dict[str, int] = field(default_factory=dict)
     caps: list[CapStats] = field(default_factory=list)
     threads_created: int = 0
+    threads: list[ThreadStats] = field(default_factory=list)
+    utilization: float = 0.0
     sparks: SparkStats = field(default_factory=SparkStats)
     spark_events: SparkStats = field(default_factory=SparkStats)
+    spark_rate: float = 0.0
     user_spans: list[UserSpan] = field(default_factory=list)
+    wall_clock_start: float | None = None
     complete: bool = True
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able dict (capabilities and spans in a fixed order)."""
+        """A JSON-able dict (capabilities, threads and spans in a fixed order)."""
         data = asdict(self)
         for cap, raw in zip(self.caps, data["caps"], strict=True):
             raw["busy"] = cap.busy
         return data
 
 
-_SPARK_EVENT_FIELD = {
-    ev.SPARK_CREATE: "created",
-    ev.SPARK_RUN: "converted",
-    ev.SPARK_STEAL: "converted",
-    ev.SPARK_FIZZLE: "fizzled",
-    ev.SPARK_GC: "gcd",
-    ev.SPARK_OVERFLOW: "overflowed",
-    ev.SPARK_DUD: "dud",
-}
+def _sparks(s: SparkTotals) -> SparkStats:
+    return SparkStats(s.created, s.converted, s.fizzled, s.gcd, s.overflowed, s.dud, s.source)
 
 
-def eventlog_stats(source: str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
-    """Compute :class:`EventlogStats` of an eventlog (path or binary stream)."""
-    st = EventlogStats()
-    first: int | None = None
-    last = 0
-    running: dict[int | None, int] = {}
-    gc_open: dict[int | None, int] = {}
-    mutator: dict[int, int] = {}
-    gc_time: dict[int, int] = {}
-    counters: dict[int | None, tuple[int, ...]] = {}
-    spark_counts = dict.fromkeys(("created", "converted", "fizzled", "gcd", "overflowed", "dud"), 0)
-    spark_seen = False
-    spans: dict[str, UserSpan] = {}
-    open_spans: dict[str, list[int]] = {}
-    caps_seen: set[int] = set()
-    count = 0
-    with EventlogReader(source) as reader:
-        if (headerless := reader.headerless()) is not None:
-            raise headerless
-        for e in reader.iter_events():
-            count += 1
-            t = e.time
-            et = e.type
-            cap = e.cap
-            if first is None or t < first:
-                first = t
-            if t > last:
-                last = t
-            if cap is not None:
-                caps_seen.add(cap)
-            if et == ev.RUN_THREAD:
-                running[cap] = t
-            elif et == ev.STOP_THREAD:
-                start = running.pop(cap, None)
-                if start is not None and cap is not None:
-                    mutator[cap] = mutator.get(cap, 0) + max(0, t - start)
-            elif et in _SPARK_EVENT_FIELD:
-                spark_counts[_SPARK_EVENT_FIELD[et]] += 1
-                spark_seen = True
-            elif et == ev.GC_START:
-                st.gc_count += 1
-                gc_open[cap] = t
-            elif et == ev.GC_END:
-                start = gc_open.pop(cap, None)
-                if start is not None:
-                    pause = max(0, t - start)
-                    st.gc_total += pause / _NS
-                    st.gc_longest = max(st.gc_longest, pause / _NS)
-                    if cap is not None:
-                        gc_time[cap] = gc_time.get(cap, 0) + pause
-            elif et == ev.CREATE_THREAD:
-                st.threads_created += 1
-            elif et == ev.SPARK_COUNTERS:
-                if e.args:
-                    counters[cap] = e.args
-            elif et in (ev.USER_MSG, ev.USER_MARKER) and e.args:
-                _user_event(e.args[0], t, spans, open_spans)
-        note = reader.note()
-        error = reader.error()
-    st.events = count
-    span = (last - first) if first is not None else 0
-    st.duration = span / _NS
-    for cap in sorted(caps_seen):
-        m = mutator.get(cap, 0) / _NS
-        g = gc_time.get(cap, 0) / _NS
-        st.caps.append(CapStats(cap, m, g, max(0.0, st.duration - m - g)))
-    if counters:
-        total = [sum(c[i] for c in counters.values()) for i in range(7)]
-        st.sparks = SparkStats(
-            created=total[0],
-            dud=total[1],
-            overflowed=total[2],
-            converted=total[3],
-            gcd=total[4],
-            fizzled=total[5],
-            source="counters",
+def stats_of_timeline(tl: Timeline) -> EventlogStats:
+    """:class:`EventlogStats` read off a timeline."""
+    duration = tl.duration / _NS
+    caps = [
+        CapStats(
+            c.cap,
+            c.mutator / _NS,
+            c.gc / _NS,
+            max(0.0, duration - c.mutator / _NS - c.gc / _NS),
+            c.runs,
+            c.collections,
         )
-    if spark_seen:
-        st.spark_events = SparkStats(**spark_counts, source="events")
-    for label, starts in open_spans.items():
-        spans[label].unfinished = len(starts)
-    st.user_spans = [spans[k] for k in sorted(spans)]
-    notes = [n for n in (note, str(error) if error else None) if n]
-    st.complete = not notes
-    st.note = "; ".join(notes) if notes else None
-    return st
+        for c in tl.caps
+    ]
+    mutator = sum(c.mutator for c in caps)
+    sparks = tl.sparks if tl.sparks.source != "none" else tl.spark_events
+    return EventlogStats(
+        events=tl.events,
+        duration=duration,
+        gc_count=tl.gc.count,
+        gc_total=tl.gc.total / _NS,
+        gc_longest=tl.gc.longest / _NS,
+        gc_parallel=tl.gc.parallel,
+        gc_by_generation={str(g): n for g, n in tl.gc.by_generation},
+        caps=caps,
+        threads_created=sum(1 for t in tl.threads if t.created is not None),
+        threads=[
+            ThreadStats(
+                t.thread,
+                t.label,
+                t.runs,
+                t.run_time / _NS,
+                t.blocked / _NS,
+                {s.reason: s.waited / _NS for s in t.stops if s.status != 5},
+                t.migrations,
+                t.finished is not None,
+            )
+            for t in tl.threads
+        ],
+        utilization=mutator / (duration * len(caps)) if caps and duration > 0 else 0.0,
+        sparks=_sparks(tl.sparks),
+        spark_events=_sparks(tl.spark_events),
+        spark_rate=sparks.created / duration if duration > 0 else 0.0,
+        user_spans=[
+            UserSpan(s.label, s.count, s.total / _NS, s.longest / _NS, s.unfinished)
+            for s in tl.span_stats
+        ],
+        wall_clock_start=tl.wall_clock.wall(0) / _NS if tl.wall_clock else None,
+        complete=tl.complete,
+        note=tl.note,
+    )
 
 
-def _user_event(
-    text: str, t: int, spans: dict[str, UserSpan], open_spans: dict[str, list[int]]
-) -> None:
-    kind, _, label = text.partition(" ")
-    if kind == "START" and label:
-        spans.setdefault(label, UserSpan(label))
-        open_spans.setdefault(label, []).append(t)
-    elif kind == "STOP" and label and open_spans.get(label):
-        start = open_spans[label].pop()
-        length = max(0, t - start) / _NS
-        span = spans[label]
-        span.count += 1
-        span.total += length
-        span.longest = max(span.longest, length)
+def eventlog_stats(source: EventlogSource | str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
+    """:class:`EventlogStats` of an eventlog (a source, or a path or stream opened as one),
+    read once, in time order."""
+    if isinstance(source, EventlogSource):
+        return stats_of_timeline(source.timeline())
+    with open_source(source) as opened:
+        log = opened.content
+        if not isinstance(log, EventlogSource):
+            raise log.refuse("this needs an eventlog (+RTS -l)")
+        return stats_of_timeline(log.timeline())

@@ -1,12 +1,12 @@
 """Band statistics of a heap profile in one streaming pass, memory flat in the file's size.
 
-:func:`heap_stats` is what summary and diff use. For a ``.hp`` it tries :func:`scan_hp_file`,
-which gives what ``accumulate(iter_hp(stream))`` gives, about ten times faster, through the
-optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is there). That
-returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the Python reader,
-or when the file holds a line the scanner leaves to that reader (a malformed line, a value over
-18 digits, ...); the Python reader then reads the file and also gives the exact error. Both paths
-give identical figures (``tests/unit/test_heap_scan.py``).
+:meth:`halvm_prof.formats.source.HpSource.band_stats` (what summary and diff use) tries
+:func:`scan_hp`, which gives what ``accumulate(HpReader(stream))`` gives, about ten times faster,
+through the optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is
+there). That returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the
+Python reader, or when the file holds a line the scanner leaves to that reader (a malformed line,
+a value over 18 digits, ...); the Python reader then reads the file and also gives the exact
+error. Both paths give identical figures (``tests/unit/test_heap_scan.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from halvm_prof.formats.hp import (
     cut_in_line_note,
     cut_in_sample_note,
     header_field,
-    iter_hp,
     unclosed_note,
 )
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSampleReader
@@ -59,23 +58,9 @@ class HeapScan:
     source: str = "hp"
 
 
-def heap_stats(path: str | os.PathLike[str], eventlog: bool = False) -> HeapScan:
-    """Band statistics of the heap profile at ``path`` in one streaming pass, memory flat in its
-    size: a ``.hp`` by the compiled scanner when it can, else by the Python reader (which also
-    raises its errors); with ``eventlog``, the heap samples of an eventlog (an
-    :class:`~halvm_prof.errors.InputError` when it holds none)."""
-    if eventlog:
-        from halvm_prof.formats.eventlog.heap import EventlogHeapReader
-
-        return _read(EventlogHeapReader(path), "eventlog")
-    scan = scan_hp_file(path)
-    if scan is not None:
-        return scan
-    with open_input(path) as stream:
-        return _read(iter_hp(stream, path), "hp")
-
-
-def _read(reader: HeapSampleReader, source: str) -> HeapScan:
+def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
+    """Band statistics of every sample a streaming reader gives, with what it tells after its
+    last one."""
     acc = accumulate(reader)  # first: the rest holds once the reader is at its end
     return HeapScan(
         reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc, source

@@ -1,8 +1,9 @@
 """A verdict on a finished or crashed HaLVM run, straight from its profiling disks.
 
-The disks are only read: each profile is recovered (as convert-profile would) into a temporary
-file and read from there; the heap profile is streamed, so memory follows its bands, not the size
-of the disk. The heap trend before the end is the least-squares slope of the total
+The disks are only read: each is opened as a :class:`~halvm_prof.formats.source.DiskSource`,
+which recovers its profile as convert-profile would and reads it through a bounded window over the
+image (no temporary file); the heap profile is parsed once, streamed, so memory follows its bands,
+not the size of the disk. The heap trend before the end is the least-squares slope of the total
 over the last third of the censuses; the bands growing fastest are those with the steepest slope
 over that same stretch (the shared band accumulator, fed only the last third).
 """
@@ -11,16 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from halvm_prof.analysis.heap import BandStats, HeapAccumulator
 from halvm_prof.disk.image import DiskImage
-from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.model import CostCentreProfile, HeapSample
+from halvm_prof.formats.source import DiskSource, open_disk
+from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
+from halvm_prof.words import plural, unsigned_zero
 
 #: Residency at or above this share of the VM's memory counts as "approached".
 MEMORY_WARN = 0.8
@@ -31,6 +32,8 @@ GROWTH_SHARE = 0.05
 GROWING_BANDS = 5
 
 DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
+#: What a recovered profile is, by the kind its content shows (formats.detect).
+_HOLDS = {"hp": "heap profile", "prof": "time profile", "prof-json": "time profile"}
 
 
 @dataclass(slots=True)
@@ -49,10 +52,13 @@ class DiskReport:
     samples: int | None = None
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Set when the content is not what the device is for (e.g. a heap profile given as xvdp1).
+    mismatch: str | None = None
 
     @property
     def what(self) -> str:
-        return DEVICES.get(self.device, "profile")
+        """What the disk holds: by its content once recovered, else by its device."""
+        return _HOLDS.get(self.kind or "", DEVICES.get(self.device, "profile"))
 
 
 @dataclass(slots=True)
@@ -71,12 +77,12 @@ class HeapRun:
 
 @dataclass(slots=True)
 class Postmortem:
-    """The disks, what was recovered, and the verdict. ``heap_file`` is the recovered heap
-    profile when :func:`analyse` was asked to keep it (for a page)."""
+    """The disks, what was recovered, and the verdict. ``heap_reader`` is the reader that read
+    the recovered heap profile (its header, marks and notes, for a page)."""
 
     disks: list[DiskReport]
     heap: HeapRun | None = None
-    heap_file: Path | None = None
+    heap_reader: HeapSampleReader | None = None
     prof: CostCentreProfile | None = None
     memory_mib: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -93,18 +99,17 @@ class Postmortem:
         }
 
 
-def _recover(device: str, path: str, scratch: Path) -> tuple[DiskReport, Path | None]:
+def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
+    """Open a disk as a source (recovery included); on failure, the report says why."""
     report = DiskReport(device, path)
     try:
-        with DiskImage.open(path) as image:
-            report.header = image.status.health
-            report.closed = image.status.closed if image.status.usable else None
-            rec = plan_recovery(image, count_samples=True)
-            out = scratch / f"{device}.out"
-            write_recovered(image, rec, out)
+        source = open_disk(path, count_samples=True)
     except HalvmProfError as e:
         report.problem = e.message
+        _status_of(report, path)
         return report, None
+    status, rec = source.image.status, source.recovery
+    report.header = status.health
     # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
     report.closed = rec.status.closed if rec.status.usable else None
     report.kind, report.committed = rec.kind, rec.committed_size
@@ -114,36 +119,50 @@ def _recover(device: str, path: str, scratch: Path) -> tuple[DiskReport, Path | 
         rec.samples,
     )
     report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
-    return report, out
+    expected = DEVICES.get(device)
+    holds = _HOLDS.get(rec.kind)
+    if expected and holds and holds != expected:
+        # The label is the user's; the content is the truth. Read it as what it is, and say so.
+        other = next(d for d, what in DEVICES.items() if what == holds)
+        report.mismatch = (
+            f"{path} was given as the {expected} disk ({device}), but it holds a {holds}: "
+            f"it is read as the {holds} it is (were the disks swapped? it belongs on {other})"
+        )
+    return report, source
 
 
-def read_heap_run(path: str | os.PathLike[str]) -> HeapRun | None:
-    """Stream the heap profile at ``path`` twice: every census (by the compiled scanner when it
-    can), then the last third again for the trend. Memory follows the bands, not the file."""
-    from halvm_prof.analysis.heap_scan import heap_stats
-    from halvm_prof.fileio import open_input
-    from halvm_prof.formats.hp import iter_hp
+def _status_of(report: DiskReport, path: str) -> None:
+    """The status sector of a disk recovery refused (so the verdict can still say what it is)."""
+    with contextlib.suppress(HalvmProfError, OSError), DiskImage.open(path) as image:
+        report.header = image.status.health
+        report.closed = image.status.closed if image.status.usable else None
 
-    whole = heap_stats(path)
-    n = whole.accumulator.samples
-    if n == 0:
-        return None
-    start = n * 2 // 3 if n - n * 2 // 3 >= 2 else max(0, n - 2)
-    tail, totals = HeapAccumulator(), HeapAccumulator()
+
+def read_heap_run(
+    reader: HeapSampleReader, samples: int, also: Callable[[HeapSample], None] | None = None
+) -> HeapRun | None:
+    """Stream the heap profile once: every census into the whole-run statistics, the last
+    third (``samples`` is their number, counted by recovery) into the trend; ``also`` is
+    given each census too (the page's heap chart). Memory follows the bands, not the disk."""
+    start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
+    whole, tail, totals = HeapAccumulator(), HeapAccumulator(), HeapAccumulator()
     last = first = None
-    with open_input(path) as stream:
-        for i, sample in enumerate(iter_hp(stream, path)):
-            if i < start:
-                continue
-            first = first or sample
-            last = sample
-            tail.add(sample)
-            totals.add(HeapSample(sample.time, {"total": sample.total}))
-    assert first is not None and last is not None
+    for i, sample in enumerate(reader):
+        whole.add(sample)
+        if also is not None:
+            also(sample)
+        if i < start:
+            continue
+        first = first or sample
+        last = sample
+        tail.add(sample)
+        totals.add(HeapSample(sample.time, {"total": sample.total}))
+    if first is None or last is None:
+        return None
     fit = totals.stats()
     return HeapRun(
-        samples=n,
-        acc=whole.accumulator,
+        samples=whole.samples,
+        acc=whole,
         last_time=last.time,
         last_total=last.total,
         tail_from=first.time,
@@ -157,40 +176,37 @@ def analyse(
     prof_disk: str | os.PathLike[str] | None,
     hp_disk: str | os.PathLike[str] | None,
     memory_mib: int | None = None,
-    keep_in: str | os.PathLike[str] | None = None,
+    heap_page: Callable[[HeapSample], None] | None = None,
 ) -> Postmortem:
-    """Recover what the disks hold and judge the run. The recovered files go to a temporary
-    folder, or to ``keep_in`` to stay for the caller (``heap_file``)."""
+    """Recover what the disks hold and judge the run. Each disk is read through a bounded
+    window over the image (nothing is copied out); its heap profile is parsed once, and each
+    census also goes to ``heap_page`` when given (to draw it)."""
     if prof_disk is None and hp_disk is None:
         raise InputError("no disk to look at", hint="give --prof-disk, --hp-disk or --config")
-    from halvm_prof.formats.load import load_profile
-
     pm = Postmortem([], memory_mib=memory_mib)
     recovered_heap = False
-    with contextlib.ExitStack() as stack:
-        tmp = keep_in or stack.enter_context(
-            tempfile.TemporaryDirectory(prefix="halvm-postmortem-")
-        )
-        for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
-            if path is None:
-                continue
-            report, out = _recover(device, os.fspath(path), Path(tmp))
-            pm.disks.append(report)
-            if out is None:
-                continue
+    for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
+        if path is None:
+            continue
+        report, source = _open_disk(device, os.fspath(path))
+        pm.disks.append(report)
+        if source is None:
+            continue
+        with source:
             try:
-                if report.kind == "hp":
-                    pm.heap = read_heap_run(out)
-                    pm.heap_file = out if keep_in is not None else None
+                content = source.content
+                if content.kind == "hp":
+                    reader = content.heap_samples()
+                    pm.heap = read_heap_run(reader, report.samples or 0, heap_page)
+                    pm.heap_reader = reader
                     recovered_heap = True
-                elif report.kind in ("prof", "prof-json"):
-                    loaded = load_profile(out)
-                    pm.prof = loaded if isinstance(loaded, CostCentreProfile) else None
+                elif content.kind in ("prof", "prof-json"):
+                    pm.prof = content.cost_centres()
                 else:
                     report.problem = "recovered, but it is not a GHC profile"
             except HalvmProfError as e:
                 report.problem = f"recovered, but not readable: {e.message}"
-        _judge(pm, recovered_heap)
+    _judge(pm, recovered_heap)
     return pm
 
 
@@ -200,7 +216,7 @@ def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
     size = f"{d.recovered:,} bytes"
     if d.kind == "hp" and d.samples is not None:
         last = f", up to {heap.last_time:.3f} s" if heap else ""
-        size += f" ({d.samples} complete censuses{last})"
+        size += f" ({plural(d.samples, 'complete census')}{last})"
     if d.closed:
         return f"{d.device}: the {d.what} was closed cleanly; all {size} recovered."
     past = d.recovered - d.committed
@@ -216,7 +232,10 @@ def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
 
 def _judge(pm: Postmortem, recovered_heap: bool) -> None:
     v = pm.verdict
-    v.extend(_disk_line(d, pm.heap) for d in pm.disks)
+    for d in pm.disks:
+        v.append(_disk_line(d, pm.heap))
+        if d.mismatch:
+            v.append(f"Label mismatch: {d.mismatch}.")
     prof_disk = next((d for d in pm.disks if d.device == "xvdp1"), None)
     crashed = any(not d.closed for d in pm.disks)
     if prof_disk is not None and prof_disk.problem and recovered_heap:
@@ -275,7 +294,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     else:
         v.append(
             f"Heap trend before the end (from {run.tail_from:.3f} s): {trend}, "
-            f"{slope:+,.0f} bytes/s ({slope / 2**20:+,.1f} MiB/s)."
+            f"{unsigned_zero(slope):+,.0f} bytes/s ({unsigned_zero(slope / 2**20, 1):+,.1f} MiB/s)."
         )
     if growing:
         v.append(

@@ -1,13 +1,15 @@
-"""The figures ``halvm-prof summary`` shows, as plain JSON-able data.
+"""The figures ``halvm-prof summary`` shows, as frozen dataclasses (JSON comes from them).
 
-Heap profiles are summarised in one streaming pass (memory follows the number of bands); the
-kind of file is told from its content.
+A summary reads its source once: a heap profile in one streaming pass (memory follows the number
+of bands), an eventlog in one pass that gives both its heap samples (when it has any) and its
+scheduler, GC and spark figures, a cost-centre report whole.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from halvm_prof.analysis.costcentre import (
     CostCentreTotals,
@@ -17,37 +19,199 @@ from halvm_prof.analysis.costcentre import (
     top,
     tree_size,
 )
-from halvm_prof.analysis.heap import BandStats, top_bands
-from halvm_prof.analysis.heap_scan import HeapScan, heap_stats, heap_stats_of
-from halvm_prof.errors import InputError
-from halvm_prof.formats.load import load_profile, sniff
-from halvm_prof.model import CostCentreProfile, HeapProfile
+from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
+from halvm_prof.analysis.heap import BandStats, HeapAccumulator, top_bands
+from halvm_prof.analysis.heap_scan import HeapScan
+from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.jsonable import plain
+from halvm_prof.model import CallNode, CostCentreProfile
 
 TOP = 10
 
-
-def summarize(path: str | os.PathLike[str], top_n: int = TOP) -> dict[str, Any]:
-    """Summary data of the profile at ``path`` (a .hp, .prof, -pj .prof or eventlog)."""
-    kind = sniff(path)
-    if kind == "hp":
-        return heap_summary(heap_stats(path), top_n)
-    if kind == "eventlog":
-        from halvm_prof.analysis.eventlog_stats import eventlog_stats
-
-        try:
-            return heap_summary(heap_stats(path, eventlog=True), top_n)
-        except InputError:
-            # No heap samples in this log: its scheduler, GC and spark figures instead.
-            return {"kind": "eventlog", **eventlog_stats(path).to_json()}
-    profile = load_profile(path)
-    if isinstance(profile, HeapProfile):
-        return heap_summary(heap_stats_of(profile), top_n)
-    return summarize_prof(profile, top_n)
+#: Why an eventlog has no heap samples, said where the summary would show them.
+NO_HEAP_SAMPLES = (
+    "the program ran without a heap profiling flag (+RTS -l -hT; -hc, -hy... need -prof)"
+)
+#: The same, for a log that stopped early: a census may have been due after the cut.
+NO_HEAP_SAMPLES_BEFORE_CUT = "no heap census was written before the log stops"
 
 
-def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
-    """Summary data from a streaming read. ``complete`` in the result means the file ended
-    cleanly: no census or line cut, and (for ``.hp``) GHC's closing census is there."""
+@dataclass(frozen=True, slots=True)
+class BandRow:
+    """One of the top bands: its share of the residency over time, and its trend."""
+
+    band: str
+    integrated: float
+    share: float
+    max: int
+    mean: float
+    slope: float
+    r2: float
+
+
+@dataclass(frozen=True, slots=True)
+class LeakSuspect:
+    band: str
+    slope: float
+    r2: float
+
+
+@dataclass(frozen=True, slots=True)
+class HeapSummary:
+    """A heap profile's summary. ``complete`` means the input ended cleanly: no census or line
+    cut, and (for a ``.hp``) GHC's closing census is there."""
+
+    job: str
+    date: str
+    sample_unit: str
+    value_unit: str
+    samples: int
+    marks: int
+    bands: int
+    duration: float
+    peak_total: int
+    peak_time: float
+    complete: bool
+    closed: bool
+    note: str | None
+    top: tuple[BandRow, ...]
+    leak_suspects: tuple[LeakSuspect, ...]
+    source: str
+    kind: Literal["hp"] = "hp"
+    #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
+    leak_suspects_folded: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        if not self.leak_suspects_folded:
+            del data["leak_suspects_folded"]  # the usual case keeps its JSON as it was
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class CostCentreRow:
+    cost_centre: str
+    module: str
+    src: str
+    name: str
+    entries: int
+    individual_time: float
+    individual_alloc: float
+    inherited_time: float
+    inherited_alloc: float
+    ticks: int | None
+    alloc: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    """One cost centre on a hottest path."""
+
+    cost_centre: str
+    module: str
+    inherited_time: float
+    inherited_alloc: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProfSummary:
+    """A cost-centre report's summary: totals, top cost centres, the hottest paths."""
+
+    format: str
+    program: str
+    arguments: tuple[str, ...]
+    rts_arguments: tuple[str, ...]
+    date: str
+    total_time: float
+    total_ticks: int
+    tick_interval_us: int
+    total_alloc: int
+    cost_centres: int
+    tree_nodes: int
+    complete: bool
+    note: str | None
+    top_time: tuple[CostCentreRow, ...]
+    top_alloc: tuple[CostCentreRow, ...]
+    top_inherited_time: tuple[CostCentreRow, ...]
+    top_inherited_alloc: tuple[CostCentreRow, ...]
+    rts_time: dict[str, float]
+    hottest_path: tuple[PathStep, ...]
+    hottest_alloc_path: tuple[PathStep, ...]
+    kind: Literal["prof"] = "prof"
+
+    def to_json(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogSummary:
+    """An eventlog's summary: its scheduler, GC and spark figures, and its heap summary when
+    it holds heap samples (else ``no_heap`` says why there is none)."""
+
+    stats: EventlogStats
+    heap: HeapSummary | None
+    no_heap: str | None
+    kind: Literal["eventlog"] = "eventlog"
+
+    @property
+    def complete(self) -> bool:
+        return self.stats.complete
+
+    @property
+    def note(self) -> str | None:
+        return self.stats.note
+
+    def to_json(self) -> dict[str, Any]:
+        """Keys of ``eventlog stats --json``; ``heap`` holds the heap summary or null."""
+        data: dict[str, Any] = {"kind": "eventlog", **self.stats.to_json()}
+        data["heap"] = self.heap.to_json() if self.heap is not None else None
+        data["no_heap"] = self.no_heap
+        return data
+
+
+Summary = HeapSummary | ProfSummary | EventlogSummary
+
+
+def summarize(source: Source, top_n: int = TOP) -> Summary:
+    """The summary of ``source`` (a ``.hp``, ``.prof``, ``-pj``, eventlog or disk image)."""
+    content = source.content
+    if isinstance(content, EventlogSource):
+        return summarize_eventlog(content, top_n)
+    if content.kind in ("prof", "prof-json"):
+        return summarize_prof(content.cost_centres(), top_n)
+    return heap_summary(content.band_stats(), top_n)
+
+
+def summarize_file(target: str | os.PathLike[str], top_n: int = TOP) -> Summary:
+    """:func:`summarize` of the input at ``target``, opened for the call."""
+    with open_source(target) as source:
+        return summarize(source, top_n)
+
+
+def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSummary:
+    """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics."""
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+
+    acc = HeapAccumulator()
+    fold = EventlogHeapFold(acc.add)
+    stats = stats_of_timeline(source.timeline(also=[fold]))
+    heap: HeapSummary | None = None
+    no_heap: str | None = None
+    reader = source.reader
+    if reader is not None and reader.header is not None:
+        fold.finish(reader)
+    if fold.holds_heap_profile:
+        scan = HeapScan(
+            fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
+        )
+        heap = heap_summary(scan, top_n)
+    else:
+        no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
+    return EventlogSummary(stats, heap, no_heap)
+
+
+def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
+    """The summary of a streaming read's band statistics."""
     acc, header = scan.accumulator, scan.header
     # Only the top bands are kept: a profile with a million bands costs no more than ten.
     kept = top_bands(acc, top_n)
@@ -59,94 +223,76 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> dict[str, Any]:
             return 100.0 * s.integrated / total
         return 100.0 * s.max / acc.peak_total if acc.peak_total else 0.0
 
-    return {
-        "kind": "hp",
-        "job": header.job,
-        "date": header.date,
-        "sample_unit": header.sample_unit,
-        "value_unit": header.value_unit,
-        "samples": acc.samples,
-        "marks": len(scan.marks),
-        "bands": kept.bands,
-        "duration": acc.duration,
-        "peak_total": acc.peak_total,
-        "peak_time": acc.peak_time,
-        "complete": scan.complete and scan.closed,
-        "closed": scan.closed,
-        "note": scan.note,
-        "top": [
-            {
-                "band": s.name,
-                "integrated": s.integrated,
-                "share": share(s),
-                "max": s.max,
-                "mean": s.mean,
-                "slope": s.slope,
-                "r2": s.r2,
-            }
-            for s in kept.top
-        ],
-        "leak_suspects": [
-            {"band": s.name, "slope": s.slope, "r2": s.r2} for s in kept.leak_suspects
-        ],
-        "source": scan.source,
-    } | ({"leak_suspects_folded": kept.leak_suspects_folded} if kept.leak_suspects_folded else {})
+    return HeapSummary(
+        job=header.job,
+        date=header.date,
+        sample_unit=header.sample_unit,
+        value_unit=header.value_unit,
+        samples=acc.samples,
+        marks=len(scan.marks),
+        bands=kept.bands,
+        duration=acc.duration,
+        peak_total=acc.peak_total,
+        peak_time=acc.peak_time,
+        complete=scan.complete and scan.closed,
+        closed=scan.closed,
+        note=scan.note,
+        top=tuple(
+            BandRow(s.name, s.integrated, share(s), s.max, s.mean, s.slope, s.r2) for s in kept.top
+        ),
+        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
+        source=scan.source,
+        leak_suspects_folded=kept.leak_suspects_folded,
+    )
 
 
-def _cc_row(t: CostCentreTotals) -> dict[str, Any]:
-    return {
-        "cost_centre": t.label,
-        "module": t.module,
-        "src": t.src,
-        "name": t.name,
-        "entries": t.entries,
-        "individual_time": round(t.individual_time, 4),
-        "individual_alloc": round(t.individual_alloc, 4),
-        "inherited_time": round(t.inherited_time, 4),
-        "inherited_alloc": round(t.inherited_alloc, 4),
-        "ticks": t.ticks,
-        "alloc": t.alloc,
-    }
+def _cc_row(t: CostCentreTotals) -> CostCentreRow:
+    return CostCentreRow(
+        cost_centre=t.label,
+        module=t.module,
+        src=t.src,
+        name=t.name,
+        entries=t.entries,
+        individual_time=round(t.individual_time, 4),
+        individual_alloc=round(t.individual_alloc, 4),
+        inherited_time=round(t.inherited_time, 4),
+        inherited_alloc=round(t.inherited_alloc, 4),
+        ticks=t.ticks,
+        alloc=t.alloc,
+    )
 
 
-def _path(nodes: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "cost_centre": n.cc.label,
-            "module": n.cc.module,
-            "inherited_time": n.inherited_time,
-            "inherited_alloc": n.inherited_alloc,
-        }
-        for n in nodes
-    ]
+def _path(nodes: list[CallNode]) -> tuple[PathStep, ...]:
+    return tuple(
+        PathStep(n.cc.label, n.cc.module, n.inherited_time, n.inherited_alloc) for n in nodes
+    )
 
 
-def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> dict[str, Any]:
-    """Summary data of a cost-centre report: totals, top cost centres, the hottest paths."""
+def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
+    """Summary of a cost-centre report: totals, top cost centres, the hottest paths."""
     totals = aggregate(profile)
     # The root (MAIN) inherits 100% of everything: ranking it says nothing.
     root = (profile.root.cc.label, profile.root.cc.module)
     below = [t for t in totals if (t.label, t.module) != root]
-    return {
-        "kind": "prof",
-        "format": profile.format,
-        "program": profile.program,
-        "arguments": profile.arguments,
-        "rts_arguments": profile.rts_arguments,
-        "date": profile.date,
-        "total_time": profile.total_time,
-        "total_ticks": profile.total_ticks,
-        "tick_interval_us": profile.tick_interval_us,
-        "total_alloc": profile.total_alloc,
-        "cost_centres": len({(t.label, t.module) for t in totals}),
-        "tree_nodes": tree_size(profile),
-        "complete": profile.complete,
-        "note": profile.note,
-        "top_time": [_cc_row(t) for t in top(totals, "individual_time", top_n)],
-        "top_alloc": [_cc_row(t) for t in top(totals, "individual_alloc", top_n)],
-        "top_inherited_time": [_cc_row(t) for t in top(below, "inherited_time", top_n)],
-        "top_inherited_alloc": [_cc_row(t) for t in top(below, "inherited_alloc", top_n)],
-        "rts_time": rts_time(profile),
-        "hottest_path": _path(hottest_path(profile)),
-        "hottest_alloc_path": _path(hottest_path(profile, by="alloc")),
-    }
+    return ProfSummary(
+        format=profile.format,
+        program=profile.program,
+        arguments=tuple(profile.arguments),
+        rts_arguments=tuple(profile.rts_arguments),
+        date=profile.date,
+        total_time=profile.total_time,
+        total_ticks=profile.total_ticks,
+        tick_interval_us=profile.tick_interval_us,
+        total_alloc=profile.total_alloc,
+        cost_centres=len({(t.label, t.module) for t in totals}),
+        tree_nodes=tree_size(profile),
+        complete=profile.complete,
+        note=profile.note,
+        top_time=tuple(_cc_row(t) for t in top(totals, "individual_time", top_n)),
+        top_alloc=tuple(_cc_row(t) for t in top(totals, "individual_alloc", top_n)),
+        top_inherited_time=tuple(_cc_row(t) for t in top(below, "inherited_time", top_n)),
+        top_inherited_alloc=tuple(_cc_row(t) for t in top(below, "inherited_alloc", top_n)),
+        rts_time=rts_time(profile),
+        hottest_path=_path(hottest_path(profile)),
+        hottest_alloc_path=_path(hottest_path(profile, by="alloc")),
+    )

@@ -76,9 +76,12 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "eventlog": ("eventlog", "eventlog"),
     "export": ("export", "export"),
     "extract": ("convert", "extract"),
+    "perf": ("perf", "perf"),
     "postmortem": ("postmortem", "postmortem"),
     "prepare": ("xen", "prepare"),
+    "record": ("perf", "record"),
     "report": ("report", "report"),
+    "runs": ("runs", "runs"),
     "summary": ("summary", "summary"),
     "xen-config": ("xen", "xen_config"),
 }

@@ -7,11 +7,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, Literal, TypeVar, overload
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import click
 
 from halvm_prof.errors import OutputError
+
+if TYPE_CHECKING:
+    from halvm_prof.formats.source import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -95,6 +98,20 @@ def refuse_terminal(output: str | None, what: str) -> None:
         )
 
 
+def input_argument(name: str) -> Callable[[F], F]:
+    """An input file argument; ``-`` reads standard input (as a stream, once)."""
+    return click.argument(name, type=click.Path(dir_okay=False, allow_dash=True))
+
+
+def open_input_source(file: str, *, count_samples: bool = False) -> Source:
+    """The source of an input argument: the file, or standard input for ``-``."""
+    from halvm_prof.formats.source import open_source
+
+    if file == "-":
+        return open_source(binary_stdin(), name="<stdin>")
+    return open_source(file, count_samples=count_samples)
+
+
 def binary_stdin() -> IO[bytes]:
     """Standard input as bytes (``click.get_binary_stream`` is deprecated from click 8.5)."""
     return sys.stdin.buffer
@@ -103,6 +120,14 @@ def binary_stdin() -> IO[bytes]:
 def binary_stdout() -> IO[bytes]:
     """Standard output as bytes."""
     return sys.stdout.buffer
+
+
+def echo_text(text: str, output: str) -> None:
+    """Print a text output (no newline added), coloured by the rules of ``output`` (see
+    :mod:`halvm_prof.render.style`) only when stdout is a terminal and NO_COLOR is unset."""
+    from halvm_prof.render.style import style_for
+
+    click.echo(style_for(sys.stdout).apply(text, output), nl=False)
 
 
 def emit(text: str, output: str | None, what: str = "") -> None:

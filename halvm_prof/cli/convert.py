@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from halvm_prof import __version__
 from halvm_prof.cli import HalvmCommand
 from halvm_prof.cli.common import (
     STDOUT,
@@ -19,6 +20,7 @@ from halvm_prof.cli.common import (
     open_output,
     say,
 )
+from halvm_prof.cli.progress import progress
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import Recovery, copy_recovered, plan_recovery
 from halvm_prof.errors import OutputError
@@ -38,9 +40,11 @@ def _extract(
         raise OutputError("is the disk being read", path=output, hint="name another output file")
     check_output(output, force=force, replaces_files=replaces_files, inputs=[disk])
     with DiskImage.open(disk) as image:
-        recovery = plan_recovery(image, raw=raw, count_samples=count)
-        with open_output(output) as out:
-            copy_recovered(image, recovery, out)
+        committed = image.status.size if image.status.usable else None
+        with progress(f"recovering {Path(disk).name}", committed):
+            recovery = plan_recovery(image, raw=raw, count_samples=count)
+            with open_output(output) as out:
+                copy_recovered(image, recovery, out)
     return recovery
 
 
@@ -64,6 +68,7 @@ _raw_option = click.option(
 @click.argument("file", type=click.Path(dir_okay=False))
 @_raw_option
 @force_option(replaces_files=True)
+@click.version_option(__version__, prog_name="convert-profile (halvm-prof)")
 def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     """Copy the profile on DISK (a HaLVM xvdp1/xvdp2 image) into FILE.
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.demo import run_demo
+from halvm_prof.formats.source import open_source
 from halvm_prof.render.summary import render_summary
 
 
@@ -51,7 +52,8 @@ def demo(directory: str) -> None:
         console.print(f"\n{step.source} -> [bold]{step.output}[/bold]", highlight=False)
         for note in step.recovery.notes:
             console.print(f"  note: {note}", highlight=False)
-        data = summarize(step.output, top_n=3)
+        with open_source(step.output) as source:
+            data = summarize(source, top_n=3)
         click.echo(indent(render_summary(data), "  "), nl=False)
     click.echo(
         f"\nNext: halvm-prof report {directory}/HaLVM.hp {directory}/HaLVM.prof -o report.html"

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import check_output, echo_json, force_option, json_option
-from halvm_prof.disk.image import create_image, inspect_image
+from halvm_prof.cli.common import check_output, echo_json, echo_text, force_option, json_option
+from halvm_prof.disk.image import create_image
+from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
-from halvm_prof.disk.sizes import format_size, parse_size
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
 from halvm_prof.fileio import OutputKind, output_target
-
-_GUEST = {4: "i386 guest", 8: "x86_64 guest"}
+from halvm_prof.render.disk import GUEST, render_disk_info
+from halvm_prof.units import format_size, parse_size
 
 
 @click.group()
@@ -81,7 +81,7 @@ def write(profile: str, disk_path: str, word: str, crash_after: int | None, forc
         )
     else:
         click.echo(
-            f"wrote {result.profile_size} bytes onto {disk_path} as an {_GUEST[result.word]} "
+            f"wrote {result.profile_size} bytes onto {disk_path} as an {GUEST[result.word]} "
             f"in {result.sector_writes} sector writes ({how})"
         )
 
@@ -102,30 +102,7 @@ def info(disk_path: str, as_json: bool) -> None:
     if as_json:
         echo_json(result.to_dict())
         return
-    word = f"{result.word} bytes ({_GUEST[result.word]})" if result.word else "unknown"
-    if result.header in ("ok", "repaired"):
-        header = f"{result.header} ({result.agreeing} of {result.pairs} copies agree)"
-    else:
-        header = result.header
-    closed = {True: "yes", False: "no (crashed or still running)", None: "unknown"}[result.closed]
-    committed = "unknown" if result.committed_size is None else f"{result.committed_size} bytes"
-    content = result.kind
-    if result.samples is not None:
-        content += f", {result.samples} complete heap samples"
-    rows = [
-        ("disk", f"{result.path} ({format_size(result.image_size)})"),
-        ("word size", word),
-        ("header", header),
-        ("committed", committed),
-        ("closed", closed),
-        ("past commit", f"{result.past_commit_bytes} bytes"),
-        ("content", content),
-        ("recoverable", f"{result.recoverable_bytes} bytes"),
-    ]
-    if result.problem:
-        rows.append(("problem", result.problem))
-    for label, value in rows:
-        click.echo(f"{label + ':':<13}{value}")
+    echo_text(render_disk_info(result), "disk")
 
 
 def _add_size() -> None:

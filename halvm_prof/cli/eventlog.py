@@ -8,10 +8,18 @@ from typing import IO
 
 import click
 
-from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats, eventlog_stats
-from halvm_prof.cli.common import binary_stdin, binary_stdout, echo_json, json_option
+from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.cli.common import (
+    binary_stdin,
+    binary_stdout,
+    echo_json,
+    echo_text,
+    json_option,
+    open_input_source,
+)
 from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
+from halvm_prof.render.eventlog import format_stats
 
 
 @click.group()
@@ -85,66 +93,23 @@ def show(
         _note(reader.note())
 
 
-def _seconds(v: float) -> str:
-    return f"{v:.6f}"
-
-
-def _sparks(label: str, s: SparkStats) -> str:
-    return (
-        f"{label:<18}created {s.created}, converted {s.converted}, fizzled {s.fizzled}, "
-        f"GC'd {s.gcd}, overflowed {s.overflowed}, dud {s.dud}"
-    )
-
-
-def format_stats(st: EventlogStats) -> str:
-    """The text report of ``eventlog stats`` (fixed layout; times in seconds)."""
-    lines = [
-        f"{'events':<18}{st.events}",
-        f"{'duration':<18}{_seconds(st.duration)} s",
-        f"{'GC':<18}{st.gc_count} collections, total {_seconds(st.gc_total)} s, "
-        f"longest {_seconds(st.gc_longest)} s",
-        f"{'threads created':<18}{st.threads_created}",
-    ]
-    if st.sparks.source != "none":
-        lines.append(_sparks("sparks (counters)", st.sparks))
-    if st.spark_events.source != "none":
-        lines.append(_sparks("sparks (events)", st.spark_events))
-    if st.sparks.source == "none" and st.spark_events.source == "none":
-        lines.append(f"{'sparks':<18}none recorded")
-    if st.caps:
-        lines.append("")
-        lines.append(f"{'cap':>5} {'busy s':>12} {'mutator s':>12} {'GC s':>12} {'idle s':>12}")
-        for c in st.caps:
-            lines.append(
-                f"{c.cap:>5} {_seconds(c.busy):>12} {_seconds(c.mutator):>12} "
-                f"{_seconds(c.gc):>12} {_seconds(c.idle):>12}"
-            )
-    if st.user_spans:
-        width = max(5, *(len(s.label) for s in st.user_spans))
-        lines.append("")
-        lines.append(
-            f"{'span':<{width}} {'count':>7} {'total s':>12} {'longest s':>12} {'open':>5}"
-        )
-        for s in st.user_spans:
-            lines.append(
-                f"{s.label:<{width}} {s.count:>7} {_seconds(s.total):>12} "
-                f"{_seconds(s.longest):>12} {s.unfinished:>5}"
-            )
-    return "\n".join(lines) + "\n"
-
-
 @eventlog.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
-    source: str | IO[bytes] = binary_stdin() if file == "-" else file
-    st = eventlog_stats(source)
+    from halvm_prof.formats.source import EventlogSource
+
+    with open_input_source(file) as source:
+        log = source.content
+        if not isinstance(log, EventlogSource):
+            raise log.refuse("this needs an eventlog (+RTS -l)")
+        st = eventlog_stats(log)
     if as_json:
         echo_json(st.to_json())
     else:
-        click.echo(format_stats(st), nl=False)
+        echo_text(format_stats(st), "stats")
     _note(st.note)
 
 
-__all__ = ["eventlog", "format_stats"]
+__all__ = ["eventlog"]

@@ -1,23 +1,36 @@
-"""``halvm-prof export FILE --to speedscope|folded``: a cost-centre profile for other tools."""
+"""``halvm-prof export FILE --to FORMAT``: a cost-centre profile for flame-graph tools, or an
+eventlog's runtime timeline for trace viewers (Perfetto, Chrome's tracing, speedscope)."""
 
 from __future__ import annotations
 
 import click
 
-from halvm_prof.cli.common import check_output, emit, force_option
-from halvm_prof.errors import InputError
-from halvm_prof.fileio import refuse_stream_input
-from halvm_prof.formats.load import load_profile
-from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
+from halvm_prof.cli.common import (
+    STDOUT,
+    binary_stdout,
+    check_output,
+    emit,
+    force_option,
+    input_argument,
+    open_input_source,
+)
+from halvm_prof.cli.progress import input_size, progress
+from halvm_prof.formats.source import EventlogSource
+from halvm_prof.render.export import (
+    EXPORTERS,
+    TIMELINE_EXPORTERS,
+    export_timeline,
+    formats_help,
+    guess_format,
+)
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@input_argument("file")
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(sorted(EXPORTERS)),
+    type=click.Choice(sorted([*EXPORTERS, *TIMELINE_EXPORTERS])),
     help=f"Format, guessed from -o's suffix when missing: {formats_help()}.",
 )
 @click.option(
@@ -32,13 +45,39 @@ from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 )
 @force_option(replaces_files=True)
 def export(file: str, fmt: str | None, weight: str, output: str | None, force: bool) -> None:
-    """Export the cost-centre profile FILE (.prof, text or -pj) as flame-graph input."""
-    fmt = fmt or (guess_format(output) if output and output != "-" else "folded")
+    """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, or an
+    eventlog's runtime timeline (--to perfetto or chrome-trace)."""
+    if output == STDOUT:
+        output = None
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])
-    refuse_stream_input(file, "export")
-    profile = load_profile(file)
-    if not isinstance(profile, CostCentreProfile):
-        raise InputError("is a heap profile; export takes a cost-centre report (.prof)", path=file)
+    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
+        log = source.content
+        eventlog = isinstance(log, EventlogSource)
+        if fmt is None:
+            fmt = guess_format(output) if output else ("chrome-trace" if eventlog else "folded")
+        if fmt in TIMELINE_EXPORTERS:
+            if not isinstance(log, EventlogSource):
+                raise log.refuse(f"--to {fmt} takes an eventlog (+RTS -l)")
+            _export_timeline(log, fmt, output)
+            return
+        profile = log.cost_centres()
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
     emit(text, output, f"{fmt}, weighted by {weight}")
+
+
+def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
+    if output is None:
+        out = binary_stdout()
+        tl = export_timeline(log, fmt, out)
+        out.flush()
+    else:
+        from halvm_prof.fileio import atomic_write
+
+        with atomic_write(output, "wb") as f:
+            tl = export_timeline(log, fmt, f)
+        click.echo(
+            f"wrote {output} ({fmt}: {len(tl.caps)} capabilities, {tl.gc.count} collections)"
+        )
+    if tl.note:
+        click.echo(f"note: {tl.note}", err=True)

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli.common import STDOUT, dumps_json, force_option, json_option, say
+from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
+from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
-from halvm_prof.render.html import HpFile, Input
-from halvm_prof.xen.xlcfg import read_config
+from halvm_prof.errors import InputError
+from halvm_prof.render.html import HeapSectionBuilder, Input
+from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
 
-def _disk_path(target: str | None, config: str) -> str | None:
-    """A disk named by the config: as given, else beside the config (where prepare puts it)."""
-    if target is None or os.path.isabs(target) or os.path.exists(target):
-        return target
-    beside = os.path.join(os.path.dirname(config), target)
-    return beside if os.path.exists(beside) else target
+def _disk_path(disk: Disk | None, config: str) -> str | None:
+    """The image the config attaches as a device, read by the one rule (:data:`PATH_RULE`)."""
+    if disk is None:
+        return None
+    path = config_file(disk.target)
+    if not os.path.exists(path):
+        raise InputError(
+            f"{disk.vdev} image {disk.target!r} does not exist",
+            path=config,
+            line=disk.line,
+            hint=f"{missing_hint(disk.target, config)}; or give --{_OPTION[disk.vdev]}",
+        )
+    return path
+
+
+_OPTION = {"xvdp1": "prof-disk", "xvdp2": "hp-disk"}
 
 
 @click.command()
@@ -28,7 +39,8 @@ def _disk_path(target: str | None, config: str) -> str | None:
 @click.option(
     "--config",
     type=click.Path(dir_okay=False),
-    help="The run's xl config: its memory, and its disks when not given.",
+    help="The run's xl config: its memory, and its disks when not given (relative paths in it "
+    "are read from the current folder, as xl reads them: run where you ran xl).",
 )
 @click.option(
     "-o",
@@ -54,28 +66,40 @@ def postmortem(
     if config:
         cfg = read_config(config)
         memory = cfg.memory
-        disks = {d.vdev: d.target for d in cfg.disks()}
+        disks = {d.vdev: d for d in cfg.disks()}
         prof_disk = prof_disk or _disk_path(disks.get("xvdp1"), config)
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
     if output:
         check_html_output(output, force, [prof_disk, hp_disk, config])
-    with tempfile.TemporaryDirectory(prefix="halvm-postmortem-") as keep:
-        # The recovered heap profile stays until the page has streamed it.
-        pm = analyse(prof_disk, hp_disk, memory, keep_in=keep if output else None)
-        if output:
-            inputs: list[tuple[str, Input]] = []
-            if pm.heap_file is not None:
-                inputs.append(("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file))))
-            if pm.prof is not None:
-                inputs.append(("time profile (recovered from xvdp1)", pm.prof))
+    # The page's heap chart is drawn from the same pass that judges the heap.
+    chart = HeapSectionBuilder() if output else None
+    with progress("recovering and judging the run"):
+        pm = analyse(prof_disk, hp_disk, memory, heap_page=chart.add if chart else None)
+    if output:
+        inputs: list[tuple[str, Input]] = []
+        # Named by the device each came from, which the content (not the label) decides.
+        came = {d.what: d.device for d in pm.disks if not d.problem}
+        heap = pm.heap_reader
+        if chart is not None and heap is not None and pm.heap is not None:
+            title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
+            section = chart.section(title, heap.header, heap.marks, heap.complete, heap.note, "hp")
+            inputs.append((title, section))
+        if pm.prof is not None:
+            inputs.append(
+                (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
+            )
+        with progress("writing the report"):
             write_page(output, inputs=inputs, title="HaLVM post-mortem", postmortem=pm.to_dict())
     # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
         say(dumps_json(pm.to_dict() | {"report": output}).rstrip("\n"), output)
     else:
-        for line in pm.verdict:
-            say(line, output)
-        if output and output != STDOUT:
-            say(f"wrote {output}", output)
+        if output == STDOUT:
+            for line in pm.verdict:
+                say(line, output)
+        else:
+            echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
+            if output:
+                click.echo(f"wrote {output}")
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")

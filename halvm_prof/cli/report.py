@@ -17,8 +17,14 @@ from halvm_prof.cli.common import (
     refuse_terminal,
     say,
 )
-from halvm_prof.fileio import display_name, refuse_stream_input
-from halvm_prof.render.html import TOP_BANDS, load_inputs, write_report
+from halvm_prof.cli.progress import input_size, progress
+from halvm_prof.fileio import display_name
+from halvm_prof.render.html import TOP_BANDS, write_file_report, write_report
+
+
+def refuse_input_as_output(output: str, inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Refuse an output that is an input, or that no file can replace (see check_output)."""
+    check_output(output, force=True, replaces_files=True, inputs=inputs)
 
 
 def check_html_output(
@@ -62,14 +68,12 @@ def report(files: tuple[str, ...], output: str, title: str | None, bands: int, f
 
     Give both files of one run (its .hp and .prof) to see them on one page.
     """
-    for path in files:
-        refuse_stream_input(path, "report")
     check_html_output(output, force, files)
-    inputs = load_inputs(files)
-    write_page(
-        output,
-        inputs=inputs,
-        title=title or ", ".join(display_name(Path(f).name) for f in files),
-        top_bands=bands,
-    )
+    page_title = title or ", ".join(display_name(Path(f).name) for f in files)
+    with progress("writing the report", input_size(files)):
+        if output == STDOUT:
+            with open_output(output, "w") as f:
+                write_file_report(files, f, title=page_title, top_bands=bands)
+        else:
+            write_file_report(files, output, title=page_title, top_bands=bands)
     say(f"wrote {output}", output)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from halvm_prof.cli.common import echo_json, json_option
-from halvm_prof.disk.sizes import format_size
-from halvm_prof.xen.rts import parse_rts
+from halvm_prof.rts import no_profile_error, parse_rts
+from halvm_prof.units import format_size
 from halvm_prof.xen.sizing import MARGIN, estimate, measure_sample, parse_duration
 
 
@@ -27,9 +27,10 @@ def size(rts: str, duration: str, samples: tuple[str, ...], as_json: bool) -> No
     Without a sample, a census is taken as 4 KiB and a report as 1 MiB; suggestions add half
     again and round up to whole MiB.
     """
-    estimates = estimate(
-        parse_rts(rts), parse_duration(duration), [measure_sample(s) for s in samples]
-    )
+    plan = parse_rts(rts)
+    if not plan.needs_prof_disk and not plan.needs_hp_disk:
+        raise no_profile_error(rts, plan)
+    estimates = estimate(plan, parse_duration(duration), [measure_sample(s) for s in samples])
     if as_json:
         echo_json(
             [

@@ -5,13 +5,19 @@ from __future__ import annotations
 import click
 
 from halvm_prof.analysis.summary import summarize
-from halvm_prof.cli.common import echo_json, json_option
-from halvm_prof.fileio import refuse_stream_input
+from halvm_prof.cli.common import (
+    echo_json,
+    echo_text,
+    input_argument,
+    json_option,
+    open_input_source,
+)
+from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.summary import render_summary
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@input_argument("file")
 @click.option(
     "--top",
     "top_n",
@@ -22,10 +28,11 @@ from halvm_prof.render.summary import render_summary
 )
 @json_option
 def summary(file: str, top_n: int, as_json: bool) -> None:
-    """Summarise FILE: a heap profile (.hp or eventlog) or a cost-centre report (.prof)."""
-    refuse_stream_input(file, "summary")
-    data = summarize(file, top_n)
+    """Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof) or a
+    HaLVM profiling disk. FILE may be - for standard input."""
+    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
+        result = summarize(source, top_n)
     if as_json:
-        echo_json(data)
+        echo_json(result.to_json())
     else:
-        click.echo(render_summary(data), nl=False)
+        echo_text(render_summary(result), "summary")

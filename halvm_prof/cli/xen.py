@@ -7,8 +7,15 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import check_output, echo_json, emit, force_option, json_option
-from halvm_prof.disk.sizes import format_size
+from halvm_prof.cli.common import (
+    check_output,
+    echo_json,
+    echo_text,
+    emit,
+    force_option,
+    json_option,
+)
+from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
@@ -73,7 +80,8 @@ def check(
 ) -> None:
     """Check FILE for what would lose the profile; exit 1 when there are errors.
 
-    Disk paths are looked up from the current folder, as xl does: run it where you run xl.
+    Relative kernel and disk paths in FILE are read from the current folder, as xl reads them
+    (not from FILE's folder), here and in postmortem --config: run it where you run xl.
     """
     seconds = parse_duration(duration) if duration else None
     result = check_file(file, seconds, [measure_sample(s) for s in samples], use_xen=not no_xen)
@@ -87,10 +95,8 @@ def check(
             }
         )
     else:
-        for p in result.problems:
-            click.echo(p.text(file))
-        if not result.problems:
-            click.echo(f"{file}: no problems found")
+        lines = [p.text(file) for p in result.problems] or [f"{file}: no problems found"]
+        echo_text("".join(f"{line}\n" for line in lines), "check")
         if not result.xen_checked and not no_xen and not libxlutil.available():
             click.echo("(Xen's libxlutil is not installed: only our own reading was checked)")
     if not result.ok:

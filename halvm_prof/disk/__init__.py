@@ -1,2 +1,2 @@
 """HaLVM profiling disks: the status-sector layout, image reading, a runtime-faithful writer,
-and recovery of profiles from crashed runs (see shared/formats/halvm-disk.md)."""
+and recovery of profiles from crashed runs (the format: docs/disk-format.md)."""

@@ -9,12 +9,11 @@ from __future__ import annotations
 import io
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
-from halvm_prof.errors import ImageError, InputError, LayoutError, OutputError
+from halvm_prof.errors import ImageError, InputError, OutputError
 from halvm_prof.fileio import (
     OutputKind,
     atomic_write,
@@ -23,6 +22,9 @@ from halvm_prof.fileio import (
     output_target,
     refuse_stream_input,
 )
+
+#: The hint when a profile file stands where a disk image goes (swapped arguments).
+SWAPPED_HINT = "were the arguments swapped? the disk image comes first: convert-profile DISK FILE"
 
 
 class DiskImage:
@@ -34,14 +36,26 @@ class DiskImage:
         stream.seek(0, os.SEEK_END)
         self.image_size = stream.tell()
         if self.image_size < SECTOR_SIZE:
+            other = self.not_a_disk()
             raise ImageError(
-                f"only {self.image_size} bytes, too short for a profiling disk "
+                f"this looks like a {other}, not a disk image"
+                if other
+                else f"only {self.image_size} bytes, too short for a profiling disk "
                 f"(its status sector alone is {SECTOR_SIZE} bytes)",
                 path=self.path,
-                hint="copy the whole image again",
+                hint=SWAPPED_HINT if other else "copy the whole image again",
             )
         stream.seek(0)
         self.status: StatusReading = decode_status(stream.read(SECTOR_SIZE))
+
+    def not_a_disk(self) -> str | None:
+        """What the image is instead when it starts as a profile file does (a .prof given where
+        a disk goes, e.g. swapped arguments), else None."""
+        from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+
+        self.stream.seek(0)
+        kind = detect_kind(self.stream.read(DETECT_BYTES))
+        return KIND_NAMES[kind] if kind in ("hp", "prof", "prof-json", "eventlog") else None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> DiskImage:
@@ -168,60 +182,4 @@ def _check_replace(target: Path, force: bool) -> None:
             "exists and is not a blank disk image",
             path=target,
             hint="use --force to replace it",
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class DiskInfo:
-    """Everything ``disk info`` reports about an image; ``problem`` says why nothing is usable."""
-
-    path: str
-    image_size: int
-    word: int | None
-    header: str
-    agreeing: int
-    pairs: int
-    committed_size: int | None
-    closed: bool | None
-    past_commit_bytes: int
-    kind: str
-    samples: int | None
-    recoverable_bytes: int
-    problem: str | None
-
-    def to_dict(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-def inspect_image(path: str | os.PathLike[str]) -> DiskInfo:
-    """Describe the disk at ``path`` without changing it; only an unreadable file raises."""
-    # Imported here because recovery builds on this module.
-    from halvm_prof.disk.recovery import plan_recovery
-    from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-
-    with DiskImage.open(path) as image:
-        status = image.status
-        problem: str | None = None
-        try:
-            rec = plan_recovery(image, count_samples=True)
-        except (ImageError, LayoutError) as e:
-            problem = e.message
-            kind = detect_kind(image.read(0, DETECT_BYTES))
-            past, samples, out = 0, None, 0
-        else:
-            kind, past, samples, out = rec.kind, rec.past_commit_bytes, rec.samples, rec.output_size
-        return DiskInfo(
-            path=os.fspath(path),
-            image_size=image.image_size,
-            word=status.word,
-            header=status.health,
-            agreeing=status.agreeing,
-            pairs=status.pairs,
-            committed_size=status.size if status.usable else None,
-            closed=status.closed if status.usable else None,
-            past_commit_bytes=past,
-            kind=kind,
-            samples=samples,
-            recoverable_bytes=out,
-            problem=problem,
         )

@@ -2,7 +2,8 @@
 
 Sector 0 is the status sector: ``512 / W`` little-endian words of the guest's word size W, read
 as pairs; pair ``p`` holds ``size ^ 2p`` and ``closed ^ 2p``. The profile's bytes follow from
-byte 512. No other module knows these offsets or the XOR rule.
+byte 512. No other module knows these offsets or the XOR rule. docs/disk-format.md describes
+the format as a whole.
 """
 
 from __future__ import annotations

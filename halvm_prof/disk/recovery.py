@@ -6,7 +6,7 @@ Those bytes can only lie in the block that holds the committed end (a later bloc
 only after the status sector moved on), so nothing beyond that block is trusted. Within it, a
 heap profile is taken up to its last complete sample that is well formed and not older than the
 one before (stale leftovers of an earlier block fail one of those tests); a ``.prof`` report up to
-its last complete line.
+its last complete line. docs/disk-format.md states these rules for users.
 """
 
 from __future__ import annotations
@@ -14,27 +14,28 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import re
 from dataclasses import dataclass, field
 from typing import IO
 
-from halvm_prof.disk.image import DiskImage
+from halvm_prof.disk.image import SWAPPED_HINT, DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
 from halvm_prof.fileio import atomic_write, check_overwrite, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
+from halvm_prof.formats.hp import (
+    BAND_LINE,
+    BEGIN_LINE,
+    END_LINE,
+    END_MARKER,
+    HEADER_LINE,
+    MARK_LINE,
+)
 
 _CHUNK = 1 << 20
 #: The most a crashed heap profile is read past its last complete sample (and searched back for
 #: it): far more than one census of any real run, and bounded memory whatever a disk claims.
 WINDOW = 64 << 20
-_END = b"\nEND_SAMPLE "
-_HEADER_LINE = re.compile(rb'(JOB|DATE|SAMPLE_UNIT|VALUE_UNIT) "[^"\n]*"')
-_TIME = rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
-_BEGIN = re.compile(rb"BEGIN_SAMPLE " + _TIME)
-_END_LINE = re.compile(rb"END_SAMPLE " + _TIME)
-_MARK = re.compile(rb"MARK " + _TIME)
-_BAND = re.compile(rb"[^\t\x00]+\t-?[0-9]+")
+_END = END_MARKER
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,7 @@ def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
         while (pos := chunk.rfind(_END, 0, pos)) >= 0:
             eol = chunk.find(b"\n", pos + 1)
             line = chunk[pos + 1 : eol] if eol >= 0 else b""
-            m = _END_LINE.fullmatch(line)
+            m = END_LINE.fullmatch(line)
             if eol >= 0 and lo + eol < size and m:
                 return lo + eol + 1, float(m.group(1))
         if lo == floor:
@@ -126,23 +127,23 @@ def _scan_hp(region: bytes, in_header: bool, last_time: float) -> _HpScan:
             break
         line = region[pos:eol]
         if begin is not None:
-            if m := _END_LINE.fullmatch(line):
+            if m := END_LINE.fullmatch(line):
                 if float(m.group(1)) != begin:
                     break
                 last_time, begin = begin, None
                 scan.good_end = eol + 1
                 scan.samples += 1
                 scan.samples_after.append(eol + 1)
-            elif not _BAND.fullmatch(line):
+            elif not BAND_LINE.fullmatch(line):
                 break
-        elif in_header and _HEADER_LINE.fullmatch(line):
+        elif in_header and HEADER_LINE.fullmatch(line):
             scan.good_end = eol + 1
-        elif m := _BEGIN.fullmatch(line):
+        elif m := BEGIN_LINE.fullmatch(line):
             t = float(m.group(1))
             if t < last_time:
                 break
             begin, in_header = t, False
-        elif m := _MARK.fullmatch(line):
+        elif m := MARK_LINE.fullmatch(line):
             if float(m.group(1)) < last_time:
                 break
             in_header = False
@@ -176,6 +177,12 @@ def plan_recovery(
     by default only when a crashed profile is recovered.
     """
     status = image.status
+    if status.health == "corrupt" and (other := image.not_a_disk()) is not None:
+        raise LayoutError(
+            f"this looks like a {other}, not a disk image",
+            path=image.path,
+            hint=SWAPPED_HINT,
+        )
     if status.health == "corrupt":
         raise LayoutError(
             f"status sector damaged beyond repair (at best {status.agreeing} of {status.pairs} "

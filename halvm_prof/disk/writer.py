@@ -5,7 +5,8 @@ status sector (new size, not closed). A flush writes the partial block rounded u
 sectors (bytes past the fill are whatever the buffer held before: stale text from the previous
 block), then the status sector. Closing flushes and marks the status sector closed. The heap
 profiler flushes after every sample. ``crash_after`` stops after that many sector writes, which
-reproduces every state a crashed VM can leave behind.
+reproduces every state a crashed VM can leave behind (docs/disk-format.md, "How the runtime
+writes").
 """
 
 from __future__ import annotations

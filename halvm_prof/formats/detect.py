@@ -16,6 +16,17 @@ _PROF_TEXT = re.compile(
 )
 
 
+#: What each kind is called in a message ("this looks like a heap profile (.hp)").
+KIND_NAMES: dict[Kind, str] = {
+    "hp": "heap profile (.hp)",
+    "prof": ".prof text report",
+    "prof-json": ".prof JSON report (-pj)",
+    "eventlog": "GHC eventlog",
+    "empty": "empty file",
+    "unknown": "file of unknown kind",
+}
+
+
 def detect_kind(head: bytes) -> Kind:
     """Classify a profile from its first bytes (at least :data:`DETECT_BYTES` when available)."""
     if not head.strip(b"\0 \t\r\n"):

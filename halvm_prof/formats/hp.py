@@ -17,6 +17,7 @@ exit, so a killed ``-hb`` run holds only the first, empty census. Inside ``JOB``
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import IO
 
@@ -30,6 +31,24 @@ _HEADER_KEYS = {
     b"SAMPLE_UNIT": "sample_unit",
     b"VALUE_UNIT": "value_unit",
 }
+
+# The line grammar of a .hp file, in one place. The reader below splits lines by keyword for
+# speed (and the compiled scanner mirrors it); crash recovery, which must tell sound lines from
+# stale buffer bytes, matches these strictly (``fullmatch`` on a line without its newline).
+KEYWORD_BEGIN = b"BEGIN_SAMPLE"
+KEYWORD_END = b"END_SAMPLE"
+KEYWORD_MARK = b"MARK"
+#: A header line as GHC writes it: a keyword and a double-quoted value.
+HEADER_LINE = re.compile(rb"(" + b"|".join(_HEADER_KEYS) + rb') "[^"\n]*"')
+#: A sample time as GHC prints it.
+TIME = rb"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+BEGIN_LINE = re.compile(KEYWORD_BEGIN + b" " + TIME)
+END_LINE = re.compile(KEYWORD_END + b" " + TIME)
+MARK_LINE = re.compile(KEYWORD_MARK + b" " + TIME)
+#: A band line: a name (no TAB, no NUL), a TAB, a whole number.
+BAND_LINE = re.compile(rb"[^\t\x00]+\t-?[0-9]+")
+#: What starts every line that ends a census (after the newline of the line before).
+END_MARKER = b"\n" + KEYWORD_END + b" "
 
 
 #: Header fields a file without that header line gets.
@@ -100,7 +119,7 @@ class HpReader:
                 self._cut(cut_in_line_note(number))
                 break
             keyword, _, rest = raw.rstrip(b"\r\n").partition(b" ")
-            if keyword == b"BEGIN_SAMPLE":
+            if keyword == KEYWORD_BEGIN:
                 in_header = False
                 begin_line = number
                 sample = HeapSample(self._time(rest, number))
@@ -111,7 +130,7 @@ class HpReader:
                     number += 1
                     if raw[-1:] != b"\n":
                         break
-                    if raw.startswith(b"END_SAMPLE") and b"\t" not in raw:
+                    if raw.startswith(KEYWORD_END) and b"\t" not in raw:
                         end = self._time(raw[10:], number)
                         if end != sample.time:
                             raise self._error(
@@ -139,7 +158,7 @@ class HpReader:
                 self.samples += 1
                 last_empty, last_time = not values, sample.time
                 yield sample
-            elif keyword == b"MARK":
+            elif keyword == KEYWORD_MARK:
                 self.marks.append(self._time(rest, number))
                 in_header = False
             elif in_header and keyword in _HEADER_KEYS:

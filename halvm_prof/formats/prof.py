@@ -23,7 +23,7 @@ from typing import IO
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
-from halvm_prof.xen.rts import split_rts
+from halvm_prof.rts import split_rts
 
 _TITLE = "Time and Allocation Profiling Report"
 _TICKS = re.compile(r"\((\d+) ticks? @ (\d+) (us|ms)(?:, (\d+) processors?)?\)")
@@ -123,13 +123,18 @@ def _starts_column(text: str | bytes, at: int) -> bool:
     return len(text) > at > 0 and text[at - 1 : at].isspace() and not text[at : at + 1].isspace()
 
 
-def read_prof(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
-    """Read a text ``.prof`` report into the shared cost-centre model, streaming its lines."""
+def read_prof(
+    source: str | os.PathLike[str] | IO[bytes], name: str | None = None
+) -> CostCentreProfile:
+    """Read a text ``.prof`` report into the shared cost-centre model, streaming its lines;
+    ``name`` is the stream's name in messages."""
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
             return _read(stream, os.fspath(source))
-    name = getattr(source, "name", None)
-    return _read(source, os.fspath(name) if isinstance(name, str | os.PathLike) else None)
+    if name is None:
+        given = getattr(source, "name", None)
+        name = os.fspath(given) if isinstance(given, str | os.PathLike) else None
+    return _read(source, name)
 
 
 def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:

@@ -189,13 +189,16 @@ def _loads_repaired(text: str, path: str | None) -> Any:
         ) from first
 
 
-def read_prof_json(source: str | os.PathLike[str] | IO[bytes]) -> CostCentreProfile:
-    """Read a ``-pj`` report into the shared cost-centre model."""
+def read_prof_json(
+    source: str | os.PathLike[str] | IO[bytes], name: str | None = None
+) -> CostCentreProfile:
+    """Read a ``-pj`` report into the shared cost-centre model; ``name`` is the stream's name
+    in messages."""
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
-            return read_prof_json(stream)
-    name = getattr(source, "name", None)
-    path = os.fspath(name) if isinstance(name, str | os.PathLike) else None
+            return read_prof_json(stream, os.fspath(source))
+    given = getattr(source, "name", None)
+    path = name or (os.fspath(given) if isinstance(given, str | os.PathLike) else None)
     data = _loads(source.read().decode("utf-8", "replace"), path)
     try:
         centres = {

@@ -1,18 +1,28 @@
-"""The export formats of a cost-centre profile.
+"""The export formats: of a cost-centre profile, and of an eventlog's runtime timeline.
 
-Each format is a :class:`Renderer`; the :data:`EXPORTERS` registry drives the CLI's ``--to``
-choice, the guess from the output's suffix, and the help text.
+Each format is a :class:`Renderer` (a cost-centre profile to text) or a
+:class:`TimelineExporter` (an eventlog's events to bytes, streamed); the :data:`EXPORTERS` and
+:data:`TIMELINE_EXPORTERS` registries drive the CLI's ``--to`` choice, the guess from the
+output's suffix, and the help text.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO, Protocol
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.eventlog.events import Event
+from halvm_prof.formats.source import EventlogSource
 from halvm_prof.model import CostCentreProfile
+from halvm_prof.render.chrome_trace import ChromeTraceWriter, write_chrome_trace
 from halvm_prof.render.folded import FoldedRenderer
+from halvm_prof.render.perfetto import PerfettoWriter, write_perfetto
 from halvm_prof.render.speedscope import SpeedscopeRenderer
 from halvm_prof.render.weights import Weight
+from halvm_prof.timeline.build import TimelineSink
+from halvm_prof.timeline.model import Timeline
 
 
 class Renderer(Protocol):
@@ -30,25 +40,86 @@ class Renderer(Protocol):
         ...
 
 
+class TimelineExporter(Protocol):
+    """An export of an eventlog's runtime timeline, written while the events are read."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def suffixes(self) -> tuple[str, ...]: ...
+    @property
+    def description(self) -> str: ...
+
+    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
+        """Write the export of ``events`` (in time order) to ``out``."""
+        ...
+
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        """A sink for one pass of the timeline builder, writing to ``out``."""
+        ...
+
+
+class TimelineWriter(TimelineSink, Protocol):
+    def close(self, tl: Timeline) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PerfettoExporter:
+    name: str = "perfetto"
+    suffixes: tuple[str, ...] = (".perfetto-trace", ".pftrace")
+    description: str = "an eventlog's timeline as a Perfetto trace (ui.perfetto.dev)"
+
+    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
+        return write_perfetto(events, out)
+
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        return PerfettoWriter(out)
+
+
+@dataclass(frozen=True, slots=True)
+class ChromeTraceExporter:
+    name: str = "chrome-trace"
+    suffixes: tuple[str, ...] = (".trace.json",)
+    description: str = "an eventlog's timeline as Trace Event Format JSON (chrome://tracing)"
+
+    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
+        return write_chrome_trace(events, out)
+
+    def writer(self, out: IO[bytes]) -> TimelineWriter:
+        return ChromeTraceWriter(out)
+
+
 EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeRenderer(), FoldedRenderer())}
+TIMELINE_EXPORTERS: dict[str, TimelineExporter] = {
+    r.name: r for r in (PerfettoExporter(), ChromeTraceExporter())
+}
+
+
+def _all() -> list[Renderer | TimelineExporter]:
+    return [*EXPORTERS.values(), *TIMELINE_EXPORTERS.values()]
 
 
 def formats_help() -> str:
     """One line per format, for the CLI's help."""
-    return "; ".join(
-        f"{r.name} ({', '.join(r.suffixes)}): {r.description}" for r in EXPORTERS.values()
-    )
+    return "; ".join(f"{r.name} ({', '.join(r.suffixes)}): {r.description}" for r in _all())
 
 
 def guess_format(output: str) -> str:
     """The format whose suffix ``output`` ends with, longest suffix first."""
-    by_length = sorted(
-        ((s, r.name) for r in EXPORTERS.values() for s in r.suffixes), key=lambda p: -len(p[0])
-    )
+    by_length = sorted(((s, r.name) for r in _all() for s in r.suffixes), key=lambda p: -len(p[0]))
     for suffix, name in by_length:
         if output.endswith(suffix):
             return name
     raise InputError(
         f"cannot tell the export format from the name {output!r}",
-        hint=f"add --to {' or --to '.join(EXPORTERS)}",
+        hint=f"add --to {' or --to '.join(r.name for r in _all())}",
     )
+
+
+def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
+    """Write the ``fmt`` export of the eventlog ``log`` to ``out`` in one pass; the timeline
+    returned carries the log's ``complete``/``note``."""
+    writer = TIMELINE_EXPORTERS[fmt].writer(out)
+    tl = log.timeline(sinks=[writer])
+    writer.close(tl)
+    return tl

@@ -1,48 +1,38 @@
 """One self-contained HTML report: heap charts and band table, cost-centre table, call tree and
-flame graphs, eventlog timelines. Data is built apart from writing (tests assert on it) and
-reaches the page only through ``|tojson``, so names like ``</>`` cannot break it.
+flame graphs, eventlogs' runtime timelines (``timeline_page.py``). The page's data is built apart
+from writing it, as frozen dataclasses (tests assert on them), and reaches the page only through
+``|tojson``, so names like ``</>`` cannot break it. Each input is a
+:class:`~halvm_prof.formats.source.Source` read once: an eventlog's heap samples and its runtime
+timeline come from one pass.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
-from typing import IO, Any, Generic, TypeVar
+from typing import IO, Any, Generic, Literal, TypeVar
 
 import jinja2
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap import HeapAccumulator
-from halvm_prof.errors import FormatError, InputError
-from halvm_prof.fileio import atomic_write, display_name, open_input
-from halvm_prof.formats.hp import iter_hp
+from halvm_prof.errors import FormatError
+from halvm_prof.fileio import atomic_write, display_name
+from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.jsonable import plain
 from halvm_prof.model import (
     CostCentreProfile,
-    EventlogTimeline,
     HeapHeader,
     HeapProfile,
     HeapSample,
     HeapSampleReader,
 )
 from halvm_prof.render.weights import self_weights
-
-
-@dataclass(frozen=True, slots=True)
-class HpFile:
-    """A heap profile file read while its section is built, so memory follows its bands, not its
-    size: a ``.hp``, or with ``eventlog`` the heap samples of an eventlog (no section when it
-    holds none)."""
-
-    path: str
-    eventlog: bool = False
-
-
-Input = HeapProfile | CostCentreProfile | EventlogTimeline | HpFile
 
 #: Bands drawn by name; the rest are summed into "other".
 TOP_BANDS = 15
@@ -120,7 +110,148 @@ def _pick(n: int, limit: int) -> list[int]:
     return sorted({round(i * step) for i in range(limit)})
 
 
-class _HeapSection:
+@dataclass(frozen=True, slots=True)
+class Series:
+    name: str
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BandRow:
+    """A band of the heap section's table (``spark``: its values at a few censuses)."""
+
+    name: str
+    integrated: float
+    mean: float
+    max: int
+    stddev: float
+    intercept: float
+    slope: float
+    r2: float
+    leak: bool
+    spark: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Peak:
+    total: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class HeapSection:
+    """A heap profile: the drawn censuses (``times`` x ``series``), statistics over all."""
+
+    title: str
+    source: str
+    job: str
+    date: str
+    units: tuple[str, str]
+    complete: bool
+    note: str | None
+    samples: int
+    drawn: int
+    times: tuple[float, ...]
+    series: tuple[Series, ...]
+    marks: tuple[float, ...]
+    peak: Peak
+    bands: tuple[BandRow, ...]
+    kind: Literal["heap"] = "heap"
+
+    def to_json(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class CostCentreRow:
+    """A cost centre of the table: percentages of the run, exact counts where the report has
+    them (-P, -pj)."""
+
+    name: str
+    src: str
+    entries: int
+    it: float
+    ia: float
+    nt: float
+    na: float
+    ticks: int | None
+    bytes: int | None
+
+    @property
+    def empty(self) -> bool:
+        """Nothing recorded: all four percentages are zero (a CAF never entered, say)."""
+        return not (self.it or self.ia or self.nt or self.na or self.ticks or self.bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """A call-tree node, flat: ``parent`` is the index of its parent (-1 for the root), so any
+    depth of tree is built and written without recursion. ``st``/``sa`` are its own (self)
+    weights for the flame graphs."""
+
+    parent: int
+    name: str
+    src: str
+    entries: int
+    it: float
+    ia: float
+    nt: float
+    na: float
+    st: float
+    sa: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProfSection:
+    """A cost-centre report: the table sorted by time then allocation, with the rows that
+    record nothing folded apart (``folded``), and the call tree with flame weights."""
+
+    title: str
+    exact: bool
+    program: str
+    rts: str
+    format: str
+    total_time: float
+    total_ticks: int
+    total_alloc: int
+    complete: bool
+    note: str | None
+    table: tuple[CostCentreRow, ...]
+    folded: tuple[CostCentreRow, ...]
+    tree: tuple[TreeNode, ...]
+    kind: Literal["prof"] = "prof"
+
+    def to_json(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSection:
+    """An eventlog's runtime timeline: capabilities, threads, collections, sparks, heap, spans
+    and markers, as :func:`halvm_prof.render.timeline_page.section_data` lays them out for the
+    page (bins at a few resolutions, exact intervals within a size budget)."""
+
+    title: str
+    data: dict[str, Any]
+    kind: Literal["runtime"] = "runtime"
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.data["complete"])
+
+    def to_json(self) -> dict[str, Any]:
+        return self.data
+
+
+Section = HeapSection | ProfSection | RuntimeSection
+
+#: What a page section is made from: an opened source (streamed while the section is built,
+#: so memory follows its bands, not its size), a profile already in memory, or a section built
+#: while another pass read its input (the post-mortem's).
+Input = Source | HeapProfile | CostCentreProfile | Section
+
+
+class HeapSectionBuilder:
     """Band statistics over every census (the shared accumulator) and the censuses to draw."""
 
     def __init__(self, top_bands: int = TOP_BANDS) -> None:
@@ -132,7 +263,7 @@ class _HeapSection:
         self.acc.add(sample)
         self.drawn.add(sample, sample.total)
 
-    def data(
+    def section(
         self,
         title: str,
         header: HeapHeader,
@@ -140,198 +271,167 @@ class _HeapSection:
         complete: bool,
         note: str | None,
         source: str,
-    ) -> dict[str, Any]:
+    ) -> HeapSection:
         stats = self.acc.stats() if self.acc.samples else []
         top = [s.name for s in stats[: self.top_bands]]
         rest = {s.name for s in stats[self.top_bands :]}
         samples = self.drawn.items()
-        series = {name: [s.values.get(name, 0) for s in samples] for name in top}
+        series = [Series(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
         if rest:
-            series["other"] = [sum(v for k, v in s.values.items() if k in rest) for s in samples]
+            series.append(
+                Series(
+                    "other",
+                    tuple(sum(v for k, v in s.values.items() if k in rest) for s in samples),
+                )
+            )
         spark = [samples[i] for i in _pick(len(samples), SPARK_POINTS)]
-        return {
-            "kind": "heap",
-            "title": title,
-            "source": source,
-            "job": header.job,
-            "date": header.date,
-            "units": [header.sample_unit, header.value_unit],
-            "complete": complete,
-            "note": note,
-            "samples": self.acc.samples,
-            "drawn": len(samples),
-            "times": [s.time for s in samples],
-            "series": [{"name": k, "values": v} for k, v in series.items()],
-            "marks": marks,
-            "peak": {"total": self.acc.peak_total, "time": self.acc.peak_time},
-            "bands": [
-                {
-                    "name": s.name,
-                    "integrated": s.integrated,
-                    "mean": s.mean,
-                    "max": s.max,
-                    "stddev": s.stddev,
-                    "intercept": s.intercept,
-                    "slope": s.slope,
-                    "r2": s.r2,
-                    "leak": s.leak_suspect,
-                    "spark": [x.values.get(s.name, 0) for x in spark],
-                }
+        return HeapSection(
+            title=title,
+            source=source,
+            job=header.job,
+            date=header.date,
+            units=(header.sample_unit, header.value_unit),
+            complete=complete,
+            note=note,
+            samples=self.acc.samples,
+            drawn=len(samples),
+            times=tuple(s.time for s in samples),
+            series=tuple(series),
+            marks=tuple(marks),
+            peak=Peak(self.acc.peak_total, self.acc.peak_time),
+            bands=tuple(
+                BandRow(
+                    name=s.name,
+                    integrated=s.integrated,
+                    mean=s.mean,
+                    max=s.max,
+                    stddev=s.stddev,
+                    intercept=s.intercept,
+                    slope=s.slope,
+                    r2=s.r2,
+                    leak=s.leak_suspect,
+                    spark=tuple(x.values.get(s.name, 0) for x in spark),
+                )
                 for s in stats
-            ],
-        }
+            ),
+        )
 
 
-def heap_data(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -> dict[str, Any]:
+def heap_section(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -> HeapSection:
     """The section of a heap profile held in memory."""
-    section = _HeapSection(top_bands)
+    section = HeapSectionBuilder(top_bands)
     for sample in profile.samples:
         section.add(sample)
-    return section.data(
+    return section.section(
         title, profile.header, profile.marks, profile.complete, profile.note, profile.source
     )
 
 
-def hp_file_data(
-    path: str | os.PathLike[str], title: str, top_bands: int = TOP_BANDS, eventlog: bool = False
-) -> dict[str, Any]:
-    """The section of a ``.hp`` file (or an eventlog's heap samples), streamed: memory holds the
-    drawn censuses only."""
-    if eventlog:
-        from halvm_prof.formats.eventlog.heap import EventlogHeapReader
-
-        return _streamed(EventlogHeapReader(path), title, top_bands, "eventlog")
-    with open_input(path) as stream:
-        return _streamed(iter_hp(stream, path), title, top_bands, "hp")
-
-
-def _streamed(reader: HeapSampleReader, title: str, top_bands: int, source: str) -> dict[str, Any]:
-    section = _HeapSection(top_bands)
+def streamed_heap_section(
+    reader: HeapSampleReader, title: str, top_bands: int, source: str
+) -> HeapSection:
+    """The section of a streaming heap reader: memory holds the drawn censuses only."""
+    section = HeapSectionBuilder(top_bands)
     for sample in reader:
         section.add(sample)
-    return section.data(title, reader.header, reader.marks, reader.complete, reader.note, source)
+    return section.section(title, reader.header, reader.marks, reader.complete, reader.note, source)
 
 
-#: The deepest call drawn; calls below it are folded into their ancestor at this depth (said in
-#: its name). Real call trees go deeper than JSON encoders and browsers recurse.
-MAX_FLAME_DEPTH = 200
+def eventlog_sections(
+    source: EventlogSource, name: str, top_bands: int = TOP_BANDS
+) -> list[Section]:
+    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
+    pass over the log."""
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.render.timeline_page import section_data
 
-
-def _flame(profile: CostCentreProfile) -> dict[str, Any]:
-    """The call tree as nested nodes with self and inherited weights (time and alloc)."""
-    wt, wa = self_weights(profile, "time"), self_weights(profile, "alloc")
-    nodes: list[dict[str, Any]] = []
-    stack: list[dict[str, Any]] = []
-    folds: list[tuple[dict[str, Any], int]] = []  # (node, calls folded into it)
-    for depth, node in profile.root.walk():
-        if depth > MAX_FLAME_DEPTH:
-            # Below the fold: its own weights join the fold node, so totals stay right.
-            fold, count = folds[-1]
-            fold["st"] += wt[id(node)]
-            fold["sa"] += wa[id(node)]
-            folds[-1] = (fold, count + 1)
-            continue
-        item = {
-            "name": f"{node.cc.module}.{node.cc.label}",
-            "src": node.cc.src,
-            "entries": node.entries,
-            "it": node.individual_time,
-            "ia": node.individual_alloc,
-            "nt": node.inherited_time,
-            "na": node.inherited_alloc,
-            "st": wt[id(node)],
-            "sa": wa[id(node)],
-            "children": [],
-        }
-        del stack[depth:]
-        (stack[-1]["children"] if stack else nodes).append(item)
-        stack.append(item)
-        if depth == MAX_FLAME_DEPTH:
-            folds.append((item, 0))
-    for fold, count in folds:
-        if count:
-            fold["name"] += f" (+{count} deeper calls, folded)"
-    return nodes[0]
-
-
-def prof_data(profile: CostCentreProfile, title: str) -> dict[str, Any]:
-    """The section of a cost-centre profile: totals table, call tree with flame weights."""
-    exact = profile.root.ticks is not None
-    return {
-        "exact": exact,
-        "kind": "prof",
-        "title": title,
-        "program": " ".join([profile.program, *profile.arguments]),
-        "rts": " ".join(profile.rts_arguments),
-        "format": profile.format,
-        "total_time": profile.total_time,
-        "total_ticks": profile.total_ticks,
-        "total_alloc": profile.total_alloc,
-        "complete": profile.complete,
-        "note": profile.note,
-        "table": [
-            {
-                "name": t.name,
-                "src": t.src,
-                "entries": t.entries,
-                "it": round(t.individual_time, 3),
-                "ia": round(t.individual_alloc, 3),
-                "nt": round(t.inherited_time, 3),
-                "na": round(t.inherited_alloc, 3),
-                # Exact counts only where the report has them (-P, -pj).
-                "ticks": t.ticks,
-                "bytes": t.alloc,
-            }
-            for t in aggregate(profile)
-        ],
-        "tree": _flame(profile),
-    }
-
-
-def timeline_data(t: EventlogTimeline, title: str) -> dict[str, Any]:
-    """The section of an eventlog's heap and GC series; long series keep their peaks."""
-
-    def cut(points: list[tuple[float, int]]) -> list[list[float]]:
-        return [[time, value] for time, value in thin(points, MAX_POINTS, lambda p: p[1])]
-
-    pauses = thin(t.gc_pauses, 2 * MAX_POINTS, lambda p: p.duration)
-
-    return {
-        "kind": "timeline",
-        "title": title,
-        "series": [
-            {"name": name, "points": cut(points)}
-            for name, points in (
-                ("heap size", t.heap_size),
-                ("live bytes", t.live_bytes),
-                ("blocks size", t.blocks_size),
-                ("allocated", t.allocated),
+    heap = HeapSectionBuilder(top_bands)
+    heap_fold = EventlogHeapFold(heap.add)
+    tl = source.timeline(also=[heap_fold])
+    title = f"{name}: runtime timeline"
+    sections: list[Section] = [RuntimeSection(title, section_data(tl, title))]
+    reader = source.reader
+    if reader is not None and reader.header is not None:
+        heap_fold.finish(reader)
+    if heap_fold.holds_heap_profile:
+        sections.append(
+            heap.section(
+                f"{name}: heap profile",
+                heap_fold.header,
+                heap_fold.marks,
+                heap_fold.complete,
+                heap_fold.note,
+                "eventlog",
             )
-            if points
-        ],
-        "gc": [[p.start, p.duration] for p in pauses],
-        "gc_count": len(t.gc_pauses),
-        "gc_longest": max((p.duration for p in t.gc_pauses), default=0.0),
-        "markers": [[m.time, m.text] for m in t.markers],
-        "complete": t.complete,
-        "note": "; ".join(n for n in (t.note, _folded_markers(t)) if n) or None,
-    }
+        )
+    return sections
 
 
-def _folded_markers(t: EventlogTimeline) -> str | None:
-    if not t.markers_folded:
-        return None
-    return (
-        f"{len(t.markers):,} of {len(t.markers) + t.markers_folded:,} markers are drawn, "
-        "spread evenly; the others were left out"
+def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
+    """The call tree in pre-order, each node naming its parent's index."""
+    wt, wa = self_weights(profile, "time"), self_weights(profile, "alloc")
+    nodes: list[TreeNode] = []
+    parents: list[int] = []  # index of the node at each depth on the current path
+    for depth, node in profile.root.walk():
+        del parents[depth:]
+        nodes.append(
+            TreeNode(
+                parent=parents[-1] if parents else -1,
+                name=f"{node.cc.module}.{node.cc.label}",
+                src=node.cc.src,
+                entries=node.entries,
+                it=node.individual_time,
+                ia=node.individual_alloc,
+                nt=node.inherited_time,
+                na=node.inherited_alloc,
+                st=wt[id(node)],
+                sa=wa[id(node)],
+            )
+        )
+        parents.append(len(nodes) - 1)
+    return tuple(nodes)
+
+
+def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
+    """The section of a cost-centre profile: the table, most time (then allocation) first and
+    rows that record nothing folded apart, and the call tree with flame weights."""
+    rows = [
+        CostCentreRow(
+            name=t.name,
+            src=t.src,
+            entries=t.entries,
+            it=round(t.individual_time, 3),
+            ia=round(t.individual_alloc, 3),
+            nt=round(t.inherited_time, 3),
+            na=round(t.inherited_alloc, 3),
+            ticks=t.ticks,
+            bytes=t.alloc,
+        )
+        for t in aggregate(profile)
+    ]
+    rows.sort(key=lambda r: (-r.it, -r.ia, -r.nt, -r.na, r.name))
+    return ProfSection(
+        title=title,
+        exact=profile.root.ticks is not None,
+        program=" ".join([profile.program, *profile.arguments]),
+        rts=" ".join(profile.rts_arguments),
+        format=profile.format,
+        total_time=profile.total_time,
+        total_ticks=profile.total_ticks,
+        total_alloc=profile.total_alloc,
+        complete=profile.complete,
+        note=profile.note,
+        table=tuple(r for r in rows if not r.empty),
+        folded=tuple(r for r in rows if r.empty),
+        tree=_tree(profile),
     )
 
 
-def _check_finite(section: dict[str, Any], where: str) -> None:
+def _check_finite(section: Section, where: str) -> None:
     """Refuse NaN and infinity (Python reads "inf" as a number): JSON has no such values, and
     the browser would reject the whole data block, leaving a blank page."""
     try:
-        json.dumps(section, allow_nan=False)
+        json.dumps(section.to_json(), allow_nan=False)
     except ValueError as e:
         raise FormatError(
             "holds a number that is not finite (NaN or infinity), so it cannot be drawn",
@@ -344,70 +444,81 @@ def _check_finite(section: dict[str, Any], where: str) -> None:
 PAGES = {"report": "report.html.j2", "postmortem": "postmortem.html.j2"}
 
 
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    """Everything the page shows; ``postmortem`` (the verdict and disks, as JSON) makes it a
+    post-mortem page."""
+
+    title: str
+    notes: tuple[str, ...]
+    sections: tuple[Section, ...]
+    generator: str
+    postmortem: dict[str, Any] | None = None
+
+    @property
+    def page(self) -> str:
+        return "report" if self.postmortem is None else "postmortem"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "page": self.page,
+            "title": self.title,
+            "notes": list(self.notes),
+            "sections": [s.to_json() for s in self.sections],
+            "generator": self.generator,
+        }
+        if self.postmortem is not None:
+            data["postmortem"] = self.postmortem
+        return data
+
+
+def sections_of(label: str, item: Input, top_bands: int = TOP_BANDS) -> list[Section]:
+    """The page sections one input gives (an eventlog: its series, and its heap profile when
+    it has heap samples)."""
+    if isinstance(item, Source):
+        content = item.content
+        if isinstance(content, EventlogSource):
+            return eventlog_sections(content, label, top_bands)
+        if content.kind in ("prof", "prof-json"):
+            return [prof_section(content.cost_centres(), label)]
+        return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp")]
+    if isinstance(item, HeapProfile):
+        return [heap_section(item, label, top_bands)]
+    if isinstance(item, CostCentreProfile):
+        return [prof_section(item, label)]
+    return [item]
+
+
 def build_report_data(
-    inputs: list[tuple[str, Input]],
+    inputs: Sequence[tuple[str, Input]],
     *,
     title: str,
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
     top_bands: int = TOP_BANDS,
-) -> dict[str, Any]:
-    """JSON-able data of the page: one section per (label, input); with ``postmortem`` (the
-    verdict and disks of :meth:`Postmortem.to_dict`) the page is a post-mortem."""
-    sections = []
+) -> ReportData:
+    """The page's data: the sections of each (label, input)."""
+    sections: list[Section] = []
     for label, item in inputs:
-        if isinstance(item, HpFile) and item.eventlog:
-            try:
-                sections.append(hp_file_data(item.path, label, top_bands, eventlog=True))
-            except InputError:
-                continue  # a log without heap samples: its timeline section says the rest
-        elif isinstance(item, HpFile):
-            sections.append(hp_file_data(item.path, label, top_bands))
-        elif isinstance(item, HeapProfile):
-            sections.append(heap_data(item, label, top_bands))
-        elif isinstance(item, CostCentreProfile):
-            sections.append(prof_data(item, label))
-        else:
-            sections.append(timeline_data(item, label))
-        _check_finite(sections[-1], item.path if isinstance(item, HpFile) else label)
-    data: dict[str, Any] = {
-        "page": "report" if postmortem is None else "postmortem",
-        "title": title,
-        "notes": notes or [],
-        "sections": sections,
-        "generator": f"halvm-prof {__version__}",
-    }
-    if postmortem is not None:
-        data["postmortem"] = postmortem
-    return data
-
-
-def load_inputs(files: list[str] | tuple[str, ...]) -> list[tuple[str, Input]]:
-    """Each file's profile, labelled by name; an eventlog gives its heap and GC timeline and,
-    when it holds heap samples, its heap profile too."""
-    from halvm_prof.formats.eventlog.timeline import read_timeline
-    from halvm_prof.formats.load import load_profile, sniff
-
-    inputs: list[tuple[str, Input]] = []
-    for file in files:
-        name = display_name(Path(file).name)
-        kind = sniff(file)
-        if kind == "eventlog":
-            inputs.append((f"{name}: heap and GC over time", read_timeline(file)))
-            inputs.append((f"{name}: heap profile", HpFile(file, eventlog=True)))
-        elif kind == "hp":
-            inputs.append((name, HpFile(file)))
-        else:
-            inputs.append((name, load_profile(file)))
-    return inputs
+        where = item.name if isinstance(item, Source) else label
+        for section in sections_of(label, item, top_bands):
+            _check_finite(section, where)
+            sections.append(section)
+    return ReportData(
+        title=title,
+        notes=tuple(notes or ()),
+        sections=tuple(sections),
+        generator=f"halvm-prof {__version__}",
+        postmortem=postmortem,
+    )
 
 
 def _static(name: str) -> str:
     return (resources.files("halvm_prof") / "render" / "static" / name).read_text("utf-8")
 
 
-def render_html(data: dict[str, Any]) -> str:
-    """The page for ``data`` (from :func:`build_report_data`): assets inlined, data as JSON."""
+def render_html(data: ReportData) -> str:
+    """The page for ``data``: assets inlined, data as JSON."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,
@@ -419,16 +530,17 @@ def render_html(data: dict[str, Any]) -> str:
         "separators": (",", ":"),
         "allow_nan": False,
     }
-    return env.get_template(PAGES[data["page"]]).render(
-        data=data,
+    return env.get_template(PAGES[data.page]).render(
+        data=data.to_json(),
         echarts=_static("echarts.min.js"),
-        script=_static("report.js"),
+        # The runtime section's script registers itself before report.js draws the sections.
+        script=_static("timeline.js") + "\n" + _static("report.js"),
         style=_static("report.css"),
     )
 
 
 def write_report(
-    inputs: list[tuple[str, Input]],
+    inputs: Sequence[tuple[str, Input]],
     output: str | os.PathLike[str] | IO[str],
     *,
     title: str,
@@ -446,3 +558,20 @@ def write_report(
         return
     with atomic_write(output) as f:
         f.write(html)
+
+
+def write_file_report(
+    files: Sequence[str | os.PathLike[str]],
+    output: str | os.PathLike[str] | IO[str],
+    *,
+    title: str,
+    top_bands: int = TOP_BANDS,
+) -> None:
+    """:func:`write_report` of files, each opened as a source (labelled by its name) and read
+    once."""
+    with contextlib.ExitStack() as stack:
+        inputs: list[tuple[str, Input]] = [
+            (display_name(os.path.basename(os.fspath(f))), stack.enter_context(open_source(f)))
+            for f in files
+        ]
+        write_report(inputs, output, title=title, top_bands=top_bands)

@@ -6,9 +6,16 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from halvm_prof.disk.sizes import format_size
+from halvm_prof.analysis.summary import (
+    CostCentreRow,
+    EventlogSummary,
+    HeapSummary,
+    ProfSummary,
+    Summary,
+)
+from halvm_prof.units import format_size
+from halvm_prof.words import plural, unsigned_zero
 
 
 def _pair(label: str, value: object) -> str:
@@ -29,77 +36,83 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
-def render_summary(data: dict[str, Any]) -> str:
-    """The text ``halvm-prof summary`` prints for ``data``."""
-    if data["kind"] == "eventlog":
-        return terminal_safe(render_eventlog(data))
-    return terminal_safe(render_heap(data) if data["kind"] == "hp" else render_prof(data))
+def render_summary(summary: Summary) -> str:
+    """The text ``halvm-prof summary`` prints for ``summary``."""
+    if isinstance(summary, EventlogSummary):
+        return terminal_safe(render_eventlog(summary))
+    if isinstance(summary, HeapSummary):
+        return terminal_safe(render_heap(summary))
+    return terminal_safe(render_prof(summary))
 
 
-def render_eventlog(d: dict[str, Any]) -> str:
-    """An eventlog without heap samples: its scheduler, GC and spark figures."""
-    sparks = d["sparks"]
-    lines = [
-        _pair("eventlog", f"{d['events']} events over {d['duration']:.6f} s (no heap samples)"),
+def render_eventlog(s: EventlogSummary) -> str:
+    """An eventlog: its heap summary when it has heap samples, then its scheduler, GC and spark
+    figures, and how the log ended."""
+    d = s.stats
+    sparks = d.sparks if d.sparks.source != "none" else d.spark_events
+    lines = [render_heap(s.heap).rstrip("\n"), ""] if s.heap is not None else []
+    lines += [
+        _pair("eventlog", f"{plural(d.events, 'event', sep=',')} over {d.duration:.6f} s"),
+        _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),
+    ]
+    if s.no_heap:
+        lines.append(_pair("heap samples", f"none: {s.no_heap}"))
+    lines += [
         _pair(
             "GC",
-            f"{d['gc_count']} collections, {d['gc_total']:.6f} s in all, "
-            f"longest {d['gc_longest']:.6f} s",
+            f"{plural(d.gc_count, 'collection', sep=',')}, {d.gc_total:.6f} s in all, "
+            f"longest {d.gc_longest:.6f} s",
         ),
-        _pair("threads", f"{d['threads_created']} created"),
+        _pair("threads", f"{d.threads_created} created"),
         _pair(
             "sparks",
-            ", ".join(
-                f"{k} {sparks[k]}" for k in ("created", "converted", "fizzled", "gcd", "overflowed")
-            ),
+            "none recorded"
+            if sparks.source == "none"
+            else f"created {sparks.created}, converted {sparks.converted}, fizzled "
+            f"{sparks.fizzled}, gcd {sparks.gcd}, overflowed {sparks.overflowed}",
         ),
     ]
-    for cap in d["caps"]:
-        lines.append(
-            _pair(f"cap {cap['cap']}", f"busy {cap['busy']:.6f} s, idle {cap['idle']:.6f} s")
-        )
-    for span in d["user_spans"]:
-        lines.append(_pair(f"span {span['label']}", f"{span['count']}x, {span['total']:.6f} s"))
+    for cap in d.caps:
+        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy:.6f} s, idle {cap.idle:.6f} s"))
+    for span in d.user_spans:
+        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
     lines.append("(halvm-prof eventlog stats shows more)")
     return "\n".join(lines) + "\n"
 
 
-def render_heap(d: dict[str, Any]) -> str:
-    unit = d["sample_unit"]
+def render_heap(d: HeapSummary) -> str:
+    unit = d.sample_unit
     lines = [
-        _pair("heap profile", d["job"]),
-        _pair("date", d["date"]),
-        _pair("source", d["source"]),
+        _pair("heap profile", d.job),
+        _pair("date", d.date),
+        _pair("source", d.source),
         _pair(
-            "samples", f"{d['samples']} complete" + (f", {d['marks']} marks" if d["marks"] else "")
+            "samples", f"{d.samples} complete" + (f", {plural(d.marks, 'mark')}" if d.marks else "")
         ),
-        _pair("bands", d["bands"]),
-        _pair("duration", f"{d['duration']:.6f} {unit}"),
-        _pair("peak", f"{_bytes(d['peak_total'])} at {d['peak_time']:.6f} {unit}"),
-        _pair("ended", "cleanly" if d["complete"] else f"early: {d['note']}"),
+        _pair("bands", d.bands),
+        _pair("duration", f"{d.duration:.6f} {unit}"),
+        _pair("peak", f"{_bytes(d.peak_total)} at {d.peak_time:.6f} {unit}"),
+        _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),
         _pair(
-            "top bands",
-            "none: no census holds a band" if not d["top"] else "by residency over time",
+            "top bands", "none: no census holds a band" if not d.top else "by residency over time"
         ),
     ]
-    if d["top"]:
+    if d.top:
         lines += ["", f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band"]
-    for row in d["top"]:
+    for row in d.top:
         lines.append(
-            f"{row['share']:6.1f}% {row['max']:>14,} {row['slope']:>14,.0f} {row['r2']:5.2f}  "
-            f"{row['band']}"
+            f"{row.share:6.1f}% {row.max:>14,} {unsigned_zero(row.slope):>14,.0f} {row.r2:5.2f}  "
+            f"{row.band}"
         )
-    if d["leak_suspects"]:
+    if d.leak_suspects:
         lines += ["", "leak suspects (steady growth):"]
-        lines += [
-            f"  {s['band']}  +{s['slope']:,.0f} B/s, R² {s['r2']:.2f}" for s in d["leak_suspects"]
-        ]
-        if d.get("leak_suspects_folded"):
-            lines.append(f"  ... and {d['leak_suspects_folded']:,} more (not listed)")
+        lines += [f"  {s.band}  +{s.slope:,.0f} B/s, R² {s.r2:.2f}" for s in d.leak_suspects]
+        if d.leak_suspects_folded:
+            lines.append(f"  ... and {d.leak_suspects_folded:,} more (not listed)")
     return "\n".join(lines) + "\n"
 
 
-def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+def _cc_table(title: str, rows: tuple[CostCentreRow, ...]) -> list[str]:
     if not rows:
         return [f"{title}: none (nothing recorded)"]
     out = [
@@ -108,34 +121,35 @@ def _cc_table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     ]
     for r in rows:
         out.append(
-            f"{r['individual_time']:6.1f} {r['individual_alloc']:6.1f} {r['inherited_time']:6.1f} "
-            f"{r['inherited_alloc']:6.1f} {r['entries']:>10,}  {r['name']}"
+            f"{r.individual_time:6.1f} {r.individual_alloc:6.1f} {r.inherited_time:6.1f} "
+            f"{r.inherited_alloc:6.1f} {r.entries:>10,}  {r.name}"
         )
     return out
 
 
-def render_prof(d: dict[str, Any]) -> str:
-    args = " ".join([*d["arguments"], "+RTS", *d["rts_arguments"], "-RTS"])
-    path = " > ".join(f"{p['cost_centre']}" for p in d["hottest_path"])
-    alloc_path = " > ".join(f"{p['cost_centre']}" for p in d["hottest_alloc_path"])
-    rts = ", ".join(f"{k} {v:.1f}%" for k, v in d["rts_time"].items())
+def render_prof(d: ProfSummary) -> str:
+    args = " ".join([*d.arguments, "+RTS", *d.rts_arguments, "-RTS"])
+    path = " > ".join(p.cost_centre for p in d.hottest_path)
+    alloc_path = " > ".join(p.cost_centre for p in d.hottest_alloc_path)
+    rts = ", ".join(f"{k} {v:.1f}%" for k, v in d.rts_time.items())
     lines = [
-        _pair("cost centres", f"{d['program']} {args}"),
-        _pair("report", f"{d['format']}, {d['date']}"),
+        _pair("cost centres", f"{d.program} {args}"),
+        _pair("report", f"{d.format}, {d.date}"),
         _pair(
             "total time",
-            f"{d['total_time']:.2f} s, {d['total_ticks']:,} ticks @ {d['tick_interval_us']} us",
+            f"{d.total_time:.2f} s, {plural(d.total_ticks, 'tick', sep=',')} "
+            f"@ {d.tick_interval_us} us",
         ),
-        _pair("total alloc", _bytes(d["total_alloc"])),
-        _pair("tree", f"{d['tree_nodes']} nodes, {d['cost_centres']} cost centres"),
+        _pair("total alloc", _bytes(d.total_alloc)),
+        _pair("tree", f"{plural(d.tree_nodes, 'node')}, {plural(d.cost_centres, 'cost centre')}"),
         _pair("hottest path", f"{path} (time)"),
         _pair("", f"{alloc_path} (alloc)"),
     ]
     if rts:
         lines.append(_pair("RTS time", f"{rts} (the RTS's own cost centres)"))
-    if not d["complete"]:
-        lines.append(_pair("incomplete", d["note"]))
-    lines += ["", *_cc_table("top by time", d["top_time"])]
-    lines += ["", *_cc_table("top by allocation", d["top_alloc"])]
-    lines += ["", *_cc_table("top by inherited time", d["top_inherited_time"])]
+    if not d.complete:
+        lines.append(_pair("incomplete", d.note))
+    lines += ["", *_cc_table("top by time", d.top_time)]
+    lines += ["", *_cc_table("top by allocation", d.top_alloc)]
+    lines += ["", *_cc_table("top by inherited time", d.top_inherited_time)]
     return "\n".join(lines) + "\n"

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.disk.image import holds_profile
-from halvm_prof.disk.sizes import format_size
 from halvm_prof.errors import ConfigError, one_line
 from halvm_prof.fileio import open_input
+from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
+from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.generate import HP_DEVICE, PROF_DEVICE
-from halvm_prof.xen.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.xen.sizing import (
     HP_HEADER_BYTES,
     DiskEstimate,
@@ -29,7 +29,14 @@ from halvm_prof.xen.sizing import (
     time_to_fill,
     usable_capacity,
 )
-from halvm_prof.xen.xlcfg import Disk, XlConfig, parse_config, read_config_bytes
+from halvm_prof.xen.xlcfg import (
+    Disk,
+    XlConfig,
+    config_file,
+    missing_hint,
+    parse_config,
+    read_config_bytes,
+)
 
 #: Bytes of kernel command line a PV guest receives (MAX_GUEST_CMDLINE in Xen's public xen.h).
 MAX_CMDLINE = 1024
@@ -302,7 +309,7 @@ def _check_disks(
         if found is None:
             _report_missing(config, device, good, result)
         else:
-            _check_disk(found, device, estimates, duration, result)
+            _check_disk(found, device, estimates, duration, result, config.path)
 
 
 def _compare_disk(d: Disk, xen: libxlutil.XenDisk, result: CheckResult) -> None:
@@ -380,6 +387,7 @@ def _check_disk(
     estimates: dict[str, tuple[DiskEstimate, bool]],
     duration: float | None,
     result: CheckResult,
+    path: str | None,
 ) -> None:
     if not d.readwrite:
         what = "a CD-ROM" if d.cdrom else f"read-only ({d.access})"
@@ -398,7 +406,7 @@ def _check_disk(
             f"{device} ({d.target}) is {d.format!r}: the RTS writes raw sectors",
             "use a raw image (halvm-prof disk create)",
         )
-    target = Path(d.target)
+    target = Path(config_file(d.target)) if d.target else Path()
     try:
         size = target.stat().st_size if d.target and target.is_file() else None
     except (OSError, ValueError):  # a name too long, a NUL byte: no such file either
@@ -409,7 +417,7 @@ def _check_disk(
             "error",
             "disk-missing",
             f"disk image {d.target!r} for {device} does not exist",
-            "xl reads relative paths from the folder it runs in; halvm-prof prepare makes disks",
+            f"{missing_hint(d.target, path)}; halvm-prof prepare makes disks",
         )
         return
     capacity = usable_capacity(size)
@@ -477,20 +485,23 @@ def kernel_build(path: str | os.PathLike[str]) -> Literal["profiled", "plain", "
 
 def _check_kernel(config: XlConfig, plan: RtsPlan, result: CheckResult) -> None:
     kernel = config.kernel
-    if kernel is None or not plan.needs_profiled_build:
+    if kernel is None:
         return
     line = config.line("kernel")
-    flags = " ".join(plan.profiled_flags)
-    if not Path(kernel).is_file():
+    if not Path(config_file(kernel)).is_file():
+        # xl stops before the domain starts: nothing runs, nothing is profiled.
         result.add(
             line,
-            "warning",
+            "error",
             "kernel-missing",
-            f"kernel {kernel!r} not found, so whether it is built with -prof (as {flags} "
-            "need) cannot be checked",
+            f"kernel {kernel!r} does not exist, so xl cannot start the domain",
+            missing_hint(kernel, config.path),
         )
         return
-    build = kernel_build(kernel)
+    if not plan.needs_profiled_build:
+        return
+    flags = " ".join(plan.profiled_flags)
+    build = kernel_build(config_file(kernel))
     if build == "plain":
         result.add(
             line,

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from halvm_prof.errors import ConfigError
-from halvm_prof.xen.rts import RtsPlan, parse_rts
+from halvm_prof.rts import RtsPlan, no_profile_error, parse_rts
 from halvm_prof.xen.xlcfg import disk_spec, quote
 
 PROF_DEVICE, HP_DEVICE = "xvdp1", "xvdp2"
@@ -44,10 +44,7 @@ def disk_entries(spec: ConfigSpec) -> list[str]:
     """The disk specs the RTS flags need; a needed disk without a path is an error."""
     plan = parse_rts(spec.rts)
     if not plan.needs_prof_disk and not plan.needs_hp_disk:
-        raise ConfigError(
-            f"the RTS flags {spec.rts!r} ask for no profile",
-            hint="add -p (time profile) and/or a heap flag such as -hc or -hT",
-        )
+        raise no_profile_error(spec.rts, plan)
     paths = {PROF_DEVICE: spec.prof_disk, HP_DEVICE: spec.hp_disk}
     options = {PROF_DEVICE: "--prof-disk", HP_DEVICE: "--hp-disk"}
     out = []

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.disk.image import create_image, holds_profile
+from halvm_prof.errors import InputError
 from halvm_prof.fileio import atomic_write, check_overwrite
+from halvm_prof.rts import parse_rts
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
-from halvm_prof.xen.rts import parse_rts
 from halvm_prof.xen.sizing import DiskEstimate, SampleMeasure, estimate
 
 
@@ -67,6 +68,11 @@ def plan_prepare(
         paths.get("xvdp2"),
     )
     text = render_config(spec)
+    if not Path(kernel).is_file():
+        # The config would name a kernel xl cannot load: refuse before anything is made.
+        raise InputError(
+            "no such kernel", path=kernel, hint="give the path of the HaLVM kernel image"
+        )
     return PreparePlan(name, Path(config_dir).absolute() / f"{name}.cfg", text, disks)
 
 

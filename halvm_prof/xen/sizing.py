@@ -22,7 +22,8 @@ from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.xen.rts import RtsPlan
+from halvm_prof.rts import RtsPlan
+from halvm_prof.words import plural
 
 DEFAULT_SAMPLE_BYTES = 4096
 DEFAULT_PROF_BYTES = 1 << 20
@@ -153,7 +154,7 @@ def estimate(
         per = hp.bytes_per_sample if hp else float(DEFAULT_SAMPLE_BYTES)
         expected = math.ceil(count * per) + HP_HEADER_BYTES
         how = f"{per:.0f} B, the largest census of the sample" if hp else f"{per:.0f} B (default)"
-        basis = f"{count} censuses (every {plan.interval:g} s) x {how}"
+        basis = f"{plural(count, 'census')} (every {plan.interval:g} s) x {how}"
         out.append(
             DiskEstimate("xvdp2", expected, suggest_size(expected), basis, per, plan.interval)
         )

@@ -399,6 +399,30 @@ def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
     return data
 
 
+#: The one rule for a file a config names (kernel, disk image), stated for help texts and hints.
+PATH_RULE = "relative paths in an xl config are read from the current folder, as xl reads them"
+
+
+def config_file(target: str) -> str:
+    """The file ``target`` (a kernel or disk path in a config) names when xl runs here.
+
+    xl opens relative paths from the folder it runs in, never from the config's folder, so
+    every command reads them the same way (``xen-config check``, ``postmortem --config``).
+    The path is made absolute, so reports name the file wherever they are read.
+    """
+    return os.path.abspath(target)
+
+
+def missing_hint(target: str, config: str | os.PathLike[str] | None = None) -> str:
+    """What to do when ``target`` is not there: the rule, and where the file is if it is
+    beside the config (then the user is in the wrong folder, not missing the file)."""
+    if config is not None and not os.path.isabs(target):
+        folder = os.path.dirname(os.fspath(config)) or "."
+        if os.path.exists(os.path.join(folder, target)) and os.path.abspath(folder) != os.getcwd():
+            return f"{PATH_RULE}; it is in {folder}: run from there"
+    return PATH_RULE
+
+
 def read_config(path: str | os.PathLike[str]) -> XlConfig:
     """Read the xl config file at ``path`` (kernel, memory, extra, disks...)."""
     return parse_config(read_config_bytes(path), path)

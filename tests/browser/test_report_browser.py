@@ -5,6 +5,7 @@ One browser per module. Screenshots go to tests/artifacts/ (git-ignored; CI keep
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -17,8 +18,9 @@ from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp
+from halvm_prof.formats.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.render.html import HpFile, load_inputs, write_report
+from halvm_prof.render.html import HeapSectionBuilder, write_file_report, write_report
 from tests.conftest import CORPUS, DATA, require_program
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -103,12 +105,18 @@ def _shot(browser: Any, name: str) -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
-    write_report(load_inputs([str(path)]), html, title=path.name)
+    write_file_report([str(path)], html, title=path.name)
     _open(browser, html)
     assert _errors(browser) == []
     sections = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
     charts = browser.execute_script("return window.halvmReport.charts.length")
-    assert charts == sum(1 for k in sections if k in ("heap", "timeline"))
+    # A heap section has one chart; a runtime section (timeline.js) several, which it lists.
+    runtime = browser.execute_script(
+        "return Object.values(window.halvmReport.runtime || {})"
+        ".reduce((n, r) => n + Object.keys(r.charts).length, 0)"
+    )
+    assert charts == sum(1 for k in sections if k == "heap") + runtime
+    assert (runtime > 0) == ("runtime" in sections)
     for i in range(charts):
         # Drawn, not merely configured: the canvas carries ink where the data is.
         assert _ink(browser, i) > 0.01, f"chart {i} of {path.name} looks empty"
@@ -120,10 +128,8 @@ def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: P
 
 def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
-    write_report(
-        load_inputs([str(CORPUS / "leaky-hc.hp"), str(CORPUS / "leaky-hc.prof")]),
-        html,
-        title="leaky </> run",
+    write_file_report(
+        [str(CORPUS / "leaky-hc.hp"), str(CORPUS / "leaky-hc.prof")], html, title="leaky </> run"
     )
     _open(browser, html)
     assert browser.title == "leaky </> run"
@@ -171,7 +177,7 @@ def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> N
 
 def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
-    write_report(load_inputs([str(DATA / "ghc/leaky-P.prof")]), html, title="P")
+    write_file_report([str(DATA / "ghc/leaky-P.prof")], html, title="P")
     _open(browser, html)
     table = browser.execute_script("return window.halvmReport.data.sections[0].table")
     # Sort by %alloc: largest first.
@@ -182,8 +188,21 @@ def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -
     th[0].click()  # again: smallest first
     first = browser.find_element("css selector", "section.prof tbody tr td").text
     assert first == min(table, key=lambda r: r["ia"])["name"]
+    # The answer first: the flame graphs come before the table, the table is sorted by time
+    # (then alloc), and cost centres that record nothing are folded away.
+    order = browser.execute_script(
+        "const s = document.querySelector('section.prof');"
+        "return [s.querySelector('.flame'), s.querySelector('table'), s.querySelector('.calltree')]"
+        ".map(e => Array.from(s.querySelectorAll('*')).indexOf(e));"
+    )
+    assert order == sorted(order) and order[0] >= 0
+    assert [r["it"] for r in table] == sorted((r["it"] for r in table), reverse=True)
+    folded = browser.execute_script("return window.halvmReport.data.sections[0].folded")
+    assert folded and all(r["it"] == r["ia"] == r["nt"] == r["na"] == 0 for r in folded)
+    fold = browser.find_element("css selector", "section.prof details.folded")
+    assert fold.get_attribute("open") is None and str(len(folded)) in fold.text
     # The call tree collapses and expands.
-    summary = browser.find_element("css selector", "section.prof details summary")
+    summary = browser.find_element("css selector", "section.prof .calltree details summary")
     root = summary.find_element("xpath", "..")
     assert root.get_attribute("open") is not None
     summary.click()
@@ -230,15 +249,13 @@ def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -
 def test_hostile_names_show_literally(browser: Any, tmp_path: Path) -> None:
     samples = [HeapSample(i * 0.1, {EVIL: 1000 * i, "(307)<+>/count": 500}) for i in range(5)]
     html = tmp_path / "r.html"
-    write_report(
-        [
-            (EVIL, HeapProfile(HeapHeader(EVIL, EVIL), samples)),
-            *load_inputs([str(DATA / "ghc/ops-hc.prof")]),
-        ],
-        html,
-        title=EVIL,
-        notes=[EVIL],
-    )
+    with open_source(DATA / "ghc/ops-hc.prof") as ops:
+        write_report(
+            [(EVIL, HeapProfile(HeapHeader(EVIL, EVIL), samples)), ("ops-hc.prof", ops)],
+            html,
+            title=EVIL,
+            notes=[EVIL],
+        )
     _open(browser, html)
     browser.execute_script(
         "window.halvmReport.charts[0]"
@@ -253,7 +270,10 @@ def test_hostile_names_show_literally(browser: Any, tmp_path: Path) -> None:
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0
     assert browser.execute_script("return document.querySelectorAll('script').length") == 3
     assert browser.find_element("css selector", "h1").text == EVIL.strip()
-    cells = [e.text for e in browser.find_elements("css selector", "section.prof td.name")]
+    cells = [
+        e.get_attribute("textContent")
+        for e in browser.find_elements("css selector", "section.prof td.name")
+    ]
     assert "Main.<+>" in cells and "Main.tot'al" in cells
     assert _errors(browser) == []
 
@@ -262,7 +282,7 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     empty = tmp_path / "empty.hp"
     empty.write_text('JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n')
     html = tmp_path / "e.html"
-    write_report(load_inputs([str(empty)]), html, title="empty")
+    write_file_report([str(empty)], html, title="empty")
     _open(browser, html)
     assert "No census" in browser.find_element("css selector", "section.heap .empty").text
     assert _errors(browser) == []
@@ -270,11 +290,13 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     hp = tmp_path / "hp.disk"
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
-    pm = analyse(None, hp, memory_mib=64, keep_in=tmp_path)
-    assert pm.heap is not None and pm.heap_file is not None
+    chart = HeapSectionBuilder()
+    pm = analyse(None, hp, memory_mib=64, heap_page=chart.add)
+    assert pm.heap is not None and pm.heap_reader is not None
+    r, title = pm.heap_reader, "heap profile (recovered from xvdp2)"
     page = tmp_path / "pm.html"
     write_report(
-        [("heap profile (recovered from xvdp2)", HpFile(str(pm.heap_file)))],
+        [(title, chart.section(title, r.header, r.marks, r.complete, r.note, "hp"))],
         page,
         title="HaLVM post-mortem",
         postmortem=pm.to_dict(),
@@ -292,7 +314,7 @@ def test_flame_graphs_weigh_by_time_and_alloc_and_exact_columns_show(
     browser: Any, tmp_path: Path
 ) -> None:
     html = tmp_path / "r.html"
-    write_report(load_inputs([str(CORPUS / "leaky-pj.prof")]), html, title="pj")
+    write_file_report([str(CORPUS / "leaky-pj.prof")], html, title="pj")
     _open(browser, html)
     sec = browser.execute_script("return window.halvmReport.data.sections[0]")
     # The outermost frame of each graph carries the whole weight of its own measure.
@@ -366,10 +388,11 @@ return marks.map((m) => {
 def test_eventlog_markers_are_drawn_where_they_happened(browser: Any, tmp_path: Path) -> None:
     # ParFib.hs calls traceMarkerIO "start" and "end".
     html = tmp_path / "r.html"
-    write_report(load_inputs([str(CORPUS / "parfib-N2.eventlog")]), html, title="markers")
+    write_file_report([str(CORPUS / "parfib-N2.eventlog")], html, title="markers")
     _open(browser, html)
     kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
-    i = kinds.index("timeline")
+    section = kinds.index("runtime")
+    i = browser.execute_script(f"return window.halvmReport.runtime[{section}].charts.activity")
     marks = browser.execute_script(MARKER_COLUMNS, i)
     assert sorted(name for name, _, _ in marks) == ["end", "start"]
     for name, at_marker, control in marks:
@@ -390,7 +413,7 @@ def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path
     with hp.open("wb") as f:
         write_hp(HeapProfile(HeapHeader("marks", "today"), samples, marks), f)
     html = tmp_path / "r.html"
-    write_report(load_inputs([str(hp)]), html, title="marks")
+    write_file_report([str(hp)], html, title="marks")
     _open(browser, html)
     # As lines, not stacked areas, so that only the marks ink whole columns.
     browser.find_element("css selector", "button.toggle").click()
@@ -400,4 +423,70 @@ def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path
         assert at_mark > 0.6, drawn
         if control is not None:
             assert control < at_mark / 2, drawn
+    assert _errors(browser) == []
+
+
+# Every label of a chart's byte axis, as drawn.
+Y_LABELS = """
+const axis = window.halvmReport.charts[arguments[0]].getModel().getComponent('yAxis', 0).axis;
+return axis.getViewLabels().map((l) => l.formattedLabel);
+"""
+
+
+def _round_labels(labels: list[str]) -> bool:
+    """Each label is k x (1, 2 or 5 x 10^n) of one binary unit, from 0 up in equal steps."""
+    m = [re.fullmatch(r"([0-9][0-9,]*) (B|KiB|MiB|GiB|TiB)", label) for label in labels]
+    if not all(m) or len({x.group(2) for x in m if x}) != 1:
+        return False
+    values = [int(x.group(1).replace(",", "")) for x in m if x]
+    step = values[1] - values[0] if len(values) > 1 else 1
+    mantissa = step / 10 ** (len(str(step)) - 1)
+    return (
+        values[0] == 0
+        and mantissa in (1, 2, 5)
+        and values == [i * step for i in range(len(values))]
+    )
+
+
+def test_byte_axes_tick_at_round_values(browser: Any, tmp_path: Path) -> None:
+    # A peak of exactly 10^9 bytes: ECharts' own decimal steps label it 953.7 MiB and the like.
+    samples = [HeapSample(i / 10, {"(1)big": 10**8 * i, "(2)small": 12_345 * i}) for i in range(11)]
+    html = tmp_path / "r.html"
+    write_report([("big", HeapProfile(HeapHeader("big", "d"), samples))], html, title="big")
+    _open(browser, html)
+    labels = browser.execute_script(Y_LABELS, 0)
+    assert _round_labels(labels) and labels[-1] == "1,000 MiB", labels
+    # Hide the large band: the axis follows what is shown, in round steps of a smaller unit.
+    browser.execute_script(
+        "window.halvmReport.charts[0].dispatchAction({type: 'legendToggleSelect', name: '(1)big'})"
+    )
+    labels = browser.execute_script(Y_LABELS, 0)
+    assert _round_labels(labels) and labels[-1].endswith("KiB"), labels
+    browser.find_element("css selector", "button.toggle").click()
+    browser.execute_script(
+        "window.halvmReport.charts[0].dispatchAction({type: 'dataZoom', start: 0, end: 40})"
+    )
+    assert _round_labels(browser.execute_script(Y_LABELS, 0))
+    # The eventlog timeline's byte axis too.
+    html = tmp_path / "t.html"
+    write_file_report([str(CORPUS / "parfib-N2.eventlog")], html, title="timeline")
+    _open(browser, html)
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    labels = browser.execute_script(Y_LABELS, kinds.index("timeline"))
+    assert _round_labels(labels), labels
+    assert _errors(browser) == []
+
+
+def test_no_minus_zero_and_plurals_on_the_page(browser: Any, tmp_path: Path) -> None:
+    # A band shrinking by 0.2 B/s (its slope rounds to 0 B/s); one census in another profile.
+    samples = [HeapSample(float(t), {"(1)shrinking": 1000 - (t == 4)}) for t in range(5)]
+    html = tmp_path / "r.html"
+    one = HeapProfile(HeapHeader("one", "d"), samples[:1])
+    write_report(
+        [("shrink", HeapProfile(HeapHeader("s", "d"), samples)), ("one", one)], html, title="w"
+    )
+    _open(browser, html)
+    text = browser.find_element("css selector", "body").text
+    assert "0 B/s" in text and "-0 B/s" not in text
+    assert "— 1 sample —" in text and "— 5 samples —" in text
     assert _errors(browser) == []

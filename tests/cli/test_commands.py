@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -46,4 +49,43 @@ def test_summary_imports_only_what_it_needs() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('halvm_prof.cli.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['halvm_prof.cli.common', 'halvm_prof.cli.summary']"
+    # Besides the command, only the shared helpers (the progress bar imports rich only when it
+    # is about to show).
+    assert out.stdout.strip() == (
+        "['halvm_prof.cli.common', 'halvm_prof.cli.progress', 'halvm_prof.cli.summary']"
+    )
+    code = "import sys; import halvm_prof.cli.progress; print('rich' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_shell_completion_works_as_the_readme_says() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = re.findall(r"_([A-Z_]+)_COMPLETE=(\w+)_source ([\w-]+)", readme)
+    assert {(shell, prog) for _, shell, prog in lines} >= {
+        ("bash", "halvm-prof"), ("zsh", "halvm-prof"), ("fish", "halvm-prof"),
+        ("bash", "convert-profile"),
+    }  # fmt: skip
+    for var, _, prog in lines:
+        assert var == prog.upper().replace("-", "_")  # click's name for the variable
+    runs = {
+        "halvm-prof": [sys.executable, "-m", "halvm_prof"],
+        "convert-profile": [
+            sys.executable, "-c", "from halvm_prof.cli.convert import convert_profile_main; "
+            "convert_profile_main()",
+        ],
+    }  # fmt: skip
+    for var, shell, prog in lines:
+        env = {**os.environ, f"_{var}_COMPLETE": f"{shell}_source"}
+        out = subprocess.run(runs[prog], env=env, capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0 and f"_{var}_COMPLETE" in out.stdout, out.stderr
+    # What bash then asks: the commands (and subcommands) that complete a word.
+    env = {
+        **os.environ, "_HALVM_PROF_COMPLETE": "bash_complete",
+        "COMP_WORDS": "halvm-prof xen-config ch", "COMP_CWORD": "2",
+    }  # fmt: skip
+    out = subprocess.run(runs["halvm-prof"], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.split() == ["plain,check"]

@@ -237,3 +237,38 @@ def test_info_on_a_fake_file_system(fs: FakeFilesystem) -> None:
     assert convert("/d/hp.disk", "/d/out.hp")[0] == 0
     with open("/d/out.hp", "rb") as f:
         assert f.read() == b"JOB"
+
+
+@pytest.mark.parametrize(
+    ("name", "looks"),
+    [
+        ("leaky-hc.prof", ".prof text report"),
+        ("leaky-hc.hp", "heap profile (.hp)"),
+        ("leaky-hT.eventlog", "GHC eventlog"),
+    ],
+)
+def test_swapped_convert_profile_arguments_are_told_apart(
+    tmp_path: Path, name: str, looks: str
+) -> None:
+    # `convert-profile HaLVM.prof prof.disk` instead of `convert-profile prof.disk HaLVM.prof`.
+    profile = tmp_path / name
+    profile.write_bytes((CORPUS / name).read_bytes())
+    disk = tmp_path / "prof.disk"
+    assert run("disk", "create", disk, "--size", "1M")[0] == 0
+    code, out, err = convert(profile, disk)
+    msg = one_line_error(code, err)
+    assert f"{profile}: this looks like a {looks}, not a disk image" in msg
+    assert "the disk image comes first: convert-profile DISK FILE" in msg and out == ""
+    # A profile shorter than a sector is told apart the same way.
+    short = tmp_path / "short.hp"
+    short.write_bytes(b'JOB "x"\n')
+    assert "this looks like a heap profile (.hp)" in one_line_error(*convert(short, disk)[::2])
+    code, out, _ = run("extract", profile, "-o", tmp_path / "out")
+    assert code == 1 and not (tmp_path / "out").exists()
+
+
+def test_convert_profile_version() -> None:
+    from halvm_prof import __version__
+
+    code, out, err = convert("--version")
+    assert code == 0 and out == f"convert-profile (halvm-prof), version {__version__}\n", err

@@ -81,3 +81,16 @@ def test_prepare_refuses_bad_input_before_making_anything(
     code, _, err = run("prepare", "app.elf", "--memory", "64", "--rts", "-N2")
     assert code == 1 and "ask for no profile" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_prepare_refuses_a_kernel_that_does_not_exist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("prepare", "app.elf", "--memory", "64", "--rts", "-p -hc")
+    assert (
+        code == 1
+        and err == "Error: app.elf: no such kernel (give the path of the HaLVM kernel image)\n"
+        and out == ""
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing made

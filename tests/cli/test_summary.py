@@ -51,8 +51,12 @@ def test_every_corpus_file_summarises(path: Path) -> None:
             and data["hottest_path"][0]["cost_centre"] == "MAIN"
         )
     elif "hT" in path.name:
-        assert data["kind"] == "hp" and data["source"] == "eventlog"
-        assert data["bands"] == len(
+        assert data["kind"] == "eventlog" and data["no_heap"] is None
+        heap = data["heap"]
+        assert heap["kind"] == "hp" and heap["source"] == "eventlog"
+        # One pass gave both the heap samples and the scheduler figures.
+        assert data["events"] > 0 and data["gc_count"] > 0
+        assert heap["bands"] == len(
             {
                 ln.rsplit(b"\t", 1)[0]
                 for ln in (CORPUS / "leaky-hT.hp").read_bytes().split(b"\n")
@@ -61,6 +65,7 @@ def test_every_corpus_file_summarises(path: Path) -> None:
         )
     else:
         assert data["kind"] == "eventlog" and data["threads_created"] == 9  # ghc-events: 9 created
+        assert data["heap"] is None and "heap profiling flag" in data["no_heap"]
 
 
 def test_killed_run_is_summarised_with_a_note() -> None:
@@ -86,3 +91,27 @@ def test_golden_text(golden: Golden, name: str, monkeypatch: pytest.MonkeyPatch)
     code, out, _ = summary(f"tests/data/corpus/{name}", "--top", "5")
     assert code == 0
     golden.check(f"summary/{name}.txt", out)
+
+
+def test_a_cut_eventlog_says_so_in_text_and_json(tmp_path: Path) -> None:
+    whole = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    cut = tmp_path / "cut.eventlog"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    code, out, err = summary(str(cut))
+    assert code == 0, err
+    lines = out.splitlines()
+    ended = next(line for line in lines if line.startswith("ended:"))
+    assert "early:" in ended and "every complete event was read" in ended
+    # Its only census came at the end: the cut, not the flags, is why there is none.
+    heap = next(line for line in lines if line.startswith("heap samples:"))
+    assert "before the log stops" in heap and "flag" not in heap
+    data = json.loads(summary(str(cut), "--json")[1])
+    assert data["complete"] is False and "stops inside" in data["note"]
+    assert data["heap"] is None and "before the log stops" in data["no_heap"]
+
+
+def test_an_eventlog_without_heap_samples_says_why() -> None:
+    code, out, _ = summary(str(CORPUS / "parfib-N2.eventlog"))
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("heap samples:"))
+    assert "without a heap profiling flag" in line and "-hT" in line

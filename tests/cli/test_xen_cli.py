@@ -76,8 +76,11 @@ def test_check_reports_lines_and_exit_codes(
     code, out, _ = run("xen-config", "check", str(cfg))
     assert code == 1
     assert f"{cfg}:4: error:" in out and "[read-only]" in out and "[disk-missing]" in out
+    # A kernel that is not there stops xl before anything runs: an error, not a warning.
+    assert f"{cfg}:1: error: kernel 'k' does not exist" in out and "[kernel-missing]" in out
     data = json.loads(run("xen-config", "check", str(cfg), "--json")[1])
-    assert {p["code"] for p in data["problems"]} == {"read-only", "disk-missing"}
+    assert {p["code"] for p in data["problems"]} == {"read-only", "disk-missing", "kernel-missing"}
+    (tmp_path / "k").write_bytes(b"\x7fELF")
     assert data["ok"] is False and data["xen_parser"] == libxlutil.available()
     assert run("disk", "create", "hp.disk", "--size", "1M")[0] == 0
     cfg.write_text(cfg.read_text().replace(',r"', ',rw"'))
@@ -109,3 +112,9 @@ def test_disk_size() -> None:
     assert code == 1 and "not a duration" in err
     code, _, err = run("disk", "size", "--rts", "-hT -i0", "--duration", "1m")
     assert code == 1 and "every major GC" in err
+    # Flags that write no profile are an error that says what each flag does instead.
+    code, out, err = run("disk", "size", "--rts", "-l", "--duration", "1m")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "'-l' ask for no profile: -l writes an eventlog, for which a HaLVM has no disk" in err
+    code, _, err = run("disk", "size", "--rts", "-N2 -hcMain", "--duration", "1m")
+    assert code == 1 and "-N2 sets the number of capabilities; -hcMain only narrows" in err

@@ -50,7 +50,7 @@ def test_two_runs_of_the_same_program() -> None:
     # leaky-P ran with 20000 records instead of 100000: far less allocation.
     assert d.totals["alloc"].old == 317_845_832 and d.totals["alloc"].new == 59_884_744
     assert d.totals["alloc"].pct == pytest.approx(100 * (59_884_744 - 317_845_832) / 317_845_832)
-    names = [name for name, _, _ in d.rows]
+    names = [r.name for r in d.rows]
     assert names.index("Main.mkRecord") < names.index("Main.rKey")  # sorted by impact
     assert breaches(d, ["alloc<-50%"]) and not breaches(d, ["alloc>+5%"])
 
@@ -81,7 +81,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     d = diff_profiles(
         load_profile(DATA / "ghc/leaky-P.prof"), load_profile(CORPUS / "leaky-hc.prof")
     )
-    rows = {name: changes for name, changes, _ in d.rows}
+    rows = {r.name: r.changes for r in d.rows}
     mk = rows["Main.mkRecord"]["alloc"]
     assert mk.pct is not None and mk.pct > 100  # 100,000 records instead of 20,000
     (line,) = breaches(d, ["alloc[Main.mkRecord]>+100%"])
@@ -91,7 +91,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     (each,) = breaches(d, ["alloc[*]>+100%"])
     doubled = [
         n
-        for n, c, _ in d.rows
+        for n, c in ((r.name, r.changes) for r in d.rows)
         if (c["alloc"].pct is None and c["alloc"].delta > 0) or (c["alloc"].pct or 0) > 100
     ]
     assert each.count(" of ") == min(len(doubled), 10) and "Main.mkRecord" in each
@@ -106,7 +106,7 @@ def test_thresholds_on_one_cost_centre_or_band_and_on_each() -> None:
     )
     (new_bands,) = breaches(hp, ["peak[*]>+20%"])
     assert "new (was 0)" in new_bands and "inf" not in new_bands  # -hy against -hc: all new
-    band, changes, _ = hp.rows[0]
+    band, changes = hp.rows[0].name, hp.rows[0].changes
     delta = changes["peak"].delta
     assert delta == int(delta) and delta != 0
     assert breaches(hp, [f"peak[{band}]>={delta:+.0f}"])
@@ -136,10 +136,10 @@ def test_rows_are_sorted_by_impact() -> None:
     d = diff_profiles(
         load_profile(CORPUS / "leaky-hy.hp"), load_profile(DATA / "ghc/leaky-killed.hp")
     )
-    impacts = [impact for _, _, impact in d.rows]
+    impacts = [r.impact for r in d.rows]
     assert impacts == sorted(impacts, reverse=True)
     # Impact is the share of the old totals that a row moved, over residency and peak.
-    _, changes, impact = d.rows[0]
+    changes, impact = d.rows[0].changes, d.rows[0].impact
     expected = sum(abs(changes[m].delta) / d.totals[m].old for m in ("residency", "peak"))
     assert impact == pytest.approx(expected)
     assert any("incomplete" in n for n in d.notes)
@@ -161,7 +161,7 @@ def test_heap_diff_streams_without_loading_the_profiles(
     old, new = DATA / "ghc/leaky-killed.hp", CORPUS / "leaky-hc.hp"
     streamed = diff_files(old, new)
     monkeypatch.undo()
-    assert streamed.to_dict() == diff_profiles(load_profile(old), load_profile(new)).to_dict()
+    assert streamed.to_json() == diff_profiles(load_profile(old), load_profile(new)).to_json()
 
 
 def test_huge_figures_keep_their_columns_apart(tmp_path: Path) -> None:
@@ -178,3 +178,41 @@ def test_huge_figures_keep_their_columns_apart(tmp_path: Path) -> None:
     for line in out.splitlines():
         if "B" in line:  # every figure stands apart from the next by two spaces at least
             assert not re.search(r"\d \S*B\S*\d|B(·s)?[-+\d]", line), line
+
+
+def _hp(path: Path, bands: list[dict[str, int]]) -> Path:
+    lines = ['JOB "t"', 'DATE "d"', 'SAMPLE_UNIT "seconds"', 'VALUE_UNIT "bytes"']
+    for i, values in enumerate(bands):
+        lines.append(f"BEGIN_SAMPLE {i}.0")
+        lines += [f"{k}\t{v}" for k, v in values.items()]
+        lines.append(f"END_SAMPLE {i}.0")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_rule_floor_keeps_tiny_bands_from_failing_the_gate(tmp_path: Path) -> None:
+    old = _hp(tmp_path / "old.hp", [{"tiny": 160, "big": 4 << 20}, {"tiny": 160, "big": 4 << 20}])
+    new = _hp(tmp_path / "new.hp", [{"tiny": 208, "big": 4 << 20}, {"tiny": 208, "big": 4 << 20}])
+    # +30% on a 160-byte band breaches a bare percentage rule ...
+    code, _, err = run(str(old), str(new), "--fail-if", "peak[*]>+20%")
+    assert code == 1 and "peak of tiny +30.00%" in err
+    # ... but not one with a floor of 1 KiB, while a real growth still does.
+    code, _, err = run(str(old), str(new), "--fail-if", "peak[*]>+20%,min=1K")
+    assert code == 0, err
+    bigger = _hp(tmp_path / "big.hp", [{"tiny": 160, "big": 6 << 20}] * 2)
+    code, _, err = run(str(old), str(bigger), "--fail-if", "peak[*]>+20%,min=1K")
+    assert code == 1 and "peak of big +50.00%" in err and "tiny" not in err
+    assert parse_threshold("peak[*]>+20%,min=1M", "hp").floor == 1 << 20
+    assert parse_threshold("time>+5%, min=0.5s", "prof").floor == 0.5
+    for bad in ("peak>+20%,min=lots", "peak>+20%,min=-1"):
+        with pytest.raises(ConfigError, match="min="):
+            parse_threshold(bad, "hp")
+
+
+def test_a_hp_against_an_eventlog_of_the_same_run_says_they_differ_in_kind() -> None:
+    code, out, _ = run(str(CORPUS / "leaky-hT.hp"), str(CORPUS / "leaky-hT.eventlog"))
+    assert code == 0
+    assert out.startswith("note: the old profile is a .hp file and the new one an eventlog's")
+    assert "not comparable" in out.splitlines()[0]
+    code, out, _ = run(str(CORPUS / "leaky-hT.hp"), str(CORPUS / "leaky-hT.hp"))
+    assert "not comparable" not in out

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.disk.image import DiskImage, create_image, inspect_image
+from halvm_prof.disk.image import DiskImage, create_image
+from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.disk.writer import write_profile

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from halvm_prof.analysis import heap_scan
 from halvm_prof.analysis.heap import HeapAccumulator, accumulate
 from halvm_prof.analysis.heap_scan import HeapScan, scan_hp, scan_hp_file
-from halvm_prof.analysis.summary import summarize
+from halvm_prof.analysis.summary import summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, write_hp
 from halvm_prof.model import HeapProfile
@@ -121,19 +121,19 @@ def test_summary_falls_back_and_reports_the_python_error(tmp_path: Path) -> None
     bad = tmp_path / "bad.hp"
     bad.write_bytes(HEAD + b"BEGIN_SAMPLE 0\nband\t12x\nEND_SAMPLE 0\n")
     with pytest.raises(FormatError, match="whole number") as err:
-        summarize(bad)
+        summarize_file(bad).to_json()
     assert err.value.line == 6
     odd = tmp_path / "odd.hp"
     odd.write_bytes(HEAD + b"BEGIN_SAMPLE 0\nband\t 12\nEND_SAMPLE 0\n")
-    assert summarize(odd)["top"][0]["max"] == 12
+    assert summarize_file(odd).to_json()["top"][0]["max"] == 12
 
 
 def test_pure_switch_and_same_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     path = DATA / "corpus/leaky-hc.hp"
-    fast = summarize(path)
+    fast = summarize_file(path).to_json()
     monkeypatch.setenv("HALVM_PROF_PURE", "1")
     assert scan_hp_file(path) is None
-    assert summarize(path) == fast
+    assert summarize_file(path).to_json() == fast
 
 
 def test_sums_beyond_64_bits_stay_exact() -> None:

@@ -62,7 +62,8 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
         assert d.samples == len(times)
         v = "\n".join(pm.verdict)
         assert pm.headline.startswith("The run did not finish cleanly")
-        assert f"NOT closed; {d.recovered:,} bytes ({len(times)} complete censuses" in v
+        censuses = "1 complete census" if len(times) == 1 else f"{len(times)} complete censuses"
+        assert f"NOT closed; {d.recovered:,} bytes ({censuses}" in v
         assert "Lost: every census after the last one recovered" in v
         if times:
             assert pm.facts["last_sample_time"] == times[-1]
@@ -111,16 +112,28 @@ def test_a_killed_run_still_growing(tmp_path: Path) -> None:
     assert "reached" in pm.headline and "out-of-memory is likely" in v
 
 
-def test_cli_with_config_json_and_page(tmp_path: Path) -> None:
+def test_cli_with_config_json_and_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _disk(tmp_path, "hp.disk", HP, 30)
     _disk(tmp_path, "prof.disk", PROF, 3)
-    # Disks named relative to the config, run from elsewhere: found beside the config.
     (tmp_path / "vm.cfg").write_text(
         'kernel = "k"\nmemory = 256\nextra = "+RTS -p -hd -RTS"\n'
         'disk = [ "prof.disk,raw,xvdp1,rw", "hp.disk,raw,xvdp2,rw" ]\n'
     )
     page = tmp_path / "pm.html"
-    code, out, err = halvm("postmortem", "--config", tmp_path / "vm.cfg", "--json", "-o", page)
+    # Relative disk paths are read from the current folder, as xl (and xen-config check) reads
+    # them: run from elsewhere, the disks beside the config are not taken, and the error says
+    # where they are.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = halvm("postmortem", "--config", tmp_path / "vm.cfg")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert f"{tmp_path / 'vm.cfg'}:4: xvdp1 image 'prof.disk' does not exist" in err
+    assert f"current folder, as xl reads them; it is in {tmp_path}: run from there" in err
+    code, out, _ = halvm("xen-config", "check", tmp_path / "vm.cfg", "--no-xen")
+    assert out.count("[disk-missing]") == 2 and f"it is in {tmp_path}: run from there" in out
+    monkeypatch.chdir(tmp_path)
+    code, out, err = halvm("postmortem", "--config", "vm.cfg", "--json", "-o", page)
     assert code == 0, err
     data = json.loads(out)
     assert data["memory_mib"] == 256 and data["heap"]["samples"] == len(
@@ -173,9 +186,39 @@ def test_the_heap_profile_is_streamed_not_loaded(
         raise AssertionError("postmortem read a whole .hp into memory")
 
     monkeypatch.setattr(hp_format, "read_hp", no_loading)
-    kept = tmp_path / "kept"
-    kept.mkdir()
-    pm = analyse(None, hp, memory_mib=4, keep_in=kept)
+    seen: list[float] = []
+    pm = analyse(None, hp, memory_mib=4, heap_page=lambda s: seen.append(s.time))
     assert pm.to_dict() == expected
-    assert pm.heap_file is not None and pm.heap_file.parent == kept
-    assert KILLED.read_bytes().startswith(pm.heap_file.read_bytes())
+    # One pass gave the verdict and every census to the page, no file was written beside.
+    assert pm.heap is not None and len(seen) == pm.heap.samples
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.disk"]
+
+
+def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
+    # The disks swapped: the heap profile given as xvdp1, the time profile as xvdp2.
+    hp, prof = _disk(tmp_path, "h.disk", HP, None), _disk(tmp_path, "p.disk", PROF, None)
+    pm = analyse(hp, prof, memory_mib=1024)
+    assert pm.heap is not None and pm.heap.samples == len(read_hp(HP).samples)
+    assert pm.prof is not None and pm.prof.total_alloc == read_prof(PROF).total_alloc
+    by_device = {d.device: d for d in pm.disks}
+    assert by_device["xvdp1"].what == "heap profile" and by_device["xvdp1"].kind == "hp"
+    assert by_device["xvdp2"].what == "time profile"
+    v = "\n".join(pm.verdict)
+    assert "xvdp1: the heap profile was closed cleanly" in v and "the time profile was closed" in v
+    assert (
+        f"Label mismatch: {hp} was given as the time profile disk (xvdp1), but it holds a heap "
+        "profile: it is read as the heap profile it is (were the disks swapped? it belongs on "
+        "xvdp2)." in v
+    )
+    assert f"{prof} was given as the heap profile disk (xvdp2), but it holds a time profile" in v
+    page = tmp_path / "pm.html"
+    code, out, err = halvm("postmortem", "--prof-disk", hp, "--hp-disk", prof, "-o", page)
+    assert code == 0, err
+    assert out.count("Label mismatch: ") == 2
+    html = page.read_text()
+    assert "heap profile (recovered from xvdp1)" in html
+    assert "time profile (recovered from xvdp2)" in html
+    # Correctly labelled disks say nothing of the kind.
+    ok = analyse(prof, hp, memory_mib=1024)
+    assert all(d.mismatch is None for d in ok.disks)
+    assert "Label mismatch" not in "\n".join(ok.verdict)

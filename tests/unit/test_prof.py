@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.summary import summarize
+from halvm_prof.analysis.summary import summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.prof_json import read_prof_json
@@ -194,7 +194,7 @@ def test_ghc_testsuite_samples_from_2011_to_2024(path: Path) -> None:
     assert profile.program == text.splitlines()[2].split()[0]
     has_src = " SRC " in [ln for ln in text.splitlines() if ln.startswith("COST CENTRE")][-1]
     assert all(bool(n.cc.src) == has_src for _, n in profile.root.walk())
-    data = summarize(path)
+    data = summarize_file(path).to_json()
     assert data["kind"] == "prof" and data["tree_nodes"] == len(rows)
     assert data["total_ticks"] == profile.total_ticks and data["complete"] is True
 
@@ -208,7 +208,7 @@ def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
     assert [t.src for t in totals] == spans
     assert [t.name for t in totals] == [f"Main.f ({s})" for s in spans]
     assert all(t.nodes == 1 and t.entries == 1 for t in totals)
-    data = summarize(path, top_n=20)
+    data = summarize_file(path, top_n=20).to_json()
     fs = [r for r in data["top_alloc"] if r["cost_centre"] == "f"]
     allocating = {t.src for t in totals if t.individual_alloc}
     assert allocating and {r["src"] for r in fs} == allocating

@@ -16,27 +16,37 @@ from hypothesis import strategies as st
 from halvm_prof.analysis.heap import band_stats
 from halvm_prof.analysis.postmortem import DiskReport
 from halvm_prof.cli import cli
-from halvm_prof.formats.eventlog.timeline import read_timeline
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
-from halvm_prof.model import EventlogGcPause, EventlogTimeline, HeapHeader, HeapProfile, HeapSample
+from halvm_prof.formats.source import open_source
+from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import (
     MAX_POINTS,
-    HpFile,
     build_report_data,
-    heap_data,
-    hp_file_data,
-    load_inputs,
-    prof_data,
+    heap_section,
+    prof_section,
     render_html,
+    sections_of,
     thin,
-    timeline_data,
 )
+from halvm_prof.render.timeline_page import PageBudget, section_data
 from halvm_prof.render.weights import self_weights
+from halvm_prof.timeline.build import read_timeline
 from tests.conftest import CORPUS, DATA, Golden
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
 HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]
+
+
+def heap_data(profile: HeapProfile, title: str) -> dict[str, Any]:
+    return heap_section(profile, title).to_json()
+
+
+def hp_file_data(path: Path, title: str) -> dict[str, Any]:
+    """The section of a .hp file, streamed from its source."""
+    with open_source(path) as source:
+        (section,) = sections_of(title, source)
+        return section.to_json()
 
 
 def page_data(html: str) -> dict[str, Any]:
@@ -121,40 +131,43 @@ def test_edge_cases_empty_one_census_and_cut(tmp_path: Path) -> None:
 def test_prof_section_weights_and_exact_columns() -> None:
     for path, exact in ((CORPUS / "leaky-hc.prof", False), (DATA / "ghc/leaky-P.prof", True)):
         profile = read_prof(path)
-        data = prof_data(profile, "p")
+        data = prof_section(profile, "p").to_json()
         assert data["exact"] is exact
-        assert all((row["ticks"] is not None) is exact for row in data["table"])
-
-        def total(node: dict[str, Any], key: str) -> int:
-            return int(node[key]) + sum(total(c, key) for c in node["children"])
-
+        rows = data["table"] + data["folded"]
+        assert all((row["ticks"] is not None) is exact for row in rows)
         # The flame graphs are weighted by time and by alloc, each summing to its own total.
-        assert total(data["tree"], "st") == profile.total_ticks
-        assert total(data["tree"], "sa") == profile.total_alloc
+        assert sum(int(n["st"]) for n in data["tree"]) == profile.total_ticks
+        assert sum(int(n["sa"]) for n in data["tree"]) == profile.total_alloc
+        # A flat tree: each node's parent comes before it.
+        assert data["tree"][0]["parent"] == -1
+        assert all(0 <= n["parent"] < i for i, n in enumerate(data["tree"]) if i)
         assert sum(self_weights(profile, "alloc").values()) == profile.total_alloc
 
 
-def test_timeline_keeps_the_longest_gc_pauses() -> None:
-    tl = read_timeline(CORPUS / "leaky-hT.eventlog")
-    data = timeline_data(tl, "t")
-    assert data["gc_count"] == len(tl.gc_pauses) and len(data["gc"]) == len(tl.gc_pauses)
-    many = EventlogTimeline(
-        gc_pauses=[EventlogGcPause(i * 1e-3, (i % 97) * 1e-6) for i in range(10_000)]
-    )
-    many.gc_pauses[7777] = EventlogGcPause(7.777, 0.5)
-    data = timeline_data(many, "many")
-    assert len(data["gc"]) <= 4 * MAX_POINTS + 2 and [7.777, 0.5] in data["gc"]
-    assert data["gc_longest"] == 0.5
+def test_runtime_section_holds_bins_and_exact_events() -> None:
+    log = DATA / "eventlog" / "ghc" / "timeline-N4.eventlog"
+    tl = read_timeline(log)
+    data = section_data(tl, "t")
+    assert data["kind"] == "runtime" and data["caps"] == [0, 1, 2, 3]
+    assert data["exact_until"] is None and len(data["intervals"]) == len(tl.intervals)
+    assert len(data["gcs"]) == tl.gc.count and len(data["markers"]) == len(tl.markers)
+    finest = data["levels"][0]
+    # Shares of each bin: time running per capability adds up to its mutator time.
+    for i, cap in enumerate(tl.caps):
+        # (each share is rounded to 4 decimals: at most half a unit off per bin)
+        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator)
+        assert off <= finest["count"] * tl.bins[0].width * 5e-5
+    assert [lv["count"] for lv in data["levels"]] == [b.count for b in tl.bins]
+    small = section_data(tl, "t", PageBudget(intervals=20, collections=5))
+    until = small["exact_until"]
+    assert until is not None and len(small["intervals"]) <= 20 and len(small["gcs"]) <= 5
+    assert all(iv[1] < until for iv in small["intervals"])
+    assert [iv for iv in data["intervals"] if iv[1] < until] == small["intervals"]
+    assert small["levels"] == data["levels"]
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
     files = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
-    inputs = load_inputs(files)
-    # Each eventlog gives a timeline and its heap samples, streamed when the page is built (a log
-    # without any, like parfib's, then gives no heap section).
-    logs = len(list(CORPUS.glob("*.eventlog")))
-    assert len(inputs) == len(files) + logs
-    assert sum(isinstance(i, HpFile) for _, i in inputs) == len(list(CORPUS.glob("*.hp"))) + logs
     a, b = tmp_path / "a.html", tmp_path / "b.html"
     for out in (a, b):
         r = CliRunner().invoke(cli, ["report", *files, "-o", str(out)])
@@ -162,15 +175,14 @@ def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
     assert a.stat().st_size < 3 << 20
     kinds = [s["kind"] for s in page_data(a.read_text())["sections"]]
-    assert kinds.count("prof") == 7 and kinds.count("heap") == 8 and kinds.count("timeline") == 2
+    assert kinds.count("prof") == 7 and kinds.count("heap") == 8 and kinds.count("runtime") == 2
 
 
 def test_report_data_golden(golden: Golden) -> None:
     # Both files of one run on one page; an operator (<+>) and a primed name (tot'al) in it.
     ops = DATA / "ghc"
-    data = build_report_data(
-        load_inputs([str(ops / "ops-hc.hp"), str(ops / "ops-hc.prof")]), title="ops"
-    )
+    with open_source(ops / "ops-hc.hp") as hp, open_source(ops / "ops-hc.prof") as prof:
+        data = build_report_data([("ops-hc.hp", hp), ("ops-hc.prof", prof)], title="ops").to_json()
     data["generator"] = "halvm-prof"
     golden.check("report/ops-hc.json", json.dumps(data, sort_keys=True, indent=1) + "\n")
 
@@ -191,7 +203,7 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     pm = {"disks": [disk], "memory_mib": 64, "headline": EVIL, "verdict": [EVIL, "heap grew"]}
     profile = read_hp(CORPUS / "leaky-hd.hp")
     data = build_report_data([("hd", profile)], title="pm", postmortem=pm)
-    assert data["page"] == "postmortem" and data["postmortem"] == pm
+    assert data.page == "postmortem" and data.postmortem == pm
     html = render_html(data)
     assert "<script>alert(1)" not in html and html.count("</script>") == 3
     assert "&lt;/script&gt;" in html and "<li>heap grew</li>" in html

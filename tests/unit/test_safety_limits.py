@@ -1,51 +1,20 @@
-"""What a report or summary keeps is bounded, whatever the input holds, and says what it folded."""
+"""What a summary keeps is bounded, whatever the input holds, and says what it folded.
+
+(Eventlog markers are bounded by the timeline's budget, ``halvm_prof.timeline.model``.)"""
 
 from __future__ import annotations
 
-import struct
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from halvm_prof.analysis.heap import accumulate, top_bands
-from halvm_prof.analysis.summary import summarize
-from halvm_prof.formats.eventlog import timeline
+from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.formats.hp import read_hp
-from halvm_prof.render.html import build_report_data, load_inputs
+from halvm_prof.formats.source import open_source
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS
-
-
-def markers_eventlog(path: Path, n: int) -> Path:
-    """A minimal eventlog of ``n`` user markers (type 58, variable size), one per microsecond."""
-    desc = b"User marker"
-    out = [b"hdrb", b"hetb", b"etb\0", struct.pack(">HHI", 58, 0xFFFF, len(desc)), desc]
-    out += [struct.pack(">I", 0), b"ete\0", b"hete", b"hdre", b"datb"]
-    for i in range(n):
-        text = f"mark {i}".encode()
-        out.append(struct.pack(">HQH", 58, 1000 * i, len(text)) + text)
-    out.append(struct.pack(">H", 0xFFFF))
-    path.write_bytes(b"".join(out))
-    return path
-
-
-def test_markers_kept_are_bounded_spread_and_counted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(timeline, "MAX_MARKERS", 10)
-    log = markers_eventlog(tmp_path / "m.eventlog", 1000)
-    tl = timeline.read_timeline(log)
-    assert len(tl.markers) < 20
-    assert len(tl.markers) + tl.markers_folded == 1000
-    times = [m.time for m in tl.markers]
-    assert times == sorted(times) and times[0] < 0.0001 and times[-1] > 0.0008
-    data = build_report_data(load_inputs([str(log)]), title="m")
-    assert "markers are drawn" in str(data)
-
-
-def test_a_log_with_few_markers_keeps_them_all(tmp_path: Path) -> None:
-    tl = timeline.read_timeline(markers_eventlog(tmp_path / "m.eventlog", 50))
-    assert len(tl.markers) == 50 and tl.markers_folded == 0
 
 
 @pytest.mark.parametrize("hp", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)
@@ -75,7 +44,12 @@ def test_a_summary_of_many_bands_keeps_top_n_and_counts_folded_suspects(tmp_path
     kept = top_bands(acc, 5, suspects_kept=7)
     assert len(kept.top) == 5 and len(kept.leak_suspects) == 7
     assert kept.leak_suspects_folded == 15 - 7
-    data = summarize(hp, 5)
-    assert data["bands"] == 300 and len(data["top"]) == 5
-    assert len(data["leak_suspects"]) == 15 and "leak_suspects_folded" not in data
+    with open_source(hp) as source:
+        data = summarize(source, 5)
+    assert isinstance(data, HeapSummary)
+    assert data.bands == 300 and len(data.top) == 5
+    assert len(data.leak_suspects) == 15 and "leak_suspects_folded" not in data.to_json()
     assert "more (not listed)" not in render_summary(data)
+    folded = dataclasses.replace(data, leak_suspects_folded=8)
+    assert "and 8 more (not listed)" in render_summary(folded)
+    assert folded.to_json()["leak_suspects_folded"] == 8

@@ -67,7 +67,8 @@ def test_a_call_tree_600_deep_is_read_and_reported(tmp_path: Path, make: object)
     for args in (["summary", path], ["export", path], ["report", path, "-o", tmp_path / "r.html"]):
         code, _, err = run(*args)
         assert code == 0, (args, err)
-    assert "deeper calls, folded" in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert f"f{DEPTH - 1}" in page  # the deepest call is on the page (a flat tree, no nesting)
 
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e400", "9" * 400])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
-from halvm_prof.xen.rts import parse_rts
+from halvm_prof.rts import parse_rts
 from halvm_prof.xen.sizing import (
     MARGIN,
     SampleMeasure,

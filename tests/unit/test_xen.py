@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof.errors import ConfigError
+from halvm_prof.rts import parse_rts
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import kernel_build
 from halvm_prof.xen.generate import ConfigSpec, render_config
-from halvm_prof.xen.rts import parse_rts
 from halvm_prof.xen.xlcfg import disk_spec, parse_config, parse_disk
 from tests.conftest import CORPUS, require_program, require_system
 

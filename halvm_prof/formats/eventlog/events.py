@@ -18,7 +18,7 @@ import struct
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from halvm_prof.formats.eventlog.layout import Header
 
@@ -1108,3 +1108,12 @@ def _choose_layout(layouts: Sequence[Layout], declared: int | None) -> Layout | 
         return next((lay for lay in layouts if lay.size is None), None)
     fitting = [lay for lay in layouts if lay.size is not None and lay.size <= declared]
     return max(fitting, key=lambda lay: lay.size or 0) if fitting else None
+
+
+class EventFold(Protocol):
+    """A consumer of events that rides along one pass over a log (several share it, so a log is
+    read once): ``types`` names the event types it wants (None: all), ``add`` takes each one."""
+
+    @property
+    def types(self) -> frozenset[int] | None: ...
+    def add(self, event: Event) -> None: ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -71,6 +71,60 @@ def _info_table_key(label: str) -> int | None:
         return None
 
 
+class EventlogHeapFold:
+    """The heap samples of an eventlog, taken from its events as one pass hands them over (see
+    :meth:`halvm_prof.formats.source.EventlogSource.events`): each census completed goes to
+    ``on_sample``; :meth:`finish` then tells what a ``.hp`` reader tells after its last one."""
+
+    types: frozenset[int] = frozenset(_TYPES)
+
+    def __init__(self, on_sample: Callable[[HeapSample], None]) -> None:
+        self._st = _State()
+        self._on_sample = on_sample
+        self.header = HeapHeader(job="", date="")
+        self.marks: list[float] = []  # eventlogs mark time with user markers, not MARK lines
+        self.complete = True
+        self.closed = True
+        self.note: str | None = None
+
+    def add(self, e: ev.Event) -> None:
+        done = _fold(self._st, e)
+        if done is not None:
+            self._st.any_sample = True
+            self._on_sample(done)
+
+    @property
+    def holds_heap_profile(self) -> bool:
+        """Whether the log began a heap profile or gave a sample (known after the pass)."""
+        return self._st.began or self._st.any_sample
+
+    def finish(self, reader: EventlogReader) -> None:
+        """Close the pass over ``reader``'s log: the last census of a log before GHC 9.0, the
+        header, and whether the log ended cleanly."""
+        st = self._st
+        stop_note = reader.note()
+        error = reader.error()
+        self.header = HeapHeader(job=st.program, date=st.date)
+        if st.current is not None and not st.has_ends and stop_note is None and error is None:
+            # Before GHC 9.0 no event ends a census: the last one ends with the log.
+            last, st.current = st.current, None
+            st.any_sample = True
+            self._on_sample(last)
+        notes = [n for n in (stop_note, str(error) if error is not None else None) if n]
+        if st.current is not None:
+            notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
+        self.complete = not notes
+        self.note = "; ".join(notes) if notes else None
+
+    def no_heap_profile(self, path: str | None) -> InputError:
+        """The error for a log without a heap profile."""
+        return InputError(
+            "the eventlog holds no heap profile",
+            path=path,
+            hint="run the program with +RTS -l and a heap profiling flag such as -hT",
+        )
+
+
 class EventlogHeapReader:
     """Iterate the complete heap samples of an eventlog, one at a time.
 
@@ -79,47 +133,38 @@ class EventlogHeapReader:
     profile at all. Memory holds one census and the band names, never the log.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | IO[bytes]) -> None:
+    def __init__(
+        self, source: str | os.PathLike[str] | IO[bytes], *, name: str | None = None
+    ) -> None:
         self._source = source
+        self._name = name
         self.header = HeapHeader(job="", date="")
-        self.marks: list[float] = []  # eventlogs mark time with user markers, not MARK lines
+        self.marks: list[float] = []
         self.complete = True
         self.note: str | None = None
         self.closed = True
 
     def __iter__(self) -> Iterator[HeapSample]:
-        with EventlogReader(self._source) as reader:
-            st = _State()
-            for e in reader.iter_events(_TYPES):
-                done = _fold(st, e)
-                if done is not None:
-                    st.any_sample = True
-                    yield done
-            stop_note = reader.note()
+        ready: list[HeapSample] = []
+        fold = EventlogHeapFold(ready.append)
+        with EventlogReader(self._source, name=self._name) as reader:
+            for e in reader.iter_events(set(fold.types)):
+                fold.add(e)
+                if ready:
+                    yield from ready
+                    ready.clear()
             if reader.header is None:
                 raise InputError(
                     "the eventlog stops inside its header: it holds no samples",
                     path=reader.path,
                     hint="the program was killed as it started",
                 )
-            error = reader.error()
+            fold.finish(reader)
+            yield from ready
             path = reader.path
-        if not st.began and not st.any_sample:
-            raise InputError(
-                "the eventlog holds no heap profile",
-                path=path,
-                hint="run the program with +RTS -l and a heap profiling flag such as -hT",
-            )
-        self.header = HeapHeader(job=st.program, date=st.date)
-        if st.current is not None and not st.has_ends and stop_note is None and error is None:
-            # Before GHC 9.0 no event ends a census: the last one ends with the log.
-            last, st.current = st.current, None
-            yield last
-        notes = [n for n in (stop_note, str(error) if error is not None else None) if n]
-        if st.current is not None:
-            notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
-        self.complete = not notes
-        self.note = "; ".join(notes) if notes else None
+        if not fold.holds_heap_profile:
+            raise fold.no_heap_profile(path)
+        self.header, self.complete, self.note = fold.header, fold.complete, fold.note
 
 
 def heap_profile_from_eventlog(

@@ -5,7 +5,8 @@ An eventlog (``rts/eventlog/EventLogFormat.h``) is big-endian::
     "hdrb" "hetb" ("etb\\0" decl "ete\\0")* "hete" "hdre" "datb" event* 0xffff
 
 Each declaration names an event type, its payload size (0xffff: variable, the payload then starts
-with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers.
+with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers, nor
+the frame of an event.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import IO
 import construct as c
 
 from halvm_prof.errors import FormatError
+from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+from halvm_prof.words import show_bytes
 
 HEADER_BEGIN = b"hdrb"
 HET_BEGIN = b"hetb"
@@ -30,6 +33,20 @@ DATA_BEGIN = b"datb"
 DATA_END = 0xFFFF
 #: The declared size that marks a variable-size event.
 VARIABLE = 0xFFFF
+
+# The frame of every event in the data section: a 16-bit type and a 64-bit time (ns), then,
+# for a variable-size type, a 16-bit payload length; then the payload.
+EVENT_HEAD = struct.Struct(">HQ")
+#: Bytes before the payload of a fixed-size event.
+HEAD_SIZE = EVENT_HEAD.size
+#: The payload length of a variable-size event, right after the head.
+PAYLOAD_LENGTH = struct.Struct(">H")
+#: Bytes before the payload of a variable-size event.
+VARIABLE_HEAD_SIZE = HEAD_SIZE + PAYLOAD_LENGTH.size
+#: The largest event: a 16-bit payload length plus the bytes before the payload.
+MAX_EVENT = 0xFFFF + VARIABLE_HEAD_SIZE
+#: The payload of a block marker: bytes the block covers, its end time, its capability.
+BLOCK_HEADER = struct.Struct(">IQH")
 
 #: One event-type declaration, after its ``etb\0`` marker.
 EVENT_TYPE_DECL = c.Struct(
@@ -69,17 +86,19 @@ class IncompleteHeader(Exception):
         self.types = types
 
 
-def _expect(stream: IO[bytes], marker: bytes, path: str | None, what: str) -> None:
+def _expect(
+    stream: IO[bytes], marker: bytes, path: str | None, what: str, hint: str | None = None
+) -> None:
     at = stream.tell()
     got = stream.read(4)
     if len(got) < 4:
         raise IncompleteHeader(at, ())
     if got != marker:
         raise FormatError(
-            f"expected the {what} marker {marker!r}, found {got!r}",
+            f"expected the {what} marker {show_bytes(marker)}, found {show_bytes(got)}",
             path=path,
             offset=at,
-            hint="this is not a GHC eventlog, or its header is damaged",
+            hint=hint or "this is not a GHC eventlog, or its header is damaged",
         )
 
 
@@ -119,7 +138,11 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
     stream = io.BytesIO(head)
     types: list[EventType] = []
     try:
-        _expect(stream, HEADER_BEGIN, path, "header begin")
+        kind = detect_kind(head[:DETECT_BYTES])
+        # Another profile given as an eventlog: say what it is.
+        other = None if kind in ("eventlog", "unknown") else KIND_NAMES[kind]
+        hint = f"this looks like a {other}, not a GHC eventlog" if other else None
+        _expect(stream, HEADER_BEGIN, path, "header begin", hint)
         _expect(stream, HET_BEGIN, path, "event types begin")
         while True:
             at = stream.tell()
@@ -130,7 +153,7 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
                 break
             if marker != ET_BEGIN:
                 raise FormatError(
-                    f"expected an event type declaration, found {marker!r}",
+                    f"expected an event type declaration, found {show_bytes(marker)}",
                     path=path,
                     offset=at,
                     hint="the header is damaged",

@@ -38,13 +38,26 @@ from halvm_prof.formats.eventlog.events import (
     Codec,
     Event,
 )
-from halvm_prof.formats.eventlog.layout import DATA_END, Header, IncompleteHeader, read_header
+from halvm_prof.formats.eventlog.layout import (
+    BLOCK_HEADER,
+    DATA_END,
+    EVENT_HEAD,
+    HEAD_SIZE,
+    MAX_EVENT,
+    PAYLOAD_LENGTH,
+    VARIABLE_HEAD_SIZE,
+    Header,
+    IncompleteHeader,
+    read_header,
+)
 
 T = TypeVar("T")
 
-_HEAD = struct.Struct(">HQ").unpack_from
-_U16 = struct.Struct(">H").unpack_from
-_BLOCK = struct.Struct(">IQH").unpack_from
+_HEAD = EVENT_HEAD.unpack_from
+_U16 = PAYLOAD_LENGTH.unpack_from
+_HS = HEAD_SIZE
+_VS = VARIABLE_HEAD_SIZE
+_BLOCK = BLOCK_HEADER.unpack_from
 
 #: Bytes read at a time.
 CHUNK = 1 << 20
@@ -54,8 +67,7 @@ _REL_BITS = 24
 _REL_MASK = (1 << _REL_BITS) - 1
 _IDX_BITS = 24
 _TIME_SHIFT = _REL_BITS + _IDX_BITS
-#: The largest event: a 16-bit payload length plus the 12 bytes before the payload.
-_MAX_EVENT = 0xFFFF + 12
+_MAX_EVENT = MAX_EVENT
 
 StopReason = Literal["end", "truncated", "corrupt"]
 
@@ -269,7 +281,7 @@ class EventlogReader:
         for buf, base in self._chunks(follow):
             n = len(buf)
             pos = 0
-            while pos + 10 <= n:
+            while pos + _HS <= n:
                 etype, t = head(buf, pos)
                 if etype >= ntypes:
                     if etype == DATA_END:
@@ -283,12 +295,12 @@ class EventlogReader:
                     break
                 size = sizes[etype]
                 if size >= 0:
-                    payload = pos + 10
+                    payload = pos + _HS
                 elif size == VARIABLE:
-                    if pos + 12 > n:
+                    if pos + _VS > n:
                         break
-                    (size,) = u16(buf, pos + 10)
-                    payload = pos + 12
+                    (size,) = u16(buf, pos + _HS)
+                    payload = pos + _VS
                 else:
                     stop = Stop(
                         "corrupt", base + pos, f"event type {etype} is not declared in the header"
@@ -441,13 +453,13 @@ class EventlogReader:
         for buf, base in self._chunks(None):
             n = len(buf)
             pos = 0
-            while pos + 10 <= n:
+            while pos + _HS <= n:
                 etype, t = head(buf, pos)
                 size = sizes[etype] if etype < ntypes else -3
                 if size >= 0:
-                    nxt = pos + 10 + size
-                elif size == VARIABLE and pos + 12 <= n:
-                    nxt = pos + 12 + u16(buf, pos + 10)[0]
+                    nxt = pos + _HS + size
+                elif size == VARIABLE and pos + _VS <= n:
+                    nxt = pos + _VS + u16(buf, pos + _HS)[0]
                 elif size == VARIABLE:
                     break
                 else:
@@ -465,7 +477,7 @@ class EventlogReader:
                     at = base + pos
                     if r_count:
                         out.append(Region(r_start, at, r_cap, r_min, r_count))
-                    bsize, _end, bcap = _BLOCK(buf, pos + 10)
+                    bsize, _end, bcap = _BLOCK(buf, pos + _HS)
                     remaining = bsize - BLOCK_MARKER_EVENT
                     cap = None if bcap == NO_CAP else bcap
                     r_start, r_cap, r_min, r_count = at, cap, t, 1
@@ -623,12 +635,12 @@ def walk_region(codec: Codec, buf: bytes) -> Iterator[tuple[int, int, int, int, 
         etype, t = head(buf, pos)
         size = sizes[etype]
         if size >= 0:
-            yield pos, etype, t, pos + 10, size
-            pos += 10 + size
+            yield pos, etype, t, pos + _HS, size
+            pos += _HS + size
         else:
-            (size,) = _U16(buf, pos + 10)
-            yield pos, etype, t, pos + 12, size
-            pos += 12 + size
+            (size,) = _U16(buf, pos + _HS)
+            yield pos, etype, t, pos + _VS, size
+            pos += _VS + size
 
 
 def spool(stream: IO[bytes]) -> IO[bytes]:

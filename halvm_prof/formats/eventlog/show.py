@@ -11,11 +11,19 @@ import struct
 from collections.abc import Iterator
 
 from halvm_prof.formats.eventlog.events import BLOCK_MARKER, VARIABLE, Codec, Event
-from halvm_prof.formats.eventlog.layout import EventType
+from halvm_prof.formats.eventlog.layout import (
+    EVENT_HEAD,
+    HEAD_SIZE,
+    PAYLOAD_LENGTH,
+    VARIABLE_HEAD_SIZE,
+    EventType,
+)
 from halvm_prof.formats.eventlog.reader import EventlogReader, Region, sort_key
 
-_HEAD = struct.Struct(">HQ").unpack_from
-_U16 = struct.Struct(">H").unpack_from
+_HEAD = EVENT_HEAD.unpack_from
+_U16 = PAYLOAD_LENGTH.unpack_from
+_HS = HEAD_SIZE
+_VS = VARIABLE_HEAD_SIZE
 
 
 def event_type_line(et: EventType) -> str:
@@ -86,10 +94,10 @@ def _fast_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyp
             etype, t = head(buf, pos)
             size = sizes[etype]
             if size == VARIABLE:
-                (size,) = u16(buf, pos + 10)
-                payload = pos + 12
+                (size,) = u16(buf, pos + _HS)
+                payload = pos + _VS
             else:
-                payload = pos + 10
+                payload = pos + _HS
             text = consts[etype]
             if text is None:
                 try:
@@ -118,9 +126,9 @@ def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-unt
         while pos < n:
             etype, t = _HEAD(buf, pos)
             size = sizes[etype]
-            payload = pos + 10
+            payload = pos + _HS
             if size == VARIABLE:
-                (size,) = _U16(buf, pos + 10)
+                (size,) = _U16(buf, pos + _HS)
                 payload += 2
             try:
                 args = codec.decoders[etype](buf, payload, size)

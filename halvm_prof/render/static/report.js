@@ -20,7 +20,48 @@
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let i = 0;
     while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-    return v.toFixed(i ? 1 : 0) + " " + units[i];
+    const text = v.toFixed(i ? 1 : 0);
+    // A small negative figure rounds to "-0": it reads 0.
+    return (Number(text) === 0 ? text.replace("-", "") : text) + " " + units[i];
+  }
+  // "1 entry", "2 entries": the count (formatted) and the noun, plural unless the count is one.
+  function plural(n, noun, many) {
+    return num(n) + " " + (n === 1 ? noun : many || noun + "s");
+  }
+
+  // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
+  // (200 MiB, 1 GiB), never ECharts' decimal steps (1e9 bytes = "953.7 MiB"). Labels keep the
+  // step's unit, so every tick reads exactly ("1,200 MiB", not a rounded "1.2 GiB").
+  function byteAxis(max, extra) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const raw = Math.max(1, max / 5);
+    let k = 0;
+    while (k < units.length - 1 && raw >= Math.pow(1024, k + 1)) k++;
+    const r = raw / Math.pow(1024, k);
+    let step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((m) => m >= r);
+    if (step === undefined) {  // r in (500, 1024): one of the next unit
+      if (k < units.length - 1) { step = 1; k++; } else step = 1000 * Math.ceil(r / 1000);
+    }
+    const size = Math.pow(1024, k), interval = step * size;
+    return Object.assign({ type: "value", min: 0 }, extra || {}, {
+      interval: interval, max: Math.max(interval, Math.ceil(max / interval) * interval),
+      axisLabel: { formatter: (v) => num(v / size, 3) + " " + units[k] },
+    });
+  }
+  // Spreading a long array into Math.max overflows the stack; reduce does not.
+  function maxOf(values) { return values.reduce((m, v) => (v > m ? v : m), 0); }
+  // The x window a chart's zoom shows, and whether a legend entry is shown.
+  function view(c) {
+    const o = c.getOption(), z = (o.dataZoom || [])[0] || {}, sel = ((o.legend || [])[0] || {}).selected || {};
+    return { lo: z.startValue === undefined ? -Infinity : +z.startValue,
+             hi: z.endValue === undefined ? Infinity : +z.endValue, shown: (name) => sel[name] !== false };
+  }
+  // ECharts takes a fixed interval only, so the byte axis is set again for what is in view
+  // when a band is toggled or the chart zoomed.
+  function keepRound(c, axis) {
+    const update = () => c.setOption({ yAxis: axis(view(c)) });
+    c.on("legendselectchanged", update);
+    c.on("datazoom", update);
   }
 
   // A sortable, searchable table. columns: [{key, label, fmt, name}], rows: objects.
@@ -90,7 +131,7 @@
   }
 
   function heap(sec, s) {
-    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${num(s.samples)} sample${s.samples === 1 ? "" : "s"}` +
+    sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${plural(s.samples, "sample")}` +
       (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
         "statistics use all)" : "") +
       (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
@@ -107,6 +148,14 @@
     // it stack x as well). Labels say the profile's own unit again.
     const ms = s.times.map((t) => t * 1000);
     const unit = (v) => num(v / 1000, 3) + " " + s.units[0];
+    // The top of what is drawn in view: the stack's total, or the largest band shown.
+    function yAxis(v) {
+      const shown = s.series.filter((b) => v.shown(b.name));
+      const inView = ms.map((t, j) => j).filter((j) => ms[j] >= v.lo && ms[j] <= v.hi);
+      const top = stacked ? maxOf(inView.map((j) => shown.reduce((t, b) => t + b.values[j], 0)))
+        : maxOf(shown.map((b) => maxOf(inView.map((j) => b.values[j]))));
+      return byteAxis(top, { name: s.units[1] });
+    }
     function option() {
       return {
         animation: false,
@@ -118,7 +167,7 @@
                  min: ms.length > 1 ? "dataMin" : ms[0] - 1, max: ms.length > 1 ? "dataMax" : ms[0] + 1,
                  axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true },
                  axisPointer: { label: { formatter: (p) => unit(p.value) } } },
-        yAxis: { type: "value", name: s.units[1], axisLabel: { formatter: (v) => bytes(v) } },
+        yAxis: yAxis({ lo: -Infinity, hi: Infinity, shown: () => true }),
         dataZoom: [{ type: "inside" }, { type: "slider", labelFormatter: unit }],
         series: s.series.map((b, i) => ({
           name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked ? "total" : undefined,
@@ -130,10 +179,12 @@
       };
     }
     c.setOption(option());
+    keepRound(c, yAxis);
     toggle.addEventListener("click", () => {
       stacked = !stacked;
       toggle.textContent = stacked ? "show as lines" : "show stacked";
       c.setOption(option(), { replaceMerge: ["series"] });
+      c.setOption({ yAxis: yAxis(view(c)) });
     });
     sec.appendChild(el("h3", {}, "Bands"));
     table(sec, [
@@ -151,7 +202,7 @@
     const d = el("details");
     if (node.nt >= 5) d.open = true;
     d.appendChild(el("summary", {}, `${node.name}  ${node.nt.toFixed(1)}% time, ` +
-      `${node.na.toFixed(1)}% alloc, ${num(node.entries)} entries`));
+      `${node.na.toFixed(1)}% alloc, ${plural(node.entries, "entry", "entries")}`));
     for (const c of node.children) tree(d, c);
     parent.appendChild(d);
   }
@@ -189,9 +240,20 @@
     draw(root);
   }
 
+  // The call tree comes flat (each node names its parent's index): rebuild the nesting.
+  function nest(nodes) {
+    const out = nodes.map((n) => Object.assign({ children: [] }, n));
+    out.forEach((n) => { if (n.parent >= 0) out[n.parent].children.push(n); });
+    return out[0];
+  }
+
   function prof(sec, s) {
     sec.appendChild(el("p", { class: "meta" }, `${s.program} +RTS ${s.rts} — ${s.total_time} s, ` +
-      `${num(s.total_ticks)} ticks, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
+      `${plural(s.total_ticks, "tick")}, ${bytes(s.total_alloc)} allocated (${s.format} report)`));
+    const root = nest(s.tree);
+    // The answer first: where the time and the allocation went.
+    flame(sec, root, "st", "Flame graph by time");
+    flame(sec, root, "sa", "Flame graph by allocation");
     const columns = [
       { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
       { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
@@ -199,44 +261,28 @@
     ];
     // Exact counts only where the report has them (-P, -pj), never derived from percentages.
     if (s.exact) columns.push({ key: "ticks", label: "ticks", fmt: num }, { key: "bytes", label: "bytes", fmt: num });
+    sec.appendChild(el("h3", {}, "Cost centres, most time first"));
     table(sec, columns, s.table);
+    if (s.folded.length) {
+      const d = el("details", { class: "folded" });
+      d.appendChild(el("summary", {}, `${num(s.folded.length)} cost centre${s.folded.length === 1 ? "" : "s"} ` +
+        "with nothing recorded (0% time and allocation, e.g. CAFs never entered)"));
+      table(d, columns, s.folded);
+      sec.appendChild(d);
+    }
     sec.appendChild(el("h3", {}, "Call tree"));
-    tree(sec, s.tree);
-    flame(sec, s.tree, "st", "Flame graph by time");
-    flame(sec, s.tree, "sa", "Flame graph by allocation");
-  }
-
-  function timeline(sec, s) {
-    const c = chart(sec);
-    c.setOption({
-      animation: false, tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
-      legend: { top: 0 }, grid: { top: 40, left: 80, right: 70, bottom: 85 },
-      xAxis: { type: "value", name: "seconds", nameLocation: "middle", nameGap: 24 },
-      yAxis: [{ type: "value", axisLabel: { formatter: (v) => bytes(v) } },
-              { type: "value", name: "GC pause ms", splitLine: { show: false },
-                axisLabel: { formatter: (v) => num(v, 3) } }],
-      dataZoom: [{ type: "inside" }, { type: "slider" }],
-      series: [{ name: "GC pause", type: "scatter", yAxisIndex: 1, symbolSize: 4,
-                 tooltip: { valueFormatter: (v) => v.toFixed(3) + " ms" },
-                 data: s.gc.map((g) => [g[0], g[1] * 1000]) }].concat(s.series.map((ser, i) => ({
-        // A series of few points (few GCs) would be invisible as a bare line.
-        name: ser.name, type: "line", showSymbol: ser.points.length < 50, data: ser.points,
-        // ECharts rounds a marker's position to `precision` decimals (2 by default), which put
-        // every marker of a run shorter than 10 ms at 0; event times are whole nanoseconds.
-        markLine: i === 0 && s.markers.length ? { symbol: "none", precision: 9,
-          label: { formatter: (p) => p.name }, data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined,
-      }))),
-    });
-    sec.appendChild(el("p", { class: "meta" }, `${num(s.gc_count)} GC pauses` +
-      (s.gc.length < s.gc_count ? ` (${num(s.gc.length)} drawn, keeping each stretch's longest)` : "") +
-      `, longest ${num(s.gc_longest * 1000, 3)} ms, ${s.markers.length} markers`));
+    const calls = el("div", { class: "calltree" });
+    tree(calls, root);
+    sec.appendChild(calls);
   }
 
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];
-    if (s.kind === "heap") heap(sec, s);
+    // Sections drawn by their own scripts (timeline.js) register in window.halvmSections.
+    const own = window.halvmSections && window.halvmSections[s.kind];
+    if (own) own(sec, s, { el: el, num: num, bytes: bytes, table: table, chart: chart });
+    else if (s.kind === "heap") heap(sec, s);
     else if (s.kind === "prof") prof(sec, s);
-    else timeline(sec, s);
   });
   document.body.dataset.ready = "true";
 })();

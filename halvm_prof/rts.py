@@ -1,4 +1,5 @@
-"""What a set of GHC RTS flags asks of a HaLVM run: which profiles, which disks, which build.
+"""GHC runtime (RTS) flags: what a set of them asks of a run (which profiles, which disks,
+which build), and how a command line splits into program and RTS arguments.
 
 The rules are GHC 9.0.2's, checked against its runtime (``+RTS`` on a small program, profiled
 and not): ``-p``, ``-pa``, ``-pj`` and ``-P`` write the ``.prof`` report; ``-h<mode>`` picks the
@@ -131,6 +132,41 @@ def parse_rts(text: str) -> RtsPlan:
         interval,
         tuple(restrictions),
         tuple(other_profiled),
+    )
+
+
+# What common flags that write no profile do, longest prefix first, to say why a set of flags
+# fills no disk (GHC 9.0's RTS; `+RTS -?` lists them all).
+_OTHER_FLAGS = (
+    ("-xc", "prints cost-centre stacks of exceptions on the console"),
+    ("-l", "writes an eventlog, for which a HaLVM has no disk"),
+    ("-s", "prints runtime statistics on the console"),
+    ("-S", "prints GC statistics on the console"),
+    ("-t", "prints one line of runtime statistics on the console"),
+    ("-N", "sets the number of capabilities"),
+    ("-A", "sets the allocation area size"),
+    ("-H", "sets the suggested heap size"),
+    ("-M", "sets the maximum heap size"),
+    ("-K", "sets the maximum stack size"),
+    ("-i", "sets the census interval, which matters only with a heap flag such as -hc"),
+    ("-V", "sets the tick interval"),
+    ("-C", "sets the context switch interval"),
+)
+
+
+def no_profile_error(text: str, plan: RtsPlan) -> ConfigError:
+    """The error for flags that write no profile: each flag given, and what it does instead."""
+    said = []
+    for flag in plan.flags:
+        if flag in plan.restrictions:
+            said.append(f"{flag} only narrows a heap profile that a mode such as -hc asks for")
+            continue
+        meaning = next((m for prefix, m in _OTHER_FLAGS if flag.startswith(prefix)), None)
+        said.append(f"{flag} {meaning}" if meaning else f"{flag} is not a profiling flag")
+    why = f": {'; '.join(said)}" if said else ""
+    return ConfigError(
+        f"the RTS flags {text!r} ask for no profile{why}",
+        hint="add -p for a time profile and/or a heap flag such as -hc or -hT",
     )
 
 

@@ -1,4 +1,5 @@
-"""Human byte sizes: ``64M`` in, ``64 MiB`` out (binary multiples, as dd and xl use)."""
+"""Human units shared by every stage: byte sizes (``64M`` in, ``64 MiB`` out; binary multiples,
+as dd and xl use)."""
 
 from __future__ import annotations
 

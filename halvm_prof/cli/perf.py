@@ -1,0 +1,161 @@
+"""``halvm-prof record`` and ``halvm-prof perf report|merge``: perf profiles of GHC programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from halvm_prof.cli.common import echo_json, emit, json_option
+from halvm_prof.errors import OutputError
+from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
+
+
+def _note(text: str | None) -> None:
+    if text:
+        click.echo(f"note: {text}", err=True)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.option("--eventlog", is_flag=True, help="Also write the program's eventlog (+RTS -l).")
+@click.option(
+    "--frequency",
+    "-F",
+    type=click.IntRange(min=1, max=100_000),
+    default=999,
+    show_default=True,
+    help="Samples per second.",
+)
+@click.option("-g", "--call-graph", is_flag=True, help="Record C callchains too (perf -g).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False),
+    help="Run folder (default: ./NAME.perf).",
+)
+@click.option("--force", is_flag=True, help="Replace a perf.data already in the folder.")
+@click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
+def record(
+    eventlog: bool,
+    frequency: int,
+    call_graph: bool,
+    output: str | None,
+    force: bool,
+    program: tuple[str, ...],
+) -> None:
+    """Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder.
+
+    Give the program and its arguments after --: halvm-prof record --eventlog -- ./prog 10
+    """
+    from halvm_prof.perf.record import record as run
+
+    folder = output or f"{Path(program[0]).name}.perf"
+    done = run(
+        list(program),
+        folder,
+        frequency=frequency,
+        eventlog=eventlog,
+        call_graph=call_graph,
+        force=force,
+    )
+    click.echo(f"wrote {done.perf_data}")
+    if done.eventlog:
+        click.echo(f"wrote {done.eventlog}")
+    if done.exit_code:
+        _note(f"{program[0]} exited with code {done.exit_code}")
+
+
+@click.group()
+def perf() -> None:
+    """Flat profiles of perf.data files of GHC programs, and their place on the eventlog."""
+
+
+@perf.command()
+@click.argument("binary", type=click.Path(dir_okay=False, exists=True))
+@click.argument("perf_data", type=click.Path(dir_okay=False, exists=True))
+@json_option
+@click.option(
+    "--top", type=click.IntRange(min=1), default=20, show_default=True, help="Rows per table."
+)
+@click.option(
+    "--export",
+    "export_to",
+    type=click.Path(dir_okay=False),
+    help="Also write the synthetic stacks (category > package > module > function > span).",
+)
+@click.option(
+    "--to",
+    "fmt",
+    type=click.Choice(sorted(EXPORTERS)),
+    help=f"Format of --export, guessed from its suffix when missing: {formats_help()}.",
+)
+def report(
+    binary: str, perf_data: str, as_json: bool, top: int, export_to: str | None, fmt: str | None
+) -> None:
+    """Flat profile of PERF_DATA by function, source line, GHC source span and category.
+
+    BINARY is the profiled program (built with ghc -g for lines and spans).
+    """
+    from halvm_prof.perf.profile import perf_profile, to_cost_centre_profile
+    from halvm_prof.render.perf import format_perf_report
+
+    if export_to:
+        from halvm_prof.fileio import same_file
+
+        if same_file(export_to, binary) or same_file(export_to, perf_data):
+            raise OutputError(
+                "is also an input; writing it would destroy that input",
+                path=export_to,
+                hint="choose another output name",
+            )
+        fmt = fmt or guess_format(export_to)
+    profile = perf_profile(perf_data, binary)
+    if as_json:
+        echo_json(profile.to_json())
+    else:
+        click.echo(format_perf_report(profile, top), nl=False)
+    if export_to and fmt:
+        text = EXPORTERS[fmt].render(to_cost_centre_profile(profile), "time")
+        what = f"{fmt}, synthetic stacks weighted by samples"
+        if as_json:
+            # stdout holds the JSON document alone
+            from halvm_prof.fileio import atomic_write
+
+            with atomic_write(export_to) as f:
+                f.write(text)
+            click.echo(f"wrote {export_to} ({what})", err=True)
+        else:
+            emit(text, export_to, what)
+    for note in profile.notes:
+        _note(note)
+
+
+@perf.command()
+@click.argument("perf_data", type=click.Path(dir_okay=False, exists=True))
+@click.argument("eventlog", type=click.Path(dir_okay=False, exists=True))
+@click.option(
+    "--binary",
+    type=click.Path(dir_okay=False, exists=True),
+    help="The profiled program (default: the path perf.data recorded).",
+)
+@json_option
+@click.option(
+    "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Pauses/spans shown."
+)
+def merge(perf_data: str, eventlog: str, binary: str | None, as_json: bool, top: int) -> None:
+    """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
+    from halvm_prof.perf.merge import merge as run
+    from halvm_prof.render.perf import format_perf_merge
+
+    result = run(perf_data, eventlog, binary=binary)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(format_perf_merge(result, top), nl=False)
+    if result.alignment.warning:
+        click.echo(f"warning: {result.alignment.warning}", err=True)
+    for note in result.notes:
+        _note(note)
+
+
+__all__ = ["perf", "record"]

@@ -1,0 +1,603 @@
+"""One way in for every input: open it once, tell its kind from its content, hand out a typed
+source that each stage asks for what it needs.
+
+:func:`open_source` takes a path or a binary stream (a pipe, a FIFO, standard input) and looks at
+its first bytes once. It returns a :class:`HpSource` (a ``.hp`` heap profile), an
+:class:`EventlogSource`, a :class:`CostCentreSource` (a text or ``-pj`` ``.prof``) or a
+:class:`DiskSource` (a HaLVM profiling disk image, seen through a bounded read-only window over
+the profile it holds: no temporary file). Every source has the same shape: ``kind``, ``name``,
+``what`` (for messages), and the accessors its kind can give: :meth:`Source.heap_samples`,
+:meth:`Source.band_stats`, :meth:`Source.cost_centres`, :meth:`Source.events`. Asking a source
+for something its kind does not hold is a one-line :class:`InputError` naming the file.
+
+A source reads its input once. The one exception is the compiled ``.hp`` scanner handing a file
+it leaves to the Python reader back to it: the source then rewinds (a seekable file) or the
+Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from typing import IO, TYPE_CHECKING, ClassVar, Literal
+
+from halvm_prof.errors import InputError
+from halvm_prof.fileio import open_input
+from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
+
+if TYPE_CHECKING:
+    from halvm_prof.analysis.heap_scan import HeapScan
+    from halvm_prof.disk.image import DiskImage
+    from halvm_prof.disk.recovery import Recovery
+    from halvm_prof.formats.eventlog.events import Event, EventFold
+    from halvm_prof.formats.eventlog.reader import EventlogReader
+    from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
+    from halvm_prof.timeline.build import TimelineSink
+    from halvm_prof.timeline.model import Budget, Timeline
+
+SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "disk"]
+Target = str | os.PathLike[str] | IO[bytes]
+
+_WHAT: dict[str, str] = {
+    "hp": "a heap profile (.hp)",
+    "eventlog": "an eventlog",
+    "prof": "a cost-centre report (.prof)",
+    "prof-json": "a cost-centre report (-pj JSON)",
+    "disk": "a HaLVM profiling disk image",
+}
+
+#: The largest head a source keeps in memory to tell the kind (a disk's status sector and the
+#: start of its data area must both fit).
+_HEAD_BYTES = DETECT_BYTES + 512
+
+
+class _Replay(io.RawIOBase):
+    """A stream that cannot seek, with the bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
+
+
+class Digest(io.RawIOBase):
+    """A stream that hashes (SHA-256) the bytes read through it, each byte once, in order, even
+    when the reader above seeks back and reads again; :meth:`finish` reads whatever the readers
+    left and gives the size and hash of the whole input."""
+
+    def __init__(self, inner: IO[bytes]) -> None:
+        self._inner = inner
+        self._hash = hashlib.sha256()
+        self._done = 0  # bytes hashed: the input's first ``_done`` bytes
+        self._pos = 0
+        self.name = getattr(inner, "name", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        try:
+            return bool(self._inner.seekable())
+        except (OSError, ValueError):
+            return False
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._pos = self._inner.seek(offset, whence)
+        return self._pos
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._inner.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        if self._pos <= self._done < self._pos + n:
+            self._hash.update(memoryview(data)[self._done - self._pos :])
+            self._done = self._pos + n
+        self._pos += n
+        return n
+
+    def finish(self) -> tuple[int, str]:
+        """(size, SHA-256 hex digest) of the whole input."""
+        if self.seekable():
+            self._inner.seek(self._done)
+            self._pos = self._done
+        while chunk := self._inner.read(1 << 20):
+            if self._pos == self._done:
+                self._hash.update(chunk)
+                self._done += len(chunk)
+            self._pos += len(chunk)
+        return self._done, self._hash.hexdigest()
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+
+class Window(io.RawIOBase):
+    """A read-only, seekable view of ``length`` bytes of ``stream`` from ``offset``: what a
+    disk image's profile is, without copying it out."""
+
+    def __init__(self, stream: IO[bytes], offset: int, length: int, name: str | None) -> None:
+        self._stream = stream
+        self._offset = offset
+        self._length = length
+        self._pos = 0
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._length}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        n = max(0, min(len(buffer), self._length - self._pos))
+        if n == 0:
+            return 0
+        self._stream.seek(self._offset + self._pos)
+        data = self._stream.read(n)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+class Source:
+    """An opened input of one kind. Use it as a context manager, or call :meth:`close`.
+
+    ``stream`` reads the input from its start; ``seekable`` says whether it can be read again
+    (a file) or only once (a pipe, a FIFO, a socket).
+    """
+
+    kind: ClassVar[SourceKind]
+
+    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
+        self.stream = stream
+        self.name = name
+        self.seekable = seekable
+        self._owned = owned
+        self._used = False
+        self._digest: Digest | None = None
+
+    def digest(self) -> tuple[int, str]:
+        """(size, SHA-256) of the profile's bytes (a disk's: its recovered profile), hashed as
+        the readers read them: only what they left is read for it. Needs ``digest=True``."""
+        digest = self.content._digest
+        if digest is None:
+            raise ValueError("open the source with digest=True")
+        return digest.finish()
+
+    @property
+    def what(self) -> str:
+        """What the input is, for messages: "a heap profile (.hp)"."""
+        return _WHAT[self.kind]
+
+    def close(self) -> None:
+        if self._owned:
+            self.stream.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    def _start(self) -> IO[bytes]:
+        """The stream at the input's start, for a reader about to read it from there."""
+        if self._used:
+            if not self.seekable:
+                raise InputError(
+                    "is a stream that can be read only once, and this command needs it twice",
+                    path=self.name,
+                    hint="save it to a file first",
+                )
+            self.stream.seek(0)
+        self._used = True
+        return self.stream
+
+    def refuse(self, need: str) -> InputError:
+        """The error for asking this source for what its kind does not hold."""
+        return InputError(f"is {self.what}; {need}", path=self.name)
+
+    # What a source can give; each kind overrides what it holds.
+
+    def heap_samples(self) -> HeapSampleReader:
+        """The complete heap samples, streamed (``.hp``, an eventlog's, a disk's)."""
+        raise self.refuse("this needs a heap profile (.hp, or an eventlog with heap samples)")
+
+    def band_stats(self) -> HeapScan:
+        """Band statistics of every complete sample, in one streaming pass."""
+        raise self.refuse("this needs a heap profile (.hp, or an eventlog with heap samples)")
+
+    def cost_centres(self) -> CostCentreProfile:
+        """The cost-centre report, read whole (a report is small next to its program's run)."""
+        raise self.refuse("this needs a cost-centre report (.prof, text or -pj)")
+
+    def heap_profile(self) -> HeapProfile:
+        """Every heap sample in memory: only for small inputs (tests, exports of one run)."""
+        from halvm_prof.model import HeapProfile
+
+        reader = self.heap_samples()
+        return HeapProfile.read_all(reader, "eventlog" if self.kind == "eventlog" else "hp")
+
+    @property
+    def content(self) -> Source:
+        """The source whose bytes hold the profile: itself, or a disk's recovered profile."""
+        return self
+
+
+class HpSource(Source):
+    """A ``.hp`` heap profile."""
+
+    kind = "hp"
+
+    def heap_samples(self) -> HeapSampleReader:
+        from halvm_prof.formats.hp import HpReader
+
+        return HpReader(self._start(), self.name)
+
+    def band_stats(self) -> HeapScan:
+        """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
+        Python reader, which re-reads the file from the start or, for a stream that cannot be
+        read twice, is the only reader."""
+        from halvm_prof.analysis.heap_scan import available, scan_hp, stats_of_reader
+
+        if available() and self.seekable:
+            scan = scan_hp(self._start())
+            if scan is not None:
+                return scan
+        return stats_of_reader(self.heap_samples(), "hp")
+
+
+class EventlogSource(Source):
+    """A GHC eventlog. Everything is read in one pass over its events in file order; several
+    consumers can share that pass (:meth:`events` with ``also``)."""
+
+    kind = "eventlog"
+
+    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
+        super().__init__(stream, name, seekable=seekable, owned=owned)
+        self.reader: EventlogReader | None = None
+
+    def open_reader(self) -> EventlogReader:
+        """A reader at the log's start; after a pass, its ``note()``/``error()`` tell how the
+        log ended."""
+        from halvm_prof.formats.eventlog.reader import EventlogReader
+
+        self.reader = EventlogReader(self._start(), name=self.name)
+        return self.reader
+
+    def events(
+        self, types: frozenset[int] | set[int] | None = None, also: Sequence[EventFold] = ()
+    ) -> Iterator[Event]:
+        """Every complete event in file order (only ``types``, when given), in one pass; each of
+        ``also`` is given the events it asks for as the pass goes."""
+        reader = self.open_reader()
+        wanted: set[int] | None = None if types is None else set(types)
+        if wanted is not None:
+            for fold in also:
+                if fold.types is None:
+                    wanted = None
+                    break
+                wanted |= fold.types
+        side = [(f.types, f.add) for f in also]
+        for e in reader.iter_events(wanted):
+            for ftypes, add in side:
+                if ftypes is None or e.type in ftypes:
+                    add(e)
+            if types is None or e.type in types:
+                yield e
+
+    def timeline(
+        self,
+        also: Sequence[EventFold] = (),
+        budget: Budget | None = None,
+        sinks: Sequence[TimelineSink] = (),
+    ) -> Timeline:
+        """The runtime timeline (:mod:`halvm_prof.timeline`), read in time order; each of
+        ``also`` rides along the same pass. Time order needs the log twice (its regions, then
+        their events), so a stream that cannot seek is first copied to a temporary file: the
+        input itself is still read once."""
+        import contextlib
+
+        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
+        from halvm_prof.timeline.build import timeline_of_reader
+
+        with contextlib.ExitStack() as stack:
+            stream = self._start()
+            if not self.seekable:
+                stream = stack.enter_context(spool(stream))
+            self.reader = reader = EventlogReader(stream, name=self.name)
+            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
+
+    def heap_samples(self) -> HeapSampleReader:
+        from halvm_prof.formats.eventlog.heap import EventlogHeapReader
+
+        return EventlogHeapReader(self._start(), name=self.name)
+
+    def band_stats(self) -> HeapScan:
+        from halvm_prof.analysis.heap_scan import stats_of_reader
+
+        return stats_of_reader(self.heap_samples(), "eventlog")
+
+
+class CostCentreSource(Source):
+    """A text cost-centre report (``+RTS -p``, ``-P``, ``-pa``)."""
+
+    kind: ClassVar[SourceKind] = "prof"
+
+    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
+        super().__init__(stream, name, seekable=seekable, owned=owned)
+        self._profile: CostCentreProfile | None = None
+
+    def cost_centres(self) -> CostCentreProfile:
+        if self._profile is None:
+            self._profile = self._read()
+        return self._profile
+
+    def _read(self) -> CostCentreProfile:
+        from halvm_prof.formats.prof import read_prof
+
+        return read_prof(self._start(), self.name)
+
+
+class ProfJsonSource(CostCentreSource):
+    """A ``-pj`` JSON cost-centre report."""
+
+    kind = "prof-json"
+
+    def _read(self) -> CostCentreProfile:
+        from halvm_prof.formats.prof_json import read_prof_json
+
+        return read_prof_json(self._start(), self.name)
+
+
+class DiskSource(Source):
+    """A HaLVM profiling disk image: its status sector, what recovery makes of it, and the
+    recovered profile as a source of its own (:attr:`content`), read through a bounded window
+    over the image (nothing is copied, the image is only read)."""
+
+    kind = "disk"
+
+    def __init__(
+        self,
+        stream: IO[bytes],
+        name: str,
+        *,
+        owned: bool = True,
+        count_samples: bool = False,
+        digest: bool = False,
+    ):
+        from halvm_prof.disk.image import DiskImage
+        from halvm_prof.disk.layout import DATA_OFFSET
+        from halvm_prof.disk.recovery import plan_recovery
+
+        super().__init__(stream, name, seekable=True, owned=owned)
+        self.image: DiskImage = DiskImage(stream, name)
+        self.recovery: Recovery = plan_recovery(self.image, count_samples=count_samples)
+        raw = Window(stream, DATA_OFFSET, self.recovery.output_size, name)
+        hashed = Digest(io.BufferedReader(raw, 1 << 20)) if digest else None
+        window = io.BufferedReader(hashed if hashed is not None else raw, 1 << 20)
+        inner = _make(self.recovery.kind, window, name, seekable=True, owned=False)
+        if inner is None:
+            raise InputError(
+                "is a disk image whose profile is not a GHC profile",
+                path=name,
+                hint="`halvm-prof disk info` shows what it holds",
+            )
+        inner._digest = hashed
+        self._content = inner
+
+    @property
+    def what(self) -> str:
+        return f"a HaLVM profiling disk image holding {self._content.what}"
+
+    @property
+    def content(self) -> Source:
+        return self._content
+
+    def heap_samples(self) -> HeapSampleReader:
+        return self._content.heap_samples()
+
+    def band_stats(self) -> HeapScan:
+        return self._content.band_stats()
+
+    def cost_centres(self) -> CostCentreProfile:
+        return self._content.cost_centres()
+
+
+def _make(
+    kind: Kind, stream: IO[bytes], name: str, *, seekable: bool, owned: bool
+) -> Source | None:
+    if kind == "hp":
+        return HpSource(stream, name, seekable=seekable, owned=owned)
+    if kind == "eventlog":
+        return EventlogSource(stream, name, seekable=seekable, owned=owned)
+    if kind == "prof":
+        return CostCentreSource(stream, name, seekable=seekable, owned=owned)
+    if kind == "prof-json":
+        return ProfJsonSource(stream, name, seekable=seekable, owned=owned)
+    return None
+
+
+def _looks_like_disk(head: bytes) -> bool:
+    """A status sector that decodes, or a blank one followed by profile text."""
+    from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
+
+    if len(head) < SECTOR_SIZE:
+        return False
+    status = decode_status(head[:SECTOR_SIZE])
+    if status.usable:
+        return True
+    return status.health == "blank" and detect_kind(head[DATA_OFFSET:]) not in ("empty", "unknown")
+
+
+def _read_head(stream: IO[bytes]) -> bytes:
+    head = b""
+    while len(head) < _HEAD_BYTES:
+        chunk = stream.read(_HEAD_BYTES - len(head))
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+def open_source(
+    target: Target,
+    *,
+    name: str | None = None,
+    disk: bool = True,
+    count_samples: bool = False,
+    digest: bool = False,
+) -> Source:
+    """Open ``target`` (a path, or a binary stream) once and return its typed source.
+
+    The kind comes from the content, never the name. A disk image is recognised by its status
+    sector (``disk=False`` refuses one); ``count_samples`` makes its recovery count the complete
+    heap samples; ``digest`` hashes the profile's bytes as they are read (:meth:`Source.digest`).
+    Raises :class:`InputError` for a missing file, a folder, an empty input or one that is no GHC
+    profile.
+    """
+    if isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        display = name or path
+        raw = open_input(path)
+        try:
+            mode = os.fstat(raw.fileno()).st_mode
+        except OSError:
+            mode = 0
+        seekable = stat.S_ISREG(mode) or stat.S_ISBLK(mode)
+        owned = True
+    else:
+        raw = target
+        display = name or _stream_name(target)
+        try:
+            seekable = bool(raw.seekable())
+        except (OSError, ValueError):
+            seekable = False
+        owned = False
+    try:
+        return _open(raw, display, seekable, owned, disk, count_samples, digest)
+    except BaseException:
+        if owned:
+            raw.close()
+        raise
+
+
+def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> DiskSource:
+    """Open ``path`` as a HaLVM profiling disk image, whatever its content looks like: a damaged
+    or empty image gets the disk's own errors (status sector, nothing recoverable)."""
+    stream = open_input(path)
+    try:
+        return DiskSource(stream, os.fspath(path), count_samples=count_samples)
+    except BaseException:
+        stream.close()
+        raise
+
+
+def _stream_name(stream: IO[bytes]) -> str:
+    n = getattr(stream, "name", None)
+    return n if isinstance(n, str) else "<stdin>"
+
+
+def _open(
+    raw: IO[bytes],
+    name: str,
+    seekable: bool,
+    owned: bool,
+    disk: bool,
+    count_samples: bool,
+    digest: bool = False,
+) -> Source:
+    start = 0
+    if seekable:
+        try:
+            start = raw.tell()
+        except (OSError, ValueError):
+            seekable = False
+    head = _read_head(raw)
+    if seekable:
+        raw.seek(start)
+        stream: IO[bytes] = raw
+    else:
+        stream = io.BufferedReader(_Replay(head, raw), 1 << 20)
+    # A disk first: its binary status sector followed by profile text can pass for the header
+    # line of a .prof, while profile text never decodes as a status sector.
+    if _looks_like_disk(head):
+        if not disk:
+            raise InputError(
+                "is a HaLVM profiling disk image, not a profile file",
+                path=name,
+                hint="get the profile with `convert-profile` or `halvm-prof extract`",
+            )
+        if not seekable:
+            raise InputError(
+                "is a disk image given as a stream", path=name, hint="give the image's path"
+            )
+        return DiskSource(stream, name, owned=owned, count_samples=count_samples, digest=digest)
+    kind = detect_kind(head[:DETECT_BYTES])
+    hashed = None
+    if digest:
+        hashed = Digest(stream)
+        stream = io.BufferedReader(hashed, 1 << 20)
+    source = _make(kind, stream, name, seekable=seekable, owned=owned)
+    if source is not None:
+        source._digest = hashed
+        return source
+    if kind == "empty":
+        raise InputError(
+            "is empty" if not head else "holds only zero bytes or blanks",
+            path=name,
+            hint="give a .hp, .prof (text or -pj JSON) or eventlog file, or a HaLVM disk image",
+        )
+    raise InputError(
+        "is not a GHC profile (.hp, .prof, -pj JSON or eventlog) nor a HaLVM disk image",
+        path=name,
+        hint="check the file; `halvm-prof disk info` describes a damaged disk image",
+    )
+
+
+__all__ = [
+    "CostCentreSource",
+    "DiskSource",
+    "EventFold",
+    "EventlogSource",
+    "HpSource",
+    "ProfJsonSource",
+    "Source",
+    "SourceKind",
+    "Window",
+    "open_disk",
+    "open_source",
+]

@@ -1,0 +1,380 @@
+"""What one ELF file says about a code address: symbol, DWARF line row and GHC source span.
+
+Read with pyelftools. Functions come from two places: GHC's DWARF (``-g``) names every
+procedure, the module-local ones too (``collatz`` as ``r490_info``), which the ELF symbol
+table lacks, so perf puts their samples under whatever global symbol precedes them; the ELF
+symbol table (or ``.dynsym`` of a stripped library) gives the rest, as perf does: the nearest
+function symbol at or before the address, a symbol of size 0 reaching to the next one.
+
+GHC's source notes are DWARF entries of tag 0x5b00 (``DW_TAG_ghc_src_note``) under a procedure
+or block, with the file (0x2b00), start line and column (0x2b01, 0x2b02) and end line and column
+(0x2b03, 0x2b04). A block without its own note has its parent's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from elftools.common.exceptions import ELFError
+from elftools.dwarf.die import DIE
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import NoteSection, SymbolTableSection
+
+from halvm_prof.errors import InputError
+from halvm_prof.perf.names import is_generated_label, parse_symbol
+
+DW_TAG_GHC_SRC_NOTE = 0x5B00
+DW_AT_GHC_SPAN_FILE = 0x2B00
+DW_AT_GHC_SPAN_START_LINE = 0x2B01
+DW_AT_GHC_SPAN_START_COL = 0x2B02
+DW_AT_GHC_SPAN_END_LINE = 0x2B03
+DW_AT_GHC_SPAN_END_COL = 0x2B04
+_PT_LOAD = "PT_LOAD"
+_STT_NOTYPE = 0
+_STT_OBJECT = 1
+_STT_CODE = {2, 10}  # STT_FUNC, STT_GNU_IFUNC
+_STB_GLOBAL = 1
+_SHN_UNDEF = 0
+_STV_UNSEEN = {1, 2}  # STV_INTERNAL, STV_HIDDEN
+_SHF_EXECINSTR = 4
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceSpan:
+    """A GHC source span: ``file`` from ``start_line:start_col`` to ``end_line:end_col``."""
+
+    file: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        """GHC's own notation: ``F.hs:3:5-9`` or ``F.hs:(3,5)-(4,2)``."""
+        if self.start_line == self.end_line:
+            return f"{self.file}:{self.start_line}:{self.start_col}-{self.end_col}"
+        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A function's name as its file gives it.
+
+    ``symbol`` is the ELF or linkage name (``Main_zdwfib_info``, ``r490_info``, ``evacuate``);
+    ``source_name`` the Haskell name DWARF gives a module-local procedure (``collatz``), if any;
+    ``origin`` says which table it came from.
+    """
+
+    symbol: str
+    source_name: str | None
+    module: str | None
+    origin: str
+    package: str | None = None
+
+
+class ElfFile:
+    """The symbols, line rows and source spans of one ELF file (executable or library)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.fspath(path)
+        try:
+            self._stream: IO[bytes] = open(self.path, "rb")  # noqa: SIM115
+        except OSError as e:
+            raise InputError(f"cannot open: {e.strerror}", path=self.path) from e
+        try:
+            self.elf = ELFFile(self._stream)
+            self._read()
+        except (ELFError, ValueError, KeyError, IndexError, AttributeError) as e:
+            self._stream.close()
+            raise InputError(
+                f"is not a readable ELF file ({type(e).__name__}: {e})",
+                path=self.path,
+                hint="give the program's binary, built with ghc -g",
+            ) from e
+        self._stream.close()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read(self) -> None:
+        elf = self.elf
+        self.loads: list[tuple[int, int, int]] = sorted(
+            (int(s["p_offset"]), int(s["p_filesz"]), int(s["p_vaddr"]))
+            for s in elf.iter_segments()
+            if s["p_type"] == _PT_LOAD
+        )
+        self.build_id = self._build_id()
+        self._read_symbols()
+        self.has_dwarf = False
+        self._procs: list[tuple[int, int, Function]] = []
+        self._proc_starts: list[int] = []
+        self._blocks: list[tuple[int, int, SourceSpan]] = []
+        self._block_starts: list[int] = []
+        self._rows: list[int] = []
+        self._row_values: list[tuple[str, int] | None] = []
+        if elf.has_dwarf_info() and elf.get_section_by_name(".debug_info") is not None:
+            self.has_dwarf = True
+            self._read_dwarf()
+
+    def _build_id(self) -> str | None:
+        for sec in self.elf.iter_sections():
+            if not isinstance(sec, NoteSection):
+                continue
+            for note in sec.iter_notes():
+                if note["n_type"] == "NT_GNU_BUILD_ID":
+                    return str(note["n_desc"])
+        return None
+
+    def _read_symbols(self) -> None:
+        table = self.elf.get_section_by_name(".symtab")
+        origin = "symtab"
+        if not isinstance(table, SymbolTableSection):
+            table = self.elf.get_section_by_name(".dynsym")
+            origin = "dynsym"
+        starts: dict[int, tuple[int, str]] = {}
+        code_sections = {
+            i for i, sec in enumerate(self.elf.iter_sections()) if sec["sh_flags"] & _SHF_EXECINSTR
+        }
+        if isinstance(table, SymbolTableSection):
+            strtab = self.elf.get_section(table["sh_link"]).data()
+            for value, size, name_at, info, other, shndx in self._symbol_rows(table):
+                kind = info & 0xF
+                if not name_at or not value or shndx == _SHN_UNDEF:
+                    continue
+                in_code = shndx in code_sections
+                if kind not in _STT_CODE and not (
+                    # as perf: GHC's info tables (objects) and untyped assembler labels
+                    # (StgReturn) in code count too
+                    (kind == _STT_OBJECT and in_code)
+                    or (kind == _STT_NOTYPE and in_code and other & 3 not in _STV_UNSEEN)
+                ):
+                    continue
+                name = strtab[name_at : strtab.index(b"\0", name_at)].decode("utf-8", "replace")
+                # perf keeps one symbol per address; prefer a global one, then the first
+                old = starts.get(value)
+                if old is None or (old[1] != name and info >> 4 == _STB_GLOBAL):
+                    starts[value] = (size, name)
+        self.symbol_origin = origin
+        addrs = sorted(starts)
+        self._sym_start = addrs
+        self._sym_end: list[int] = []
+        self._sym_name: list[str] = []
+        for i, a in enumerate(addrs):
+            size, name = starts[a]
+            end = a + size if size else (addrs[i + 1] if i + 1 < len(addrs) else a + 4096)
+            self._sym_end.append(end)
+            self._sym_name.append(name)
+        self.symbol_count = len(addrs)
+
+    def _symbol_rows(
+        self, table: SymbolTableSection
+    ) -> Iterator[tuple[int, int, int, int, int, int]]:
+        """(value, size, name offset, info, other, section index) of every symbol.
+
+        Unpacked with one precompiled struct over the section's bytes: pyelftools' per-symbol
+        parse took a second for a GHC binary and libc, longer than the rest of a report.
+        """
+        elf64 = self.elf.elfclass == 64
+        order = "<" if self.elf.little_endian else ">"
+        data = table.data()
+        if elf64:
+            for name, info, other, shndx, value, size in struct.iter_unpack(
+                order + "IBBHQQ", data[: len(data) // 24 * 24]
+            ):
+                yield value, size, name, info, other, shndx
+        else:
+            for name, value, size, info, other, shndx in struct.iter_unpack(
+                order + "IIIBBH", data[: len(data) // 16 * 16]
+            ):
+                yield value, size, name, info, other, shndx
+
+    def _read_dwarf(self) -> None:
+        dwarf = self.elf.get_dwarf_info()
+        procs: list[tuple[int, int, Function]] = []
+        blocks: list[tuple[int, int, SourceSpan]] = []
+        rows: list[tuple[int, int, tuple[str, int] | None]] = []
+        for cu in dwarf.iter_CUs():
+            top = cu.get_top_DIE()
+            module = _cu_module(top)
+            for child in top.iter_children():
+                if child.tag != "DW_TAG_subprogram":
+                    continue
+                low, high = _subtree_range(child)
+                if high > low:
+                    procs.append((low, high, _function_of(child, module)))
+                _collect_blocks(child, None, blocks)
+            program = dwarf.line_program_for_CU(cu)
+            if program is None:
+                continue
+            files = program["file_entry"]
+            base = 0 if program["version"] >= 5 else 1
+            for entry in program.get_entries():
+                st = entry.state
+                if st is None:
+                    continue
+                if st.end_sequence:
+                    rows.append((int(st.address), 0, None))
+                    continue
+                idx = st.file - base
+                name = _text(files[idx].name) if 0 <= idx < len(files) else "?"
+                rows.append((int(st.address), 1, (name, int(st.line))))
+        procs.sort(key=lambda p: (p[0], p[1]))
+        self._procs = procs
+        self._proc_starts = [p[0] for p in procs]
+        blocks.sort(key=lambda b: (b[0], b[1]))
+        self._blocks = blocks
+        self._block_starts = [b[0] for b in blocks]
+        # At one address an end of sequence comes before the row that starts the next one.
+        rows.sort(key=lambda r: (r[0], r[1]))
+        self._rows = [r[0] for r in rows]
+        self._row_values = [r[2] for r in rows]
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def vaddr(self, file_offset: int) -> int | None:
+        """The virtual address the file's byte ``file_offset`` is loaded at."""
+        for off, size, vaddr in self.loads:
+            if off <= file_offset < off + size:
+                return file_offset - off + vaddr
+        return None
+
+    def symbol_at(self, addr: int) -> str | None:
+        """The ELF symbol perf would name: the nearest code symbol at or before ``addr``."""
+        i = bisect.bisect_right(self._sym_start, addr) - 1
+        if i < 0 or addr >= self._sym_end[i]:
+            return None
+        return self._sym_name[i]
+
+    def iter_symbols(self) -> Iterator[tuple[int, int, str]]:
+        """(start, end, name) of the code symbols, in address order."""
+        yield from zip(self._sym_start, self._sym_end, self._sym_name, strict=True)
+
+    def function_at(self, addr: int) -> Function | None:
+        """The DWARF procedure holding ``addr``, else the ELF symbol."""
+        i = bisect.bisect_right(self._proc_starts, addr) - 1 if self._procs else -1
+        if i >= 0:
+            _, high, fn = self._procs[i]
+            if addr < high:
+                return fn
+        name = self.symbol_at(addr)
+        if name is None:
+            return None
+        ghc = parse_symbol(name)
+        if ghc is None:
+            return Function(name, None, None, self.symbol_origin)
+        return Function(name, None, ghc.module, self.symbol_origin, ghc.package)
+
+    def line_at(self, addr: int) -> tuple[str, int] | None:
+        """(file as the line table gives it, line) of ``addr``."""
+        i = bisect.bisect_right(self._rows, addr) - 1
+        if i < 0:
+            return None
+        return self._row_values[i]
+
+    def span_at(self, addr: int) -> SourceSpan | None:
+        """The source span of the innermost GHC block holding ``addr``."""
+        i = bisect.bisect_right(self._block_starts, addr) - 1
+        best: tuple[int, SourceSpan] | None = None
+        # Blocks nest only a few levels deep: a short look back finds the enclosing ones.
+        for j in range(i, max(-1, i - 16), -1):
+            low, high, span = self._blocks[j]
+            if low <= addr < high and (best is None or high - low < best[0]):
+                best = (high - low, span)
+        return best[1] if best else None
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _cu_module(top: DIE) -> tuple[str, str] | None:
+    """(module, package) of a GHC compile unit: what its exported symbols name most."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for child in top.iter_children():
+        attr = child.attributes.get("DW_AT_MIPS_linkage_name") or child.attributes.get(
+            "DW_AT_linkage_name"
+        )
+        if attr is not None:
+            ghc = parse_symbol(_text(attr.value))
+            if ghc is not None and not ghc.module.startswith(":"):
+                counts[(ghc.module, ghc.package)] += 1
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _pc_range(die: DIE) -> tuple[int, int] | None:
+    low = die.attributes.get("DW_AT_low_pc")
+    high = die.attributes.get("DW_AT_high_pc")
+    if low is None or high is None:
+        return None
+    lo = int(low.value)
+    # DWARF 4 lets high_pc be a length (a constant form) rather than an address
+    hi = int(high.value) if high.form == "DW_FORM_addr" else lo + int(high.value)
+    return lo, hi
+
+
+def _subtree_range(die: DIE) -> tuple[int, int]:
+    lows: list[int] = []
+    highs: list[int] = []
+    stack = [die]
+    while stack:
+        d = stack.pop()
+        r = _pc_range(d)
+        if r is not None:
+            lows.append(r[0])
+            highs.append(r[1])
+        stack.extend(d.iter_children())
+    return (min(lows), max(highs)) if lows else (0, 0)
+
+
+def _function_of(die: DIE, unit: tuple[str, str] | None) -> Function:
+    attrs = die.attributes
+    link = attrs.get("DW_AT_MIPS_linkage_name") or attrs.get("DW_AT_linkage_name")
+    name = attrs.get("DW_AT_name")
+    symbol = _text(link.value) if link is not None else (_text(name.value) if name else "?")
+    source = _text(name.value) if name is not None else None
+    if source is not None and is_generated_label(source):
+        source = None
+    ghc = parse_symbol(symbol)
+    if ghc is not None:
+        return Function(symbol, source, ghc.module, "dwarf", ghc.package)
+    if unit is None:
+        return Function(symbol, source, None, "dwarf")
+    return Function(symbol, source, unit[0], "dwarf", unit[1])
+
+
+def _span_of(die: DIE) -> SourceSpan | None:
+    a = die.attributes
+    try:
+        return SourceSpan(
+            _text(a[DW_AT_GHC_SPAN_FILE].value),  # type: ignore[index]
+            int(a[DW_AT_GHC_SPAN_START_LINE].value),  # type: ignore[index]
+            int(a[DW_AT_GHC_SPAN_START_COL].value),  # type: ignore[index]
+            int(a[DW_AT_GHC_SPAN_END_LINE].value),  # type: ignore[index]
+            int(a[DW_AT_GHC_SPAN_END_COL].value),  # type: ignore[index]
+        )
+    except KeyError:
+        return None
+
+
+def _collect_blocks(
+    die: DIE, inherited: SourceSpan | None, out: list[tuple[int, int, SourceSpan]]
+) -> None:
+    own: SourceSpan | None = None
+    children = list(die.iter_children())
+    for c in children:
+        if c.tag == DW_TAG_GHC_SRC_NOTE:
+            own = _span_of(c)
+            if own is not None:
+                break
+    span = own or inherited
+    r = _pc_range(die)
+    if span is not None and r is not None and r[1] > r[0]:
+        out.append((r[0], r[1], span))
+    for c in children:
+        if c.tag in ("DW_TAG_lexical_block", "DW_TAG_subprogram"):
+            _collect_blocks(c, span, out)

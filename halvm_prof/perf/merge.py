@@ -1,0 +1,415 @@
+"""perf samples on the eventlog's clock: alignment, capabilities, and what ran in GC and spans.
+
+Clocks. GHC stamps events in nanoseconds since the RTS started, on CLOCK_MONOTONIC, and writes
+one WallClockTime event pairing an event time with the wall clock. ``perf record -k mono``
+stamps samples with CLOCK_MONOTONIC and stores one reading of the wall clock against it (the
+CLOCK_DATA feature). The two pairs give the offset, to within the time each side took between
+its two clock readings (tens of microseconds). A perf.data without ``-k mono`` has perf's own
+clock: then the program's first sample is taken as the RTS start, which can be a millisecond or
+more off, and the result says so.
+
+Capabilities. The eventlog's TaskCreate events give each RTS task's kernel thread id and
+capability, TaskMigrate moves a task; a sample's thread id then names its capability.
+
+:func:`merge` returns a :class:`PerfMerge` (typed tables, no text); :func:`sample_instants`
+streams the samples as (time, capability, name) instants for timeline exports.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+from halvm_prof.errors import InputError
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.perf import layout as L
+from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
+from halvm_prof.perf.symbolize import Frame, Symbolizer
+
+#: Functions listed per GC pause or span.
+TOP_FUNCTIONS = 5
+
+Method = Literal["wall-clock", "first-sample"]
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    """``eventlog time = perf time + offset_ns``; ``warning`` says when it is only a guess."""
+
+    method: Method
+    offset_ns: int
+    warning: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A stretch of eventlog time (ns since RTS start) on a capability (None: not known)."""
+
+    start: int
+    end: int
+    cap: int | None
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogFacts:
+    """What the merge needs from an eventlog: clock pair, tasks, GC pauses, user spans."""
+
+    wall_clock: tuple[int, int] | None
+    #: kernel thread id -> [(eventlog time, capability)], in time order
+    tid_caps: dict[int, list[tuple[int, int]]]
+    gc_pauses: tuple[Interval, ...]
+    spans: tuple[Interval, ...]
+    duration: int
+    note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WhatRan:
+    """Samples in one interval: how many, by category, and the top functions."""
+
+    samples: int
+    categories: tuple[tuple[str, int], ...]
+    functions: tuple[tuple[str, int], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "categories": dict(self.categories),
+            "functions": [{"name": n, "samples": k} for n, k in self.functions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalSamples:
+    """A GC pause or user span and what ran in it."""
+
+    interval: Interval
+    what: WhatRan
+
+    def to_json(self) -> dict[str, Any]:
+        i = self.interval
+        out: dict[str, Any] = {"start_ns": i.start, "end_ns": i.end, "cap": i.cap}
+        if i.label:
+            out["label"] = i.label
+        out.update(self.what.to_json())
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PerfMerge:
+    """perf samples of the program set against its eventlog."""
+
+    program: str
+    samples: int
+    alignment: Alignment
+    #: samples whose aligned time lies inside the eventlog's run
+    in_run: int
+    #: capability -> samples; samples of threads the eventlog does not name are under None
+    caps: tuple[tuple[int | None, int], ...]
+    gc_samples: int
+    gc_samples_in_pauses: int
+    gc_pauses: tuple[IntervalSamples, ...]
+    spans: tuple[IntervalSamples, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def confidence(self) -> float | None:
+        """Of the samples in GC functions, the share inside the eventlog's GC pauses."""
+        if not self.gc_samples:
+            return None
+        return self.gc_samples_in_pauses / self.gc_samples
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.alignment
+        return {
+            "program": self.program,
+            "samples": self.samples,
+            "samples_in_run": self.in_run,
+            "alignment": {"method": a.method, "offset_ns": a.offset_ns, "warning": a.warning},
+            "confidence": self.confidence,
+            "gc_samples": self.gc_samples,
+            "gc_samples_in_pauses": self.gc_samples_in_pauses,
+            "caps": [{"cap": c, "samples": n} for c, n in self.caps],
+            "gc_pauses": [p.to_json() for p in self.gc_pauses],
+            "spans": [s.to_json() for s in self.spans],
+            "notes": list(self.notes),
+        }
+
+
+# -- the eventlog side -------------------------------------------------------------------------
+
+_TYPES = {
+    ev.WALL_CLOCK_TIME,
+    ev.TASK_CREATE,
+    ev.TASK_MIGRATE,
+    ev.GC_START,
+    ev.GC_END,
+    ev.USER_MSG,
+    ev.USER_MARKER,
+}
+
+
+def eventlog_facts(source: str | os.PathLike[str] | IO[bytes]) -> EventlogFacts:
+    """Read the clock pair, task placements, GC pauses and START/STOP spans of an eventlog."""
+    wall: tuple[int, int] | None = None
+    task_tid: dict[int, int] = {}
+    tid_caps: dict[int, list[tuple[int, int]]] = {}
+    gc_open: dict[int | None, int] = {}
+    pauses: list[Interval] = []
+    open_spans: dict[str, list[tuple[int, int | None]]] = {}
+    spans: list[Interval] = []
+    last = 0
+    with EventlogReader(source) as reader:
+        for e in reader.iter_events(_TYPES):
+            t = e.time
+            last = max(last, t)
+            a = e.args
+            if e.type == ev.WALL_CLOCK_TIME and a and wall is None:
+                wall = (t, int(a[1]) * 1_000_000_000 + int(a[2]))
+            elif e.type == ev.TASK_CREATE and a:
+                task, cap, tid = int(a[0]), int(a[1]), int(a[2])
+                task_tid[task] = tid
+                tid_caps.setdefault(tid, []).append((t, cap))
+            elif e.type == ev.TASK_MIGRATE and a:
+                tid_of = task_tid.get(int(a[0]))
+                if tid_of is not None:
+                    tid_caps.setdefault(tid_of, []).append((t, int(a[2])))
+            elif e.type == ev.GC_START:
+                gc_open[e.cap] = t
+            elif e.type == ev.GC_END:
+                start = gc_open.pop(e.cap, None)
+                if start is not None:
+                    pauses.append(Interval(start, t, e.cap))
+            elif a:
+                kind, _, label = str(a[0]).partition(" ")
+                if kind == "START" and label:
+                    open_spans.setdefault(label, []).append((t, e.cap))
+                elif kind == "STOP" and label and open_spans.get(label):
+                    opened, span_cap = open_spans[label].pop()
+                    spans.append(Interval(opened, t, span_cap, label))
+        note = reader.note()
+    for changes in tid_caps.values():
+        changes.sort()
+    pauses.sort(key=lambda p: (p.start, -1 if p.cap is None else p.cap))
+    spans.sort(key=lambda s: (s.start, s.label))
+    return EventlogFacts(wall, tid_caps, tuple(pauses), tuple(spans), last, note)
+
+
+# -- alignment ---------------------------------------------------------------------------------
+
+
+def align(data: PerfData, facts: EventlogFacts, first_sample: int | None) -> Alignment:
+    """The offset from perf's clock to the eventlog's (see the module's docstring)."""
+    attr = data.attrs[0]
+    clock = data.features.clock_data
+    monotonic = attr.use_clockid and attr.clockid == L.CLOCK_MONOTONIC
+    if monotonic and clock is not None and facts.wall_clock is not None:
+        t_wall, wall_ns = facts.wall_clock
+        offset = clock.wall_clock_ns - clock.clockid_time_ns - wall_ns + t_wall
+        return Alignment("wall-clock", offset)
+    if not monotonic:
+        why = "perf.data was recorded without -k mono"
+    elif clock is None:
+        why = "perf.data has no clock data (record with a newer perf, or the file is cut)"
+    else:
+        why = "the eventlog has no wall-clock event"
+    return Alignment(
+        "first-sample",
+        -first_sample if first_sample is not None else 0,
+        f"{why}: aligned on the first sample, which may be 1 ms or more off "
+        "(record with halvm-prof record, or perf record -k mono)",
+    )
+
+
+def cap_of(tid_caps: dict[int, list[tuple[int, int]]], tid: int, t: int) -> int | None:
+    """The capability thread ``tid`` was on at eventlog time ``t`` (its first one before that)."""
+    changes = tid_caps.get(tid)
+    if not changes:
+        return None
+    i = bisect.bisect_right(changes, (t, 1 << 30)) - 1
+    return changes[max(0, i)][1]
+
+
+# -- the perf side -----------------------------------------------------------------------------
+
+
+def program_binary(data: PerfData, tids: set[int]) -> str | None:
+    """The recorded path of the program: the first executable file its process mapped."""
+    pids: set[int] = set(tids)
+    for r in data.iter_records():
+        if isinstance(r, Comm) and r.exec and r.tid in tids:
+            pids.add(r.pid)
+        elif isinstance(r, Mmap) and r.pid in pids and r.executable:
+            name = os.path.basename(r.filename)
+            if r.filename.startswith("/") and not name.startswith(("ld-", "ld.so")):
+                return r.filename
+    return None
+
+
+class _Table:
+    """Counts per interval, looked up by time (intervals of one kind in start order)."""
+
+    def __init__(self, intervals: tuple[Interval, ...]):
+        self.intervals = intervals
+        self.starts = [i.start for i in intervals]
+        self.counts: list[Counter[str]] = [Counter() for _ in intervals]
+        self.cats: list[Counter[str]] = [Counter() for _ in intervals]
+        # starts are sorted, ends need not be: the longest interval bounds the look back
+        self.longest = max((i.end - i.start for i in intervals), default=0)
+
+    def hits(self, t: int, cap: int | None, by_cap: bool) -> Iterator[int]:
+        i = bisect.bisect_right(self.starts, t) - 1
+        while i >= 0 and t - self.starts[i] <= self.longest:
+            iv = self.intervals[i]
+            if iv.start <= t <= iv.end and (not by_cap or cap is None or iv.cap in (cap, None)):
+                yield i
+            i -= 1
+
+    def add(self, i: int, frame: Frame) -> None:
+        self.counts[i][frame.name] += 1
+        self.cats[i][frame.category] += 1
+
+    def results(self) -> tuple[IntervalSamples, ...]:
+        out = []
+        for iv, c, cats in zip(self.intervals, self.counts, self.cats, strict=True):
+            top = sorted(c.items(), key=lambda x: (-x[1], x[0]))[:TOP_FUNCTIONS]
+            what = WhatRan(sum(c.values()), tuple(sorted(cats.items())), tuple(top))
+            out.append(IntervalSamples(iv, what))
+        return tuple(out)
+
+
+def _open_symbolizer(
+    data: PerfData, facts: EventlogFacts, binary: str | os.PathLike[str] | None
+) -> Symbolizer:
+    if binary is None:
+        found = program_binary(data, set(facts.tid_caps))
+        if found is None or not os.path.isfile(found):
+            raise InputError(
+                "cannot tell which binary was profiled"
+                + (f" ({found} is not there)" if found else ""),
+                path=data.path,
+                hint="give it with --binary",
+            )
+        binary = found
+    return Symbolizer(binary, data.features.build_ids)
+
+
+def _samples(data: PerfData, symbolizer: Symbolizer) -> Iterator[tuple[Sample, Frame]]:
+    pids = symbolizer.program_pids
+    for r in data.iter_records():
+        if type(r) is Sample:
+            if r.pid in pids:
+                yield r, symbolizer.resolve(r.ip, r.pid, r.cpumode)
+        elif isinstance(r, Mmap):
+            symbolizer.add_mmap(r)
+        elif isinstance(r, TaskEvent):
+            symbolizer.add_task(r)
+
+
+def _first_sample(data: PerfData, symbolizer: Symbolizer) -> int | None:
+    for s, _ in _samples(data, symbolizer):
+        return s.time
+    return None
+
+
+def _prepare(
+    perf_data: str | os.PathLike[str],
+    eventlog: str | os.PathLike[str],
+    binary: str | os.PathLike[str] | None,
+) -> tuple[PerfData, EventlogFacts, Symbolizer, Alignment]:
+    facts = eventlog_facts(eventlog)
+    data = PerfData(perf_data)
+    try:
+        symbolizer = _open_symbolizer(data, facts, binary)
+        alignment = align(data, facts, None)
+        if alignment.method == "first-sample":
+            alignment = align(data, facts, _first_sample(data, symbolizer))
+            # that pass built the mappings; the caller's pass builds them again, in order
+            symbolizer.reset()
+    except BaseException:
+        data.close()
+        raise
+    return data, facts, symbolizer, alignment
+
+
+def merge(
+    perf_data: str | os.PathLike[str],
+    eventlog: str | os.PathLike[str],
+    *,
+    binary: str | os.PathLike[str] | None = None,
+) -> PerfMerge:
+    """Align ``perf_data`` with ``eventlog`` and tell what ran in each GC pause and user span."""
+    data, facts, symbolizer, alignment = _prepare(perf_data, eventlog, binary)
+    with data:
+        gc = _Table(facts.gc_pauses)
+        spans = _Table(facts.spans)
+        caps: Counter[int | None] = Counter()
+        total = in_run = gc_total = gc_in = 0
+        offset = alignment.offset_ns
+        for s, frame in _samples(data, symbolizer):
+            total += 1
+            t = s.time + offset
+            if 0 <= t <= facts.duration:
+                in_run += 1
+            cap = cap_of(facts.tid_caps, s.tid, t)
+            caps[cap] += 1
+            hit = False
+            for i in gc.hits(t, cap, by_cap=True):
+                gc.add(i, frame)
+                hit = True
+                break
+            if frame.category == "RTS GC":
+                gc_total += 1
+                gc_in += hit
+            for i in spans.hits(t, cap, by_cap=False):
+                spans.add(i, frame)
+        notes = [n for n in (facts.note, data.note()) if n]
+        notes.extend(symbolizer.notes)
+        if not facts.tid_caps:
+            notes.append("the eventlog has no task events: samples have no capability")
+        return PerfMerge(
+            program=symbolizer.binary_base,
+            samples=total,
+            alignment=alignment,
+            in_run=in_run,
+            caps=tuple(sorted(caps.items(), key=lambda x: (x[0] is None, x[0] or 0))),
+            gc_samples=gc_total,
+            gc_samples_in_pauses=gc_in,
+            gc_pauses=gc.results(),
+            spans=spans.results(),
+            notes=tuple(notes),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SampleInstant:
+    """One sample as an instant on the eventlog's clock, for timeline exports (Perfetto)."""
+
+    time_ns: int
+    cap: int | None
+    tid: int
+    name: str
+    category: str
+
+
+def sample_instants(
+    perf_data: str | os.PathLike[str],
+    eventlog: str | os.PathLike[str],
+    *,
+    binary: str | os.PathLike[str] | None = None,
+) -> Iterator[SampleInstant]:
+    """The program's samples, aligned, in file order (one pass, memory flat in samples)."""
+    data, facts, symbolizer, alignment = _prepare(perf_data, eventlog, binary)
+    with data:
+        offset = alignment.offset_ns
+        for s, frame in _samples(data, symbolizer):
+            t = s.time + offset
+            yield SampleInstant(
+                t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category
+            )

@@ -1,0 +1,364 @@
+"""The flat profile of a perf.data: samples by function, source line, source span and category.
+
+One streaming pass over the records (:func:`perf_profile`); memory follows the number of
+distinct functions, lines, spans and stacks, not the number of samples. Haskell stacks cannot be
+unwound (GHC keeps its stack pointer in a register the kernel's unwinder does not follow), so each
+sample gets a *synthetic* stack: category > package > module > function > span. Where the leaf
+is C code (the GC, libc) and perf recorded a callchain, the C callers are kept between package
+and function, outermost first, up to the first frame that is not C.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+from halvm_prof.perf import layout as L
+from halvm_prof.perf.categories import CATEGORIES
+from halvm_prof.perf.reader import Mmap, PerfData, Sample, SampleBatch, TaskEvent
+from halvm_prof.perf.symbolize import Frame, Symbolizer
+
+if TYPE_CHECKING:
+    from halvm_prof.model import CostCentreProfile
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCount:
+    name: str
+    package: str
+    category: str
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineCount:
+    file: str
+    line: int
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpanCount:
+    span: str
+    file: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    function: str
+    samples: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class StackFrame:
+    """One level of a synthetic stack; ``src`` is a GHC span for span frames, else ""."""
+
+    name: str
+    src: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PerfProfile:
+    """The flat profile of the program's process(es) in one perf.data."""
+
+    program: str
+    command: tuple[str, ...]
+    event: str
+    clock: str
+    samples: int
+    other_samples: int
+    period_ns: int
+    pids: tuple[int, ...]
+    functions: tuple[FunctionCount, ...]
+    lines: tuple[LineCount, ...]
+    spans: tuple[SpanCount, ...]
+    categories: tuple[tuple[str, int], ...]
+    stacks: tuple[tuple[tuple[StackFrame, ...], int], ...]
+    lost: int
+    complete: bool
+    notes: tuple[str, ...]
+
+    def category_counts(self) -> dict[str, int]:
+        return dict(self.categories)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict; lists keep the report's order (most samples first)."""
+        return {
+            "program": self.program,
+            "command": list(self.command),
+            "event": self.event,
+            "clock": self.clock,
+            "samples": self.samples,
+            "other_samples": self.other_samples,
+            "period_ns": self.period_ns,
+            "pids": list(self.pids),
+            "functions": [
+                {"name": f.name, "package": f.package, "category": f.category, "samples": f.samples}
+                for f in self.functions
+            ],
+            "lines": [{"file": x.file, "line": x.line, "samples": x.samples} for x in self.lines],
+            "spans": [
+                {
+                    "span": s.span,
+                    "file": s.file,
+                    "start_line": s.start_line,
+                    "start_col": s.start_col,
+                    "end_line": s.end_line,
+                    "end_col": s.end_col,
+                    "function": s.function,
+                    "samples": s.samples,
+                }
+                for s in self.spans
+            ],
+            "categories": dict(self.categories),
+            "lost": self.lost,
+            "complete": self.complete,
+            "notes": list(self.notes),
+        }
+
+
+def clock_name(data: PerfData) -> str:
+    a = data.attrs[0]
+    if not a.use_clockid:
+        return "perf"
+    return L.CLOCK_NAMES.get(a.clockid, f"clock-{a.clockid}")
+
+
+def user_callers(sample: Sample) -> Iterator[int]:
+    """The user-space return addresses of a sample's callchain, innermost first (leaf left out)."""
+    mode = L.CONTEXT_USER
+    first = True
+    for ip in sample.callchain:
+        if ip >= L.CONTEXT_MAX:
+            mode = ip
+            continue
+        if mode != L.CONTEXT_USER:
+            continue
+        if first:
+            first = False
+            if ip == sample.ip:
+                continue
+        yield ip
+
+
+def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tuple[StackFrame, ...]:
+    """category > package > module > (C callers) > function > span, for one sample."""
+    out = [StackFrame(frame.category)]
+    if frame.package:
+        out.append(StackFrame(frame.package))
+    if frame.module:
+        out.append(StackFrame(frame.module))
+    elif sample.callchain and frame.category not in ("kernel", "unknown"):
+        callers: list[str] = []
+        for ip in user_callers(sample):
+            caller = symbolizer.resolve(ip, sample.pid)
+            if caller.module or caller.category == "unknown":
+                break
+            callers.append(caller.name)
+        out.extend(StackFrame(c) for c in reversed(callers))
+    out.append(StackFrame(frame.name))
+    if frame.span is not None:
+        out.append(StackFrame(str(frame.span), str(frame.span)))
+    return tuple(out)
+
+
+class _Accumulator:
+    """Counts samples by raw key first and resolves each distinct key once, at a flush.
+
+    A key is (header word, pid/tid word, ip, callchain); a flush happens before every mapping
+    change, so each address is resolved against the mappings in force when it was sampled.
+    """
+
+    def __init__(self, symbolizer: Symbolizer):
+        self.symbolizer = symbolizer
+        self.pending: Counter[tuple[int, int, int, tuple[int, ...]]] = Counter()
+        self.functions: Counter[tuple[str, str, str]] = Counter()
+        self.lines: Counter[tuple[str, int]] = Counter()
+        self.spans: Counter[tuple[Any, str]] = Counter()
+        self.categories: Counter[str] = Counter()
+        self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
+        self.total = self.other = self.period = 0
+        self.stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
+        #: (header, pid) -> address -> samples: the common case, counted at C speed
+        self.by_address: dict[tuple[int, int], Counter[int]] = {}
+
+    def add(self, batch: SampleBatch) -> None:
+        pids = self.symbolizer.program_pids
+        ips = batch.column("ip")
+        pts = batch.column("pid")
+        headers = batch.column("header")
+        threads = set(pts)
+        if batch.callchains is not None:
+            self.pending.update(zip(headers, pts, ips, batch.callchains, strict=True))
+        elif len({pt & 0xFFFFFFFF for pt in threads}) == 1 and all(
+            (h >> 32) & L.MISC_CPUMODE_MASK in _PLAIN_MODES for h in set(headers)
+        ):
+            # One process, in user or kernel mode (which the address itself tells, see
+            # Symbolizer.resolve), as most runs are: count addresses alone, at C speed. The
+            # profile does not tell threads apart.
+            key = (headers[0], pts[0] & 0xFFFFFFFF)
+            counter = self.by_address.get(key)
+            if counter is None:
+                counter = self.by_address[key] = Counter()
+            counter.update(ips)
+        else:
+            self.pending.update(zip(headers, pts, ips, [()] * len(ips), strict=True))
+        if batch.has("period"):
+            periods = batch.column("period")
+            if all(pt & 0xFFFFFFFF in pids for pt in threads):
+                self.period += sum(periods)
+            elif any(pt & 0xFFFFFFFF in pids for pt in threads):
+                self.period += sum(
+                    p for p, pt in zip(periods, pts, strict=True) if pt & 0xFFFFFFFF in pids
+                )
+        if len(self.pending) > _PENDING_KEYS:
+            self.flush()
+
+    def flush(self) -> None:
+        for (header, pid), counter in self.by_address.items():
+            for ip, n in counter.items():
+                self.pending[(header, pid, ip, ())] += n
+        self.by_address.clear()
+        symbolizer = self.symbolizer
+        pids = symbolizer.program_pids
+        mask = L.MISC_CPUMODE_MASK
+        for (header, pid_tid, ip, chain), count in self.pending.items():
+            pid = pid_tid & 0xFFFFFFFF
+            if pid not in pids:
+                self.other += count
+                continue
+            self.total += count
+            f = symbolizer.resolve(ip, pid, (header >> 32) & mask)
+            self.functions[(f.name, f.package, f.category)] += count
+            self.categories[f.category] += count
+            if f.line is not None:
+                self.lines[f.line] += count
+            if f.span is not None:
+                self.spans[(f.span, f.name)] += count
+            key = (f, chain)
+            stack = self.stack_of.get(key)
+            if stack is None:
+                sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
+                stack = self.stack_of[key] = synthetic_stack(f, sample, symbolizer)
+            self.stacks[stack] += count
+        self.pending.clear()
+        if len(self.stack_of) > _PENDING_KEYS:
+            self.stack_of.clear()
+
+
+_PENDING_KEYS = 200_000
+_PLAIN_MODES = (L.CPUMODE_KERNEL, L.CPUMODE_USER)
+
+
+def perf_profile(
+    perf_data: str | os.PathLike[str] | IO[bytes],
+    binary: str | os.PathLike[str],
+    *,
+    read_libraries: bool = True,
+) -> PerfProfile:
+    """The :class:`PerfProfile` of ``binary``'s process in ``perf_data``."""
+    with PerfData(perf_data) as data:
+        symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
+        acc = _Accumulator(symbolizer)
+        for item in data.iter_batches():
+            if type(item) is SampleBatch:
+                acc.add(item)
+            elif isinstance(item, (Mmap, TaskEvent)):
+                # samples so far are resolved against the mappings they were taken under
+                acc.flush()
+                if isinstance(item, Mmap):
+                    symbolizer.add_mmap(item)
+                else:
+                    symbolizer.add_task(item)
+        acc.flush()
+        pids = symbolizer.program_pids
+        functions, lines, spans = acc.functions, acc.lines, acc.spans
+        categories, stacks = acc.categories, acc.stacks
+        total, other, period = acc.total, acc.other, acc.period
+        notes = [n for n in (data.note(),) if n]
+        if len(data.attrs) > 1:
+            names = ", ".join(a.name for a in data.attrs)
+            notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
+        notes.extend(symbolizer.notes)
+        if not pids:
+            notes.append(
+                f"no process mapped {symbolizer.binary_base}: is it the program that was recorded?"
+            )
+        error = data.stop if data.stop is not None and data.stop.reason == "corrupt" else None
+        complete = not data.header_notes and (data.stop is None or data.stop.reason == "end")
+        if error is not None:
+            complete = False
+        return PerfProfile(
+            program=symbolizer.binary_base,
+            command=data.features.cmdline,
+            event=data.attrs[0].name,
+            clock=clock_name(data),
+            samples=total,
+            other_samples=other,
+            period_ns=period,
+            pids=tuple(sorted(pids)),
+            functions=tuple(
+                FunctionCount(n, p, c, k)
+                for (n, p, c), k in sorted(functions.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            lines=tuple(
+                LineCount(file, line, k)
+                for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            spans=tuple(
+                SpanCount(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k)
+                for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
+            ),
+            categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
+            stacks=tuple(sorted(stacks.items(), key=lambda x: x[0])),
+            lost=data.lost,
+            complete=complete,
+            notes=tuple(notes),
+        )
+
+
+def to_cost_centre_profile(profile: PerfProfile) -> CostCentreProfile:
+    """The synthetic stacks as a call tree, so the export renderers (folded, speedscope) take it.
+
+    Weights are sample counts (``ticks``); the tick interval is the mean sampling period.
+    """
+    from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
+
+    root = CallNode(CostCentre(profile.program, ""), 0, 0, ticks=0, alloc=0)
+    index: dict[tuple[int, StackFrame], CallNode] = {}
+    number = 0
+    for stack, count in profile.stacks:
+        node = root
+        for frame in stack:
+            child = index.get((id(node), frame))
+            if child is None:
+                number += 1
+                child = CallNode(CostCentre(frame.name, "", frame.src), number, 0, ticks=0, alloc=0)
+                node.children.append(child)
+                index[(id(node), frame)] = child
+            node = child
+        node.ticks = (node.ticks or 0) + count
+    total = max(1, profile.samples)
+    for _, node in root.walk():
+        node.individual_time = 100.0 * (node.ticks or 0) / total
+    interval_us = (
+        max(1, round(profile.period_ns / profile.samples / 1000)) if profile.samples else 1
+    )
+    return CostCentreProfile(
+        program=profile.program,
+        arguments=list(profile.command),
+        rts_arguments=[],
+        date="",
+        total_time=profile.period_ns / 1e9,
+        total_ticks=profile.samples,
+        tick_interval_us=interval_us,
+        processors=1,
+        total_alloc=0,
+        root=root,
+        format="json",
+        complete=profile.complete,
+        note="; ".join(profile.notes) or None,
+    )

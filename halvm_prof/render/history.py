@@ -1,0 +1,92 @@
+"""Run history as fixed-width text: the run list, one run, a trend (deterministic)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from halvm_prof.history.figures import Figure
+from halvm_prof.history.store import RunInfo, TrendPoint
+
+
+def _lines(lines: Sequence[str]) -> str:
+    return "".join(f"{line.rstrip()}\n" for line in lines)
+
+
+def _files(run: RunInfo) -> str:
+    return ", ".join(f.kind + (" (disk)" if f.disk else "") for f in run.files)
+
+
+def render_runs(runs: Sequence[RunInfo]) -> str:
+    """One line per run, oldest first."""
+    if not runs:
+        return "no runs stored (add one with `halvm-prof runs add FILE...`)\n"
+    lines = [f"{'run':>6}  {'added (UTC)':<25}  {'commit':<12}  {'label':<20}  files"]
+    for r in runs:
+        lines.append(
+            f"{r.id:>6}  {r.added:<25}  {(r.commit or '-')[:12]:<12}  {r.label or '-':<20}  "
+            f"{_files(r)}"
+        )
+    return _lines(lines)
+
+
+def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
+    """A run's files and totals, and how many figures of each kind it holds."""
+    lines = [
+        f"run {run.id}" + (f" ({run.label})" if run.label else ""),
+        f"{'added:':<14}{run.added}",
+        f"{'commit:':<14}{run.commit or '-'}",
+    ]
+    if run.program:
+        lines.append(f"{'program:':<14}{run.program}")
+    for f in run.files:
+        state = "complete" if f.complete else f"incomplete: {f.note}"
+        disk = ", recovered from a disk" if f.disk else ""
+        lines.append(
+            f"{'file:':<14}{f.path} ({f.kind}{disk}, {f.size:,} B, sha256 {f.sha256[:16]})"
+        )
+        lines.append(f"{'':<14}{state}")
+    counts: dict[str, set[str]] = {}
+    for fig in figures:
+        counts.setdefault(fig.scope, set()).add(fig.name)
+    what = {"band": "bands", "cc": "cost centres", "cap": "capabilities", "span": "user spans"}
+    for scope in ("band", "cc", "cap", "span"):
+        if scope in counts:
+            lines.append(f"{what[scope] + ':':<14}{len(counts[scope])}")
+    totals = sorted(f for f in figures if f.scope == "total")
+    if totals:
+        lines += ["", "totals:"]
+        for fig in totals:
+            lines.append(f"  {fig.name:<9} {fig.metric:<12} {fig.value:>22,.6f}")
+    return _lines(lines)
+
+
+def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint]) -> str:
+    """One line per run, oldest first, with the change from the run before."""
+    lines = [f"{metric} of {name} ({scope}), {len(points)} runs"]
+    if not points:
+        return _lines(lines)
+    lines.append(f"{'run':>6}  {'commit':<12}  {'label':<20}  {'value':>22}  {'change':>9}")
+    previous: float | None = None
+    for p in points:
+        if previous is None or p.value == previous:
+            change = "" if previous is None else "="
+        elif previous == 0:
+            change = "new"
+        else:
+            change = f"{100 * (p.value - previous) / abs(previous):+.1f}%"
+        lines.append(
+            f"{p.run:>6}  {(p.commit or '-')[:12]:<12}  {p.label or '-':<20}  "
+            f"{p.value:>22,.6f}  {change:>9}"
+        )
+        previous = p.value
+    return _lines(lines)
+
+
+def _run_name(run: RunInfo) -> str:
+    extra = ", ".join(x for x in (run.label, run.commit) if x)
+    return f"run {run.id}" + (f" ({extra})" if extra else "")
+
+
+def render_pair(old: RunInfo, new: RunInfo) -> str:
+    """The heading of ``runs diff``: which runs are compared."""
+    return _lines([f"old: {_run_name(old)}", f"new: {_run_name(new)}", ""])

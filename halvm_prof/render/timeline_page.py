@@ -1,0 +1,183 @@
+"""The report's runtime section of an eventlog (ThreadScope-class): the page data built from a
+:class:`~halvm_prof.timeline.model.Timeline`.
+
+The page carries every bin level of the timeline (whole run, a few resolutions) and, within a
+size budget, the exact intervals, collections, spans and markers from the start of the run up to
+``exact_until``; the page draws exact events where it has them and bins elsewhere, and says
+which. So the page stays within a few megabytes whatever the log's size.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from halvm_prof.timeline.build import read_timeline
+from halvm_prof.timeline.model import NS, Bins, Collection, Interval, Timeline
+
+KIND = "runtime"
+
+
+@dataclass(frozen=True, slots=True)
+class PageBudget:
+    """Exact records the page carries at most (bins are always whole)."""
+
+    intervals: int = 60_000
+    collections: int = 20_000
+    spans: int = 5_000
+    markers: int = 2_000
+    threads: int = 5_000
+    #: Numbers in all bin levels at most (many capabilities: the finest levels are left out).
+    bin_numbers: int = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineFile:
+    """An eventlog whose runtime section is built (streamed) when the page is built."""
+
+    path: str
+
+
+def _s(ns: int) -> float:
+    return round(ns / NS, 9)
+
+
+def _share(values: tuple[int, ...], width: int) -> list[float]:
+    return _dense([round(v / width, 4) for v in values], 0)
+
+
+def _dense(values: list[Any], empty: int) -> list[Any]:
+    """``values``, or [] when every one is ``empty`` (the page reads a missing value so)."""
+    return values if any(v != empty for v in values) else []
+
+
+def _level(b: Bins) -> dict[str, Any]:
+    w = b.width
+    sec = w / NS
+    sparks = [(k, v) for k, v in b.spark_events if any(v)]
+    source = "events"
+    if not sparks:
+        sparks = [(k, v) for k, v in b.spark_counters if any(v)]
+        source = "counters"
+    return {
+        "width": sec,
+        "count": b.count,
+        "run": [_share(r, w) for r in b.run],
+        "gc": [_share(g, w) for g in b.gc],
+        "util": [round(u, 4) for u in b.utilization()],
+        "collections": _dense(list(b.collections), 0),
+        "pause": _share(b.pause, w),
+        "sparks": [{"kind": k, "rate": [round(x / sec, 1) for x in v]} for k, v in sparks],
+        "spark_source": source if sparks else "none",
+        "pool": [_dense(list(p), -1) for p in b.pool],
+        "heap_size": _dense(list(b.heap_size), -1),
+        "heap_live": _dense(list(b.heap_live), -1),
+        "alloc_rate": _dense([round(a / sec) for a in b.allocated], 0),
+    }
+
+
+def _interval(i: Interval, index: dict[int, int]) -> list[float | int]:
+    thread = i.thread if i.thread is not None else -1
+    return [index[i.cap], _s(i.start), _s(i.end), 0 if i.kind == "run" else 1, thread, int(i.cut)]
+
+
+def _collection(c: Collection) -> list[float | int]:
+    gen = -1 if c.generation is None else c.generation
+    return [_s(c.start), _s(c.end), gen, c.copied or 0, len(c.caps), int(c.parallel), int(c.cut)]
+
+
+def _levels(levels: tuple[Bins, ...], ncaps: int, limit: int) -> tuple[Bins, ...]:
+    """The finest levels whose numbers (about 3 per capability and 12 more per bin) fit."""
+    per_bin = 3 * ncaps + 12
+    for i in range(len(levels)):
+        if sum(b.count for b in levels[i:]) * per_bin <= limit:
+            return levels[i:]
+    return levels[-1:]
+
+
+def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> dict[str, Any]:
+    """JSON-able data of the runtime section of ``tl``."""
+    budget = budget or PageBudget()
+    caps = [c.cap for c in tl.caps]
+    index = {c: i for i, c in enumerate(caps)}
+    until = tl.exact_until
+    intervals = tl.intervals
+    if len(intervals) > budget.intervals:
+        cutoff = intervals[budget.intervals].start
+        until = cutoff if until is None else min(until, cutoff)
+    cols = tl.collections
+    if len(cols) > budget.collections:
+        cutoff = cols[budget.collections].start
+        until = cutoff if until is None else min(until, cutoff)
+
+    def before(t: int) -> bool:
+        return until is None or t < until
+
+    threads = sorted(tl.threads, key=lambda t: -t.run_time)[: budget.threads]
+    labels = {t.thread: t.label for t in tl.threads if t.label}
+    return {
+        "kind": KIND,
+        "title": title,
+        "complete": tl.complete,
+        "note": tl.note,
+        "duration": _s(tl.end),
+        "first": _s(tl.first),
+        "caps": caps,
+        "wall_clock": _s(tl.wall_clock.wall(0)) if tl.wall_clock else None,
+        "summary": {
+            "events": tl.events,
+            "collections": tl.gc.count,
+            "parallel": tl.gc.parallel,
+            "gc_total": _s(tl.gc.total),
+            "gc_longest": _s(tl.gc.longest),
+            "threads": len(tl.threads),
+            "sparks_created": max(tl.sparks.created, tl.spark_events.created),
+        },
+        "levels": [_level(b) for b in _levels(tl.bins, len(caps), budget.bin_numbers)],
+        "exact_until": _s(until) if until is not None else None,
+        # [cap index, start, end, 0 run / 1 GC, thread (-1: none), cut]
+        "intervals": [
+            _interval(i, index) for i in intervals[: budget.intervals] if before(i.start)
+        ],
+        # [start, end, generation (-1: unknown), bytes copied, capabilities, parallel, cut]
+        "gcs": [_collection(c) for c in cols[: budget.collections] if before(c.start)],
+        "spans": [
+            [s.label, _s(s.start), _s(s.end), s.depth, 1 if s.cut else 0]
+            for s in tl.spans[: budget.spans]
+        ],
+        "markers": [[_s(m.time), m.text] for m in tl.markers[: budget.markers]],
+        "labels": {str(k): v for k, v in sorted(labels.items())},
+        "cap_table": [
+            {
+                "cap": c.cap,
+                "mutator": _s(c.mutator),
+                "gc": _s(c.gc),
+                "idle": _s(c.idle),
+                "runs": c.runs,
+                "collections": c.collections,
+            }
+            for c in tl.caps
+        ],
+        "threads": [
+            {
+                "thread": t.thread,
+                "label": t.label or "",
+                "runs": t.runs,
+                "run": _s(t.run_time),
+                "blocked": _s(t.blocked),
+                "migrations": t.migrations,
+                "stops": ", ".join(
+                    f"{s.reason} x{s.count}" for s in sorted(t.stops, key=lambda s: -s.count)
+                ),
+                "finished": t.finished is not None,
+            }
+            for t in threads
+        ],
+        "threads_shown": len(threads),
+    }
+
+
+def timeline_file_data(path: str | os.PathLike[str], title: str) -> dict[str, Any]:
+    """The runtime section of the eventlog at ``path``, built in one streaming pass."""
+    return section_data(read_timeline(path), title)

@@ -1,0 +1,734 @@
+"""Build a :class:`Timeline` in one streaming pass over an eventlog's events.
+
+The builder is a state machine per capability (running thread N, in GC, or idle), per thread
+(running, or waiting since a stop with a reason), per collection and per user span. It expects
+events in time order (:meth:`EventlogReader.iter_sorted`); in file order each capability's own
+figures stay right, but collections and spans that cross capabilities may not.
+
+Memory follows the number of capabilities, threads, tasks and bins. What grows with the log is
+kept exactly up to a :class:`Budget` and handed, whole, to any :class:`TimelineSink` (the
+exporters stream through one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Protocol
+
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.events import Event, EventFold
+from halvm_prof.timeline.bins import BinGrid, coarser_max, coarser_sum
+from halvm_prof.timeline.model import (
+    SPARK_KINDS,
+    Bins,
+    Budget,
+    CapTimeline,
+    Collection,
+    GcSummary,
+    HeapPoint,
+    Interval,
+    Marker,
+    Span,
+    SpanStats,
+    SparkKind,
+    SparkTotals,
+    Task,
+    ThreadRecord,
+    ThreadStop,
+    Timeline,
+    WallClock,
+)
+
+if TYPE_CHECKING:
+    from halvm_prof.formats.eventlog.reader import EventlogReader, Region
+
+_Loader = Callable[["Region", bytes, int], tuple[list[int], list[Event]]]
+
+
+class TimelineSink(Protocol):
+    """Receives every record as the pass makes it (not only those the budget keeps)."""
+
+    def interval(self, iv: Interval) -> None: ...
+    def collection(self, c: Collection) -> None: ...
+    def marker(self, m: Marker) -> None: ...
+    def span(self, s: Span) -> None: ...
+    def counter(self, t: int, name: str, value: int) -> None: ...
+
+
+_SPARK_EVENT: dict[int, SparkKind] = {
+    ev.SPARK_CREATE: "created",
+    ev.SPARK_RUN: "converted",
+    ev.SPARK_STEAL: "converted",
+    ev.SPARK_FIZZLE: "fizzled",
+    ev.SPARK_GC: "gcd",
+    ev.SPARK_OVERFLOW: "overflowed",
+    ev.SPARK_DUD: "dud",
+}
+# SPARK_COUNTERS' fields: created, dud, overflowed, converted, GC'd, fizzled, remaining.
+_COUNTER_KINDS: tuple[SparkKind, ...] = (
+    "created", "dud", "overflowed", "converted", "gcd", "fizzled",
+)  # fmt: skip
+_HEAP_KIND = {
+    ev.HEAP_SIZE: "size",
+    ev.HEAP_LIVE: "live",
+    ev.BLOCKS_SIZE: "blocks",
+    ev.HEAP_ALLOCATED: "allocated",
+}
+_COUNTER_NAME = {
+    ev.HEAP_SIZE: "heap size",
+    ev.HEAP_LIVE: "live bytes",
+    ev.BLOCKS_SIZE: "blocks size",
+    ev.HEAP_ALLOCATED: "allocated",
+}
+FINISHED = 5
+
+
+def stop_reason(status: int) -> str:
+    """The reason of a stop status, without the per-stop detail ghc-events adds."""
+    if status == 2:
+        return "stack overflow"
+    if status == 8:
+        return "blocked on a black hole"
+    return ev.STOP_STATUS.get(status, f"unknown stop status {status}")
+
+
+class _Thread:
+    __slots__ = (
+        "caps", "created", "created_cap", "finished", "label", "last_stop", "migrations",
+        "run_time", "runs", "stops", "thread", "waited",
+    )  # fmt: skip
+
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
+        self.label: str | None = None
+        self.created: int | None = None
+        self.created_cap: int | None = None
+        self.run_time = 0
+        self.runs = 0
+        self.stops: dict[int, int] = {}
+        self.waited: dict[int, int] = {}
+        self.last_stop: tuple[int, int] | None = None
+        self.migrations = 0
+        self.caps: set[int] = set()
+        self.finished: int | None = None
+
+
+class _Cap:
+    __slots__ = ("cap", "collections", "gc", "gc_open", "mutator", "run_open", "runs", "start")
+
+    def __init__(self, cap: int, start: int) -> None:
+        self.cap = cap
+        self.start = start
+        self.mutator = 0
+        self.gc = 0
+        self.runs = 0
+        self.collections = 0
+        # (start, thread) of the running thread; (start, collection) of an open GC
+        self.run_open: tuple[int, int] | None = None
+        self.gc_open: tuple[int, _Collection] | None = None
+
+
+class _Collection:
+    __slots__ = (
+        "caps", "closed", "copied", "end", "gen", "index", "open", "par", "start", "threads",
+    )  # fmt: skip
+
+    def __init__(self, index: int, start: int, par: bool) -> None:
+        self.index = index
+        self.start = start
+        self.end = start
+        self.caps: list[int] = []
+        self.open = 0
+        self.par = par
+        self.closed = False
+        self.gen: int | None = None
+        self.copied: int | None = None
+        self.threads: int | None = None
+
+
+class TimelineBuilder:
+    """Feed events with :meth:`add` (or :meth:`feed`), then :meth:`finish`."""
+
+    def __init__(self, budget: Budget | None = None, sinks: Sequence[TimelineSink] = ()) -> None:
+        self.budget = budget or Budget()
+        self.sinks = list(sinks)
+        self.grid = BinGrid(self.budget.bins)
+        self.count = 0
+        self.first: int | None = None
+        self.last = 0
+        self.caps: dict[int, _Cap] = {}
+        self.threads: dict[int, _Thread] = {}
+        self.intervals: list[Interval] = []
+        self.collections: list[Collection] = []
+        self.current: _Collection | None = None
+        self.last_closed: _Collection | None = None
+        self.ncollections = 0
+        self.gc_total = 0
+        self.gc_longest = 0
+        self.gc_parallel = 0
+        self.gc_copied = 0
+        self.by_gen: dict[int, int] = {}
+        self.request_par = False
+        self.counters: dict[int, tuple[int, ...]] = {}
+        self.counter_time: dict[int, int] = {}
+        self.spark_events = dict.fromkeys(SPARK_KINDS, 0)
+        self.spark_seen = False
+        self.markers: list[Marker] = []
+        self.spans: list[Span] = []
+        self.open_spans: dict[str, list[tuple[int, int]]] = {}
+        self.span_depth = 0
+        self.span_stats: dict[str, list[int]] = {}
+        self.heap: list[HeapPoint] = []
+        self.allocated: dict[int | None, tuple[int, int]] = {}
+        self.tasks: list[Task] = []
+        self.task_open: dict[int, int] = {}
+        self.wall: WallClock | None = None
+        self.exact_until: int | None = None
+        self.dropped: dict[str, int] = {}
+
+    # -- keeping within the budget ----------------------------------------------------------
+
+    def _drop(self, kind: str, t: int) -> None:
+        self.dropped[kind] = self.dropped.get(kind, 0) + 1
+        if self.exact_until is None or t < self.exact_until:
+            self.exact_until = t
+
+    def _interval(self, iv: Interval) -> None:
+        if len(self.intervals) < self.budget.intervals:
+            self.intervals.append(iv)
+        else:
+            self._drop("intervals", iv.start)
+        for s in self.sinks:
+            s.interval(iv)
+
+    def _cap(self, cap: int, t: int) -> _Cap:
+        c = self.caps.get(cap)
+        if c is None:
+            c = self.caps[cap] = _Cap(cap, t)
+        return c
+
+    def _thread(self, thread: int) -> _Thread:
+        th = self.threads.get(thread)
+        if th is None:
+            th = self.threads[thread] = _Thread(thread)
+        return th
+
+    # -- per capability -----------------------------------------------------------------------
+
+    def _close_run(self, c: _Cap, t: int, status: int | None, cut: bool = False) -> None:
+        assert c.run_open is not None
+        start, thread = c.run_open
+        c.run_open = None
+        length = max(0, t - start)
+        c.mutator += length
+        th = self._thread(thread)
+        th.run_time += length
+        self.grid.cover(("run", c.cap), start, max(start, t))
+        self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
+
+    def _close_gc(self, c: _Cap, t: int, cut: bool = False) -> None:
+        assert c.gc_open is not None
+        start, col = c.gc_open
+        c.gc_open = None
+        end = max(start, t)
+        c.gc += end - start
+        self.grid.cover(("gc", c.cap), start, end)
+        self._interval(Interval(c.cap, start, end, "gc", None, None, cut))
+        col.open -= 1
+        if not col.closed:
+            col.end = max(col.end, end)
+
+    def _run(self, cap: int, t: int, thread: int) -> None:
+        c = self._cap(cap, t)
+        if c.run_open is not None:
+            self._close_run(c, t, None)
+        if c.gc_open is not None:
+            self._close_gc(c, t)
+        c.run_open = (t, thread)
+        c.runs += 1
+        th = self._thread(thread)
+        th.runs += 1
+        th.caps.add(cap)
+        if th.last_stop is not None:
+            status, at = th.last_stop
+            th.waited[status] = th.waited.get(status, 0) + max(0, t - at)
+            th.last_stop = None
+
+    def _stop(self, cap: int, t: int, thread: int, status: int) -> None:
+        c = self._cap(cap, t)
+        if c.run_open is not None and c.run_open[1] == thread:
+            self._close_run(c, t, status)
+        th = self._thread(thread)
+        th.stops[status] = th.stops.get(status, 0) + 1
+        if status == FINISHED:
+            th.finished = t
+            th.last_stop = None
+        else:
+            th.last_stop = (status, t)
+
+    # -- collections ---------------------------------------------------------------------------
+
+    def _gc_start(self, cap: int, t: int) -> None:
+        c = self._cap(cap, t)
+        if c.run_open is not None:
+            self._close_run(c, t, None)
+        if c.gc_open is not None:
+            self._close_gc(c, t)
+        col = self.current
+        if col is not None and col.open == 0 and not col.closed:
+            # A log without GC statistics: a collection ends when all its capabilities have.
+            self._close_collection(col, None, cut=False)
+            col = None
+        if col is None:
+            col = self.current = _Collection(self.ncollections, t, self.request_par)
+            self.ncollections += 1
+            self.request_par = False
+        if cap not in col.caps:
+            col.caps.append(cap)
+            c.collections += 1
+        col.open += 1
+        c.gc_open = (t, col)
+
+    def _gc_end(self, cap: int, t: int) -> None:
+        c = self.caps.get(cap)
+        if c is not None and c.gc_open is not None:
+            self._close_gc(c, t)
+
+    def _gc_stats(self, cap: int | None, t: int, args: tuple[int, ...]) -> None:
+        col = self.current
+        if col is None:
+            col = self.last_closed
+            if col is None or col.gen is not None:
+                return
+            # Statistics of a collection already closed (fallback rule): complete its record.
+            col.gen, col.copied, col.threads = args[1], args[2], args[5]
+            return
+        col.gen, col.copied, col.threads = args[1], args[2], args[5]
+        self._close_collection(col, cap, cut=False)
+
+    def _close_collection(self, col: _Collection, leader: int | None, cut: bool) -> None:
+        col.closed = True
+        if self.current is col:
+            self.current = None
+        self.last_closed = col
+        parallel = col.par or len(col.caps) > 1 or (col.threads or 0) > 1
+        rec = Collection(
+            col.index,
+            col.start,
+            col.end,
+            tuple(sorted(col.caps)),
+            parallel,
+            col.gen,
+            col.copied,
+            col.threads,
+            cut,
+        )
+        pause = rec.pause
+        self.gc_total += pause
+        self.gc_longest = max(self.gc_longest, pause)
+        self.gc_parallel += parallel
+        if col.gen is not None:
+            self.by_gen[col.gen] = self.by_gen.get(col.gen, 0) + 1
+        self.gc_copied += col.copied or 0
+        self.grid.add("collections", col.start)
+        self.grid.cover("pause", col.start, col.end)
+        if len(self.collections) < self.budget.collections:
+            self.collections.append(rec)
+        else:
+            self._drop("collections", rec.start)
+        for s in self.sinks:
+            s.collection(rec)
+
+    # -- user events ---------------------------------------------------------------------------
+
+    def _user(self, text: str, t: int) -> None:
+        kind, _, label = text.partition(" ")
+        if kind == "START" and label:
+            self.open_spans.setdefault(label, []).append((t, self.span_depth))
+            self.span_depth += 1
+            self.span_stats.setdefault(label, [0, 0, 0])
+        elif kind == "STOP" and label and self.open_spans.get(label):
+            start, depth = self.open_spans[label].pop()
+            self.span_depth = max(0, self.span_depth - 1)
+            st = self.span_stats[label]
+            length = max(0, t - start)
+            st[0] += 1
+            st[1] += length
+            st[2] = max(st[2], length)
+            self._span(Span(label, start, max(start, t), depth))
+
+    def _span(self, s: Span) -> None:
+        if len(self.spans) < self.budget.spans:
+            self.spans.append(s)
+        else:
+            self._drop("spans", s.start)
+        for sink in self.sinks:
+            sink.span(s)
+
+    def _counter(self, t: int, name: str, value: int) -> None:
+        for s in self.sinks:
+            s.counter(t, name, value)
+
+    # -- the pass ------------------------------------------------------------------------------
+
+    def feed(self, events: Iterable[Event]) -> None:
+        for e in events:
+            self.add(e)
+
+    def add(self, e: Event) -> None:
+        """Take one event (in time order)."""
+        self.count += 1
+        t, et, cap, a = e.time, e.type, e.cap, e.args
+        if self.first is None or t < self.first:
+            self.first = t
+        if t > self.last:
+            self.last = t
+        if (
+            not a
+            and et not in (ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC)
+            and (et not in _SPARK_EVENT)
+        ):
+            return  # an unknown or malformed event: nothing to read from it
+        kind = _SPARK_EVENT.get(et)
+        if kind is not None:
+            self.spark_events[kind] += 1
+            self.spark_seen = True
+            self.grid.add(("spark", kind), t)
+            return
+        if cap is not None and et in (ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START):
+            if et == ev.RUN_THREAD:
+                self._run(cap, t, a[0])
+            elif et == ev.STOP_THREAD:
+                self._stop(cap, t, a[0], a[1])
+            else:
+                self._gc_start(cap, t)
+            return
+        if et == ev.GC_END:
+            if cap is not None:
+                self._gc_end(cap, t)
+        elif et == ev.REQUEST_PAR_GC:
+            self.request_par = True
+        elif et == ev.GC_STATS_GHC:
+            self._gc_stats(cap, t, a)
+        elif et in _HEAP_KIND:
+            self._heap(et, cap, t, a[1])
+        elif et == ev.SPARK_COUNTERS:
+            self._spark_counters(cap, t, a)
+        elif et == ev.CREATE_THREAD:
+            th = self._thread(a[0])
+            th.created, th.created_cap = t, cap
+            if cap is not None:
+                self._cap(cap, t)
+        elif et == ev.MIGRATE_THREAD:
+            self._thread(a[0]).migrations += 1
+        elif et == ev.THREAD_LABEL:
+            self._thread(a[0]).label = a[1]
+        elif et == ev.USER_MSG:
+            self._user(a[0], t)
+        elif et == ev.USER_MARKER:
+            m = Marker(t, a[0], cap)
+            if len(self.markers) < self.budget.markers:
+                self.markers.append(m)
+            else:
+                self._drop("markers", t)
+            for s in self.sinks:
+                s.marker(m)
+            self._user(a[0], t)
+        elif et == ev.CAP_CREATE:
+            self._cap(a[0], t)
+        elif et == ev.TASK_CREATE:
+            self.task_open[a[0]] = len(self.tasks)
+            self.tasks.append(Task(a[0], a[2], a[1], t, None, 0))
+        elif et == ev.TASK_MIGRATE:
+            i = self.task_open.get(a[0])
+            if i is not None:
+                old = self.tasks[i]
+                self.tasks[i] = Task(old.task, old.os_thread, a[2], old.created, None,
+                                     old.migrations + 1)  # fmt: skip
+        elif et == ev.TASK_DELETE:
+            i = self.task_open.pop(a[0], None)
+            if i is not None:
+                old = self.tasks[i]
+                self.tasks[i] = Task(old.task, old.os_thread, old.cap, old.created, t,
+                                     old.migrations)  # fmt: skip
+        elif et == ev.WALL_CLOCK_TIME and self.wall is None:
+            self.wall = WallClock(t, a[1] * 1_000_000_000 + a[2])
+
+    def _heap(self, et: int, cap: int | None, t: int, value: int) -> None:
+        kind = _HEAP_KIND[et]
+        if len(self.heap) < self.budget.points:
+            self.heap.append(HeapPoint(t, kind, value))  # type: ignore[arg-type]
+        else:
+            self._drop("heap points", t)
+        if kind == "allocated":
+            # Each capability counts its own allocation; the rate spreads each delta over the
+            # time since that capability's last count.
+            prev = self.allocated.get(cap)
+            self.allocated[cap] = (t, value)
+            if prev is not None and value >= prev[1]:
+                self.grid.spread("allocated", prev[0], t, value - prev[1])
+            elif prev is None:
+                self.grid.spread("allocated", 0, t, value)
+            self._counter(t, "allocated", sum(v for _, v in self.allocated.values()))
+            return
+        self.grid.peak(kind, t, value)
+        self._counter(t, _COUNTER_NAME[et], value)
+
+    def _spark_counters(self, cap: int | None, t: int, a: tuple[int, ...]) -> None:
+        if cap is None:
+            return
+        prev = self.counters.get(cap)
+        since = self.counter_time.get(cap, 0)
+        self.counters[cap] = a
+        self.counter_time[cap] = t
+        for i, kind in enumerate(_COUNTER_KINDS):
+            delta = a[i] - (prev[i] if prev is not None else 0)
+            if delta > 0:
+                self.grid.spread(("counter", kind), since, t, delta)
+        self.grid.peak(("pool", cap), t, a[6])
+        self._counter(t, f"spark pool cap {cap}", a[6])
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def finish(self, *, complete: bool = True, note: str | None = None) -> Timeline:
+        """Close what is still open at the last event (marked as cut) and make the model."""
+        end = self.last
+        for c in self.caps.values():
+            if c.run_open is not None:
+                self._close_run(c, end, None, cut=True)
+            if c.gc_open is not None:
+                self._close_gc(c, end, cut=True)
+        if self.current is not None:
+            self._close_collection(self.current, None, cut=True)
+        for label in sorted(self.open_spans):
+            for start, depth in self.open_spans[label]:
+                self._span(Span(label, start, max(start, end), depth, cut=True))
+        first = self.first if self.first is not None else 0
+        cutoff = self.exact_until
+        if cutoff is not None:
+            # Whole up to the first record that did not fit, and nothing past it.
+            self.intervals = [i for i in self.intervals if i.start < cutoff]
+            self.collections = [c for c in self.collections if c.start < cutoff]
+            self.spans = [s for s in self.spans if s.start < cutoff]
+            self.markers = [m for m in self.markers if m.time < cutoff]
+            self.heap = [p for p in self.heap if p.time < cutoff]
+        caps = tuple(
+            CapTimeline(c.cap, min(c.start, first), end, c.mutator, c.gc, c.runs, c.collections)
+            for c in sorted(self.caps.values(), key=lambda c: c.cap)
+        )
+        return Timeline(
+            events=self.count,
+            first=first,
+            end=end,
+            caps=caps,
+            threads=tuple(self._thread_record(th, end) for _, th in sorted(self.threads.items())),
+            intervals=tuple(sorted(self.intervals, key=lambda i: (i.start, i.cap))),
+            collections=tuple(self.collections),
+            gc=GcSummary(
+                self.ncollections,
+                self.gc_total,
+                self.gc_longest,
+                self.gc_parallel,
+                tuple(sorted(self.by_gen.items())),
+                self.gc_copied,
+            ),
+            sparks=self._counter_totals(),
+            spark_events=SparkTotals(**self.spark_events, source="events")
+            if self.spark_seen
+            else SparkTotals(),
+            markers=tuple(self.markers),
+            spans=tuple(sorted(self.spans, key=lambda s: (s.start, s.depth, s.label))),
+            span_stats=tuple(
+                SpanStats(label, st[0], st[1], st[2], len(self.open_spans.get(label, ())))
+                for label, st in sorted(self.span_stats.items())
+            ),
+            heap=tuple(self.heap),
+            tasks=tuple(self.tasks),
+            wall_clock=self.wall,
+            bins=self._bins([c.cap for c in caps]),
+            exact_until=self.exact_until,
+            dropped=tuple(sorted(self.dropped.items())),
+            complete=complete,
+            note=note,
+            budget=self.budget,
+        )
+
+    def _thread_record(self, th: _Thread, end: int) -> ThreadRecord:
+        waited = dict(th.waited)
+        cut = False
+        if th.last_stop is not None:
+            status, at = th.last_stop
+            waited[status] = waited.get(status, 0) + max(0, end - at)
+        for c in self.caps.values():
+            if c.run_open is not None and c.run_open[1] == th.thread:
+                cut = True
+        stops = tuple(
+            ThreadStop(s, stop_reason(s), n, waited.get(s, 0)) for s, n in sorted(th.stops.items())
+        )
+        return ThreadRecord(
+            th.thread, th.label, th.created, th.created_cap, th.run_time, th.runs, stops,
+            th.migrations, tuple(sorted(th.caps)), th.finished, cut,
+        )  # fmt: skip
+
+    def _counter_totals(self) -> SparkTotals:
+        if not self.counters:
+            return SparkTotals()
+        total = [sum(c[i] for c in self.counters.values()) for i in range(6)]
+        return SparkTotals(
+            created=total[0],
+            dud=total[1],
+            overflowed=total[2],
+            converted=total[3],
+            gcd=total[4],
+            fizzled=total[5],
+            source="counters",
+        )
+
+    def _bins(self, caps: list[int]) -> tuple[Bins, ...]:
+        g = self.grid
+        g.reach(self.last)
+        n = g.used()
+        finest = Bins(
+            width=g.width,
+            count=n,
+            run=tuple(g.sum_series(("run", c), n) for c in caps),
+            gc=tuple(g.sum_series(("gc", c), n) for c in caps),
+            collections=g.sum_series("collections", n),
+            pause=g.sum_series("pause", n),
+            spark_events=tuple((k, g.sum_series(("spark", k), n)) for k in SPARK_KINDS),
+            spark_counters=tuple((k, g.sum_series(("counter", k), n)) for k in SPARK_KINDS),
+            pool=tuple(g.max_series(("pool", c), n) for c in caps),
+            heap_size=g.max_series("size", n),
+            heap_live=g.max_series("live", n),
+            allocated=g.sum_series("allocated", n),
+        )
+        levels = [finest]
+        while levels[-1].count > 64:
+            levels.append(_coarser(levels[-1], 4))
+        return tuple(levels)
+
+
+def _coarser(b: Bins, f: int) -> Bins:
+    return Bins(
+        width=b.width * f,
+        count=(b.count + f - 1) // f,
+        run=tuple(coarser_sum(r, f) for r in b.run),
+        gc=tuple(coarser_sum(r, f) for r in b.gc),
+        collections=coarser_sum(b.collections, f),
+        pause=coarser_sum(b.pause, f),
+        spark_events=tuple((k, coarser_sum(v, f)) for k, v in b.spark_events),
+        spark_counters=tuple((k, coarser_sum(v, f)) for k, v in b.spark_counters),
+        pool=tuple(coarser_max(p, f) for p in b.pool),
+        heap_size=coarser_max(b.heap_size, f),
+        heap_live=coarser_max(b.heap_live, f),
+        allocated=coarser_sum(b.allocated, f),
+    )
+
+
+def build_timeline(
+    events: Iterable[Event],
+    *,
+    complete: bool = True,
+    note: str | None = None,
+    budget: Budget | None = None,
+    sinks: Sequence[TimelineSink] = (),
+) -> Timeline:
+    """The timeline of ``events`` (in time order); ``complete``/``note`` describe the log."""
+    b = TimelineBuilder(budget, sinks)
+    b.feed(events)
+    return b.finish(complete=complete, note=note)
+
+
+def read_timeline(
+    source: str | os.PathLike[str] | IO[bytes],
+    *,
+    budget: Budget | None = None,
+    sinks: Sequence[TimelineSink] = (),
+) -> Timeline:
+    """The timeline of an eventlog file or seekable stream, read in time order (commands go
+    through :meth:`halvm_prof.formats.source.EventlogSource.timeline`)."""
+    from halvm_prof.formats.eventlog.reader import EventlogReader
+
+    with EventlogReader(source) as reader:
+        return timeline_of_reader(reader, budget=budget, sinks=sinks)
+
+
+def timeline_of_reader(
+    reader: EventlogReader,
+    *,
+    budget: Budget | None = None,
+    sinks: Sequence[TimelineSink] = (),
+    also: Sequence[EventFold] = (),
+) -> Timeline:
+    """The timeline of the log ``reader`` reads, in time order; each of ``also`` is given the
+    events it asks for in the same pass.
+
+    Spark events (``-lf``: most of a parallel program's log) only add to counts and bins, which
+    do not depend on order, so they are counted where each block is read and never become
+    :class:`Event`\\ s (nor reach ``also``); the result is that of :func:`build_timeline` over
+    ``iter_sorted()``.
+    """
+    b = TimelineBuilder(budget, sinks)
+    side = [(f.types, f.add) for f in also]
+    if reader.codec is not None:
+        for batch in reader.sweep(_spark_counting_loader(reader, b)):
+            for e in batch:
+                b.add(e)
+                for types, add in side:
+                    if types is None or e.type in types:
+                        add(e)
+    error = reader.error()
+    notes = [n for n in (reader.note(), str(error) if error else None) if n]
+    return b.finish(complete=not notes, note="; ".join(notes) if notes else None)
+
+
+def _spark_counting_loader(reader: EventlogReader, b: TimelineBuilder) -> _Loader:
+    """A ``load`` for :meth:`EventlogReader.sweep`: every event but spark events, as
+    ``iter_sorted`` loads them; spark events counted into ``b`` at once."""
+    import struct
+
+    from halvm_prof.formats.eventlog.reader import sort_key
+    from halvm_prof.timeline.scan import tables, walker
+
+    codec = reader.codec
+    assert codec is not None
+    decoders = codec.decoders
+    problems = reader.problems
+    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(codec.sizes) and codec.known[t]}
+    sizes, count = tables(codec.sizes, set(kinds))
+    walk = walker()
+    grid = b.grid
+    shift = sort_key(1, 0, 0).bit_length() - 1
+
+    def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
+        w = grid.width
+        kept, counts, sparks, hi = walk(buf, sizes, count, w)
+        keys: list[int] = []
+        out: list[Event] = []
+        cap = region.cap
+        at = region.offset
+        key_base = sort_key(0, ridx, 0)
+        for pos, etype, t, payload, size in kept:
+            try:
+                args = decoders[etype](buf, payload, size)
+            except (ValueError, IndexError, struct.error) as e:
+                problems.append(f"byte {at + pos}: malformed event of type {etype}: {e}")
+                args = ()
+            keys.append((t << shift) | key_base | len(out))
+            out.append(Event(t, etype, cap, args, at + pos))
+        if sparks:
+            b.count += sparks
+            lo = region.min_time
+            if b.first is None or lo < b.first:
+                b.first = lo
+            if hi > b.last:
+                b.last = hi
+            b.spark_seen = True
+            for (etype, bucket), c in counts.items():
+                kind = kinds[etype]
+                b.spark_events[kind] += c
+                grid.add(("spark", kind), bucket * w, c)
+        return keys, out
+
+    return load

@@ -1,0 +1,284 @@
+"""The runtime timeline of one eventlog: typed, frozen results of :mod:`.build`.
+
+Times are integer nanoseconds since the RTS started, as the eventlog stamps them. What grows with
+the log (intervals, collections, spans, markers, heap points) is kept exactly up to a
+:class:`Budget`; past it only the bins (:class:`Bins`, at a few resolutions) hold the run, and
+``exact_until`` says from when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+NS = 1_000_000_000
+
+IntervalKind = Literal["run", "gc"]
+SparkKind = Literal["created", "converted", "fizzled", "gcd", "overflowed", "dud"]
+SPARK_KINDS: tuple[SparkKind, ...] = ("created", "converted", "fizzled", "gcd", "overflowed", "dud")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How many exact records the model keeps of each kind that grows with the log."""
+
+    intervals: int = 200_000
+    collections: int = 50_000
+    spans: int = 20_000
+    markers: int = 20_000
+    points: int = 50_000
+    #: Bins of the finest resolution (between half of this and this many over the run).
+    bins: int = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """``[start, end)`` on capability ``cap``: thread ``thread`` running, or a GC (thread None).
+
+    ``cut`` marks an interval still open when the events ran out, drawn up to the last event.
+    ``status`` is the thread's stop status code (see ``events.STOP_STATUS``), None for a GC or a
+    cut run.
+    """
+
+    cap: int
+    start: int
+    end: int
+    kind: IntervalKind
+    thread: int | None = None
+    status: int | None = None
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CapTimeline:
+    """One capability's time, in ns: running Haskell threads, in GC, and neither (idle)."""
+
+    cap: int
+    start: int
+    end: int
+    mutator: int
+    gc: int
+    runs: int
+    collections: int
+
+    @property
+    def idle(self) -> int:
+        return max(0, self.end - self.start - self.mutator - self.gc)
+
+    @property
+    def busy(self) -> int:
+        return self.mutator + self.gc
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadStop:
+    """How often a thread stopped for one reason, and how long it waited before it ran again
+    (up to the end of the log when it never did)."""
+
+    status: int
+    reason: str
+    count: int
+    waited: int
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRecord:
+    """One Haskell thread: creation, runs, stops by reason, migrations, label."""
+
+    thread: int
+    label: str | None
+    created: int | None
+    created_cap: int | None
+    run_time: int
+    runs: int
+    stops: tuple[ThreadStop, ...]
+    migrations: int
+    caps: tuple[int, ...]
+    finished: int | None
+    cut: bool
+
+    @property
+    def blocked(self) -> int:
+        """Waiting time of every stop that is not a finish."""
+        return sum(s.waited for s in self.stops if s.status != 5)
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """One garbage collection (not one per capability): from the first capability's start to
+    the end of the capability that wrote the RTS's GC statistics.
+
+    ``generation``, ``copied`` and ``par_threads`` come from that statistics event (None when
+    the log has none); ``caps`` are the capabilities that took part.
+    """
+
+    index: int
+    start: int
+    end: int
+    caps: tuple[int, ...]
+    parallel: bool
+    generation: int | None = None
+    copied: int | None = None
+    par_threads: int | None = None
+    cut: bool = False
+
+    @property
+    def pause(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class GcSummary:
+    """All collections: count, pauses (ns), parallel ones, count per generation, bytes copied."""
+
+    count: int = 0
+    total: int = 0
+    longest: int = 0
+    parallel: int = 0
+    by_generation: tuple[tuple[int, int], ...] = ()
+    copied: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SparkTotals:
+    """Spark totals; ``source``: the RTS's spark counters, ``-lf`` spark events, or none."""
+
+    created: int = 0
+    converted: int = 0
+    fizzled: int = 0
+    gcd: int = 0
+    overflowed: int = 0
+    dud: int = 0
+    source: Literal["counters", "events", "none"] = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A user marker (``traceMarker``)."""
+
+    time: int
+    text: str
+    cap: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A ``START label`` … ``STOP label`` span (user events or markers, ghc-events-analyze's
+    convention); ``depth`` counts the spans open around it; ``cut`` marks one never stopped."""
+
+    label: str
+    start: int
+    end: int
+    depth: int
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SpanStats:
+    """The closed spans of one label: count, total and longest length (ns), and how many were
+    left open."""
+
+    label: str
+    count: int
+    total: int
+    longest: int
+    unfinished: int
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """An RTS task (an OS thread): its kernel thread id, capability and life."""
+
+    task: int
+    os_thread: int
+    cap: int
+    created: int
+    deleted: int | None
+    migrations: int
+
+
+@dataclass(frozen=True, slots=True)
+class WallClock:
+    """The wall-clock anchor: at ``at`` ns since RTS start, the Unix time was ``unix_ns``."""
+
+    at: int
+    unix_ns: int
+
+    def wall(self, t: int) -> int:
+        """Unix time (ns) of the log time ``t``."""
+        return self.unix_ns + (t - self.at)
+
+
+@dataclass(frozen=True, slots=True)
+class HeapPoint:
+    """One heap sample: ``kind`` is size, live, blocks or allocated (bytes so far)."""
+
+    time: int
+    kind: Literal["size", "live", "blocks", "allocated"]
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class Bins:
+    """The run cut into ``count`` bins of ``width`` ns from time 0.
+
+    Per capability (in :attr:`Timeline.caps` order): ns running and ns in GC in each bin. For
+    the whole run: collections starting in each bin, ns of collection pause, spark events by
+    kind (``-lf``), sparks by counter deltas, largest pool size per capability (-1: no sample),
+    largest heap size and live bytes (-1: no sample) and bytes allocated in each bin.
+    """
+
+    width: int
+    count: int
+    run: tuple[tuple[int, ...], ...]
+    gc: tuple[tuple[int, ...], ...]
+    collections: tuple[int, ...]
+    pause: tuple[int, ...]
+    spark_events: tuple[tuple[SparkKind, tuple[int, ...]], ...]
+    spark_counters: tuple[tuple[SparkKind, tuple[int, ...]], ...]
+    pool: tuple[tuple[int, ...], ...]
+    heap_size: tuple[int, ...]
+    heap_live: tuple[int, ...]
+    allocated: tuple[int, ...]
+
+    def utilization(self) -> tuple[float, ...]:
+        """Share of all capabilities' time spent running Haskell threads, per bin."""
+        ncaps = max(1, len(self.run))
+        per = self.width * ncaps
+        return tuple(sum(r[i] for r in self.run) / per for i in range(self.count))
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Everything the runtime did over time, from one streaming pass over an eventlog.
+
+    ``end`` is the time of the last event; ``exact_until`` the time up to which the exact
+    lists are whole (None: whole to the end); ``complete``/``note`` as for every reader.
+    """
+
+    events: int
+    first: int
+    end: int
+    caps: tuple[CapTimeline, ...]
+    threads: tuple[ThreadRecord, ...]
+    intervals: tuple[Interval, ...]
+    collections: tuple[Collection, ...]
+    gc: GcSummary
+    sparks: SparkTotals
+    spark_events: SparkTotals
+    markers: tuple[Marker, ...]
+    spans: tuple[Span, ...]
+    span_stats: tuple[SpanStats, ...]
+    heap: tuple[HeapPoint, ...]
+    tasks: tuple[Task, ...]
+    wall_clock: WallClock | None
+    bins: tuple[Bins, ...]
+    exact_until: int | None = None
+    dropped: tuple[tuple[str, int], ...] = ()
+    complete: bool = True
+    note: str | None = None
+    budget: Budget = field(default_factory=Budget)
+
+    @property
+    def duration(self) -> int:
+        return max(0, self.end - self.first)

@@ -1,0 +1,74 @@
+"""The walk of one eventlog region that the timeline's pass runs on every event: events of
+counted types (spark events) become counts by time bucket, the others are handed back to be
+decoded. The optional compiled ``halvm_prof._elscan.walk`` does the same walk
+(``HALVM_PROF_PURE=1`` switches it off); the tests hold both to identical results.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from collections.abc import Callable
+
+#: (offset, type, time, payload offset, payload length) of each event kept.
+Kept = list[tuple[int, int, int, int, int]]
+#: kept events, {(type, time // width): count}, how many counted, largest counted time (-1).
+WalkResult = tuple[Kept, dict[tuple[int, int], int], int, int]
+Walk = Callable[[bytes, bytes, bytes, int], WalkResult]
+
+_HEAD = struct.Struct(">HQ").unpack_from
+_U16 = struct.Struct(">H").unpack_from
+
+_compiled: Walk | None
+try:
+    from halvm_prof import _elscan
+
+    _compiled = _elscan.walk
+except ImportError:  # installed without a C compiler: the Python walk does the work
+    _compiled = None
+
+
+def tables(sizes: list[int], counted: set[int]) -> tuple[bytes, bytes]:
+    """The size and counted-type tables both walks take."""
+    return array("i", sizes).tobytes(), bytes(1 if t in counted else 0 for t in range(len(sizes)))
+
+
+def walk_python(buf: bytes, sizes: bytes, count: bytes, width: int) -> WalkResult:
+    """The walk in Python (see the module docstring)."""
+    size_of = array("i")
+    size_of.frombytes(sizes)
+    head, u16 = _HEAD, _U16
+    kept: Kept = []
+    counts: dict[tuple[int, int], int] = {}
+    counted = 0
+    top = -1
+    pos = 0
+    n = len(buf)
+    while pos < n:
+        etype, t = head(buf, pos)
+        size = size_of[etype]
+        if size >= 0:
+            payload = pos + 10
+        elif size == -1:
+            (size,) = u16(buf, pos + 10)
+            payload = pos + 12
+        else:
+            raise ValueError(f"undeclared type {etype}")
+        if count[etype]:
+            k = (etype, t // width)
+            counts[k] = counts.get(k, 0) + 1
+            counted += 1
+            if t > top:
+                top = t
+        else:
+            kept.append((pos, etype, t, payload, size))
+        pos = payload + size
+    return kept, counts, counted, top
+
+
+def walker() -> Walk:
+    """The compiled walk when installed and not switched off, else the Python one."""
+    if _compiled is not None and not os.environ.get("HALVM_PROF_PURE"):
+        return _compiled
+    return walk_python

@@ -1,0 +1,265 @@
+"""The eventlog's runtime page in a real headless Chromium: each capability row and chart
+carries ink of the right colour at the times the timeline says; speedscope loads the
+Chrome-trace export.
+
+Uses the browser of test_report_browser (one per module).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import itertools
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from halvm_prof.render.html import (
+    RuntimeSection,
+    build_report_data,
+    render_html,
+    write_file_report,
+)
+from halvm_prof.render.timeline_page import KIND, PageBudget, section_data
+from halvm_prof.timeline.build import read_timeline
+from halvm_prof.timeline.model import Interval, Timeline
+from tests.browser.test_report_browser import _errors, _ink, _open, _shot, browser
+from tests.conftest import DATA, in_ci, require_system
+
+__all__ = ["browser"]
+OURS = DATA / "eventlog" / "ghc"
+RUN = (0x2E, 0x8B, 0x57)
+GC = (0xE8, 0x73, 0x1A)
+REPO = Path(__file__).resolve().parents[2]
+
+PIXEL = """
+const c = window.halvmReport.charts[arguments[0]];
+const cv = c.getDom().querySelector('canvas');
+const ratio = cv.width / c.getWidth();
+const p = c.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [arguments[1], arguments[2]]);
+const x = Math.round(p[0] * ratio), y = Math.round(p[1] * ratio);
+const d = cv.getContext('2d').getImageData(x, y, 1, 1).data;
+return [d[0], d[1], d[2], d[3]];
+"""
+ZOOM = """
+const r = window.halvmReport.runtime[arguments[0]];
+window.halvmReport.charts[r.charts.caps].dispatchAction(
+  {type: 'dataZoom', dataZoomIndex: 0, startValue: arguments[1], endValue: arguments[2]});
+"""
+
+
+def _runtime(browser: Any) -> tuple[str, dict[str, int]]:
+    runtime: dict[str, Any] = browser.execute_script("return window.halvmReport.runtime")
+    ((index, _entry),) = runtime.items()
+    charts: dict[str, int] = browser.execute_script(
+        f"return window.halvmReport.runtime[{index}].charts"
+    )
+    return index, charts
+
+
+def _zoom(browser: Any, index: str, lo: float, hi: float) -> str:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    end = browser.execute_script(f"return window.halvmReport.data.sections[{index}].duration")
+    lo, hi = max(0.0, lo), min(end, hi)
+    browser.execute_script(ZOOM, index, lo, hi)
+
+    def settled(d: Any) -> bool:
+        view = d.execute_script(f"return window.halvmReport.runtime[{index}].view()")
+        # ECharts rounds the window to a precision that follows its width.
+        tol = (hi - lo) * 0.01
+        return bool(abs(view[0] - lo) <= tol and abs(view[1] - hi) <= tol and view[2])
+
+    try:
+        WebDriverWait(browser, 5).until(settled)
+    except Exception as e:
+        view = browser.execute_script(f"return window.halvmReport.runtime[{index}].view()")
+        raise AssertionError(f"zoom to {lo}..{hi} shows {view}") from e
+    # Let the debounced redraw run and ECharts paint.
+    browser.execute_script("return new Promise((ok) => setTimeout(ok, 120))")
+    mode: str = browser.execute_script(f"return window.halvmReport.runtime[{index}].view()[2]")
+    return mode
+
+
+def _near(px: list[int], rgb: tuple[int, int, int]) -> bool:
+    return px[3] > 200 and all(abs(a - b) <= 24 for a, b in zip(px, rgb, strict=False))
+
+
+def _light(px: list[int]) -> bool:
+    return px[3] == 0 or min(px[:3]) >= 235
+
+
+def _longest(ivs: list[Interval]) -> Interval:
+    return max(ivs, key=lambda i: (i.end - i.start, -i.start))
+
+
+def _gaps(tl: Timeline, cap: int) -> list[tuple[int, int]]:
+    ivs = sorted((i.start, i.end) for i in tl.intervals if i.cap == cap)
+    return [(a[1], b[0]) for a, b in itertools.pairwise(ivs) if b[0] > a[1]]
+
+
+@pytest.mark.parametrize(
+    "log", [OURS / "timeline-N2.eventlog", OURS / "timeline-N4.eventlog"], ids=lambda p: p.name
+)
+def test_capability_rows_carry_ink_at_the_right_times(
+    browser: Any, log: Path, tmp_path: Path
+) -> None:
+    tl = read_timeline(log)
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title=log.name)
+    _open(browser, html)
+    assert _errors(browser) == []
+    index, charts = _runtime(browser)
+    assert {"activity", "caps", "gc", "alloc", "spans", "sparks"} <= set(charts)
+    for name, i in charts.items():
+        assert _ink(browser, i) > 0.005, f"{name} looks empty"
+    _shot(browser, f"runtime-{log.stem}.png")
+    caps = browser.execute_script(f"return window.halvmReport.data.sections[{index}].caps")
+    ns = 1e9
+    for row, cap in enumerate(caps):
+        mine = [i for i in tl.intervals if i.cap == cap]
+        checks: list[tuple[int, int, str]] = []
+        runs = [i for i in mine if i.kind == "run"]
+        gcs = [i for i in mine if i.kind == "gc"]
+        if runs:
+            r = _longest(runs)
+            checks.append((r.start, r.end, "run"))
+        if gcs:
+            g = _longest(gcs)
+            checks.append((g.start, g.end, "gc"))
+        gaps = _gaps(tl, cap)
+        if gaps:
+            a, b = max(gaps, key=lambda g: g[1] - g[0])
+            checks.append((a, b, "idle"))
+        assert checks, cap
+        for start, end, what in checks:
+            pad = max(end - start, 1000)
+            lo, hi = max(0, start - pad) / ns, min(tl.end, end + pad) / ns
+            mode = _zoom(browser, index, lo, hi)
+            assert mode.startswith("exact"), mode
+            px = browser.execute_script(PIXEL, charts["caps"], (start + end) / 2 / ns, row)
+            if what == "run":
+                assert _near(px, RUN), (cap, what, px)
+            elif what == "gc":
+                assert _near(px, GC), (cap, what, px)
+            else:
+                assert _light(px), (cap, what, px)
+    assert _errors(browser) == []
+
+
+def test_gc_pauses_and_spans_are_drawn_where_they_happened(browser: Any, tmp_path: Path) -> None:
+    log = OURS / "timeline-N2-lf.eventlog"
+    tl = read_timeline(log)
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title=log.name)
+    _open(browser, html)
+    index, charts = _runtime(browser)
+    assert _ink(browser, charts["sparks"]) > 0.01
+    ns = 1e9
+    col = max(tl.collections, key=lambda c: c.pause)
+    _zoom(browser, index, (col.start - 3 * col.pause) / ns, (col.end + 3 * col.pause) / ns)
+    # Half the pause's height in ms: inside its bar; before it, blank.
+    at = browser.execute_script(
+        PIXEL, charts["gc"], (col.start + col.end) / 2 / ns, col.pause / 2e6
+    )
+    before = browser.execute_script(
+        PIXEL, charts["gc"], (col.start - 2 * col.pause) / ns, col.pause / 2e6
+    )
+    assert not _light(at) and _light(before), (at, before)
+    labels = sorted({s.label for s in tl.spans})
+    pfib = next(s for s in tl.spans if s.label == "pfib")
+    _zoom(browser, index, 0, tl.end / ns)
+    inside = browser.execute_script(
+        PIXEL, charts["spans"], (pfib.start + pfib.end) / 2 / ns, labels.index("pfib")
+    )
+    outside = browser.execute_script(
+        PIXEL, charts["spans"], (pfib.end + (tl.end - pfib.end) / 2) / ns, labels.index("pfib")
+    )
+    assert _near(inside, (0x33, 0x66, 0xCC)) and _light(outside), (inside, outside)
+    assert _errors(browser) == []
+
+
+def test_a_page_over_its_budget_draws_bins_and_says_so(browser: Any, tmp_path: Path) -> None:
+    log = OURS / "timeline-N4.eventlog"
+    tl = read_timeline(log)
+    section = section_data(tl, "t", PageBudget(intervals=30, collections=4))
+    data = build_report_data([("t", RuntimeSection("t", section))], title="budget")
+    until = section["exact_until"]
+    assert section["kind"] == KIND and until is not None
+    html = tmp_path / "r.html"
+    html.write_text(render_html(data), encoding="utf-8")
+    _open(browser, html)
+    index, charts = _runtime(browser)
+    lod = browser.execute_script("return document.querySelector('.lod').textContent")
+    assert lod.startswith("Binned") and "exact events are in the page up to" in lod
+    assert _ink(browser, charts["caps"]) > 0.005
+    mode = _zoom(browser, index, 0, until * 0.99)
+    assert mode.startswith("exact")
+    lod = browser.execute_script("return document.querySelector('.lod').textContent")
+    assert lod.startswith("Exact events in view")
+    assert _errors(browser) == []
+
+
+def _speedscope() -> Path:
+    """speedscope's offline page, installed by .ci/run with npm."""
+    folder = Path(os.environ.get("HALVM_NPM_PREFIX", REPO / ".cache" / "npm"))
+    index = folder / "node_modules" / "speedscope" / "dist" / "release" / "index.html"
+    require_system(index.exists(), f"speedscope (npm install --prefix {folder} speedscope)")
+    return index
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A server on 127.0.0.1 for speedscope's page and a trace (speedscope fetches it)."""
+    release = _speedscope().parent
+    (tmp_path / "speedscope").symlink_to(release, target_is_directory=True)
+    handler = functools.partial(_Quiet, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path]) -> None:
+    from click.testing import CliRunner
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from halvm_prof.cli import cli
+
+    base, folder = served
+    log = OURS / "timeline-N4.eventlog"
+    out = folder / "run.json"
+    result = CliRunner().invoke(cli, ["export", str(log), "--to", "chrome-trace", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    tl = read_timeline(log)
+    browser.get_log("browser")  # drop earlier messages
+    browser.get(f"{base}/speedscope/index.html#profileURL={base}/run.json")
+    WebDriverWait(browser, 20).until(lambda d: "(1/" in d.execute_script(
+        "return document.body.innerText"))  # fmt: skip
+    text = browser.execute_script("return document.body.innerText")
+    assert browser.title == "run.json - speedscope"
+    caps = [c.cap for c in tl.caps if c.runs or c.gc]
+    assert f"cap {caps[0]} (tid {caps[0]}) (1/{len(caps)})" in text
+    logs = [e["message"] for e in browser.get_log("browser")]
+    assert any("Importing as Trace Event Format profile" in m for m in logs), logs
+    assert not any(e for e in logs if "rror" in e and "WebGL" not in e), logs
+    _shot(browser, "speedscope-chrome-trace.png")
+
+
+def test_ci_installs_speedscope() -> None:
+    if not in_ci():
+        pytest.skip("checked under CI=true")
+    _speedscope()

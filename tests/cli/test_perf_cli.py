@@ -1,0 +1,172 @@
+"""``halvm-prof record`` and ``halvm-prof perf report|merge`` end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from halvm_prof.perf.reader import PerfData
+from tests.conftest import DATA, Golden, require_program
+
+PERF = DATA / "perf"
+BINARY = str(PERF / "work")
+FULL = str(PERF / "work.perf.data")
+SCHEMA = json.loads((DATA / "speedscope/file-format-schema.json").read_text())
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_report_text_golden(golden: Golden) -> None:
+    code, out, err = run("perf", "report", BINARY, FULL, "--top", "8")
+    # stderr may note a system library that changed since the recording; stdout must not change
+    assert code == 0 and "cut" not in err
+    golden.check("perf-report.txt", out)
+
+
+def test_report_json_has_the_promised_keys() -> None:
+    code, out, _ = run("perf", "report", BINARY, FULL, "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert (
+        d["samples"] == sum(d["categories"].values()) == sum(f["samples"] for f in d["functions"])
+    )
+    assert all(set(f) >= {"name", "package", "samples"} for f in d["functions"])
+    assert all(set(x) >= {"file", "line", "samples"} for x in d["lines"])
+    assert {"span", "file", "start_line", "start_col", "end_line", "end_col"} <= set(d["spans"][0])
+    names = {f["name"] for f in d["functions"]}
+    assert {"Main.collatz", "Main.$w$sgo8", "evacuate1"} <= names
+    assert set(d["categories"]) <= {
+        "user code", "libraries", "RTS GC", "RTS scheduler", "other RTS", "kernel", "unknown"
+    }  # fmt: skip
+
+
+def test_report_exports_synthetic_stacks(tmp_path: Path) -> None:
+    folded = tmp_path / "work.folded"
+    code, out, _ = run("perf", "report", BINARY, FULL, "--export", str(folded))
+    assert code == 0 and f"wrote {folded}" in out
+    lines = folded.read_text().splitlines()
+    total = json.loads(run("perf", "report", BINARY, FULL, "--json")[1])["samples"]
+    assert sum(int(ln.rsplit(" ", 1)[1]) for ln in lines) == total
+    assert any(ln.startswith("work;user code;main;Main;Main.collatz;Work.hs:") for ln in lines)
+    assert any(ln.startswith("work;RTS GC;rts;") for ln in lines)
+    sp = tmp_path / "work.speedscope.json"
+    code, out, err = run("perf", "report", BINARY, FULL, "--export", str(sp), "--json")
+    assert code == 0 and json.loads(out)["samples"] == total and f"wrote {sp}" in err
+    doc = json.loads(sp.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    frames = doc["shared"]["frames"]
+    assert any(f.get("file") == "Work.hs" and f.get("line") for f in frames)
+
+
+def test_a_cut_file_reports_what_it_holds_with_a_note() -> None:
+    code, out, err = run("perf", "report", BINARY, str(PERF / "work-cut.perf.data"), "--json")
+    assert code == 0 and json.loads(out)["complete"] is False
+    assert "cut short" in err and "every complete record" in err
+
+
+def test_a_binary_that_did_not_run_is_noted(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copy(BINARY, other)
+    code, out, err = run("perf", "report", str(other), FULL, "--json")
+    assert code == 0 and json.loads(out)["samples"] == 0
+    assert "no process mapped other" in err
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.data"
+    junk.write_bytes(b"\0" * 300)
+    code, _, err = run("perf", "report", BINARY, str(junk))
+    assert code == 1 and "not a perf.data file" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run("perf", "report", str(PERF / "Work.hs"), FULL)
+    assert code == 1 and "not a readable ELF file" in err and "Traceback" not in err
+
+
+def test_merge_text_golden(golden: Golden) -> None:
+    code, out, err = run("perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", BINARY)
+    assert code == 0 and "warning" not in err
+    golden.check("perf-merge.txt", out)
+
+
+def test_merge_without_k_mono_warns() -> None:
+    code, out, err = run(
+        "perf",
+        "merge",
+        str(PERF / "work-nomono.perf.data"),
+        str(PERF / "work-nomono.eventlog"),
+        "--binary",
+        BINARY,
+        "--json",
+    )
+    assert code == 0 and "warning:" in err and "1 ms" in err
+    assert json.loads(out)["alignment"]["method"] == "first-sample"
+
+
+def test_record_without_perf_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(PERF))
+    code, _, err = run("record", "--", BINARY, "1")
+    assert code == 1 and "perf is not installed" in err and "linux-perf" in err
+
+
+def test_record_refuses_a_missing_program(tmp_path: Path) -> None:
+    code, _, err = run("record", "-o", str(tmp_path / "r"), "--", str(tmp_path / "nope"))
+    assert code == 1 and "no such program" in err
+
+
+def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
+    require_program("perf", "linux-perf")
+    folder = tmp_path / "run"
+    prog = tmp_path / "work"
+    shutil.copy(BINARY, prog)
+    code, out, err = run(
+        "record", "--eventlog", "-F", "2000", "-o", str(folder), "--", str(prog), "1"
+    )
+    assert code == 0, err
+    assert f"wrote {folder / 'perf.data'}" in out
+    with PerfData(folder / "perf.data") as p:
+        a = p.attrs[0]
+        assert a.name == "cpu-clock" and a.use_clockid and p.features.clock_data is not None
+    code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["samples"] > 20, (report, err)
+    code, out, err = run(
+        "perf", "merge", str(folder / "perf.data"), str(folder / "work.eventlog"), "--json"
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["alignment"]["method"] == "wall-clock" and d["confidence"] >= 0.9
+    # a second run into the same folder needs --force
+    code, _, err = run("record", "-o", str(folder), "--", str(prog), "1")
+    assert code == 1 and "--force" in err
+
+
+def test_record_reports_a_program_that_refuses_the_eventlog(tmp_path: Path) -> None:
+    require_program("perf", "linux-perf")
+    true = shutil.which("true")
+    assert true is not None
+    code, _, err = run("record", "--eventlog", "-o", str(tmp_path / "r"), "--", true)
+    assert code == 1 and "wrote no eventlog" in err and "ghc -eventlog -rtsopts" in err
+
+
+def test_paranoid_kernel_is_one_clear_line(tmp_path: Path) -> None:
+    from halvm_prof.errors import ToolError
+    from halvm_prof.perf.record import check_paranoid
+
+    level = tmp_path / "paranoid"
+    level.write_text("3\n")
+    with pytest.raises(ToolError, match="perf_event_paranoid") as e:
+        check_paranoid(level, euid=1000)
+    assert "sysctl" in str(e.value)
+    check_paranoid(level, euid=0)
+    level.write_text("2\n")
+    check_paranoid(level, euid=1000)
+    assert os.path.exists(level)

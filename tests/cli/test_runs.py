@@ -1,0 +1,173 @@
+"""``halvm-prof runs ...`` and ``diff --against`` on both stores: exit codes, one-line errors,
+JSON trends checked against the files' own figures, and the trend page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from halvm_prof.analysis.diff import diff_files
+from halvm_prof.analysis.heap_scan import HeapScan
+from halvm_prof.cli import cli
+from halvm_prof.formats.source import open_source
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "data" / "corpus"
+BREAKDOWNS = ["hc", "hy", "hd"]
+
+
+def heap_stats(path: Path) -> HeapScan:
+    """Band statistics of a file, read directly (the independent side of a comparison)."""
+    with open_source(path) as source:
+        return source.band_stats()
+
+
+def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+def _add_all(url: str) -> None:
+    for i, b in enumerate(BREAKDOWNS):
+        r = run(
+            "runs", "add", str(CORPUS / f"leaky-{b}.hp"), str(CORPUS / f"leaky-{b}.prof"),
+            "--label", b, "--commit", f"c{i}", "--store", url,
+        )  # fmt: skip
+        assert r.exit_code == 0, r.output
+        assert r.stdout.startswith(f"added run {i + 1} (")
+
+
+def test_add_list_show_trend(store_url: str) -> None:
+    _add_all(store_url)
+    r = run("runs", "list", "--store", store_url)
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert len(lines) == 4 and lines[1].split()[0] == "1" and "hp, prof" in lines[1]
+    r = run("runs", "show", "hy", "--store", store_url, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["label"] == "hy" and [f["kind"] for f in shown["files"]] == ["hp", "prof"]
+    r = run("runs", "trend", "heap", "--metric", "peak", "--json", "--store", store_url)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == [
+        {
+            "run": i + 1,
+            "label": b,
+            "commit": f"c{i}",
+            "value": heap_stats(CORPUS / f"leaky-{b}.hp").accumulator.peak_total,
+        }
+        for i, b in enumerate(BREAKDOWNS)
+    ]
+    r = run("runs", "trend", "heap", "--last", "1", "--store", store_url)
+    assert r.exit_code == 0 and "peak of heap (total), 1 runs" in r.stdout
+    r = run("runs", "trend", "Main.lazySum", "--metric", "alloc", "--store", store_url)
+    assert r.exit_code == 0 and r.stdout.startswith("alloc of Main.lazySum (cc), 3 runs")
+
+
+def test_store_from_the_environment(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'env.sqlite'}"
+    r = run("runs", "add", str(CORPUS / "leaky-hc.prof"), env={"HALVM_PROF_STORE": url})
+    assert r.exit_code == 0 and url in r.stdout
+    r = run("runs", "list", "--json", env={"HALVM_PROF_STORE": url})
+    assert [x["run"] for x in json.loads(r.stdout)] == [1]
+
+
+def test_default_store_is_in_the_data_folder(tmp_path: Path) -> None:
+    env: dict[str, str | None] = {"XDG_DATA_HOME": str(tmp_path), "HALVM_PROF_STORE": None}
+    r = run("runs", "add", str(CORPUS / "leaky-hc.prof"), env=env)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "halvm-prof" / "runs.sqlite").is_file()
+
+
+def test_diff_against_a_stored_baseline(store_url: str) -> None:
+    _add_all(store_url)
+    new = str(CORPUS / "leaky-hm.prof")
+    r = run("diff", new, "--against", "hc", "--store", store_url, "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    direct = diff_files(CORPUS / "leaky-hc.prof", new).to_json()
+    assert [c["name"] for c in got["changes"]] == [c["name"] for c in direct["changes"]]
+    assert got["totals"]["time"]["new"] == pytest.approx(direct["totals"]["time"]["new"])
+    assert got["old"] == "run 1 (hc, c0)"
+    # The CI gate: a breach exits 1 with one line.
+    r = run("diff", str(CORPUS / "leaky-hm.hp"), "--against", "last", "--store", store_url,
+            "--fail-if", "peak>+1%")  # fmt: skip
+    peaks = [heap_stats(CORPUS / f"leaky-{b}.hp").accumulator.peak_total for b in ("hd", "hm")]
+    assert (r.exit_code == 1) == (100 * (peaks[1] - peaks[0]) / peaks[0] > 1)
+    if r.exit_code == 1:
+        assert "threshold breached: peak>+1%" in r.output
+    # `last` is the newest run that has a heap profile to compare with, not merely the newest.
+    assert run("runs", "add", str(CORPUS / "leaky-hm.prof"), "--store", store_url).exit_code == 0
+    r = run("diff", str(CORPUS / "leaky-hm.hp"), "--against", "last", "--store", store_url,
+            "--json")  # fmt: skip
+    assert r.exit_code == 0 and json.loads(r.stdout)["old"] == "run 3 (hd, c2)"
+    r = run("diff", new, "--against", "nope", "--store", store_url)
+    assert r.exit_code == 1 and "no run 'nope'" in r.output and len(r.output.splitlines()) == 1
+    assert run("diff", new).exit_code == 2
+    assert run("diff", new, new, "--against", "last", "--store", store_url).exit_code == 2
+
+
+def test_runs_diff(store_url: str) -> None:
+    _add_all(store_url)
+    r = run("runs", "diff", "hc", "hd", "--store", store_url)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("old: run 1 (hc, c0)\nnew: run 3 (hd, c2)\n")
+    r = run("runs", "diff", "1", "3", "--kind", "hp", "--json", "--store", store_url)
+    got = json.loads(r.stdout)
+    direct = diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_json()
+    assert got["kind"] == "hp" and got["notes"] == direct["notes"]
+    assert got["totals"] == direct["totals"]
+
+
+def test_remove_prune_report(store_url: str, tmp_path: Path) -> None:
+    _add_all(store_url)
+    r = run("runs", "remove", "hy", "--store", store_url)
+    assert r.exit_code == 0 and r.stdout == "removed 1 run: 2\n"
+    out = tmp_path / "history.html"
+    r = run("runs", "report", "-o", str(out), "--store", store_url)
+    assert r.exit_code == 0 and out.is_file()
+    html = out.read_text()
+    assert 'id="run-1"' in html and 'id="run-3"' in html and 'id="run-2"' not in html
+    assert run("runs", "report", "-o", str(out), "--store", store_url).exit_code == 1
+    r = run("runs", "prune", "--keep", "1", "--store", store_url)
+    assert r.exit_code == 0 and r.stdout.startswith("removed 1 run,")
+    r = run("runs", "list", "--json", "--store", store_url)
+    assert [x["run"] for x in json.loads(r.stdout)] == [3]
+
+
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("mysql://h/db", "not a store URL"),
+        ("sqlite:///no/such/folder/r.sqlite", "no such folder"),
+        ("postgresql://halvm@/x?host=/no-such-socket-dir&connect_timeout=2", "cannot open"),
+        ("postgresql://halvm@127.0.0.1:1/x?connect_timeout=2", "cannot open"),
+    ],
+)
+def test_bad_store_is_one_line(url: str, message: str) -> None:
+    r = run("runs", "list", "--store", url)
+    assert r.exit_code == 1
+    assert message in r.output and len(r.output.splitlines()) == 1
+
+
+def test_newer_store_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert run("runs", "list", "--store", url).exit_code == 0
+    with sqlite3.connect(tmp_path / "r.sqlite") as conn:
+        conn.execute("UPDATE halvm_meta SET value = '99' WHERE key = 'schema_version'")
+    r = run("runs", "list", "--store", url)
+    assert r.exit_code == 1 and "made by a newer halvm-prof" in r.output
+    assert len(r.output.splitlines()) == 1
+
+
+def test_unknown_names_and_files(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    r = run("runs", "trend", "Nothing", "--store", url)
+    assert r.exit_code == 1 and "no run holds" in r.output
+    (tmp_path / "x.txt").write_text("hello\n")
+    r = run("runs", "add", str(tmp_path / "x.txt"), "--store", url)
+    assert r.exit_code == 1 and "not a GHC profile" in r.output
+    assert json.loads(run("runs", "list", "--json", "--store", url).stdout) == []

@@ -1,0 +1,49 @@
+"""The project documents its own formats: every document the README, DEVELOPERS.md and the code
+point to is in the repository, and the disk format page states what the code does."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
+
+ROOT = Path(__file__).resolve().parents[2]
+DISK_FORMAT = ROOT / "docs" / "disk-format.md"
+
+
+def _pointing_files() -> list[Path]:
+    return [
+        ROOT / "README.md",
+        ROOT / "DEVELOPERS.md",
+        *sorted((ROOT / "halvm_prof").rglob("*.py")),
+    ]
+
+
+def test_no_pointer_leaves_the_repository() -> None:
+    for path in _pointing_files():
+        text = path.read_text(encoding="utf-8")
+        assert "shared/formats" not in text, f"{path} points outside a clone"
+        for ref in re.findall(r"docs/[\w./-]+\.md", text):
+            assert (ROOT / ref).is_file(), f"{path} points to {ref}, which is not in the repo"
+    readme, developers = ((ROOT / n).read_text() for n in ("README.md", "DEVELOPERS.md"))
+    assert "docs/disk-format.md" in readme and "docs/disk-format.md" in developers
+    for module in ("__init__", "layout", "writer", "recovery"):
+        assert "docs/disk-format.md" in (ROOT / "halvm_prof/disk" / f"{module}.py").read_text()
+
+
+def test_the_disk_format_page_states_what_the_code_does() -> None:
+    text = " ".join(DISK_FORMAT.read_text(encoding="utf-8").split())
+    assert f"{SECTOR_SIZE}-byte sectors" in text and f"starts at byte {DATA_OFFSET}" in text
+    assert f"{BLOCK_SIZE}-byte buffer (one block, {BLOCK_SIZE // SECTOR_SIZE} sectors)" in text
+    for word, arch in ((8, "x86_64"), (4, "i386")):
+        pairs = SECTOR_SIZE // word // 2
+        assert f"{pairs} pairs for {arch}" in text
+        # "the words of pair p hold size XOR 2p, closed XOR 2p", little-endian, W bytes each.
+        size, closed = 0x1234_5678, True
+        words = struct.unpack(
+            f"<{2 * pairs}{'Q' if word == 8 else 'I'}", encode_status(size, closed, word)
+        )
+        assert words == tuple(v ^ 2 * p for p in range(pairs) for v in (size, int(closed)))
+    assert "size XOR 2p closed XOR 2p" in text

@@ -1,0 +1,338 @@
+"""The runtime timeline, checked against an independent reading of ``ghc-events show`` text."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.timeline.build import build_timeline, read_timeline
+from halvm_prof.timeline.model import Budget, Interval, Timeline
+from tests.conftest import CORPUS, DATA, in_ci, require_program, require_system
+
+OURS = DATA / "eventlog" / "ghc"
+UPSTREAM = DATA / "eventlog" / "ghc-events"
+TIMELINE_LOGS = [
+    OURS / "timeline-N2.eventlog",
+    OURS / "timeline-N4.eventlog",
+    OURS / "timeline-N2-lf.eventlog",
+]
+LOGS = [
+    *TIMELINE_LOGS,
+    OURS / "parfib-N2-lf.eventlog",
+    CORPUS / "parfib-N2.eventlog",
+    CORPUS / "leaky-hT.eventlog",
+    UPSTREAM / "parallelTest.eventlog",
+    UPSTREAM / "hello-ghc-8.6.5.eventlog",
+]
+
+
+@dataclass
+class TextCount:
+    """What ``ghc-events show`` text says, counted line by line with its own rules."""
+
+    collections: int = 0
+    gc_starts: int = 0
+    mutator: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    gc: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    runs: Counter[int] = field(default_factory=Counter)
+    thread_runs: Counter[int] = field(default_factory=Counter)
+    created: int = 0
+    sparks: Counter[str] = field(default_factory=Counter)
+    markers: list[tuple[int, str]] = field(default_factory=list)
+    user: list[tuple[int, str]] = field(default_factory=list)
+    tasks: list[int] = field(default_factory=list)
+    heap_size: list[tuple[int, int]] = field(default_factory=list)
+    wall: int | None = None
+    last: int = 0
+
+
+_LINE = re.compile(r"^(\d+): (?:cap (\d+): )?(.*)$")
+
+
+def ghc_events_count(log: Path) -> TextCount:
+    ghc_events = require_program("ghc-events", "libghc-ghc-events-dev")
+    text = subprocess.run(
+        [ghc_events, "show", str(log)], check=True, capture_output=True, text=True
+    ).stdout
+    body = text.split("\nEvents:\n", 1)[1]
+    c = TextCount()
+    running: dict[int, int] = {}
+    in_gc: dict[int, int] = {}
+    for line in body.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        t, cap_s, what = int(m[1]), m[2], m[3]
+        c.last = max(c.last, t)
+        cap = int(cap_s) if cap_s is not None else -1
+        if r := re.fullmatch(r"running thread (\d+)", what):
+            running[cap] = t
+            c.runs[cap] += 1
+            c.thread_runs[int(r[1])] += 1
+        elif what.startswith("stopping thread") and cap in running:
+            c.mutator[cap] += t - running.pop(cap)
+        elif what == "starting GC":
+            c.gc_starts += 1
+            in_gc[cap] = t
+        elif what == "finished GC" and cap in in_gc:
+            c.gc[cap] += t - in_gc.pop(cap)
+        elif what.startswith("GC stats for heap capset"):
+            c.collections += 1
+        elif re.fullmatch(r"creating thread \d+", what):
+            c.created += 1
+        elif what.startswith("spark ") and not what.startswith("spark stats"):
+            c.sparks[what] += 1
+        elif what.startswith("stealing a spark") or what == "running a local spark":
+            c.sparks["converted"] += 1
+        elif what.startswith("marker: "):
+            c.markers.append((t, what[8:]))
+            c.user.append((t, what[8:]))
+        elif what.startswith(("START ", "STOP ")):
+            c.user.append((t, what))
+        elif r := re.fullmatch(r"task 0x[0-9a-f]+ created on cap \d+ with OS kernel thread (\d+)",
+                               what):  # fmt: skip
+            c.tasks.append(int(r[1]))
+        elif r := re.fullmatch(r"size of heap capset 0: (\d+) bytes", what):
+            c.heap_size.append((t, int(r[1])))
+        elif r := re.fullmatch(r"wall clock time (\d+)s (\d+)ns \(unix epoch\)", what):
+            c.wall = int(r[1]) * 10**9 + int(r[2]) - t if c.wall is None else c.wall
+    # Still open at the end: drawn to the last event.
+    for cap, s in running.items():
+        c.mutator[cap] += c.last - s
+    for cap, s in in_gc.items():
+        c.gc[cap] += c.last - s
+    return c
+
+
+def _per_cap(intervals: tuple[Interval, ...], kind: str) -> dict[int, int]:
+    out: dict[int, int] = defaultdict(int)
+    for iv in intervals:
+        if iv.kind == kind:
+            out[iv.cap] += iv.end - iv.start
+    return out
+
+
+def check_invariants(tl: Timeline) -> None:
+    by_cap: dict[int, list[Interval]] = defaultdict(list)
+    for iv in tl.intervals:
+        assert tl.first <= iv.start <= iv.end <= tl.end, iv
+        by_cap[iv.cap].append(iv)
+    for ivs in by_cap.values():
+        ivs.sort(key=lambda i: (i.start, i.end))
+        for a, b in itertools.pairwise(ivs):
+            assert a.end <= b.start, (a, b)  # a capability does one thing at a time
+    for c in tl.collections:
+        assert c.start <= c.end and c.caps
+    # The bins hold the same time as the exact intervals.
+    finest = tl.bins[0]
+    for i, cap in enumerate(tl.caps):
+        assert sum(finest.run[i]) == cap.mutator and sum(finest.gc[i]) == cap.gc
+        for coarse in tl.bins[1:]:
+            assert sum(coarse.run[i]) == cap.mutator
+    assert sum(finest.collections) == tl.gc.count
+    assert all(b.count * b.width > tl.end for b in tl.bins)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_timeline_agrees_with_ghc_events(log: Path) -> None:
+    want = ghc_events_count(log)
+    tl = read_timeline(log)
+    check_invariants(tl)
+    assert tl.complete and tl.end == want.last
+    # One collection per GC-statistics event, each naming the capabilities that took part.
+    assert tl.gc.count == want.collections
+    assert sum(len(c.caps) for c in tl.collections) == want.gc_starts
+    assert {c.cap: c.mutator for c in tl.caps if c.mutator} == dict(want.mutator)
+    assert {c.cap: c.gc for c in tl.caps if c.gc} == dict(want.gc)
+    assert _per_cap(tl.intervals, "run") == want.mutator
+    assert {c.cap: c.runs for c in tl.caps if c.runs} == dict(want.runs)
+    assert {t.thread: t.runs for t in tl.threads if t.runs} == dict(want.thread_runs)
+    assert sum(1 for t in tl.threads if t.created is not None) == want.created
+    ev = tl.spark_events
+    assert ev.created == want.sparks["spark created"]
+    assert ev.fizzled == want.sparks["spark fizzled"]
+    assert ev.gcd == want.sparks["spark GCed"]
+    assert ev.converted == want.sparks["converted"]
+    assert [(m.time, m.text) for m in tl.markers] == want.markers
+    assert [t.os_thread for t in tl.tasks] == want.tasks
+    assert [(p.time, p.value) for p in tl.heap if p.kind == "size"] == want.heap_size
+    if want.wall is not None:
+        assert tl.wall_clock is not None and tl.wall_clock.wall(0) == want.wall
+
+
+@pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
+def test_spans_nest_as_the_user_events_say(log: Path) -> None:
+    want = ghc_events_count(log)
+    tl = read_timeline(log)
+    opened: dict[str, list[int]] = defaultdict(list)
+    spans = []
+    for t, text in want.user:
+        kind, _, label = text.partition(" ")
+        if kind == "START":
+            opened[label].append(t)
+        elif kind == "STOP" and opened[label]:
+            spans.append((label, opened[label].pop(), t))
+    closed = sorted((s.label, s.start, s.end) for s in tl.spans if not s.cut)
+    assert closed == sorted(spans) and len(spans) >= 4
+    compute = next(s for s in tl.spans if s.label == "compute")
+    pfib = next(s for s in tl.spans if s.label == "pfib")
+    assert pfib.depth > compute.depth and compute.start <= pfib.start <= pfib.end <= compute.end
+    for s in tl.spans:
+        assert s.cut == (s.label in {k for k, v in opened.items() if v})
+
+
+@pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
+def test_parallel_logs_have_fewer_collections_than_gc_starts(log: Path) -> None:
+    tl = read_timeline(log)
+    st = eventlog_stats(log)
+    starts = sum(len(c.caps) for c in tl.collections)
+    assert st.gc_count == tl.gc.count < starts and tl.gc.parallel > 0
+    assert st.gc_total == pytest.approx(sum(c.pause for c in tl.collections) / 1e9)
+    assert sum(st.gc_by_generation.values()) == st.gc_count
+    assert 0 < st.utilization < 1
+    # Threads blocked on the MVar and the channel say so.
+    reasons = {s.reason for t in tl.threads for s in t.stops}
+    assert {"blocked on an MVar", "heap overflow", "thread finished"} <= reasons
+    labelled = {t.label: t for t in tl.threads if t.label}
+    assert {"producer", "consumer"} <= set(labelled)
+    assert labelled["consumer"].blocked > 0
+
+
+def test_spark_counters_and_events_agree_on_the_lf_log() -> None:
+    tl = read_timeline(OURS / "timeline-N2-lf.eventlog")
+    assert tl.sparks.source == "counters" and tl.spark_events.source == "events"
+    assert tl.sparks.created == tl.spark_events.created > 0
+    events = dict(tl.bins[0].spark_events)
+    counters = dict(tl.bins[0].spark_counters)
+    assert sum(events["created"]) == tl.spark_events.created
+    assert sum(counters["created"]) == tl.sparks.created
+    assert any(v >= 0 for p in tl.bins[0].pool for v in p)
+
+
+def test_file_order_gives_the_same_capability_figures() -> None:
+    log = OURS / "timeline-N4.eventlog"
+    with EventlogReader(log) as r:
+        unsorted = build_timeline(r.iter_events())
+    tl = read_timeline(log)
+    assert [(c.cap, c.mutator, c.gc, c.runs) for c in unsorted.caps] == [
+        (c.cap, c.mutator, c.gc, c.runs) for c in tl.caps
+    ]
+
+
+def test_a_small_budget_keeps_the_bins_whole() -> None:
+    log = OURS / "timeline-N4.eventlog"
+    whole = read_timeline(log)
+    small = read_timeline(log, budget=Budget(intervals=10, collections=3, spans=1, points=5))
+    assert len(small.intervals) <= 10 and len(small.collections) <= 3
+    assert small.exact_until is not None and dict(small.dropped)["intervals"] > 0
+    assert small.bins == whole.bins and small.gc == whole.gc and small.caps == whole.caps
+    # Every interval that starts before the cut-off is kept, and none after it.
+    until = small.exact_until
+    assert small.intervals == tuple(i for i in whole.intervals if i.start < until)
+    assert small.collections == tuple(c for c in whole.collections if c.start < until)
+
+
+def _cuts(data: bytes, step: int) -> Iterator[bytes]:
+    for cut in range(0, len(data), step):
+        yield data[:cut]
+
+
+def test_cut_logs_draw_open_intervals_to_the_cut() -> None:
+    data = (OURS / "timeline-N2.eventlog").read_bytes()
+    marked = 0
+    for piece in _cuts(data, 211):
+        tl = read_timeline(io.BytesIO(piece))
+        assert not tl.complete and tl.note is not None
+        check_invariants(tl)
+        cut = [iv for iv in tl.intervals if iv.cut]
+        assert all(iv.end == tl.end for iv in cut)
+        marked += len(cut)
+    assert marked > 0
+
+
+@pytest.fixture(scope="module")
+def spin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ghc = require_program("ghc", "ghc")
+    work = tmp_path_factory.mktemp("spin")
+    shutil.copy(OURS / "Spin.hs", work / "Spin.hs")
+    subprocess.run(
+        [ghc, "-O1", "-threaded", "-eventlog", "-rtsopts", "-o", "spin", "Spin.hs"],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+    return work
+
+
+def test_killed_program_gives_a_cut_timeline(spin: Path) -> None:
+    proc = subprocess.Popen(["./spin", "+RTS", "-N2", "-l", "-RTS"], cwd=spin)
+    log = spin / "spin.eventlog"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not log.exists() or log.stat().st_size < 3 << 20):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    tl = read_timeline(log)
+    assert not tl.complete and tl.note is not None and "probably killed" in tl.note
+    check_invariants(tl)
+    assert tl.caps and sum(c.runs for c in tl.caps) > 0
+    want = ghc_events_count(log)
+    assert {c.cap: c.runs for c in tl.caps if c.runs} == dict(want.runs)
+    assert {c.cap: c.mutator for c in tl.caps if c.mutator} == dict(want.mutator)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
+    # read_timeline counts spark events where each block is read; build_timeline takes every
+    # event from iter_sorted(): the same timeline, field by field.
+    with EventlogReader(log) as r:
+        plain = build_timeline(r.iter_sorted())
+    fast = read_timeline(log)
+    for name in Timeline.__dataclass_fields__:
+        if name not in ("complete", "note"):
+            assert getattr(fast, name) == getattr(plain, name), name
+
+
+def test_compiled_walk_matches_the_python_walk() -> None:
+    from halvm_prof.timeline import scan
+    from halvm_prof.timeline.build import _SPARK_EVENT
+
+    if scan._compiled is None:
+        require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
+        pytest.skip("halvm_prof._elscan is not built")
+    compiled = scan._compiled
+    assert compiled is not None
+    regions = 0
+    for log in [*LOGS, UPSTREAM / "nonmoving-gc.eventlog", UPSTREAM / "sleep.h.eventlog"]:
+        data = log.read_bytes()
+        with EventlogReader(log) as r:
+            assert r.codec is not None
+            sizes, count = scan.tables(r.codec.sizes, set(_SPARK_EVENT))
+            for region in r.regions():
+                buf = data[region.offset : region.end]
+                for width in (1, 1000, 1 << 20):
+                    assert compiled(buf, sizes, count, width) == scan.walk_python(
+                        buf, sizes, count, width
+                    )
+                regions += 1
+    assert regions > 20
+    with pytest.raises(ValueError):
+        compiled(b"\x00\x01\x00", sizes, count, 1)
+
+
+@pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
+def test_pure_python_timeline_is_the_same(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = read_timeline(log)
+    monkeypatch.setenv("HALVM_PROF_PURE", "1")
+    assert read_timeline(log) == fast
