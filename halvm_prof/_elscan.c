@@ -105,7 +105,91 @@ done:
     return result;
 }
 
+/* regions(buf, sizes, base, state) -> (regions, state, pos, stop): the loop of
+ * EventlogReader.regions over one chunk, which the Python loop there must match. state is
+ * (cap, remaining, region start, region cap, region min time, region count), -1 for no cap;
+ * regions are (offset, end, cap, min time, count); pos is where the walk stopped in buf; stop
+ * is None or (1: end marker, 2: undeclared type; offset, type).
+ */
+static PyObject *regions(PyObject *self, PyObject *args) {
+    Py_buffer buf, sizes;
+    long long base, cap, remaining, r_start, r_cap, r_count;
+    unsigned long long r_min;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*L(LLLLKL)", &buf, &sizes, &base, &cap, &remaining, &r_start,
+                          &r_cap, &r_min, &r_count))
+        return NULL;
+    PyObject *out = PyList_New(0), *result = NULL, *stop = NULL;
+    const unsigned char *b = buf.buf;
+    const int32_t *sz = sizes.buf;
+    Py_ssize_t ntypes = sizes.len / (Py_ssize_t)sizeof(int32_t);
+    Py_ssize_t n = buf.len, pos = 0;
+    if (out == NULL) goto done;
+#define EMIT(end_) do { \
+        PyObject *r_ = Py_BuildValue("(LLLKL)", r_start, (long long)(end_), r_cap, r_min, r_count); \
+        if (r_ == NULL || PyList_Append(out, r_) < 0) { Py_XDECREF(r_); goto done; } \
+        Py_DECREF(r_); \
+    } while (0)
+    while (pos + 10 <= n) {
+        long etype = be16(b + pos);
+        unsigned long long t = be64(b + pos + 2);
+        long long size = etype < ntypes ? sz[etype] : -3;
+        Py_ssize_t nxt;
+        if (size >= 0) {
+            nxt = pos + 10 + (Py_ssize_t)size;
+        } else if (size == -1 && pos + 12 <= n) {
+            nxt = pos + 12 + be16(b + pos + 10);
+        } else if (size == -1) {
+            break;
+        } else {
+            stop = Py_BuildValue("(iLl)", etype == 0xFFFF ? 1 : 2, base + pos, etype);
+            if (stop == NULL) goto done;
+            break;
+        }
+        if (nxt > n) break;
+        if (etype == 18 && size >= 14) {
+            long long at = base + pos;
+            if (r_count) EMIT(at);
+            const unsigned char *p = b + pos + 10;
+            long long bsize = ((long long)p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+            long bcap = be16(p + 12);
+            remaining = bsize - 24;
+            cap = bcap == 0xFFFF ? -1 : bcap;
+            r_start = at; r_cap = cap; r_min = t; r_count = 1;
+        } else if (remaining > 0) {
+            remaining -= nxt - pos;
+            if (t < r_min) r_min = t;
+            r_count += 1;
+            if (remaining <= 0 && cap != -1) {
+                long long at = base + nxt;
+                EMIT(at);
+                cap = -1;
+                r_start = at; r_cap = -1; r_count = 0;
+            }
+        } else {
+            if (r_count == 0 || t < r_min) r_min = t;
+            r_count += 1;
+        }
+        pos = nxt;
+    }
+    if (stop == NULL && pos + 10 > n && pos + 2 <= n && b[pos] == 0xFF && b[pos + 1] == 0xFF) {
+        stop = Py_BuildValue("(iLl)", 1, base + pos, 0xFFFFL);
+        if (stop == NULL) goto done;
+    }
+#undef EMIT
+    result = Py_BuildValue("(O(LLLLKL)nO)", out, cap, remaining, r_start, r_cap, r_min, r_count,
+                           pos, stop ? stop : Py_None);
+done:
+    Py_XDECREF(out);
+    Py_XDECREF(stop);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&sizes);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"regions", regions, METH_VARARGS,
+     "regions(buf, sizes, base, state) -> (regions, state, pos, stop)"},
     {"walk", walk, METH_VARARGS,
      "walk(buf, sizes, count, width) -> (kept, counts, counted, largest counted time)"},
     {NULL, NULL, 0, NULL},

@@ -19,7 +19,7 @@ from typing import Any
 from halvm_prof.analysis.heap import BandStats, HeapAccumulator
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.formats.source import DiskSource, open_disk
+from halvm_prof.formats.source import DiskSource, open_disk, open_source
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
 
@@ -207,6 +207,27 @@ def analyse(
             except HalvmProfError as e:
                 report.problem = f"recovered, but not readable: {e.message}"
     _judge(pm, recovered_heap)
+    return pm
+
+
+def heap_verdict(path: str | os.PathLike[str]) -> Postmortem:
+    """The heap part of the verdict for a heap profile file: a local run that crashed (``run``)
+    has no disks, only the ``.hp`` GHC wrote."""
+    pm = Postmortem([])
+    with open_source(path) as source:
+        # The trend is over the last third of the censuses, so their number comes first: a
+        # local file is scanned (compiled) and then read, unlike a disk, whose recovery counts.
+        samples = source.band_stats().accumulator.samples
+        run = read_heap_run(source.heap_samples(), samples)
+    if run is None:
+        pm.headline = "The heap profile holds no census."
+    else:
+        pm.heap = run
+        concern = _judge_heap(pm, run)
+        # A local program has no VM whose memory the heap could be compared with.
+        pm.verdict = [line for line in pm.verdict if not line.startswith("The VM's memory")]
+        pm.headline = "The run did not finish cleanly" + (f"; {concern}." if concern else ".")
+    pm.verdict.insert(0, f"Verdict: {pm.headline}")
     return pm
 
 

@@ -52,8 +52,17 @@ def create(path: str, size: str, force: bool) -> None:
     metavar="N",
     help="Stop after N sector writes, as a crashed VM would.",
 )
+@click.option(
+    "--pace",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    metavar="SECONDS",
+    help="Pause this long before each sector write, to watch the disk fill (live).",
+)
 @force_option
-def write(profile: str, disk_path: str, word: str, crash_after: int | None, force: bool) -> None:
+def write(
+    profile: str, disk_path: str, word: str, crash_after: int | None, pace: float, force: bool
+) -> None:
     """Write PROFILE onto DISK exactly as the HaLVM runtime does.
 
     A missing DISK is created just large enough. A DISK that holds a profile is kept unless
@@ -72,7 +81,7 @@ def write(profile: str, disk_path: str, word: str, crash_after: int | None, forc
         click.echo(f"created {disk_path}")
     else:
         check_output(target, force=force, replaces_files=True)
-    result = write_profile(profile, target, word=int(word), crash_after=crash_after)
+    result = write_profile(profile, target, word=int(word), crash_after=crash_after, pace=pace)
     how = "closed" if result.closed else "not closed"
     if result.crashed:
         click.echo(

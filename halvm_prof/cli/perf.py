@@ -142,10 +142,28 @@ def report(
 @click.option(
     "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Pauses/spans shown."
 )
-def merge(perf_data: str, eventlog: str, binary: str | None, as_json: bool, top: int) -> None:
+@click.option(
+    "--perfetto",
+    "perfetto_out",
+    type=click.Path(dir_okay=False),
+    help="Write instead the eventlog's Perfetto trace with each sample as an instant on its "
+    "capability's 'perf samples' track.",
+)
+def merge(
+    perf_data: str,
+    eventlog: str,
+    binary: str | None,
+    as_json: bool,
+    top: int,
+    perfetto_out: str | None,
+) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
     from halvm_prof.perf.merge import merge as run
     from halvm_prof.render.perf import format_perf_merge
+
+    if perfetto_out is not None:
+        _merge_to_perfetto(perf_data, eventlog, binary, perfetto_out)
+        return
 
     result = run(perf_data, eventlog, binary=binary)
     if as_json:
@@ -159,3 +177,20 @@ def merge(perf_data: str, eventlog: str, binary: str | None, as_json: bool, top:
 
 
 __all__ = ["perf", "record"]
+
+
+def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
+    from halvm_prof.cli.common import open_input_source
+    from halvm_prof.cli.report import refuse_input_as_output
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.render.perf_trace import write_perfetto_with_samples
+
+    refuse_input_as_output(output, [perf_data, eventlog, binary])
+    with open_input_source(eventlog) as source:
+        log = source.content
+        if not isinstance(log, EventlogSource):
+            raise log.refuse("perf merge takes an eventlog (+RTS -l)")
+        with atomic_write(output, "wb") as out:
+            tl, placed = write_perfetto_with_samples(perf_data, log, out, binary=binary)
+    click.echo(f"wrote {output} (perfetto: {len(tl.caps)} capabilities, {placed} perf samples)")

@@ -12,6 +12,7 @@ writes").
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -44,8 +45,11 @@ class WriteResult:
 class RuntimeWriter:
     """The runtime's block buffer and write order, over a disk opened for writing."""
 
-    def __init__(self, fd: int, word: int, crash_after: int | None = None) -> None:
+    def __init__(
+        self, fd: int, word: int, crash_after: int | None = None, pace: float = 0.0
+    ) -> None:
         self._fd = fd
+        self._pace = pace
         self._word = word
         self._crash_after = crash_after
         self._buf = bytearray(BLOCK_SIZE)
@@ -61,7 +65,14 @@ class RuntimeWriter:
         if self._crash_after is not None:
             allowed = min(nsectors, self._crash_after - self.sector_writes)
         if allowed > 0:
-            os.pwrite(self._fd, data[: allowed * SECTOR_SIZE], disk_offset)
+            if self._pace > 0:
+                # One sector at a time, each after a pause, so a reader can watch the disk fill.
+                for i in range(allowed):
+                    time.sleep(self._pace)
+                    chunk = data[i * SECTOR_SIZE : (i + 1) * SECTOR_SIZE]
+                    os.pwrite(self._fd, chunk, disk_offset + i * SECTOR_SIZE)
+            else:
+                os.pwrite(self._fd, data[: allowed * SECTOR_SIZE], disk_offset)
             self.sector_writes += allowed
         if allowed < nsectors:
             raise _Crashed
@@ -119,14 +130,18 @@ def write_profile(
     *,
     word: int = 8,
     crash_after: int | None = None,
+    pace: float = 0.0,
 ) -> WriteResult:
     """Write the file ``profile`` onto the existing image ``disk`` as a HaLVM would.
 
     The caller decides whether ``disk`` may be written (see ``image.holds_profile``); this only
     refuses a disk too small for the profile, as the runtime would fail ("Block write failed!").
+    ``pace`` seconds pass before each sector write (to watch a disk fill, as ``live`` does).
     """
     if word not in (4, 8):
         raise OutputError(f"word size must be 4 or 8, not {word}")
+    if pace < 0:
+        raise OutputError("--pace must not be negative")
     if crash_after is not None and crash_after < 1:
         raise OutputError("--crash-after must be at least 1 sector write")
     if same_file(profile, disk):
@@ -154,7 +169,7 @@ def write_profile(
                     path=disk,
                     hint="make a larger disk with `halvm-prof disk create --size`",
                 )
-            writer = RuntimeWriter(fd, word, crash_after)
+            writer = RuntimeWriter(fd, word, crash_after, pace)
             crashed = False
             written = 0
             try:

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, ClassVar, Literal
 
-from halvm_prof.errors import InputError
+from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
+    from halvm_prof.formats.follow import Follower
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
@@ -256,11 +257,21 @@ class Source:
         """The source whose bytes hold the profile: itself, or a disk's recovered profile."""
         return self
 
+    def follow(self, *, quiet_after: float | None = None) -> Follower:
+        """A follower (:mod:`halvm_prof.formats.follow`) of this input as it grows: it reads the
+        file from its start itself and hands out only complete data."""
+        raise self.refuse("only a .hp file, an eventlog or a HaLVM heap disk can be followed")
+
 
 class HpSource(Source):
     """A ``.hp`` heap profile."""
 
     kind = "hp"
+
+    def follow(self, *, quiet_after: float | None = None) -> Follower:
+        from halvm_prof.formats.follow import QUIET_AFTER, HpFollower
+
+        return HpFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.hp import HpReader
@@ -289,6 +300,19 @@ class EventlogSource(Source):
     def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
         super().__init__(stream, name, seekable=seekable, owned=owned)
         self.reader: EventlogReader | None = None
+
+    def follow(
+        self,
+        *,
+        quiet_after: float | None = None,
+        types: set[int] | None = None,
+        caps: int = 1,
+    ) -> Follower:
+        from halvm_prof.formats.follow import QUIET_AFTER, EventlogFollower
+
+        return EventlogFollower(
+            self.name, types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
+        )
 
     def open_reader(self) -> EventlogReader:
         """A reader at the log's start; after a pass, its ``note()``/``error()`` tell how the
@@ -423,6 +447,12 @@ class DiskSource(Source):
     def what(self) -> str:
         return f"a HaLVM profiling disk image holding {self._content.what}"
 
+    def follow(self, *, quiet_after: float | None = None) -> Follower:
+        """Follow the disk while a unikernel writes it: its status sector, polled."""
+        from halvm_prof.formats.follow import QUIET_AFTER, DiskFollower
+
+        return DiskFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
+
     @property
     def content(self) -> Source:
         return self._content
@@ -526,6 +556,74 @@ def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> D
         raise
 
 
+FollowKind = Literal["hp", "eventlog", "disk"]
+
+
+def follow_kind(spec: str | os.PathLike[str]) -> FollowKind:
+    """What ``spec`` holds, for following it: ``unix:PATH``/``tcp:HOST:PORT`` and a FIFO are an
+    eventlog stream (its first bytes may not be there yet); a file is told by :func:`open_source`.
+    A disk is a disk even before its status sector says so (a blank one about to be written)."""
+    text = os.fspath(spec)
+    if text.startswith(("unix:", "tcp:")):
+        return "eventlog"
+    try:
+        st = os.stat(text)
+    except FileNotFoundError as e:
+        raise InputError("no such file", path=text, hint="check the path") from e
+    if stat.S_ISFIFO(st.st_mode):
+        return "eventlog"
+    if st.st_size == 0:
+        # A file just created by a program that has not written yet.
+        raise InputError(
+            "is empty, so its kind cannot be told yet",
+            path=text,
+            hint="start the program first, or give a disk image or eventlog FIFO",
+        )
+    try:
+        with open_source(text) as source:
+            kind = source.kind
+    except HalvmProfError:
+        if _blank_disk(text):
+            return "disk"
+        raise
+    if kind in ("prof", "prof-json"):
+        raise InputError(
+            "is a cost-centre report, written once at exit: there is nothing to follow",
+            path=text,
+            hint="live follows .hp files, eventlogs and heap disks",
+        )
+    return "disk" if kind == "disk" else "hp" if kind == "hp" else "eventlog"
+
+
+def _blank_disk(path: str) -> bool:
+    """A disk image whose status sector was never written (all zero) and that has a data area."""
+    from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
+
+    with open_input(path) as f:
+        head = f.read(SECTOR_SIZE)
+        size = os.fstat(f.fileno()).st_size
+    return (
+        len(head) == SECTOR_SIZE
+        and size > DATA_OFFSET
+        and decode_status(head).health == "blank"
+    )
+
+
+def open_follower(
+    spec: str | os.PathLike[str], *, quiet_after: float | None = None
+) -> Follower:
+    """A follower for ``spec`` (a path, ``unix:PATH`` or ``tcp:HOST:PORT``), kind from content."""
+    from halvm_prof.formats.follow import QUIET_AFTER, DiskFollower, EventlogFollower, HpFollower
+
+    wait = quiet_after or QUIET_AFTER
+    kind = follow_kind(spec)
+    if kind == "hp":
+        return HpFollower(spec, quiet_after=wait)
+    if kind == "disk":
+        return DiskFollower(spec, quiet_after=wait)
+    return EventlogFollower(spec, quiet_after=wait)
+
+
 def _stream_name(stream: IO[bytes]) -> str:
     n = getattr(stream, "name", None)
     return n if isinstance(n, str) else "<stdin>"
@@ -598,6 +696,8 @@ __all__ = [
     "Source",
     "SourceKind",
     "Window",
+    "follow_kind",
     "open_disk",
+    "open_follower",
     "open_source",
 ]

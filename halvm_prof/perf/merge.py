@@ -26,6 +26,7 @@ from typing import IO, Any, Literal
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
@@ -155,50 +156,69 @@ _TYPES = {
 }
 
 
+class EventlogFactsFold:
+    """The facts the merge needs, taken from events as a pass over the log hands them over
+    (:meth:`halvm_prof.formats.source.EventlogSource.timeline` or a file-order walk)."""
+
+    types: frozenset[int] = frozenset(_TYPES)
+
+    def __init__(self) -> None:
+        self.wall: tuple[int, int] | None = None
+        self.task_tid: dict[int, int] = {}
+        self.tid_caps: dict[int, list[tuple[int, int]]] = {}
+        self.gc_open: dict[int | None, int] = {}
+        self.pauses: list[Interval] = []
+        self.open_spans: dict[str, list[tuple[int, int | None]]] = {}
+        self.spans: list[Interval] = []
+        self.last = 0
+
+    def add(self, e: Event) -> None:
+        t = e.time
+        if t > self.last:
+            self.last = t
+        a = e.args
+        if e.type == ev.WALL_CLOCK_TIME and a and self.wall is None:
+            self.wall = (t, int(a[1]) * 1_000_000_000 + int(a[2]))
+        elif e.type == ev.TASK_CREATE and a:
+            task, cap, tid = int(a[0]), int(a[1]), int(a[2])
+            self.task_tid[task] = tid
+            self.tid_caps.setdefault(tid, []).append((t, cap))
+        elif e.type == ev.TASK_MIGRATE and a:
+            tid_of = self.task_tid.get(int(a[0]))
+            if tid_of is not None:
+                self.tid_caps.setdefault(tid_of, []).append((t, int(a[2])))
+        elif e.type == ev.GC_START:
+            self.gc_open[e.cap] = t
+        elif e.type == ev.GC_END:
+            start = self.gc_open.pop(e.cap, None)
+            if start is not None:
+                self.pauses.append(Interval(start, t, e.cap))
+        elif a:
+            kind, _, label = str(a[0]).partition(" ")
+            if kind == "START" and label:
+                self.open_spans.setdefault(label, []).append((t, e.cap))
+            elif kind == "STOP" and label and self.open_spans.get(label):
+                opened, span_cap = self.open_spans[label].pop()
+                self.spans.append(Interval(opened, t, span_cap, label))
+
+    def facts(self, note: str | None) -> EventlogFacts:
+        for changes in self.tid_caps.values():
+            changes.sort()
+        pauses = sorted(self.pauses, key=lambda p: (p.start, -1 if p.cap is None else p.cap))
+        spans = sorted(self.spans, key=lambda s: (s.start, s.label))
+        return EventlogFacts(
+            self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note
+        )
+
+
 def eventlog_facts(source: str | os.PathLike[str] | IO[bytes]) -> EventlogFacts:
     """Read the clock pair, task placements, GC pauses and START/STOP spans of an eventlog."""
-    wall: tuple[int, int] | None = None
-    task_tid: dict[int, int] = {}
-    tid_caps: dict[int, list[tuple[int, int]]] = {}
-    gc_open: dict[int | None, int] = {}
-    pauses: list[Interval] = []
-    open_spans: dict[str, list[tuple[int, int | None]]] = {}
-    spans: list[Interval] = []
-    last = 0
+    fold = EventlogFactsFold()
     with EventlogReader(source) as reader:
-        for e in reader.iter_events(_TYPES):
-            t = e.time
-            last = max(last, t)
-            a = e.args
-            if e.type == ev.WALL_CLOCK_TIME and a and wall is None:
-                wall = (t, int(a[1]) * 1_000_000_000 + int(a[2]))
-            elif e.type == ev.TASK_CREATE and a:
-                task, cap, tid = int(a[0]), int(a[1]), int(a[2])
-                task_tid[task] = tid
-                tid_caps.setdefault(tid, []).append((t, cap))
-            elif e.type == ev.TASK_MIGRATE and a:
-                tid_of = task_tid.get(int(a[0]))
-                if tid_of is not None:
-                    tid_caps.setdefault(tid_of, []).append((t, int(a[2])))
-            elif e.type == ev.GC_START:
-                gc_open[e.cap] = t
-            elif e.type == ev.GC_END:
-                start = gc_open.pop(e.cap, None)
-                if start is not None:
-                    pauses.append(Interval(start, t, e.cap))
-            elif a:
-                kind, _, label = str(a[0]).partition(" ")
-                if kind == "START" and label:
-                    open_spans.setdefault(label, []).append((t, e.cap))
-                elif kind == "STOP" and label and open_spans.get(label):
-                    opened, span_cap = open_spans[label].pop()
-                    spans.append(Interval(opened, t, span_cap, label))
+        for e in reader.iter_events(set(fold.types)):
+            fold.add(e)
         note = reader.note()
-    for changes in tid_caps.values():
-        changes.sort()
-    pauses.sort(key=lambda p: (p.start, -1 if p.cap is None else p.cap))
-    spans.sort(key=lambda s: (s.start, s.label))
-    return EventlogFacts(wall, tid_caps, tuple(pauses), tuple(spans), last, note)
+    return fold.facts(note)
 
 
 # -- alignment ---------------------------------------------------------------------------------
@@ -320,10 +340,10 @@ def _first_sample(data: PerfData, symbolizer: Symbolizer) -> int | None:
 
 def _prepare(
     perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str],
+    eventlog: str | os.PathLike[str] | EventlogFacts,
     binary: str | os.PathLike[str] | None,
 ) -> tuple[PerfData, EventlogFacts, Symbolizer, Alignment]:
-    facts = eventlog_facts(eventlog)
+    facts = eventlog if isinstance(eventlog, EventlogFacts) else eventlog_facts(eventlog)
     data = PerfData(perf_data)
     try:
         symbolizer = _open_symbolizer(data, facts, binary)
@@ -400,7 +420,7 @@ class SampleInstant:
 
 def sample_instants(
     perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str],
+    eventlog: str | os.PathLike[str] | EventlogFacts,
     *,
     binary: str | os.PathLike[str] | None = None,
 ) -> Iterator[SampleInstant]:
@@ -413,3 +433,4 @@ def sample_instants(
             yield SampleInstant(
                 t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category
             )
+

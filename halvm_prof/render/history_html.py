@@ -91,7 +91,7 @@ def render_trend_page(data: dict[str, Any]) -> str:
     script)."""
     import jinja2
 
-    from halvm_prof.render.html import _static
+    from halvm_prof.render.html import static_text
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
@@ -106,9 +106,9 @@ def render_trend_page(data: dict[str, Any]) -> str:
     }
     return env.get_template("history.html.j2").render(
         data=data,
-        echarts=_static("echarts.min.js"),
-        script=_static("history.js"),
-        style=_static("report.css") + _static("history.css"),
+        echarts=static_text("echarts.min.js"),
+        script=static_text("history.js"),
+        style=static_text("report.css") + static_text("history.css"),
     )
 
 

@@ -513,12 +513,13 @@ def build_report_data(
     )
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
+    """The text of a vendored or own asset in ``render/static``."""
     return (resources.files("halvm_prof") / "render" / "static" / name).read_text("utf-8")
 
 
-def render_html(data: ReportData) -> str:
-    """The page for ``data``: assets inlined, data as JSON."""
+def jinja_environment() -> jinja2.Environment:
+    """The templates' environment: autoescaped, strict, ``tojson`` with sorted keys."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,
@@ -530,12 +531,17 @@ def render_html(data: ReportData) -> str:
         "separators": (",", ":"),
         "allow_nan": False,
     }
-    return env.get_template(PAGES[data.page]).render(
+    return env
+
+
+def render_html(data: ReportData) -> str:
+    """The page for ``data``: assets inlined, data as JSON."""
+    return jinja_environment().get_template(PAGES[data.page]).render(
         data=data.to_json(),
-        echarts=_static("echarts.min.js"),
+        echarts=static_text("echarts.min.js"),
         # The runtime section's script registers itself before report.js draws the sections.
-        script=_static("timeline.js") + "\n" + _static("report.js"),
-        style=_static("report.css"),
+        script=static_text("timeline.js") + "\n" + static_text("report.js"),
+        style=static_text("report.css"),
     )
 
 

@@ -10,7 +10,8 @@ encoded here; their field numbers are those of Perfetto's own protos
   slices), per Haskell thread (its runs), a ``GC`` track of collections, lanes of user spans and
   a ``markers`` track of instants;
 - counter tracks for heap size, live bytes, blocks size, bytes allocated and spark pools;
-- :class:`Instant`\\ s given by the caller (the perf merge adds samples), on tracks they name.
+- instants given by the caller (:class:`Instant`; the perf merge adds samples) on tracks
+  they name.
 """
 
 from __future__ import annotations
@@ -74,7 +75,12 @@ _EXTRA_BASE = 1 << 48
 PID = 1
 
 
+_SMALL = [bytes((i,)) for i in range(128)]
+
+
 def _varint(n: int) -> bytes:
+    if 0 <= n < 128:
+        return _SMALL[n]
     if n < 0:
         n &= (1 << 64) - 1
     out = bytearray()
@@ -85,12 +91,16 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+# Field keys are the same few bytes every time: made once.
+_KEYS = {(f, w): _varint((f << 3) | w) for f in range(1, 64) for w in (0, 2)}
+
+
 def _uint(fieldno: int, n: int) -> bytes:
-    return _varint(fieldno << 3) + _varint(n)
+    return _KEYS[fieldno, 0] + _varint(n)
 
 
 def _bytes(fieldno: int, payload: bytes) -> bytes:
-    return _varint((fieldno << 3) | 2) + _varint(len(payload)) + payload
+    return _KEYS[fieldno, 2] + _varint(len(payload)) + payload
 
 
 def _str(fieldno: int, s: str) -> bytes:
@@ -141,17 +151,12 @@ class PerfettoWriter:
         self.out.write(_bytes(TRACE_PACKET, _uint(PKT_SEQUENCE_ID, SEQUENCE) + body))
         self.packets += 1
 
-    def _descriptor(self, uuid: int, name: str, extra: bytes = b"") -> None:
+    def _descriptor(self, uuid: int, name: str, extra: bytes = b"", child: bool = True) -> None:
         self.tracks.add(uuid)
-        self._packet(
-            _bytes(
-                PKT_TRACK_DESCRIPTOR,
-                _uint(TD_UUID, uuid)
-                + _str(TD_NAME, name)
-                + _uint(TD_PARENT_UUID, PROCESS_UUID)
-                + extra,
-            )
-        )
+        body = _uint(TD_UUID, uuid) + _str(TD_NAME, name)
+        if child:
+            body += _uint(TD_PARENT_UUID, PROCESS_UUID)
+        self._packet(_bytes(PKT_TRACK_DESCRIPTOR, body + extra))
 
     def thread_descriptor(self, thread: int, label: str | None) -> None:
         """(Re)name the track of a Haskell thread; a later descriptor renames it."""
@@ -160,6 +165,8 @@ class PerfettoWriter:
             _THREAD_BASE + thread,
             name,
             _bytes(TD_THREAD, _uint(THD_PID, PID) + _uint(THD_TID, thread) + _str(THD_NAME, name)),
+            # A thread track belongs to its process through the pid, not a parent track.
+            child=False,
         )
 
     def _event(

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from halvm_prof.timeline.build import read_timeline
+from halvm_prof.timeline.build import read_timeline, stop_reason
 from halvm_prof.timeline.model import NS, Bins, Collection, Interval, Timeline
 
 KIND = "runtime"
@@ -79,7 +79,9 @@ def _level(b: Bins) -> dict[str, Any]:
 
 def _interval(i: Interval, index: dict[int, int]) -> list[float | int]:
     thread = i.thread if i.thread is not None else -1
-    return [index[i.cap], _s(i.start), _s(i.end), 0 if i.kind == "run" else 1, thread, int(i.cut)]
+    status = i.status if i.status is not None else -1
+    kind = 0 if i.kind == "run" else 1
+    return [index[i.cap], _s(i.start), _s(i.end), kind, thread, int(i.cut), status]
 
 
 def _collection(c: Collection) -> list[float | int]:
@@ -136,7 +138,7 @@ def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> 
         },
         "levels": [_level(b) for b in _levels(tl.bins, len(caps), budget.bin_numbers)],
         "exact_until": _s(until) if until is not None else None,
-        # [cap index, start, end, 0 run / 1 GC, thread (-1: none), cut]
+        # [cap index, start, end, 0 run / 1 GC, thread (-1: none), cut, stop status (-1: none)]
         "intervals": [
             _interval(i, index) for i in intervals[: budget.intervals] if before(i.start)
         ],
@@ -148,6 +150,10 @@ def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> 
         ],
         "markers": [[_s(m.time), m.text] for m in tl.markers[: budget.markers]],
         "labels": {str(k): v for k, v in sorted(labels.items())},
+        "reasons": {
+            str(code): stop_reason(code)
+            for code in sorted({i.status for i in intervals if i.status is not None})
+        },
         "cap_table": [
             {
                 "cap": c.cap,
@@ -175,6 +181,7 @@ def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> 
             for t in threads
         ],
         "threads_shown": len(threads),
+        "heap_profile": tl.heap_profile,
     }
 
 

@@ -81,6 +81,7 @@ _COUNTER_NAME = {
     ev.BLOCKS_SIZE: "blocks size",
     ev.HEAP_ALLOCATED: "allocated",
 }
+_HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
 
 
@@ -186,6 +187,7 @@ class TimelineBuilder:
         self.wall: WallClock | None = None
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
+        self.heap_profile = False
 
     # -- keeping within the budget ----------------------------------------------------------
 
@@ -452,6 +454,8 @@ class TimelineBuilder:
                 old = self.tasks[i]
                 self.tasks[i] = Task(old.task, old.os_thread, old.cap, old.created, t,
                                      old.migrations)  # fmt: skip
+        elif et in _HEAP_PROFILE:
+            self.heap_profile = True
         elif et == ev.WALL_CLOCK_TIME and self.wall is None:
             self.wall = WallClock(t, a[1] * 1_000_000_000 + a[2])
 
@@ -549,6 +553,7 @@ class TimelineBuilder:
             bins=self._bins([c.cap for c in caps]),
             exact_until=self.exact_until,
             dropped=tuple(sorted(self.dropped.items())),
+            heap_profile=self.heap_profile,
             complete=complete,
             note=note,
             budget=self.budget,

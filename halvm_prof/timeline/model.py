@@ -253,7 +253,8 @@ class Timeline:
     """Everything the runtime did over time, from one streaming pass over an eventlog.
 
     ``end`` is the time of the last event; ``exact_until`` the time up to which the exact
-    lists are whole (None: whole to the end); ``complete``/``note`` as for every reader.
+    lists are whole (None: whole to the end), ``dropped`` how many records of each kind the
+    budget left out; ``complete``/``note`` as for every reader.
     """
 
     events: int
@@ -275,6 +276,8 @@ class Timeline:
     bins: tuple[Bins, ...]
     exact_until: int | None = None
     dropped: tuple[tuple[str, int], ...] = ()
+    #: Whether the log holds heap profile events (``-h``), which the report reads on its own.
+    heap_profile: bool = False
     complete: bool = True
     note: str | None = None
     budget: Budget = field(default_factory=Budget)

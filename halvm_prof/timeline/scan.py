@@ -7,9 +7,15 @@ decoded. The optional compiled ``halvm_prof._elscan.walk`` does the same walk
 from __future__ import annotations
 
 import os
-import struct
 from array import array
 from collections.abc import Callable
+
+from halvm_prof.formats.eventlog.layout import (
+    EVENT_HEAD,
+    HEAD_SIZE,
+    PAYLOAD_LENGTH,
+    VARIABLE_HEAD_SIZE,
+)
 
 #: (offset, type, time, payload offset, payload length) of each event kept.
 Kept = list[tuple[int, int, int, int, int]]
@@ -17,8 +23,9 @@ Kept = list[tuple[int, int, int, int, int]]
 WalkResult = tuple[Kept, dict[tuple[int, int], int], int, int]
 Walk = Callable[[bytes, bytes, bytes, int], WalkResult]
 
-_HEAD = struct.Struct(">HQ").unpack_from
-_U16 = struct.Struct(">H").unpack_from
+_HEAD = EVENT_HEAD.unpack_from
+_U16 = PAYLOAD_LENGTH.unpack_from
+_HS, _VS = HEAD_SIZE, VARIABLE_HEAD_SIZE
 
 _compiled: Walk | None
 try:
@@ -49,10 +56,10 @@ def walk_python(buf: bytes, sizes: bytes, count: bytes, width: int) -> WalkResul
         etype, t = head(buf, pos)
         size = size_of[etype]
         if size >= 0:
-            payload = pos + 10
+            payload = pos + _HS
         elif size == -1:
-            (size,) = u16(buf, pos + 10)
-            payload = pos + 12
+            (size,) = u16(buf, pos + _HS)
+            payload = pos + _VS
         else:
             raise ValueError(f"undeclared type {etype}")
         if count[etype]:

@@ -467,13 +467,6 @@ def test_byte_axes_tick_at_round_values(browser: Any, tmp_path: Path) -> None:
         "window.halvmReport.charts[0].dispatchAction({type: 'dataZoom', start: 0, end: 40})"
     )
     assert _round_labels(browser.execute_script(Y_LABELS, 0))
-    # The eventlog timeline's byte axis too.
-    html = tmp_path / "t.html"
-    write_file_report([str(CORPUS / "parfib-N2.eventlog")], html, title="timeline")
-    _open(browser, html)
-    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
-    labels = browser.execute_script(Y_LABELS, kinds.index("timeline"))
-    assert _round_labels(labels), labels
     assert _errors(browser) == []
 
 

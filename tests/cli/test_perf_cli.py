@@ -170,3 +170,39 @@ def test_paranoid_kernel_is_one_clear_line(tmp_path: Path) -> None:
     level.write_text("2\n")
     check_paranoid(level, euid=1000)
     assert os.path.exists(level)
+
+
+def test_merge_places_the_samples_in_the_perfetto_trace(tmp_path: Path) -> None:
+    from perfetto.protos.perfetto.trace import (  # type: ignore[import-untyped]
+        perfetto_trace_pb2 as pb,
+    )
+
+    from halvm_prof.perf.merge import sample_instants
+
+    out = tmp_path / "run.perfetto-trace"
+    log = str(PERF / "work.eventlog")
+    code, stdout, err = run("perf", "merge", FULL, log, "--binary", BINARY, "--perfetto", str(out))
+    assert code == 0, err
+    trace = pb.Trace()
+    trace.ParseFromString(out.read_bytes())
+    names = {
+        p.track_descriptor.uuid: p.track_descriptor.name
+        for p in trace.packet
+        if p.HasField("track_descriptor")
+    }
+    samples = [
+        p
+        for p in trace.packet
+        if p.HasField("track_event")
+        and names.get(p.track_event.track_uuid, "").startswith("perf samples")
+    ]
+    every = list(sample_instants(FULL, log, binary=BINARY))
+    expected = [s for s in every if s.time_ns >= 0]
+    assert len(expected) < len(every)  # perf starts before the runtime's clock: those are left
+    # Every sample, at its aligned time, on its capability's track, next to the timeline.
+    assert len(samples) == len(expected) > 0 and f"{len(expected)} perf samples" in stdout
+    assert sorted(p.timestamp for p in samples) == sorted(s.time_ns for s in expected)
+    tracks = {names[p.track_event.track_uuid] for p in samples}
+    caps = {f"perf samples cap {s.cap}" for s in expected if s.cap is not None}
+    assert caps and caps <= tracks
+    assert any(n.startswith("cap ") or "capability" in n for n in names.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -209,3 +210,26 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     assert "&lt;/script&gt;" in html and "<li>heap grew</li>" in html
     assert '<tr class="crashed">' in html and "4,096" in html and "64 MiB" in html
     assert page_data(html)["postmortem"]["verdict"][0] == EVIL
+
+
+def test_runtime_section_stays_small_with_many_capabilities() -> None:
+    # A stress of the page budget (no GHC run has 64 capabilities and a million runs here):
+    # events as the RTS writes them, built into a timeline as any log is.
+    from halvm_prof.formats.eventlog import events as ev
+    from halvm_prof.formats.eventlog.events import Event
+    from halvm_prof.timeline.build import build_timeline
+
+    def events() -> Iterator[Event]:
+        t = 0
+        for i in range(200_000):
+            cap = i % 64
+            yield Event(t, ev.RUN_THREAD, cap, (i % 500 + 1,), 0)
+            yield Event(t + 3_000, ev.STOP_THREAD, cap, (i % 500 + 1, 3, 0), 0)
+            t += 500
+
+    tl = build_timeline(events())
+    data = section_data(tl, "many")
+    size = len(json.dumps(data, separators=(",", ":")))
+    assert size < 6_000_000, size
+    assert data["exact_until"] is not None and len(data["intervals"]) <= PageBudget().intervals
+    assert data["levels"][-1]["count"] <= 64 and len(data["caps"]) == 64

@@ -198,3 +198,26 @@ def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
         summarize(source)
         # A disk's digest is its recovered profile's: the same bytes as the file written to it.
         assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
+
+
+def test_a_source_can_be_followed_as_it_grows(tmp_path: Path) -> None:
+    from halvm_prof.formats.follow import HpFollower
+
+    text = (CORPUS / "leaky-hc.hp").read_bytes()
+    growing = tmp_path / "growing.hp"
+    half = text.index(b"END_SAMPLE", len(text) // 2)
+    growing.write_bytes(text[:half])  # the last census is still being written
+    with open_source(growing) as source:
+        follower = source.follow(quiet_after=60)
+    assert isinstance(follower, HpFollower)
+    try:
+        first = follower.poll()
+        assert first and len(first) == text[:half].count(b"\nEND_SAMPLE ")
+        with growing.open("ab") as f:
+            f.write(text[half:])
+        rest = follower.poll()
+        assert len(first) + len(rest) == text.count(b"\nEND_SAMPLE ") and follower.closed
+    finally:
+        follower.close()
+    with open_source(CORPUS / "leaky-hc.prof") as source, pytest.raises(InputError):
+        source.follow()

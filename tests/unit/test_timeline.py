@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -336,3 +337,44 @@ def test_pure_python_timeline_is_the_same(log: Path, monkeypatch: pytest.MonkeyP
     fast = read_timeline(log)
     monkeypatch.setenv("HALVM_PROF_PURE", "1")
     assert read_timeline(log) == fast
+
+
+def _all_logs() -> list[Path]:
+    return sorted(p for folder in (OURS, UPSTREAM, CORPUS) for p in folder.glob("*.eventlog"))
+
+
+def test_compiled_regions_match_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from halvm_prof.formats.eventlog import reader as rd
+
+    if rd._compiled_regions() is None:
+        require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
+        pytest.skip("halvm_prof._elscan is not built")
+
+    def cut(data: bytes, pure: bool) -> tuple[Any, ...]:
+        with monkeypatch.context() as m:
+            if pure:
+                m.setenv("HALVM_PROF_PURE", "1")
+            with EventlogReader(io.BytesIO(data)) as r:
+                return tuple(r.regions()), r.stop
+
+    checked = 0
+    for log in _all_logs():
+        data = log.read_bytes()
+        pieces = [data, *(data[:k] for k in range(0, len(data), max(1, len(data) // 7)))]
+        # damage: an undeclared event type after the header
+        if len(data) > 400:
+            pieces.append(data[:300] + b"\x7f\x7f" + data[302:])
+        for piece in pieces:
+            try:
+                assert cut(piece, False) == cut(piece, True), log.name
+            except Exception as e:
+                if "is not an eventlog" in str(e) or "header" in str(e):
+                    continue
+                raise
+            checked += 1
+    assert checked > 50
+
+
+def test_timeline_says_whether_the_log_holds_a_heap_profile() -> None:
+    assert read_timeline(CORPUS / "leaky-hT.eventlog").heap_profile
+    assert not read_timeline(CORPUS / "parfib-N2.eventlog").heap_profile

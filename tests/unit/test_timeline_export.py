@@ -22,7 +22,7 @@ from halvm_prof.render.export import guess_format
 from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
 from halvm_prof.timeline.build import read_timeline
 from halvm_prof.timeline.model import Span, Timeline
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, Golden
 
 OURS = DATA / "eventlog" / "ghc"
 LOGS = [
@@ -227,7 +227,7 @@ def test_export_command_writes_both(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "chrome-trace" in result.output
     assert json.loads(js.read_text())["traceEvents"]
     result = runner.invoke(cli, ["export", str(CORPUS / "leaky-hc.prof"), "--to", "perfetto"])
-    assert result.exit_code == 1 and "is not an eventlog" in result.output
+    assert result.exit_code == 1 and "takes an eventlog" in result.output
     assert (
         guess_format("x.pftrace") == "perfetto" and guess_format("x.trace.json") == "chrome-trace"
     )
@@ -235,3 +235,22 @@ def test_export_command_writes_both(tmp_path: Path) -> None:
     assert (
         f"{tl.gc.count} collections" in runner.invoke(cli, ["export", log, "-o", str(out)]).output
     )
+
+
+def test_chrome_trace_golden(golden: Golden) -> None:
+    buf = io.BytesIO()
+    with EventlogReader(CORPUS / "parfib-N2.eventlog") as r:
+        write_chrome_trace(r.iter_sorted(), buf)
+    golden.check("timeline/parfib-N2.trace.json", buf.getvalue().decode("utf-8"))
+
+
+def test_perfetto_tracks_hang_under_the_process() -> None:
+    trace, tl = _perfetto(LOGS[0])
+    descriptors = [p.track_descriptor for p in trace.packet if p.HasField("track_descriptor")]
+    (process,) = [d for d in descriptors if d.HasField("process")]
+    threads = [d for d in descriptors if d.HasField("thread")]
+    assert {d.thread.tid for d in threads} == {t.thread for t in tl.threads if t.runs}
+    assert all(d.thread.pid == process.process.pid and not d.parent_uuid for d in threads)
+    others = [d for d in descriptors if not d.HasField("thread") and not d.HasField("process")]
+    assert others and all(d.parent_uuid == process.uuid for d in others)
+    assert {d.name for d in others} >= {f"cap {c.cap}" for c in tl.caps} | {"markers"}

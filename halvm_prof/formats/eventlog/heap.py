@@ -228,3 +228,22 @@ def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
         name = f"({len(st.stacks)}) {label}"
         st.stacks[stack] = name
     return name
+
+
+class CensusFolder:
+    """Heap censuses from events handed in one at a time (as a follower hands them out).
+
+    ``TYPES`` are the event types it needs; :meth:`add` returns the census an event completes.
+    """
+
+    TYPES = frozenset(_TYPES)
+
+    def __init__(self) -> None:
+        self._st = _State()
+
+    def add(self, event: ev.Event) -> HeapSample | None:
+        return _fold(self._st, event)
+
+    @property
+    def program(self) -> str:
+        return self._st.program

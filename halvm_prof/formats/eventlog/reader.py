@@ -24,6 +24,7 @@ import shutil
 import struct
 import tempfile
 import time as _time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Literal, TypeVar
@@ -441,6 +442,8 @@ class EventlogReader:
         ntypes = len(sizes)
         head = _HEAD
         u16 = _U16
+        compiled = _compiled_regions()
+        csizes = array("i", sizes).tobytes()
         cap: int | None = None
         remaining = 0
         r_start = self.data_offset
@@ -451,55 +454,75 @@ class EventlogReader:
         self._done = False
         pos = base = 0
         for buf, base in self._chunks(None):
-            n = len(buf)
-            pos = 0
-            while pos + _HS <= n:
-                etype, t = head(buf, pos)
-                size = sizes[etype] if etype < ntypes else -3
-                if size >= 0:
-                    nxt = pos + _HS + size
-                elif size == VARIABLE and pos + _VS <= n:
-                    nxt = pos + _VS + u16(buf, pos + _HS)[0]
-                elif size == VARIABLE:
-                    break
-                else:
-                    at = base + pos
-                    if etype == DATA_END:
+            if compiled is not None:
+                # The same loop, compiled (halvm_prof/_elscan.c); -1 stands for no capability.
+                found, state, pos, cstop = compiled(
+                    buf,
+                    csizes,
+                    base,
+                    (_no(cap), remaining, r_start, _no(r_cap), r_min, r_count),
+                )
+                out.extend(Region(o, e, None if c < 0 else c, m, k) for o, e, c, m, k in found)
+                c0, remaining, r_start, c1, r_min, r_count = state
+                cap, r_cap = (None if c0 < 0 else c0), (None if c1 < 0 else c1)
+                if cstop is not None:
+                    kind, at, etype = cstop
+                    if kind == 1:
                         stop = Stop("end", at, "end of the log")
                     else:
                         stop = Stop(
                             "corrupt", at, f"event type {etype} is not declared in the header"
                         )
-                    break
-                if nxt > n:
-                    break
-                if etype == BLOCK_MARKER and size >= 14:
-                    at = base + pos
-                    if r_count:
-                        out.append(Region(r_start, at, r_cap, r_min, r_count))
-                    bsize, _end, bcap = _BLOCK(buf, pos + _HS)
-                    remaining = bsize - BLOCK_MARKER_EVENT
-                    cap = None if bcap == NO_CAP else bcap
-                    r_start, r_cap, r_min, r_count = at, cap, t, 1
-                elif remaining > 0:
-                    remaining -= nxt - pos
-                    if t < r_min:
-                        r_min = t
-                    r_count += 1
-                    if remaining <= 0 and cap is not None:
-                        # The block is used up: what follows has no capability.
-                        at = base + nxt
-                        out.append(Region(r_start, at, r_cap, r_min, r_count))
-                        cap = None
-                        r_start, r_cap, r_count = at, None, 0
-                else:
-                    if r_count == 0 or t < r_min:
-                        r_min = t
-                    r_count += 1
-                pos = nxt
             else:
-                if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
-                    stop = Stop("end", base + pos, "end of the log")
+                n = len(buf)
+                pos = 0
+                while pos + _HS <= n:
+                    etype, t = head(buf, pos)
+                    size = sizes[etype] if etype < ntypes else -3
+                    if size >= 0:
+                        nxt = pos + _HS + size
+                    elif size == VARIABLE and pos + _VS <= n:
+                        nxt = pos + _VS + u16(buf, pos + _HS)[0]
+                    elif size == VARIABLE:
+                        break
+                    else:
+                        at = base + pos
+                        if etype == DATA_END:
+                            stop = Stop("end", at, "end of the log")
+                        else:
+                            stop = Stop(
+                                "corrupt", at, f"event type {etype} is not declared in the header"
+                            )
+                        break
+                    if nxt > n:
+                        break
+                    if etype == BLOCK_MARKER and size >= 14:
+                        at = base + pos
+                        if r_count:
+                            out.append(Region(r_start, at, r_cap, r_min, r_count))
+                        bsize, _end, bcap = _BLOCK(buf, pos + _HS)
+                        remaining = bsize - BLOCK_MARKER_EVENT
+                        cap = None if bcap == NO_CAP else bcap
+                        r_start, r_cap, r_min, r_count = at, cap, t, 1
+                    elif remaining > 0:
+                        remaining -= nxt - pos
+                        if t < r_min:
+                            r_min = t
+                        r_count += 1
+                        if remaining <= 0 and cap is not None:
+                            # The block is used up: what follows has no capability.
+                            at = base + nxt
+                            out.append(Region(r_start, at, r_cap, r_min, r_count))
+                            cap = None
+                            r_start, r_cap, r_count = at, None, 0
+                    else:
+                        if r_count == 0 or t < r_min:
+                            r_min = t
+                        r_count += 1
+                    pos = nxt
+                else:
+                    if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
+                        stop = Stop("end", base + pos, "end of the log")
             self._used = pos
             if stop is not None:
                 self._done = True
@@ -618,6 +641,30 @@ class EventlogReader:
             path=self.path,
             hint="save the stream to a file first",
         )
+
+
+def _compiled_regions() -> (
+    Callable[
+        ...,
+        tuple[
+            list[tuple[int, int, int, int, int]], tuple[int, ...], int, tuple[int, int, int] | None
+        ],
+    ]
+    | None
+):
+    """The compiled loop of :meth:`EventlogReader.regions`, unless it is not built or switched
+    off (``HALVM_PROF_PURE=1``)."""
+    if os.environ.get("HALVM_PROF_PURE"):
+        return None
+    try:
+        from halvm_prof import _elscan
+    except ImportError:
+        return None
+    return _elscan.regions
+
+
+def _no(cap: int | None) -> int:
+    return -1 if cap is None else cap
 
 
 def sort_key(time: int, region_index: int, index_in_region: int) -> int:

@@ -121,7 +121,8 @@
         if (v[5] === -2) return `cap ${caps[v[0]]}, ${num(v[1], 6)}–${num(v[2], 6)} s: ` +
           `running ${num(v[3] * 100, 1)}%, GC ${num(v[4] * 100, 1)}% (binned)`;
         return `cap ${caps[v[0]]}: ${v[3] === 0 ? label(v[4]) : "GC"}, ${num(v[1], 6)}–${num(v[2], 6)} s ` +
-          `(${num((v[2] - v[1]) * 1e6, 1)} µs)${v[5] ? " — cut: open when the log stopped" : ""}`;
+          `(${num((v[2] - v[1]) * 1e6, 1)} µs)` + (v[6] >= 0 ? `, then ${s.reasons[String(v[6])]}` : "") +
+          (v[5] ? " — cut: open when the log stopped" : "");
       } },
       series: [{ type: "custom", renderItem: capItem, encode: { x: [1, 2], y: 0 }, data: [] }],
     });
@@ -180,7 +181,7 @@
           : "; zoom in to see single events.");
       activity.setOption({ series: [{ data: idx.map((i) => [i * L.width, L.util[i] * 100]) }] });
       const capData = exact
-        ? exact.map((iv) => [iv[0], iv[1], iv[2], iv[3], iv[4], iv[5]])
+        ? exact.map((iv) => [iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], iv[6]])
         : idx.flatMap((i) => caps.map((_, c) => [c, i * L.width, (i + 1) * L.width, L.run[c][i] || 0, L.gc[c][i] || 0, -2]))
           .filter((d) => d[3] > 0 || d[4] > 0);
       capsChart.setOption({ series: [{ data: capData }] });

@@ -1,0 +1,282 @@
+"""``halvm-prof live SOURCE`` and ``halvm-prof run -- ./prog args``: watch a program as it runs."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from halvm_prof.cli.common import F
+from halvm_prof.errors import InputError
+
+if TYPE_CHECKING:
+    from halvm_prof.live.server import Hub
+
+_SERVE_OPTIONS = [
+    click.option(
+        "--port",
+        type=click.IntRange(0, 65535),
+        default=0,
+        show_default=True,
+        help="Port of the page (0: a free one).",
+    ),
+    click.option(
+        "--host",
+        default="127.0.0.1",
+        show_default=True,
+        help="Address to listen on. Anything but loopback needs a token (one is made).",
+    ),
+    click.option("--token", help="The token a non-loopback page needs (default: a random one)."),
+    click.option("--no-open", is_flag=True, help="Do not open the page in a browser."),
+    click.option("--tui", is_flag=True, help="Show a terminal view instead of serving a page."),
+]
+
+
+def _serve_options(f: F) -> F:
+    for option in reversed(_SERVE_OPTIONS):
+        f = option(f)
+    return f
+
+
+def _serve(
+    hub: Hub,
+    *,
+    host: str,
+    port: int,
+    no_open: bool,
+    tui: bool,
+    start: Callable[[], None] | None = None,
+    stoppers: list[Callable[[], None]] | None = None,
+) -> None:
+    """Print the page's URL (first line), then ``start`` (the program), then serve until
+    Ctrl-C; or show the terminal view."""
+    from halvm_prof.live.server import bind, make_server, page_url
+
+    if tui:
+        click.echo(f"watching {hub.state.source} (Ctrl-C to stop)")
+        if start is not None:
+            start()
+        _tui(hub)
+        return
+    sock = bind(host, port)
+    try:
+        url = page_url(sock, hub.token)
+        click.echo(url)
+        if start is not None:
+            start()
+        if not no_open:
+            import webbrowser
+
+            webbrowser.open(url)
+        server = make_server(hub)
+        if stoppers is not None:
+            stoppers.append(server.stop)
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # Ctrl-C is how a live view ends (uvicorn raises it again once it has shut down).
+        pass
+    finally:
+        sock.close()
+
+
+def _token(host: str, token: str | None) -> str | None:
+    """The token: as given, or a random one for a non-loopback host (none needed on loopback)."""
+    from halvm_prof.live.server import is_loopback
+
+    if token is None and not is_loopback(host):
+        return secrets.token_urlsafe(16)
+    return token
+
+
+def _tui(hub: Hub) -> None:
+    from rich.live import Live
+
+    from halvm_prof.render.live import tui_view
+
+    try:
+        with Live(tui_view(hub.state.snapshot()), refresh_per_second=4) as screen:
+            while True:
+                hub.poll_once()
+                screen.update(tui_view(hub.state.snapshot()))
+                time.sleep(0.25)
+    except KeyboardInterrupt:
+        pass
+
+
+@click.command()
+@click.argument("source")
+@_serve_options
+@click.option(
+    "--caps",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Capabilities of the program (+RTS -N): an eventlog's events wait for all of them.",
+)
+@click.option(
+    "--quiet-after",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A source unchanged this long counts as no longer written.",
+)
+def live(
+    source: str,
+    port: int,
+    host: str,
+    token: str | None,
+    no_open: bool,
+    tui: bool,
+    caps: int,
+    quiet_after: float,
+) -> None:
+    """Watch SOURCE while it is written: a .hp file, an eventlog file or FIFO, a HaLVM heap
+    disk, or unix:PATH / tcp:HOST:PORT streaming an eventlog.
+
+    Prints the page's URL first and serves it until Ctrl-C. GET /snapshot.json gives what the
+    page shows.
+    """
+    from halvm_prof.formats.follow import DiskFollower, EventlogFollower, HpFollower
+    from halvm_prof.formats.source import follow_kind
+    from halvm_prof.live.server import Hub
+    from halvm_prof.live.state import EVENT_TYPES, LiveState
+
+    kind = follow_kind(source)
+    if kind == "eventlog":
+        log = EventlogFollower(source, types=EVENT_TYPES, caps=caps, quiet_after=quiet_after)
+        state = LiveState(source, "eventlog", eventlog=log)
+    elif kind == "hp":
+        state = LiveState(source, "hp", heap=HpFollower(source, quiet_after=quiet_after))
+    else:
+        state = LiveState(source, "disk", heap=DiskFollower(source, quiet_after=quiet_after))
+    title = f"halvm-prof live: {os.path.basename(source)}"
+    try:
+        _serve(
+            Hub(state, title=title, token=_token(host, token)),
+            host=host,
+            port=port,
+            no_open=no_open,
+            tui=tui,
+        )
+    finally:
+        for f in state.followers:
+            f.close()
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument(
+    "command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- PROGRAM [ARGS]..."
+)
+@_serve_options
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    help="Run folder for the saved files (default: runs/PROGRAM-TIME).",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.001),
+    default=0.1,
+    show_default=True,
+    metavar="SECONDS",
+    help="Heap profile interval (+RTS -i).",
+)
+@click.option("--heap-flag", help="Heap profile breakdown (default -hc if profiled, else -hT).")
+@click.option("--no-heap", is_flag=True, help="No heap profile.")
+@click.option("--no-eventlog", is_flag=True, help="No eventlog.")
+@click.option(
+    "-N",
+    "caps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run on N capabilities (+RTS -N, needs a -threaded program).",
+)
+@click.option("--rts", "rts", multiple=True, help="Another RTS flag for the program.")
+@click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
+def run(
+    command: tuple[str, ...],
+    port: int,
+    host: str,
+    token: str | None,
+    no_open: bool,
+    tui: bool,
+    out: str | None,
+    interval: float,
+    heap_flag: str | None,
+    no_heap: bool,
+    no_eventlog: bool,
+    caps: int | None,
+    rts: tuple[str, ...],
+    exit_when_done: bool,
+) -> None:
+    """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
+
+    Everything the program's RTS writes is saved, byte for byte, into the run folder
+    (PROGRAM.hp, PROGRAM.eventlog, and report.html once it ends). A crash gets the post-mortem
+    verdict. Serves until Ctrl-C (which also stops the program).
+    """
+    from halvm_prof.live.runner import Run
+    from halvm_prof.live.server import Hub
+
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
+    if os.sep not in argv[0]:
+        import shutil
+
+        found = shutil.which(argv[0])
+        argv[0] = found or argv[0]
+    name = os.path.basename(argv[0])
+    folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    extra = list(rts) + ([f"-N{caps}"] if caps else [])
+    runner = Run(
+        argv,
+        folder,
+        heap=not no_heap,
+        eventlog=not no_eventlog,
+        interval=interval,
+        heap_flag=heap_flag,
+        rts=extra,
+        caps=caps or 1,
+    )
+    stoppers: list[Callable[[], None]] = []
+
+    def tick() -> None:
+        runner.tick()
+        if exit_when_done and runner.finished:
+            for stop in stoppers:
+                stop()
+
+    hub = Hub(
+        runner.state,
+        title=f"halvm-prof run: {runner.name}",
+        token=_token(host, token),
+        tick=tick,
+        report=runner.report,
+    )
+    try:
+        _serve(
+            hub,
+            host=host,
+            port=port,
+            no_open=no_open,
+            tui=tui,
+            start=runner.start,
+            stoppers=stoppers,
+        )
+    finally:
+        runner.stop()
+    exit_view = runner.state.exit
+    if exit_view is not None:
+        for line in exit_view.verdict:
+            click.echo(line)
+        if exit_view.report:
+            click.echo(f"report: {exit_view.report}")

@@ -1,0 +1,749 @@
+"""Followers: read a profile while it is being written and hand out only complete data.
+
+Each follower is polled (``poll()`` returns the items that became complete since the last call,
+never blocks) and tells how its input stands: ``alive`` (still being written), ``closed`` (the
+writer ended the profile cleanly), ``last_time`` (program seconds of the newest item handed out),
+``note`` (one line on what is wrong or why data lags) and ``last_growth`` (monotonic time new
+bytes last arrived). Memory follows one census or the events the RTS may still reorder, never
+the length of the run.
+
+* :class:`HpFollower` takes a ``.hp`` file as GHC writes it, one census at a time; a census is
+  handed out only once its ``END_SAMPLE`` line is whole. The grammar is ``formats.hp``'s reader,
+  fed line by line.
+* :class:`EventlogFollower` takes an eventlog from a file, a FIFO, or a UNIX or TCP socket (the
+  header first, as eventlog-socket sends it). Each capability writes its own buffer and hands it
+  over as a block whose marker carries the block's end time; blocks of different capabilities
+  arrive out of time order. Events are handed out only up to the oldest of the buffers' latest
+  block ends, so nothing handed out is contradicted by an earlier event arriving later.
+* :class:`DiskFollower` takes a HaLVM heap disk while a unikernel writes it: it polls the status
+  sector (``disk.layout``) and reads the data area only up to the committed size, which the
+  runtime writes after the data it covers (``disk.recovery`` explains why that prefix is sound).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import socket
+import stat
+import struct
+import time
+from collections import deque
+from collections.abc import Iterator
+from typing import IO, Protocol, cast
+
+from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
+from halvm_prof.errors import FormatError, HalvmProfError, InputError
+from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.formats.eventlog.events import (
+    BLOCK_MARKER,
+    CAP_CREATE,
+    CAPSET_ASSIGN_CAP,
+    NO_CAP,
+    VARIABLE,
+    Codec,
+    Event,
+)
+from halvm_prof.formats.eventlog.layout import DATA_BEGIN, DATA_END, IncompleteHeader, parse_header
+from halvm_prof.formats.hp import HpReader
+from halvm_prof.model import HeapHeader, HeapSample
+
+#: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
+READ_CHUNK = 1 << 20
+_MAX_POLL_READS = 16
+#: A ``.hp`` line longer than this is not GHC's (GHC's band names are short): an error.
+MAX_HP_LINE = 1 << 20
+#: Events held back for ordering; past this the oldest are handed out anyway (and a note says
+#: so), so a capability that never hands over a block cannot make memory grow without end.
+MAX_HELD_EVENTS = 200_000
+#: Events that name a capability in their last two bytes: it exists before its first block.
+_CAP_EVENTS = frozenset({CAP_CREATE, CAPSET_ASSIGN_CAP})
+#: Seconds without new bytes after which a file or disk counts as no longer written.
+QUIET_AFTER = 30.0
+
+# --- byte feeds -----------------------------------------------------------------------------
+
+
+class Feed(Protocol):
+    """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def ended(self) -> bool: ...
+    def read(self) -> bytes: ...
+    def close(self) -> None: ...
+
+
+class FileFeed:
+    """A regular file that may grow: each read returns the bytes appended since the last."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.name = os.fspath(path)
+        self.ended = False
+        try:
+            self._fd = os.open(self.name, os.O_RDONLY)
+        except FileNotFoundError as e:
+            raise InputError("no such file", path=self.name, hint="check the path") from e
+        except OSError as e:
+            raise InputError(f"cannot open: {e.strerror}", path=self.name) from e
+        self._offset = 0
+
+    def read(self) -> bytes:
+        parts: list[bytes] = []
+        for _ in range(_MAX_POLL_READS):
+            data = os.pread(self._fd, READ_CHUNK, self._offset)
+            if not data:
+                break
+            self._offset += len(data)
+            parts.append(data)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+class FifoFeed:
+    """A FIFO read without blocking. It ends when a writer that had opened it closes it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.name = os.fspath(path)
+        self.ended = False
+        self._seen_data = False
+        try:
+            self._fd = os.open(self.name, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as e:
+            raise InputError(f"cannot open the FIFO: {e.strerror}", path=self.name) from e
+
+    def read(self) -> bytes:
+        parts: list[bytes] = []
+        for _ in range(_MAX_POLL_READS):
+            try:
+                data = os.read(self._fd, READ_CHUNK)
+            except BlockingIOError:
+                break
+            if not data:
+                # Before any writer came, an empty read only means nobody has opened it yet.
+                if self._seen_data:
+                    self.ended = True
+                break
+            self._seen_data = True
+            parts.append(data)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+class SocketFeed:
+    """A connected UNIX or TCP stream socket, read without blocking."""
+
+    def __init__(self, sock: socket.socket, name: str) -> None:
+        self.name = name
+        self.ended = False
+        sock.setblocking(False)
+        self._sock = sock
+
+    @classmethod
+    def connect(cls, spec: str) -> SocketFeed:
+        """Connect to ``unix:PATH`` or ``tcp:HOST:PORT``."""
+        sock: socket.socket | None = None
+        try:
+            if spec.startswith("unix:"):
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(5)
+                sock.connect(spec[5:])
+            else:
+                host, _, port = spec[4:].rpartition(":")
+                sock = socket.create_connection((host.strip("[]"), int(port)), timeout=5)
+        except (OSError, ValueError) as e:
+            if sock is not None:
+                sock.close()
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise InputError(
+                f"cannot connect: {why}",
+                path=spec,
+                hint="is the program running and listening (eventlog-socket)?",
+            ) from e
+        return cls(sock, spec)
+
+    def read(self) -> bytes:
+        parts: list[bytes] = []
+        for _ in range(_MAX_POLL_READS):
+            try:
+                data = self._sock.recv(READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as e:
+                if e.errno in (errno.ECONNRESET, errno.EPIPE):
+                    self.ended = True
+                    break
+                raise
+            if not data:
+                self.ended = True
+                break
+            parts.append(data)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def open_feed(spec: str | os.PathLike[str]) -> Feed:
+    """A feed over a path (regular file or FIFO), ``unix:PATH`` or ``tcp:HOST:PORT``."""
+    text = os.fspath(spec)
+    if text.startswith(("unix:", "tcp:")):
+        return SocketFeed.connect(text)
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError as e:
+        raise InputError("no such file", path=text, hint="check the path") from e
+    if stat.S_ISFIFO(mode):
+        return FifoFeed(text)
+    return FileFeed(text)
+
+
+# --- the .hp follower -----------------------------------------------------------------------
+
+
+class _Lines:
+    """The line source an :class:`HpReader` iterates: lines pushed in, handed out in order."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lines: deque[bytes] = deque()
+
+    def __iter__(self) -> Iterator[bytes]:
+        while self.lines:
+            yield self.lines.popleft()
+
+
+class HpParser:
+    """Turns bytes of a ``.hp`` file, fed as they arrive, into complete censuses.
+
+    ``formats.hp.HpReader`` reads the lines; it is asked for a census only when a whole
+    ``END_SAMPLE`` line is waiting, so it never meets the end of the input inside one.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lines = _Lines(name)
+        self._reader = HpReader(cast(IO[bytes], self._lines), name)
+        self._samples = iter(self._reader)
+        self._partial = b""
+        self._ends = 0
+        self.samples = 0
+        self.last_time: float | None = None
+        self.last_empty = False
+        self.error: HalvmProfError | None = None
+
+    @property
+    def header(self) -> HeapHeader:
+        return self._reader.header
+
+    @property
+    def marks(self) -> list[float]:
+        return self._reader.marks
+
+    @property
+    def closed(self) -> bool:
+        """GHC's closing census (an empty one after others) is the last one so far."""
+        return self.samples >= 2 and self.last_empty and self._ends == 0 and not self._partial
+
+    def feed(self, data: bytes) -> list[HeapSample]:
+        if self.error is not None or not data:
+            return []
+        buf = self._partial + data
+        lines = buf.split(b"\n")
+        self._partial = lines.pop()
+        if len(self._partial) > MAX_HP_LINE:
+            self.error = FormatError(
+                f"a line longer than {MAX_HP_LINE} bytes",
+                path=self.name,
+                hint="is this a GHC heap profile (.hp)?",
+            )
+            return []
+        for line in lines:
+            self._lines.lines.append(line + b"\n")
+            # The reader's own rule: a band line may start so too, but it holds a TAB.
+            if line.startswith(b"END_SAMPLE") and b"\t" not in line:
+                self._ends += 1
+        out: list[HeapSample] = []
+        try:
+            while self._ends:
+                sample = next(self._samples)
+                self._ends -= 1
+                out.append(sample)
+        except StopIteration:
+            # Only a malformed input ends the reader early; it raised then, so this is defensive.
+            self._ends = 0
+        except HalvmProfError as e:
+            self.error = e
+            self._lines.lines.clear()
+        if out:
+            self.samples += len(out)
+            self.last_time = out[-1].time
+            self.last_empty = not out[-1].values
+        return out
+
+
+class HpFollower:
+    """Follow a ``.hp`` file (or FIFO) as GHC writes it: complete censuses only."""
+
+    kind = "hp"
+
+    def __init__(self, source: str | os.PathLike[str] | Feed, *, quiet_after: float = QUIET_AFTER):
+        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
+        self.name = self.feed.name
+        self.parser = HpParser(self.name)
+        self.quiet_after = quiet_after
+        self.last_growth = time.monotonic()
+
+    def poll(self) -> list[HeapSample]:
+        data = self.feed.read()
+        if data:
+            self.last_growth = time.monotonic()
+        return self.parser.feed(data)
+
+    @property
+    def closed(self) -> bool:
+        return self.parser.closed
+
+    @property
+    def ended(self) -> bool:
+        return self.feed.ended
+
+    @property
+    def alive(self) -> bool:
+        if self.closed or self.ended or self.parser.error is not None:
+            return False
+        return time.monotonic() - self.last_growth < self.quiet_after
+
+    @property
+    def last_time(self) -> float | None:
+        return self.parser.last_time
+
+    @property
+    def note(self) -> str | None:
+        if self.parser.error is not None:
+            return str(self.parser.error)
+        if self.ended and not self.closed:
+            return "the writer went away without GHC's closing census (a crash or a kill)"
+        return None
+
+    def close(self) -> None:
+        self.feed.close()
+
+
+# --- the eventlog follower ------------------------------------------------------------------
+
+
+class EventlogParser:
+    """Decodes eventlog bytes fed as they arrive, and hands events out in a safe order.
+
+    The header is parsed with ``eventlog.layout.parse_header`` and events decoded with its
+    :class:`Codec`. Each capability's buffer is known by the cap of its block markers; a
+    capability's event is handed out only when its time is at most the oldest of the
+    capabilities' latest block end times. The global buffer (startup facts, heap censuses) is
+    its own stream: its events go out when their block is whole, in their own time order, and
+    neither waits for the other (the global buffer may hand over its first block only at exit).
+    Events outside any block are not reordered by the RTS and go out at once. A buffer counts
+    from its first block on, or from the event that creates its capability; ``caps``
+    capabilities are counted from the start. At the end marker, or when the input ends, every
+    held event goes out. Handed-out events are in time order (stable, so file order breaks
+    ties).
+    """
+
+    def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
+        self.name = name
+        self.types = types
+        self.codec: Codec | None = None
+        self._buf = b""
+        self._offset = 0  # file offset of _buf[0]
+        self._buffer: int | None = None  # the cap of the block being read (NO_CAP: global)
+        self._remaining = 0
+        self._block_end = 0
+        # Capabilities that exist are waited for from the start: a log names its capabilities
+        # only in the global buffer, which may come last (``+RTS -N`` tells the caller).
+        self._block_ends: dict[int, int] = dict.fromkeys(range(caps), 0)
+        self._last_mark: int | None = None
+        self._held: list[Event] = []
+        self._held_global: list[Event] = []
+        self._free: list[Event] = []
+        self.events = 0  # complete events decoded so far (all types)
+        self.released = 0
+        self.ended = False  # the end marker was read
+        self.forced = False  # held events were handed out before every buffer caught up
+        self.error: HalvmProfError | None = None
+        self.last_time_ns: int | None = None
+        self.newest_seen_ns: int | None = None
+
+    @property
+    def watermark_ns(self) -> int | None:
+        """Events up to this time can be handed out (None: no block seen yet)."""
+        caps = [end for cap, end in self._block_ends.items() if cap != NO_CAP]
+        return min(caps) if caps else None
+
+    @property
+    def held(self) -> int:
+        return len(self._held) + len(self._held_global)
+
+    @property
+    def buffers(self) -> dict[int, int]:
+        """Each RTS buffer's latest block end (ns); key :data:`NO_CAP` is the global buffer."""
+        return dict(self._block_ends)
+
+    def feed(self, data: bytes) -> list[Event]:
+        if self.error is not None or self.ended:
+            return []
+        self._buf += data
+        if self.codec is None:
+            # Parse only once the header's end is here (parsing is costly, bytes come in bits).
+            if DATA_BEGIN not in self._buf:
+                return []
+            try:
+                header = parse_header(self._buf, self.name)
+            except IncompleteHeader:
+                return []
+            except FormatError as e:
+                self.error = e
+                return []
+            self.codec = Codec(header)
+            self._buf = self._buf[header.data_offset :]
+            self._offset = header.data_offset
+        self._decode()
+        return self._release(self.ended)
+
+    def finish(self) -> list[Event]:
+        """The input has ended: hand out every held event."""
+        return self._release(True)
+
+    def _decode(self) -> None:
+        codec = self.codec
+        assert codec is not None
+        sizes, decoders = codec.sizes, codec.decoders
+        ntypes = len(sizes)
+        types = self.types
+        buf = self._buf
+        n = len(buf)
+        pos = 0
+        held, free, held_global = self._held, self._free, self._held_global
+        count = 0
+        newest = self.newest_seen_ns
+        while pos + 10 <= n:
+            etype = (buf[pos] << 8) | buf[pos + 1]
+            if etype >= ntypes:
+                if etype == DATA_END:
+                    self.ended = True
+                else:
+                    self.error = FormatError(
+                        f"event type {etype} is not declared in the header",
+                        path=self.name,
+                        offset=self._offset + pos,
+                        hint="the log is damaged here; the events before it were read",
+                    )
+                break
+            t = int.from_bytes(buf[pos + 2 : pos + 10], "big")
+            size = sizes[etype]
+            if size >= 0:
+                payload = pos + 10
+            elif size == VARIABLE:
+                if pos + 12 > n:
+                    break
+                size = (buf[pos + 10] << 8) | buf[pos + 11]
+                payload = pos + 12
+            else:
+                self.error = FormatError(
+                    f"event type {etype} is not declared in the header",
+                    path=self.name,
+                    offset=self._offset + pos,
+                    hint="the log is damaged here; the events before it were read",
+                )
+                break
+            nxt = payload + size
+            if nxt > n:
+                break
+            count += 1
+            if etype == BLOCK_MARKER and size >= 14:
+                bsize = int.from_bytes(buf[payload : payload + 4], "big")
+                bend = int.from_bytes(buf[payload + 4 : payload + 12], "big")
+                bcap = (buf[payload + 12] << 8) | buf[payload + 13]
+                self._buffer = bcap
+                self._block_end = bend
+                self._remaining = bsize - (nxt - pos)
+                self._block_ends.setdefault(bcap, 0)
+                if self._remaining <= 0:
+                    self._end_block()
+            else:
+                in_block = self._remaining > 0
+                cap = self._buffer if in_block else None
+                if in_block:
+                    self._remaining -= nxt - pos
+                    if self._remaining <= 0:
+                        self._end_block()
+                if etype in _CAP_EVENTS and size >= 2:
+                    # A capability that exists may hand over an older block at any time.
+                    known = int.from_bytes(buf[nxt - 2 : nxt], "big")
+                    self._block_ends.setdefault(known, 0)
+                if newest is None or t > newest:
+                    newest = t
+                if types is None or etype in types:
+                    try:
+                        args = decoders[etype](buf, payload, size)
+                    except (ValueError, IndexError, struct.error):
+                        args = ()
+                    shown = None if cap is None or cap == NO_CAP else cap
+                    event = Event(t, etype, shown, args, self._offset + pos)
+                    # Outside a block the RTS does not reorder: such events go out at once.
+                    if not in_block:
+                        free.append(event)
+                    elif cap == NO_CAP:
+                        held_global.append(event)
+                    else:
+                        held.append(event)
+            pos = nxt
+        else:
+            if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
+                self.ended = True
+        self.events += count
+        self.newest_seen_ns = newest
+        self._buf = buf[pos:]
+        self._offset += pos
+
+    def _end_block(self) -> None:
+        # A block's end time counts only once all of it is here: its own events are in
+        # rough time order only, so a half-read block could still hold an older one.
+        assert self._buffer is not None
+        if self._block_end > self._block_ends.get(self._buffer, 0):
+            self._block_ends[self._buffer] = self._block_end
+        self._buffer = None
+
+    def _release(self, everything: bool) -> list[Event]:
+        held, out = self._held, self._free
+        self._free = []
+        mark = self.watermark_ns
+        # Held events wait for the mark to move: nothing to look at until it does.
+        waiting = not everything and mark == self._last_mark and len(held) <= MAX_HELD_EVENTS
+        self._last_mark = mark
+        if held and not waiting:
+            limit: int | None = None if everything else mark
+            if not everything and len(held) > MAX_HELD_EVENTS:
+                self.forced = True
+                cut = sorted(e.time for e in held)[len(held) - MAX_HELD_EVENTS // 2]
+                limit = cut if limit is None else max(limit, cut)
+            if limit is None and not everything:
+                pass
+            elif limit is None:
+                out.extend(held)
+                self._held = []
+            else:
+                self._held = [e for e in held if e.time > limit]
+                out.extend(e for e in held if e.time <= limit)
+        global_mark = self._block_ends.get(NO_CAP)
+        if self._held_global and (everything or global_mark is not None):
+            limit = None if everything else global_mark
+            keep = [e for e in self._held_global if limit is not None and e.time > limit]
+            if len(keep) < len(self._held_global):
+                out.extend(e for e in self._held_global if limit is None or e.time <= limit)
+                self._held_global = keep
+        if not out:
+            return []
+        out.sort(key=lambda e: e.time)
+        self.released += len(out)
+        newest = out[-1].time
+        if self.last_time_ns is None or newest > self.last_time_ns:
+            self.last_time_ns = newest
+        return out
+
+
+class EventlogFollower:
+    """Follow an eventlog from a file, FIFO, or UNIX or TCP socket (see :class:`EventlogParser`).
+
+    ``types`` limits which events are decoded and handed out (all are counted); ``caps`` is
+    the number of capabilities (``+RTS -N``) whose first blocks are waited for.
+    """
+
+    kind = "eventlog"
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str] | Feed,
+        *,
+        types: set[int] | None = None,
+        caps: int = 1,
+        quiet_after: float = QUIET_AFTER,
+    ) -> None:
+        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
+        self.name = self.feed.name
+        self.parser = EventlogParser(self.name, types, caps)
+        self.quiet_after = quiet_after
+        self.last_growth = time.monotonic()
+        self._finished = False
+
+    def poll(self) -> list[Event]:
+        data = self.feed.read()
+        if data:
+            self.last_growth = time.monotonic()
+        out = self.parser.feed(data)
+        if self.feed.ended and not self._finished:
+            # Nothing more can come, so nothing can contradict what is held.
+            self._finished = True
+            out += self.parser.finish()
+            out.sort(key=lambda e: e.time)
+        return out
+
+    @property
+    def closed(self) -> bool:
+        return self.parser.ended
+
+    @property
+    def ended(self) -> bool:
+        return self.feed.ended or self.parser.ended
+
+    @property
+    def alive(self) -> bool:
+        if self.ended or self.parser.error is not None:
+            return False
+        return time.monotonic() - self.last_growth < self.quiet_after
+
+    @property
+    def last_time(self) -> float | None:
+        t = self.parser.last_time_ns
+        return None if t is None else t / 1e9
+
+    @property
+    def note(self) -> str | None:
+        p = self.parser
+        if p.error is not None:
+            return str(p.error)
+        if self.feed.ended and not p.ended:
+            return "the log ended without its end marker (the program was killed or crashed)"
+        if p.forced:
+            return (
+                "a capability handed over no block for long: older events were shown without "
+                "waiting for it, so its late ones may be drawn out of order"
+            )
+        return None
+
+    def close(self) -> None:
+        self.feed.close()
+
+
+# --- the HaLVM heap disk follower -----------------------------------------------------------
+
+
+class DiskFollower:
+    """Follow a HaLVM heap profiling disk while a unikernel writes it.
+
+    Each poll reads the status sector; the data area is read only up to the committed size
+    it names, and fed to an :class:`HpParser`. ``closed`` follows the sector's closed flag; a
+    status sector that does not change for ``quiet_after`` seconds means the writer went quiet
+    (the unikernel crashed or hangs), and ``alive`` turns False.
+    """
+
+    kind = "disk"
+
+    def __init__(self, path: str | os.PathLike[str], *, quiet_after: float = QUIET_AFTER) -> None:
+        self.name = os.fspath(path)
+        try:
+            self._fd = os.open(self.name, os.O_RDONLY)
+        except FileNotFoundError as e:
+            raise InputError("no such disk image", path=self.name, hint="check the path") from e
+        except OSError as e:
+            raise InputError(f"cannot open: {e.strerror}", path=self.name) from e
+        self.quiet_after = quiet_after
+        self.parser = HpParser(self.name)
+        self.committed = 0
+        self.consumed = 0
+        self.status_closed = False
+        self.word: int | None = None
+        self.health = "blank"
+        self.error: HalvmProfError | None = None
+        self.content: str | None = None
+        self.last_growth = time.monotonic()
+        self._last_sector = b""
+
+    def poll(self) -> list[HeapSample]:
+        if self.error is not None:
+            return []
+        sector = os.pread(self._fd, SECTOR_SIZE, 0)
+        if len(sector) < SECTOR_SIZE:
+            return []
+        if sector != self._last_sector:
+            self._last_sector = sector
+            self.last_growth = time.monotonic()
+        status = decode_status(sector)
+        self.health = status.health
+        if not status.usable:
+            return []
+        self.word = status.word
+        if status.size < self.committed:
+            self.error = InputError(
+                f"the committed size went back from {self.committed} to {status.size} bytes",
+                path=self.name,
+                offset=0,
+                hint="a new run started on this disk; watch it again",
+            )
+            return []
+        self.committed = status.size
+        self.status_closed = status.closed
+        if self.content is None:
+            head = os.pread(self._fd, min(self.committed, DETECT_BYTES), DATA_OFFSET)
+            if self.committed < DETECT_BYTES and not status.closed and len(head) < 4:
+                return []
+            self.content = detect_kind(head)
+        if self.content != "hp":
+            return []
+        out: list[HeapSample] = []
+        while self.consumed < self.committed:
+            want = min(READ_CHUNK, self.committed - self.consumed)
+            data = os.pread(self._fd, want, DATA_OFFSET + self.consumed)
+            if not data:
+                break
+            self.consumed += len(data)
+            out += self.parser.feed(data)
+        if self.parser.error is not None:
+            self.error = self.parser.error
+        return out
+
+    @property
+    def closed(self) -> bool:
+        return self.status_closed
+
+    @property
+    def alive(self) -> bool:
+        if self.closed or self.error is not None:
+            return False
+        return time.monotonic() - self.last_growth < self.quiet_after
+
+    @property
+    def quiet(self) -> bool:
+        """The status sector has not changed for ``quiet_after`` seconds, yet is not closed."""
+        return not self.closed and time.monotonic() - self.last_growth >= self.quiet_after
+
+    @property
+    def last_time(self) -> float | None:
+        return self.parser.last_time
+
+    @property
+    def note(self) -> str | None:
+        if self.error is not None:
+            return str(self.error)
+        if self.content not in (None, "hp"):
+            return f"the disk holds a {self.content} profile, not a heap profile: nothing to chart"
+        if self.quiet:
+            return (
+                f"the status sector has not changed for {self.quiet_after:g} s and the profile "
+                "is not closed: the unikernel went quiet (crashed, hangs or was destroyed)"
+            )
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+Follower = HpFollower | EventlogFollower | DiskFollower

@@ -1,0 +1,309 @@
+"""``halvm-prof run``: start a GHC program with the RTS flags the live views need, follow what it
+writes, save it byte for byte into a run folder, and report how it ended.
+
+The heap profile is written by GHC to ``<program>.hp`` in the current folder (GHC 9.0 has no
+flag to put it elsewhere); it is followed there and every byte read is copied to the run folder
+as it arrives. The eventlog goes to a FIFO in the run folder (``+RTS -l -ol<fifo>``), opened for
+reading before the program starts so its RTS never waits; every byte read is saved as
+``<program>.eventlog``. The saved files are always a prefix of what GHC wrote, and all of it
+once the program has ended. A crash gets the post-mortem verdict and the offline report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from halvm_prof.errors import InputError, OutputError
+from halvm_prof.formats.follow import EventlogFollower, FifoFeed, FileFeed, HpFollower
+from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
+
+#: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
+DRAIN_TIMEOUT = 10.0
+#: Seconds a stopped (Ctrl-C) program gets to exit before it is killed.
+STOP_TIMEOUT = 5.0
+
+
+class TeeFeed:
+    """A feed that saves every byte it hands out into ``out`` (flushed at once)."""
+
+    def __init__(self, feed: FileFeed | FifoFeed, out: IO[bytes]) -> None:
+        self.inner = feed
+        self.out = out
+        self.name = feed.name
+
+    @property
+    def ended(self) -> bool:
+        return self.inner.ended
+
+    def read(self) -> bytes:
+        data = self.inner.read()
+        if data:
+            self.out.write(data)
+            self.out.flush()
+        return data
+
+    def close(self) -> None:
+        self.inner.close()
+        self.out.close()
+
+
+@dataclass(frozen=True, slots=True)
+class RtsPlan:
+    """What the program's RTS can do and the flags ``run`` adds."""
+
+    way: str
+    profiled: bool
+    eventlog: bool
+    flags: list[str] = field(default_factory=list)
+
+
+def rts_way(program: str) -> str:
+    """The program's RTS way (``rts_thr_p``...), from ``+RTS --info``."""
+    try:
+        out = subprocess.run(
+            [program, "+RTS", "--info", "-RTS"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        ).stdout
+    except FileNotFoundError as e:
+        raise InputError("no such program", path=program, hint="check the path") from e
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError(f"cannot run it: {e}", path=program) from e
+    for line in out.splitlines():
+        if '"RTS way"' in line:
+            return line.split(",", 1)[1].strip().strip('")')
+    raise InputError(
+        "does not answer +RTS --info as a GHC program does",
+        path=program,
+        hint="run needs a program built by GHC",
+    )
+
+
+def plan_rts(
+    program: str, *, heap: bool, eventlog: bool, interval: float, heap_flag: str | None
+) -> RtsPlan:
+    """The RTS flags for the views asked for, given what the program's RTS supports."""
+    way = rts_way(program)
+    parts = way.split("_")
+    profiled = "p" in parts
+    # The eventlog is there in the -eventlog, -debug and (from 8.0 on) profiling RTS ways.
+    can_log = bool({"l", "debug", "p"} & set(parts)) or "thr_l" in way
+    flags: list[str] = []
+    if heap:
+        flags += [heap_flag or ("-hc" if profiled else "-hT"), f"-i{interval:g}"]
+    if eventlog and not can_log:
+        raise InputError(
+            f"its RTS ({way}) writes no eventlog",
+            path=program,
+            hint="build it with -eventlog, or pass --no-eventlog",
+        )
+    return RtsPlan(way, profiled, eventlog, flags)
+
+
+class Run:
+    """One program run: its folder, its followers and its end."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        folder: Path,
+        *,
+        heap: bool = True,
+        eventlog: bool = True,
+        interval: float = 0.1,
+        heap_flag: str | None = None,
+        rts: list[str] | None = None,
+        caps: int = 1,
+    ) -> None:
+        if not heap and not eventlog:
+            raise InputError("nothing to watch", hint="drop --no-heap or --no-eventlog")
+        self.argv = argv
+        self.name = os.path.basename(argv[0])
+        self.folder = folder
+        self.plan = plan_rts(
+            argv[0], heap=heap, eventlog=eventlog, interval=interval, heap_flag=heap_flag
+        )
+        self.extra_rts = rts or []
+        self.caps = caps
+        self.hp_path = Path.cwd() / f"{self.name}.hp"
+        self.saved_hp = folder / f"{self.name}.hp"
+        self.saved_eventlog = folder / f"{self.name}.eventlog"
+        self.report_path = folder / "report.html"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.state = LiveState(
+            " ".join(argv), "hp" if heap else "eventlog", censuses_from_eventlog=not heap
+        )
+        self.finished = False
+        self._old_hp: tuple[int, int] | None = None
+        self._ended_at: float | None = None
+        self._report_written = False
+
+    def start(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot make the run folder: {e.strerror}", path=self.folder) from e
+        for path in (self.saved_hp, self.saved_eventlog):
+            if path.exists():
+                raise OutputError(
+                    "already exists", path=path, hint="name a new run folder with --out"
+                )
+        flags = list(self.plan.flags)
+        if self.plan.eventlog:
+            fifo = self.folder / ".eventlog.fifo"
+            with contextlib.suppress(FileNotFoundError):
+                fifo.unlink()
+            os.mkfifo(fifo)
+            feed = TeeFeed(FifoFeed(fifo), open(self.saved_eventlog, "wb"))  # noqa: SIM115
+            self.state.eventlog_follower = EventlogFollower(feed, types=EVENT_TYPES, caps=self.caps)
+            flags += ["-l", f"-ol{fifo}"]
+        if self.plan.flags:
+            with contextlib.suppress(FileNotFoundError):
+                st = self.hp_path.stat()
+                self._old_hp = (st.st_ino, st.st_mtime_ns)
+        command = [*self.argv, "+RTS", *flags, *self.extra_rts, "-RTS"]
+        try:
+            self.proc = subprocess.Popen(command)
+        except OSError as e:
+            raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+        self.state.program_running = True
+        self.state.touch()
+
+    # -- called after each poll ----------------------------------------------------------------
+
+    def _open_hp(self) -> None:
+        try:
+            st = self.hp_path.stat()
+        except FileNotFoundError:
+            return
+        if self._old_hp is not None and (st.st_ino, st.st_mtime_ns) == self._old_hp:
+            return  # still the file of an earlier run: GHC has not truncated it yet
+        feed = TeeFeed(FileFeed(self.hp_path), open(self.saved_hp, "wb"))  # noqa: SIM115
+        self.state.heap_follower = HpFollower(feed)
+
+    def tick(self) -> None:
+        if self.finished or self.proc is None:
+            return
+        if self.state.heap_follower is None and self.plan.flags:
+            self._open_hp()
+        code = self.proc.poll()
+        if code is None:
+            return
+        if self._ended_at is None:
+            self._ended_at = time.monotonic()
+            self.state.program_running = False
+            self.state.touch()
+        log = self.state.eventlog_follower
+        drained = log is None or log.ended
+        if not drained and time.monotonic() - self._ended_at < DRAIN_TIMEOUT:
+            return
+        self._finish(code)
+
+    def _finish(self, code: int) -> None:
+        if self.plan.flags and self.state.heap_follower is None:
+            self._open_hp()
+        # One last read of everything the program wrote.
+        self.state.poll()
+        for f in self.state.followers:
+            f.close()
+        self.finished = True
+        with contextlib.suppress(FileNotFoundError):
+            (self.folder / ".eventlog.fifo").unlink()
+        self.state.exit = self._exit_view(code)
+        self.state.touch()
+
+    def _exit_view(self, code: int) -> ExitView:
+        sig = -code if code < 0 else None
+        crashed = code != 0
+        if sig is not None:
+            try:
+                first = f"{self.name} was killed by {signal.Signals(sig).name}"
+            except ValueError:
+                first = f"{self.name} was killed by signal {sig}"
+        else:
+            first = f"{self.name} exited with code {code}"
+        verdict = [first]
+        saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
+        if crashed and self.saved_hp.exists() and self.saved_hp.stat().st_size:
+            from halvm_prof.analysis.postmortem import heap_verdict
+
+            verdict += heap_verdict(self.saved_hp).verdict
+        report = self._write_report(crashed) if saved else None
+        verdict.append("saved " + ", ".join(str(p) for p in saved) if saved else "nothing saved")
+        return ExitView(
+            code=code if sig is None else None,
+            signal=sig,
+            crashed=crashed,
+            verdict=verdict,
+            report=report,
+        )
+
+    def _write_report(self, crashed: bool) -> str | None:
+        from halvm_prof.errors import HalvmProfError
+        from halvm_prof.formats.source import open_source
+        from halvm_prof.render.html import Input, write_report
+
+        stack = contextlib.ExitStack()
+        inputs: list[tuple[str, Input]] = []
+        if self.saved_hp.exists() and self.saved_hp.stat().st_size:
+            hp = stack.enter_context(open_source(self.saved_hp))
+            inputs.append((f"{self.name}: heap profile", hp))
+        if self.saved_eventlog.exists() and self.saved_eventlog.stat().st_size:
+            with contextlib.suppress(HalvmProfError):
+                log = stack.enter_context(open_source(self.saved_eventlog))
+                inputs.append((self.saved_eventlog.name, log))
+        if not inputs:
+            stack.close()
+            return None
+        postmortem = None
+        if crashed and self.saved_hp.exists():
+            from halvm_prof.analysis.postmortem import heap_verdict
+
+            postmortem = heap_verdict(self.saved_hp).to_dict()
+        try:
+            with stack:
+                write_report(
+                    inputs,
+                    self.report_path,
+                    title=f"{self.name}: run in {self.folder.name}",
+                    postmortem=postmortem,
+                )
+        except HalvmProfError:
+            return None
+        return str(self.report_path)
+
+    def report(self) -> str | None:
+        return str(self.report_path) if self.report_path.exists() else None
+
+    def stop(self) -> None:
+        """Ctrl-C: stop the program if it still runs, then save and close everything."""
+        if self.finished:
+            return
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            # Keep reading while it exits: an RTS that flushes its eventlog into a full FIFO
+            # would otherwise wait for us forever.
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while proc.poll() is None and time.monotonic() < deadline:
+                self.state.poll()
+                time.sleep(0.02)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        deadline = time.monotonic() + DRAIN_TIMEOUT
+        while not self.finished and time.monotonic() < deadline:
+            self.state.poll()
+            self.tick()
+            time.sleep(0.02)
+        if not self.finished and proc is not None:
+            self._finish(proc.wait())

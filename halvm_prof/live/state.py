@@ -1,0 +1,367 @@
+"""What a live view knows of a running program: bounded series, folded from followers.
+
+Memory is bounded whatever the length of the run: each series keeps at most
+:data:`MAX_POINTS` points (when full, every other point is dropped and only every second new
+one is kept from then on, so the series always spans the whole run at an even density, plus
+the newest point), at most :data:`MAX_BANDS` band names are told apart (later ones are summed
+into :data:`OTHER`), and GC pauses are kept only as figures. A week-long run costs what an
+hour-long one does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.heap import CensusFolder
+from halvm_prof.formats.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.model import HeapSample
+
+#: Points kept per series (see the module docstring).
+MAX_POINTS = 720
+#: Band names told apart; later ones go into :data:`OTHER`.
+MAX_BANDS = 64
+#: Bands a snapshot shows (by peak), the rest summed into :data:`OTHER`.
+TOP_BANDS = 12
+OTHER = "(other bands)"
+
+Kind = Literal["hp", "eventlog", "disk"]
+
+#: Event types the live view folds: heap censuses, heap sizes and GC pauses.
+EVENT_TYPES = set(CensusFolder.TYPES) | {
+    ev.HEAP_SIZE,
+    ev.HEAP_LIVE,
+    ev.GC_START,
+    ev.GC_END,
+}
+
+_WHY_STALE = {
+    "hp": (
+        "GHC writes a census whole at each heap profile interval (+RTS -i); a census shows once "
+        "its END_SAMPLE line is written"
+    ),
+    "eventlog": (
+        "GHC 9.0 hands its eventlog over in whole buffers (about 2 MiB per capability) and has "
+        "no flush interval before 9.2, and events show only once every capability's buffer has "
+        "passed their time, so the newest data can be seconds or minutes old"
+    ),
+    "disk": (
+        "the HaLVM runtime commits the status sector after each census; what is past the "
+        "committed size is not shown"
+    ),
+}
+
+
+class Series:
+    """Bounded points of one quantity over time (see the module docstring)."""
+
+    def __init__(self, limit: int = MAX_POINTS) -> None:
+        self.limit = limit
+        self.points: list[tuple[float, Any]] = []
+        self.latest: tuple[float, Any] | None = None
+        self._stride = 1
+        self._seen = 0
+
+    def add(self, t: float, value: Any) -> None:
+        self.latest = point = (t, value)
+        if self._seen % self._stride == 0:
+            self.points.append(point)
+            if len(self.points) > self.limit:
+                self.points = self.points[::2]
+                self._stride *= 2
+        self._seen += 1
+
+    def shown(self) -> list[tuple[float, Any]]:
+        """The kept points and the newest one."""
+        if self.latest is not None and (not self.points or self.points[-1] is not self.latest):
+            return [*self.points, self.latest]
+        return list(self.points)
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    name: str
+    values: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class HeapView:
+    """The heap by band: ``times`` and ``totals`` (bytes), and the top bands' values."""
+
+    times: list[float]
+    totals: list[int]
+    bands: list[Band]
+    peak_total: int
+    last_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class GcView:
+    """GC figures and the heap size / live bytes series from an eventlog."""
+
+    collections: int
+    pause_total: float
+    pause_max: float
+    heap_size: list[tuple[float, int]]
+    live_bytes: list[tuple[float, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ExitView:
+    """How the watched program ended (``run`` only)."""
+
+    code: int | None
+    signal: int | None
+    crashed: bool
+    verdict: list[str]
+    report: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a viewer is shown; ``GET /snapshot.json`` is its :meth:`to_dict`.
+
+    ``samples``: complete heap censuses so far; ``events``: eventlog events so far;
+    ``last_time``: program seconds of the newest data shown; ``alive``: the source is still
+    being written (or the program still runs); ``closed``: the profile was closed cleanly;
+    ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag.
+    """
+
+    source: str
+    kind: Kind
+    samples: int
+    events: int
+    last_time: float | None
+    alive: bool
+    closed: bool
+    notes: list[str]
+    age: float | None
+    stale_why: str
+    version: int
+    program: str
+    heap: HeapView
+    gc: GcView | None
+    exit: ExitView | None
+    held_events: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class _Gc:
+    open: dict[int | None, int] = field(default_factory=dict)
+    collections: int = 0
+    pause_total_ns: int = 0
+    pause_max_ns: int = 0
+
+
+class LiveState:
+    """Folds what followers hand out; :meth:`snapshot` is what viewers get.
+
+    ``heap`` is the follower whose censuses are charted (a ``.hp`` file or a disk; None when
+    the eventlog carries them); ``eventlog`` the eventlog follower, if any. ``source`` and
+    ``kind`` name what is watched.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        kind: Kind,
+        *,
+        heap: HpFollower | DiskFollower | None = None,
+        eventlog: EventlogFollower | None = None,
+        censuses_from_eventlog: bool | None = None,
+    ) -> None:
+        self.source = source
+        # Chart the eventlog's censuses only when no .hp follower charts them.
+        self.censuses_from_eventlog = (
+            heap is None if censuses_from_eventlog is None else censuses_from_eventlog
+        )
+        self.kind = kind
+        self.heap_follower = heap
+        self.eventlog_follower = eventlog
+        self.version = 0
+        self.samples = 0
+        self.events = 0
+        self.program = ""
+        self.totals = Series()
+        self.band_points = Series()
+        self.band_index: dict[str, int] = {}
+        self.band_peak: list[int] = []
+        self.peak_total = 0
+        self.heap_size = Series()
+        self.live_bytes = Series()
+        self._gc = _Gc()
+        self._census = CensusFolder()
+        self._last_data = time.monotonic()
+        self._has_data = False
+        self.exit: ExitView | None = None
+        self.program_running: bool | None = None
+        self._snapshot: Snapshot | None = None
+        self._flags: tuple[bool, bool, list[str]] = (False, False, [])
+
+    @property
+    def followers(self) -> list[Follower]:
+        return [f for f in (self.heap_follower, self.eventlog_follower) if f is not None]
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def poll(self) -> bool:
+        """Poll every follower once; True when something new arrived."""
+        changed = False
+        if self.heap_follower is not None:
+            samples = self.heap_follower.poll()
+            for s in samples:
+                self.add_sample(s)
+            changed |= bool(samples)
+        if self.eventlog_follower is not None:
+            before = self.eventlog_follower.parser.events
+            events = self.eventlog_follower.poll()
+            for e in events:
+                self._add_event(e)
+            self.events = self.eventlog_follower.parser.events
+            changed |= bool(events) or self.events != before
+        if changed:
+            self._last_data = time.monotonic()
+            self._has_data = True
+            self.touch()
+        return changed
+
+    def touch(self) -> None:
+        """Something a snapshot shows changed."""
+        self.version += 1
+
+    def add_sample(self, sample: HeapSample) -> None:
+        self.samples += 1
+        total = sample.total
+        self.peak_total = max(self.peak_total, total)
+        values: dict[int, int] = {}
+        for name, value in sample.values.items():
+            idx = self.band_index.get(name)
+            if idx is None:
+                if len(self.band_index) < MAX_BANDS:
+                    idx = self.band_index[name] = len(self.band_index)
+                    self.band_peak.append(0)
+                else:
+                    idx = self.band_index.setdefault(OTHER, len(self.band_index))
+                    if idx == len(self.band_peak):
+                        self.band_peak.append(0)
+            values[idx] = values.get(idx, 0) + value
+        for idx, value in values.items():
+            if value > self.band_peak[idx]:
+                self.band_peak[idx] = value
+        self.totals.add(sample.time, total)
+        self.band_points.add(sample.time, values)
+
+    def _add_event(self, e: ev.Event) -> None:
+        census = self._census.add(e)
+        if census is not None and self.censuses_from_eventlog:
+            self.add_sample(census)
+        if not self.program and self._census.program:
+            self.program = self._census.program
+        t = e.type
+        if t == ev.GC_START:
+            self._gc.open[e.cap] = e.time
+        elif t == ev.GC_END:
+            start = self._gc.open.pop(e.cap, None)
+            if start is not None:
+                pause = max(0, e.time - start)
+                self._gc.collections += 1
+                self._gc.pause_total_ns += pause
+                self._gc.pause_max_ns = max(self._gc.pause_max_ns, pause)
+        elif t == ev.HEAP_SIZE and e.args:
+            self.heap_size.add(e.time / 1e9, e.args[1])
+        elif t == ev.HEAP_LIVE and e.args:
+            self.live_bytes.add(e.time / 1e9, e.args[1])
+
+    # -- the snapshot ----------------------------------------------------------------------
+
+    def _heap_view(self) -> HeapView:
+        points = self.band_points.shown()
+        totals = self.totals.shown()
+        names = sorted(self.band_index, key=lambda n: (-self.band_peak[self.band_index[n]], n))
+        top = [n for n in names if n != OTHER][:TOP_BANDS]
+        top_idx = [self.band_index[n] for n in top]
+        bands = [
+            Band(n, [p[1].get(i, 0) for p in points]) for n, i in zip(top, top_idx, strict=True)
+        ]
+        shown = set(top_idx)
+        rest = [sum(v for i, v in p[1].items() if i not in shown) for p in points]
+        if any(rest):
+            bands.append(Band(OTHER, rest))
+        return HeapView(
+            times=[p[0] for p in totals],
+            totals=[p[1] for p in totals],
+            bands=bands,
+            peak_total=self.peak_total,
+            last_total=totals[-1][1] if totals else 0,
+        )
+
+    def _gc_view(self) -> GcView | None:
+        if self.eventlog_follower is None:
+            return None
+        g = self._gc
+        return GcView(
+            collections=g.collections,
+            pause_total=g.pause_total_ns / 1e9,
+            pause_max=g.pause_max_ns / 1e9,
+            heap_size=self.heap_size.shown(),
+            live_bytes=self.live_bytes.shown(),
+        )
+
+    def alive(self) -> bool:
+        if self.program_running is not None:
+            return self.program_running
+        return any(f.alive for f in self.followers)
+
+    def closed(self) -> bool:
+        main = self.heap_follower or self.eventlog_follower
+        return bool(main is not None and main.closed)
+
+    def last_time(self) -> float | None:
+        times = [t for t in (f.last_time for f in self.followers) if t is not None]
+        return max(times) if times else None
+
+    def notes(self) -> list[str]:
+        return [n for n in (f.note for f in self.followers) if n]
+
+    def snapshot(self) -> Snapshot:
+        """The current snapshot: the charts' series are built once per change."""
+        if self._snapshot is None or self._snapshot.version != self.version:
+            self._snapshot = self._build()
+        s = self._snapshot
+        age = round(time.monotonic() - self._last_data, 3) if self._has_data else None
+        return replace(s, age=age, alive=self.alive(), closed=self.closed(), notes=self.notes())
+
+    def _build(self) -> Snapshot:
+        held = self.eventlog_follower.parser.held if self.eventlog_follower else 0
+        snap = Snapshot(
+            source=self.source,
+            kind=self.kind,
+            samples=self.samples,
+            events=self.events,
+            last_time=self.last_time(),
+            alive=self.alive(),
+            closed=self.closed(),
+            notes=self.notes(),
+            age=round(time.monotonic() - self._last_data, 3) if self._has_data else None,
+            stale_why=_WHY_STALE["eventlog" if self.eventlog_follower else self.kind],
+            version=self.version,
+            program=self.program,
+            heap=self._heap_view(),
+            gc=self._gc_view(),
+            exit=self.exit,
+            held_events=held,
+        )
+        self._flags = (snap.alive, snap.closed, snap.notes)
+        return snap
+
+    def refresh_flags(self) -> None:
+        """Count a change when ``alive``, ``closed`` or the notes changed without new data."""
+        flags = (self.alive(), self.closed(), self.notes())
+        if flags != self._flags:
+            self._flags = flags
+            self.touch()

@@ -1,0 +1,78 @@
+"""The live views: the page (a template over the offline report's base) and the terminal view."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from halvm_prof.render.html import jinja_environment, static_text
+
+if TYPE_CHECKING:
+    from halvm_prof.live.state import Snapshot
+
+GENERATOR = "halvm-prof live"
+
+
+def render_live_page(title: str, token: str | None) -> str:
+    """The page: ECharts and the script inlined (offline), only the config as data."""
+    data = {"generator": GENERATOR, "title": title, "token": token}
+    return (
+        jinja_environment()
+        .get_template("live.html.j2")
+        .render(
+            data=data,
+            echarts=static_text("echarts.min.js"),
+            script=static_text("live.js"),
+            style=static_text("report.css"),
+        )
+    )
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def tui_view(snap: Snapshot, top: int = 8) -> RenderableType:
+    """The terminal view of a snapshot: status, heap total, top bands, GC figures."""
+    if snap.exit is not None:
+        state = "crashed" if snap.exit.crashed else "exited"
+    else:
+        state = "running" if snap.alive else "closed" if snap.closed else "stopped"
+    last = "-" if snap.last_time is None else f"{snap.last_time:.2f} s"
+    age = "no data yet" if snap.age is None else f"newest data {snap.age:.0f} s old"
+    head = Text(f"{snap.program or snap.source} [{snap.kind}] {state}; program time {last}; {age}")
+    heap = snap.heap
+    lines: list[RenderableType] = [
+        head,
+        Text(
+            f"heap now {_bytes(heap.last_total)}, peak {_bytes(heap.peak_total)}, "
+            f"{snap.samples} censuses"
+        ),
+    ]
+    table = Table(box=None, show_header=True, header_style="bold")
+    table.add_column("band", overflow="fold")
+    table.add_column("now", justify="right")
+    table.add_column("peak", justify="right")
+    rows = [(b.name, b.values[-1] if b.values else 0, max(b.values, default=0)) for b in heap.bands]
+    for name, now, peak in sorted(rows, key=lambda r: (-r[1], -r[2], r[0]))[:top]:
+        table.add_row(name, _bytes(now), _bytes(peak))
+    lines.append(table)
+    if snap.gc is not None:
+        g = snap.gc
+        lines.append(
+            Text(
+                f"GC: {g.collections} collections, {g.pause_total:.3f} s paused, longest "
+                f"{g.pause_max * 1000:.1f} ms; {snap.events} events"
+            )
+        )
+    lines += [Text(n, style="yellow") for n in snap.notes]
+    if snap.exit is not None:
+        lines += [Text(v, style="red" if snap.exit.crashed else "") for v in snap.exit.verdict]
+    return Group(*lines)

@@ -1,0 +1,38 @@
+"""An eventlog's Perfetto trace with perf samples placed on it (``perf merge --perfetto``)."""
+
+from __future__ import annotations
+
+import os
+from typing import IO
+
+from halvm_prof.formats.source import EventlogSource
+from halvm_prof.perf.merge import EventlogFactsFold, sample_instants
+from halvm_prof.render.perfetto import Instant, PerfettoWriter
+from halvm_prof.timeline.model import Timeline
+
+
+def write_perfetto_with_samples(
+    perf_data: str | os.PathLike[str],
+    log: EventlogSource,
+    out: IO[bytes],
+    *,
+    binary: str | os.PathLike[str] | None = None,
+) -> tuple[Timeline, int]:
+    """The eventlog's Perfetto trace with each perf sample as an instant on its capability's
+    ``perf samples`` track; the log is read once (the merge's facts ride along the timeline's
+    pass). Samples from before the runtime's clock started are left out. Returns the timeline and
+    how many samples were placed."""
+    writer = PerfettoWriter(out)
+    facts_fold = EventlogFactsFold()
+    tl = log.timeline(also=[facts_fold], sinks=[writer])
+    facts = facts_fold.facts(tl.note)
+    placed = 0
+    for si in sample_instants(perf_data, facts, binary=binary):
+        if si.time_ns < 0:
+            continue  # before the runtime's clock started (perf starts first): not on the trace
+        track = "perf samples" if si.cap is None else f"perf samples cap {si.cap}"
+        args: tuple[tuple[str, str | int], ...] = (("category", si.category), ("tid", si.tid))
+        writer.instant(Instant(si.time_ns, si.name, track, args))
+        placed += 1
+    writer.close(tl)
+    return tl, placed

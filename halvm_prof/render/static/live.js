@@ -1,0 +1,133 @@
+// The live page: one EventSource; each message is a whole snapshot (see /snapshot.json).
+(function () {
+  "use strict";
+  const cfg = JSON.parse(document.getElementById("report-data").textContent);
+  const q = cfg.token ? "?token=" + encodeURIComponent(cfg.token) : "";
+  const $ = (id) => document.getElementById(id);
+  const heapChart = echarts.init($("heap-chart"), null, { renderer: "canvas" });
+  const gcChart = echarts.init($("gc-chart"), null, { renderer: "canvas" });
+  let last = null;
+  let receivedAt = 0;
+  let connected = false;
+  window.halvmLive = { snapshots: 0, version: -1, points: 0 };
+
+  function bytes(v) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return (i ? v.toFixed(1) : String(v)) + " " + units[i];
+  }
+  function text(el, s) { el.textContent = s; }
+  // A time axis (ms), as in the offline report: ECharts stacks only the values beside it (two
+  // value axes would stack x as well).
+  const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
+  const seconds = (v) => String(Number((v / 1000).toFixed(3)));
+  // One census has no extent: give the axis a second either side of it.
+  function xAxis(times) {
+    const one = times.length === 1 ? times[0] * 1000 : null;
+    return { type: "time", name: "s", min: one === null ? undefined : one - 1000,
+      max: one === null ? undefined : one + 1000,
+      axisLabel: { formatter: seconds, hideOverlap: true },
+      axisPointer: { label: { formatter: (p) => seconds(p.value) + " s" } } };
+  }
+
+  function drawHeap(s) {
+    const h = s.heap;
+    const series = h.bands.map((b) => ({
+      name: b.name, type: "line", stack: "heap", areaStyle: {}, showSymbol: h.times.length < 3,
+      data: b.values.map((v, i) => [h.times[i] * 1000, v]),
+    }));
+    if (!series.length) {
+      series.push({ name: "total", type: "line", symbol: "none",
+        data: h.totals.map((v, i) => [h.times[i] * 1000, v]) });
+    }
+    heapChart.setOption({
+      animation: false,
+      tooltip: { trigger: "axis", valueFormatter: bytes },
+      legend: { type: "scroll", top: 0 },
+      grid: { top: 40, left: 80, right: 20, bottom: 40 },
+      xAxis: xAxis(s.heap.times),
+      yAxis: { type: "value", axisLabel: { formatter: bytes } },
+      series: series,
+    }, { replaceMerge: ["series"] });
+    window.halvmLive.points = h.times.length;
+    text($("heap-meta"), s.samples + " complete censuses; now " + bytes(h.last_total) +
+      ", peak " + bytes(h.peak_total));
+  }
+
+  function drawGc(s) {
+    const g = s.gc;
+    const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
+      data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
+    if (g) {
+      series.push({ name: "heap size", type: "line", symbol: "none", data: ms(g.heap_size) });
+      series.push({ name: "live bytes", type: "line", symbol: "none", data: ms(g.live_bytes) });
+      text($("gc-meta"), g.collections + " collections, " + g.pause_total.toFixed(3) +
+        " s paused in all, longest " + (g.pause_max * 1000).toFixed(1) + " ms; " +
+        s.events + " events read" + (s.held_events ? ", " + s.held_events +
+        " waiting for the other capabilities' buffers" : ""));
+    } else {
+      text($("gc-meta"), "GC figures come from an eventlog (+RTS -l); this source has none.");
+    }
+    gcChart.setOption({
+      animation: false,
+      tooltip: { trigger: "axis", valueFormatter: bytes },
+      legend: { top: 0 },
+      grid: { top: 40, left: 80, right: 20, bottom: 40 },
+      xAxis: xAxis(g && g.heap_size.length ? [] : s.heap.times),
+      yAxis: { type: "value", axisLabel: { formatter: bytes } },
+      series: series,
+    }, { replaceMerge: ["series"] });
+  }
+
+  function drawStatus(s) {
+    let state = s.alive ? "running" : s.closed ? "finished (profile closed)" : "stopped";
+    if (s.exit) state = s.exit.crashed ? "crashed" : "exited normally";
+    text($("status"), (s.program || s.source) + " [" + s.kind + "]: " + state +
+      (s.last_time !== null ? ", newest data at " + s.last_time.toFixed(2) + " s of program time" : ""));
+    $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
+    const notes = $("notes");
+    notes.replaceChildren(...s.notes.map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));
+    const box = $("exit");
+    if (s.exit) {
+      box.hidden = false;
+      const head = document.createElement("strong");
+      head.textContent = s.exit.crashed ? "Post-mortem: the program crashed" : "The program exited";
+      const ul = document.createElement("ul");
+      for (const line of s.exit.verdict) {
+        const li = document.createElement("li"); li.textContent = line; ul.appendChild(li);
+      }
+      const parts = [head, ul];
+      if (s.exit.report) {
+        const a = document.createElement("a");
+        a.href = "report" + q; a.textContent = "the offline report of this run"; a.id = "report-link";
+        parts.push(a);
+      }
+      box.replaceChildren(...parts);
+    }
+  }
+
+  function staleness() {
+    const el = $("stale");
+    if (!connected) { text(el, "not connected to halvm-prof: the view is frozen"); el.className = "warn"; return; }
+    if (!last || last.age === null) { text(el, "no data yet: " + (last ? last.stale_why : "")); return; }
+    const age = last.age + (Date.now() - receivedAt) / 1000;
+    const live = last.alive && !last.exit;
+    text(el, "newest data arrived " + age.toFixed(0) + " s ago" + (live ? " (" + last.stale_why + ")" : ""));
+    el.className = live && age > 10 ? "warn" : "meta";
+    el.dataset.age = age.toFixed(1);
+  }
+
+  function show(s) {
+    last = s; receivedAt = Date.now();
+    window.halvmLive.snapshots++; window.halvmLive.version = s.version;
+    drawStatus(s); drawHeap(s); drawGc(s); staleness();
+  }
+
+  const source = new EventSource("events" + q);
+  source.addEventListener("snapshot", (e) => { connected = true; show(JSON.parse(e.data)); });
+  source.onopen = () => { connected = true; staleness(); };
+  source.onerror = () => { connected = false; staleness(); };
+  setInterval(staleness, 1000);
+  window.addEventListener("resize", () => { heapChart.resize(); gcChart.resize(); });
+})();

@@ -1,0 +1,153 @@
+"""``halvm-prof run`` in a real headless Chromium: the chart gains points while a real GHC
+program runs, keeps them after it crashes, and the saved files are what GHC wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from tests.browser.test_report_browser import ARTIFACTS, INK
+from tests.browser.test_report_browser import browser as browser
+from tests.ghc_programs import build
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture
+def live_run(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    exe = build("Ticker", tmp_path)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "halvm_prof",
+            "run",
+            "--no-open",
+            "-N2",
+            "--out",
+            "run",
+            "--",
+            str(exe),
+            "80",
+            "crash",
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    try:
+        yield proc, url, tmp_path
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _snapshot(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "snapshot.json", timeout=10) as r:
+        data: dict[str, Any] = json.loads(r.read())
+        return data
+
+
+def _until(browser: Any, script: str, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = browser.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {script}")
+
+
+def test_run_page_gains_points_while_running_and_keeps_them_after_a_crash(
+    browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
+) -> None:
+    proc, url, where = live_run
+    assert url.startswith("http://127.0.0.1:"), url
+    browser.get(url)
+    points = "return window.halvmLive && window.halvmLive.points"
+    first = _until(browser, points)
+    # While the program still runs, the chart gains points.
+    gained = _until(browser, f"const p = window.halvmLive.points; return p > {first} && p")
+    assert _snapshot(url)["alive"] is True or _snapshot(url)["exit"] is not None
+    assert gained > first
+    # The program crashes; the page says so and keeps every point.
+    _until(browser, "return !document.getElementById('exit').hidden")
+    exit_text = browser.find_element("id", "exit").text
+    assert "crashed" in exit_text and "exited with code 1" in exit_text
+    final = _snapshot(url)
+    assert final["alive"] is False and final["exit"]["crashed"] is True
+    kept = browser.execute_script(points)
+    assert kept >= gained and kept == len(final["heap"]["times"])
+    ink = browser.execute_script(
+        "return (function () {" + INK + "})"
+        "(echarts.getInstanceByDom(document.getElementById('heap-chart')))"
+    )
+    assert ink > 0.01
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "live-run-crashed.png"))
+    assert "newest data arrived" in browser.find_element("id", "stale").text
+    # The offline report of the run is linked and served.
+    with urllib.request.urlopen(url + "report", timeout=10) as r:
+        assert b"<html" in r.read(2000)
+    # Ctrl-C ends the server cleanly; the saved files are GHC's, byte for byte.
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
+    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+        count = sum(1 for _ in reader.iter_events())
+        assert reader.stop is not None and reader.stop.reason == "end"
+    assert count == final["events"]
+    assert not (where / "run" / ".eventlog.fifo").exists()
+    browser.get("about:blank")
+
+
+def test_two_viewers_see_the_same_run(
+    browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
+) -> None:
+    proc, url, _ = live_run
+    browser.get_log("browser")  # what earlier pages logged
+    browser.get(url)
+    _until(browser, "return window.halvmLive && window.halvmLive.points > 0")
+    browser.switch_to.new_window("tab")
+    try:
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.points > 0")
+        # Both tabs are connected; closing one leaves the other served.
+    finally:
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+    before = browser.execute_script("return window.halvmLive.snapshots")
+    _until(browser, f"return window.halvmLive.snapshots > {before}")
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not [e for e in errors if "favicon" not in e["message"]]
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    browser.get("about:blank")

@@ -1,0 +1,55 @@
+"""Build the real GHC programs that the live tests watch while they run (needs ghc, ghc-prof).
+
+Each program is built once per source and flags into a folder under the system's temporary
+folder, and run from there: GHC names its ``.hp`` after the program but writes it into the
+current folder, so every test still gets its own files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.conftest import CORPUS, DATA, require_program
+
+SOURCES = {"Leaky": CORPUS / "src" / "Leaky.hs", "Ticker": DATA / "live" / "Ticker.hs"}
+# Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
+FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
+
+
+def build(name: str, where: Path) -> Path:
+    """The executable of ``name`` (Leaky or Ticker), built if needed; ``where`` is the test's
+    folder (kept for callers; the build is shared)."""
+    del where
+    ghc = require_program("ghc", "ghc")
+    source = SOURCES[name].read_bytes()
+    key = hashlib.sha256(source + " ".join(FLAGS).encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
+    exe = folder / name.lower()
+    if exe.exists():
+        return exe
+    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
+    src = scratch / f"{name}.hs"
+    src.write_bytes(source)
+    subprocess.run(
+        [
+            ghc,
+            *FLAGS,
+            "-outputdir",
+            str(scratch / "o"),
+            "-o",
+            str(scratch / name.lower()),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    # Published whole by a rename, so a build another test run makes at once cannot be half seen.
+    try:
+        scratch.rename(folder)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return exe

@@ -1,0 +1,38 @@
+"""A live server on a free loopback port, in a thread, for tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from halvm_prof.live.server import Hub, bind, make_server, page_url
+
+
+@contextmanager
+def running(hub: Hub) -> Iterator[str]:
+    """Serve ``hub`` on 127.0.0.1 (a free port); yield the page URL; stop on exit."""
+    sock = bind("127.0.0.1", 0)
+    server = make_server(hub)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        yield page_url(sock, hub.token)
+    finally:
+        server.stop()
+        thread.join(10)
+        sock.close()
+        assert not thread.is_alive(), "the server did not stop"
+
+
+def get_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        data: dict[str, Any] = json.loads(r.read())
+        return data

@@ -1,0 +1,189 @@
+"""``halvm-prof live`` and ``halvm-prof run`` as a user runs them: real processes, real GHC
+programs, a disk written sector by sector, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from halvm_prof.disk.image import create_image
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.follow import HpFollower
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.live.state import LiveState
+from halvm_prof.render.live import tui_view
+from tests.conftest import CORPUS
+from tests.ghc_programs import build
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def _halvm(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", *args],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _snapshot(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "snapshot.json", timeout=10) as r:
+        data: dict[str, Any] = json.loads(r.read())
+        return data
+
+
+def _stop(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
+
+
+def test_live_watches_a_disk_being_written(tmp_path: Path) -> None:
+    disk = tmp_path / "heap.img"
+    create_image(disk, 1 << 20)
+    profile = CORPUS / "leaky-hc.hp"
+    live = _halvm("live", "--no-open", "--port", "0", str(disk), cwd=tmp_path)
+    assert live.stdout is not None
+    url = live.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:")
+    try:
+        assert _snapshot(url)["kind"] == "disk"
+        writer = _halvm(
+            "disk", "write", "--force", "--pace", "0.02", str(profile), str(disk), cwd=tmp_path
+        )
+        counts = []
+        open_with_samples = False
+        while writer.poll() is None:
+            snap = _snapshot(url)
+            counts.append(snap["samples"])
+            open_with_samples |= snap["samples"] > 0 and not snap["closed"] and snap["alive"]
+            time.sleep(0.05)
+        writer.communicate()
+        deadline = time.monotonic() + 10
+        while not (snap := _snapshot(url))["closed"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        code, _, err = _stop(live)
+    assert len(set(counts)) >= 3 and open_with_samples
+    whole = read_hp(profile)
+    assert snap["samples"] == len(whole.samples) and snap["closed"] and not snap["alive"]
+    assert snap["heap"]["totals"] == [s.total for s in whole.samples]
+    assert code == 0, err
+
+
+def test_run_saves_leaky_byte_for_byte_and_reports_a_normal_exit(tmp_path: Path) -> None:
+    exe = build("Leaky", tmp_path)
+    run = _halvm(
+        "run",
+        "--no-open",
+        "--exit-when-done",
+        "--interval",
+        "0.1",
+        "--out",
+        "saved",
+        "--",
+        str(exe),
+        "300000",
+        cwd=tmp_path,
+    )
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("http://127.0.0.1:")
+    assert "leaky exited with code 0" in out
+    saved = tmp_path / "saved" / "leaky.hp"
+    assert saved.read_bytes() == (tmp_path / "leaky.hp").read_bytes()
+    assert read_hp(saved).closed
+    assert (tmp_path / "saved" / "leaky.eventlog").stat().st_size > 0
+    assert (tmp_path / "saved" / "report.html").exists()
+
+
+def test_run_refuses_a_program_that_is_not_ghcs(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "--no-open", "--", "/bin/true"])
+    assert result.exit_code == 1
+    assert "does not answer +RTS --info" in result.output
+
+
+def test_non_loopback_host_needs_a_token() -> None:
+    from halvm_prof.cli.live import _token
+
+    # Tests bind loopback only, so the choice is checked apart from serving.
+    made = _token("0.0.0.0", None)
+    assert made is not None and len(made) >= 16
+    assert _token("192.168.1.4", "given") == "given"
+    assert _token("127.0.0.1", None) is None
+
+
+def test_a_token_given_on_loopback_is_in_the_url_and_ctrl_c_exits_cleanly(tmp_path: Path) -> None:
+    hp = tmp_path / "x.hp"
+    hp.write_bytes((CORPUS / "leaky-hc.hp").read_bytes())
+    live = _halvm("live", "--no-open", "--token", "abc123", str(hp), cwd=tmp_path)
+    assert live.stdout is not None
+    url = live.stdout.readline().strip()
+    assert url.endswith("/?token=abc123")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(url.replace("/?", "/snapshot.json?"), timeout=10) as r:
+            if json.loads(r.read())["samples"] == len(read_hp(hp).samples):
+                break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the snapshot never held the whole file")
+    code, _, err = _stop(live)
+    assert code == 0, err
+
+
+def test_tui_view_shows_heap_bands_and_status() -> None:
+    from rich.console import Console
+
+    follower = HpFollower(CORPUS / "leaky-hc.hp")
+    state = LiveState(str(CORPUS / "leaky-hc.hp"), "hp", heap=follower)
+    state.poll()
+    console = Console(width=100, record=True)
+    console.print(tui_view(state.snapshot()))
+    text = console.export_text()
+    follower.close()
+    whole = read_hp(CORPUS / "leaky-hc.hp")
+    biggest = max(whole.samples[-2].values.items(), key=lambda kv: kv[1])[0]
+    assert "closed" in text and f"{len(whole.samples)} censuses" in text
+    assert biggest[:30] in text
+
+
+def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> None:
+    exe = build("Ticker", tmp_path)
+    run = _halvm("run", "--no-open", "-N2", "--out", "saved", "--", str(exe), "10000", cwd=tmp_path)
+    assert run.stdout is not None
+    url = run.stdout.readline().strip()
+    deadline = time.monotonic() + 60
+    while _snapshot(url)["samples"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _snapshot(url)["alive"] is True
+    code, out, err = _stop(run)
+    assert code == 0, err
+    assert "ticker exited with code" in out or "ticker was killed by" in out
+    saved = tmp_path / "saved"
+    assert (saved / "ticker.hp").read_bytes() == (tmp_path / "ticker.hp").read_bytes()
+    assert len(read_hp(saved / "ticker.hp").samples) >= 3
+    with EventlogReader(saved / "ticker.eventlog") as reader:
+        assert sum(1 for _ in reader.iter_events()) > 0
+        # The program was stopped, not killed: its RTS closed the eventlog.
+        assert reader.stop is not None and reader.stop.reason == "end"

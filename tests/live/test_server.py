@@ -1,0 +1,181 @@
+"""The live state and server: a real uvicorn on loopback, fed by followers of real GHC output."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
+from halvm_prof.formats.follow import EventlogFollower, HpFollower
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.live.server import Hub, is_loopback
+from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, LiveState, Series
+from halvm_prof.model import HeapSample
+from tests.conftest import CORPUS
+from tests.live.helpers import get_json, running
+
+KEYS = {"source", "kind", "samples", "events", "last_time", "alive", "closed"}
+
+
+def _hub(tmp_path: Path, token: str | None = None) -> tuple[Hub, Path]:
+    path = tmp_path / "growing.hp"
+    path.write_bytes(b"")
+    state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+    return Hub(state, title="test", poll_interval=0.02, token=token), path
+
+
+def _wait(cond: object, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(cond) and cond():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+def test_snapshot_json_follows_a_growing_hp(tmp_path: Path) -> None:
+    hub, path = _hub(tmp_path)
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    whole = read_hp(CORPUS / "leaky-hc.hp")
+    with running(hub) as url:
+        snap = get_json(url + "snapshot.json")
+        assert set(snap) >= KEYS
+        assert snap["kind"] == "hp" and snap["samples"] == 0 and snap["source"] == str(path)
+        seen = []
+        with path.open("ab") as f:
+            for i in range(0, len(data), len(data) // 5 + 1):
+                f.write(data[i : i + len(data) // 5 + 1])
+                f.flush()
+                want = sum(
+                    1
+                    for line in data[: i + len(data) // 5 + 1].split(b"\n")[:-1]
+                    if line.startswith(b"END_SAMPLE")
+                )
+                _wait(lambda w=want: get_json(url + "snapshot.json")["samples"] == w)
+                seen.append(get_json(url + "snapshot.json"))
+        final = seen[-1]
+    assert [s["samples"] for s in seen] == sorted({s["samples"] for s in seen})
+    assert final["samples"] == len(whole.samples)
+    assert final["closed"] is True and final["alive"] is False
+    assert final["last_time"] == whole.samples[-1].time
+    assert final["heap"]["times"] == [s.time for s in whole.samples]
+    assert final["heap"]["totals"] == [s.total for s in whole.samples]
+    # The bands shown add up to the totals (the rest is summed into one band).
+    sums = [sum(b["values"][i] for b in final["heap"]["bands"]) for i in range(final["samples"])]
+    assert sums == final["heap"]["totals"]
+
+
+def test_snapshot_json_has_sorted_keys_and_events_of_an_eventlog(tmp_path: Path) -> None:
+    follower = EventlogFollower(str(CORPUS / "leaky-hT.eventlog"))
+    state = LiveState(str(CORPUS / "leaky-hT.eventlog"), "eventlog", eventlog=follower)
+    with running(Hub(state, title="t", poll_interval=0.02)) as url:
+        _wait(lambda: get_json(url + "snapshot.json")["closed"])
+        with urllib.request.urlopen(url + "snapshot.json") as r:
+            text = r.read().decode()
+    snap = json.loads(text)
+    assert text == json.dumps(snap, sort_keys=True)
+    assert snap["kind"] == "eventlog" and snap["events"] > 3000
+    whole = heap_profile_from_eventlog(CORPUS / "leaky-hT.eventlog")
+    assert snap["samples"] == len(whole.samples)
+    assert snap["heap"]["totals"] == [s.total for s in whole.samples]
+    assert snap["gc"]["collections"] > 0 and snap["gc"]["heap_size"]
+    assert snap["program"] == "leaky-ev"
+    follower.close()
+
+
+def _events(url: str) -> Generator[dict[str, Any], None, None]:
+    """The snapshots an event stream sends, as they come."""
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
+    conn.request("GET", "/events" + (f"?{parts.query}" if parts.query else ""))
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert resp.getheader("Content-Type", "").startswith("text/event-stream")
+    try:
+        while True:
+            line = resp.readline().decode()
+            if line.startswith("data: "):
+                yield json.loads(line[6:])
+    finally:
+        conn.close()
+
+
+def test_server_sent_events_to_several_viewers(tmp_path: Path) -> None:
+    hub, path = _hub(tmp_path)
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    with running(hub) as url:
+        viewers = [_events(url) for _ in range(3)]
+        assert all(next(v)["samples"] == 0 for v in viewers)
+        _wait(lambda: hub.viewers == 3)
+        path.write_bytes(data)
+        total = len(read_hp(path).samples)
+        for v in viewers:
+            # Each viewer is pushed the change, up to the whole file.
+            while (got := next(v))["samples"] < total:
+                assert got["samples"] > 0
+            v.close()
+        # Viewers that went away hold nothing.
+        _wait(lambda: hub.viewers == 0)
+
+
+def test_a_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
+    hub, _ = _hub(tmp_path, token="s3cret")
+    with running(hub) as url:
+        assert "token=s3cret" in url
+        assert get_json(url.replace("?", "snapshot.json?"))["samples"] == 0
+        bare = url.split("?")[0]
+        for route in ("", "snapshot.json", "events"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(bare + route, timeout=5)
+            assert e.value.code == 403
+            e.value.close()
+        with urllib.request.urlopen(url, timeout=5) as r:
+            page = r.read().decode()
+        assert '"token":"s3cret"' in page and "echarts" in page
+
+
+def test_page_is_offline() -> None:
+    from halvm_prof.render.live import render_live_page
+
+    page = render_live_page("x</script>", None)
+    # Everything is inlined: nothing is loaded from anywhere (no CDN).
+    assert "<script src" not in page and "<link" not in page
+    assert "x</script>" not in page
+
+
+def test_loopback() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
+
+
+def test_series_stay_bounded_over_a_long_run() -> None:
+    series = Series(limit=100)
+    for i in range(100_000):
+        series.add(float(i), i)
+    assert len(series.points) <= 100
+    shown = series.shown()
+    assert shown[0][0] == 0.0 and shown[-1][0] == 99_999.0
+    gaps = {b[0] - a[0] for a, b in zip(series.points, series.points[1:], strict=False)}
+    assert len(gaps) == 1  # even density over the whole run
+
+
+def test_state_memory_is_bounded_per_source() -> None:
+    state = LiveState("x", "hp")
+    for i in range(20 * MAX_POINTS):
+        # New band names keep coming, as cost-centre stacks can.
+        state.add_sample(HeapSample(i * 0.1, {f"band{i % 500}": 10, "main": i}))
+    assert len(state.band_index) <= MAX_BANDS + 1 and OTHER in state.band_index
+    assert len(state.totals.points) <= MAX_POINTS
+    assert len(state.band_points.points) <= MAX_POINTS
+    snap = state.snapshot()
+    assert snap.samples == 20 * MAX_POINTS
+    assert snap.heap.times[-1] == pytest.approx((20 * MAX_POINTS - 1) * 0.1)

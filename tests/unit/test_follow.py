@@ -1,0 +1,344 @@
+"""Followers on real GHC output: files cut at every kind of place, programs running now, a FIFO,
+sockets, and a HaLVM disk written sector by sector."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.disk.image import create_image
+from halvm_prof.disk.writer import write_profile
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.follow import (
+    DiskFollower,
+    EventlogFollower,
+    EventlogParser,
+    HpFollower,
+    HpParser,
+    SocketFeed,
+)
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.formats.source import follow_kind, open_follower
+from halvm_prof.live.state import EVENT_TYPES
+from halvm_prof.model import HeapSample
+from tests.conftest import CORPUS, DATA
+from tests.ghc_programs import build
+
+HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
+# The logs and their number of capabilities (+RTS -N).
+EVENTLOGS = [(CORPUS / "parfib-N2.eventlog", 2), (CORPUS / "leaky-hT.eventlog", 1)]
+
+
+def _same(a: list[HeapSample], b: list[HeapSample]) -> bool:
+    return [(s.time, s.values) for s in a] == [(s.time, s.values) for s in b]
+
+
+@pytest.mark.parametrize("path", HP_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("step", [1, 7, 333, 4096])
+def test_hp_parser_hands_out_only_complete_censuses(path: Path, step: int) -> None:
+    data = path.read_bytes()
+    whole = read_hp(path)
+    parser = HpParser(str(path))
+    got: list[HeapSample] = []
+    for i in range(0, len(data), step):
+        got += parser.feed(data[i : i + step])
+        # Every census handed out so far is exactly the one the whole file holds.
+        assert _same(got, whole.samples[: len(got)])
+        # No census is held back once its END_SAMPLE line is whole.
+        whole_lines = data[: i + step].split(b"\n")[:-1]
+        assert len(got) == sum(1 for line in whole_lines if line.startswith(b"END_SAMPLE"))
+    assert _same(got, whole.samples)
+    assert parser.header == whole.header
+    assert parser.closed == whole.closed
+
+
+def test_hp_parser_reports_a_malformed_line() -> None:
+    parser = HpParser("bad.hp")
+    good = b'JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    assert parser.feed(good + b"BEGIN_SAMPLE 0.0\nEND_SAMPLE 0.0\n") == [HeapSample(0.0)]
+    assert parser.feed(b"BEGIN_SAMPLE 1.0\nband\tmany\nEND_SAMPLE 1.0\n") == []
+    assert parser.error is not None
+    assert "bad.hp:8" in str(parser.error)
+
+
+def test_hp_parser_takes_a_band_named_like_a_keyword() -> None:
+    head = b'JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    census = b"BEGIN_SAMPLE 1.0\nEND_SAMPLE odd\t5\nEND_SAMPLE 1.0\n"
+    parser = HpParser("odd.hp")
+    got = parser.feed(head + census)
+    got += parser.feed(census.replace(b"1.0", b"2.0"))
+    assert [(s.time, s.values) for s in got] == [
+        (1.0, {"END_SAMPLE odd": 5}),
+        (2.0, {"END_SAMPLE odd": 5}),
+    ]
+
+
+def test_hp_follower_on_a_growing_file(tmp_path: Path) -> None:
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    out = tmp_path / "growing.hp"
+    out.write_bytes(b"")
+    follower = HpFollower(out, quiet_after=60)
+    got: list[HeapSample] = []
+    with out.open("ab") as f:
+        for i in range(0, len(data), 1000):
+            f.write(data[i : i + 1000])
+            f.flush()
+            got += follower.poll()
+            assert follower.alive or follower.closed
+    assert _same(got, read_hp(out).samples)
+    assert follower.closed and not follower.alive
+    assert follower.last_time == got[-1].time
+    follower.close()
+
+
+def test_hp_follower_watches_leaky_run(tmp_path: Path) -> None:
+    exe = build("Leaky", tmp_path)
+    proc = subprocess.Popen(
+        [str(exe), "500000", "+RTS", "-hc", "-i0.1", "-RTS"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    hp = tmp_path / "leaky.hp"
+    while not hp.exists() and proc.poll() is None:
+        time.sleep(0.01)
+    follower = HpFollower(hp)
+    got: list[HeapSample] = []
+    counts_while_running: list[int] = []
+    while proc.poll() is None:
+        got += follower.poll()
+        counts_while_running.append(len(got))
+        time.sleep(0.05)
+    assert proc.wait() == 0
+    got += follower.poll()
+    # The chart gained points while the program ran, not only at its end.
+    assert len(set(counts_while_running)) >= 3
+    whole = read_hp(hp)
+    assert _same(got, whole.samples)
+    assert follower.closed and whole.closed
+    follower.close()
+
+
+def _released_in_safe_order(data: bytes, step: int, caps: int) -> tuple[list[tuple[int, int]], int]:
+    """Feed ``data`` in ``step``-byte pieces; check nothing released is contradicted later."""
+    parser = EventlogParser("x", caps=caps)
+    released: list[tuple[int, int]] = []
+    limit_so_far = -1
+    for i in range(0, len(data), step):
+        batch = parser.feed(data[i : i + step])
+        assert [e.time for e in batch] == sorted(e.time for e in batch)
+        for e in batch:
+            if e.cap is not None:
+                # A block event released later is never older than an earlier release's mark.
+                assert e.time >= limit_so_far
+        if batch:
+            limit_so_far = max(limit_so_far, parser.watermark_ns or -1)
+        released += [(e.offset, e.time) for e in batch]
+    released += [(e.offset, e.time) for e in parser.finish()]
+    return released, parser.events
+
+
+@pytest.mark.parametrize(("path", "caps"), EVENTLOGS, ids=lambda p: getattr(p, "name", ""))
+@pytest.mark.parametrize("step", [1, 97, 65536])
+def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: int) -> None:
+    released, count = _released_in_safe_order(path.read_bytes(), step, caps)
+    with EventlogReader(path) as reader:
+        want = sorted((e.offset, e.time) for e in reader.iter_events())
+    # Block markers are counted but not handed out.
+    assert sorted(released) == [w for w in want if w in set(released)]
+    assert count == len(want)
+    assert len(released) == len(want) - sum(1 for _ in _markers(path))
+
+
+def _markers(path: Path) -> Iterator[int]:
+    with EventlogReader(path) as reader:
+        yield from (e.offset for e in reader.iter_events({18}))
+
+
+def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Path) -> None:
+    exe = build("Ticker", tmp_path)
+    fifo = tmp_path / "ticker.fifo"
+    os.mkfifo(fifo)
+    assert follow_kind(fifo) == "eventlog"
+    # The event types the live view folds (all of them would pass the bound on held events).
+    follower = EventlogFollower(fifo, caps=2, types=EVENT_TYPES)
+    proc = subprocess.Popen(
+        [str(exe), "25", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    seen_while_running: list[int] = []
+    total = 0
+    times: dict[bool, list[int]] = {True: [], False: []}
+    while proc.poll() is None:
+        batch = follower.poll()
+        total += len(batch)
+        for e in batch:
+            times[e.cap is None].append(e.time)
+        seen_while_running.append(total)
+        time.sleep(0.05)
+    deadline = time.monotonic() + 10
+    while not follower.ended and time.monotonic() < deadline:
+        batch = follower.poll()
+        total += len(batch)
+        for e in batch:
+            times[e.cap is None].append(e.time)
+        time.sleep(0.02)
+    assert proc.wait() == 0
+    assert follower.closed and not follower.alive
+    # GHC 9.0 hands over whole 2 MiB buffers, yet some came while the program ran.
+    assert max(seen_while_running) > 0
+    # Capabilities' events, and the global buffer's, each come out in time order.
+    assert not follower.parser.forced
+    assert times[False] == sorted(times[False]) and times[True] == sorted(times[True])
+    assert total == follower.parser.released
+    assert follower.note is None
+    follower.close()
+
+
+def _serve(listener: socket.socket, data: bytes) -> None:
+    conn, _ = listener.accept()
+    with conn:
+        for i in range(0, len(data), 5000):
+            conn.sendall(data[i : i + 5000])
+            time.sleep(0.001)
+    listener.close()
+
+
+@pytest.mark.parametrize("family", ["unix", "tcp"])
+def test_eventlog_follower_reads_a_socket(tmp_path: Path, family: str) -> None:
+    data = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    if family == "unix":
+        path = tmp_path / "ev.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        spec = f"unix:{path}"
+    else:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        spec = f"tcp:127.0.0.1:{listener.getsockname()[1]}"
+    listener.listen(1)
+    server = threading.Thread(target=_serve, args=(listener, data))
+    server.start()
+    assert follow_kind(spec) == "eventlog"
+    follower = EventlogFollower(SocketFeed.connect(spec))
+    got = 0
+    deadline = time.monotonic() + 10
+    while not follower.ended and time.monotonic() < deadline:
+        got += len(follower.poll())
+        time.sleep(0.005)
+    got += len(follower.poll())
+    follower.close()
+    server.join()
+    with EventlogReader(CORPUS / "leaky-hT.eventlog") as reader:
+        expected = sum(1 for e in reader.iter_events() if e.type != 18)
+    assert got == expected
+    assert follower.closed
+
+
+def test_eventlog_follower_says_when_the_log_was_cut(tmp_path: Path) -> None:
+    data = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    fifo = tmp_path / "cut.fifo"
+    os.mkfifo(fifo)
+    follower = EventlogFollower(fifo)
+    fd = os.open(fifo, os.O_WRONLY)
+    os.write(fd, data[: len(data) // 2])
+    os.close(fd)
+    while not follower.ended:
+        follower.poll()
+    assert not follower.closed
+    assert follower.note is not None and "without its end marker" in follower.note
+    follower.close()
+
+
+def test_socket_that_nobody_serves_is_one_line_error(tmp_path: Path) -> None:
+    from halvm_prof.errors import InputError
+
+    with pytest.raises(InputError, match="cannot connect"):
+        SocketFeed.connect(f"unix:{tmp_path / 'nobody.sock'}")
+
+
+def test_disk_follower_watches_disk_write_pace(tmp_path: Path) -> None:
+    profile = CORPUS / "leaky-hc.hp"
+    disk = tmp_path / "heap.img"
+    create_image(disk, 1 << 20)
+    assert follow_kind(disk) == "disk"
+    follower = open_follower(disk)
+    assert isinstance(follower, DiskFollower)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "halvm_prof",
+            "disk",
+            "write",
+            "--force",
+            "--pace",
+            "0.002",
+            str(profile),
+            str(disk),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    got: list[HeapSample] = []
+    counts: list[int] = []
+    open_with_samples = False
+    while proc.poll() is None:
+        got += follower.poll()
+        counts.append(len(got))
+        open_with_samples = open_with_samples or (bool(got) and not follower.closed)
+        time.sleep(0.02)
+    assert proc.wait() == 0
+    got += follower.poll()
+    assert len(set(counts)) >= 3 and open_with_samples
+    assert _same(got, read_hp(profile).samples)
+    assert follower.closed and not follower.alive
+    follower.close()
+
+
+def test_disk_follower_notices_a_writer_gone_quiet(tmp_path: Path) -> None:
+    profile = CORPUS / "leaky-hc.hp"
+    disk = tmp_path / "heap.img"
+    create_image(disk, 1 << 20)
+    result = write_profile(profile, disk, crash_after=20)
+    assert result.crashed
+    follower = DiskFollower(disk, quiet_after=0.2)
+    got = follower.poll()
+    assert follower.alive and got
+    committed = read_hp(profile).samples
+    assert _same(got, committed[: len(got)])
+    time.sleep(0.3)
+    assert follower.poll() == []
+    assert not follower.alive and not follower.closed
+    assert follower.note is not None and "went quiet" in follower.note
+    follower.close()
+
+
+def test_a_silent_capability_cannot_make_held_events_grow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import halvm_prof.formats.follow as follow
+
+    data = (CORPUS / "parfib-N2.eventlog").read_bytes()
+    # Told of a third capability that never hands over a block, the parser would hold every
+    # event of the other two; past the bound it hands out the oldest and says so.
+    monkeypatch.setattr(follow, "MAX_HELD_EVENTS", 20)
+    parser = EventlogParser("x", caps=3)
+    got = []
+    for i in range(0, len(data), 200):
+        got += parser.feed(data[i : i + 200])
+        assert parser.held <= 20 + 200
+    assert parser.forced and got
+    monkeypatch.undo()
+    waiting = EventlogParser("x", caps=3)
+    # Within the bound, no capability's event goes out before the silent one has caught up...
+    assert all(e.cap is None for e in waiting.feed(data[:-2]))
+    # ... and all go out once the log has ended.
+    assert any(e.cap is not None for e in waiting.finish())
