@@ -8,6 +8,7 @@ into exit codes.
 from __future__ import annotations
 
 import os
+import re
 
 
 class HalvmProfError(Exception):
@@ -40,11 +41,29 @@ class HalvmProfError(Exception):
         return self.path
 
     def __str__(self) -> str:
-        where = self.where()
-        text = f"{where}: {self.message}" if where else self.message
+        where = one_line(self.where(), 200)
+        message = one_line(self.message, 300)
+        text = f"{where}: {message}" if where else message
         if self.hint:
-            text += f" ({self.hint})"
+            text += f" ({one_line(self.hint, 200)})"
         return text
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` as one printable line: control characters (a newline in a path, a terminal
+    escape in a name) shown escaped, and at most ``limit`` characters (a 5,000-digit number
+    or a 30 KB path is cut, saying so)."""
+    try:  # a file name that is not UTF-8: its odd bytes become U+FFFD
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    if len(text) > limit:
+        text = f"{text[: limit - 30]}... ({len(text)} characters)"
+    return text
 
 
 class FormatError(HalvmProfError):

@@ -1,65 +1,245 @@
-"""File helpers shared by every writer: atomic replacement and safe opening of inputs."""
+"""File helpers shared by every writer and reader.
+
+Every output goes through :func:`atomic_write`, which knows what may stand at an output path: a
+new or ordinary file is replaced atomically (temporary file + ``os.replace``), a character
+device or FIFO is written through (never replaced by a regular file), a symbolic link is
+followed to its target the way ``cp`` follows it, and a folder, block device or socket is
+refused. :func:`check_overwrite` is the one overwrite policy (whether an existing output may be
+replaced at all); ``cli.common.check_output`` applies it for every command.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import enum
+import errno
+import fcntl
 import os
+import signal
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any, Literal, overload
 
 from halvm_prof.errors import InputError, OutputError
 
 
+class OutputKind(enum.Enum):
+    """What stands at an output path (after following symbolic links)."""
+
+    NEW = "new"
+    FILE = "file"
+    CHAR_DEVICE = "character device"
+    FIFO = "FIFO"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputTarget:
+    """An output path as given, the path written (symlinks followed), and what is there."""
+
+    given: Path
+    real: Path
+    kind: OutputKind
+
+    @property
+    def written_through(self) -> bool:
+        """True for a device or FIFO: it is opened and written, never replaced."""
+        return self.kind in (OutputKind.CHAR_DEVICE, OutputKind.FIFO)
+
+
+def output_target(path: str | os.PathLike[str]) -> OutputTarget:
+    """Classify ``path`` as an output; refuse a folder, block device, socket or dangling link.
+
+    Never opens the path, so a FIFO cannot block here.
+    """
+    given = Path(path)
+    real = given
+    if given.is_symlink():
+        real = Path(os.path.realpath(given))
+        if not os.path.lexists(real):
+            # cp refuses this too ("not writing through dangling symlink").
+            raise OutputError(
+                f"is a symbolic link to {real}, which does not exist",
+                path=given,
+                hint="name the link's target, or remove the link",
+            )
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return OutputTarget(given, real, OutputKind.NEW)
+    except OSError as e:
+        raise OutputError(f"cannot look at it: {e.strerror}", path=given) from e
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return OutputTarget(given, real, OutputKind.FILE)
+    if stat.S_ISCHR(mode):
+        return OutputTarget(given, real, OutputKind.CHAR_DEVICE)
+    if stat.S_ISFIFO(mode):
+        return OutputTarget(given, real, OutputKind.FIFO)
+    if stat.S_ISDIR(mode):
+        raise OutputError("is a folder", path=given, hint="name a file inside it")
+    if stat.S_ISBLK(mode):
+        raise OutputError(
+            "is a block device; writing it would destroy what is on it",
+            path=given,
+            hint="name an ordinary file",
+        )
+    raise OutputError("is not a file, device or FIFO", path=given, hint="name an ordinary file")
+
+
+def check_overwrite(
+    path: str | os.PathLike[str],
+    *,
+    force: bool,
+    replaces_files: bool,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    holds_profile: Callable[[Path], bool] | None = None,
+) -> OutputTarget:
+    """The one overwrite policy: may ``path`` be written? Raise :class:`OutputError` if not.
+
+    - an input is never an output (writing it would destroy the input), even with ``force``;
+    - a device or FIFO is written through, and never opened here (so a FIFO cannot block);
+    - an existing ordinary file for which ``holds_profile`` is true (a disk image that still
+      holds a profile) is replaced only with ``force``;
+    - any other existing ordinary file is replaced when the command ``replaces_files`` (its
+      ``--force`` help says so), else only with ``force``.
+    """
+    target = output_target(path)
+    for source in inputs:
+        if source is not None and same_file(source, target.real):
+            raise OutputError(
+                f"is also an input ({os.fspath(source)}); writing it would destroy that input",
+                path=path,
+                hint="choose another output name",
+            )
+    if target.kind is not OutputKind.FILE or force:
+        return target
+    if holds_profile is not None and holds_profile(target.real):
+        raise OutputError(
+            "is a disk image that still holds a profile",
+            path=path,
+            hint="save it first (convert-profile DISK FILE), name another output, or use --force",
+        )
+    if not replaces_files:
+        raise OutputError("already exists", path=path, hint="use --force to replace it")
+    return target
+
+
+#: Temporary files being written, removed by the SIGTERM/SIGHUP handler (SIGINT raises
+#: KeyboardInterrupt, which the writer's own clean-up handles).
+_PENDING: set[str] = set()
+
+
+def _cleanup_and_die(signum: int, frame: FrameType | None) -> None:
+    for name in list(_PENDING):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    _PENDING.clear()
+    # Die of the same signal, so the parent sees what happened.
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def install_signal_cleanup() -> None:
+    """Remove half-written temporary files when SIGTERM or SIGHUP ends the process."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            if signal.getsignal(signum) in (signal.SIG_DFL, None):
+                signal.signal(signum, _cleanup_and_die)
+
+
 @overload
 def atomic_write(
-    path: str | os.PathLike[str], mode: Literal["wb"]
+    path: str | os.PathLike[str], mode: Literal["wb"], *, devices: bool = True
 ) -> contextlib.AbstractContextManager[IO[bytes]]: ...
 @overload
 def atomic_write(
-    path: str | os.PathLike[str], mode: Literal["w"] = "w"
+    path: str | os.PathLike[str], mode: Literal["w"] = "w", *, devices: bool = True
 ) -> contextlib.AbstractContextManager[IO[str]]: ...
 def atomic_write(
-    path: str | os.PathLike[str], mode: Literal["w", "wb"] = "w"
+    path: str | os.PathLike[str], mode: Literal["w", "wb"] = "w", *, devices: bool = True
 ) -> contextlib.AbstractContextManager[IO[Any]]:
-    """Write to a temporary file beside ``path`` and rename it into place on success.
+    """Write ``path`` so that a reader sees the old file or the whole new one, never a part.
 
-    A reader never sees a half-written file: on any exception the temporary file is removed
-    and ``path`` keeps its old content. Text is UTF-8 with newlines written as given.
+    A new or ordinary file is written beside it and renamed over it with ``os.replace`` (atomic
+    for readers; on any exception, or SIGTERM/SIGHUP after :func:`install_signal_cleanup`, the
+    temporary file is removed and ``path`` keeps its old content). A symbolic link is followed
+    and its target replaced, as ``cp`` would. A character device or FIFO is written through
+    (a FIFO without a reader is refused at once rather than waited on); ``devices=False``
+    refuses them. Text is UTF-8 with newlines written as given.
     """
-    return _atomic_write(Path(path), mode)
+    target = output_target(path)
+    if target.written_through:
+        if not devices:
+            raise OutputError(f"is a {target.kind.value}", path=path, hint="name an ordinary file")
+        return _write_through(target, mode)
+    return _atomic_write(target, mode)
+
+
+def _text_args(mode: str) -> dict[str, str]:
+    return {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
 
 
 @contextlib.contextmanager
-def _atomic_write(path: Path, mode: str) -> Iterator[IO[Any]]:
-    directory = path.parent
+def _write_through(target: OutputTarget, mode: str) -> Iterator[IO[Any]]:
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        # O_NONBLOCK: opening a FIFO nobody reads fails with ENXIO instead of waiting forever.
+        fd = os.open(target.real, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OutputError(
+                "is a FIFO that nobody is reading", path=target.given, hint="start its reader first"
+            ) from e
+        raise OutputError(f"cannot open: {e.strerror}", path=target.given) from e
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    f: IO[Any] = os.fdopen(fd, mode, **_text_args(mode))  # type: ignore[call-overload]
+    with f:
+        yield f
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+@contextlib.contextmanager
+def _atomic_write(target: OutputTarget, mode: str) -> Iterator[IO[Any]]:
+    directory = target.real.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.real.name}.", suffix=".tmp", dir=directory
+        )
     except OSError as e:
         raise OutputError(
             f"cannot create a file in {directory}: {e.strerror}",
-            path=path,
+            path=target.given,
             hint="check that the folder exists and is writable",
         ) from e
+    _PENDING.add(tmp_name)
     try:
         make_public(fd)
-        text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
-        f: IO[Any] = os.fdopen(fd, mode, **text)  # type: ignore[call-overload]
+        f: IO[Any] = os.fdopen(fd, mode, **_text_args(mode))  # type: ignore[call-overload]
         with f:
             yield f
-        # No fsync: the rename already keeps a failed run from leaving a partial file, and
-        # syncing a 1 GiB profile would triple the time of a conversion. For the same reason
-        # the old file goes first: renaming over it makes ext4 write the new data back at once
-        # (auto_da_alloc), which doubled the time of converting 1 GiB.
-        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-            if not path.is_dir():
-                os.unlink(path)
-        os.replace(tmp_name, path)
+        # os.replace alone: removing the old file first would leave a moment when the output
+        # does not exist for a reader. No fsync: the rename already keeps a failed run from
+        # leaving a partial file, and syncing a 1 GiB profile would triple a conversion.
+        os.replace(tmp_name, target.real)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if e.errno not in _FULL:
+            raise
+        # "No space left on device" and the like: name the output, which the OS error does not.
+        raise OutputError(f"cannot write: {e.strerror}", path=target.given) from e
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+    finally:
+        _PENDING.discard(tmp_name)
 
 
 def _umask() -> int:
@@ -75,6 +255,8 @@ def make_public(fd: int) -> None:
 
 def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open an input file read-only in binary mode, or raise an :class:`InputError`."""
+    if "\0" in os.fsdecode(path):
+        raise InputError("the path holds a NUL byte, which no file name can", path=path)
     try:
         return open(path, "rb")
     except FileNotFoundError as e:
@@ -85,6 +267,37 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
         raise InputError("permission denied", path=path, hint="check the file's mode") from e
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror}", path=path) from e
+
+
+def display_name(path: str | os.PathLike[str]) -> str:
+    """``path`` as text that can be printed and written as UTF-8: a file name that is not
+    UTF-8 (bytes Python holds as lone surrogates) gets U+FFFD where its odd bytes are."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
+def refuse_stream_input(
+    path: str | os.PathLike[str],
+    command: str,
+    why: str = "reads its input more than once",
+    hint: str = "save it to a file first (e.g. cat ... > run.hp)",
+) -> None:
+    """Refuse a FIFO, pipe, socket or device as the input of a command that reads it twice.
+
+    Looks with ``stat`` only: opening a FIFO would block, and reading it once would leave the
+    second read empty (a wrong answer that looks right: "0 samples, the file is empty").
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # the reader says what is wrong with it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
+        return
+    what = "a pipe or FIFO" if stat.S_ISFIFO(mode) else "a device or socket, not a file"
+    raise InputError(
+        f"is {what}; {command} {why}, so it takes a regular file",
+        path=path,
+        hint=hint,
+    )
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

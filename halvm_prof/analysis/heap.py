@@ -10,8 +10,9 @@ taken from the first census, so long runs of large values lose no precision.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from halvm_prof.model import HeapProfile, HeapSample
@@ -116,8 +117,14 @@ class HeapAccumulator:
 
     def stats(self) -> list[BandStats]:
         """Every band, largest integrated residency first (then largest peak, then name)."""
+        out = list(self.iter_stats())
+        # With one census nothing is integrated yet; the largest band then comes first.
+        out.sort(key=stats_order)
+        return out
+
+    def iter_stats(self) -> Iterator[BandStats]:
+        """Every band's figures, one at a time (in no order), so a caller can keep a few."""
         n = self.samples
-        out = []
         var_t = n * self.sum_t2 - self.sum_t**2  # n² times the variance of the times
         duration = self.duration
         for name, b in self._bands.items():
@@ -128,7 +135,7 @@ class HeapAccumulator:
             denom = var_t * var_v
             r2 = cov * cov / denom if denom > 0 else 0.0
             mean = b.integrated / duration if duration > 0 else b.sum_v / n
-            out.append(
+            yield (
                 BandStats(
                     name=name,
                     integrated=b.integrated,
@@ -144,9 +151,79 @@ class HeapAccumulator:
                     peak_time=b.max_time,
                 )
             )
-        # With one census nothing is integrated yet; the largest band then comes first.
-        out.sort(key=lambda s: (-s.integrated, -s.max, s.name))
-        return out
+
+
+def stats_order(s: BandStats) -> tuple[float, int, str]:
+    """The order of bands everywhere: largest integrated residency, then peak, then name."""
+    return (-s.integrated, -s.max, s.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TopBands:
+    """What a summary keeps of a profile's bands: the largest few, and how many were folded.
+
+    Memory follows ``n``, not the bands: a profile with a million bands keeps ``n`` of them.
+    """
+
+    top: list[BandStats]  # the ``n`` largest, in stats_order
+    leak_suspects: list[BandStats]  # the first suspects (at most ``suspects_kept``), in order
+    bands: int  # all bands
+    total_integrated: float  # of all bands
+    leak_suspects_folded: int  # suspects beyond those kept
+
+    @property
+    def folded(self) -> int:
+        """Bands not among :attr:`top`."""
+        return self.bands - len(self.top)
+
+
+#: Leak suspects a summary lists; more are counted, not listed.
+SUSPECTS_KEPT = 100
+
+
+def top_bands(acc: HeapAccumulator, n: int, suspects_kept: int = SUSPECTS_KEPT) -> TopBands:
+    """The ``n`` largest bands of ``acc`` and its first ``suspects_kept`` leak suspects, in one
+    pass and bounded memory."""
+    # Heaps of (negated order key, stats): the root is the smallest kept, replaced when a
+    # larger band comes.
+    top: list[tuple[_Reversed, BandStats]] = []
+    suspects: list[tuple[_Reversed, BandStats]] = []
+    total = 0.0
+    count = n_suspects = 0
+    for s in acc.iter_stats():
+        count += 1
+        total += s.integrated
+        key = _Reversed(stats_order(s))
+        _keep(top, (key, s), n)
+        if s.leak_suspect:
+            n_suspects += 1
+            _keep(suspects, (key, s), suspects_kept)
+    return TopBands(
+        top=[s for _, s in sorted(top, key=lambda e: e[0].key)],
+        leak_suspects=[s for _, s in sorted(suspects, key=lambda e: e[0].key)],
+        bands=count,
+        total_integrated=total,
+        leak_suspects_folded=n_suspects - len(suspects),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Reversed:
+    """An order key compared backwards, so ``heapq`` (a min-heap) keeps the n smallest keys."""
+
+    key: tuple[float, int, str]
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.key < self.key
+
+
+def _keep(
+    heap: list[tuple[_Reversed, BandStats]], item: tuple[_Reversed, BandStats], n: int
+) -> None:
+    if len(heap) < n:
+        heapq.heappush(heap, item)
+    elif item[0].key < heap[0][0].key:
+        heapq.heapreplace(heap, item)
 
 
 def accumulate(samples: Iterable[HeapSample]) -> HeapAccumulator:

@@ -110,7 +110,8 @@ def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
         return report, None
     status, rec = source.image.status, source.recovery
     report.header = status.health
-    report.closed = status.closed if status.usable else None
+    # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
+    report.closed = rec.status.closed if rec.status.usable else None
     report.kind, report.committed = rec.kind, rec.committed_size
     report.recovered, report.dropped, report.samples = (
         rec.output_size,

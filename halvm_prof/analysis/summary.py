@@ -20,7 +20,7 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
-from halvm_prof.analysis.heap import BandStats, HeapAccumulator
+from halvm_prof.analysis.heap import BandStats, HeapAccumulator, top_bands
 from halvm_prof.analysis.heap_scan import HeapScan
 from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
@@ -78,9 +78,14 @@ class HeapSummary:
     leak_suspects: tuple[LeakSuspect, ...]
     source: str
     kind: Literal["hp"] = "hp"
+    #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
+    leak_suspects_folded: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return plain(self)  # type: ignore[no-any-return]
+        data: dict[str, Any] = plain(self)
+        if not self.leak_suspects_folded:
+            del data["leak_suspects_folded"]  # the usual case keeps its JSON as it was
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +213,9 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
     """The summary of a streaming read's band statistics."""
     acc, header = scan.accumulator, scan.header
-    stats = acc.stats()
-    total = sum(s.integrated for s in stats)
+    # Only the top bands are kept: a profile with a million bands costs no more than ten.
+    kept = top_bands(acc, top_n)
+    total = kept.total_integrated
 
     def share(s: BandStats) -> float:
         # Without a duration (one census) a band's share is of the peak census instead.
@@ -224,7 +230,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         value_unit=header.value_unit,
         samples=acc.samples,
         marks=len(scan.marks),
-        bands=len(stats),
+        bands=kept.bands,
         duration=acc.duration,
         peak_total=acc.peak_total,
         peak_time=acc.peak_time,
@@ -232,11 +238,11 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         closed=scan.closed,
         note=scan.note,
         top=tuple(
-            BandRow(s.name, s.integrated, share(s), s.max, s.mean, s.slope, s.r2)
-            for s in stats[:top_n]
+            BandRow(s.name, s.integrated, share(s), s.max, s.mean, s.slope, s.r2) for s in kept.top
         ),
-        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in stats if s.leak_suspect),
+        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
         source=scan.source,
+        leak_suspects_folded=kept.leak_suspects_folded,
     )
 
 

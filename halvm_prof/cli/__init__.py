@@ -116,4 +116,7 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the ``halvm-prof`` command."""
+    from halvm_prof.fileio import install_signal_cleanup
+
+    install_signal_cleanup()
     cli(prog_name="halvm-prof")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import click
 
@@ -24,9 +24,25 @@ def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (sorted keys).")(f)
 
 
-def force_option(f: F) -> F:
-    """``--force``: allow replacing an output that holds something valuable."""
-    return click.option("--force", is_flag=True, help="Replace an existing output.")(f)
+@overload
+def force_option(f: F) -> F: ...
+@overload
+def force_option(*, replaces_files: bool) -> Callable[[F], F]: ...
+def force_option(f: F | None = None, *, replaces_files: bool = False) -> Any:
+    """``--force``, with the help text of the command's overwrite policy (see check_output).
+
+    ``replaces_files``: the command replaces an existing ordinary output without ``--force``
+    (a report or export is made again and again); ``--force`` is then needed only for a disk
+    image that still holds a profile.
+    """
+    help_text = (
+        "Also replace a disk image that still holds a profile (an existing ordinary file is "
+        "always replaced)."
+        if replaces_files
+        else "Replace an existing output (a disk image that holds a profile included)."
+    )
+    option = click.option("--force", is_flag=True, help=help_text)
+    return option if f is None else option(f)
 
 
 def dumps_json(data: Any) -> str:
@@ -38,10 +54,48 @@ def echo_json(data: Any) -> None:
     click.echo(dumps_json(data), nl=False)
 
 
+#: The output name that means standard output.
+STDOUT = "-"
+
+
+def check_output(
+    output: str | os.PathLike[str],
+    *,
+    force: bool,
+    replaces_files: bool,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+) -> None:
+    """The one overwrite policy of every command that writes (``fileio.check_overwrite``).
+
+    Call it before any work, so a refusal costs nothing. ``-`` (standard output) passes.
+    """
+    if os.fspath(output) == STDOUT:
+        return
+    from halvm_prof.disk.image import holds_profile
+    from halvm_prof.fileio import check_overwrite
+
+    check_overwrite(
+        output,
+        force=force,
+        replaces_files=replaces_files,
+        inputs=inputs,
+        holds_profile=holds_profile,
+    )
+
+
 def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
-    """Refuse to replace an existing output file unless ``--force``."""
-    if not force and Path(path).exists():
-        raise OutputError("already exists", path=path, hint="use --force to replace it")
+    """An output that replaces an existing file only with ``--force`` (see check_output)."""
+    check_output(path, force=force, replaces_files=False)
+
+
+def refuse_terminal(output: str | None, what: str) -> None:
+    """Refuse ``-o -`` when standard output is a terminal and ``what`` is not for reading there."""
+    if output == STDOUT and sys.stdout.isatty():
+        raise OutputError(
+            f"standard output is a terminal; {what} is not for reading there",
+            path=STDOUT,
+            hint="redirect it (-o - > FILE, or | another program) or name a file with -o",
+        )
 
 
 def input_argument(name: str) -> Callable[[F], F]:
@@ -77,8 +131,8 @@ def echo_text(text: str, output: str) -> None:
 
 
 def emit(text: str, output: str | None, what: str = "") -> None:
-    """Print ``text``, or write it atomically to ``output`` and say so."""
-    if output is None:
+    """Print ``text`` (no ``output``, or ``-``), or write it atomically and say so."""
+    if output is None or output == STDOUT:
         click.echo(text, nl=False)
         return
     from halvm_prof.fileio import atomic_write
@@ -86,3 +140,22 @@ def emit(text: str, output: str | None, what: str = "") -> None:
     with atomic_write(output) as f:
         f.write(text)
     click.echo(f"wrote {output}{f' ({what})' if what else ''}")
+
+
+@contextlib.contextmanager
+def open_output(output: str, mode: Literal["wb", "w"] = "wb") -> Iterator[IO[Any]]:
+    """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write`."""
+    if output == STDOUT:
+        stream: IO[Any] = binary_stdout() if "b" in mode else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    from halvm_prof.fileio import atomic_write
+
+    with atomic_write(output, mode) as f:
+        yield f
+
+
+def say(text: str, output: str | None) -> None:
+    """A message about the work done: on stderr when stdout carries the output (``-o -``)."""
+    click.echo(text, err=output == STDOUT)

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, echo_text, force_option, json_option
-from halvm_prof.disk.image import create_image, holds_profile
+from halvm_prof.cli.common import check_output, echo_json, echo_text, force_option, json_option
+from halvm_prof.disk.image import create_image
 from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.writer import write_profile
-from halvm_prof.errors import OutputError
+from halvm_prof.errors import ImageError, OutputError
+from halvm_prof.fileio import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
 from halvm_prof.units import format_size, parse_size
 
@@ -68,16 +69,18 @@ def write(
     --force.
     """
     target = Path(disk_path)
-    if not target.exists():
+    kind = output_target(target).kind
+    if kind not in (OutputKind.NEW, OutputKind.FILE):
+        # Never opened to look for a profile: a FIFO would block, a device is no image.
+        raise OutputError(
+            f"is a {kind.value}, not a disk image", path=target, hint="name an image file"
+        )
+    if kind is OutputKind.NEW:
         size = Path(profile).stat().st_size if Path(profile).is_file() else 0
         create_image(target, max(DATA_OFFSET + size, 1 << 20), force=False)
         click.echo(f"created {disk_path}")
-    elif not force and holds_profile(target):
-        raise OutputError(
-            "holds a profile that would be lost",
-            path=target,
-            hint="get it with convert-profile first, or use --force",
-        )
+    else:
+        check_output(target, force=force, replaces_files=True)
     result = write_profile(profile, target, word=int(word), crash_after=crash_after, pace=pace)
     how = "closed" if result.closed else "not closed"
     if result.crashed:
@@ -98,6 +101,13 @@ def write(
 def info(disk_path: str, as_json: bool) -> None:
     """Describe DISK: header health, committed size, what a conversion would recover."""
     result = inspect_image(disk_path)
+    if result.header == "corrupt" and result.kind in ("unknown", "empty"):
+        # Nothing says this is a profiling disk: random bytes, or some other file.
+        raise ImageError(
+            f"is not a HaLVM profiling disk: {result.problem}, and no profile follows it",
+            path=disk_path,
+            hint="name an xvdp1/xvdp2 image (halvm-prof disk create makes one)",
+        )
     if as_json:
         echo_json(result.to_dict())
         return

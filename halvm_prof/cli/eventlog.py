@@ -76,6 +76,8 @@ def show(
     """
     out: IO[bytes] = binary_stdout()
     with _open(file) as reader:
+        if not follow and (headerless := reader.headerless()) is not None:
+            raise headerless
         if follow:
             pieces = follow_lines(reader, poll=poll, idle_timeout=idle_timeout, pretty=pretty_time)
         else:

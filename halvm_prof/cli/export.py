@@ -5,9 +5,16 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.cli.common import binary_stdout, emit, input_argument, open_input_source
+from halvm_prof.cli.common import (
+    STDOUT,
+    binary_stdout,
+    check_output,
+    emit,
+    force_option,
+    input_argument,
+    open_input_source,
+)
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.cli.report import refuse_input_as_output
 from halvm_prof.formats.source import EventlogSource
 from halvm_prof.render.export import (
     EXPORTERS,
@@ -33,12 +40,17 @@ from halvm_prof.render.export import (
     show_default=True,
     help="time: ticks (microseconds in speedscope); alloc: bytes allocated.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
-def export(file: str, fmt: str | None, weight: str, output: str | None) -> None:
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help='Write here, not stdout ("-": stdout).'
+)
+@force_option(replaces_files=True)
+def export(file: str, fmt: str | None, weight: str, output: str | None, force: bool) -> None:
     """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, or an
     eventlog's runtime timeline (--to perfetto or chrome-trace)."""
+    if output == STDOUT:
+        output = None
     if output:
-        refuse_input_as_output(output, [file])
+        check_output(output, force=force, replaces_files=True, inputs=[file])
     with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
         log = source.content
         eventlog = isinstance(log, EventlogSource)

@@ -7,11 +7,11 @@ import os
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli.common import echo_json, echo_text, json_option
+from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
 from halvm_prof.cli.progress import progress
-from halvm_prof.cli.report import refuse_input_as_output
+from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import InputError
-from halvm_prof.render.html import HeapSectionBuilder, Input, write_report
+from halvm_prof.render.html import HeapSectionBuilder, Input
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
 
@@ -42,14 +42,21 @@ _OPTION = {"xvdp1": "prof-disk", "xvdp2": "hp-disk"}
     help="The run's xl config: its memory, and its disks when not given (relative paths in it "
     "are read from the current folder, as xl reads them: run where you ran xl).",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write an HTML report.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help='Also write an HTML report ("-": standard output; the verdict then goes to stderr).',
+)
 @json_option
+@force_option(replaces_files=True)
 def postmortem(
     prof_disk: str | None,
     hp_disk: str | None,
     config: str | None,
     output: str | None,
     as_json: bool,
+    force: bool,
 ) -> None:
     """Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.
 
@@ -63,7 +70,7 @@ def postmortem(
         prof_disk = prof_disk or _disk_path(disks.get("xvdp1"), config)
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
     if output:
-        refuse_input_as_output(output, [prof_disk, hp_disk, config])
+        check_html_output(output, force, [prof_disk, hp_disk, config])
     # The page's heap chart is drawn from the same pass that judges the heap.
     chart = HeapSectionBuilder() if output else None
     with progress("recovering and judging the run"):
@@ -82,12 +89,17 @@ def postmortem(
                 (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
             )
         with progress("writing the report"):
-            write_report(inputs, output, title="HaLVM post-mortem", postmortem=pm.to_dict())
+            write_page(output, inputs=inputs, title="HaLVM post-mortem", postmortem=pm.to_dict())
+    # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
-        echo_json(pm.to_dict() | {"report": output})
+        say(dumps_json(pm.to_dict() | {"report": output}).rstrip("\n"), output)
     else:
-        echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
-        if output:
-            click.echo(f"wrote {output}")
+        if output == STDOUT:
+            for line in pm.verdict:
+                say(line, output)
+        else:
+            echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
+            if output:
+                click.echo(f"wrote {output}")
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")

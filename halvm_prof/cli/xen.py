@@ -8,12 +8,12 @@ from pathlib import Path
 import click
 
 from halvm_prof.cli.common import (
+    check_output,
     echo_json,
     echo_text,
     emit,
     force_option,
     json_option,
-    refuse_existing,
 )
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
@@ -39,7 +39,9 @@ _SAMPLE_OPTION = click.option(
 @click.option("--prof-disk", help="Image attached as xvdp1 (time profile).")
 @click.option("--hp-disk", help="Image attached as xvdp2 (heap profile).")
 @click.option("--vcpus", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here, not stdout.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help='Write here, not stdout ("-": stdout).'
+)
 @force_option
 @click.pass_context
 def xen_config(
@@ -63,7 +65,7 @@ def xen_config(
     assert kernel and memory and rts
     text = render_config(ConfigSpec(kernel, memory, rts, name, prof_disk, hp_disk, vcpus))
     if output is not None:
-        refuse_existing(output, force)
+        check_output(output, force=force, replaces_files=False)
     emit(text, output, "xl config")
 
 

@@ -6,15 +6,22 @@ an image is the only write here, and it refuses to replace a disk that still hol
 
 from __future__ import annotations
 
-import contextlib
+import io
 import os
-import tempfile
+import stat
 from pathlib import Path
 from typing import IO
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
 from halvm_prof.errors import ImageError, InputError, OutputError
-from halvm_prof.fileio import make_public, open_input
+from halvm_prof.fileio import (
+    OutputKind,
+    atomic_write,
+    check_overwrite,
+    open_input,
+    output_target,
+    refuse_stream_input,
+)
 
 #: The hint when a profile file stands where a disk image goes (swapped arguments).
 SWAPPED_HINT = "were the arguments swapped? the disk image comes first: convert-profile DISK FILE"
@@ -52,7 +59,10 @@ class DiskImage:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> DiskImage:
-        """Open the image at ``path`` read-only."""
+        """Open the image at ``path`` read-only (never a FIFO: opening one would block)."""
+        refuse_stream_input(
+            path, "a disk image", "is read at many offsets", "copy the disk to an image file first"
+        )
         stream = open_input(path)
         try:
             return cls(stream, path)
@@ -85,13 +95,43 @@ class DiskImage:
     def fileno(self) -> int:
         return self.stream.fileno()
 
+    def written_extent(self, limit: int) -> int:
+        """How many bytes of the data area, up to ``limit``, come before its first hole.
+
+        The runtime writes the profile front to back, so a hole (a range never written, in a
+        sparse image) ends what it wrote, whatever the status sector claims: a status sector
+        claiming a terabyte over a sparse image costs one ``lseek``, not a terabyte of reads.
+        Where holes cannot be asked for, ``limit``.
+        """
+        try:
+            fd = self.fileno()
+            here = os.lseek(fd, 0, os.SEEK_CUR)
+            try:
+                hole = os.lseek(fd, DATA_OFFSET, os.SEEK_HOLE)
+            finally:
+                os.lseek(fd, here, os.SEEK_SET)  # the buffered stream expects its offset
+        except (OSError, ValueError, TypeError, AttributeError, io.UnsupportedOperation):
+            return limit  # no holes to ask for (a pipe, a file system without them, a fake)
+        if not isinstance(hole, int):
+            return limit
+        return max(0, min(limit, hole - DATA_OFFSET))
+
     def holds_profile(self) -> bool:
         """True when the status sector is readable and claims some bytes."""
         return self.status.usable and self.status.size > 0
 
 
 def holds_profile(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a disk image whose status sector claims a profile."""
+    """True when ``path`` is a disk image whose status sector claims a profile.
+
+    Only a regular file or block device is opened: a FIFO would block, a device is no image.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    if not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
+        return False
     try:
         with DiskImage.open(path) as image:
             return image.holds_profile()
@@ -120,35 +160,26 @@ def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False
             hint="give at least 1K; `halvm-prof disk size` suggests a size for your run",
         )
     size = -(-size // SECTOR_SIZE) * SECTOR_SIZE
-    if target.is_dir():
-        raise OutputError("is a folder", path=target, hint="name an image file")
-    if target.exists() and not force:
-        if holds_profile(target):
-            raise OutputError(
-                "holds a profile that would be lost",
-                path=target,
-                hint="get it with convert-profile first, or use --force",
-            )
-        if not _is_blank(target):
-            raise OutputError(
-                "exists and is not a blank disk image",
-                path=target,
-                hint="use --force to replace it",
-            )
-    directory = target.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise OutputError(f"cannot create a file in {directory}: {e.strerror}", path=target) from e
-    try:
+    kind = output_target(target).kind
+    if kind not in (OutputKind.NEW, OutputKind.FILE):
+        raise OutputError(
+            f"is a {kind.value}, not a place for a disk image",
+            path=target,
+            hint="name an ordinary file",
+        )
+    if kind is OutputKind.FILE:
+        _check_replace(target, force)
+    with atomic_write(target, "wb", devices=False) as f:
         # truncate() makes a sparse file: no blocks are used until the VM writes them.
-        os.ftruncate(fd, size)
-        make_public(fd)
-        os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        f.truncate(size)
+
+
+def _check_replace(target: Path, force: bool) -> None:
+    """A disk is replaced only when blank, or with ``force`` (check_overwrite plus blankness)."""
+    check_overwrite(target, force=force, replaces_files=True, holds_profile=holds_profile)
+    if not force and not _is_blank(target):
+        raise OutputError(
+            "exists and is not a blank disk image",
+            path=target,
+            hint="use --force to replace it",
+        )

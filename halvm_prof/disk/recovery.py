@@ -11,6 +11,7 @@ its last complete line. docs/disk-format.md states these rules for users.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import IO
 from halvm_prof.disk.image import SWAPPED_HINT, DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
-from halvm_prof.fileio import atomic_write, same_file
+from halvm_prof.fileio import atomic_write, check_overwrite, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 from halvm_prof.formats.hp import (
     BAND_LINE,
@@ -31,6 +32,9 @@ from halvm_prof.formats.hp import (
 )
 
 _CHUNK = 1 << 20
+#: The most a crashed heap profile is read past its last complete sample (and searched back for
+#: it): far more than one census of any real run, and bounded memory whatever a disk claims.
+WINDOW = 64 << 20
 _END = END_MARKER
 
 
@@ -83,8 +87,11 @@ def _trim_leftovers(image: DiskImage, size: int, past: int) -> int:
 def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
     """Offset just past the last complete ``END_SAMPLE`` line in ``[0, size)``, and its time."""
     hi = size
-    while hi > 0:
-        lo = max(0, hi - _CHUNK)
+    # A sample ends within a sample's length of the commit point: search no further back than
+    # WINDOW, so a status sector that claims gigabytes of garbage costs a bounded read.
+    floor = max(0, size - WINDOW)
+    while hi > floor:
+        lo = max(floor, hi - _CHUNK)
         # Overlap so a line split across chunks is seen whole.
         chunk = image.read(lo, min(size, hi + 256) - lo)
         pos = len(chunk)
@@ -94,7 +101,7 @@ def _last_end_sample(image: DiskImage, size: int) -> tuple[int, float] | None:
             m = END_LINE.fullmatch(line)
             if eol >= 0 and lo + eol < size and m:
                 return lo + eol + 1, float(m.group(1))
-        if lo == 0:
+        if lo == floor:
             break
         hi = lo
     return None
@@ -200,16 +207,25 @@ def plan_recovery(
             hint="copy the whole disk image again",
         )
     notes: list[str] = []
+    closed = status.closed
+    if not raw and size:
+        written = image.written_extent(size)
+        if written < size:
+            # The status sector cannot be trusted: recover as after a crash.
+            notes.append(
+                f"the status sector claims {size} bytes, but the image was written only up to "
+                f"byte {written} (the rest is a hole); recovered from what was written"
+            )
+            size, closed = written, False
+            status = dataclasses.replace(status, closed=False)
     if status.health == "repaired":
         notes.append(
             f"status sector damaged; repaired from the {status.agreeing} of {status.pairs} "
             "copies that agree"
         )
-    head_len = (
-        size if status.closed or raw else min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
-    )
+    head_len = size if closed or raw else min(image.capacity, (size // BLOCK_SIZE + 1) * BLOCK_SIZE)
     kind = detect_kind(image.read(0, min(head_len, DETECT_BYTES)))
-    if raw or status.closed:
+    if raw or closed:
         samples = _count_samples(image, size) if count_samples and kind == "hp" else None
         return Recovery(
             status, kind, size, size, complete=status.closed, samples=samples, notes=notes
@@ -278,7 +294,14 @@ def _recover_hp(
 ) -> Recovery:
     anchor = _last_end_sample(image, size)
     start, last_time = anchor if anchor else (0, float("-inf"))
-    region = image.read(start, size + past - start)
+    length = size + past - start
+    if length > WINDOW:
+        notes.append(
+            f"{length - WINDOW} bytes more than {WINDOW >> 20} MiB past the last complete "
+            "sample were not read (no heap sample is that large)"
+        )
+        length = WINDOW
+    region = image.read(start, length)
     scan = _scan_hp(region, anchor is None, last_time)
     output = start + scan.good_end
     if output == 0:
@@ -344,17 +367,20 @@ def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> Non
 def write_recovered(
     image: DiskImage, recovery: Recovery, output: str | os.PathLike[str], *, force: bool = False
 ) -> None:
-    """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read."""
+    """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read.
+
+    An existing ``output`` is replaced unless it is a disk image that still holds a profile
+    (then only with ``force``): the overwrite policy of ``fileio.check_overwrite``.
+    """
     if image.path is not None and same_file(image.path, output):
         raise OutputError("is the disk being read", path=output, hint="name another output file")
-    if not force and os.path.exists(output):
-        from halvm_prof.disk.image import holds_profile
+    from halvm_prof.disk.image import holds_profile
 
-        if holds_profile(output):
-            raise OutputError(
-                "is a disk image that still holds a profile",
-                path=output,
-                hint="name another output file, or use --force",
-            )
+    check_overwrite(output, force=force, replaces_files=True, holds_profile=holds_profile)
     with atomic_write(output, "wb") as out:
-        _copy_range(image.stream, DATA_OFFSET, recovery.output_size, out)
+        copy_recovered(image, recovery, out)
+
+
+def copy_recovered(image: DiskImage, recovery: Recovery, out: IO[bytes]) -> None:
+    """Copy what ``recovery`` says into ``out`` (a file or standard output)."""
+    _copy_range(image.stream, DATA_OFFSET, recovery.output_size, out)

@@ -171,8 +171,18 @@ def write_profile(
                 )
             writer = RuntimeWriter(fd, word, crash_after, pace)
             crashed = False
+            written = 0
             try:
                 for data, flush in _chunks_with_flushes(stream, heap):
+                    # A device or pipe has no size to check up front: stop where the disk ends
+                    # instead of growing the image without limit (`disk write /dev/zero`).
+                    written += len(data)
+                    if written > capacity:
+                        raise ImageError(
+                            f"the profile is larger than the disk ({max(capacity, 0)} bytes)",
+                            path=disk,
+                            hint="give a regular file, or make a larger disk",
+                        )
                     writer.write(data)
                     if flush:
                         writer.flush()

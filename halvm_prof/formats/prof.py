@@ -13,6 +13,7 @@ the retainer sets after it.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ _TIME = re.compile(r"total time\s*=\s*([\d.]+) secs?")
 _ALLOC = re.compile(r"total alloc\s*=\s*([\d,]+) bytes")
 _ID_RUN_IN = re.compile(r"^(.+?)(\d{6})$")
 _HINT = "is this a GHC .prof report?"
+_BAD_ROW = "a call-tree row with a column that is not a number GHC writes (or not finite)"
 
 
 def _error(path: str | None, line: int, what: str) -> FormatError:
@@ -37,7 +39,22 @@ def _error(path: str | None, line: int, what: str) -> FormatError:
 
 
 def _number(text: str) -> float:
-    return float(text.replace(",", ""))
+    """A column's number; ValueError for what GHC never writes (nan, inf, 1e400, 400 digits)."""
+    text = text.replace(",", "")
+    if len(text) > 24:
+        raise ValueError(f"{len(text)}-character number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is not finite")
+    return value
+
+
+def _integer(text: str) -> int:
+    """A header count, exactly; ValueError past 64 bits' worth of digits."""
+    text = text.replace(",", "")
+    if len(text) > 20:
+        raise ValueError(f"{len(text)}-digit number")
+    return int(text)
 
 
 def _lines(stream: IO[bytes]) -> Iterator[tuple[int, str, bool]]:
@@ -138,14 +155,17 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
         last = number
         if not command and text.strip():
             command = text.strip()
-        if m := _TIME.search(text):
-            total_time = float(m.group(1))
-        if m := _TICKS.search(text):
-            ticks = int(m.group(1))
-            interval = int(m.group(2)) * (1000 if m.group(3) == "ms" else 1)
-            processors = int(m.group(4) or 1)
-        if m := _ALLOC.search(text):
-            total_alloc = int(m.group(1).replace(",", ""))
+        try:
+            if m := _TIME.search(text):
+                total_time = _number(m.group(1))
+            if m := _TICKS.search(text):
+                ticks = _integer(m.group(1))
+                interval = _integer(m.group(2)) * (1000 if m.group(3) == "ms" else 1)
+                processors = _integer(m.group(4) or "1")
+            if m := _ALLOC.search(text):
+                total_alloc = _integer(m.group(1))
+        except ValueError:
+            raise _error(path, number, "a header number GHC never writes (too large)") from None
         words = text.split()
         if words[:2] == ["COST", "CENTRE"] and "entries" in words and "MODULE" in words:
             header = text
@@ -199,11 +219,11 @@ def _parse_tree(
             # Before GHC 8 a long module name and a 6-digit id could run together.
             m = _ID_RUN_IN.match(tail[0])
             if cols.src is not None or m is None or not head.strip():
-                raise _error(path, number, "a call-tree row with non-numeric columns") from None
+                raise _error(path, number, _BAD_ROW) from None
             try:
                 values = [float(m.group(2))] + [_number(w) for w in tail[1:]]
             except ValueError:
-                raise _error(path, number, "a call-tree row with non-numeric columns") from None
+                raise _error(path, number, _BAD_ROW) from None
             label, module, src = head.strip(), m.group(1), ""
         except IndexError:
             raise _error(path, number, "a call-tree row without label and module") from None

@@ -12,8 +12,10 @@ the file's ``total_ticks`` counts their ticks, as ``-pa`` does; percentages are 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+from collections.abc import Callable
 from typing import IO, Any
 
 from halvm_prof.errors import FormatError
@@ -39,13 +41,144 @@ def _escape_all(m: re.Match[str]) -> str:
     return m.group(1) + inner + m.group(3)
 
 
+class _BadNumber(ValueError):
+    """A number GHC never writes: NaN, infinity, one too large for a float or 64 bits."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _constant(token: str) -> Any:
+    raise _BadNumber(token)
+
+
+def _float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _BadNumber(token)
+    return value
+
+
+def _int(token: str) -> int:
+    # GHC's counters are 64-bit; a 400-digit integer would overflow every sum made of it.
+    if len(token) > 21:
+        raise _BadNumber(token)
+    return int(token)
+
+
+_HOOKS: dict[str, Any] = {"parse_constant": _constant, "parse_float": _float, "parse_int": _int}
+_DECODER = json.JSONDecoder(**_HOOKS)
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|NaN|-?Infinity")
+_WS = re.compile(r"[ \t\n\r]*")
+# The standard decoder's string scanner (C when built), for the iterative decoder.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _loads_deep(text: str) -> Any:
+    """``json.loads`` with an explicit stack: a call tree thousands of calls deep is real, and
+    the standard decoder recurses once per level."""
+    stack: list[tuple[list[Any] | dict[str, Any], str | None]] = []
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    while True:
+        c = text[pos : pos + 1]
+        value: Any
+        done = True
+        if c == "{" or c == "[":
+            container: list[Any] | dict[str, Any] = {} if c == "{" else []
+            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+            close = "}" if c == "{" else "]"
+            if text[pos : pos + 1] == close:
+                value, pos = container, pos + 1
+            else:
+                key = None
+                if c == "{":
+                    key, pos = _key(text, pos)
+                stack.append((container, key))
+                done = False
+                value = None
+        elif c == '"':
+            value, pos = _scanstring(text, pos + 1)
+        elif m := _NUMBER.match(text, pos):
+            token = m.group()
+            if token in ("NaN", "Infinity", "-Infinity"):
+                value = _constant(token)
+            elif any(ch in token for ch in ".eE"):
+                value = _float(token)
+            else:
+                value = _int(token)
+            pos = m.end()
+        else:
+            for word, literal in (("true", True), ("false", False), ("null", None)):
+                if text.startswith(word, pos):
+                    value, pos = literal, pos + len(word)
+                    break
+            else:
+                raise json.JSONDecodeError("Expecting value", text, pos)
+        while done:
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if not stack:
+                if pos != len(text):
+                    raise json.JSONDecodeError("Extra data", text, pos)
+                return value
+            container, key = stack[-1]
+            if isinstance(container, dict):
+                assert key is not None
+                container[key] = value
+            else:
+                container.append(value)
+            sep = text[pos : pos + 1]
+            if sep == ",":
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                if isinstance(container, dict):
+                    key, pos = _key(text, pos)
+                    stack[-1] = (container, key)
+                break
+            if sep != ("}" if isinstance(container, dict) else "]"):
+                raise json.JSONDecodeError("Expecting ',' delimiter", text, pos)
+            stack.pop()
+            value, pos = container, pos + 1
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    if text[pos : pos + 1] != '"':
+        raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, pos)
+    key, pos = _scanstring(text, pos + 1)
+    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+    if text[pos : pos + 1] != ":":
+        raise json.JSONDecodeError("Expecting ':' delimiter", text, pos)
+    return key, _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+
+
+def _decode(text: str) -> Any:
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        return _loads_deep(text)
+
+
 def _loads(text: str, path: str | None) -> Any:
     try:
-        return json.loads(text)
+        return _loads_repaired(text, path)
+    except _BadNumber as e:
+        m = re.search(r"[:\[,]\s*" + re.escape(e.token), text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        shown = e.token if len(e.token) <= 24 else f"{e.token[:20]}... ({len(e.token)} digits)"
+        raise FormatError(
+            f"holds the number {shown}, which no GHC report has (not finite or too large)",
+            path=path,
+            line=line,
+            hint="is this a `+RTS -pj` report?",
+        ) from None
+
+
+def _loads_repaired(text: str, path: str | None) -> Any:
+    try:
+        return _decode(text)
     except json.JSONDecodeError as first:
         for repair in (_escape_quotes, _escape_all):
             try:
-                return json.loads(_FIELD.sub(repair, text))
+                return _decode(_FIELD.sub(repair, text))
             except json.JSONDecodeError:
                 continue
         raise FormatError(

@@ -663,9 +663,7 @@ def _open(
             raise InputError(
                 "is a disk image given as a stream", path=name, hint="give the image's path"
             )
-        return DiskSource(
-            stream, name, owned=owned, count_samples=count_samples, digest=digest
-        )
+        return DiskSource(stream, name, owned=owned, count_samples=count_samples, digest=digest)
     kind = detect_kind(head[:DETECT_BYTES])
     hashed = None
     if digest:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Generic, Literal, TypeVar
+from typing import IO, Any, Generic, Literal, TypeVar
 
 import jinja2
 
@@ -22,7 +22,7 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap import HeapAccumulator
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import atomic_write
+from halvm_prof.fileio import atomic_write, display_name
 from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -547,25 +547,28 @@ def render_html(data: ReportData) -> str:
 
 def write_report(
     inputs: Sequence[tuple[str, Input]],
-    output: str | os.PathLike[str],
+    output: str | os.PathLike[str] | IO[str],
     *,
     title: str,
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
     top_bands: int = TOP_BANDS,
 ) -> None:
-    """Build and write the page atomically."""
+    """Build the page and write it atomically to a path, or into an open stream."""
     data = build_report_data(
         inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands
     )
     html = render_html(data)
+    if not isinstance(output, str | os.PathLike):
+        output.write(html)
+        return
     with atomic_write(output) as f:
         f.write(html)
 
 
 def write_file_report(
     files: Sequence[str | os.PathLike[str]],
-    output: str | os.PathLike[str],
+    output: str | os.PathLike[str] | IO[str],
     *,
     title: str,
     top_bands: int = TOP_BANDS,
@@ -574,6 +577,7 @@ def write_file_report(
     once."""
     with contextlib.ExitStack() as stack:
         inputs: list[tuple[str, Input]] = [
-            (os.path.basename(os.fspath(f)), stack.enter_context(open_source(f))) for f in files
+            (display_name(os.path.basename(os.fspath(f))), stack.enter_context(open_source(f)))
+            for f in files
         ]
         write_report(inputs, output, title=title, top_bands=top_bands)

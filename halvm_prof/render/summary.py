@@ -5,6 +5,8 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 
 from __future__ import annotations
 
+import re
+
 from halvm_prof.analysis.summary import (
     CostCentreRow,
     EventlogSummary,
@@ -24,13 +26,23 @@ def _bytes(n: float) -> str:
     return f"{int(n):,} B ({format_size(int(n))})"
 
 
+#: Control characters but the newline: a JOB, program or band name from a file must not move
+#: the cursor, recolour or retitle the terminal it is printed on.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters (terminal escapes) shown escaped, newlines kept."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def render_summary(summary: Summary) -> str:
     """The text ``halvm-prof summary`` prints for ``summary``."""
     if isinstance(summary, EventlogSummary):
-        return render_eventlog(summary)
+        return terminal_safe(render_eventlog(summary))
     if isinstance(summary, HeapSummary):
-        return render_heap(summary)
-    return render_prof(summary)
+        return terminal_safe(render_heap(summary))
+    return terminal_safe(render_prof(summary))
 
 
 def render_eventlog(s: EventlogSummary) -> str:
@@ -95,6 +107,8 @@ def render_heap(d: HeapSummary) -> str:
     if d.leak_suspects:
         lines += ["", "leak suspects (steady growth):"]
         lines += [f"  {s.band}  +{s.slope:,.0f} B/s, R² {s.r2:.2f}" for s in d.leak_suspects]
+        if d.leak_suspects_folded:
+            lines.append(f"  ... and {d.leak_suspects_folded:,} more (not listed)")
     return "\n".join(lines) + "\n"
 
 

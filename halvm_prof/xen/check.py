@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.disk.image import holds_profile
-from halvm_prof.errors import ConfigError
+from halvm_prof.errors import ConfigError, one_line
 from halvm_prof.fileio import open_input
 from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.units import format_size
@@ -29,7 +29,14 @@ from halvm_prof.xen.sizing import (
     time_to_fill,
     usable_capacity,
 )
-from halvm_prof.xen.xlcfg import Disk, XlConfig, config_file, missing_hint, parse_config
+from halvm_prof.xen.xlcfg import (
+    Disk,
+    XlConfig,
+    config_file,
+    missing_hint,
+    parse_config,
+    read_config_bytes,
+)
 
 #: Bytes of kernel command line a PV guest receives (MAX_GUEST_CMDLINE in Xen's public xen.h).
 MAX_CMDLINE = 1024
@@ -59,9 +66,9 @@ class Problem:
         return asdict(self)
 
     def text(self, path: str) -> str:
-        where = f"{path}:{self.line}" if self.line else path
-        hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}: {self.severity}: {self.message}{hint} [{self.code}]"
+        where = one_line(f"{path}:{self.line}" if self.line else path, 200)
+        hint = f" ({one_line(self.hint, 200)})" if self.hint else ""
+        return f"{where}: {self.severity}: {one_line(self.message, 300)}{hint} [{self.code}]"
 
 
 @dataclass(slots=True)
@@ -89,8 +96,7 @@ def check_file(
     use_xen: bool = True,
 ) -> CheckResult:
     """Check the config at ``path``; disk paths are taken from the current folder, as xl does."""
-    with open_input(path) as f:
-        data = f.read()
+    data = read_config_bytes(path)
     return check_text(data, os.fspath(path), duration, samples, use_xen)
 
 
@@ -108,17 +114,21 @@ def check_text(
     try:
         config = parse_config(raw, path)
     except ConfigError as e:
+        # Our reader's verdict comes first; Xen's parser only says whether it would disagree.
         result.add(e.line, "error", "syntax", e.message, e.hint)
         if xen_ok:
-            result.xen_checked = True
-            if libxlutil.parse_with_xen(raw, (), path or "config").error is None:
+            xen = libxlutil.parse_with_xen(raw, (), path or "config")
+            result.xen_checked = xen.failed is None
+            if xen.failed is None and xen.error is None:
                 result.add(e.line, "warning", "xen-disagrees", "Xen's own parser accepts this")
         return result
     result.config = config
     if xen_ok:
-        result.xen_checked = True
         xen = libxlutil.parse_with_xen(raw, {*config.settings, *_XEN_KEYS}, path or "config")
-        if xen.error is not None:
+        result.xen_checked = xen.failed is None
+        if xen.failed is not None:
+            result.add(None, "warning", "xen-unchecked", f"{xen.failed}; only our reading counts")
+        elif xen.error is not None:
             result.add(None, "error", "syntax", f"Xen's parser rejects the config: {xen.error}")
             result.add(None, "warning", "xen-disagrees", "our reader accepts this config")
             return result
@@ -303,7 +313,9 @@ def _check_disks(
 
 
 def _compare_disk(d: Disk, xen: libxlutil.XenDisk, result: CheckResult) -> None:
-    if (xen.error is None) != (d.error is None):
+    if xen.failed is not None:
+        result.add(d.line, "warning", "xen-unchecked", f"{xen.failed}; only our reading counts")
+    elif (xen.error is None) != (d.error is None):
         theirs = "accepts it" if xen.error is None else f"refuses it: {xen.error}"
         ours = "accept" if d.error is None else "refuse"
         result.add(d.line, "warning", "xen-disagrees", f"Xen {theirs}, we {ours} {d.spec!r}")
@@ -394,8 +406,12 @@ def _check_disk(
             f"{device} ({d.target}) is {d.format!r}: the RTS writes raw sectors",
             "use a raw image (halvm-prof disk create)",
         )
-    target = Path(config_file(d.target))
-    if not d.target or not target.is_file():
+    target = Path(config_file(d.target)) if d.target else Path()
+    try:
+        size = target.stat().st_size if d.target and target.is_file() else None
+    except (OSError, ValueError):  # a name too long, a NUL byte: no such file either
+        size = None
+    if size is None:
         result.add(
             d.line,
             "error",
@@ -404,7 +420,6 @@ def _check_disk(
             f"{missing_hint(d.target, path)}; halvm-prof prepare makes disks",
         )
         return
-    size = target.stat().st_size
     capacity = usable_capacity(size)
     if holds_profile(target):
         result.add(

@@ -10,9 +10,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import faulthandler
 import os
 import pickle
+import resource
+import select
+import signal
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -128,30 +133,86 @@ def _report(libs: _Libs) -> Iterator[tuple[int, Callable[[], str]]]:
         os.unlink(name)
 
 
-def _isolated(work: Callable[[], T], crashed: Callable[[str], T]) -> T:
-    """Run ``work`` in a forked child: Xen's lexers may call exit() (flex "scanner jammed")."""
+#: Xen's parser is quadratic or worse on large input (80 KB of binary: 23 s) and corrupts its
+#: heap on a 30 KB disk spec, so it is given only what a real config or disk spec can be, and
+#: only this long. A real config is a few hundred bytes and parses in milliseconds.
+MAX_XEN_CONFIG = 64 << 10
+MAX_XEN_DISK_SPEC = 4 << 10
+TIME_LIMIT = 2.0
+#: Address space the child may add (glibc's malloc fails rather than the machine swapping).
+_CHILD_MEMORY = 256 << 20
+
+
+#: The child's exit status when Python failed in it (not a verdict of Xen's).
+_CHILD_ERROR = 70
+
+
+def _limit_child() -> None:
+    """In the forked child: keep the library's messages out of our stderr, bound its memory."""
+    # Python's own crash report (faulthandler, as pytest or -X faulthandler enable it) too.
+    faulthandler.disable()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    # glibc writes "malloc(): corrupted ..." to /dev/tty unless this is set.
+    os.environ["LIBC_FATAL_STDERR_"] = "1"
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        limit = used + _CHILD_MEMORY
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _isolated(work: Callable[[], T], rejected: Callable[[str], T], failed: Callable[[str], T]) -> T:
+    """Run ``work`` in a forked child with a time and memory limit.
+
+    Xen's lexers may call exit() (flex "scanner jammed"): that is xl's verdict too, given to
+    ``rejected``. An abort on a corrupted heap, a Python error, or running past the time limit
+    is no verdict: ``failed`` is given one line saying what happened. Nothing reaches stderr.
+    """
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's code
         status = 0
         try:
             os.close(read_fd)
+            _limit_child()
             with os.fdopen(write_fd, "wb") as out:
                 pickle.dump(work(), out)
         except BaseException:
-            status = 70
+            status = _CHILD_ERROR
         finally:
             os._exit(status)
     os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as inp:
-        data = inp.read()
+    deadline = time.monotonic() + TIME_LIMIT
+    chunks: list[bytes] = []
+    timed_out = False
+    with os.fdopen(read_fd, "rb", buffering=0) as inp:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([inp], [], [], left)[0]:
+                timed_out = True
+                break
+            chunk = inp.read(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    if timed_out:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0 and data:
+    data = b"".join(chunks)
+    code = os.waitstatus_to_exitcode(status)
+    if timed_out:
+        return failed(f"Xen's parser did not finish within {TIME_LIMIT:g} s and was stopped")
+    if code == 0 and data:
         result: T = pickle.loads(data)
         return result
-    code = os.waitstatus_to_exitcode(status)
-    how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-    return crashed(f"Xen's parser ended the program ({how})")
+    if code < 0:
+        return failed(f"Xen's parser crashed (killed by signal {-code})")
+    if code == _CHILD_ERROR:
+        return failed("Xen's parser could not be run to the end (out of memory?)")
+    return rejected(f"Xen's parser ended the program (exit status {code})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +227,9 @@ class XenReading:
     error: str | None
     values: dict[str, Value] = field(default_factory=dict)
     longs: dict[str, int | None] = field(default_factory=dict)
+    #: Why Xen's parser gave no answer (it crashed, ran out of time, or the input is too large
+    #: to give it); ``error`` is then None and nothing was read.
+    failed: str | None = None
 
 
 def _value(libs: _Libs, cfg: int, value: int) -> Value:
@@ -183,13 +247,22 @@ def _value(libs: _Libs, cfg: int, value: int) -> Value:
 
 
 def _text(raw: bytes | None) -> str:
-    return (raw or b"").decode("utf-8", "replace")
+    return (raw or b"").decode("utf-8", "surrogateescape")  # as our reader decodes
 
 
 def parse_with_xen(data: bytes | str, keys: Iterable[str], name: str = "config") -> XenReading:
     """Parse a config with libxlutil and read ``keys`` (absent keys are left out)."""
     wanted = sorted(set(keys))
-    return _isolated(lambda: _parse(data, wanted, name), XenReading)
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > MAX_XEN_CONFIG:
+        return XenReading(
+            None,
+            failed=f"Xen's parser was not asked: the config is {size} bytes, over "
+            f"{MAX_XEN_CONFIG >> 10} KiB (it takes minutes on such input)",
+        )
+    return _isolated(
+        lambda: _parse(data, wanted, name), XenReading, lambda why: XenReading(None, failed=why)
+    )
 
 
 def _parse(data: bytes | str, keys: list[str], name: str) -> XenReading:
@@ -197,7 +270,7 @@ def _parse(data: bytes | str, keys: list[str], name: str) -> XenReading:
     lib = libs.xlu
     raw = data.encode() if isinstance(data, str) else data
     with _report(libs) as (fp, read_report):
-        cfg = lib.xlu_cfg_init(fp, name.encode())
+        cfg = lib.xlu_cfg_init(fp, os.fsencode(name))
         if not cfg:
             raise MemoryError("xlu_cfg_init failed")
         try:
@@ -235,11 +308,20 @@ class XenDisk:
     vdev: str | None = None
     readwrite: bool = False
     cdrom: bool = False
+    #: Why Xen's parser gave no answer (see :attr:`XenReading.failed`).
+    failed: str | None = None
 
 
 def parse_disk_with_xen(spec: str) -> XenDisk:
     """Parse one ``disk = [...]`` entry as xl does before it starts a domain."""
-    return _isolated(lambda: _parse_disk(spec), XenDisk)
+    size = len(os.fsencode(spec))
+    if size > MAX_XEN_DISK_SPEC:
+        return XenDisk(
+            None,
+            failed=f"Xen's disk parser was not asked: the spec is {size} bytes, over "
+            f"{MAX_XEN_DISK_SPEC >> 10} KiB (it corrupts its memory on such input)",
+        )
+    return _isolated(lambda: _parse_disk(spec), XenDisk, lambda why: XenDisk(None, failed=why))
 
 
 def _parse_disk(spec: str) -> XenDisk:
@@ -253,7 +335,7 @@ def _parse_disk(spec: str) -> XenDisk:
         disk = _Disk()
         libs.xl.libxl_device_disk_init(ctypes.byref(disk))
         try:
-            specs = (ctypes.c_char_p * 1)(spec.encode())
+            specs = (ctypes.c_char_p * 1)(os.fsencode(spec))
             if libs.xlu.xlu_disk_parse(cfg, 1, specs, ctypes.byref(disk)) != 0:
                 return XenDisk(read_report() or "Xen's parser rejects the disk spec")
             return XenDisk(

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.disk.image import create_image, holds_profile
-from halvm_prof.errors import InputError, OutputError
-from halvm_prof.fileio import atomic_write
+from halvm_prof.errors import InputError
+from halvm_prof.fileio import atomic_write, check_overwrite
 from halvm_prof.rts import parse_rts
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
 from halvm_prof.xen.sizing import DiskEstimate, SampleMeasure, estimate
@@ -78,18 +78,9 @@ def plan_prepare(
 
 def run_prepare(plan: PreparePlan, *, force: bool = False) -> None:
     """Make the disks and the config; every refusal comes before anything is made."""
-    if not force:
-        if plan.config_path.exists():
-            raise OutputError(
-                "already exists", path=plan.config_path, hint="use --force to replace it"
-            )
-        for disk in plan.disks:
-            if holds_profile(disk.path):
-                raise OutputError(
-                    "holds a profile that would be lost",
-                    path=disk.path,
-                    hint=f"save it first: convert-profile {disk.path} FILE, or use --force",
-                )
+    check_overwrite(plan.config_path, force=force, replaces_files=False)
+    for disk in plan.disks:
+        check_overwrite(disk.path, force=force, replaces_files=True, holds_profile=holds_profile)
     for disk in plan.disks:
         disk.path.parent.mkdir(parents=True, exist_ok=True)
     plan.config_path.parent.mkdir(parents=True, exist_ok=True)

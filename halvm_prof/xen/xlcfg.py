@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -255,6 +256,10 @@ def _what_is_wrong(text: str, pos: int) -> str:
     return f"unexpected {word!r}"
 
 
+#: The deepest list nesting read (xl's own settings nest two deep at most).
+MAX_NESTING = 32
+
+
 class _Parser:
     """Recursive descent over Xen's grammar (``libxlu_cfg_y.y``)."""
 
@@ -297,19 +302,22 @@ class _Parser:
             self.store(tok, "=" if op.text == "=" else "+=", value, start.line, item_lines)
         return self.settings
 
-    def value(self, item_lines: list[int] | None = None) -> Value:
+    def value(self, item_lines: list[int] | None = None, depth: int = 0) -> Value:
         tok = self.take()
         if tok.kind in ("str", "num"):
             return tok.value
         if tok.text != "[":
             raise self.fail(tok, f"expected a value, found {_show(tok)}")
+        if depth >= MAX_NESTING:
+            # Bounds every walk over a value (ours recurse), and no xl setting nests past 2.
+            raise self.fail(tok, f"lists nested more than {MAX_NESTING} deep")
         items: list[Value] = []
         self.skip_newlines()
         while self.peek().text != "]":
             item_tok = self.peek()
             if item_tok.kind not in ("str", "num") and item_tok.text != "[":
                 raise self.fail(item_tok, f"unexpected {_show(item_tok)} in a list")
-            items.append(self.value())
+            items.append(self.value(depth=depth + 1))
             if item_lines is not None:
                 item_lines.append(item_tok.line)
             self.skip_newlines()
@@ -360,8 +368,35 @@ def parse_config(text: str | bytes, path: str | os.PathLike[str] | None = None) 
 
 def _from_latin1(value: Value) -> Value:
     if isinstance(value, str):
-        return value.encode("latin-1").decode("utf-8", "replace")
+        # surrogateescape: a disk path that is not UTF-8 still names its file.
+        return value.encode("latin-1").decode("utf-8", "surrogateescape")
     return [_from_latin1(v) for v in value]
+
+
+#: The largest config read. Real xl configs are a few hundred bytes; the cap keeps a disk
+#: image, /dev/zero or /dev/urandom given as the config from being read whole.
+MAX_CONFIG_BYTES = 256 << 10
+
+
+def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the config at ``path``: a regular file of at most 256 KiB, else refused."""
+    with open_input(path) as stream:
+        st = os.fstat(stream.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(
+                "is not a regular file (a device or FIFO); an xl config is a small text file",
+                path=path,
+                hint="name the config file",
+            )
+        data = stream.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"is {max(st.st_size, len(data))} bytes; an xl config is at most "
+            f"{MAX_CONFIG_BYTES >> 10} KiB (is this a disk image or another file?)",
+            path=path,
+            hint="name the config file",
+        )
+    return data
 
 
 #: The one rule for a file a config names (kernel, disk image), stated for help texts and hints.
@@ -390,8 +425,7 @@ def missing_hint(target: str, config: str | os.PathLike[str] | None = None) -> s
 
 def read_config(path: str | os.PathLike[str]) -> XlConfig:
     """Read the xl config file at ``path`` (kernel, memory, extra, disks...)."""
-    with open_input(path) as stream:
-        return parse_config(stream.read(), path)
+    return parse_config(read_config_bytes(path), path)
 
 
 # --- disk specs --------------------------------------------------------------------------------

@@ -144,9 +144,16 @@ def test_info_text_and_json(tmp_path: Path) -> None:
 
 def test_info_describes_a_corrupt_disk_without_failing(tmp_path: Path) -> None:
     disk = tmp_path / "r.disk"
-    disk.write_bytes(os.urandom(4096))
+    disk.write_bytes(os.urandom(512) + HP.read_bytes()[:2000])
     code, stdout, _ = run("disk", "info", disk)
-    assert code == 0 and "corrupt" in stdout and "problem:" in stdout
+    assert code == 0 and "corrupt" in stdout
+
+
+def test_info_of_random_bytes_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    disk = tmp_path / "r.disk"
+    disk.write_bytes(os.urandom(4096))
+    err = one_line_error(*run("disk", "info", disk)[::2])
+    assert "not a HaLVM profiling disk" in err
 
 
 def test_the_disk_is_only_read(tmp_path: Path) -> None:

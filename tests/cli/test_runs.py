@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
 BREAKDOWNS = ["hc", "hy", "hd"]
 
+
 def heap_stats(path: Path) -> HeapScan:
     """Band statistics of a file, read directly (the independent side of a comparison)."""
     with open_source(path) as source:
         return source.band_stats()
-
 
 
 def run(*args: str, env: dict[str, str | None] | None = None) -> Result:

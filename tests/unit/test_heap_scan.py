@@ -138,9 +138,7 @@ def test_pure_switch_and_same_summary(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sums_beyond_64_bits_stay_exact() -> None:
     big = 999_999_999_999_999_999
-    body = b"".join(
-        b"BEGIN_SAMPLE %d\nband\t%d\nEND_SAMPLE %d\n" % (t, big, t) for t in range(40)
-    )
+    body = b"".join(b"BEGIN_SAMPLE %d\nband\t%d\nEND_SAMPLE %d\n" % (t, big, t) for t in range(40))
     same(scanned(HEAD + body), HEAD + body)
 
 

@@ -319,6 +319,7 @@ for i in range(2):
         store.add(figures, label=f"w{worker}-{i}")
 """
 
+
 def heap_stats(path: Path) -> HeapScan:
     """Band statistics of a file, read directly (the independent side of a comparison)."""
     with open_source(path) as source:
@@ -328,7 +329,6 @@ def heap_stats(path: Path) -> HeapScan:
 def _diff_input(path: Path) -> CostCentreProfile | HeapScan:
     with open_source(path) as source:
         return diff_input(source)
-
 
 
 def test_concurrent_adds_from_several_processes_all_land(store_url: str) -> None:

@@ -102,6 +102,33 @@ def _expect(
         )
 
 
+#: The longest description or extra field read in a declaration. GHC's longest description
+#: is under 100 bytes; a header that declares a 4 GB one must not make us read (and keep) the
+#: whole file looking for it.
+MAX_DECLARED = 64 << 10
+#: The longest header read: GHC's is about 15 KB (and parsing is slow on hostile ones).
+MAX_HEADER = 256 << 10
+_U32 = struct.Struct(">I")
+
+
+def _check_declared_sizes(head: bytes, decl_at: int, path: str | None) -> None:
+    """Refuse a declaration whose description or extra field claims more than MAX_DECLARED."""
+    at = decl_at + 4  # after the type number and payload size
+    for field in ("description", "extra field"):
+        if len(head) < at + 4:
+            return  # not read yet: checked when more is read
+        (length,) = _U32.unpack_from(head, at)
+        if length > MAX_DECLARED:
+            raise FormatError(
+                f"an event type declares a {length}-byte {field}; no GHC eventlog has one over "
+                f"{MAX_DECLARED >> 10} KiB",
+                path=path,
+                offset=at,
+                hint="this is not a GHC eventlog, or its header is damaged",
+            )
+        at += 4 + length
+
+
 def parse_header(head: bytes, path: str | None = None) -> Header:
     """Parse the header at the start of ``head``.
 
@@ -132,6 +159,7 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
                     hint="the header is damaged",
                 )
             decl_at = stream.tell()
+            _check_declared_sizes(head, decl_at, path)
             try:
                 decl = EVENT_TYPE_DECL.parse_stream(stream)
             except c.StreamError as e:
@@ -168,6 +196,13 @@ def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, byt
             if not more:
                 # Say where the input ended, not where the unfinished field began.
                 raise IncompleteHeader(len(head), e.types) from None
+            if len(head) > MAX_HEADER:
+                raise FormatError(
+                    f"the header goes on past {MAX_HEADER >> 10} KiB; GHC's is a few KB",
+                    path=path,
+                    offset=e.offset,
+                    hint="this is not a GHC eventlog, or its header is damaged",
+                ) from None
             chunk *= 2
             continue
         return header, head[header.data_offset :]

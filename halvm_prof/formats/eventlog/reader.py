@@ -179,6 +179,20 @@ class EventlogReader:
             )
         return f"{where} at byte {self.stop.offset}: {self.stop.message}"
 
+    def headerless(self) -> FormatError | None:
+        """The error for a log that ends before its header does (None once the header is read).
+
+        No event can be read from such a file: a command that reads it whole says so and exits
+        1, where following a log that is still being written would wait instead.
+        """
+        if self.header is not None or self.stop is None:
+            return None
+        return FormatError(
+            f"{self.stop.message}: no eventlog header, so no event to read",
+            path=self.path,
+            hint="give a GHC eventlog (+RTS -l); a program still starting writes it soon",
+        )
+
     def error(self) -> FormatError | None:
         """The damage that stopped reading, as an error (None unless the log is damaged)."""
         if self.stop is None or self.stop.reason != "corrupt":

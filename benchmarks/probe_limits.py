@@ -1,0 +1,238 @@
+"""Run every reading command over hostile inputs; each must end within 5 s and 300 MB.
+
+``python benchmarks/probe_limits.py [--quick]`` makes the inputs of issues 10 and 14 (sparse disks
+that claim a terabyte, devices and disk images given as configs, a 4 GB declared eventlog field,
+deep call trees, numbers GHC never writes, a million markers or bands, a fed-once FIFO...) in a
+temporary folder, runs the commands that read them, and prints time, peak memory and the first
+line of stderr. A run fails when it is slower or larger than the limits, or when it ends in an
+internal error, a traceback or an exit code other than 0 and 1 ("slow" marks a run over the time
+limit that stayed under 100 MB: work streamed, as the acceptance allows). ``--quick`` leaves out the
+inputs of a million things. Exit status 1 when any run failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from _measure import REPO, _env, halvm
+
+from halvm_prof.disk.layout import DATA_OFFSET, encode_status
+
+TIME_LIMIT = 5.0
+MEMORY_LIMIT_KIB = 300 * 1024
+#: Below this peak, a run over the time limit is taken as streaming its work.
+STREAMING_KIB = 100 * 1024
+HARD_TIMEOUT = 60.0
+CORPUS = REPO / "tests" / "data" / "corpus"
+HP = CORPUS / "leaky-hc.hp"
+PROF = CORPUS / "leaky-hc.prof"
+PJ = CORPUS / "leaky-pj.prof"
+HEADER_CFG = 'name = "x"\nkernel = "k"\nmemory = 64\nextra = "-- +RTS -hc -RTS"\n'
+
+
+def _sparse_disk(path: Path, claimed: int, content: bytes, closed: bool) -> None:
+    with open(path, "wb") as f:
+        f.write(encode_status(claimed, closed, 8))
+        f.seek(DATA_OFFSET)
+        f.write(content)
+        f.truncate(DATA_OFFSET + claimed + 4096)
+
+
+def _eventlog(markers: int) -> bytes:
+    desc = b"User marker"
+    out = [b"hdrb", b"hetb", b"etb\0", struct.pack(">HHI", 58, 0xFFFF, len(desc)), desc]
+    out += [struct.pack(">I", 0), b"ete\0", b"hete", b"hdre", b"datb"]
+    out += [
+        struct.pack(">HQH", 58, 1000 * i, len(t)) + t
+        for i in range(markers)
+        for t in [f"mark {i}".encode()]
+    ]
+    out.append(struct.pack(">H", 0xFFFF))
+    return b"".join(out)
+
+
+def _deep_pj(depth: int) -> str:
+    data = json.loads(PJ.read_text())
+    data["cost_centres"] = [
+        {"id": i, "label": f"f{i}", "module": "M", "src_loc": "x.hs:1:1", "is_caf": False}
+        for i in range(1, depth + 1)
+    ]
+    data["profile"] = "@@"
+    tree = "".join(
+        f'{{"id": {i}, "entries": 1, "alloc": 8, "ticks": 1, "children": ['
+        for i in range(1, depth + 1)
+    )
+    return json.dumps(data).replace('"@@"', tree + "]}" * depth)
+
+
+def _deep_prof(depth: int) -> str:
+    lines = PROF.read_text().split("\n")
+    at = max(i for i, line in enumerate(lines) if line.startswith("COST CENTRE"))
+    rows = [" " * i + f"f{i} Main x.hs:1:1 {i + 1} 1 0.0 0.0 100.0 100.0" for i in range(depth)]
+    return "\n".join([*lines[: at + 2], *rows]) + "\n"
+
+
+def _bands_hp(bands: int) -> str:
+    parts = ['JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
+    for t in range(2):
+        parts.append(f"BEGIN_SAMPLE {t}.0\n")
+        parts.append("".join(f"band{i}\t{8 * (i % 100 + 1)}\n" for i in range(bands)))
+        parts.append(f"END_SAMPLE {t}.0\n")
+    return "".join(parts)
+
+
+def make_inputs(d: Path, quick: bool) -> dict[str, Path]:
+    """Every hostile input, by name."""
+    made: dict[str, Path] = {}
+
+    def put(name: str, data: bytes | str) -> None:
+        path = d / name
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+        made[name] = path
+
+    _sparse_disk(d / "terabyte.disk", 1 << 40, HP.read_bytes()[:3000], closed=False)
+    _sparse_disk(d / "20gb-closed.disk", 20 << 30, PROF.read_bytes()[:3000], closed=True)
+    made["terabyte.disk"], made["20gb-closed.disk"] = d / "terabyte.disk", d / "20gb-closed.disk"
+    put("random.bin", os.urandom(100_000))
+    put("empty", b"")
+    put("one-byte", b"x")
+    put("4mb-image.cfg", encode_status(0, False, 8) + bytes((4 << 20) - 512))
+    put("binary-80k.cfg", os.urandom(80 << 10))
+    put("keys-40k.cfg", "".join(f"k{i} = {i}\n" for i in range(40_000)))
+    put("disk-spec-1m.cfg", HEADER_CFG + 'disk = ["' + "a" * (1 << 20) + ',raw,xvdp2,w"]\n')
+    put("disk-spec-30k.cfg", HEADER_CFG + 'disk = ["target=' + "a" * 30_000 + ',vdev=xvdp2"]\n')
+    put("nested-1000.cfg", "x = " + "[" * 1000 + "]" * 1000 + "\n")
+    put("string-10m.cfg", 'x = "' + "a" * (10 << 20) + '"\n')
+    decl = b"etb\0" + struct.pack(">HHI", 0, 8, 0xFFFFFFF0)
+    put("4gb-desc.eventlog", b"hdrb" + b"hetb" + decl + bytes(1 << 20))
+    put("deep-600-pj.prof", _deep_pj(600))
+    put("deep-600.prof", _deep_prof(600))
+    text_pj = PJ.read_text()
+    for name, token in (("nan", "NaN"), ("1e400", "1e400"), ("400-digits", "9" * 400)):
+        put(f"{name}-pj.prof", re.sub(r'"ticks": [^,]*', f'"ticks": {token}', text_pj, count=1))
+    put("esc.hp", HP.read_text().replace('JOB "', 'JOB "\x1b]0;title\x07\x1b[31m', 1))
+    if not quick:
+        put("markers-1m.eventlog", _eventlog(1_000_000))
+        put("bands-1m.hp", _bands_hp(1_000_000))
+    return made
+
+
+def commands(path: Path, out: Path) -> list[list[str]]:
+    """The reading commands that take ``path``."""
+    p = str(path)
+    if path.suffix == ".cfg":
+        return [["xen-config", "check", p], ["postmortem", "--config", p]]
+    if path.suffix == ".disk":
+        return [
+            ["disk", "info", p],
+            ["extract", p, "-o", str(out), "--force"],
+            ["postmortem", "--hp-disk", p],
+        ]
+    cmds = [["summary", p], ["report", p, "-o", str(out) + ".html"]]
+    if path.suffix == ".prof":
+        cmds.append(["export", p])
+    if path.suffix == ".eventlog" or path.suffix == "":
+        cmds += [["eventlog", "show", p], ["eventlog", "stats", p]]
+    if path.suffix == ".bin":
+        cmds.append(["disk", "info", p])
+    return cmds
+
+
+def measure(cmd: list[str], cwd: Path) -> tuple[float, int, int, str]:
+    """Time, peak RSS (KiB), exit code and first stderr line of one run (killed at 60 s)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=err, start_new_session=True,
+        )  # fmt: skip
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > HARD_TIMEOUT:
+                os.killpg(proc.pid, signal.SIGKILL)
+            time.sleep(0.01)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        elapsed = time.perf_counter() - start
+        err.seek(0)
+        first = err.read().decode("utf-8", "replace").strip().split("\n")[0]
+    return elapsed, usage.ru_maxrss, code, first
+
+
+def _fifo_case(d: Path) -> tuple[str, Callable[[], tuple[float, int, int, str]]]:
+    fifo = d / "fed-once.fifo"
+    os.mkfifo(fifo)
+
+    def run() -> tuple[float, int, int, str]:
+        writer = subprocess.Popen(["sh", "-c", f'cat "{HP}" > "{fifo}"'])
+        try:
+            return measure(halvm("summary", str(fifo)), d)
+        finally:
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.kill()
+            writer.wait()
+
+    return "summary fed-once.fifo", run
+
+
+def _run_label(
+    name: str, path: Path, cmd: list[str], d: Path
+) -> tuple[str, Callable[[], tuple[float, int, int, str]]]:
+    label = " ".join(c if c != str(path) else name for c in cmd).replace(str(d) + "/", "")
+    return label, lambda: measure(halvm(*cmd), d)
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    if argv[:1] == ["--make"]:
+        make_inputs(Path(argv[1]), quick)
+        return 0
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="halvm-probe-") as tmp:
+        d = Path(tmp)
+        # The inputs are made in a child: a child's peak memory counts what its parent held
+        # when it forked, so this process must stay small.
+        subprocess.run(
+            [sys.executable, __file__, "--make", tmp, *(["--quick"] if quick else [])],
+            check=True,
+            env=_env(),
+        )
+        runs = [
+            _run_label(path.name, path, cmd, d)
+            for path in sorted(d.iterdir())
+            for cmd in commands(path, d / f"out-{path.name}")
+        ]
+        runs.append(_fifo_case(d))
+        print(f"{'time s':>7} {'MiB':>6} {'exit':>4}  command  (first line of stderr)")
+        for label, run in runs:
+            elapsed, rss, code, first = run()
+            bad = (
+                rss > MEMORY_LIMIT_KIB
+                or code not in (0, 1)
+                or "internal error" in first
+                or "Traceback" in first
+            )
+            # Over the time limit in little memory is streaming work (a million events read
+            # one by one): the acceptance allows it; it is shown, not failed.
+            slow = not bad and elapsed > TIME_LIMIT and rss < STREAMING_KIB
+            bad = bad or (elapsed > TIME_LIMIT and not slow)
+            failed += bad
+            flag = "FAIL" if bad else "slow" if slow else "ok"
+            print(f"{elapsed:7.2f} {rss / 1024:6.0f} {code:>4}  {flag:<4} {label}  ({first[:100]})")
+    print(f"{failed} of {len(runs)} runs over the limits ({TIME_LIMIT:g} s, 300 MB)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,313 @@
+"""What an output path may be, and the one overwrite policy of every command that writes.
+
+Commands that could hang (a FIFO) run in a child with a timeout, so a regression fails instead
+of stopping the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.cli import cli
+from halvm_prof.fileio import atomic_write
+from tests.conftest import CORPUS
+
+HP = CORPUS / "leaky-hc.hp"
+PROF = CORPUS / "leaky-hc.prof"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def child(*args: str | Path, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    """Run ``halvm-prof ARGS`` in a child process (``TimeoutExpired`` means it hung)."""
+    return subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *map(str, args)],
+        capture_output=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def one_line_error(code: int, err: str) -> str:
+    assert code == 1, err
+    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    return err
+
+
+def profile_disk(tmp_path: Path, name: str = "hp.disk") -> Path:
+    disk = tmp_path / name
+    assert run("disk", "write", HP, disk)[0] == 0
+    return disk
+
+
+def _writers(tmp_path: Path) -> dict[str, Callable[[Path], list[str | Path]]]:
+    """Every command that writes an output, as argument lists for a given output path."""
+    disk = profile_disk(tmp_path, "source.disk")
+    cfg = tmp_path / "run.cfg"
+    cfg.write_text('name = "x"\nkernel = "k"\nmemory = 64\n')
+    return {
+        "report": lambda out: ["report", HP, "-o", out],
+        "export": lambda out: ["export", PROF, "--to", "folded", "-o", out],
+        "extract": lambda out: ["extract", disk, "-o", out, "--force"],
+        "convert-profile": lambda out: ["convert-profile", disk, out],
+        "postmortem": lambda out: ["postmortem", "--hp-disk", disk, "-o", out],
+        "xen-config": lambda out: [
+            "xen-config",
+            "--kernel",
+            "k",
+            "--memory",
+            "64",
+            "--rts",
+            "-hc",
+            "--hp-disk",
+            "hp.disk",
+            "-o",
+            out,
+            "--force",
+        ],
+    }
+
+
+def _invoke(args: list[str | Path]) -> tuple[int, str, str]:
+    if args[0] == "convert-profile":
+        from halvm_prof.cli.convert import convert_profile
+
+        result = CliRunner().invoke(convert_profile, [str(a) for a in args[1:]])
+        return result.exit_code, result.stdout, result.stderr
+    return run(*args)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+@pytest.mark.parametrize(
+    "command", ["report", "export", "extract", "convert-profile", "postmortem", "xen-config"]
+)
+def test_a_device_output_is_written_through_never_replaced(tmp_path: Path, command: str) -> None:
+    node = tmp_path / "null"
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    code, _, err = _invoke(_writers(tmp_path)[command](node))
+    assert code == 0, err
+    assert stat.S_ISCHR(node.lstat().st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_fifo_output_without_reader_is_refused_at_once(tmp_path: Path) -> None:
+    disk = profile_disk(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    cases: list[list[str | Path]] = [["extract", disk, "-o", fifo], ["convert-profile", disk, fifo]]
+    for args in cases:
+        if args[0] == "convert-profile":
+            proc = subprocess.run(
+                [sys.executable, "-c", "from halvm_prof.cli.convert import *; "
+                 "convert_profile_main()", *map(str, args[1:])],
+                capture_output=True, timeout=20, cwd=ROOT, stdin=subprocess.DEVNULL,
+                env=os.environ | {"PYTHONPATH": str(ROOT)},
+            )  # fmt: skip
+        else:
+            proc = child(*args)
+        err = one_line_error(proc.returncode, proc.stderr.decode())
+        assert "nobody is reading" in err
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_fifo_output_with_a_reader_gets_the_profile(tmp_path: Path) -> None:
+    disk = profile_disk(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    # The reader must be waiting before the writer opens the FIFO without blocking.
+    for _ in range(200):
+        proc = child("extract", disk, "-o", fifo)
+        if proc.returncode == 0:
+            break
+        assert b"nobody is reading" in proc.stderr
+    reader.join(10)
+    assert got == [HP.read_bytes()]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_symlink_output_replaces_its_target_and_stays_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "real.html"
+    target.write_text("old")
+    link = tmp_path / "link.html"
+    link.symlink_to(target.name)
+    assert run("report", HP, "-o", link)[0] == 0
+    assert link.is_symlink()
+    assert target.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_dangling_symlink_output_is_refused_as_cp_does(tmp_path: Path) -> None:
+    link = tmp_path / "link.html"
+    link.symlink_to("nowhere/real.html")
+    err = one_line_error(*run("report", HP, "-o", link)[::2])
+    assert "does not exist" in err
+    assert link.is_symlink()
+
+
+@pytest.mark.parametrize("command", ["report", "export", "postmortem"])
+def test_a_disk_holding_a_profile_is_never_replaced_without_force(
+    tmp_path: Path, command: str
+) -> None:
+    victim = profile_disk(tmp_path, "victim.disk")
+    before = victim.read_bytes()
+    args = _writers(tmp_path)[command](victim)
+    err = one_line_error(*_invoke(args)[::2])
+    assert "still holds a profile" in err
+    assert victim.read_bytes() == before
+    assert _invoke([*args, "--force"])[0] == 0
+    assert victim.read_bytes() != before
+
+
+def test_extract_keeps_an_existing_file_unless_forced_as_its_help_says(tmp_path: Path) -> None:
+    disk = profile_disk(tmp_path)
+    out = tmp_path / "existing.hp"
+    out.write_text("keep me")
+    err = one_line_error(*run("extract", disk, "-o", out)[::2])
+    assert "already exists" in err and out.read_text() == "keep me"
+    assert run("extract", disk, "-o", out, "--force")[0] == 0
+    assert out.read_bytes() == HP.read_bytes()
+    _, out_text, _ = run("extract", "--help")
+    assert "Replace an existing output" in out_text
+
+
+def test_an_input_is_never_the_output_even_with_force(tmp_path: Path) -> None:
+    hp = tmp_path / "a.hp"
+    hp.write_bytes(HP.read_bytes())
+    err = one_line_error(*run("report", hp, "-o", hp, "--force")[::2])
+    assert "is also an input" in err
+    assert hp.read_bytes() == HP.read_bytes()
+
+
+def test_the_rename_never_removes_the_old_output_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    removed: list[str] = []
+    real_unlink = os.unlink
+
+    def unlink(path: str | os.PathLike[str], *a: object, **k: object) -> None:
+        removed.append(os.fspath(path))
+        real_unlink(path)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with atomic_write(out) as f:
+        f.write("new")
+    assert out.read_text() == "new"
+    assert str(out) not in removed  # a reader always finds the old or the new file
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_remove_the_temporary_file(tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    script = (
+        "import os, sys, time\n"
+        "from halvm_prof.fileio import atomic_write, install_signal_cleanup\n"
+        "install_signal_cleanup()\n"
+        "with atomic_write(sys.argv[1]) as f:\n"
+        "    f.write('half'); f.flush()\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+        "    time.sleep(10)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(out)],
+        timeout=20,
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+    )
+    assert proc.returncode == -signum
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    assert out.read_text() == "old"
+
+
+def test_dash_writes_extract_and_convert_profile_to_stdout(tmp_path: Path) -> None:
+    disk = profile_disk(tmp_path)
+    proc = child("extract", disk, "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == HP.read_bytes()
+    assert b"wrote" in proc.stderr
+    assert not (ROOT / "-").exists() and not (tmp_path / "-").exists()
+
+
+def test_dash_writes_report_html_to_a_pipe(tmp_path: Path) -> None:
+    proc = child("report", HP, "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(b"<!DOCTYPE html>")
+    assert not (ROOT / "-").exists()
+
+
+def test_dash_refuses_an_html_page_onto_a_terminal(tmp_path: Path) -> None:
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "halvm_prof", "report", str(HP), "-o", "-"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=20,
+            cwd=ROOT,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    err = one_line_error(proc.returncode, proc.stderr.decode())
+    assert "terminal" in err
+
+
+def test_dash_export_and_xen_config_print(tmp_path: Path) -> None:
+    code, out, _ = run("export", PROF, "-o", "-")
+    assert code == 0 and out and not Path("-").exists()
+    code, out, _ = run(
+        "xen-config", "--kernel", "k", "--memory", "64", "--rts", "-hc", "--hp-disk", "d", "-o", "-"
+    )
+    assert code == 0 and "memory" in out and not Path("-").exists()
+
+
+def test_disk_create_and_write_refuse_a_fifo_without_opening_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "disk.fifo"
+    os.mkfifo(fifo)
+    cases: list[list[str | Path]] = [
+        ["disk", "create", fifo, "--size", "1M"],
+        ["disk", "write", HP, fifo],
+    ]
+    for args in cases:
+        proc = child(*args)
+        err = one_line_error(proc.returncode, proc.stderr.decode())
+        assert "FIFO" in err
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_disk_write_from_an_endless_stream_stops_at_the_disk_end(tmp_path: Path) -> None:
+    disk = tmp_path / "new.disk"
+    assert run("disk", "create", disk, "--size", "1M")[0] == 0
+    proc = child("disk", "write", "/dev/zero", disk, timeout=30)
+    err = one_line_error(proc.returncode, proc.stderr.decode())
+    assert "larger than the disk" in err
+    assert disk.stat().st_size == 1 << 20

@@ -1,0 +1,55 @@
+"""What a summary keeps is bounded, whatever the input holds, and says what it folded.
+
+(Eventlog markers are bounded by the timeline's budget, ``halvm_prof.timeline.model``.)"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.analysis.heap import accumulate, top_bands
+from halvm_prof.analysis.summary import HeapSummary, summarize
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.formats.source import open_source
+from halvm_prof.render.summary import render_summary
+from tests.conftest import CORPUS
+
+
+@pytest.mark.parametrize("hp", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)
+@pytest.mark.parametrize("n", [1, 3, 10, 1000])
+def test_top_bands_are_the_first_of_the_full_ranking(hp: Path, n: int) -> None:
+    acc = accumulate(read_hp(hp).samples)
+    full = acc.stats()
+    kept = top_bands(acc, n)
+    assert [s.name for s in kept.top] == [s.name for s in full[:n]]
+    assert kept.bands == len(full) and kept.folded == max(0, len(full) - n)
+    assert kept.total_integrated == pytest.approx(sum(s.integrated for s in full))
+    suspects = [s.name for s in full if s.leak_suspect]
+    assert [s.name for s in kept.leak_suspects] == suspects
+
+
+def test_a_summary_of_many_bands_keeps_top_n_and_counts_folded_suspects(tmp_path: Path) -> None:
+    hp = tmp_path / "many.hp"
+    lines = ['JOB "x"', 'DATE "d"', 'SAMPLE_UNIT "seconds"', 'VALUE_UNIT "bytes"']
+    for t in range(4):
+        lines.append(f"BEGIN_SAMPLE {t}.0")
+        # 15 bands grow steadily (leak suspects); 285 stay small.
+        lines += [f"grow{i}\t{t * 1_000_000 + i}" for i in range(15)]
+        lines += [f"band{i}\t{10 + i}" for i in range(285)]
+        lines.append(f"END_SAMPLE {t}.0")
+    hp.write_text("\n".join(lines) + "\n")
+    acc = accumulate(read_hp(hp).samples)
+    kept = top_bands(acc, 5, suspects_kept=7)
+    assert len(kept.top) == 5 and len(kept.leak_suspects) == 7
+    assert kept.leak_suspects_folded == 15 - 7
+    with open_source(hp) as source:
+        data = summarize(source, 5)
+    assert isinstance(data, HeapSummary)
+    assert data.bands == 300 and len(data.top) == 5
+    assert len(data.leak_suspects) == 15 and "leak_suspects_folded" not in data.to_json()
+    assert "more (not listed)" not in render_summary(data)
+    folded = dataclasses.replace(data, leak_suspects_folded=8)
+    assert "and 8 more (not listed)" in render_summary(folded)
+    assert folded.to_json()["leak_suspects_folded"] == 8
