@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 from halvm_prof.formats.source import EventlogSource, open_source
 from halvm_prof.timeline.model import NS, SparkTotals, Timeline
@@ -35,18 +35,9 @@ class CapStats:
         return self.mutator + self.gc
 
 
-@dataclass(frozen=True, slots=True)
-class SparkStats:
-    """Spark totals; ``source`` says whether they come from the RTS's counters or from events
-    (``+RTS -lf``), or are absent."""
-
-    created: int = 0
-    converted: int = 0
-    fizzled: int = 0
-    gcd: int = 0
-    overflowed: int = 0
-    dud: int = 0
-    source: Literal["counters", "events", "none"] = "none"
+#: Spark totals; ``source`` says whether they come from the RTS's counters or from events
+#: (``+RTS -lf``), or are absent. The timeline's own record, under the name the stats gave it.
+SparkStats = SparkTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +103,6 @@ class EventlogStats:
         return data
 
 
-def _sparks(s: SparkTotals) -> SparkStats:
-    return SparkStats(s.created, s.converted, s.fizzled, s.gcd, s.overflowed, s.dud, s.source)
-
-
 def stats_of_timeline(tl: Timeline) -> EventlogStats:
     """:class:`EventlogStats` read off a timeline."""
     duration = tl.duration / _NS
@@ -156,8 +143,8 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
             for t in tl.threads
         ],
         utilization=mutator / (duration * len(caps)) if caps and duration > 0 else 0.0,
-        sparks=_sparks(tl.sparks),
-        spark_events=_sparks(tl.spark_events),
+        sparks=tl.sparks,
+        spark_events=tl.spark_events,
         spark_rate=sparks.created / duration if duration > 0 else 0.0,
         user_spans=[
             UserSpan(s.label, s.count, s.total / _NS, s.longest / _NS, s.unfinished)

@@ -89,22 +89,9 @@ def trend_page_data(page: TrendPage, title: str = "halvm-prof run history") -> d
 def render_trend_page(data: dict[str, Any]) -> str:
     """The page for ``data``: assets inlined, data as JSON (as the report's, with its own
     script)."""
-    import jinja2
+    from halvm_prof.render.html import jinja_environment, static_text
 
-    from halvm_prof.render.html import static_text
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    env.policies["json.dumps_kwargs"] = {
-        "sort_keys": True,
-        "separators": (",", ":"),
-        "allow_nan": False,
-    }
-    return env.get_template("history.html.j2").render(
+    return jinja_environment().get_template("history.html.j2").render(
         data=data,
         echarts=static_text("echarts.min.js"),
         script=static_text("history.js"),
