@@ -62,6 +62,9 @@ _BLOCK = BLOCK_HEADER.unpack_from
 
 #: Bytes read at a time.
 CHUNK = 1 << 20
+#: A log's data section up to this size is kept from the region walk for the time-ordered
+#: load, so it is read once; a larger one is read twice (walk, then load), memory staying flat.
+KEEP_BYTES = 64 << 20
 #: A region is cut after this many bytes, so keys can hold its index and an offset in it.
 REGION_BYTES = 8 << 20
 _REL_BITS = 24
@@ -225,6 +228,9 @@ class EventlogReader:
             buf = b""
         self._walked = True
         self._rest = b""
+        keep = self._keep
+        if keep is not None:
+            keep += buf
         eof = False
         while True:
             self._used = 0
@@ -242,9 +248,17 @@ class EventlogReader:
             if eof:
                 self._eof_at = base + len(buf)
                 return
+            if keep is not None:
+                if len(keep) + len(more) > KEEP_BYTES:
+                    keep = self._keep = None
+                else:
+                    keep += more
             buf += more
 
     _used = 0
+    #: The data section as the region walk read it, while it fits :data:`KEEP_BYTES`, so the
+    #: time-ordered load that follows need not read the file again.
+    _keep: bytearray | None = None
     _done = False
     _walked = False
     _eof_at = 0
@@ -452,6 +466,7 @@ class EventlogReader:
         r_count = 0
         stop: Stop | None = None
         self._done = False
+        self._keep = bytearray()
         pos = base = 0
         for buf, base in self._chunks(None):
             if compiled is not None:
@@ -587,7 +602,9 @@ class EventlogReader:
                 path=self.path,
                 hint="split the log",
             )
-        stream = self._seekable_stream()
+        kept, self._keep = self._keep, None
+        data_offset = self.data_offset
+        stream = self._seekable_stream() if kept is None else None
         order = sorted(range(len(regions)), key=lambda i: (regions[i].min_time, i))
         # The pool holds bare int keys (cheap to sort and small); items stay in per-region
         # lists, found from a key by its region bits and the index bits.
@@ -598,8 +615,14 @@ class EventlogReader:
         idx_mask = (1 << _IDX_BITS) - 1
         for j, ridx in enumerate(order):
             region = regions[ridx]
-            stream.seek(region.offset)
-            buf = stream.read(region.end - region.offset)
+            if kept is not None:
+                # A log that fits the keep budget is read once: its regions come from memory.
+                lo = region.offset - data_offset
+                buf = bytes(kept[lo : lo + region.end - region.offset])
+            else:
+                assert stream is not None
+                stream.seek(region.offset)
+                buf = stream.read(region.end - region.offset)
             if len(buf) != region.end - region.offset:
                 raise FormatError(
                     "the file changed while it was read",
