@@ -142,8 +142,9 @@ def test_two_viewers_see_the_same_run(
     finally:
         browser.close()
         browser.switch_to.window(browser.window_handles[0])
-    before = browser.execute_script("return window.halvmLive.snapshots")
-    _until(browser, f"return window.halvmLive.snapshots > {before}")
+    # The remaining viewer keeps up with the server.
+    version = _snapshot(url)["version"]
+    _until(browser, f"return window.halvmLive.version >= {version}")
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not [e for e in errors if "favicon" not in e["message"]]
     proc.send_signal(signal.SIGINT)
