@@ -172,7 +172,9 @@ class Run:
                 self._old_hp = (st.st_ino, st.st_mtime_ns)
         command = [*self.argv, "+RTS", *flags, *self.extra_rts, "-RTS"]
         try:
-            self.proc = subprocess.Popen(command)
+            # Its own process group: signals meant for the program (or sent by its runtime to
+            # its group) must not stop the server; Ctrl-C reaches it through stop().
+            self.proc = subprocess.Popen(command, process_group=0)
         except OSError as e:
             raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
         self.state.program_running = True
@@ -215,6 +217,7 @@ class Run:
         self.state.poll()
         for f in self.state.followers:
             f.close()
+        self.state.stop_polling()
         self.finished = True
         with contextlib.suppress(FileNotFoundError):
             (self.folder / ".eventlog.fifo").unlink()

@@ -91,7 +91,11 @@ class Hub:
         self._changed = asyncio.Event()
         seen = -1
         while not self.stopping:
-            self.poll_once()
+            try:
+                self.poll_once()
+            except Exception as e:
+                # The page says what went wrong and keeps what it has; the server stays up.
+                self.state.fail(f"{type(e).__name__}: {e}")
             if self.state.version != seen:
                 seen = self.state.version
                 self._changed.set()

@@ -202,6 +202,8 @@ class LiveState:
         self.program_running: bool | None = None
         self._snapshot: Snapshot | None = None
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
+        self._stopped = False
+        self._failure: str | None = None
 
     @property
     def followers(self) -> list[Follower]:
@@ -209,8 +211,20 @@ class LiveState:
 
     # -- folding ---------------------------------------------------------------------------
 
+    def stop_polling(self) -> None:
+        """The followers are closed: keep what was read, read no more."""
+        self._stopped = True
+
+    def fail(self, why: str) -> None:
+        """Reading failed: say so on the page and stop reading."""
+        self._failure = why
+        self._stopped = True
+        self.touch()
+
     def poll(self) -> bool:
         """Poll every follower once; True when something new arrived."""
+        if self._stopped:
+            return False
         changed = False
         if self.heap_follower is not None:
             samples = self.heap_follower.poll()
@@ -326,7 +340,8 @@ class LiveState:
         return max(times) if times else None
 
     def notes(self) -> list[str]:
-        return [n for n in (f.note for f in self.followers) if n]
+        notes = [n for n in (f.note for f in self.followers) if n]
+        return [*notes, self._failure] if self._failure else notes
 
     def snapshot(self) -> Snapshot:
         """The current snapshot: the charts' series are built once per change."""

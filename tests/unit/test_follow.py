@@ -170,7 +170,7 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     # The event types the live view folds (all of them would pass the bound on held events).
     follower = EventlogFollower(fifo, caps=2, types=EVENT_TYPES)
     proc = subprocess.Popen(
-        [str(exe), "25", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
+        [str(exe), "60", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )

@@ -1,6 +1,6 @@
--- A program to watch live: it keeps a growing map for N rounds of busy work, traces an
--- event per key (enough to fill the RTS's eventlog buffers while it runs) and, when asked,
--- crashes at the end instead of exiting normally.
+-- A program to watch live: it keeps a growing map for N rounds of busy work, traces events
+-- (enough to fill the RTS's eventlog buffers while it runs, yet few enough for a live reader)
+-- and, when asked, crashes at the end instead of exiting normally.
 module Main (main) where
 
 import Control.Concurrent (forkOn, threadDelay)
@@ -13,14 +13,14 @@ import System.Environment (getArgs)
 import System.IO (hFlush, stdout)
 
 busy :: Int -> Int
-busy r = foldl' (+) 0 [ (x * x) `mod` 7 | x <- [r .. r + 3000000] ]
+busy r = foldl' (+) 0 [ (x * x) `mod` 7 | x <- [r .. r + 10000000] ]
 
 grow :: M.Map Int String -> Int -> IO (M.Map Int String)
 grow m r = do
   let keys = [r * 10000 .. r * 10000 + 9999]
       m' = foldr (\k acc -> M.insert k (show k ++ "-payload") acc) m keys
   _ <- evaluate (M.size m')
-  forM_ keys $ \k -> (traceEventIO ("tick " ++ show k))
+  forM_ keys $ \k -> when (k `mod` 4 == 0) (traceEventIO ("tick " ++ show k))
   return m'
 
 main :: IO ()
@@ -32,7 +32,7 @@ main = do
   -- capabilities hand over eventlog buffers while the program runs.
   _ <- forkOn 1 $ forM_ [1 :: Int ..] $ \i -> do
     traceEventIO ("side " ++ show i)
-    when (i `mod` 1000 == 0) (threadDelay 1000)
+    when (i `mod` 50 == 0) (threadDelay 1000)
   let loop m r
         | r >= rounds = return m
         | otherwise = do
