@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.heap import CensusFolder
+from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.model import HeapSample
 
@@ -30,7 +30,7 @@ OTHER = "(other bands)"
 Kind = Literal["hp", "eventlog", "disk"]
 
 #: Event types the live view folds: heap censuses, heap sizes and GC pauses.
-EVENT_TYPES = set(CensusFolder.TYPES) | {
+EVENT_TYPES = set(EventlogHeapFold.types) | {
     ev.HEAP_SIZE,
     ev.HEAP_LIVE,
     ev.GC_START,
@@ -195,7 +195,7 @@ class LiveState:
         self.heap_size = Series()
         self.live_bytes = Series()
         self._gc = _Gc()
-        self._census = CensusFolder()
+        self._census = EventlogHeapFold(self._eventlog_census)
         self._last_data = time.monotonic()
         self._has_data = False
         self.exit: ExitView | None = None
@@ -270,10 +270,12 @@ class LiveState:
         self.totals.add(sample.time, total)
         self.band_points.add(sample.time, values)
 
-    def _add_event(self, e: ev.Event) -> None:
-        census = self._census.add(e)
-        if census is not None and self.censuses_from_eventlog:
+    def _eventlog_census(self, census: HeapSample) -> None:
+        if self.censuses_from_eventlog:
             self.add_sample(census)
+
+    def _add_event(self, e: ev.Event) -> None:
+        self._census.add(e)
         if not self.program and self._census.program:
             self.program = self._census.program
         t = e.type

@@ -94,6 +94,11 @@ class EventlogHeapFold:
             self._on_sample(done)
 
     @property
+    def program(self) -> str:
+        """The program's name, once the log has said it."""
+        return self._st.program
+
+    @property
     def holds_heap_profile(self) -> bool:
         """Whether the log began a heap profile or gave a sample (known after the pass)."""
         return self._st.began or self._st.any_sample
@@ -228,22 +233,3 @@ def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
         name = f"({len(st.stacks)}) {label}"
         st.stacks[stack] = name
     return name
-
-
-class CensusFolder:
-    """Heap censuses from events handed in one at a time (as a follower hands them out).
-
-    ``TYPES`` are the event types it needs; :meth:`add` returns the census an event completes.
-    """
-
-    TYPES = frozenset(_TYPES)
-
-    def __init__(self) -> None:
-        self._st = _State()
-
-    def add(self, event: ev.Event) -> HeapSample | None:
-        return _fold(self._st, event)
-
-    @property
-    def program(self) -> str:
-        return self._st.program
