@@ -153,3 +153,20 @@ class CostCentreProfile:
     format: Literal["text", "json"] = "text"
     complete: bool = True
     note: str | None = None
+
+
+StopReason = Literal["end", "truncated", "corrupt"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Where a streaming reader stopped (an eventlog's, a perf.data's): at the end of the data,
+    at a cut (a killed program, a file still being written), or at damage."""
+
+    reason: StopReason
+    offset: int
+    message: str
+
+    @property
+    def complete(self) -> bool:
+        return self.reason == "end"

@@ -21,23 +21,13 @@ import construct as cs
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
+from halvm_prof.model import Stop
 from halvm_prof.perf import layout as L
 
 #: Bytes read at a time from the data section.
 CHUNK = 1 << 20
 #: The largest feature section we load: far beyond any we parse (the command line, build ids).
 MAX_FEATURE = 64 << 20
-
-StopReason = Literal["end", "truncated", "corrupt"]
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Where reading stopped: at the data section's end, at a cut, or at damage."""
-
-    reason: StopReason
-    offset: int
-    message: str
 
 
 @dataclass(frozen=True, slots=True)

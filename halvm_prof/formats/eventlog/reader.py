@@ -27,7 +27,7 @@ import time as _time
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Literal, TypeVar
+from typing import IO, TypeVar
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
@@ -51,6 +51,7 @@ from halvm_prof.formats.eventlog.layout import (
     IncompleteHeader,
     read_header,
 )
+from halvm_prof.model import Stop
 
 T = TypeVar("T")
 
@@ -72,21 +73,6 @@ _REL_MASK = (1 << _REL_BITS) - 1
 _IDX_BITS = 24
 _TIME_SHIFT = _REL_BITS + _IDX_BITS
 _MAX_EVENT = MAX_EVENT
-
-StopReason = Literal["end", "truncated", "corrupt"]
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Where reading stopped: at the end marker, at a cut (a killed program), or at damage."""
-
-    reason: StopReason
-    offset: int
-    message: str
-
-    @property
-    def complete(self) -> bool:
-        return self.reason == "end"
 
 
 @dataclass(frozen=True, slots=True)
