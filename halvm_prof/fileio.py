@@ -14,10 +14,12 @@ import contextlib
 import enum
 import errno
 import fcntl
+import io
 import os
 import signal
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -258,6 +260,8 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
     if "\0" in os.fsdecode(path):
         raise InputError("the path holds a NUL byte, which no file name can", path=path)
     try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            return _open_fifo(path)
         return open(path, "rb")
     except FileNotFoundError as e:
         raise InputError("no such file", path=path, hint="check the path") from e
@@ -267,6 +271,71 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
         raise InputError("permission denied", path=path, hint="check the file's mode") from e
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror}", path=path) from e
+
+
+#: How long a FIFO may go without a writer before it is refused (a program about to write it has
+#: usually opened it by then; ``halvm-prof live`` is the command that waits for one).
+FIFO_WAIT = 0.5
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream with bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+        self.name = getattr(rest, "name", None)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._rest.close()
+        super().close()
+
+
+def _open_fifo(path: str | os.PathLike[str]) -> IO[bytes]:
+    """A FIFO as a stream, without the blocking ``open`` that waits for a writer forever.
+
+    Opened non-blocking, a read tells the cases apart: bytes (read on, blocking), "would block"
+    (a writer is there, not yet writing: read on, blocking), or end of file (nobody writes it:
+    wait :data:`FIFO_WAIT`, then refuse in one line).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    deadline = time.monotonic() + FIFO_WAIT
+    try:
+        while True:
+            try:
+                head = os.read(fd, 65536)
+            except BlockingIOError:
+                head = b""
+                break
+            if head or time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        if not head and time.monotonic() >= deadline:
+            raise InputError(
+                "is a FIFO that no program writes",
+                path=path,
+                hint="start the program that writes it first; `halvm-prof live` waits for one",
+            )
+        os.set_blocking(fd, True)
+        raw = os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+    return io.BufferedReader(_Prefixed(head, raw)) if head else raw
 
 
 def display_name(path: str | os.PathLike[str]) -> str:

@@ -236,3 +236,32 @@ def test_a_source_can_be_followed_as_it_grows(tmp_path: Path) -> None:
         follower.close()
     with open_source(CORPUS / "leaky-hc.prof") as source, pytest.raises(InputError):
         source.follow()
+
+
+def test_a_fifo_nobody_writes_is_refused_at_once_and_a_slow_writer_is_waited_for(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    for command in (["summary"], ["eventlog", "stats"], ["runs", "add", "--store", store]):
+        r = CliRunner().invoke(cli, [*command, str(fifo)])
+        assert r.exit_code == 1 and "no program writes" in r.stderr
+        assert r.stderr.count("\n") == 1
+    assert time.monotonic() - started < 3 * 1.0  # under a second each
+
+    # A writer that opens the FIFO first and writes later: read as a stream, not refused.
+    def slow() -> None:
+        with fifo.open("wb") as f:
+            time.sleep(1.0)
+            f.write((CORPUS / "leaky-hc.prof").read_bytes())
+
+    t = threading.Thread(target=slow, daemon=True)
+    t.start()
+    time.sleep(0.1)
+    r = CliRunner().invoke(cli, ["summary", str(fifo)])
+    t.join(5)
+    assert r.exit_code == 0 and "leaky-prof" in r.stdout
