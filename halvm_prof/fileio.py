@@ -278,7 +278,7 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
 FIFO_WAIT = 0.5
 
 
-class _Prefixed(io.RawIOBase):
+class Prefixed(io.RawIOBase):
     """A stream with bytes already read from it put back in front."""
 
     def __init__(self, head: bytes, rest: IO[bytes]) -> None:
@@ -335,7 +335,7 @@ def _open_fifo(path: str | os.PathLike[str]) -> IO[bytes]:
         with contextlib.suppress(OSError):
             os.close(fd)
         raise
-    return io.BufferedReader(_Prefixed(head, raw)) if head else raw
+    return io.BufferedReader(Prefixed(head, raw)) if head else raw
 
 
 def display_name(path: str | os.PathLike[str]) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, ClassVar, Literal
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 if TYPE_CHECKING:
@@ -53,31 +53,6 @@ _WHAT: dict[str, str] = {
 #: The largest head a source keeps in memory to tell the kind (a disk's status sector and the
 #: start of its data area must both fit).
 _HEAD_BYTES = DETECT_BYTES + 512
-
-
-class _Replay(io.RawIOBase):
-    """A stream that cannot seek, with the bytes already read from it put back in front."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = memoryview(head)
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._rest.close()
-        super().close()
 
 
 class Digest(io.RawIOBase):
@@ -649,7 +624,7 @@ def _open(
         raw.seek(start)
         stream: IO[bytes] = raw
     else:
-        stream = io.BufferedReader(_Replay(head, raw), 1 << 20)
+        stream = io.BufferedReader(Prefixed(head, raw), 1 << 20)
     # A disk first: its binary status sector followed by profile text can pass for the header
     # line of a .prof, while profile text never decodes as a status sector.
     if _looks_like_disk(head):
