@@ -28,11 +28,11 @@ os.environ.pop("HALVM_PROF_PURE", None)
 if sys.argv[2] == "pure":
     os.environ["HALVM_PROF_PURE"] = "1"
 from halvm_prof.analysis.heap_scan import available
-from halvm_prof.analysis.summary import summarize
+from halvm_prof.analysis.summary import summarize_file
 best = float("inf")
 for _ in range(3):
     t = time.perf_counter()
-    summarize(sys.argv[1])
+    summarize_file(sys.argv[1])
     best = min(best, time.perf_counter() - t)
 print(best, available())
 """
