@@ -54,6 +54,8 @@ typedef struct {
     int64_t *prev_vals;
     Py_ssize_t ncur, nprev, cap_list;
     Py_ssize_t line_in_census;
+    Py_ssize_t max_bands; /* names beyond this many are summed in OTHER_BANDS */
+    Py_ssize_t other;     /* the id of OTHER_BANDS once a name has been folded, else -1 */
     int in_header, in_census, last_empty, partial;
     int64_t gen;
     long long lines, samples, begin_line;
@@ -109,7 +111,12 @@ static inline int same_name(const Scanner *s, Py_ssize_t id, const char *name, s
     return b->name_len == len && memcmp(s->names + b->name_off, name, len) == 0;
 }
 
-/* The band id of `name`, added if new; -1 with an exception set when out of memory. */
+#define OTHER_BANDS "(other bands)"
+
+static Py_ssize_t add_band(Scanner *s, const char *name, size_t len, uint64_t h, size_t i);
+
+/* The band id of `name`, added if new; -1 with an exception set when out of memory. A name new
+ * when max_bands names are known is folded into OTHER_BANDS, as HpReader does. */
 static Py_ssize_t band_id(Scanner *s, const char *name, size_t len) {
     /* GHC lists the bands of consecutive censuses in the same order: try that first. */
     Py_ssize_t k = s->line_in_census;
@@ -122,6 +129,33 @@ static Py_ssize_t band_id(Scanner *s, const char *name, size_t len) {
         if (s->bands[id].hash == h && same_name(s, id, name, len)) return id;
         i = (i + 1) & (s->table_cap - 1);
     }
+    if (s->max_bands > 0 && (s->other >= 0 || s->nbands >= s->max_bands)) {
+        if (s->other < 0) {
+            /* OTHER_BANDS itself may be a known name (then it is not new and was found above
+             * when it is this line's name); look it up, or add it past the limit. */
+            size_t olen = sizeof(OTHER_BANDS) - 1;
+            uint64_t oh = hash_bytes(OTHER_BANDS, olen);
+            size_t j = (size_t)oh & (s->table_cap - 1);
+            for (;;) {
+                Py_ssize_t id = s->table[j];
+                if (id == -1) break;
+                if (s->bands[id].hash == oh && same_name(s, id, OTHER_BANDS, olen)) {
+                    s->other = id;
+                    return id;
+                }
+                j = (j + 1) & (s->table_cap - 1);
+            }
+            Py_ssize_t id = add_band(s, OTHER_BANDS, olen, oh, j);
+            if (id >= 0) s->other = id;
+            return id;
+        }
+        return s->other;
+    }
+    return add_band(s, name, len, h, i);
+}
+
+/* Add `name` (hash h, free table slot i) as a new band. */
+static Py_ssize_t add_band(Scanner *s, const char *name, size_t len, uint64_t h, size_t i) {
     if (grow((void **)&s->bands, &s->cap_bands, s->nbands + 1, sizeof(Band)) < 0) return -1;
     if (s->names_len + len > s->names_cap) {
         size_t cap = s->names_cap ? s->names_cap : 4096;
@@ -413,8 +447,9 @@ static PyObject *Scanner_state(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     PyObject *peak = from_u128(s->peak_total);
     if (!peak) return NULL;
     return Py_BuildValue(
-        "{s:L,s:L,s:O,s:L,s:d,s:d,s:d,s:d,s:d,s:N,s:d,s:O,s:O,s:O,s:O}",
-        "lines", s->lines, "samples", s->samples, "in_census", s->in_census ? Py_True : Py_False,
+        "{s:O,s:L,s:L,s:O,s:L,s:d,s:d,s:d,s:d,s:d,s:N,s:d,s:O,s:O,s:O,s:O}",
+        "folded", s->other >= 0 ? Py_True : Py_False, "lines", s->lines, "samples", s->samples,
+        "in_census", s->in_census ? Py_True : Py_False,
         "begin_line", s->begin_line, "census_time", s->census_time, "first_time", s->first_time,
         "last_time", s->last_time, "sum_t", s->sum_t, "sum_t2", s->sum_t2, "peak_total", peak,
         "peak_time", s->peak_time, "last_empty", s->last_empty ? Py_True : Py_False, "partial",
@@ -422,8 +457,11 @@ static PyObject *Scanner_state(Scanner *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "", kwlist)) return -1;
+    static char *kwlist[] = {"max_bands", NULL};
+    Py_ssize_t max_bands = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|n", kwlist, &max_bands)) return -1;
+    s->max_bands = max_bands;
+    s->other = -1;
     if (s->marks) {
         PyErr_SetString(PyExc_RuntimeError, "Scanner is already initialised");
         return -1;

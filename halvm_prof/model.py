@@ -34,6 +34,21 @@ class HeapSample:
         return sum(self.values.values())
 
 
+#: A heap profile keeps at most this many band names; bands first seen after that are summed in
+#: :data:`OTHER_BANDS`, so a file that names a million bands costs what 10,000 do (GHC's own
+#: profiles name hundreds to a few thousand).
+MAX_BANDS = 10_000
+OTHER_BANDS = "(other bands)"
+
+
+def folded_bands_note() -> str:
+    """What a summary or report says when bands were folded into :data:`OTHER_BANDS`."""
+    return (
+        f"more than {MAX_BANDS:,} bands: those first seen after the {MAX_BANDS:,}th are summed "
+        f"in {OTHER_BANDS!r}"
+    )
+
+
 class HeapSampleReader(Protocol):
     """A streaming heap profile reader (``.hp`` or eventlog): iterate it for the complete
     samples; the other attributes hold once iteration has ended."""
@@ -48,6 +63,8 @@ class HeapSampleReader(Protocol):
     def closed(self) -> bool: ...
     @property
     def note(self) -> str | None: ...
+    @property
+    def folded(self) -> bool: ...
     def __iter__(self) -> Iterator[HeapSample]: ...
 
 
@@ -68,6 +85,8 @@ class HeapProfile:
     note: str | None = None
     source: Literal["hp", "eventlog"] = "hp"
     closed: bool = True
+    #: Band names beyond :data:`MAX_BANDS` were summed in :data:`OTHER_BANDS`.
+    folded: bool = False
 
     @classmethod
     def read_all(
@@ -83,6 +102,7 @@ class HeapProfile:
             note=reader.note,
             source=source,
             closed=reader.closed,
+            folded=reader.folded,
         )
 
     def bands(self) -> list[str]:

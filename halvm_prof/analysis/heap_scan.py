@@ -25,7 +25,7 @@ from halvm_prof.formats.hp import (
     header_field,
     unclosed_note,
 )
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSampleReader
+from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 _Scanner: type[_hpscan.Scanner] | None
 try:
@@ -56,6 +56,8 @@ class HeapScan:
     note: str | None
     accumulator: HeapAccumulator
     source: str = "hp"
+    #: Band names beyond :data:`~halvm_prof.model.MAX_BANDS` were summed in ``OTHER_BANDS``.
+    folded: bool = False
 
 
 def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
@@ -63,7 +65,14 @@ def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
     last one."""
     acc = accumulate(reader)  # first: the rest holds once the reader is at its end
     return HeapScan(
-        reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc, source
+        reader.header,
+        reader.marks,
+        reader.complete,
+        reader.closed,
+        reader.note,
+        acc,
+        source,
+        reader.folded,
     )
 
 
@@ -77,6 +86,7 @@ def heap_stats_of(profile: HeapProfile) -> HeapScan:
         profile.note,
         accumulate(profile.samples),
         profile.source,
+        profile.folded,
     )
 
 
@@ -92,7 +102,7 @@ def scan_hp(stream: IO[bytes]) -> HeapScan | None:
     """Scan ``stream`` to its end; None when the Python reader must read it (from the start)."""
     if _Scanner is None or not available():
         return None
-    scanner = _Scanner()
+    scanner = _Scanner(MAX_BANDS)
     pending = b""
     while True:
         chunk = stream.read(CHUNK)
@@ -163,4 +173,5 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
         closed=closed,
         note=note,
         accumulator=acc,
+        folded=state["folded"],
     )

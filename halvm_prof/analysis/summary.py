@@ -80,11 +80,16 @@ class HeapSummary:
     kind: Literal["hp"] = "hp"
     #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
     leak_suspects_folded: int = 0
+    #: Band names beyond :data:`~halvm_prof.model.MAX_BANDS` were summed in ``OTHER_BANDS``.
+    bands_folded: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = plain(self)
+        # The usual case keeps its JSON as it was.
         if not self.leak_suspects_folded:
-            del data["leak_suspects_folded"]  # the usual case keeps its JSON as it was
+            del data["leak_suspects_folded"]
+        if not self.bands_folded:
+            del data["bands_folded"]
         return data
 
 
@@ -202,7 +207,14 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
         fold.finish(reader)
     if fold.holds_heap_profile:
         scan = HeapScan(
-            fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
+            fold.header,
+            fold.marks,
+            fold.complete,
+            fold.closed,
+            fold.note,
+            acc,
+            "eventlog",
+            fold.folded,
         )
         heap = heap_summary(scan, top_n)
     else:
@@ -243,6 +255,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
         source=scan.source,
         leak_suspects_folded=kept.leak_suspects_folded,
+        bands_folded=scan.folded,
     )
 
 

@@ -82,7 +82,9 @@ def postmortem(
         heap = pm.heap_reader
         if chart is not None and heap is not None and pm.heap is not None:
             title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
-            section = chart.section(title, heap.header, heap.marks, heap.complete, heap.note, "hp")
+            section = chart.section(
+                title, heap.header, heap.marks, heap.complete, heap.note, "hp", heap.folded
+            )
             inputs.append((title, section))
         if pm.prof is not None:
             inputs.append(

@@ -23,7 +23,7 @@ from typing import IO
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
 _HEADER_KEYS = {
     b"JOB": "job",
@@ -69,7 +69,8 @@ class HpReader:
     times as they pass. After iteration: ``complete`` is False when the input stopped inside a
     line or a census (that census is left out); ``closed`` is True when the file ends with GHC's
     closing census (see the module docstring); ``ended_cleanly`` is both; ``note`` says in one
-    line what is wrong when it is not. Memory holds one sample, never the file.
+    line what is wrong when it is not. Memory holds one sample, never the file; band names beyond
+    :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
     """
 
     def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
@@ -82,6 +83,7 @@ class HpReader:
         self.note: str | None = None
         self.samples = 0
         self.lines = 0
+        self.folded = False
         self._fields_seen = 0
 
     @property
@@ -150,7 +152,13 @@ class HpReader:
                         ) from None
                     band = names.get(name)
                     if band is None:
-                        band = names[name] = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
+                        if len(names) < MAX_BANDS:
+                            band = names[name] = name.rstrip(b"\r").decode(
+                                "utf-8", "surrogateescape"
+                            )
+                        else:
+                            band = OTHER_BANDS
+                            self.folded = True
                     values[band] = values.get(band, 0) + amount
                 if not ended:
                     self._cut(cut_in_sample_note(begin_line, sample.time))

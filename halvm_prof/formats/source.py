@@ -577,16 +577,10 @@ def _blank_disk(path: str) -> bool:
     with open_input(path) as f:
         head = f.read(SECTOR_SIZE)
         size = os.fstat(f.fileno()).st_size
-    return (
-        len(head) == SECTOR_SIZE
-        and size > DATA_OFFSET
-        and decode_status(head).health == "blank"
-    )
+    return len(head) == SECTOR_SIZE and size > DATA_OFFSET and decode_status(head).health == "blank"
 
 
-def open_follower(
-    spec: str | os.PathLike[str], *, quiet_after: float | None = None
-) -> Follower:
+def open_follower(spec: str | os.PathLike[str], *, quiet_after: float | None = None) -> Follower:
     """A follower for ``spec`` (a path, ``unix:PATH`` or ``tcp:HOST:PORT``), kind from content."""
     from halvm_prof.formats.follow import QUIET_AFTER, DiskFollower, EventlogFollower, HpFollower
 

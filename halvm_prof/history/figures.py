@@ -145,7 +145,14 @@ def _eventlog_figures(
         fold.finish(source.reader)
         if fold.holds_heap_profile:
             heap = HeapScan(
-                fold.header, fold.marks, fold.complete, fold.closed, fold.note, acc, "eventlog"
+                fold.header,
+                fold.marks,
+                fold.complete,
+                fold.closed,
+                fold.note,
+                acc,
+                "eventlog",
+                fold.folded,
             )
     out = [
         Figure("total", "eventlog", metric, float(value))

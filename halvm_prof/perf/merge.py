@@ -206,9 +206,7 @@ class EventlogFactsFold:
             changes.sort()
         pauses = sorted(self.pauses, key=lambda p: (p.start, -1 if p.cap is None else p.cap))
         spans = sorted(self.spans, key=lambda s: (s.start, s.label))
-        return EventlogFacts(
-            self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note
-        )
+        return EventlogFacts(self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note)
 
 
 def eventlog_facts(source: str | os.PathLike[str] | IO[bytes]) -> EventlogFacts:
@@ -433,4 +431,3 @@ def sample_instants(
             yield SampleInstant(
                 t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category
             )
-

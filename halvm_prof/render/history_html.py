@@ -91,11 +91,15 @@ def render_trend_page(data: dict[str, Any]) -> str:
     script)."""
     from halvm_prof.render.html import jinja_environment, static_text
 
-    return jinja_environment().get_template("history.html.j2").render(
-        data=data,
-        echarts=static_text("echarts.min.js"),
-        script=static_text("history.js"),
-        style=static_text("report.css") + static_text("history.css"),
+    return (
+        jinja_environment()
+        .get_template("history.html.j2")
+        .render(
+            data=data,
+            echarts=static_text("echarts.min.js"),
+            script=static_text("history.js"),
+            style=static_text("report.css") + static_text("history.css"),
+        )
     )
 
 

@@ -31,6 +31,7 @@ from halvm_prof.model import (
     HeapProfile,
     HeapSample,
     HeapSampleReader,
+    folded_bands_note,
 )
 from halvm_prof.render.weights import self_weights
 
@@ -157,9 +158,14 @@ class HeapSection:
     peak: Peak
     bands: tuple[BandRow, ...]
     kind: Literal["heap"] = "heap"
+    #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
+    folded: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return plain(self)  # type: ignore[no-any-return]
+        data: dict[str, Any] = plain(self)
+        if data["folded"] is None:
+            del data["folded"]  # the usual case keeps its JSON as it was
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +277,7 @@ class HeapSectionBuilder:
         complete: bool,
         note: str | None,
         source: str,
+        folded: bool = False,
     ) -> HeapSection:
         stats = self.acc.stats() if self.acc.samples else []
         top = [s.name for s in stats[: self.top_bands]]
@@ -314,6 +321,7 @@ class HeapSectionBuilder:
                 )
                 for s in stats
             ),
+            folded=folded_bands_note() if folded else None,
         )
 
 
@@ -323,7 +331,13 @@ def heap_section(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -
     for sample in profile.samples:
         section.add(sample)
     return section.section(
-        title, profile.header, profile.marks, profile.complete, profile.note, profile.source
+        title,
+        profile.header,
+        profile.marks,
+        profile.complete,
+        profile.note,
+        profile.source,
+        profile.folded,
     )
 
 
@@ -334,7 +348,9 @@ def streamed_heap_section(
     section = HeapSectionBuilder(top_bands)
     for sample in reader:
         section.add(sample)
-    return section.section(title, reader.header, reader.marks, reader.complete, reader.note, source)
+    return section.section(
+        title, reader.header, reader.marks, reader.complete, reader.note, source, reader.folded
+    )
 
 
 def eventlog_sections(
@@ -362,6 +378,7 @@ def eventlog_sections(
                 heap_fold.complete,
                 heap_fold.note,
                 "eventlog",
+                heap_fold.folded,
             )
         )
     return sections
@@ -536,12 +553,16 @@ def jinja_environment() -> jinja2.Environment:
 
 def render_html(data: ReportData) -> str:
     """The page for ``data``: assets inlined, data as JSON."""
-    return jinja_environment().get_template(PAGES[data.page]).render(
-        data=data.to_json(),
-        echarts=static_text("echarts.min.js"),
-        # The runtime section's script registers itself before report.js draws the sections.
-        script=static_text("timeline.js") + "\n" + static_text("report.js"),
-        style=static_text("report.css"),
+    return (
+        jinja_environment()
+        .get_template(PAGES[data.page])
+        .render(
+            data=data.to_json(),
+            echarts=static_text("echarts.min.js"),
+            # The runtime section's script registers itself before report.js draws the sections.
+            script=static_text("timeline.js") + "\n" + static_text("report.js"),
+            style=static_text("report.css"),
+        )
     )
 
 

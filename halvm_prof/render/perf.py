@@ -129,4 +129,3 @@ def format_perf_merge(m: PerfMerge, top: int = 10) -> str:
     lines += _intervals("what ran during GC pauses", m.gc_pauses, top)
     lines += _intervals("what ran during user spans", m.spans, top)
     return "\n".join(lines) + "\n"
-

@@ -14,6 +14,7 @@ from halvm_prof.analysis.summary import (
     ProfSummary,
     Summary,
 )
+from halvm_prof.model import folded_bands_note
 from halvm_prof.units import format_size
 from halvm_prof.words import plural, unsigned_zero
 
@@ -89,7 +90,7 @@ def render_heap(d: HeapSummary) -> str:
         _pair(
             "samples", f"{d.samples} complete" + (f", {plural(d.marks, 'mark')}" if d.marks else "")
         ),
-        _pair("bands", d.bands),
+        _pair("bands", f"{d.bands} ({folded_bands_note()})" if d.bands_folded else d.bands),
         _pair("duration", f"{d.duration:.6f} {unit}"),
         _pair("peak", f"{_bytes(d.peak_total)} at {d.peak_time:.6f} {unit}"),
         _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),

@@ -10,7 +10,9 @@ import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.errors import InputError
-from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.heap import EventlogHeapFold, heap_profile_from_eventlog
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapSample
 from halvm_prof.timeline.build import read_timeline
 from tests.conftest import CORPUS, DATA
 
@@ -166,3 +168,23 @@ def test_stats_of_a_cut_log_say_so() -> None:
     data = (CORPUS / "parfib-N2.eventlog").read_bytes()
     st = eventlog_stats(io.BytesIO(data[:4000]))
     assert not st.complete and st.note is not None and 0 < st.events < 136
+
+
+@pytest.mark.parametrize("kind", ["string", "stack"])
+def test_an_eventlog_naming_too_many_bands_folds_the_rest(kind: str) -> None:
+    samples: list[HeapSample] = []
+    fold = EventlogHeapFold(samples.append)
+    n = MAX_BANDS + 50
+    fold.add(ev.Event(0, ev.HEAP_PROF_SAMPLE_BEGIN, None, (0,), 0))
+    for i in range(n):
+        if kind == "string":
+            fold.add(ev.Event(1, ev.HEAP_PROF_SAMPLE_STRING, None, (0, 8, f"T{i}"), 0))
+        else:
+            stack = (i + 1, 0)
+            fold.add(ev.Event(1, ev.HEAP_PROF_SAMPLE_COST_CENTRE, None, (0, 8, stack), 0))
+    fold.add(ev.Event(2, ev.HEAP_PROF_SAMPLE_END, None, (0,), 0))
+    (census,) = samples
+    assert fold.folded
+    assert len(census.values) == MAX_BANDS + 1
+    assert census.values[OTHER_BANDS] == 8 * 50
+    assert census.total == 8 * n

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from halvm_prof.analysis import heap_scan
 from halvm_prof.analysis.heap import HeapAccumulator, accumulate
 from halvm_prof.analysis.heap_scan import HeapScan, scan_hp, scan_hp_file
-from halvm_prof.analysis.summary import summarize_file
+from halvm_prof.analysis.summary import summarize, summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, write_hp
-from halvm_prof.model import HeapProfile
+from halvm_prof.formats.source import open_source
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, require_system
 from tests.unit.test_hp import HP_FILES, profiles
 
@@ -34,7 +35,8 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 def python_reading(data: bytes) -> tuple[object, ...]:
     reader = iter_hp(io.BytesIO(data))
     acc = accumulate(reader)
-    return reader.header, reader.marks, reader.complete, reader.closed, reader.note, acc
+    folded = reader.folded
+    return reader.header, reader.marks, reader.complete, reader.closed, reader.note, folded, acc
 
 
 def scanned(data: bytes, chunk: int | None = None) -> HeapScan | None:
@@ -51,13 +53,14 @@ def scanned(data: bytes, chunk: int | None = None) -> HeapScan | None:
 
 def same(scan: HeapScan | None, data: bytes) -> None:
     assert scan is not None
-    header, marks, complete, closed, note, acc = python_reading(data)
-    assert (scan.header, scan.marks, scan.complete, scan.closed, scan.note) == (
+    header, marks, complete, closed, note, folded, acc = python_reading(data)
+    assert (scan.header, scan.marks, scan.complete, scan.closed, scan.note, scan.folded) == (
         header,
         marks,
         complete,
         closed,
         note,
+        folded,
     )
     assert isinstance(acc, HeapAccumulator)
     # Dataclass equality: every running sum of every band, floats compared exactly.
@@ -186,3 +189,45 @@ def test_any_bytes_scan_as_the_python_reader_reads_or_go_back_to_it(
         return
     if scan is not None:
         same(scan, data)
+
+
+def _many_bands(names: list[list[str]]) -> bytes:
+    out = ['JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
+    for t, census in enumerate(names):
+        out.append(f"BEGIN_SAMPLE {t}.0\n")
+        out += [f"{name}\t{8 * (i % 7 + 1)}\n" for i, name in enumerate(census)]
+        out.append(f"END_SAMPLE {t}.0\n")
+    return "".join(out).encode()
+
+
+@pytest.mark.parametrize("literal_other", [False, True])
+def test_bands_beyond_the_limit_fold_into_other_bands_in_both_readers(literal_other: bool) -> None:
+    first = [f"b{i}" for i in range(MAX_BANDS - 2)]
+    if literal_other:
+        first.append(OTHER_BANDS)  # a band that happens to bear the name: folded ones join it
+    # Later censuses list new names among old ones, in another order, one of them twice.
+    later = [f"n{i}" for i in range(50)] + first[::-1] + ["n3", "late"]
+    data = _many_bands([first, later, [*first[:10], "newest"]])
+    scan = scanned(data)
+    same(scan, data)
+    assert scan is not None and scan.folded
+    names = scan.accumulator.band_names()
+    assert len(names) == MAX_BANDS + (not literal_other)
+    assert OTHER_BANDS in names and "newest" not in names and "late" not in names
+    # Totals stay exact: every byte of every census is in some band.
+    assert scan.accumulator.peak_total == sum(8 * (i % 7 + 1) for i in range(len(later)))
+    summary = summarize_file_data(data)
+    assert summary["bands_folded"] is True
+
+
+def test_a_profile_within_the_limit_folds_nothing() -> None:
+    data = _many_bands([[f"b{i}" for i in range(MAX_BANDS)]] * 2)
+    scan = scanned(data)
+    same(scan, data)
+    assert scan is not None and not scan.folded
+    assert "bands_folded" not in summarize_file_data(data)
+
+
+def summarize_file_data(data: bytes) -> dict[str, object]:
+    with open_source(io.BytesIO(data), name="many.hp") as source:
+        return summarize(source).to_json()

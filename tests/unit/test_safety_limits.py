@@ -8,11 +8,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from halvm_prof.analysis.heap import accumulate, top_bands
 from halvm_prof.analysis.summary import HeapSummary, summarize
+from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.source import open_source
+from halvm_prof.model import MAX_BANDS, folded_bands_note
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS
 
@@ -53,3 +56,24 @@ def test_a_summary_of_many_bands_keeps_top_n_and_counts_folded_suspects(tmp_path
     folded = dataclasses.replace(data, leak_suspects_folded=8)
     assert "and 8 more (not listed)" in render_summary(folded)
     assert folded.to_json()["leak_suspects_folded"] == 8
+
+
+def test_summary_and_report_of_more_bands_than_kept_say_what_was_folded(tmp_path: Path) -> None:
+    hp = tmp_path / "bands.hp"
+    lines = ['JOB "x"', 'DATE "d"', 'SAMPLE_UNIT "seconds"', 'VALUE_UNIT "bytes"']
+    for t in range(3):
+        lines.append(f"BEGIN_SAMPLE {t}.0")
+        lines += [f"band{i}\t{8 * (i % 5 + 1)}" for i in range(MAX_BANDS + 500)]
+        lines.append(f"END_SAMPLE {t}.0")
+    hp.write_text("\n".join(lines) + "\n")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["summary", str(hp)])
+    assert out.exit_code == 0, out.stderr
+    assert folded_bands_note() in out.stdout
+    assert f"bands:        {MAX_BANDS + 1} " in out.stdout
+    html = tmp_path / "bands.html"
+    out = runner.invoke(cli, ["report", str(hp), "-o", str(html)])
+    assert out.exit_code == 0, out.stderr
+    page = html.read_text()
+    assert folded_bands_note().replace("'", "&#39;") in page
+    assert f'band{MAX_BANDS + 1}"' not in page and 'band0"' in page

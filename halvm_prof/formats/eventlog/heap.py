@@ -19,7 +19,7 @@ from typing import IO
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
 _TYPES = {
     ev.PROGRAM_ARGS,
@@ -47,6 +47,9 @@ class _State:
     stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
     ipe: dict[int, str] = field(default_factory=dict)
     current: HeapSample | None = None
+    #: Band names given so far (bounded by MAX_BANDS; later ones are OTHER_BANDS).
+    bands: set[str] = field(default_factory=set)
+    folded: bool = False
     any_sample: bool = False
     began: bool = False
     # GHC before 9.0 writes no sample-end events: a census ends where the next one begins.
@@ -121,6 +124,11 @@ class EventlogHeapFold:
         self.complete = not notes
         self.note = "; ".join(notes) if notes else None
 
+    @property
+    def folded(self) -> bool:
+        """Band names beyond MAX_BANDS were summed in OTHER_BANDS."""
+        return self._st.folded
+
     def no_heap_profile(self, path: str | None) -> InputError:
         """The error for a log without a heap profile."""
         return InputError(
@@ -148,6 +156,7 @@ class EventlogHeapReader:
         self.complete = True
         self.note: str | None = None
         self.closed = True
+        self.folded = False
 
     def __iter__(self) -> Iterator[HeapSample]:
         ready: list[HeapSample] = []
@@ -170,6 +179,7 @@ class EventlogHeapReader:
         if not fold.holds_heap_profile:
             raise fold.no_heap_profile(path)
         self.header, self.complete, self.note = fold.header, fold.complete, fold.note
+        self.folded = fold.folded
 
 
 def heap_profile_from_eventlog(
@@ -196,6 +206,7 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
             if st.breakdown == _BY_INFO_TABLE:
                 key = _info_table_key(label)
                 label = st.ipe.get(key, label) if key is not None else label
+            label = _band(st, label)
             values = st.current.values
             values[label] = values.get(label, 0) + a[1]
     elif t == ev.HEAP_PROF_SAMPLE_COST_CENTRE:
@@ -226,9 +237,23 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
     return done
 
 
+def _band(st: _State, name: str) -> str:
+    """``name``, or OTHER_BANDS once MAX_BANDS other names are known."""
+    if name in st.bands:
+        return name
+    if len(st.bands) < MAX_BANDS:
+        st.bands.add(name)
+        return name
+    st.folded = True
+    return OTHER_BANDS
+
+
 def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
     name = st.stacks.get(stack)
     if name is None:
+        if len(st.stacks) >= MAX_BANDS:
+            st.folded = True
+            return OTHER_BANDS
         label = st.cost_centres.get(stack[0], "MAIN") if stack else "MAIN"
         name = f"({len(st.stacks)}) {label}"
         st.stacks[stack] = name

@@ -67,7 +67,7 @@ CHUNK = 1 << 20
 #: load, so it is read once; a larger one is read twice (walk, then load), memory staying flat.
 KEEP_BYTES = 64 << 20
 #: A region is cut after this many bytes, so keys can hold its index and an offset in it.
-REGION_BYTES = 8 << 20
+REGION_BYTES = 1 << 20
 _REL_BITS = 24
 _REL_MASK = (1 << _REL_BITS) - 1
 _IDX_BITS = 24
