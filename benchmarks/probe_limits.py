@@ -82,6 +82,54 @@ def _deep_prof(depth: int) -> str:
     return "\n".join([*lines[: at + 2], *rows]) + "\n"
 
 
+def _wide_prof(rows: int) -> str:
+    """A text ``.prof`` whose call tree has ``rows`` rows over 5,000 cost centres."""
+    lines = PROF.read_text().split("\n")
+    at = max(i for i, line in enumerate(lines) if line.startswith("COST CENTRE"))
+    root = "MAIN MAIN <built-in> 1 0 0.0 0.0 100.0 100.0"
+    body = []
+    for i in range(rows):
+        cc = i % 5000
+        indent = " " * (1 + (i % 10 != 0))  # a row, then nine calls below it
+        body.append(f"{indent}f{cc} M{cc % 97} x.hs:{cc}:1 {i + 1000} 1 0.0 0.0 0.0 0.0")
+    return "\n".join([*lines[: at + 2], root, *body]) + "\n"
+
+
+def _wide_pj(nodes: int) -> str:
+    """A ``-pj`` profile whose call tree has ``nodes`` nodes over 1,000 cost centres."""
+    data = json.loads(PJ.read_text())
+    data["cost_centres"] = [
+        {"id": i, "label": f"f{i}", "module": "M", "src_loc": "x.hs:1:1", "is_caf": False}
+        for i in range(1, 1001)
+    ]
+    data["profile"] = "@@"
+
+    def node(cc: int, children: str) -> str:
+        return f'{{"id": {cc}, "entries": 1, "alloc": 8, "ticks": 1, "children": [{children}]}}'
+
+    groups = ",".join(
+        node(1 + g % 1000, ",".join(node(1 + (g + k) % 1000, "") for k in range(99)))
+        for g in range(nodes // 100)
+    )
+    return json.dumps(data).replace('"@@"', node(1, groups))
+
+
+def _labels_eventlog(threads: int) -> bytes:
+    """An eventlog that creates ``threads`` threads and labels each."""
+    specs = [(0, 4, b"Create thread"), (44, 0xFFFF, b"Thread label")]
+    out = [b"hdrb", b"hetb"]
+    for etype, size, desc in specs:
+        out += [b"etb\0", struct.pack(">HHI", etype, size, len(desc)), desc]
+        out += [struct.pack(">I", 0), b"ete\0"]
+    out += [b"hete", b"hdre", b"datb"]
+    for i in range(threads):
+        label = f"worker thread number {i}".encode()
+        out.append(struct.pack(">HQI", 0, 1000 * i, i + 1))
+        out.append(struct.pack(">HQHI", 44, 1000 * i + 1, 4 + len(label), i + 1) + label)
+    out.append(struct.pack(">H", 0xFFFF))
+    return b"".join(out)
+
+
 def _bands_hp(bands: int) -> str:
     parts = ['JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
     for t in range(2):
@@ -124,6 +172,9 @@ def make_inputs(d: Path, quick: bool) -> dict[str, Path]:
     if not quick:
         put("markers-1m.eventlog", _eventlog(1_000_000))
         put("bands-1m.hp", _bands_hp(1_000_000))
+        put("rows-500k.prof", _wide_prof(500_000))
+        put("nodes-1m-pj.prof", _wide_pj(1_000_000))
+        put("labels-200k.eventlog", _labels_eventlog(200_000))
     return made
 
 

@@ -157,6 +157,35 @@ class CallNode:
 
 
 @dataclass(slots=True)
+class CostCentreTotals:
+    """One cost centre summed over its call-tree nodes.
+
+    A cost centre is its label, module and source span, as in GHC's own table: overloaded
+    functions and ``-fprof-auto-calls`` give several of one label and module, told apart by SRC.
+    """
+
+    label: str
+    module: str
+    src: str
+    #: The SRC, when another cost centre has this label and module (else empty).
+    site: str = ""
+    nodes: int = 0
+    entries: int = 0
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
+    inherited_time: float = 0.0
+    inherited_alloc: float = 0.0
+    ticks: int | None = None
+    alloc: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``Module.label``, with `` (SRC)`` where that alone would name several."""
+        base = f"{self.module}.{self.label}"
+        return f"{base} ({self.site})" if self.site else base
+
+
+@dataclass(slots=True)
 class CostCentreProfile:
     """A time and allocation report (``+RTS -p``, ``-P``, ``-pa`` or ``-pj``)."""
 
@@ -173,6 +202,12 @@ class CostCentreProfile:
     format: Literal["text", "json"] = "text"
     complete: bool = True
     note: str | None = None
+    #: Exact per-cost-centre totals over the report's whole tree, when the reader made them
+    #: (it may have folded part of the tree; see :mod:`halvm_prof.formats.calltree`).
+    totals: list[CostCentreTotals] | None = None
+    #: Nodes in the report's tree, and how many of them were folded into ``(other calls)``.
+    calls: int | None = None
+    folded_calls: int = 0
 
 
 StopReason = Literal["end", "truncated", "corrupt"]

@@ -7,72 +7,20 @@ cost centre, so recursion is not counted twice.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
 from typing import Literal
 
-from halvm_prof.model import CallNode, CostCentreProfile
+from halvm_prof.formats.calltree import totals_of_tree
+from halvm_prof.model import CallNode, CostCentreProfile, CostCentreTotals
 
-
-@dataclass(slots=True)
-class CostCentreTotals:
-    """One cost centre summed over its call-tree nodes.
-
-    A cost centre is its label, module and source span, as in GHC's own table: overloaded
-    functions and ``-fprof-auto-calls`` give several of one label and module, told apart by SRC.
-    """
-
-    label: str
-    module: str
-    src: str
-    #: The SRC, when another cost centre has this label and module (else empty).
-    site: str = ""
-    nodes: int = 0
-    entries: int = 0
-    individual_time: float = 0.0
-    individual_alloc: float = 0.0
-    inherited_time: float = 0.0
-    inherited_alloc: float = 0.0
-    ticks: int | None = None
-    alloc: int | None = None
-
-    @property
-    def name(self) -> str:
-        """``Module.label``, with `` (SRC)`` where that alone would name several."""
-        base = f"{self.module}.{self.label}"
-        return f"{base} ({self.site})" if self.site else base
+__all__ = ["CostCentreTotals", "aggregate", "hottest_path", "rts_time", "top", "tree_size"]
 
 
 def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:
-    """Totals per cost centre, in order of first appearance in the tree."""
-    totals: dict[tuple[str, str, str], CostCentreTotals] = {}
-    exact = profile.root.ticks is not None
-    # The stack of cost centres above each node, to tell recursion apart.
-    path: list[tuple[str, str, str]] = []
-    for depth, node in profile.root.walk():
-        del path[depth:]
-        key = (node.cc.label, node.cc.module, node.cc.src)
-        t = totals.get(key)
-        if t is None:
-            t = totals[key] = CostCentreTotals(node.cc.label, node.cc.module, node.cc.src)
-            if exact:
-                t.ticks, t.alloc = 0, 0
-        t.nodes += 1
-        t.entries += node.entries
-        t.individual_time += node.individual_time
-        t.individual_alloc += node.individual_alloc
-        if exact:
-            t.ticks = (t.ticks or 0) + (node.ticks or 0)
-            t.alloc = (t.alloc or 0) + (node.alloc or 0)
-        if key not in path:
-            t.inherited_time += node.inherited_time
-            t.inherited_alloc += node.inherited_alloc
-        path.append(key)
-    names = Counter((label, module) for label, module, _ in totals)
-    for (label, module, src), t in totals.items():
-        if names[label, module] > 1:
-            t.site = src
-    return list(totals.values())
+    """Totals per cost centre, in order of first appearance in the tree (exact over the whole
+    report even where the reader folded part of its tree)."""
+    if profile.totals is not None:
+        return profile.totals
+    return totals_of_tree(profile.root)
 
 
 def top(totals: list[CostCentreTotals], key: str, n: int = 10) -> list[CostCentreTotals]:
@@ -133,5 +81,7 @@ def rts_time(profile: CostCentreProfile) -> dict[str, float]:
 
 
 def tree_size(profile: CostCentreProfile) -> int:
-    """The number of nodes in the call tree."""
+    """The number of nodes in the report's call tree (folded ones included)."""
+    if profile.calls is not None:
+        return profile.calls
     return sum(1 for _ in profile.root.walk())

@@ -22,6 +22,7 @@ from typing import IO
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
+from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from halvm_prof.rts import split_rts
 
@@ -47,6 +48,17 @@ def _number(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"the number {text} is not finite")
     return value
+
+
+def _numbers(words: list[str]) -> list[float]:
+    """:func:`_number` of each word; plain ``float`` first, as nearly every row needs no more."""
+    try:
+        values = [float(w) for w in words]
+        if math.isfinite(sum(values)) and max(map(len, words)) <= 24:
+            return values
+    except ValueError:
+        pass
+    return [_number(w) for w in words]
 
 
 def _integer(text: str) -> int:
@@ -174,7 +186,7 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
         raise _error(path, max(last, 1), "the report stops before its call tree")
     words = command.split()
     args, rts = split_rts(words[1:])
-    root, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path)
+    tree, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path)
     return CostCentreProfile(
         program=words[0] if words else "",
         arguments=args,
@@ -185,19 +197,52 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
         tick_interval_us=interval,
         processors=processors,
         total_alloc=total_alloc,
-        root=root,
+        root=tree.root,
         format="text",
         complete=complete,
         note=note,
+        totals=tree.totals,
+        calls=tree.calls,
+        folded_calls=tree.folded,
     )
+
+
+#: Row heads remembered at once (see _parse_tree).
+_HEADS_KEPT = 100_000
+
+
+def _row_head(
+    head: str, tail: list[str], values: list[float], cols: _Columns, path: str | None, number: int
+) -> tuple[str, str, str, list[float]]:
+    """Label, module and span of a row, and its numbers (``values`` when they parsed)."""
+    try:
+        if not values:
+            raise ValueError
+        label, module, src = cols.split(head)
+    except ValueError:
+        # Before GHC 8 a long module name and a 6-digit id could run together.
+        m = _ID_RUN_IN.match(tail[0])
+        if cols.src is not None or m is None or not head.strip():
+            raise _error(path, number, _BAD_ROW) from None
+        try:
+            values = [float(m.group(2))] + [_number(w) for w in tail[1:]]
+        except ValueError:
+            raise _error(path, number, _BAD_ROW) from None
+        label, module, src = head.strip(), m.group(1), ""
+    except IndexError:
+        raise _error(path, number, "a call-tree row without label and module") from None
+    return label, module, src, values
 
 
 def _parse_tree(
     lines: Iterator[tuple[int, str, bool]], cols: _Columns, header_line: int, path: str | None
-) -> tuple[CallNode, bool, str | None]:
-    stack: list[CallNode] = []
-    root: CallNode | None = None
-    base = 0
+) -> tuple[CallTree, bool, str | None]:
+    tree = CallTreeBuilder(exact=cols.exact, counts=False)
+    # A row's text left of its numbers (indentation, label, module, span) repeats wherever the
+    # cost centre is called at that depth: split it once.
+    heads: dict[str, tuple[CostCentre, int]] = {}
+    open_rows = 0  # rows on the path from the root to the last row
+    base = -1
     complete, note = True, None
     for number, text, ended in lines:
         if not ended:
@@ -205,7 +250,7 @@ def _parse_tree(
             complete, note = False, f"the report ends inside line {number}; that row is left out"
             break
         if not text.strip():
-            if root is not None:
+            if base >= 0:
                 break
             continue
         parts = text.rsplit(None, cols.numeric)
@@ -213,23 +258,20 @@ def _parse_tree(
             raise _error(path, number, "a call-tree row with too few columns")
         head, tail = parts[0], parts[1:]
         try:
-            values = [_number(w) for w in tail]
-            label, module, src = cols.split(head)
+            values = _numbers(tail)
         except ValueError:
-            # Before GHC 8 a long module name and a 6-digit id could run together.
-            m = _ID_RUN_IN.match(tail[0])
-            if cols.src is not None or m is None or not head.strip():
-                raise _error(path, number, _BAD_ROW) from None
-            try:
-                values = [float(m.group(2))] + [_number(w) for w in tail[1:]]
-            except ValueError:
-                raise _error(path, number, _BAD_ROW) from None
-            label, module, src = head.strip(), m.group(1), ""
-        except IndexError:
-            raise _error(path, number, "a call-tree row without label and module") from None
-        depth = len(head) - len(head.lstrip(" "))
+            values = []
+        known = heads.get(head) if values else None
+        if known is None:
+            label, module, src, values = _row_head(head, tail, values, cols, path, number)
+            is_caf = label == "CAF" or label.startswith("CAF:")
+            known = (CostCentre(label, module, src, is_caf), len(head) - len(head.lstrip(" ")))
+            if len(heads) >= _HEADS_KEPT:
+                heads.clear()
+            heads[head] = known
+        cc, depth = known
         node = CallNode(
-            cc=CostCentre(label, module, src, is_caf=label == "CAF" or label.startswith("CAF:")),
+            cc=cc,
             number=int(values[0]),
             entries=int(values[1]),
             individual_time=values[2],
@@ -239,17 +281,17 @@ def _parse_tree(
             ticks=int(values[6]) if cols.exact else None,
             alloc=int(values[7]) if cols.exact and len(values) > 7 else None,
         )
-        if root is None:
-            root, stack, base = node, [node], depth
-            continue
-        level = depth - base
-        if level < 1:
-            raise _error(path, number, "a second root in the call tree")
-        if level > len(stack):
-            raise _error(path, number, "a call-tree row indented past its parent")
-        del stack[level:]
-        stack[-1].children.append(node)
-        stack.append(node)
-    if root is None:
+        if base < 0:
+            base = depth
+            level = 0
+        else:
+            level = depth - base
+            if level < 1:
+                raise _error(path, number, "a second root in the call tree")
+            if level > open_rows:
+                raise _error(path, number, "a call-tree row indented past its parent")
+        tree.add(level, node)
+        open_rows = level + 1
+    if base < 0:
         raise _error(path, header_line, "the call tree has no rows")
-    return root, complete, note
+    return tree.finish(), complete, note

@@ -15,11 +15,14 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
+
+import ijson
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
+from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 
 # A string field of a cost centre, up to the key that GHC always writes after it.
@@ -193,78 +196,239 @@ def read_prof_json(
     source: str | os.PathLike[str] | IO[bytes], name: str | None = None
 ) -> CostCentreProfile:
     """Read a ``-pj`` report into the shared cost-centre model; ``name`` is the stream's name
-    in messages."""
+    in messages.
+
+    The report is parsed as a stream of JSON events, the call tree going node by node into a
+    :class:`~halvm_prof.formats.calltree.CallTreeBuilder`, so memory follows the cost centres and
+    the kept part of the tree, not the file. A file that is not plain JSON (GHC's unescaped
+    quotes, a number GHC never writes, keys out of GHC's order) is read again whole, by the
+    repairing reader that names the line at fault.
+    """
     if isinstance(source, str | os.PathLike):
         with open_input(source) as stream:
             return read_prof_json(stream, os.fspath(source))
     given = getattr(source, "name", None)
     path = name or (os.fspath(given) if isinstance(given, str | os.PathLike) else None)
-    data = _loads(source.read().decode("utf-8", "replace"), path)
+    tee = _Tee(source)
+    try:
+        return _read_streaming(tee, path)
+    except (_NotStreamable, ijson.JSONError):
+        pass
+    text = tee.replay(path)
+    return _profile(_loads(text.decode("utf-8", "replace"), path), path)
+
+
+#: Bytes of a stream kept while it is parsed, so a file that needs the repairing reader can be
+#: read again without seeking (a pipe): the files that need it are small.
+_KEEP = 64 << 20
+
+
+class _NotStreamable(Exception):
+    """The streaming parse cannot go on; the whole-file reader decides."""
+
+
+class _Tee:
+    """A stream that remembers what was read from it (up to :data:`_KEEP` bytes)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        try:
+            self.start: int | None = stream.tell() if stream.seekable() else None
+        except (OSError, ValueError):
+            self.start = None
+        # A file is read again from where it started; only a pipe's bytes need keeping.
+        self.kept: bytearray | None = bytearray() if self.start is None else None
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        if self.kept is not None:
+            if len(self.kept) + len(data) > _KEEP:
+                self.kept = None
+            else:
+                self.kept += data
+        return data
+
+    def replay(self, path: str | None) -> bytes:
+        """The whole input again."""
+        if self.start is not None:
+            self.stream.seek(self.start)
+            return self.stream.read()
+        if self.kept is None:
+            raise FormatError(
+                "is not plain JSON and too large to read twice from a pipe",
+                path=path,
+                hint="give the report as a file",
+            )
+        return bytes(self.kept) + self.stream.read()
+
+
+_SCALARS = frozenset({"null", "boolean", "integer", "double", "number", "string"})
+_NODE_FIELDS = ("id", "entries", "alloc", "ticks")
+
+
+def _check_number(value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotStreamable
+    if isinstance(value, int) and not -(1 << 64) < value < 1 << 64:
+        raise _NotStreamable
+
+
+def _read_streaming(stream: _Tee, path: str | None) -> CostCentreProfile:
+    """The report from JSON events: GHC's keys in GHC's order, ``profile`` last."""
+    events = ijson.basic_parse(stream, use_float=True)
+    if next(events, (None, None))[0] != "start_map":
+        raise _NotStreamable
+    fields: dict[str, Any] = {}
+    centres: dict[int, CostCentre] | None = None
+    tree: CallTree | None = None
+    for event, key in events:
+        if event == "end_map":
+            break
+        if event != "map_key":
+            raise _NotStreamable
+        if key == "profile":
+            if centres is None:
+                raise _NotStreamable
+            tree = _stream_tree(events, centres)
+        elif key == "cost_centres":
+            centres = _centres(_value(events))
+        else:
+            fields[key] = _value(events)
+    if tree is None or next(events, None) is not None:
+        raise _NotStreamable
+    return _profile_of(fields, tree, path)
+
+
+def _value(events: Iterator[tuple[str, Any]]) -> Any:
+    """The next whole JSON value (small: a header field or the cost-centre list)."""
+    builder = ijson.ObjectBuilder()
+    depth = 0
+    for event, value in events:
+        if event in _SCALARS:
+            _check_number(value)
+        builder.event(event, value)
+        if event in ("start_map", "start_array"):
+            depth += 1
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+        if depth == 0:
+            return builder.value
+    raise _NotStreamable
+
+
+def _centres(raw: Any) -> dict[int, CostCentre]:
+    try:
+        return {
+            cc["id"]: CostCentre(cc["label"], cc["module"], cc["src_loc"], bool(cc["is_caf"]))
+            for cc in raw
+        }
+    except (KeyError, TypeError) as e:
+        raise _NotStreamable from e
+
+
+def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentre]) -> CallTree:
+    """The call tree, node by node: a node goes to the builder when its ``children`` begin."""
+    builder = CallTreeBuilder(exact=True, counts=True)
+    # Per open node: its scalar fields so far, or None once it went to the builder.
+    stack: list[dict[str, Any] | None] = []
+    key: str | None = None
+
+    def emit() -> None:
+        raw = stack[-1]
+        if raw is None:
+            return
+        try:
+            node = CallNode(
+                cc=centres[raw["id"]],
+                number=int(raw["id"]),
+                entries=int(raw["entries"]),
+                ticks=int(raw["ticks"]),
+                alloc=int(raw["alloc"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise _NotStreamable from e
+        builder.add(len(stack) - 1, node)
+        stack[-1] = None
+
+    for event, value in events:
+        if event == "map_key":
+            key = value
+            if key == "children":
+                emit()
+        elif event == "start_map":
+            stack.append({})
+        elif event == "end_map":
+            emit()
+            stack.pop()
+            if not stack:
+                return builder.finish()
+        elif event in ("start_array", "end_array"):
+            if key != "children":
+                raise _NotStreamable
+        else:
+            _check_number(value)
+            raw = stack[-1] if stack else None
+            if raw is None or key not in _NODE_FIELDS:
+                raise _NotStreamable
+            raw[key] = value
+    raise _NotStreamable
+
+
+def _profile(data: Any, path: str | None) -> CostCentreProfile:
+    """The report from its parsed JSON (the whole-file reader)."""
     try:
         centres = {
             cc["id"]: CostCentre(cc["label"], cc["module"], cc["src_loc"], bool(cc["is_caf"]))
             for cc in data["cost_centres"]
         }
-        root = _tree(data["profile"], centres)
+        builder = CallTreeBuilder(exact=True, counts=True)
+        top = data["profile"]
+        pending: list[tuple[int, dict[str, Any]]] = [(0, top)]
+        while pending:
+            depth, raw = pending.pop()
+            builder.add(
+                depth,
+                CallNode(
+                    cc=centres[raw["id"]],
+                    number=int(raw["id"]),
+                    entries=int(raw["entries"]),
+                    ticks=int(raw["ticks"]),
+                    alloc=int(raw["alloc"]),
+                ),
+            )
+            pending.extend((depth + 1, c) for c in reversed(raw.get("children", [])))
+        fields = {k: v for k, v in data.items() if k not in ("cost_centres", "profile")}
+        return _profile_of(fields, builder.finish(), path)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _bad_field(e, path) from e
+
+
+def _bad_field(e: Exception, path: str | None) -> FormatError:
+    return FormatError(
+        f"not a GHC -pj report: missing or bad field {e}",
+        path=path,
+        hint="is this a `+RTS -pj` report?",
+    )
+
+
+def _profile_of(data: dict[str, Any], tree: CallTree, path: str | None) -> CostCentreProfile:
+    try:
         args = list(data.get("arguments", []))
-        tree_ticks, tree_alloc = _percentages(root)
         return CostCentreProfile(
             program=str(data.get("program", "")),
             arguments=args[1:],
             rts_arguments=list(data.get("rts_arguments", [])),
             date=str(data.get("end_time", "")),
             total_time=float(data.get("total_time", 0.0)),
-            total_ticks=int(data.get("total_ticks", tree_ticks)),
+            total_ticks=int(data.get("total_ticks", tree.ticks)),
             tick_interval_us=int(data.get("tick_interval", 0)),
             processors=max(1, int(data.get("initial_capabilities", 1) or 1)),
-            total_alloc=int(data.get("total_alloc", tree_alloc)),
-            root=root,
+            total_alloc=int(data.get("total_alloc", tree.alloc)),
+            root=tree.root,
             format="json",
+            totals=tree.totals,
+            calls=tree.calls,
+            folded_calls=tree.folded,
         )
     except (KeyError, TypeError, ValueError) as e:
-        raise FormatError(
-            f"not a GHC -pj report: missing or bad field {e}",
-            path=path,
-            hint="is this a `+RTS -pj` report?",
-        ) from e
-
-
-def _tree(top: dict[str, Any], centres: dict[int, CostCentre]) -> CallNode:
-    """Build the call tree iteratively (deep recursion would overflow the stack), then sum."""
-
-    def make(raw: dict[str, Any]) -> CallNode:
-        return CallNode(
-            cc=centres[raw["id"]],
-            number=int(raw["id"]),
-            entries=int(raw["entries"]),
-            ticks=int(raw["ticks"]),
-            alloc=int(raw["alloc"]),
-        )
-
-    root = make(top)
-    pending = [(root, top)]
-    while pending:
-        node, raw = pending.pop()
-        for child_raw in raw.get("children", []):
-            child = make(child_raw)
-            node.children.append(child)
-            pending.append((child, child_raw))
-    return root
-
-
-def _percentages(root: CallNode) -> tuple[int, int]:
-    """Fill individual and inherited percentages; return the tree's total ticks and alloc."""
-    order = [node for _, node in root.walk()]
-    inherited: dict[int, tuple[int, int]] = {}
-    for node in reversed(order):
-        ticks = (node.ticks or 0) + sum(inherited[id(c)][0] for c in node.children)
-        alloc = (node.alloc or 0) + sum(inherited[id(c)][1] for c in node.children)
-        inherited[id(node)] = (ticks, alloc)
-    total_ticks, total_alloc = inherited[id(root)]
-    for node in order:
-        ticks, alloc = inherited[id(node)]
-        node.individual_time = 100.0 * (node.ticks or 0) / total_ticks if total_ticks else 0.0
-        node.individual_alloc = 100.0 * (node.alloc or 0) / total_alloc if total_alloc else 0.0
-        node.inherited_time = 100.0 * ticks / total_ticks if total_ticks else 0.0
-        node.inherited_alloc = 100.0 * alloc / total_alloc if total_alloc else 0.0
-    return total_ticks, total_alloc
+        raise _bad_field(e, path) from e

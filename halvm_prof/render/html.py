@@ -23,6 +23,7 @@ from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap import HeapAccumulator
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import atomic_write, display_name
+from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -159,13 +160,10 @@ class HeapSection:
     bands: tuple[BandRow, ...]
     kind: Literal["heap"] = "heap"
     #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
-    folded: str | None = None
+    limit_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = plain(self)
-        if data["folded"] is None:
-            del data["folded"]  # the usual case keeps its JSON as it was
-        return data
+        return _without_limit_note(plain(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +224,18 @@ class ProfSection:
     folded: tuple[CostCentreRow, ...]
     tree: tuple[TreeNode, ...]
     kind: Literal["prof"] = "prof"
+    #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
+    limit_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return plain(self)  # type: ignore[no-any-return]
+        return _without_limit_note(plain(self))
+
+
+def _without_limit_note(data: dict[str, Any]) -> dict[str, Any]:
+    """A section's JSON; without ``limit_note`` when nothing was folded, as it was before."""
+    if data["limit_note"] is None:
+        del data["limit_note"]
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +328,7 @@ class HeapSectionBuilder:
                 )
                 for s in stats
             ),
-            folded=folded_bands_note() if folded else None,
+            limit_note=folded_bands_note() if folded else None,
         )
 
 
@@ -441,6 +448,9 @@ def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
         table=tuple(r for r in rows if not r.empty),
         folded=tuple(r for r in rows if r.empty),
         tree=_tree(profile),
+        limit_note=folded_calls_note(profile.calls, profile.folded_calls)
+        if profile.folded_calls
+        else None,
     )
 
 

@@ -1,0 +1,268 @@
+"""A cost-centre call tree built from its nodes in pre-order, with memory bounded by a budget.
+
+Both report readers (text ``-p``/``-P`` and ``-pj`` JSON) hand their call-tree nodes to
+:class:`CallTreeBuilder` one at a time, parents before children, each with its depth. The builder
+keeps per-cost-centre totals (:class:`~halvm_prof.model.CostCentreTotals`) exactly over every
+node, and keeps at most about :data:`MAX_CALLS` nodes of the tree itself: when a tree grows past
+that, the lightest finished subtrees (least inherited time and allocation) are folded, each into
+one ``(other calls)`` child of its parent that sums them. Real reports have hundreds to tens of
+thousands of calls and are kept whole; a 500,000-row report costs what 20,000 do.
+
+A ``-pj`` report gives counts (ticks, bytes) per node, not percentages; the builder sums them
+upwards as subtrees finish, and turns every kept figure into GHC's percentages of the tree's total
+at the end, as a text report prints them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from halvm_prof.model import CallNode, CostCentre, CostCentreTotals
+
+#: Call-tree nodes kept before the lightest finished subtrees are folded.
+MAX_CALLS = 20_000
+#: The cost centre of a node that sums folded subtrees.
+OTHER_CALLS = CostCentre("(other calls)", "", "")
+
+_Key = tuple[str, str, str]
+
+
+def folded_calls_note(calls: int | None, folded: int) -> str:
+    """What a report says when part of a call tree was folded."""
+    return (
+        f"the call tree shows {(calls or 0) - folded:,} of its {calls or 0:,} calls: the "
+        f"lightest were summed in {OTHER_CALLS.label!r} nodes (the table counts every call)"
+    )
+
+
+class TotalsAccumulator:
+    """Per-cost-centre totals over nodes given in pre-order with their depth.
+
+    A node's individual figures count for its cost centre always; its inherited figures only when
+    no ancestor has the same cost centre (:meth:`enter` tells which), so recursion is not counted
+    twice. Inherited figures may be given later, once a subtree is finished (:meth:`inherit`).
+    """
+
+    def __init__(self, exact: bool) -> None:
+        self.exact = exact
+        self.totals: dict[_Key, CostCentreTotals] = {}
+        self._path: list[_Key] = []
+
+    def enter(self, depth: int, node: CallNode) -> bool:
+        """Count ``node``'s individual figures; whether it is the outermost call of its cost
+        centre on its path."""
+        path = self._path
+        del path[depth:]
+        cc = node.cc
+        key = (cc.label, cc.module, cc.src)
+        t = self.totals.get(key)
+        if t is None:
+            t = self.totals[key] = CostCentreTotals(cc.label, cc.module, cc.src)
+            if self.exact:
+                t.ticks, t.alloc = 0, 0
+        t.nodes += 1
+        t.entries += node.entries
+        t.individual_time += node.individual_time
+        t.individual_alloc += node.individual_alloc
+        if self.exact:
+            t.ticks = (t.ticks or 0) + (node.ticks or 0)
+            t.alloc = (t.alloc or 0) + (node.alloc or 0)
+        outermost = key not in path
+        path.append(key)
+        return outermost
+
+    def inherit(self, node: CallNode) -> None:
+        """Count ``node``'s inherited figures (for an outermost call)."""
+        cc = node.cc
+        t = self.totals[cc.label, cc.module, cc.src]
+        t.inherited_time += node.inherited_time
+        t.inherited_alloc += node.inherited_alloc
+
+    def result(self) -> list[CostCentreTotals]:
+        """The totals in order of first appearance; ``site`` set where a label and module name
+        several cost centres."""
+        names = Counter((label, module) for label, module, _ in self.totals)
+        for (label, module, src), t in self.totals.items():
+            if names[label, module] > 1:
+                t.site = src
+        return list(self.totals.values())
+
+
+def totals_of_tree(root: CallNode) -> list[CostCentreTotals]:
+    """Per-cost-centre totals of a whole tree already in memory."""
+    acc = TotalsAccumulator(root.ticks is not None)
+    for depth, node in root.walk():
+        if acc.enter(depth, node):
+            acc.inherit(node)
+    return acc.result()
+
+
+@dataclass(slots=True)
+class _Kept:
+    node: CallNode
+    parent: CallNode | None
+    order: int
+    outermost: bool
+    weight: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CallTree:
+    """What :meth:`CallTreeBuilder.finish` gives: the kept tree, exact totals, and counts."""
+
+    root: CallNode
+    totals: list[CostCentreTotals]
+    #: Nodes the report's tree holds.
+    calls: int
+    #: Of those, nodes folded into ``(other calls)`` nodes.
+    folded: int
+    #: Ticks and bytes over the whole tree (nodes with counts, ``-pj``), else 0.
+    ticks: int = 0
+    alloc: int = 0
+
+
+class CallTreeBuilder:
+    """Build a call tree from ``(depth, node)`` pairs in pre-order (``node`` without children).
+
+    ``counts``: the nodes carry ticks and bytes but no percentages (``-pj``); the builder sums
+    them and sets the percentages at :meth:`finish`. Otherwise (a text report) the percentages
+    are the report's own.
+    """
+
+    def __init__(self, *, exact: bool, counts: bool, budget: int = MAX_CALLS) -> None:
+        self.counts = counts
+        self.budget = max(2, budget)
+        self.calls = 0
+        self.folded = 0
+        self._totals = TotalsAccumulator(exact)
+        self._root: CallNode | None = None
+        self._open: list[_Kept] = []  # the path from the root to the last node given
+        self._finished: list[_Kept] = []  # kept nodes whose subtree is complete
+        self._others: dict[int, CallNode] = {}  # id(parent) -> its (other calls) child
+        self._kept = 0
+        # Sums of the individual figures so far: they weigh time against allocation.
+        self._seen_time = 0.0
+        self._seen_alloc = 0.0
+
+    def add(self, depth: int, node: CallNode) -> None:
+        """Take the next node; ``depth`` 0 is the root, and a node's parent is the last node
+        given at ``depth - 1``."""
+        if depth > len(self._open) or (depth == 0 and self._root is not None):
+            raise ValueError(f"a node at depth {depth} has no parent")
+        self._close_to(depth)
+        if self.counts:
+            node.inherited_time = float(node.ticks or 0)
+            node.inherited_alloc = float(node.alloc or 0)
+            self._seen_time += node.inherited_time
+            self._seen_alloc += node.inherited_alloc
+        else:
+            self._seen_time += node.individual_time
+            self._seen_alloc += node.individual_alloc
+        outermost = self._totals.enter(depth, node)
+        parent = self._open[-1].node if self._open else None
+        if parent is None:
+            self._root = node
+        else:
+            parent.children.append(node)
+        self._open.append(_Kept(node, parent, self.calls, outermost))
+        self.calls += 1
+        self._kept += 1
+        if self._kept > self.budget:
+            self._prune()
+
+    def _close_to(self, depth: int) -> None:
+        """Finish the open nodes at ``depth`` and below."""
+        while len(self._open) > depth:
+            rec = self._open.pop()
+            node = rec.node
+            if self.counts and rec.parent is not None:
+                # A subtree's counts are summed upwards as it finishes.
+                rec.parent.inherited_time += node.inherited_time
+                rec.parent.inherited_alloc += node.inherited_alloc
+            if rec.outermost:
+                self._totals.inherit(node)
+            self._finished.append(rec)
+
+    def _prune(self) -> None:
+        """Fold the lightest finished subtrees until half the budget is kept."""
+        finished = self._finished
+        time = self._seen_time or 1.0
+        alloc = self._seen_alloc or 1.0
+        for r in finished:
+            r.weight = r.node.inherited_time / time + r.node.inherited_alloc / alloc
+        # Heaviest first. A parent is never lighter than its child and comes first in
+        # pre-order, so what is kept is always closed under "parent of".
+        finished.sort(key=lambda r: (-r.weight, r.order))
+        keep = max(0, self.budget // 2 - len(self._open))
+        drop = finished[keep:]
+        del finished[keep:]
+        dropped = {id(r.node) for r in drop}
+        for r in drop:
+            other = self._others.pop(id(r.node), None)
+            if other is not None:
+                dropped.add(id(other))
+        for r in drop:
+            if r.parent is not None and id(r.parent) not in dropped:
+                self._fold_into_other(r.parent, r.node)
+        for r in [*finished, *self._open]:
+            children = r.node.children
+            if children and any(id(c) in dropped for c in children):
+                r.node.children = [c for c in children if id(c) not in dropped]
+        self._kept = len(finished) + len(self._open)
+
+    def _fold_into_other(self, parent: CallNode, node: CallNode) -> None:
+        """Sum the finished subtree of ``node`` into ``parent``'s ``(other calls)`` child."""
+        exact = node.ticks is not None
+        other = self._others.get(id(parent))
+        if other is None:
+            other = self._others[id(parent)] = CallNode(
+                OTHER_CALLS, 0, 0, ticks=0 if exact else None, alloc=0 if exact else None
+            )
+            parent.children.append(other)
+        for _, n in node.walk():
+            if n.cc is not OTHER_CALLS:
+                self.folded += 1
+            other.entries += n.entries
+            if exact:
+                other.ticks = (other.ticks or 0) + (n.ticks or 0)
+                other.alloc = (other.alloc or 0) + (n.alloc or 0)
+        other.inherited_time += node.inherited_time
+        other.inherited_alloc += node.inherited_alloc
+        if not self.counts:
+            # The whole folded subtree is the other node's own cost.
+            other.individual_time += node.inherited_time
+            other.individual_alloc += node.inherited_alloc
+
+    def finish(self) -> CallTree:
+        """The tree, its exact totals, and how many nodes were folded."""
+        self._close_to(0)
+        root = self._root
+        if root is None:
+            raise ValueError("no call-tree node was given")
+        totals = self._totals.result()
+        if not self.counts:
+            return CallTree(root, totals, self.calls, self.folded)
+        _to_percentages(root, totals)
+        return CallTree(
+            root, totals, self.calls, self.folded, int(self._seen_time), int(self._seen_alloc)
+        )
+
+
+def _to_percentages(root: CallNode, totals: list[CostCentreTotals]) -> None:
+    """Counts to GHC's percentages of the tree's totals (``-pj``)."""
+    total_ticks, total_alloc = root.inherited_time, root.inherited_alloc
+
+    def share(value: float, total: float) -> float:
+        return 100.0 * value / total if total else 0.0
+
+    for _, node in root.walk():
+        node.individual_time = share(node.ticks or 0, total_ticks)
+        node.individual_alloc = share(node.alloc or 0, total_alloc)
+        node.inherited_time = share(node.inherited_time, total_ticks)
+        node.inherited_alloc = share(node.inherited_alloc, total_alloc)
+    for t in totals:
+        t.individual_time = share(t.ticks or 0, total_ticks)
+        t.individual_alloc = share(t.alloc or 0, total_alloc)
+        t.inherited_time = share(t.inherited_time, total_ticks)
+        t.inherited_alloc = share(t.inherited_alloc, total_alloc)
