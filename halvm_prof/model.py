@@ -125,7 +125,8 @@ class CostCentre:
 
     @property
     def name(self) -> str:
-        return f"{self.module}.{self.label}"
+        """``Module.label``; the label alone for a node without a module (``(other calls)``)."""
+        return f"{self.module}.{self.label}" if self.module else self.label
 
 
 @dataclass(slots=True)

@@ -401,7 +401,7 @@ def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
         nodes.append(
             TreeNode(
                 parent=parents[-1] if parents else -1,
-                name=f"{node.cc.module}.{node.cc.label}",
+                name=node.cc.name,
                 src=node.cc.src,
                 entries=node.entries,
                 it=node.individual_time,

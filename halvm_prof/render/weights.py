@@ -41,7 +41,5 @@ def is_exact(profile: CostCentreProfile) -> bool:
 
 
 def frame_name(node: CallNode) -> str:
-    # perf's synthetic stacks (categories, packages, spans) have no module
-    if not node.cc.module:
-        return node.cc.label
-    return f"{node.cc.module}.{node.cc.label}"
+    # perf's synthetic stacks (categories, packages, spans) and (other calls) have no module.
+    return node.cc.name
