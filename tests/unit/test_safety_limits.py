@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from halvm_prof.analysis.heap import accumulate, top_bands
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.cli import cli
+from halvm_prof.formats.calltree import MAX_CALLS
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.source import open_source
 from halvm_prof.model import MAX_BANDS, folded_bands_note
@@ -77,3 +79,33 @@ def test_summary_and_report_of_more_bands_than_kept_say_what_was_folded(tmp_path
     page = html.read_text()
     assert folded_bands_note().replace("'", "&#39;") in page
     assert f'band{MAX_BANDS + 1}"' not in page and 'band0"' in page
+
+
+def test_a_report_of_more_calls_than_kept_folds_the_lightest_and_says_so(tmp_path: Path) -> None:
+    lines = (CORPUS / "leaky-hc.prof").read_text().split("\n")
+    at = max(i for i, line in enumerate(lines) if line.startswith("COST CENTRE"))
+    rows = [
+        "MAIN MAIN <built-in> 1 0 0.0 0.0 100.0 100.0",
+        " heavy Main x.hs:1:1 2 1 50.0 50.0 50.0 50.0",
+    ]
+    n = MAX_CALLS + 5_000
+    rows += [
+        f"  f{i % 300} M{i % 300 % 7} x.hs:{i % 300}:1 {i + 10} 1 0.0 0.1 0.0 0.1" for i in range(n)
+    ]
+    prof = tmp_path / "wide.prof"
+    prof.write_text("\n".join([*lines[: at + 2], *rows]) + "\n")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["summary", str(prof), "--json"])
+    assert out.exit_code == 0, out.stderr
+    assert json.loads(out.stdout)["tree_nodes"] == n + 2
+    html = tmp_path / "wide.html"
+    out = runner.invoke(cli, ["report", str(prof), "-o", str(html)])
+    assert out.exit_code == 0, out.stderr
+    assert f"of its {n + 2:,} calls" in html.read_text()
+    folded = tmp_path / "wide.folded"
+    out = runner.invoke(
+        cli, ["export", str(prof), "--to", "folded", "--weight", "alloc", "-o", str(folded)]
+    )
+    assert out.exit_code == 0, out.stderr
+    stacks = folded.read_text().splitlines()
+    assert any("(other calls)" in s for s in stacks) and len(stacks) <= MAX_CALLS + 10
