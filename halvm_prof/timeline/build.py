@@ -107,11 +107,12 @@ class _Thread:
         self.created_cap: int | None = None
         self.run_time = 0
         self.runs = 0
-        self.stops: dict[int, int] = {}
-        self.waited: dict[int, int] = {}
+        # Made on first use: a log may create (and label) many threads that never run.
+        self.stops: dict[int, int] | None = None
+        self.waited: dict[int, int] | None = None
         self.last_stop: tuple[int, int] | None = None
         self.migrations = 0
-        self.caps: set[int] = set()
+        self.caps: set[int] | None = None
         self.finished: int | None = None
 
 
@@ -251,9 +252,13 @@ class TimelineBuilder:
         c.runs += 1
         th = self._thread(thread)
         th.runs += 1
+        if th.caps is None:
+            th.caps = set()
         th.caps.add(cap)
         if th.last_stop is not None:
             status, at = th.last_stop
+            if th.waited is None:
+                th.waited = {}
             th.waited[status] = th.waited.get(status, 0) + max(0, t - at)
             th.last_stop = None
 
@@ -262,6 +267,8 @@ class TimelineBuilder:
         if c.run_open is not None and c.run_open[1] == thread:
             self._close_run(c, t, status)
         th = self._thread(thread)
+        if th.stops is None:
+            th.stops = {}
         th.stops[status] = th.stops.get(status, 0) + 1
         if status == FINISHED:
             th.finished = t
@@ -560,7 +567,7 @@ class TimelineBuilder:
         )
 
     def _thread_record(self, th: _Thread, end: int) -> ThreadRecord:
-        waited = dict(th.waited)
+        waited = dict(th.waited or {})
         cut = False
         if th.last_stop is not None:
             status, at = th.last_stop
@@ -569,11 +576,12 @@ class TimelineBuilder:
             if c.run_open is not None and c.run_open[1] == th.thread:
                 cut = True
         stops = tuple(
-            ThreadStop(s, stop_reason(s), n, waited.get(s, 0)) for s, n in sorted(th.stops.items())
+            ThreadStop(s, stop_reason(s), n, waited.get(s, 0))
+            for s, n in sorted((th.stops or {}).items())
         )
         return ThreadRecord(
             th.thread, th.label, th.created, th.created_cap, th.run_time, th.runs, stops,
-            th.migrations, tuple(sorted(th.caps)), th.finished, cut,
+            th.migrations, tuple(sorted(th.caps or ())), th.finished, cut,
         )  # fmt: skip
 
     def _counter_totals(self) -> SparkTotals:
