@@ -329,14 +329,14 @@ def _centres(raw: Any) -> dict[int, CostCentre]:
 def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentre]) -> CallTree:
     """The call tree, node by node: a node goes to the builder when its ``children`` begin."""
     builder = CallTreeBuilder(exact=True, counts=True)
-    # Per open node: its scalar fields so far, or None once it went to the builder.
-    stack: list[dict[str, Any] | None] = []
+    add = builder.add
+    # The scalar fields of the open node not yet given to the builder, and the open depth.
+    raw: dict[str, Any] | None = None
+    depth = -1
     key: str | None = None
+    limit = 1 << 64
 
-    def emit() -> None:
-        raw = stack[-1]
-        if raw is None:
-            return
+    def emit(raw: dict[str, Any], depth: int) -> None:
         try:
             node = CallNode(
                 cc=centres[raw["id"]],
@@ -347,30 +347,34 @@ def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentr
             )
         except (KeyError, TypeError, ValueError) as e:
             raise _NotStreamable from e
-        builder.add(len(stack) - 1, node)
-        stack[-1] = None
+        add(depth, node)
 
+    # Events in order of frequency: four numbers and five keys a node, then the brackets.
     for event, value in events:
-        if event == "map_key":
+        if event == "integer" or event == "number":
+            if raw is None or key not in _NODE_FIELDS or not -limit < value < limit:
+                raise _NotStreamable
+            raw[key] = value
+        elif event == "map_key":
             key = value
-            if key == "children":
-                emit()
+            if key == "children" and raw is not None:
+                emit(raw, depth)
+                raw = None
         elif event == "start_map":
-            stack.append({})
+            depth += 1
+            raw = {}
         elif event == "end_map":
-            emit()
-            stack.pop()
-            if not stack:
+            if raw is not None:
+                emit(raw, depth)
+                raw = None
+            depth -= 1
+            if depth < 0:
                 return builder.finish()
         elif event in ("start_array", "end_array"):
             if key != "children":
                 raise _NotStreamable
         else:
-            _check_number(value)
-            raw = stack[-1] if stack else None
-            if raw is None or key not in _NODE_FIELDS:
-                raise _NotStreamable
-            raw[key] = value
+            raise _NotStreamable  # a string, float or literal where GHC writes none
     raise _NotStreamable
 
 
