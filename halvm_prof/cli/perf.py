@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, emit, json_option
-from halvm_prof.errors import OutputError
+from halvm_prof.cli.common import check_output, echo_json, emit, force_option, json_option
 from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
 
 
@@ -89,8 +88,15 @@ def perf() -> None:
     type=click.Choice(sorted(EXPORTERS)),
     help=f"Format of --export, guessed from its suffix when missing: {formats_help()}.",
 )
+@force_option(replaces_files=True)
 def report(
-    binary: str, perf_data: str, as_json: bool, top: int, export_to: str | None, fmt: str | None
+    binary: str,
+    perf_data: str,
+    as_json: bool,
+    top: int,
+    export_to: str | None,
+    fmt: str | None,
+    force: bool,
 ) -> None:
     """Flat profile of PERF_DATA by function, source line, GHC source span and category.
 
@@ -100,14 +106,7 @@ def report(
     from halvm_prof.render.perf import format_perf_report
 
     if export_to:
-        from halvm_prof.fileio import same_file
-
-        if same_file(export_to, binary) or same_file(export_to, perf_data):
-            raise OutputError(
-                "is also an input; writing it would destroy that input",
-                path=export_to,
-                hint="choose another output name",
-            )
+        check_output(export_to, force=force, replaces_files=True, inputs=[binary, perf_data])
         fmt = fmt or guess_format(export_to)
     profile = perf_profile(perf_data, binary)
     if as_json:
@@ -149,6 +148,7 @@ def report(
     help="Write instead the eventlog's Perfetto trace with each sample as an instant on its "
     "capability's 'perf samples' track.",
 )
+@force_option(replaces_files=True)
 def merge(
     perf_data: str,
     eventlog: str,
@@ -156,12 +156,16 @@ def merge(
     as_json: bool,
     top: int,
     perfetto_out: str | None,
+    force: bool,
 ) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
     from halvm_prof.perf.merge import merge as run
     from halvm_prof.render.perf import format_perf_merge
 
     if perfetto_out is not None:
+        check_output(
+            perfetto_out, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary]
+        )
         _merge_to_perfetto(perf_data, eventlog, binary, perfetto_out)
         return
 
@@ -181,12 +185,10 @@ __all__ = ["perf", "record"]
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
     from halvm_prof.cli.common import open_input_source
-    from halvm_prof.cli.report import refuse_input_as_output
     from halvm_prof.fileio import atomic_write
     from halvm_prof.formats.source import EventlogSource
     from halvm_prof.render.perf_trace import write_perfetto_with_samples
 
-    refuse_input_as_output(output, [perf_data, eventlog, binary])
     with open_input_source(eventlog) as source:
         log = source.content
         if not isinstance(log, EventlogSource):

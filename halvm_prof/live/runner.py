@@ -163,7 +163,7 @@ class Run:
             with contextlib.suppress(FileNotFoundError):
                 fifo.unlink()
             os.mkfifo(fifo)
-            feed = TeeFeed(FifoFeed(fifo), open(self.saved_eventlog, "wb"))  # noqa: SIM115
+            feed = TeeFeed(FifoFeed(fifo), self._create(self.saved_eventlog))
             self.state.eventlog_follower = EventlogFollower(feed, types=EVENT_TYPES, caps=self.caps)
             flags += ["-l", f"-ol{fifo}"]
         if self.plan.flags:
@@ -180,6 +180,20 @@ class Run:
         self.state.program_running = True
         self.state.touch()
 
+    @staticmethod
+    def _create(path: Path) -> IO[bytes]:
+        """A saved copy, created new: the run grows it as the program writes, so it is never
+        a temporary file renamed at the end (what was saved must survive our own crash), and
+        "x" never replaces a file that appeared since start() looked."""
+        try:
+            return open(path, "xb")
+        except FileExistsError:
+            raise OutputError(
+                "already exists", path=path, hint="name a new run folder with --out"
+            ) from None
+        except OSError as e:
+            raise OutputError(f"cannot create it: {e.strerror}", path=path) from e
+
     # -- called after each poll ----------------------------------------------------------------
 
     def _open_hp(self) -> None:
@@ -189,7 +203,7 @@ class Run:
             return
         if self._old_hp is not None and (st.st_ino, st.st_mtime_ns) == self._old_hp:
             return  # still the file of an earlier run: GHC has not truncated it yet
-        feed = TeeFeed(FileFeed(self.hp_path), open(self.saved_hp, "wb"))  # noqa: SIM115
+        feed = TeeFeed(FileFeed(self.hp_path), self._create(self.saved_hp))
         self.state.heap_follower = HpFollower(feed)
 
     def tick(self) -> None:

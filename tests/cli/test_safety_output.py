@@ -21,10 +21,11 @@ from click.testing import CliRunner
 
 from halvm_prof.cli import cli
 from halvm_prof.fileio import atomic_write
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, DATA
 
 HP = CORPUS / "leaky-hc.hp"
 PROF = CORPUS / "leaky-hc.prof"
+PERF = DATA / "perf"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -68,6 +69,26 @@ def _writers(tmp_path: Path) -> dict[str, Callable[[Path], list[str | Path]]]:
         "extract": lambda out: ["extract", disk, "-o", out, "--force"],
         "convert-profile": lambda out: ["convert-profile", disk, out],
         "postmortem": lambda out: ["postmortem", "--hp-disk", disk, "-o", out],
+        "perf report": lambda out: [
+            "perf",
+            "report",
+            PERF / "work",
+            PERF / "work.perf.data",
+            "--export",
+            out,
+            "--to",
+            "folded",
+        ],
+        "perf merge": lambda out: [
+            "perf",
+            "merge",
+            PERF / "work.perf.data",
+            PERF / "work.eventlog",
+            "--binary",
+            PERF / "work",
+            "--perfetto",
+            out,
+        ],
         "xen-config": lambda out: [
             "xen-config",
             "--kernel",
@@ -96,7 +117,17 @@ def _invoke(args: list[str | Path]) -> tuple[int, str, str]:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
 @pytest.mark.parametrize(
-    "command", ["report", "export", "extract", "convert-profile", "postmortem", "xen-config"]
+    "command",
+    [
+        "report",
+        "export",
+        "extract",
+        "convert-profile",
+        "postmortem",
+        "xen-config",
+        "perf report",
+        "perf merge",
+    ],
 )
 def test_a_device_output_is_written_through_never_replaced(tmp_path: Path, command: str) -> None:
     node = tmp_path / "null"
@@ -168,7 +199,7 @@ def test_a_dangling_symlink_output_is_refused_as_cp_does(tmp_path: Path) -> None
     assert link.is_symlink()
 
 
-@pytest.mark.parametrize("command", ["report", "export", "postmortem"])
+@pytest.mark.parametrize("command", ["report", "export", "postmortem", "perf report", "perf merge"])
 def test_a_disk_holding_a_profile_is_never_replaced_without_force(
     tmp_path: Path, command: str
 ) -> None:
