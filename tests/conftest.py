@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,10 @@ settings.load_profile("halvm")
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
+
+# The symbol cache (halvm_prof.perf.symcache) of this test session, never the user's: tests
+# and the commands they start see the same fresh folder.
+os.environ["HALVM_PROF_CACHE"] = tempfile.mkdtemp(prefix="halvm-test-cache-")
 
 
 def in_ci() -> bool:

@@ -19,15 +19,16 @@ import struct
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
-
-from elftools.common.exceptions import ELFError
-from elftools.dwarf.die import DIE
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import NoteSection, SymbolTableSection
+from typing import IO, TYPE_CHECKING, Any
 
 from halvm_prof.errors import InputError
+from halvm_prof.perf import symcache
 from halvm_prof.perf.names import is_generated_label, parse_symbol
+
+# pyelftools is loaded only when a binary is read, not when its tables come from the cache.
+if TYPE_CHECKING:
+    from elftools.dwarf.die import DIE
+    from elftools.elf.sections import SymbolTableSection
 
 DW_TAG_GHC_SRC_NOTE = 0x5B00
 DW_AT_GHC_SPAN_FILE = 0x2B00
@@ -81,29 +82,95 @@ class Function:
 class ElfFile:
     """The symbols, line rows and source spans of one ELF file (executable or library)."""
 
+    loads: list[tuple[int, int, int]]
+    build_id: str | None
+    symbol_origin: str
+    symbol_count: int
+    has_dwarf: bool
+    _sym_start: list[int]
+    _sym_end: list[int]
+    _sym_name: list[str]
+    _procs: list[tuple[int, int, Function]]
+    _proc_starts: list[int]
+    _blocks: list[tuple[int, int, SourceSpan]]
+    _block_starts: list[int]
+    _rows: list[int]
+    _row_values: list[tuple[str, int] | None]
+
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
         try:
             self._stream: IO[bytes] = open(self.path, "rb")  # noqa: SIM115
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror}", path=self.path) from e
+        with self._stream:
+            cached = symcache.load(self.path)
+            if cached is not None and self._restore(cached):
+                return
+            from elftools.common.exceptions import ELFError
+            from elftools.elf.elffile import ELFFile
+
+            try:
+                self.elf = ELFFile(self._stream)
+                self._read()
+            except (ELFError, ValueError, KeyError, IndexError, AttributeError) as e:
+                raise InputError(
+                    f"is not a readable ELF file ({type(e).__name__}: {e})",
+                    path=self.path,
+                    hint="give the program's binary, built with ghc -g",
+                ) from e
+        symcache.save(self.path, self._tables())
+
+    # -- the symbol cache ----------------------------------------------------------------------
+
+    def _tables(self) -> dict[str, Any]:
+        """What :meth:`_read` found, as plain JSON data."""
+        return {
+            "loads": self.loads,
+            "build_id": self.build_id,
+            "origin": self.symbol_origin,
+            "syms": [self._sym_start, self._sym_end, self._sym_name],
+            "has_dwarf": self.has_dwarf,
+            "procs": [
+                [lo, hi, f.symbol, f.source_name, f.module, f.origin, f.package]
+                for lo, hi, f in self._procs
+            ],
+            "blocks": [
+                [lo, hi, b.file, b.start_line, b.start_col, b.end_line, b.end_col]
+                for lo, hi, b in self._blocks
+            ],
+            "rows": self._rows,
+            "row_values": self._row_values,
+        }
+
+    def _restore(self, t: dict[str, Any]) -> bool:
+        """Take the tables of :meth:`_tables` back; False when they are not what it wrote."""
         try:
-            self.elf = ELFFile(self._stream)
-            self._read()
-        except (ELFError, ValueError, KeyError, IndexError, AttributeError) as e:
-            self._stream.close()
-            raise InputError(
-                f"is not a readable ELF file ({type(e).__name__}: {e})",
-                path=self.path,
-                hint="give the program's binary, built with ghc -g",
-            ) from e
-        self._stream.close()
+            self.loads = [(int(a), int(b), int(c)) for a, b, c in t["loads"]]
+            build_id = t["build_id"]
+            self.build_id = None if build_id is None else str(build_id)
+            self.symbol_origin = str(t["origin"])
+            starts, ends, names = t["syms"]
+            self._sym_start, self._sym_end, self._sym_name = starts, ends, names
+            self.symbol_count = len(starts)
+            self.has_dwarf = bool(t["has_dwarf"])
+            self._procs = [(p[0], p[1], Function(*p[2:])) for p in t["procs"]]
+            self._proc_starts = [p[0] for p in self._procs]
+            self._blocks = [(b[0], b[1], SourceSpan(*b[2:])) for b in t["blocks"]]
+            self._block_starts = [b[0] for b in self._blocks]
+            self._rows = t["rows"]
+            self._row_values = [
+                (str(v[0]), int(v[1])) if v is not None else None for v in t["row_values"]
+            ]
+        except (KeyError, TypeError, ValueError):
+            return False
+        return len(ends) == len(starts) == len(names) and len(self._rows) == len(self._row_values)
 
     # -- reading -------------------------------------------------------------------------------
 
     def _read(self) -> None:
         elf = self.elf
-        self.loads: list[tuple[int, int, int]] = sorted(
+        self.loads = sorted(
             (int(s["p_offset"]), int(s["p_filesz"]), int(s["p_vaddr"]))
             for s in elf.iter_segments()
             if s["p_type"] == _PT_LOAD
@@ -111,17 +178,19 @@ class ElfFile:
         self.build_id = self._build_id()
         self._read_symbols()
         self.has_dwarf = False
-        self._procs: list[tuple[int, int, Function]] = []
-        self._proc_starts: list[int] = []
-        self._blocks: list[tuple[int, int, SourceSpan]] = []
-        self._block_starts: list[int] = []
-        self._rows: list[int] = []
-        self._row_values: list[tuple[str, int] | None] = []
+        self._procs = []
+        self._proc_starts = []
+        self._blocks = []
+        self._block_starts = []
+        self._rows = []
+        self._row_values = []
         if elf.has_dwarf_info() and elf.get_section_by_name(".debug_info") is not None:
             self.has_dwarf = True
             self._read_dwarf()
 
     def _build_id(self) -> str | None:
+        from elftools.elf.sections import NoteSection
+
         for sec in self.elf.iter_sections():
             if not isinstance(sec, NoteSection):
                 continue
@@ -131,6 +200,8 @@ class ElfFile:
         return None
 
     def _read_symbols(self) -> None:
+        from elftools.elf.sections import SymbolTableSection
+
         table = self.elf.get_section_by_name(".symtab")
         origin = "symtab"
         if not isinstance(table, SymbolTableSection):
@@ -162,8 +233,8 @@ class ElfFile:
         self.symbol_origin = origin
         addrs = sorted(starts)
         self._sym_start = addrs
-        self._sym_end: list[int] = []
-        self._sym_name: list[str] = []
+        self._sym_end = []
+        self._sym_name = []
         for i, a in enumerate(addrs):
             size, name = starts[a]
             end = a + size if size else (addrs[i + 1] if i + 1 < len(addrs) else a + 4096)

@@ -10,19 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from halvm_prof.errors import InputError
-from halvm_prof.formats.eventlog.events import Event
-from halvm_prof.formats.source import EventlogSource
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.chrome_trace import ChromeTraceWriter, write_chrome_trace
 from halvm_prof.render.folded import FoldedRenderer
-from halvm_prof.render.perfetto import PerfettoWriter, write_perfetto
 from halvm_prof.render.speedscope import SpeedscopeRenderer
 from halvm_prof.render.weights import Weight
-from halvm_prof.timeline.build import TimelineSink
-from halvm_prof.timeline.model import Timeline
+
+# The timeline exporters load their writers (and the eventlog reader) on use: `perf report`
+# and `export x.prof` need only the registry, and start-up is most of a small run's time.
+if TYPE_CHECKING:
+    from halvm_prof.formats.eventlog.events import Event
+    from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.timeline.build import TimelineSink
+    from halvm_prof.timeline.model import Timeline
+
+    class TimelineWriter(TimelineSink, Protocol):
+        def close(self, tl: Timeline) -> None: ...
 
 
 class Renderer(Protocol):
@@ -59,9 +64,6 @@ class TimelineExporter(Protocol):
         ...
 
 
-class TimelineWriter(TimelineSink, Protocol):
-    def close(self, tl: Timeline) -> None: ...
-
 
 @dataclass(frozen=True, slots=True)
 class PerfettoExporter:
@@ -70,9 +72,13 @@ class PerfettoExporter:
     description: str = "an eventlog's timeline as a Perfetto trace (ui.perfetto.dev)"
 
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
+        from halvm_prof.render.perfetto import write_perfetto
+
         return write_perfetto(events, out)
 
     def writer(self, out: IO[bytes]) -> TimelineWriter:
+        from halvm_prof.render.perfetto import PerfettoWriter
+
         return PerfettoWriter(out)
 
 
@@ -83,9 +89,13 @@ class ChromeTraceExporter:
     description: str = "an eventlog's timeline as Trace Event Format JSON (chrome://tracing)"
 
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
+        from halvm_prof.render.chrome_trace import write_chrome_trace
+
         return write_chrome_trace(events, out)
 
     def writer(self, out: IO[bytes]) -> TimelineWriter:
+        from halvm_prof.render.chrome_trace import ChromeTraceWriter
+
         return ChromeTraceWriter(out)
 
 

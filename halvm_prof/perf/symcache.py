@@ -1,0 +1,76 @@
+"""A cache of what :class:`~halvm_prof.perf.elf.ElfFile` reads from a binary.
+
+Reading a GHC binary's symbol table and DWARF with pyelftools takes tens of milliseconds to
+seconds (a large program's DWARF), every report again, while the binary rarely changes between
+reports. The tables are kept as JSON (data only: nothing in the cache can run code) in
+``$HALVM_PROF_CACHE``, else ``$XDG_CACHE_HOME/halvm-prof``, else ``~/.cache/halvm-prof``, one file
+per binary, named by its path, size, modification time and inode, so a rebuilt binary is read
+afresh. ``HALVM_PROF_CACHE=off`` turns the cache off. A cache that cannot be read or written is
+ignored: it only ever saves time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+#: Bumped whenever what is cached changes, so an old entry is never misread.
+FORMAT = 1
+#: Entries larger than this are not read (a damaged or foreign file must not cost memory).
+MAX_BYTES = 256 << 20
+
+
+def cache_dir() -> Path | None:
+    """Where entries live, or None when the cache is off."""
+    given = os.environ.get("HALVM_PROF_CACHE")
+    if given == "off":
+        return None
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "halvm-prof"
+
+
+def _entry(path: str) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = f"{FORMAT}\0{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
+    return folder / "symbols" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
+
+
+def load(path: str) -> dict[str, Any] | None:
+    """The tables cached for the binary at ``path``, or None."""
+    entry = _entry(path)
+    if entry is None:
+        return None
+    try:
+        with open(entry, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            return None
+        value = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) and value.get("format") == FORMAT else None
+
+
+def save(path: str, tables: dict[str, Any]) -> None:
+    """Keep ``tables`` for the binary at ``path`` (quietly skipped when that fails)."""
+    entry = _entry(path)
+    if entry is None:
+        return
+    from halvm_prof.fileio import atomic_write
+
+    with contextlib.suppress(Exception):
+        entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with atomic_write(entry, devices=False) as f:
+            json.dump({"format": FORMAT, **tables}, f, separators=(",", ":"))
