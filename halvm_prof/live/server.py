@@ -5,8 +5,12 @@ Routes: ``/`` the page, ``/snapshot.json`` the current :class:`~halvm_prof.live.
 :data:`MIN_PUSH_INTERVAL`; a viewer that falls behind gets only the newest, so a slow or
 vanished viewer holds nothing), ``/report`` the offline report ``run`` writes at the end.
 
-One task polls the followers every ``poll_interval`` seconds; viewers only read the state.
-With a token, every request must carry it (``?token=``); the page passes it on.
+One task polls the followers every ``poll_interval`` seconds, in a worker thread: reading and
+decoding a busy eventlog, or ``run`` writing its report when the program ends, never holds up
+the event loop, so the page and ``/snapshot.json`` answer at once whatever the source does.
+The worker publishes a :class:`~halvm_prof.live.state.Snapshot` after each poll; viewers read
+only that, never the state the worker changes. With a token, every request must carry it
+(``?token=``); the page passes it on.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from halvm_prof.errors import HalvmProfError
-from halvm_prof.live.state import LiveState
+from halvm_prof.live.state import LiveState, Snapshot
 from halvm_prof.render.live import render_live_page
 
 #: Seconds between two pushes to one viewer, at most.
@@ -49,9 +53,9 @@ class ServeError(HalvmProfError):
     """The server cannot start as asked."""
 
 
-def snapshot_json(state: LiveState) -> str:
-    """The snapshot as JSON: sorted keys, no NaN."""
-    return json.dumps(state.snapshot().to_dict(), sort_keys=True, allow_nan=False)
+def snapshot_json(snapshot: Snapshot) -> str:
+    """A snapshot as JSON: sorted keys, no NaN."""
+    return json.dumps(snapshot.to_dict(), sort_keys=True, allow_nan=False)
 
 
 class Hub:
@@ -80,31 +84,38 @@ class Hub:
         self.stopping = False
         self.viewers = 0
         self._changed: asyncio.Event | None = None
+        #: What viewers see: replaced (never changed) by the polling thread.
+        self.published: Snapshot = state.snapshot()
 
     def poll_once(self) -> None:
-        self.state.poll()
-        if self.tick is not None:
-            self.tick()
-        self.state.refresh_flags()
+        """Poll the followers, run ``tick``, and publish the snapshot (in the worker thread)."""
+        try:
+            self.state.poll()
+            if self.tick is not None:
+                # What the poll read is shown while the tick runs (`run` writes its report
+                # in the tick that sees the program end).
+                self.published = self.state.snapshot()
+                self.tick()
+            self.state.refresh_flags()
+        except Exception as e:
+            # The page says what went wrong and keeps what it has; the server stays up.
+            self.state.fail(f"{type(e).__name__}: {e}")
+        self.published = self.state.snapshot()
 
     async def run(self) -> None:
         self._changed = asyncio.Event()
         seen = -1
         while not self.stopping:
-            try:
-                self.poll_once()
-            except Exception as e:
-                # The page says what went wrong and keeps what it has; the server stays up.
-                self.state.fail(f"{type(e).__name__}: {e}")
-            if self.state.version != seen:
-                seen = self.state.version
+            await asyncio.to_thread(self.poll_once)
+            if self.published.version != seen:
+                seen = self.published.version
                 self._changed.set()
                 self._changed = asyncio.Event()
             await asyncio.sleep(self.poll_interval)
 
     async def wait_change(self, version: int, timeout: float) -> None:
-        """Return once the state is newer than ``version`` (or after ``timeout``)."""
-        if self.state.version != version or self._changed is None:
+        """Return once the published snapshot is newer than ``version`` (or after ``timeout``)."""
+        if self.published.version != version or self._changed is None:
             if self._changed is None:
                 await asyncio.sleep(min(timeout, self.poll_interval))
             return
@@ -133,7 +144,7 @@ def create_app(hub: Hub) -> Starlette:
         if not allowed(request):
             return refused()
         return Response(
-            snapshot_json(hub.state),
+            snapshot_json(hub.published),
             media_type="application/json",
             headers={"Cache-Control": "no-store"},
         )
@@ -148,10 +159,11 @@ def create_app(hub: Hub) -> Starlette:
                 version = -1
                 idle = 0.0
                 while not hub.stopping:
-                    if hub.state.version != version:
-                        version = hub.state.version
+                    snap = hub.published
+                    if snap.version != version:
+                        version = snap.version
                         idle = 0.0
-                        yield f"event: snapshot\ndata: {snapshot_json(hub.state)}\n\n"
+                        yield f"event: snapshot\ndata: {snapshot_json(snap)}\n\n"
                         await asyncio.sleep(MIN_PUSH_INTERVAL)
                         continue
                     await hub.wait_change(version, 0.5)
@@ -185,10 +197,10 @@ def create_app(hub: Hub) -> Starlette:
         try:
             yield
         finally:
+            # The poll under way (a worker thread cannot be cancelled) ends before the server
+            # does, so whatever stops the run next is alone with the state.
             hub.stopping = True
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await task
 
     return Starlette(
         routes=[

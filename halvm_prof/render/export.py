@@ -64,7 +64,6 @@ class TimelineExporter(Protocol):
         ...
 
 
-
 @dataclass(frozen=True, slots=True)
 class PerfettoExporter:
     name: str = "perfetto"

@@ -152,12 +152,6 @@ def test_two_viewers_see_the_same_run(
     browser.get("about:blank")
 
 
-@pytest.mark.xfail(
-    reason="known issue: under `run` with a busy eventlog the page's first snapshot can come "
-    "late, after the program has ended; followers and /snapshot.json gain data while it runs "
-    "(tests/unit/test_follow.py, tests/live/test_live_cli.py)",
-    strict=False,
-)
 def test_run_page_gains_points_while_the_program_runs(
     browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
 ) -> None:
@@ -170,3 +164,38 @@ def test_run_page_gains_points_while_the_program_runs(
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
     browser.get("about:blank")
+
+
+@pytest.mark.parametrize("censuses", [0, 1])
+def test_a_page_with_no_census_or_one_at_time_0_is_drawn_at_once(
+    browser: Any, tmp_path: Path, censuses: int
+) -> None:
+    # The first snapshots of every run hold no census, then one at time 0; an axis that
+    # started before 0 once froze the page for tens of seconds (the run test above failed
+    # whenever its first snapshot came that early).
+    hp = tmp_path / "prog.hp"
+    hp.write_text(
+        'JOB "prog"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+        + "BEGIN_SAMPLE 0.0\nMAIN\t4096\nEND_SAMPLE 0.0\n" * censuses
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", str(hp), "--no-open"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        start = time.monotonic()
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.snapshots > 0", timeout=20)
+        assert time.monotonic() - start < 5, "the page froze drawing its first snapshot"
+        assert browser.execute_script("return window.halvmLive.points") == censuses
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        browser.get("about:blank")

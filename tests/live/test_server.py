@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -179,3 +180,29 @@ def test_state_memory_is_bounded_per_source() -> None:
     snap = state.snapshot()
     assert snap.samples == 20 * MAX_POINTS
     assert snap.heap.times[-1] == pytest.approx((20 * MAX_POINTS - 1) * 0.1)
+
+
+def test_the_server_answers_while_a_poll_or_tick_takes_seconds(tmp_path: Path) -> None:
+    # `run` writes its report in the tick that sees the program end, and a busy eventlog takes
+    # a while to decode: both happen off the event loop, so viewers are answered meanwhile.
+    hub, path = _hub(tmp_path)
+    path.write_bytes((CORPUS / "leaky-hc.hp").read_bytes())
+    slow, busy, release = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_tick() -> None:
+        if slow.is_set() and not release.is_set():
+            busy.set()
+            release.wait(10)
+
+    hub.tick = slow_tick
+    with running(hub) as url:
+        get_json(url + "snapshot.json")  # serving
+        slow.set()
+        assert busy.wait(10)
+        start = time.monotonic()
+        for _ in range(5):
+            snap = get_json(url + "snapshot.json")
+        answered = time.monotonic() - start
+        release.set()
+        assert snap["samples"] > 0  # what the poll before the slow tick published
+        assert answered < 2, f"five snapshots took {answered:.1f} s while a tick ran"

@@ -22,11 +22,17 @@
   // value axes would stack x as well).
   const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
   const seconds = (v) => String(Number((v / 1000).toFixed(3)));
-  // One census has no extent: give the axis a second either side of it.
+  // A time axis over `times` (seconds); `null`: the axis follows the data. No census, or one,
+  // has no extent: the axis gets the second from the census's whole second on. (ECharts left
+  // to find the extent of no data, or given one that starts before 0, spends tens of seconds
+  // and gigabytes on ticks, and the page stops.)
   function xAxis(times) {
-    const one = times.length === 1 ? times[0] * 1000 : null;
-    return { type: "time", name: "s", min: one === null ? undefined : one - 1000,
-      max: one === null ? undefined : one + 1000,
+    let min, max;
+    if (times !== null && times.length < 2) {
+      min = times.length ? Math.floor(Math.max(0, times[0])) * 1000 : 0;
+      max = min + 1000;
+    }
+    return { type: "time", name: "s", min: min, max: max,
       axisLabel: { formatter: seconds, hideOverlap: true },
       axisPointer: { label: { formatter: (p) => seconds(p.value) + " s" } } };
   }
@@ -74,7 +80,7 @@
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis(g && g.heap_size.length ? [] : s.heap.times),
+      xAxis: xAxis(g && g.heap_size.length ? null : s.heap.times),
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
@@ -124,8 +130,24 @@
     drawStatus(s); drawHeap(s); drawGc(s); staleness();
   }
 
+  // Only the newest snapshot is drawn: a message just keeps its text, and one timer draws
+  // what is newest. A page that draws slower than snapshots come (a busy machine, a hidden
+  // tab) then falls behind by one drawing, never by a queue of them that would hold up
+  // everything else the page does.
+  let pending = null;
+  let drawing = false;
+  function drawNewest() {
+    drawing = false;
+    const data = pending;
+    pending = null;
+    if (data !== null) show(JSON.parse(data));
+  }
   const source = new EventSource("events" + q);
-  source.addEventListener("snapshot", (e) => { connected = true; show(JSON.parse(e.data)); });
+  source.addEventListener("snapshot", (e) => {
+    connected = true;
+    pending = e.data;
+    if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
+  });
   source.onopen = () => { connected = true; staleness(); };
   source.onerror = () => { connected = false; staleness(); };
   setInterval(staleness, 1000);

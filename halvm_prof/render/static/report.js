@@ -163,8 +163,10 @@
         legend: { type: "scroll", top: 0 },
         grid: { top: 55, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
-                 // One census has no extent: give it a millisecond either side.
-                 min: ms.length > 1 ? "dataMin" : ms[0] - 1, max: ms.length > 1 ? "dataMax" : ms[0] + 1,
+                 // One census has no extent: give it a millisecond either side, never before 0
+                 // (an ECharts time axis that starts before 0 spends seconds on its ticks).
+                 min: ms.length > 1 ? "dataMin" : Math.max(0, ms[0] - 1),
+                 max: ms.length > 1 ? "dataMax" : ms[0] + 1,
                  axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true },
                  axisPointer: { label: { formatter: (p) => unit(p.value) } } },
         yAxis: yAxis({ lo: -Infinity, hi: Infinity, shown: () => true }),
