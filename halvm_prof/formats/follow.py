@@ -62,6 +62,10 @@ _CAP_EVENTS = frozenset({CAP_CREATE, CAPSET_ASSIGN_CAP})
 #: Seconds without new bytes after which a file or disk counts as no longer written.
 QUIET_AFTER = 30.0
 
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
 # --- byte feeds -----------------------------------------------------------------------------
 
 
@@ -90,15 +94,42 @@ class FileFeed:
             raise InputError(f"cannot open: {e.strerror}", path=self.name) from e
         self._offset = 0
 
+    #: How many times the file was found rewritten from its start (see :meth:`read`).
+    restarts = 0
+
     def read(self) -> bytes:
         parts: list[bytes] = []
         for _ in range(_MAX_POLL_READS):
             data = os.pread(self._fd, READ_CHUNK, self._offset)
             if not data:
+                if not parts and self._rewritten():
+                    continue  # read the new file from its start
                 break
             self._offset += len(data)
             parts.append(data)
         return b"".join(parts)
+
+    def _rewritten(self) -> bool:
+        """Whether the file was truncated (shorter than what was read) or replaced by another
+        at its path since the last read, as a restarted program does; if so, start over."""
+        try:
+            mine = os.fstat(self._fd)
+            now = os.stat(self.name)
+        except OSError:
+            return False
+        if (now.st_ino, now.st_dev) != (mine.st_ino, mine.st_dev):
+            try:
+                fd = os.open(self.name, os.O_RDONLY)
+            except OSError:
+                return False
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = fd
+        elif mine.st_size >= self._offset:
+            return False
+        self._offset = 0
+        self.restarts += 1
+        return True
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -301,9 +332,16 @@ class HpFollower:
         self.parser = HpParser(self.name)
         self.quiet_after = quiet_after
         self.last_growth = time.monotonic()
+        #: Times the file was rewritten from its start (a new run): what came before is
+        #: dropped and the new run followed.
+        self.restarts = 0
 
     def poll(self) -> list[HeapSample]:
         data = self.feed.read()
+        restarts = getattr(self.feed, "restarts", 0)
+        if restarts != self.restarts:
+            self.restarts = restarts
+            self.parser = HpParser(self.name)
         if data:
             self.last_growth = time.monotonic()
         return self.parser.feed(data)
@@ -332,6 +370,11 @@ class HpFollower:
             return str(self.parser.error)
         if self.ended and not self.closed:
             return "the writer went away without GHC's closing census (a crash or a kill)"
+        if self.restarts:
+            return (
+                f"the file was rewritten from its start {_times(self.restarts)} (the program "
+                "ran again): the view shows the newest run"
+            )
         return None
 
     def close(self) -> None:
@@ -582,9 +625,16 @@ class EventlogFollower:
         self.quiet_after = quiet_after
         self.last_growth = time.monotonic()
         self._finished = False
+        self._rewritten = False
 
     def poll(self) -> list[Event]:
+        if self._rewritten:
+            return []
         data = self.feed.read()
+        if getattr(self.feed, "restarts", 0):
+            # The events read so far are of the run before; a timeline cannot go on from them.
+            self._rewritten = True
+            return []
         if data:
             self.last_growth = time.monotonic()
         out = self.parser.feed(data)
@@ -601,7 +651,7 @@ class EventlogFollower:
 
     @property
     def ended(self) -> bool:
-        return self.feed.ended or self.parser.ended
+        return self.feed.ended or self.parser.ended or self._rewritten
 
     @property
     def alive(self) -> bool:
@@ -619,6 +669,11 @@ class EventlogFollower:
         p = self.parser
         if p.error is not None:
             return str(p.error)
+        if self._rewritten:
+            return (
+                "the log was rewritten from its start (the program ran again): follow it anew "
+                "to see the new run; what is shown is the run before"
+            )
         if self.feed.ended and not p.ended:
             return "the log ended without its end marker (the program was killed or crashed)"
         if p.forced:

@@ -184,14 +184,11 @@ class LiveState:
         self.heap_follower = heap
         self.eventlog_follower = eventlog
         self.version = 0
-        self.samples = 0
         self.events = 0
         self.program = ""
-        self.totals = Series()
-        self.band_points = Series()
-        self.band_index: dict[str, int] = {}
-        self.band_peak: list[int] = []
-        self.peak_total = 0
+        self.band_index: dict[str, int]
+        self.band_peak: list[int]
+        self._reset_heap()
         self.heap_size = Series()
         self.live_bytes = Series()
         self._gc = _Gc()
@@ -204,6 +201,16 @@ class LiveState:
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
         self._stopped = False
         self._failure: str | None = None
+        self._heap_restarts = 0
+
+    def _reset_heap(self) -> None:
+        """Forget the censuses charted so far."""
+        self.samples = 0
+        self.totals = Series()
+        self.band_points = Series()
+        self.band_index = {}
+        self.band_peak = []
+        self.peak_total = 0
 
     @property
     def followers(self) -> list[Follower]:
@@ -228,6 +235,12 @@ class LiveState:
         changed = False
         if self.heap_follower is not None:
             samples = self.heap_follower.poll()
+            restarts = getattr(self.heap_follower, "restarts", 0)
+            if restarts != self._heap_restarts:
+                # The file was rewritten from its start: chart the new run alone.
+                self._heap_restarts = restarts
+                self._reset_heap()
+                changed = True
             for s in samples:
                 self.add_sample(s)
             changed |= bool(samples)

@@ -27,7 +27,7 @@ from halvm_prof.formats.follow import (
 )
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.source import follow_kind, open_follower
-from halvm_prof.live.state import EVENT_TYPES
+from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
 from tests.ghc_programs import build
@@ -342,3 +342,60 @@ def test_a_silent_capability_cannot_make_held_events_grow(
     assert all(e.cap is None for e in waiting.feed(data[:-2]))
     # ... and all go out once the log has ended.
     assert any(e.cap is not None for e in waiting.finish())
+
+
+def _drain(follower: HpFollower) -> list[HeapSample]:
+    out: list[HeapSample] = []
+    for _ in range(5):
+        out += follower.poll()
+    return out
+
+
+@pytest.mark.parametrize("how", ["truncated", "replaced"])
+def test_a_hp_rewritten_from_its_start_is_followed_as_a_new_run(tmp_path: Path, how: str) -> None:
+    first, second = (CORPUS / "leaky-hc.hp").read_bytes(), (CORPUS / "leaky-hy.hp").read_bytes()
+    path = tmp_path / "prog.hp"
+    path.write_bytes(first)
+    follower = HpFollower(path, quiet_after=60)
+    state = LiveState(str(path), "hp", heap=follower)
+    state.poll()
+    assert state.samples == len(read_hp(CORPUS / "leaky-hc.hp").samples) and follower.note is None
+    # The program runs again: GHC truncates its .hp (or a new file takes the name) and writes
+    # the new run's first censuses, fewer bytes than were read.
+    cut = second.index(b"END_SAMPLE", len(second) // 4)
+    cut = second.index(b"\n", cut) + 1
+    assert cut < len(first)
+    if how == "truncated":
+        with path.open("r+b") as f:
+            f.truncate(0)
+            f.write(second[:cut])
+    else:
+        new = tmp_path / "new.hp"
+        new.write_bytes(second[:cut])
+        new.replace(path)
+    state.poll()
+    want = [s for s in read_hp(CORPUS / "leaky-hy.hp").samples if s.time <= 1e9][
+        : second[:cut].count(b"END_SAMPLE")
+    ]
+    assert state.samples == len(want) and follower.restarts == 1
+    assert follower.note is not None and "rewritten from its start once" in follower.note
+    assert set(state.band_index) <= {b for s in want for b in s.values} | {OTHER}
+    with path.open("ab") as f:
+        f.write(second[cut:])
+    rest = _drain(follower)
+    assert len(want) + len(rest) == len(read_hp(CORPUS / "leaky-hy.hp").samples)
+    assert follower.closed
+
+
+def test_an_eventlog_rewritten_from_its_start_stops_with_a_note(tmp_path: Path) -> None:
+    data = (CORPUS / "parfib-N2.eventlog").read_bytes()
+    path = tmp_path / "prog.eventlog"
+    path.write_bytes(data[: len(data) // 2])
+    follower = EventlogFollower(path, quiet_after=60)
+    follower.poll()
+    read = follower.parser.events
+    assert read > 0 and not follower.ended
+    path.write_bytes(data[:1000])  # truncated and begun again
+    assert follower.poll() == [] and follower.poll() == []
+    assert follower.ended and not follower.alive and follower.parser.events == read
+    assert follower.note is not None and "rewritten from its start" in follower.note
