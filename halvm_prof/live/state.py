@@ -18,6 +18,7 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.model import HeapSample
+from halvm_prof.timeline.bins import BinGrid
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
@@ -35,7 +36,12 @@ EVENT_TYPES = set(EventlogHeapFold.types) | {
     ev.HEAP_LIVE,
     ev.GC_START,
     ev.GC_END,
+    ev.RUN_THREAD,
+    ev.STOP_THREAD,
 }
+#: Time bins of the capabilities' activity: their width doubles as the run grows (the offline
+#: timeline's BinGrid), so a week-long run keeps as many as a minute-long one.
+CAP_SLOTS = 240
 
 _WHY_STALE = {
     "hp": (
@@ -109,6 +115,18 @@ class GcView:
 
 
 @dataclass(frozen=True, slots=True)
+class CapView:
+    """What each capability did over the run, from an eventlog: per time bin of ``width``
+    seconds from program start, the share of the bin spent running Haskell threads (``run``)
+    and in garbage collection (``gc``); the rest is idle. One list per capability of ``caps``."""
+
+    width: float
+    caps: list[int]
+    run: list[list[float]]
+    gc: list[list[float]]
+
+
+@dataclass(frozen=True, slots=True)
 class ExitView:
     """How the watched program ended (``run`` only)."""
 
@@ -145,6 +163,7 @@ class Snapshot:
     gc: GcView | None
     exit: ExitView | None
     held_events: int
+    caps: CapView | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -192,6 +211,9 @@ class LiveState:
         self.heap_size = Series()
         self.live_bytes = Series()
         self._gc = _Gc()
+        self._activity = BinGrid(CAP_SLOTS)
+        self._running: dict[int, int] = {}  # capability -> when its thread began running
+        self._caps_seen: set[int] = set()
         self._census = EventlogHeapFold(self._eventlog_census)
         self._last_data = time.monotonic()
         self._has_data = False
@@ -292,15 +314,26 @@ class LiveState:
         if not self.program and self._census.program:
             self.program = self._census.program
         t = e.type
-        if t == ev.GC_START:
-            self._gc.open[e.cap] = e.time
+        cap = e.cap
+        if t == ev.RUN_THREAD and cap is not None:
+            self._running[cap] = e.time
+            self._caps_seen.add(cap)
+        elif t == ev.STOP_THREAD and cap is not None:
+            began = self._running.pop(cap, None)
+            if began is not None:
+                self._activity.cover(("run", cap), began, e.time)
+        elif t == ev.GC_START:
+            self._gc.open[cap] = e.time
         elif t == ev.GC_END:
-            start = self._gc.open.pop(e.cap, None)
+            start = self._gc.open.pop(cap, None)
             if start is not None:
                 pause = max(0, e.time - start)
                 self._gc.collections += 1
                 self._gc.pause_total_ns += pause
                 self._gc.pause_max_ns = max(self._gc.pause_max_ns, pause)
+                if cap is not None:
+                    self._caps_seen.add(cap)
+                    self._activity.cover(("gc", cap), start, e.time)
         elif t == ev.HEAP_SIZE and e.args:
             self.heap_size.add(e.time / 1e9, e.args[1])
         elif t == ev.HEAP_LIVE and e.args:
@@ -339,6 +372,23 @@ class LiveState:
             pause_max=g.pause_max_ns / 1e9,
             heap_size=self.heap_size.shown(),
             live_bytes=self.live_bytes.shown(),
+        )
+
+    def _cap_view(self) -> CapView | None:
+        if self.eventlog_follower is None or not self._caps_seen:
+            return None
+        g = self._activity
+        n = g.used()
+        caps = sorted(self._caps_seen)
+
+        def shares(kind: str, cap: int) -> list[float]:
+            return [round(v / g.width, 4) for v in g.sum_series((kind, cap), n)]
+
+        return CapView(
+            width=g.width / 1e9,
+            caps=caps,
+            run=[shares("run", c) for c in caps],
+            gc=[shares("gc", c) for c in caps],
         )
 
     def alive(self) -> bool:
@@ -385,6 +435,7 @@ class LiveState:
             gc=self._gc_view(),
             exit=self.exit,
             held_events=held,
+            caps=self._cap_view(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap

@@ -109,6 +109,13 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
         "(echarts.getInstanceByDom(document.getElementById('heap-chart')))"
     )
     assert ink > 0.01
+    # The capabilities' activity (-N2): both drawn, and what they show is the saved log's.
+    assert browser.execute_script("return window.halvmLive.caps") == 2
+    caps_ink = browser.execute_script(
+        "return (function () {" + INK + "})"
+        "(echarts.getInstanceByDom(document.getElementById('caps-chart')))"
+    )
+    assert caps_ink > 0.01
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "live-run-crashed.png"))
     assert "newest data arrived" in browser.find_element("id", "stale").text
@@ -123,6 +130,21 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
         count = sum(1 for _ in reader.iter_events())
         assert reader.stop is not None and reader.stop.reason == "end"
     assert count == final["events"]
+    # Independently of the page's bins: each capability's running time from the saved log's
+    # own run/stop events equals the sum of its bins (shares times the bin width).
+    caps = final["caps"]
+    assert caps["caps"] == [0, 1]
+    running: dict[int, int] = {}
+    ran = {0: 0, 1: 0}
+    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+        for e in reader.iter_sorted():
+            if e.type == 1 and e.cap is not None:
+                running[e.cap] = e.time
+            elif e.type == 2 and e.cap in running:
+                ran[e.cap] += e.time - running.pop(e.cap)
+    for k, cap in enumerate(caps["caps"]):
+        binned = sum(caps["run"][k]) * caps["width"] * 1e9
+        assert binned == pytest.approx(ran[cap], rel=0.01, abs=caps["width"] * 1e9)
     assert not (where / "run" / ".eventlog.fifo").exists()
     browser.get("about:blank")
 

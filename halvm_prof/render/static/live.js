@@ -6,6 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const heapChart = echarts.init($("heap-chart"), null, { renderer: "canvas" });
   const gcChart = echarts.init($("gc-chart"), null, { renderer: "canvas" });
+  let capsChart = null;
   let last = null;
   let receivedAt = 0;
   let connected = false;
@@ -86,6 +87,37 @@
     }, { replaceMerge: ["series"] });
   }
 
+  // What each capability did: the share of each time bin spent running Haskell threads (solid)
+  // and in GC (dashed); the rest of the bin it was idle.
+  function drawCaps(s) {
+    const c = s.caps;
+    $("caps").hidden = !c;
+    window.halvmLive.caps = c ? c.caps.length : 0;
+    if (!c) return;
+    if (!capsChart) capsChart = echarts.init($("caps-chart"), null, { renderer: "canvas" });
+    const at = (i) => i * c.width * 1000;
+    const series = [];
+    c.caps.forEach((cap, k) => {
+      series.push({ name: "cap " + cap + " running", type: "line", symbol: "none", step: "start",
+        data: c.run[k].map((v, i) => [at(i), v * 100]) });
+      series.push({ name: "cap " + cap + " GC", type: "line", symbol: "none", step: "start",
+        lineStyle: { type: "dashed" }, data: c.gc[k].map((v, i) => [at(i), v * 100]) });
+    });
+    const bins = c.run.length ? c.run[0].length : 0;
+    capsChart.setOption({
+      animation: false,
+      tooltip: { trigger: "axis", valueFormatter: (v) => v.toFixed(1) + "%" },
+      legend: { type: "scroll", top: 0 },
+      grid: { top: 40, left: 80, right: 20, bottom: 40 },
+      xAxis: xAxis(bins ? null : []),
+      yAxis: { type: "value", min: 0, max: 100, axisLabel: { formatter: "{value}%" } },
+      series: series,
+    }, { replaceMerge: ["series"] });
+    text($("caps-meta"), c.caps.length + " capabilit" + (c.caps.length === 1 ? "y" : "ies") +
+      ", bins of " + (c.width * 1000).toPrecision(3) + " ms; the share of each bin running " +
+      "Haskell code or collecting garbage (idle otherwise)");
+  }
+
   function drawStatus(s) {
     let state = s.alive ? "running" : s.closed ? "finished (profile closed)" : "stopped";
     if (s.exit) state = s.exit.crashed ? "crashed" : "exited normally";
@@ -127,7 +159,7 @@
   function show(s) {
     last = s; receivedAt = Date.now();
     window.halvmLive.snapshots++; window.halvmLive.version = s.version;
-    drawStatus(s); drawHeap(s); drawGc(s); staleness();
+    drawStatus(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
   }
 
   // Only the newest snapshot is drawn: a message just keeps its text, and one timer draws
@@ -151,5 +183,7 @@
   source.onopen = () => { connected = true; staleness(); };
   source.onerror = () => { connected = false; staleness(); };
   setInterval(staleness, 1000);
-  window.addEventListener("resize", () => { heapChart.resize(); gcChart.resize(); });
+  window.addEventListener("resize", () => {
+    heapChart.resize(); gcChart.resize(); if (capsChart) capsChart.resize();
+  });
 })();
