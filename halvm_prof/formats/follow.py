@@ -61,6 +61,9 @@ MAX_HELD_EVENTS = 200_000
 _CAP_EVENTS = frozenset({CAP_CREATE, CAPSET_ASSIGN_CAP})
 #: Seconds without new bytes after which a file or disk counts as no longer written.
 QUIET_AFTER = 30.0
+#: Bytes at the start of a followed file compared at each poll, to notice it written anew.
+HEAD_BYTES = 256
+
 
 def _times(n: int) -> str:
     return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
@@ -96,22 +99,29 @@ class FileFeed:
 
     #: How many times the file was found rewritten from its start (see :meth:`read`).
     restarts = 0
+    #: The first bytes read (up to :data:`HEAD_BYTES`): a ``.hp``'s JOB and DATE lines, whose
+    #: date tells two runs of one command apart.
+    _head = b""
 
     def read(self) -> bytes:
+        if self._offset and self._rewritten():
+            self._offset, self._head = 0, b""
+            self.restarts += 1
         parts: list[bytes] = []
         for _ in range(_MAX_POLL_READS):
             data = os.pread(self._fd, READ_CHUNK, self._offset)
             if not data:
-                if not parts and self._rewritten():
-                    continue  # read the new file from its start
                 break
+            if self._offset < HEAD_BYTES:
+                self._head += data[: HEAD_BYTES - self._offset]
             self._offset += len(data)
             parts.append(data)
         return b"".join(parts)
 
     def _rewritten(self) -> bool:
-        """Whether the file was truncated (shorter than what was read) or replaced by another
-        at its path since the last read, as a restarted program does; if so, start over."""
+        """Whether the file was written anew since the last read, as a restarted program does:
+        another file at its path, shorter than what was read, or other first bytes. (A new
+        file already longer than the old one with the same first bytes goes unnoticed.)"""
         try:
             mine = os.fstat(self._fd)
             now = os.stat(self.name)
@@ -125,11 +135,10 @@ class FileFeed:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = fd
-        elif mine.st_size >= self._offset:
-            return False
-        self._offset = 0
-        self.restarts += 1
-        return True
+            return True
+        if mine.st_size < self._offset:
+            return True
+        return os.pread(self._fd, len(self._head), 0) != self._head
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -399,3 +399,20 @@ def test_an_eventlog_rewritten_from_its_start_stops_with_a_note(tmp_path: Path) 
     assert follower.poll() == [] and follower.poll() == []
     assert follower.ended and not follower.alive and follower.parser.events == read
     assert follower.note is not None and "rewritten from its start" in follower.note
+
+
+def test_a_hp_rewritten_longer_with_a_new_date_is_noticed(tmp_path: Path) -> None:
+    # Written anew between two polls and already longer than what was read: only the first
+    # bytes (the DATE line) tell the new run from more of the old one.
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    path = tmp_path / "prog.hp"
+    path.write_bytes(data[: data.index(b"END_SAMPLE", 200)])
+    follower = HpFollower(path, quiet_after=60)
+    follower.poll()
+    assert b'DATE "' in data[:200]
+    rerun = data.replace(b'DATE "', b'DATE "again ', 1)
+    with path.open("r+b") as f:
+        f.write(rerun)
+    got = _drain(follower)
+    assert follower.restarts == 1
+    assert len(got) == len(read_hp(CORPUS / "leaky-hc.hp").samples)
