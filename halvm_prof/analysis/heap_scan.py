@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.heap import HeapAccumulator, _Band, accumulate
 from halvm_prof.fileio import open_input
@@ -26,6 +26,9 @@ from halvm_prof.formats.hp import (
     unclosed_note,
 )
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
+
+if TYPE_CHECKING:
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
 _Scanner: type[_hpscan.Scanner] | None
 try:
@@ -64,15 +67,15 @@ def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
     """Band statistics of every sample a streaming reader gives, with what it tells after its
     last one."""
     acc = accumulate(reader)  # first: the rest holds once the reader is at its end
+    return scan_of(reader, acc, source)
+
+
+def scan_of(
+    done: HeapSampleReader | EventlogHeapFold, acc: HeapAccumulator, source: str
+) -> HeapScan:
+    """What a finished reader (or eventlog fold) tells, with the band statistics ``acc``."""
     return HeapScan(
-        reader.header,
-        reader.marks,
-        reader.complete,
-        reader.closed,
-        reader.note,
-        acc,
-        source,
-        reader.folded,
+        done.header, done.marks, done.complete, done.closed, done.note, acc, source, done.folded
     )
 
 

@@ -21,7 +21,7 @@ from halvm_prof.analysis.costcentre import (
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.heap import BandStats, HeapAccumulator, top_bands
-from halvm_prof.analysis.heap_scan import HeapScan
+from halvm_prof.analysis.heap_scan import HeapScan, scan_of
 from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -206,17 +206,7 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
     if reader is not None and reader.header is not None:
         fold.finish(reader)
     if fold.holds_heap_profile:
-        scan = HeapScan(
-            fold.header,
-            fold.marks,
-            fold.complete,
-            fold.closed,
-            fold.note,
-            acc,
-            "eventlog",
-            fold.folded,
-        )
-        heap = heap_summary(scan, top_n)
+        heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     return EventlogSummary(stats, heap, no_heap)

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from halvm_prof.analysis.heap_scan import HeapScan
+from halvm_prof.analysis.heap_scan import HeapScan, scan_of
 from halvm_prof.errors import InputError
 from halvm_prof.formats.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
@@ -144,16 +144,7 @@ def _eventlog_figures(
     if source.reader is not None and with_heap and source.reader.header is not None:
         fold.finish(source.reader)
         if fold.holds_heap_profile:
-            heap = HeapScan(
-                fold.header,
-                fold.marks,
-                fold.complete,
-                fold.closed,
-                fold.note,
-                acc,
-                "eventlog",
-                fold.folded,
-            )
+            heap = scan_of(fold, acc, "eventlog")
     out = [
         Figure("total", "eventlog", metric, float(value))
         for metric, value in (
