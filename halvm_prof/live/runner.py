@@ -42,8 +42,19 @@ class TeeFeed:
     def ended(self) -> bool:
         return self.inner.ended
 
+    @property
+    def restarts(self) -> int:
+        """The inner feed's restarts, so followers notice a file written anew through us too."""
+        return getattr(self.inner, "restarts", 0)
+
     def read(self) -> bytes:
+        before = self.restarts
         data = self.inner.read()
+        if self.restarts != before:
+            # The file was written anew: the saved copy must hold what GHC's file now holds,
+            # not the old run with the new one appended.
+            self.out.seek(0)
+            self.out.truncate()
         if data:
             self.out.write(data)
             self.out.flush()

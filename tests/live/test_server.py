@@ -206,3 +206,29 @@ def test_the_server_answers_while_a_poll_or_tick_takes_seconds(tmp_path: Path) -
         release.set()
         assert snap["samples"] > 0  # what the poll before the slow tick published
         assert answered < 2, f"five snapshots took {answered:.1f} s while a tick ran"
+
+
+def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:
+    """``run`` saves what it follows through a TeeFeed: a .hp written anew is noticed through
+    it too, and the saved copy ends as the new file, byte for byte."""
+    from halvm_prof.formats.follow import FileFeed
+    from halvm_prof.live.runner import TeeFeed
+
+    first = (CORPUS / "leaky-hc.hp").read_bytes()
+    second = (CORPUS / "leaky-hd.hp").read_bytes()
+    path = tmp_path / "prog.hp"
+    path.write_bytes(first)
+    saved = tmp_path / "saved.hp"
+    feed = TeeFeed(FileFeed(path), saved.open("xb"))
+    state = LiveState(str(path), "hp", heap=HpFollower(feed, quiet_after=60))
+    state.poll()
+    assert state.samples == len(read_hp(path).samples) and saved.read_bytes() == first
+    path.write_bytes(second[:200])
+    state.poll()
+    with path.open("ab") as f:
+        f.write(second[200:])
+    for _ in range(3):
+        state.poll()
+    feed.close()
+    assert feed.restarts == 1 and state.samples == len(read_hp(CORPUS / "leaky-hd.hp").samples)
+    assert saved.read_bytes() == second
