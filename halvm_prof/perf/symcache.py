@@ -12,9 +12,9 @@ ignored: it only ever saves time.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,11 @@ def _entry(path: str) -> Path | None:
         st = os.stat(path)
     except OSError:
         return None
-    key = f"{FORMAT}\0{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}"
-    return folder / "symbols" / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
+    # The path's checksum (zlib: hashlib alone costs a report more than the lookup) and the
+    # file's identity and version in the name: a rebuilt binary gets a new entry.
+    where = zlib.crc32(os.fsencode(os.path.realpath(path)))
+    name = f"{FORMAT}-{where:08x}-{st.st_ino}-{st.st_size}-{st.st_mtime_ns}.json"
+    return folder / "symbols" / name
 
 
 def load(path: str) -> dict[str, Any] | None:
