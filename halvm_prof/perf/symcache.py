@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,12 @@ def load(path: str) -> dict[str, Any] | None:
     if entry is None:
         return None
     try:
+        # Only a regular file of sensible size: a FIFO put there must not hang a report.
+        st = os.stat(entry)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return None
         with open(entry, "rb") as f:
             data = f.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            return None
         value = json.loads(data)
     except (OSError, ValueError):
         return None

@@ -98,3 +98,12 @@ def test_an_unwritable_cache_only_costs_time(
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("HALVM_PROF_CACHE", str(blocker))
     assert _answers(ElfFile(PERF / "work")) == _answers(ElfFile(PERF / "work"))
+
+
+def test_a_fifo_or_a_folder_as_the_entry_is_passed_over(cache: Path) -> None:
+    ElfFile(PERF / "work")
+    (entry,) = _entries(cache)
+    entry.unlink()
+    os.mkfifo(entry)  # nobody writes it: opening it to read would wait for ever
+    fresh = ElfFile(PERF / "work")
+    assert hasattr(fresh, "elf") and fresh.symbol_count > 100
