@@ -73,12 +73,16 @@ def _times(n: int) -> str:
 
 
 class Feed(Protocol):
-    """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come."""
+    """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come;
+    ``restarts`` counts the times it was found written anew from its start (only a file can
+    be; the bytes read after that are the new file's, from its first)."""
 
     @property
     def name(self) -> str: ...
     @property
     def ended(self) -> bool: ...
+    @property
+    def restarts(self) -> int: ...
     def read(self) -> bytes: ...
     def close(self) -> None: ...
 
@@ -148,6 +152,8 @@ class FileFeed:
 class FifoFeed:
     """A FIFO read without blocking. It ends when a writer that had opened it closes it."""
 
+    restarts = 0  # a stream is never written anew
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         self.ended = False
@@ -180,6 +186,8 @@ class FifoFeed:
 
 class SocketFeed:
     """A connected UNIX or TCP stream socket, read without blocking."""
+
+    restarts = 0  # a stream is never written anew
 
     def __init__(self, sock: socket.socket, name: str) -> None:
         self.name = name
@@ -347,7 +355,7 @@ class HpFollower:
 
     def poll(self) -> list[HeapSample]:
         data = self.feed.read()
-        restarts = getattr(self.feed, "restarts", 0)
+        restarts = self.feed.restarts
         if restarts != self.restarts:
             self.restarts = restarts
             self.parser = HpParser(self.name)
@@ -640,7 +648,7 @@ class EventlogFollower:
         if self._rewritten:
             return []
         data = self.feed.read()
-        if getattr(self.feed, "restarts", 0):
+        if self.feed.restarts:
             # The events read so far are of the run before; a timeline cannot go on from them.
             self._rewritten = True
             return []
@@ -707,6 +715,9 @@ class DiskFollower:
     status sector that does not change for ``quiet_after`` seconds means the writer went quiet
     (the unikernel crashed or hangs), and ``alive`` turns False.
     """
+
+    #: A disk is not written anew while followed (see HpFollower.restarts).
+    restarts = 0
 
     kind = "disk"
 

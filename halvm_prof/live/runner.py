@@ -45,7 +45,7 @@ class TeeFeed:
     @property
     def restarts(self) -> int:
         """The inner feed's restarts, so followers notice a file written anew through us too."""
-        return getattr(self.inner, "restarts", 0)
+        return self.inner.restarts
 
     def read(self) -> bytes:
         before = self.restarts

@@ -257,7 +257,7 @@ class LiveState:
         changed = False
         if self.heap_follower is not None:
             samples = self.heap_follower.poll()
-            restarts = getattr(self.heap_follower, "restarts", 0)
+            restarts = self.heap_follower.restarts
             if restarts != self._heap_restarts:
                 # The file was rewritten from its start: chart the new run alone.
                 self._heap_restarts = restarts
