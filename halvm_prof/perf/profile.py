@@ -14,11 +14,12 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
 from halvm_prof.perf.reader import Mmap, PerfData, Sample, SampleBatch, TaskEvent
+from halvm_prof.perf.scan import Groups, tally
 from halvm_prof.perf.symbolize import Frame, Symbolizer
 
 if TYPE_CHECKING:
@@ -182,48 +183,45 @@ class _Accumulator:
         self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
         self.total = self.other = self.period = 0
         self.stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
-        #: (header, pid) -> address -> samples: the common case, counted at C speed
-        self.by_address: dict[tuple[int, int], Counter[int]] = {}
+        #: samples without a callchain, counted by (header, pid) and address
+        self.groups: Groups = {}
+        self.tally = tally()
 
     def add(self, batch: SampleBatch) -> None:
+        ip_word, pid_word = batch.word("ip"), batch.word("pid")
+        if batch.callchains is None and ip_word > 0 and pid_word > 0:
+            # the common case, counted at C speed (see perf/scan.py)
+            self.tally(
+                batch.raw, batch.size // 8, ip_word, pid_word, batch.word("period"), self.groups
+            )
+            held = sum(len(cast(dict[int, int], g[0])) for g in self.groups.values())
+            if held > _PENDING_KEYS:
+                self.flush()
+            return
         pids = self.symbolizer.program_pids
         ips = batch.column("ip")
         pts = batch.column("pid")
         headers = batch.column("header")
-        threads = set(pts)
-        if batch.callchains is not None:
-            self.pending.update(zip(headers, pts, ips, batch.callchains, strict=True))
-        elif len({pt & 0xFFFFFFFF for pt in threads}) == 1 and all(
-            (h >> 32) & L.MISC_CPUMODE_MASK in _PLAIN_MODES for h in set(headers)
-        ):
-            # One process, in user or kernel mode (which the address itself tells, see
-            # Symbolizer.resolve), as most runs are: count addresses alone, at C speed. The
-            # profile does not tell threads apart.
-            key = (headers[0], pts[0] & 0xFFFFFFFF)
-            counter = self.by_address.get(key)
-            if counter is None:
-                counter = self.by_address[key] = Counter()
-            counter.update(ips)
-        else:
-            self.pending.update(zip(headers, pts, ips, [()] * len(ips), strict=True))
+        chains = batch.callchains or [()] * len(ips)
+        self.pending.update(zip(headers, pts, ips, chains, strict=True))
         if batch.has("period"):
-            periods = batch.column("period")
-            if all(pt & 0xFFFFFFFF in pids for pt in threads):
-                self.period += sum(periods)
-            elif any(pt & 0xFFFFFFFF in pids for pt in threads):
-                self.period += sum(
-                    p for p, pt in zip(periods, pts, strict=True) if pt & 0xFFFFFFFF in pids
-                )
+            self.period += sum(
+                p
+                for p, pt in zip(batch.column("period"), pts, strict=True)
+                if pt & 0xFFFFFFFF in pids
+            )
         if len(self.pending) > _PENDING_KEYS:
             self.flush()
 
     def flush(self) -> None:
-        for (header, pid), counter in self.by_address.items():
-            for ip, n in counter.items():
+        pids = self.symbolizer.program_pids
+        for (header, pid), (counts, period) in self.groups.items():
+            if pid in pids:
+                self.period += cast(int, period)
+            for ip, n in cast(dict[int, int], counts).items():
                 self.pending[(header, pid, ip, ())] += n
-        self.by_address.clear()
+        self.groups.clear()
         symbolizer = self.symbolizer
-        pids = symbolizer.program_pids
         mask = L.MISC_CPUMODE_MASK
         for (header, pid_tid, ip, chain), count in self.pending.items():
             pid = pid_tid & 0xFFFFFFFF

@@ -23,6 +23,7 @@ from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.model import Stop
 from halvm_prof.perf import layout as L
+from halvm_prof.perf import scan
 
 #: Bytes read at a time from the data section.
 CHUNK = 1 << 20
@@ -190,6 +191,15 @@ class SampleBatch:
     def has(self, name: str) -> bool:
         return name == "header" or name in self._words
 
+    def word(self, name: str) -> int:
+        """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
+        return 0 if name == "header" else self._words.get(name, -1)
+
+    @property
+    def raw(self) -> memoryview:
+        """The records' bytes (as 64-bit words)."""
+        return self._view
+
     def column(self, name: str) -> list[int]:
         """Field ``name`` of every record (zeros where the event did not record it)."""
         w = 0 if name == "header" else self._words.get(name)
@@ -232,30 +242,6 @@ def _head_words(names: tuple[str, ...]) -> dict[str, int]:
         out[name] = word
         word += 1
     return out
-
-
-def _run_length(buf: bytes, pos: int, size: int, most: int, sample_byte: bytes) -> int:
-    """How many records from ``pos`` on are SAMPLEs of ``size`` bytes (at most ``most``).
-
-    Checks the header bytes of every record at once with strided slices: type 9 (its three
-    high bytes 0) and the size (bytes 6 and 7).
-    """
-    stop = pos + most * size
-    n = most
-    expect = (
-        (0, sample_byte),
-        (1, b"\0"),
-        (2, b"\0"),
-        (3, b"\0"),
-        (6, bytes([size & 0xFF])),
-        (7, bytes([size >> 8])),
-    )
-    for k, byte in expect:
-        col = buf[pos + k : stop : size][:n]
-        n = len(col) - len(col.lstrip(byte))
-        if n == 0:
-            return 0
-    return n
 
 
 _U64 = struct.Struct("<Q").unpack_from
@@ -484,7 +470,7 @@ class PerfData:
         pos = 0
         self.stop = None
         self.lost = 0
-        sample_byte = bytes([L.SAMPLE])
+        run_length = scan.run_length()
         while True:
             if len(buf) - pos < 65536 + 8 and pos_base + len(buf) < end:
                 want = min(CHUNK, end - pos_base - len(buf))
@@ -518,7 +504,7 @@ class PerfData:
                     self.stop = Stop("corrupt", at, "a SAMPLE record shorter than its fields")
                     return
                 if fixed and not size % 8 and left >= min_run * size:
-                    n = _run_length(buf, pos, size, left // size, sample_byte)
+                    n = run_length(buf, pos, size, left // size)
                     if n >= min_run:
                         yield SampleBatch(memoryview(buf)[pos : pos + n * size], size, words, at)
                         pos += n * size

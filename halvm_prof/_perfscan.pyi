@@ -1,0 +1,12 @@
+"""Types of the compiled perf.data loops (halvm_prof/_perfscan.c)."""
+
+def run_length(buf: bytes | memoryview, pos: int, size: int, most: int, /) -> int: ...
+def tally(
+    buf: bytes | memoryview,
+    step: int,
+    ip_word: int,
+    pid_word: int,
+    period_word: int,
+    groups: dict[tuple[int, int], list[object]],
+    /,
+) -> None: ...

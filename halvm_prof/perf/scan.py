@@ -1,0 +1,116 @@
+"""The two loops that run once per sample: finding a run of same-size SAMPLE records, and
+counting a run's samples by (header, pid) and address for the flat profile.
+
+The optional compiled ``halvm_prof._perfscan`` does the same (``HALVM_PROF_PURE=1`` switches it
+off); the tests hold both to identical results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from itertools import groupby
+from typing import cast
+
+from halvm_prof.perf import layout as L
+
+#: (record header word, pid) -> [{address: samples}, period sum]
+Groups = dict[tuple[int, int], list[object]]
+RunLength = Callable[[bytes | memoryview, int, int, int], int]
+Tally = Callable[[bytes | memoryview, int, int, int, int, Groups], None]
+
+_compiled_run_length: RunLength | None
+_compiled_tally: Tally | None
+try:
+    from halvm_prof import _perfscan
+
+    _compiled_run_length, _compiled_tally = _perfscan.run_length, _perfscan.tally
+except ImportError:  # installed without a C compiler: the Python loops do the work
+    _compiled_run_length = _compiled_tally = None
+
+_SAMPLE_BYTE = bytes([L.SAMPLE])
+
+
+def _count_elements(counts: dict[int, int], items: list[int]) -> None:
+    # Counter.update counts into any dict at C speed; the groups hold plain dicts, as C makes
+    Counter.update(cast("Counter[int]", counts), items)
+
+
+def run_length_python(buf: bytes | memoryview, pos: int, size: int, most: int) -> int:
+    """How many records from ``pos`` on are SAMPLEs of ``size`` bytes (at most ``most``).
+
+    Checks the header bytes of every record at once with strided slices: type 9 (its three
+    high bytes 0) and the size (bytes 6 and 7).
+    """
+    if pos < 0 or size < 8 or size > 0xFFFF or most <= 0:
+        return 0
+    raw = bytes(buf) if isinstance(buf, memoryview) else buf
+    n = min(most, (len(raw) - pos) // size)
+    stop = pos + n * size
+    expect = (
+        (0, _SAMPLE_BYTE),
+        (1, b"\0"),
+        (2, b"\0"),
+        (3, b"\0"),
+        (6, bytes([size & 0xFF])),
+        (7, bytes([size >> 8])),
+    )
+    for k, byte in expect:
+        col = raw[pos + k : stop : size][:n]
+        n = len(col) - len(col.lstrip(byte))
+        if n <= 0:
+            return 0
+    return n
+
+
+def tally_python(
+    buf: bytes | memoryview,
+    step: int,
+    ip_word: int,
+    pid_word: int,
+    period_word: int,
+    groups: Groups,
+) -> None:
+    """Counts whole SAMPLE records of ``step`` words into ``groups`` (see :data:`Groups`)."""
+    if not (0 < ip_word < step and 0 < pid_word < step and period_word < step):
+        raise ValueError("bad record layout")
+    view = memoryview(buf).cast("B")
+    if len(view) % (8 * step):
+        raise ValueError("bad record layout")
+    view = view.cast("Q")
+    if not len(view):
+        return
+    headers = view[0::step].tolist()
+    pids = [pt & 0xFFFFFFFF for pt in view[pid_word::step].tolist()]
+    ips = view[ip_word::step].tolist()
+    periods = view[period_word::step].tolist() if period_word >= 0 else [0] * len(ips)
+    n = len(ips)
+    if headers.count(headers[0]) == n and pids.count(pids[0]) == n:
+        stretches: Iterable[tuple[tuple[int, int], Iterable[tuple[int, int, int, int]]]] = [
+            ((headers[0], pids[0]), zip(headers, pids, ips, periods, strict=True))
+        ]
+    else:
+        stretches = groupby(zip(headers, pids, ips, periods, strict=True), key=lambda r: r[:2])
+    for key, records in stretches:
+        rows = list(records)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = [{}, 0]
+        counts = cast(dict[int, int], group[0])
+        _count_elements(counts, [r[2] for r in rows])
+        group[1] = cast(int, group[1]) + sum(r[3] for r in rows)
+
+
+def run_length() -> RunLength:
+    """The compiled run finder when installed and not switched off, else the Python one."""
+    if _compiled_run_length is not None and not os.environ.get("HALVM_PROF_PURE"):
+        return _compiled_run_length
+    return run_length_python
+
+
+def tally() -> Tally:
+    """The compiled tally when installed and not switched off, else the Python one."""
+    if _compiled_tally is not None and not os.environ.get("HALVM_PROF_PURE"):
+        return _compiled_tally
+    return tally_python
