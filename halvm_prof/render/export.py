@@ -9,20 +9,17 @@ output's suffix, and the help text.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
 
 from halvm_prof.errors import InputError
-from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.folded import FoldedRenderer
-from halvm_prof.render.speedscope import SpeedscopeRenderer
-from halvm_prof.render.weights import Weight
 
-# The timeline exporters load their writers (and the eventlog reader) on use: `perf report`
-# and `export x.prof` need only the registry, and start-up is most of a small run's time.
+# Every format loads its renderer (and the eventlog reader) on use: the CLI needs only the
+# registry for `--to`, and start-up is most of a small run's time.
 if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.events import Event
     from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.model import CostCentreProfile
+    from halvm_prof.render.weights import Weight
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Timeline
 
@@ -64,11 +61,32 @@ class TimelineExporter(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+class SpeedscopeExporter:
+    name = "speedscope"
+    suffixes = (".speedscope.json", ".json")
+    description = "speedscope's JSON (speedscope.app, or its offline npm package)"
+
+    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
+        from halvm_prof.render.speedscope import render_speedscope
+
+        return render_speedscope(profile, weight)
+
+
+class FoldedExporter:
+    name = "folded"
+    suffixes = (".folded", ".txt")
+    description = "folded stacks for flamegraph.pl, inferno or speedscope"
+
+    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
+        from halvm_prof.render.folded import render_folded
+
+        return render_folded(profile, weight)
+
+
 class PerfettoExporter:
-    name: str = "perfetto"
-    suffixes: tuple[str, ...] = (".perfetto-trace", ".pftrace")
-    description: str = "an eventlog's timeline as a Perfetto trace (ui.perfetto.dev)"
+    name = "perfetto"
+    suffixes = (".perfetto-trace", ".pftrace")
+    description = "an eventlog's timeline as a Perfetto trace (ui.perfetto.dev)"
 
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
         from halvm_prof.render.perfetto import write_perfetto
@@ -81,11 +99,10 @@ class PerfettoExporter:
         return PerfettoWriter(out)
 
 
-@dataclass(frozen=True, slots=True)
 class ChromeTraceExporter:
-    name: str = "chrome-trace"
-    suffixes: tuple[str, ...] = (".trace.json",)
-    description: str = "an eventlog's timeline as Trace Event Format JSON (chrome://tracing)"
+    name = "chrome-trace"
+    suffixes = (".trace.json",)
+    description = "an eventlog's timeline as Trace Event Format JSON (chrome://tracing)"
 
     def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
         from halvm_prof.render.chrome_trace import write_chrome_trace
@@ -98,7 +115,7 @@ class ChromeTraceExporter:
         return ChromeTraceWriter(out)
 
 
-EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeRenderer(), FoldedRenderer())}
+EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeExporter(), FoldedExporter())}
 TIMELINE_EXPORTERS: dict[str, TimelineExporter] = {
     r.name: r for r in (PerfettoExporter(), ChromeTraceExporter())
 }

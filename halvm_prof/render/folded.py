@@ -29,14 +29,3 @@ def folded_stacks(profile: CostCentreProfile, weight: Weight) -> dict[str, int]:
 def render_folded(profile: CostCentreProfile, weight: Weight) -> str:
     stacks = folded_stacks(profile, weight)
     return "".join(f"{stack} {w}\n" for stack, w in sorted(stacks.items()))
-
-
-class FoldedRenderer:
-    """The folded-stacks :class:`~halvm_prof.render.export.Renderer`."""
-
-    name = "folded"
-    suffixes = (".folded", ".txt")
-    description = "folded stacks for flamegraph.pl, inferno or speedscope"
-
-    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
-        return render_folded(profile, weight)

@@ -112,14 +112,3 @@ def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFi
 
 def render_speedscope(profile: CostCentreProfile, weight: Weight) -> str:
     return json.dumps(build_speedscope(profile, weight).to_json(), sort_keys=True) + "\n"
-
-
-class SpeedscopeRenderer:
-    """The speedscope :class:`~halvm_prof.render.export.Renderer`."""
-
-    name = "speedscope"
-    suffixes = (".speedscope.json", ".json")
-    description = "speedscope's JSON (speedscope.app, or its offline npm package)"
-
-    def render(self, profile: CostCentreProfile, weight: Weight) -> str:
-        return render_speedscope(profile, weight)
