@@ -79,6 +79,48 @@ static PyObject *group_of(PyObject *groups, uint64_t header, uint64_t pid) {
     return group;
 }
 
+/* One (header, pid, ip) key of a call's own count table. */
+typedef struct {
+    uint64_t header, pid, ip;
+    long long count; /* 0: the slot is free */
+} Slot;
+
+/* The period sum of one (header, pid) while a call runs. */
+typedef struct {
+    uint64_t header, pid;
+    unsigned long long sum;
+} Period;
+
+#define PERIODS 16
+
+static int add_count(PyObject *groups, const Slot *s) {
+    PyObject *group = group_of(groups, s->header, s->pid);
+    if (group == NULL) return -1;
+    PyObject *counts = PyList_GET_ITEM(group, 0);
+    PyObject *ip = PyLong_FromUnsignedLongLong(s->ip);
+    if (ip == NULL) return -1;
+    PyObject *old = PyDict_GetItemWithError(counts, ip);
+    long long prev = 0;
+    if (old != NULL) prev = PyLong_AsLongLong(old);
+    if ((old == NULL || prev == -1) && PyErr_Occurred()) { Py_DECREF(ip); return -1; }
+    PyObject *val = PyLong_FromLongLong(prev + s->count);
+    if (val == NULL) { Py_DECREF(ip); return -1; }
+    int rc = PyDict_SetItem(counts, ip, val);
+    Py_DECREF(ip);
+    Py_DECREF(val);
+    return rc;
+}
+
+static int flush_period(PyObject *groups, Period *p) {
+    if (p->sum == 0) return 0;
+    PyObject *group = group_of(groups, p->header, p->pid);
+    if (group == NULL || add_period(group, p->sum) < 0) return -1;
+    p->sum = 0;
+    return 0;
+}
+
+/* Samples are first counted in a C hash table of their own (no Python object per sample),
+ * then each distinct key is added to the groups once. */
 static PyObject *tally(PyObject *self, PyObject *args) {
     Py_buffer buf;
     Py_ssize_t step, ip_word, pid_word, period_word;
@@ -88,6 +130,9 @@ static PyObject *tally(PyObject *self, PyObject *args) {
                           &PyDict_Type, &groups))
         return NULL;
     PyObject *result = NULL;
+    Slot *table = NULL;
+    Period periods[PERIODS];
+    int nperiods = 0;
     if (step < 1 || ip_word < 1 || ip_word >= step || pid_word < 1 || pid_word >= step ||
         period_word >= step || buf.len % (step * 8)) {
         PyErr_SetString(PyExc_ValueError, "bad record layout");
@@ -95,45 +140,62 @@ static PyObject *tally(PyObject *self, PyObject *args) {
     }
     const unsigned char *b = buf.buf;
     Py_ssize_t n = buf.len / (step * 8), rec = step * 8;
-    PyObject *group = NULL, *counts = NULL;
-    uint64_t last_header = 0, last_pid = 0;
-    unsigned long long period_sum = 0;
+    size_t cap = 64;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    table = PyMem_Calloc(cap, sizeof(Slot));
+    if (table == NULL) { PyErr_NoMemory(); goto done; }
+    size_t mask = cap - 1;
+    int last = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *p = b + i * rec;
         uint64_t header = le64(p), pid = le64(p + 8 * pid_word) & 0xFFFFFFFFu;
-        if (group == NULL || header != last_header || pid != last_pid) {
-            if (group != NULL && add_period(group, period_sum) < 0) goto done;
-            period_sum = 0;
-            group = group_of(groups, header, pid);
-            if (group == NULL) goto done;
-            counts = PyList_GET_ITEM(group, 0);
-            last_header = header;
-            last_pid = pid;
-        }
-        if (period_word >= 0) {
-            uint64_t period = le64(p + 8 * period_word);
-            if (period_sum + period < period_sum) { /* would wrap: move it to the int first */
-                if (add_period(group, period_sum) < 0) goto done;
-                period_sum = 0;
+        uint64_t ip = le64(p + 8 * ip_word);
+        uint64_t h = (ip ^ (header * 0x9E3779B97F4A7C15u) ^ (pid << 29)) * 0xBF58476D1CE4E5B9u;
+        size_t k = (size_t)(h >> 32) & mask;
+        for (;; k = (k + 1) & mask) {
+            Slot *s = &table[k];
+            if (s->count == 0) {
+                s->header = header;
+                s->pid = pid;
+                s->ip = ip;
+                s->count = 1;
+                break;
             }
-            period_sum += period;
+            if (s->ip == ip && s->header == header && s->pid == pid) {
+                s->count++;
+                break;
+            }
         }
-        PyObject *ip = PyLong_FromUnsignedLongLong(le64(p + 8 * ip_word));
-        if (ip == NULL) goto done;
-        PyObject *old = PyDict_GetItemWithError(counts, ip);
-        if (old == NULL && PyErr_Occurred()) { Py_DECREF(ip); goto done; }
-        long long prev = old == NULL ? 0 : PyLong_AsLongLong(old);
-        if (prev == -1 && PyErr_Occurred()) { Py_DECREF(ip); goto done; }
-        PyObject *val = PyLong_FromLongLong(prev + 1);
-        if (val == NULL) { Py_DECREF(ip); goto done; }
-        int rc = PyDict_SetItem(counts, ip, val);
-        Py_DECREF(ip);
-        Py_DECREF(val);
-        if (rc < 0) goto done;
+        if (period_word < 0) continue;
+        if (last < 0 || periods[last].header != header || periods[last].pid != pid) {
+            last = -1;
+            for (int j = 0; j < nperiods; j++)
+                if (periods[j].header == header && periods[j].pid == pid) { last = j; break; }
+            if (last < 0) {
+                if (nperiods == PERIODS) { /* many groups: hand the sums over, start again */
+                    for (int j = 0; j < nperiods; j++)
+                        if (flush_period(groups, &periods[j]) < 0) goto done;
+                    nperiods = 0;
+                }
+                last = nperiods++;
+                periods[last] = (Period){header, pid, 0};
+            }
+        }
+        uint64_t period = le64(p + 8 * period_word);
+        if (periods[last].sum + period < periods[last].sum) { /* would wrap */
+            if (flush_period(groups, &periods[last]) < 0) goto done;
+        }
+        periods[last].sum += period;
     }
-    if (group != NULL && add_period(group, period_sum) < 0) goto done;
+    for (size_t k = 0; k < cap; k++)
+        if (table[k].count && add_count(groups, &table[k]) < 0) goto done;
+    for (int j = 0; j < nperiods; j++) {
+        /* a group with samples but a zero period still exists, as in the Python twin */
+        if (flush_period(groups, &periods[j]) < 0) goto done;
+    }
     result = Py_NewRef(Py_None);
 done:
+    PyMem_Free(table);
     PyBuffer_Release(&buf);
     return result;
 }

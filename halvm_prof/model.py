@@ -11,6 +11,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+# Stop has its own module so a reader that needs only it (perf.data) does not build every
+# class here; it is part of the model all the same.
+from halvm_prof.stop import Stop as Stop
+from halvm_prof.stop import StopReason as StopReason
+
 
 @dataclass(frozen=True, slots=True)
 class HeapHeader:
@@ -209,20 +214,3 @@ class CostCentreProfile:
     #: Nodes in the report's tree, and how many of them were folded into ``(other calls)``.
     calls: int | None = None
     folded_calls: int = 0
-
-
-StopReason = Literal["end", "truncated", "corrupt"]
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Where a streaming reader stopped (an eventlog's, a perf.data's): at the end of the data,
-    at a cut (a killed program, a file still being written), or at damage."""
-
-    reason: StopReason
-    offset: int
-    message: str
-
-    @property
-    def complete(self) -> bool:
-        return self.reason == "end"

@@ -18,8 +18,7 @@ import os
 import struct
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from halvm_prof.errors import InputError
 from halvm_prof.perf import symcache
@@ -46,8 +45,7 @@ _STV_UNSEEN = {1, 2}  # STV_INTERNAL, STV_HIDDEN
 _SHF_EXECINSTR = 4
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class SourceSpan:
+class SourceSpan(NamedTuple):
     """A GHC source span: ``file`` from ``start_line:start_col`` to ``end_line:end_col``."""
 
     file: str
@@ -63,8 +61,7 @@ class SourceSpan:
         return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
 
 
-@dataclass(frozen=True, slots=True)
-class Function:
+class Function(NamedTuple):
     """A function's name as its file gives it.
 
     ``symbol`` is the ELF or linkage name (``Main_zdwfib_info``, ``r490_info``, ``evacuate``);

@@ -6,19 +6,21 @@ Source: the kernel's ``tools/perf/Documentation/perf.data-file-format.txt`` and
 section (a sequence of records, each with an 8-byte header giving its type and size) and, after
 the data, one section per feature bit set in ``adds_features``.
 
-Fixed structures are declared with construct. A SAMPLE record's fields depend on the event's
-``sample_type``; :func:`sample_fields` declares them once, as a table, from which the reader
-builds a precompiled :class:`struct.Struct` for the hot path (one record per sample). No other
-module knows these offsets or bit numbers.
+Each structure is a typed tuple with the :class:`struct.Struct` of its bytes and a function
+that decodes it (:class:`LayoutError` when the bytes are too few or a string is not ended).
+Not construct, as elsewhere in the package: importing construct alone took 15 ms, a tenth of
+a whole ``perf report`` run on a small file, whose speed against ``perf script`` is set by
+start-up. ``tests/unit/test_perf_layout.py`` declares the same layout with construct and holds
+the two to identical results on every fixture and on random bytes. A SAMPLE record's fields
+depend on the event's ``sample_type``; :func:`sample_fields` declares them once, as a table.
+No other module knows these offsets or bit numbers.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from functools import cache
-
-import construct as cs
+from typing import Any, NamedTuple
 
 #: ``PERFILE2`` read as a little-endian u64.
 MAGIC = 0x32454C4946524550
@@ -26,43 +28,103 @@ MAGIC_BYTES = b"PERFILE2"
 #: ``PERFILE2`` written by a big-endian machine.
 MAGIC_SWAPPED = b"2ELIFREP"
 
-section = cs.Struct("offset" / cs.Int64ul, "size" / cs.Int64ul)
 
-file_header = cs.Struct(
-    "magic" / cs.Bytes(8),
-    "size" / cs.Int64ul,
-    "attr_size" / cs.Int64ul,
-    "attrs" / section,
-    "data" / section,
-    "event_types" / section,
-    "features" / cs.Array(4, cs.Int64ul),
-)
-FILE_HEADER_SIZE = file_header.sizeof()
+class LayoutError(ValueError):
+    """Bytes too few for a structure, or a string without its terminating NUL."""
+
+
+def _unpack(layout: struct.Struct, raw: bytes, pos: int, what: str) -> tuple[Any, ...]:
+    if pos < 0 or len(raw) - pos < layout.size:
+        raise LayoutError(f"{what} needs {layout.size} bytes, {max(0, len(raw) - pos)} are left")
+    return layout.unpack_from(raw, pos)
+
+
+def _cstring(raw: bytes, pos: int, what: str) -> str:
+    """The NUL-terminated UTF-8 text at ``pos`` (perf pads it with more NULs to 8 bytes)."""
+    end = raw.find(b"\0", pos)
+    if end < 0:
+        raise LayoutError(f"{what} has no terminating NUL")
+    return raw[pos:end].decode("utf-8")
+
+
+def _padded(raw: bytes) -> str:
+    """Text padded with NULs to a fixed length."""
+    return raw.rstrip(b"\0").decode("utf-8")
+
+
+class Section(NamedTuple):
+    """``perf_file_section``: where a section is in the file."""
+
+    offset: int
+    size: int
+
+
+SECTION = struct.Struct("<QQ")
+
+
+def section(raw: bytes, pos: int = 0) -> Section:
+    return Section(*_unpack(SECTION, raw, pos, "a file section"))
+
+
+class FileHeader(NamedTuple):
+    """``perf_file_header``."""
+
+    magic: bytes
+    size: int
+    attr_size: int
+    attrs: Section
+    data: Section
+    event_types: Section
+    #: ``adds_features``: 256 feature bits as four u64
+    features: tuple[int, int, int, int]
+
+
+FILE_HEADER = struct.Struct("<8sQQQQQQQQ4Q")
+FILE_HEADER_SIZE = FILE_HEADER.size
+
+
+def file_header(raw: bytes) -> FileHeader:
+    v = _unpack(FILE_HEADER, raw, 0, "the file header")
+    return FileHeader(
+        v[0], v[1], v[2], Section(v[3], v[4]), Section(v[5], v[6]), Section(v[7], v[8]), v[9:13]
+    )
+
+
 #: A pipe-mode header: magic and size only.
 PIPE_HEADER_SIZE = 16
 
-#: The leading fields of ``perf_event_attr`` that every version has (its ``size`` says how much
-#: follows; ``PERF_ATTR_SIZE_VER0`` is 64 bytes).
-event_attr = cs.Struct(
-    "type" / cs.Int32ul,
-    "size" / cs.Int32ul,
-    "config" / cs.Int64ul,
-    "sample_period" / cs.Int64ul,
-    "sample_type" / cs.Int64ul,
-    "read_format" / cs.Int64ul,
-    "flags" / cs.Int64ul,
-    "wakeup_events" / cs.Int32ul,
-    "bp_type" / cs.Int32ul,
-    "config1" / cs.Int64ul,
-    "config2" / cs.Int64ul,
-    "branch_sample_type" / cs.Int64ul,
-    "sample_regs_user" / cs.Int64ul,
-    "sample_stack_user" / cs.Int32ul,
-    "clockid" / cs.Int32sl,
-)
+
+class EventAttrHead(NamedTuple):
+    """The leading fields of ``perf_event_attr`` that we read (its ``size`` says how much the
+    file has; ``PERF_ATTR_SIZE_VER0`` is 64 bytes, and ``clockid`` needs 96)."""
+
+    type: int
+    size: int
+    config: int
+    sample_period: int
+    sample_type: int
+    read_format: int
+    flags: int
+    wakeup_events: int
+    bp_type: int
+    config1: int
+    config2: int
+    branch_sample_type: int
+    sample_regs_user: int
+    sample_stack_user: int
+    clockid: int
+
+
+EVENT_ATTR = struct.Struct("<IIQQQQQIIQQQQIi")
 ATTR_MIN_SIZE = 64
 #: ``clockid`` exists from PERF_ATTR_SIZE_VER1 plus these fields (96 bytes).
-ATTR_CLOCKID_END = event_attr.sizeof()
+ATTR_CLOCKID_END = EVENT_ATTR.size
+
+
+def event_attr(raw: bytes) -> EventAttrHead:
+    """``raw`` must hold :data:`ATTR_CLOCKID_END` bytes (pad a shorter attribute with NULs)."""
+    return EventAttrHead(*_unpack(EVENT_ATTR, raw, 0, "an event attribute"))
+
 
 # perf_event_attr.flags bits
 FLAG_FREQ = 1 << 10
@@ -79,7 +141,6 @@ HARDWARE_NAMES = {0: "cycles", 1: "instructions", 2: "cache-references", 3: "cac
 CLOCK_NAMES = {0: "realtime", 1: "monotonic", 4: "monotonic_raw", 7: "boottime", 11: "tai"}
 CLOCK_MONOTONIC = 1
 
-record_header = cs.Struct("type" / cs.Int32ul, "misc" / cs.Int16ul, "size" / cs.Int16ul)
 RECORD_HEADER = struct.Struct("<IHH")
 
 # Record types (PERF_RECORD_*); 64 and above are perf's own, not the kernel's.
@@ -132,35 +193,75 @@ CPUMODE_USER = 2
 MISC_MMAP_BUILD_ID = 1 << 14
 MISC_COMM_EXEC = 1 << 13
 
-mmap_body = cs.Struct(
-    "pid" / cs.Int32ul,
-    "tid" / cs.Int32ul,
-    "addr" / cs.Int64ul,
-    "len" / cs.Int64ul,
-    "pgoff" / cs.Int64ul,
-    "filename" / cs.CString("utf8"),
-)
-mmap2_body = cs.Struct(
-    "pid" / cs.Int32ul,
-    "tid" / cs.Int32ul,
-    "addr" / cs.Int64ul,
-    "len" / cs.Int64ul,
-    "pgoff" / cs.Int64ul,
-    # maj, min, ino, ino_generation; or build_id_size, 3 reserved bytes, build_id[20]
-    "ids" / cs.Bytes(24),
-    "prot" / cs.Int32ul,
-    "flags" / cs.Int32ul,
-    "filename" / cs.CString("utf8"),
-)
-comm_body = cs.Struct("pid" / cs.Int32ul, "tid" / cs.Int32ul, "comm" / cs.CString("utf8"))
-fork_exit_body = cs.Struct(
-    "pid" / cs.Int32ul,
-    "ppid" / cs.Int32ul,
-    "tid" / cs.Int32ul,
-    "ptid" / cs.Int32ul,
-    "time" / cs.Int64ul,
-)
-lost_body = cs.Struct("id" / cs.Int64ul, "lost" / cs.Int64ul)
+
+class MmapBody(NamedTuple):
+    """An MMAP or MMAP2 record's body. MMAP2's ``ids`` holds maj, min, ino, ino_generation,
+    or (with :data:`MISC_MMAP_BUILD_ID`) build_id_size, 3 reserved bytes and build_id[20];
+    an MMAP has neither ids nor prot/flags (empty and 0 here)."""
+
+    pid: int
+    tid: int
+    addr: int
+    len: int
+    pgoff: int
+    ids: bytes
+    prot: int
+    flags: int
+    filename: str
+
+
+MMAP_HEAD = struct.Struct("<IIQQQ")
+MMAP2_HEAD = struct.Struct("<IIQQQ24sII")
+
+
+def mmap_body(raw: bytes) -> MmapBody:
+    pid, tid, addr, length, pgoff = _unpack(MMAP_HEAD, raw, 0, "an MMAP record")
+    name = _cstring(raw, MMAP_HEAD.size, "an MMAP record's file name")
+    return MmapBody(pid, tid, addr, length, pgoff, b"", 0, 0, name)
+
+
+def mmap2_body(raw: bytes) -> MmapBody:
+    pid, tid, addr, length, pgoff, ids, prot, flags = _unpack(MMAP2_HEAD, raw, 0, "an MMAP2 record")
+    name = _cstring(raw, MMAP2_HEAD.size, "an MMAP2 record's file name")
+    return MmapBody(pid, tid, addr, length, pgoff, ids, prot, flags, name)
+
+
+class CommBody(NamedTuple):
+    pid: int
+    tid: int
+    comm: str
+
+
+COMM_HEAD = struct.Struct("<II")
+
+
+def comm_body(raw: bytes) -> CommBody:
+    pid, tid = _unpack(COMM_HEAD, raw, 0, "a COMM record")
+    return CommBody(pid, tid, _cstring(raw, COMM_HEAD.size, "a COMM record's name"))
+
+
+class ForkExitBody(NamedTuple):
+    pid: int
+    ppid: int
+    tid: int
+    ptid: int
+    time: int
+
+
+FORK_EXIT = struct.Struct("<IIIIQ")
+
+
+def fork_exit_body(raw: bytes) -> ForkExitBody:
+    return ForkExitBody(*_unpack(FORK_EXIT, raw, 0, "a FORK or EXIT record"))
+
+
+LOST_BODY = struct.Struct("<QQ")
+
+
+def lost_count(raw: bytes) -> int:
+    """The ``lost`` field of a LOST record's body (after its u64 ``id``)."""
+    return int(_unpack(LOST_BODY, raw, 0, "a LOST record")[1])
+
 
 # Feature bits (HEADER_*), in the order their sections follow the data section.
 FEAT_BUILD_ID = 2
@@ -175,34 +276,71 @@ FEAT_CLOCKID = 23
 FEAT_CLOCK_DATA = 29
 FEATURE_BITS = 256
 
-#: ``perf_header_string``: a u32 length (padding included) and NUL-padded text.
-header_string = cs.Struct(
-    "len" / cs.Int32ul,
-    "text" / cs.PaddedString(cs.this.len, "utf8"),
-)
-cmdline = cs.PrefixedArray(cs.Int32ul, header_string)
-sample_time = cs.Struct("first" / cs.Int64ul, "last" / cs.Int64ul)
-clockid_res = cs.Struct("res_ns" / cs.Int64ul)
-clock_data = cs.Struct(
-    "version" / cs.Int32ul,
-    "clockid" / cs.Int32ul,
-    "wall_clock_ns" / cs.Int64ul,
-    "clockid_time_ns" / cs.Int64ul,
-)
-nrcpus = cs.Struct("online" / cs.Int32ul, "available" / cs.Int32ul)
-#: One entry of the BUILD_ID feature; the file name fills the rest of ``header.size``.
-build_id_entry = cs.Struct(
-    "header" / record_header,
-    "pid" / cs.Int32sl,
-    "build_id" / cs.Bytes(20),
-    "build_id_size" / cs.Int8ul,
-    cs.Padding(3),
-    "filename" / cs.PaddedString(cs.this.header.size - 36, "utf8"),
-)
-BUILD_ID_ENTRY_MIN = 36
+_U32 = struct.Struct("<I")
+
+
+def header_string(raw: bytes, pos: int = 0) -> tuple[str, int]:
+    """``perf_header_string`` at ``pos`` (a u32 length, padding included, then NUL-padded
+    text): the text and the position after it."""
+    (length,) = _unpack(_U32, raw, pos, "a header string")
+    pos += 4
+    if len(raw) - pos < length:
+        raise LayoutError(f"a header string of {length} bytes has {len(raw) - pos}")
+    return _padded(raw[pos : pos + length]), pos + length
+
+
+def cmdline(raw: bytes) -> tuple[str, ...]:
+    """The CMDLINE feature: a u32 count of header strings."""
+    (count,) = _unpack(_U32, raw, 0, "the command line")
+    out: list[str] = []
+    pos = 4
+    for _ in range(count):
+        text, pos = header_string(raw, pos)
+        out.append(text)
+    return tuple(out)
+
+
+#: SAMPLE_TIME: first and last sample time.
+SAMPLE_TIME = struct.Struct("<QQ")
+#: CLOCKID: the sampling clock's resolution in ns.
+CLOCKID_RES = struct.Struct("<Q")
+#: CLOCK_DATA: version, clockid, wall_clock_ns, clockid_time_ns.
+CLOCK_DATA = struct.Struct("<IIQQ")
+#: NRCPUS: online, available.
+NRCPUS = struct.Struct("<II")
+#: EVENT_DESC's head: nr, attr_size.
+EVENT_DESC_HEAD = struct.Struct("<II")
+
+
+def feature(layout: struct.Struct, raw: bytes, what: str) -> tuple[int, ...]:
+    """A fixed-size feature section's fields."""
+    return _unpack(layout, raw, 0, what)
+
+
+class BuildIdEntry(NamedTuple):
+    """One entry of the BUILD_ID feature; the file name fills the rest of ``size``."""
+
+    misc: int
+    size: int
+    pid: int
+    build_id: bytes
+    build_id_size: int
+    filename: str
+
+
+BUILD_ID_HEAD = struct.Struct("<IHHi20sB3x")
+BUILD_ID_ENTRY_MIN = BUILD_ID_HEAD.size
 #: The ``header.misc`` bit saying ``build_id_size`` is set (else the id is 20 bytes).
 MISC_BUILD_ID_SIZE = 1 << 15
-event_desc_head = cs.Struct("nr" / cs.Int32ul, "attr_size" / cs.Int32ul)
+
+
+def build_id_entry(raw: bytes) -> BuildIdEntry:
+    """The entry that starts ``raw`` (``raw`` holds at least its ``size`` bytes)."""
+    _, misc, size, pid, build_id, id_size = _unpack(BUILD_ID_HEAD, raw, 0, "a build id entry")
+    if size < BUILD_ID_ENTRY_MIN or size > len(raw):
+        raise LayoutError(f"a build id entry of {size} bytes")
+    return BuildIdEntry(misc, size, pid, build_id, id_size, _padded(raw[BUILD_ID_ENTRY_MIN:size]))
+
 
 # sample_type bits (PERF_SAMPLE_*)
 S_IP = 1 << 0
@@ -230,8 +368,7 @@ CONTEXT_KERNEL = 0xFFFF_FFFF_FFFF_FF80
 CONTEXT_USER = 0xFFFF_FFFF_FFFF_FE00
 
 
-@dataclass(frozen=True, slots=True)
-class SampleLayout:
+class SampleLayout(NamedTuple):
     """Where a SAMPLE record's fields are, for one ``sample_type``.
 
     ``head`` unpacks the fixed fields before the READ/CALLCHAIN part, in the order ``names``;

@@ -9,8 +9,8 @@ unit part (``Main_zdwfib_info`` is ``Main.$wfib`` of package ``main``). See GHC'
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 _LOWER = {
     "a": "&",
@@ -90,8 +90,7 @@ def zdecode(text: str) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True, slots=True)
-class GhcName:
+class GhcName(NamedTuple):
     """A Haskell symbol split up: ``package`` (``main`` for the program), ``module``, ``name``."""
 
     package: str

@@ -222,14 +222,25 @@ class _Accumulator:
                 self.pending[(header, pid, ip, ())] += n
         self.groups.clear()
         symbolizer = self.symbolizer
+        resolve = symbolizer.resolve
         mask = L.MISC_CPUMODE_MASK
+        # Many addresses share a frame (the symbolizer hands out one object per function
+        # and line): sum by frame object first, so the tables below see each frame once.
+        # Frames hash their fields in Python; id() is safe while `by_frame` holds them.
+        by_frame: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
         for (header, pid_tid, ip, chain), count in self.pending.items():
             pid = pid_tid & 0xFFFFFFFF
             if pid not in pids:
                 self.other += count
                 continue
+            f = resolve(ip, pid, (header >> 32) & mask)
+            entry = by_frame.get((id(f), chain))
+            if entry is None:
+                by_frame[(id(f), chain)] = [f, chain, count, ip, pid_tid, header]
+            else:
+                entry[2] += count
+        for f, chain, count, ip, pid_tid, header in by_frame.values():
             self.total += count
-            f = symbolizer.resolve(ip, pid, (header >> 32) & mask)
             self.functions[(f.name, f.package, f.category)] += count
             self.categories[f.category] += count
             if f.line is not None:
@@ -239,6 +250,7 @@ class _Accumulator:
             key = (f, chain)
             stack = self.stack_of.get(key)
             if stack is None:
+                pid = pid_tid & 0xFFFFFFFF
                 sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
                 stack = self.stack_of[key] = synthetic_stack(f, sample, symbolizer)
             self.stacks[stack] += count

@@ -14,16 +14,13 @@ import os
 import struct
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, Any, Literal, NamedTuple
-
-import construct as cs
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
-from halvm_prof.model import Stop
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
+from halvm_prof.stop import Stop
 
 #: Bytes read at a time from the data section.
 CHUNK = 1 << 20
@@ -31,8 +28,7 @@ CHUNK = 1 << 20
 MAX_FEATURE = 64 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class EventAttr:
+class EventAttr(NamedTuple):
     """One recorded event (``perf_event_attr``) and the sample ids that name it."""
 
     type: int
@@ -59,8 +55,7 @@ class EventAttr:
         return bool(self.flags & L.FLAG_SAMPLE_ID_ALL)
 
 
-@dataclass(frozen=True, slots=True)
-class ClockData:
+class ClockData(NamedTuple):
     """The CLOCK_DATA feature: one reading of the wall clock and of the sampling clock."""
 
     clockid: int
@@ -68,8 +63,7 @@ class ClockData:
     clockid_time_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class BuildId:
+class BuildId(NamedTuple):
     """A BUILD_ID feature entry: the build id of a file that had samples."""
 
     pid: int
@@ -77,8 +71,7 @@ class BuildId:
     filename: str
 
 
-@dataclass(frozen=True, slots=True)
-class Features:
+class Features(NamedTuple):
     """The features of the header we use; None (or empty) where the file has none."""
 
     hostname: str | None = None
@@ -107,8 +100,7 @@ class Sample(NamedTuple):
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class Mmap:
+class Mmap(NamedTuple):
     """An MMAP or MMAP2 record: ``filename`` mapped at ``start`` from file offset ``pgoff``."""
 
     pid: int
@@ -123,8 +115,7 @@ class Mmap:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class Comm:
+class Comm(NamedTuple):
     """A COMM record: thread ``tid`` is now called ``comm`` (``exec``: by an exec)."""
 
     pid: int
@@ -135,8 +126,7 @@ class Comm:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class TaskEvent:
+class TaskEvent(NamedTuple):
     """A FORK or EXIT record."""
 
     kind: Literal["fork", "exit"]
@@ -148,8 +138,7 @@ class TaskEvent:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class Lost:
+class Lost(NamedTuple):
     """A LOST record: the kernel dropped ``lost`` samples (the ring buffer was full)."""
 
     lost: int
@@ -295,12 +284,6 @@ class PerfData:
         self.stream.seek(offset)
         return self.stream.read(size)
 
-    def _parse(self, con: cs.Construct, data: bytes, offset: int, what: str) -> Any:
-        try:
-            return con.parse(data)
-        except cs.ConstructError as e:
-            raise self._error(f"bad {what}: {e}", offset) from e
-
     # -- header, attributes, features --------------------------------------------------------
 
     def _read_header(self) -> None:
@@ -324,7 +307,7 @@ class PerfData:
             )
         if len(raw) < L.FILE_HEADER_SIZE:
             raise self._error(f"is cut inside its {L.FILE_HEADER_SIZE}-byte header", len(raw))
-        h = self._parse(L.file_header, raw, 0, "file header")
+        h = L.file_header(raw)
         self.header = h
         self.attrs = self._read_attrs(h)
         types = {a.sample_type for a in self.attrs}
@@ -360,7 +343,7 @@ class PerfData:
             notes.append("its features (clock data, build ids, command line) are lost")
         self.header_notes = tuple(notes)
 
-    def _read_attrs(self, h: Any) -> tuple[EventAttr, ...]:
+    def _read_attrs(self, h: L.FileHeader) -> tuple[EventAttr, ...]:
         size = int(h.attr_size)
         if size < L.ATTR_MIN_SIZE + 16 or h.attrs.size % size or h.attrs.size == 0:
             raise self._error(f"bad attribute section ({h.attrs.size} bytes of {size})", 24)
@@ -371,8 +354,8 @@ class PerfData:
         for i in range(len(raw) // size):
             pos = i * size
             body = raw[pos : pos + size - 16].ljust(L.ATTR_CLOCKID_END, b"\0")
-            a = self._parse(L.event_attr, body, int(h.attrs.offset) + pos, "event attribute")
-            ids_sec = L.section.parse(raw[pos + size - 16 : pos + size])
+            a = L.event_attr(body)
+            ids_sec = L.section(raw, pos + size - 16)
             ids: tuple[int, ...] = ()
             if ids_sec.size and ids_sec.offset + ids_sec.size <= self.file_size:
                 data = self._read_at(int(ids_sec.offset), int(ids_sec.size))
@@ -394,7 +377,7 @@ class PerfData:
             )
         return tuple(out)
 
-    def _read_features(self, h: Any, start: int, notes: list[str]) -> Features:
+    def _read_features(self, h: L.FileHeader, start: int, notes: list[str]) -> Features:
         bits = [b for b in range(L.FEATURE_BITS) if h.features[b // 64] >> (b % 64) & 1]
         table_size = 16 * len(bits)
         if start + table_size > self.file_size:
@@ -403,7 +386,7 @@ class PerfData:
         table = self._read_at(start, table_size)
         found: dict[int, bytes] = {}
         for i, bit in enumerate(bits):
-            sec = L.section.parse(table[16 * i : 16 * i + 16])
+            sec = L.section(table, 16 * i)
             if bit not in _FEATURES_READ:
                 continue
             if sec.offset + sec.size > self.file_size or sec.size > MAX_FEATURE:
@@ -414,7 +397,7 @@ class PerfData:
         for bit, raw in found.items():
             try:
                 values.update(_decode_feature(bit, raw))
-            except (cs.ConstructError, UnicodeDecodeError, ValueError) as e:
+            except ValueError as e:  # LayoutError, UnicodeDecodeError
                 notes.append(f"feature {bit} cannot be read ({type(e).__name__})")
         return Features(**values)
 
@@ -541,7 +524,7 @@ class PerfData:
             elif rtype in _DECODED:
                 try:
                     rec = self._other(rtype, misc, buf[pos : pos + size], at)
-                except (cs.ConstructError, UnicodeDecodeError) as e:
+                except ValueError as e:  # LayoutError, UnicodeDecodeError
                     self.stop = Stop("corrupt", at, f"bad {_record_name(rtype)} record ({e})")
                     return
                 if rec is not None:
@@ -575,50 +558,44 @@ class PerfData:
         body = raw[8:]
         if rtype == L.MMAP or rtype == L.MMAP2:
             if rtype == L.MMAP:
-                m = L.mmap_body.parse(body)
+                m = L.mmap_body(body)
                 executable = True
                 build_id = None
             else:
-                m = L.mmap2_body.parse(body)
+                m = L.mmap2_body(body)
                 executable = bool(m.prot & _PROT_EXEC)
                 build_id = None
                 if misc & L.MISC_MMAP_BUILD_ID:
-                    build_id = bytes(m.ids[4 : 4 + min(20, m.ids[0])]).hex()
+                    build_id = m.ids[4 : 4 + min(20, m.ids[0])].hex()
             return Mmap(
-                int(m.pid),
-                int(m.tid),
-                int(m.addr),
-                int(m.len),
-                int(m.pgoff),
-                str(m.filename),
+                m.pid,
+                m.tid,
+                m.addr,
+                m.len,
+                m.pgoff,
+                m.filename,
                 executable,
                 build_id,
                 self._time_of(raw),
                 at,
             )
         if rtype == L.COMM:
-            c = L.comm_body.parse(body)
+            c = L.comm_body(body)
             return Comm(
-                int(c.pid),
-                int(c.tid),
-                str(c.comm),
+                c.pid,
+                c.tid,
+                c.comm,
                 bool(misc & L.MISC_COMM_EXEC),
                 self._time_of(raw),
                 at,
             )
         if rtype == L.FORK or rtype == L.EXIT:
-            f = L.fork_exit_body.parse(body)
+            f = L.fork_exit_body(body)
             return TaskEvent(
-                "fork" if rtype == L.FORK else "exit",
-                int(f.pid),
-                int(f.ppid),
-                int(f.tid),
-                int(f.ptid),
-                int(f.time),
-                at,
+                "fork" if rtype == L.FORK else "exit", f.pid, f.ppid, f.tid, f.ptid, f.time, at
             )
         if rtype == L.LOST:
-            lost = int(L.lost_body.parse(body).lost)
+            lost = L.lost_count(body)
             self.lost += lost
             return Lost(lost, at)
         return None
@@ -654,7 +631,7 @@ def _event_name(etype: int, config: int) -> str:
 
 
 def _text(raw: bytes) -> str:
-    return str(L.header_string.parse(raw).text)
+    return L.header_string(raw)[0]
 
 
 def _decode_feature(bit: int, raw: bytes) -> dict[str, Any]:
@@ -665,19 +642,17 @@ def _decode_feature(bit: int, raw: bytes) -> dict[str, Any]:
     if bit == L.FEAT_VERSION:
         return {"perf_version": _text(raw)}
     if bit == L.FEAT_CMDLINE:
-        return {"cmdline": tuple(str(s.text) for s in L.cmdline.parse(raw))}
+        return {"cmdline": L.cmdline(raw)}
     if bit == L.FEAT_NRCPUS:
-        return {"nr_cpus": int(L.nrcpus.parse(raw).available)}
+        return {"nr_cpus": L.feature(L.NRCPUS, raw, "NRCPUS")[1]}
     if bit == L.FEAT_SAMPLE_TIME:
-        t = L.sample_time.parse(raw)
-        return {"sample_time": (int(t.first), int(t.last))}
+        first, last = L.feature(L.SAMPLE_TIME, raw, "SAMPLE_TIME")
+        return {"sample_time": (first, last)}
     if bit == L.FEAT_CLOCKID:
-        return {"clockid_res_ns": int(L.clockid_res.parse(raw).res_ns)}
+        return {"clockid_res_ns": L.feature(L.CLOCKID_RES, raw, "CLOCKID")[0]}
     if bit == L.FEAT_CLOCK_DATA:
-        c = L.clock_data.parse(raw)
-        return {
-            "clock_data": ClockData(int(c.clockid), int(c.wall_clock_ns), int(c.clockid_time_ns))
-        }
+        _, clockid, wall, clock = L.feature(L.CLOCK_DATA, raw, "CLOCK_DATA")
+        return {"clock_data": ClockData(clockid, wall, clock)}
     if bit == L.FEAT_BUILD_ID:
         return {"build_ids": tuple(_build_ids(raw))}
     if bit == L.FEAT_EVENT_DESC:
@@ -691,17 +666,17 @@ def _build_ids(raw: bytes) -> Iterator[BuildId]:
         size = L.RECORD_HEADER.unpack_from(raw, pos)[2]
         if size < L.BUILD_ID_ENTRY_MIN or pos + size > len(raw):
             raise ValueError(f"build id entry of {size} bytes")
-        e = L.build_id_entry.parse(raw[pos : pos + size])
-        n = e.build_id_size if e.header.misc & L.MISC_BUILD_ID_SIZE else 20
-        yield BuildId(int(e.pid), bytes(e.build_id[: min(20, n)]).hex(), str(e.filename))
+        e = L.build_id_entry(raw[pos : pos + size])
+        n = e.build_id_size if e.misc & L.MISC_BUILD_ID_SIZE else 20
+        yield BuildId(e.pid, e.build_id[: min(20, n)].hex(), e.filename)
         pos += size
 
 
 def _event_desc(raw: bytes) -> Iterator[str]:
-    h = L.event_desc_head.parse(raw)
-    pos = L.event_desc_head.sizeof()
-    for _ in range(h.nr):
-        pos += h.attr_size
+    nr, attr_size = L.feature(L.EVENT_DESC_HEAD, raw, "EVENT_DESC")
+    pos = L.EVENT_DESC_HEAD.size
+    for _ in range(nr):
+        pos += attr_size
         if pos + 4 > len(raw):
             raise ValueError("event description cut off")
         nr_ids = struct.unpack_from("<I", raw, pos)[0]

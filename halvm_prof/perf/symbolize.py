@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from halvm_prof.errors import InputError
 from halvm_prof.perf import layout as L
@@ -25,8 +25,7 @@ from halvm_prof.perf.reader import BuildId, Mmap, TaskEvent
 KERNEL_START = 0xFFFF_8000_0000_0000
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """What one code address is: a function with its package, category and source position.
 
     ``name`` is ``Module.function`` for Haskell code, the C name otherwise, ``[kernel]`` or
