@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
@@ -53,8 +53,7 @@ class SpanCount:
     samples: int
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class StackFrame:
+class StackFrame(NamedTuple):
     """One level of a synthetic stack; ``src`` is a GHC span for span frames, else ""."""
 
     name: str
@@ -145,6 +144,11 @@ def user_callers(sample: Sample) -> Iterator[int]:
         yield ip
 
 
+def _uses_callers(frame: Frame) -> bool:
+    """Whether :func:`synthetic_stack` looks at the callchain of a sample in ``frame``."""
+    return not frame.module and frame.category not in ("kernel", "unknown")
+
+
 def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tuple[StackFrame, ...]:
     """category > package > module > (C callers) > function > span, for one sample."""
     out = [StackFrame(frame.category)]
@@ -152,7 +156,7 @@ def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tup
         out.append(StackFrame(frame.package))
     if frame.module:
         out.append(StackFrame(frame.module))
-    elif sample.callchain and frame.category not in ("kernel", "unknown"):
+    elif sample.callchain and _uses_callers(frame):
         callers: list[str] = []
         for ip in user_callers(sample):
             caller = symbolizer.resolve(ip, sample.pid)
@@ -199,6 +203,18 @@ class _Accumulator:
                 self.flush()
             return
         pids = self.symbolizer.program_pids
+        if batch.callchains is not None and len(batch.callchains) == 1:
+            # a sample with its callchain: one record, read word by word
+            words = batch.raw
+            pt = words[pid_word] if pid_word > 0 else 0
+            ip = words[ip_word] if ip_word > 0 else 0
+            self.pending[(words[0], pt, ip, batch.callchains[0])] += 1
+            period_word = batch.word("period")
+            if period_word > 0 and pt & 0xFFFFFFFF in pids:
+                self.period += words[period_word]
+            if len(self.pending) > _PENDING_KEYS:
+                self.flush()
+            return
         ips = batch.column("ip")
         pts = batch.column("pid")
         headers = batch.column("header")
@@ -234,6 +250,8 @@ class _Accumulator:
                 self.other += count
                 continue
             f = resolve(ip, pid, (header >> 32) & mask)
+            if chain and not _uses_callers(f):
+                chain = ()
             entry = by_frame.get((id(f), chain))
             if entry is None:
                 by_frame[(id(f), chain)] = [f, chain, count, ip, pid_tid, header]
