@@ -7,6 +7,10 @@ reports. The tables are kept as JSON (data only: nothing in the cache can run co
 per binary, named by its path, size, modification time and inode, so a rebuilt binary is read
 afresh. ``HALVM_PROF_CACHE=off`` turns the cache off. A cache that cannot be read or written is
 ignored: it only ever saves time.
+
+The cache stays small: writing an entry removes those of earlier versions of the same path
+(a rebuilt binary's old tables are never read again) and, past :data:`MAX_ENTRIES`, the least
+recently used (a hit touches its entry). Only files named as entries are ever removed.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import zlib
 from pathlib import Path
@@ -23,6 +28,9 @@ from typing import Any
 FORMAT = 1
 #: Entries larger than this are not read (a damaged or foreign file must not cost memory).
 MAX_BYTES = 256 << 20
+#: Entries kept; beyond this the least recently used go.
+MAX_ENTRIES = 200
+_NAME = re.compile(r"^[0-9]+-([0-9a-f]{8})-[0-9]+-[0-9]+-[0-9]+\.json$")
 
 
 def cache_dir() -> Path | None:
@@ -66,7 +74,11 @@ def load(path: str) -> dict[str, Any] | None:
         value = json.loads(data)
     except (OSError, ValueError):
         return None
-    return value if isinstance(value, dict) and value.get("format") == FORMAT else None
+    if not (isinstance(value, dict) and value.get("format") == FORMAT):
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # used now: the last to go when the cache is pruned
+    return value
 
 
 def save(path: str, tables: dict[str, Any]) -> None:
@@ -80,3 +92,28 @@ def save(path: str, tables: dict[str, Any]) -> None:
         entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with atomic_write(entry, devices=False) as f:
             json.dump({"format": FORMAT, **tables}, f, separators=(",", ":"))
+        _prune(entry)
+
+
+def _prune(kept: Path) -> None:
+    """Removes the entries of other versions of ``kept``'s binary, of an older cache format,
+    and the least recently used past :data:`MAX_ENTRIES`."""
+    same = _NAME.match(kept.name)
+    assert same is not None
+    live: list[tuple[int, Path]] = []
+    for other in kept.parent.iterdir():
+        m = _NAME.match(other.name)
+        if m is None or other == kept:
+            continue
+        with contextlib.suppress(OSError):
+            st = other.lstat()
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if m[1] == same[1] or not other.name.startswith(f"{FORMAT}-"):
+                other.unlink()
+            else:
+                live.append((st.st_mtime_ns, other))
+    live.sort()
+    for _, other in live[: max(0, len(live) + 1 - MAX_ENTRIES)]:
+        with contextlib.suppress(OSError):
+            other.unlink()

@@ -88,7 +88,34 @@ def test_a_rebuilt_binary_is_read_afresh(cache: Path, tmp_path: Path) -> None:
     st = binary.stat()
     os.utime(binary, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert hasattr(ElfFile(binary), "elf")
-    assert len(_entries(cache)) == 2
+    # the old version's entry is gone: it would never be read again
+    (entry,) = _entries(cache)
+    assert str(binary.stat().st_mtime_ns) in entry.name
+
+
+def test_the_cache_keeps_the_most_recently_used_entries(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(symcache, "MAX_ENTRIES", 3)
+    copies = []
+    for i in range(4):
+        copies.append(tmp_path / f"work{i}")
+        shutil.copy(PERF / "work", copies[-1])
+    foreign = cache / "symbols" / "notes.json"
+    for i, binary in enumerate(copies[:3]):
+        ElfFile(binary)
+        # used long ago, in this order
+        os.utime(symcache._entry(str(binary)), ns=(0, (i + 1) * 10**12))  # type: ignore[arg-type]
+    foreign.write_text("not an entry")
+    # work0 is used again (its entry touched), so work1 is the least recently used
+    assert not hasattr(ElfFile(copies[0]), "elf")
+    ElfFile(copies[3])
+    kept = {e.name for e in _entries(cache)}
+    assert len(kept - {"notes.json"}) == 3
+    names = {b: symcache._entry(str(b)).name for b in copies}  # type: ignore[union-attr]
+    assert names[copies[1]] not in kept
+    assert {names[copies[0]], names[copies[2]], names[copies[3]]} <= kept
+    assert foreign.exists()
 
 
 def test_an_unwritable_cache_only_costs_time(
