@@ -7,8 +7,17 @@
  * tally(buf, step, ip_word, pid_word, period_word, groups): buf holds whole SAMPLE records of
  * step 64-bit words each (word 0 is the record header). Each record is counted in
  * groups[(header word, pid)] = [{ip: samples}, period sum], pid being the low half of the
- * pid/tid word; period_word < 0 means the event records no period. Little endian, as perf
- * writes on the machines we read.
+ * pid/tid word; period_word < 0 means the event records no period.
+ *
+ * chain_run(buf, pos, chain_word): the end of the run of whole, well-formed SAMPLE records with
+ * a callchain from pos on (pos itself when there is none). chain_word is the word of the
+ * callchain's length; its entries follow it, inside the record.
+ *
+ * tally_chains(buf, ip_word, pid_word, period_word, chain_word, pending, periods): counts such
+ * a run in pending[(header word, pid/tid word, ip, callchain tuple)] and adds each record's
+ * period to periods[pid].
+ *
+ * Little endian, as perf writes on the machines we read.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -200,11 +209,111 @@ done:
     return result;
 }
 
+/* The length of the well-formed SAMPLE-with-callchain record at p (n bytes left), or 0. */
+static Py_ssize_t chain_record(const unsigned char *p, Py_ssize_t n, Py_ssize_t chain_word) {
+    if (n < 8) return 0;
+    Py_ssize_t size = p[6] | (p[7] << 8);
+    if (p[0] != SAMPLE || p[1] || p[2] || p[3]) return 0;
+    if (size % 8 || size > n || size < 8 * (chain_word + 1)) return 0;
+    uint64_t nr = le64(p + 8 * chain_word);
+    if (nr > (uint64_t)(size / 8 - chain_word - 1)) return 0;
+    return size;
+}
+
+static PyObject *chain_run(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t pos, chain_word;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nn", &buf, &pos, &chain_word)) return NULL;
+    if (pos >= 0 && chain_word >= 1) {
+        const unsigned char *b = buf.buf;
+        Py_ssize_t size;
+        while (pos < buf.len && (size = chain_record(b + pos, buf.len - pos, chain_word)) > 0)
+            pos += size;
+    }
+    PyBuffer_Release(&buf);
+    return PyLong_FromSsize_t(pos);
+}
+
+/* d[key] += add, for an int value (0 when missing). */
+static int dict_add(PyObject *d, PyObject *key, PyObject *add) {
+    PyObject *old = PyDict_GetItemWithError(d, key);
+    if (old == NULL && PyErr_Occurred()) return -1;
+    PyObject *val = old == NULL ? Py_NewRef(add) : PyNumber_Add(old, add);
+    if (val == NULL) return -1;
+    int rc = PyDict_SetItem(d, key, val);
+    Py_DECREF(val);
+    return rc;
+}
+
+static PyObject *tally_chains(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t ip_word, pid_word, period_word, chain_word;
+    PyObject *pending, *periods, *one = NULL, *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnnnO!O!", &buf, &ip_word, &pid_word, &period_word,
+                          &chain_word, &PyDict_Type, &pending, &PyDict_Type, &periods))
+        return NULL;
+    if (ip_word < 1 || ip_word >= chain_word || pid_word < 1 || pid_word >= chain_word ||
+        period_word >= chain_word) {
+        PyErr_SetString(PyExc_ValueError, "bad record layout");
+        goto done;
+    }
+    one = PyLong_FromLong(1);
+    if (one == NULL) goto done;
+    const unsigned char *b = buf.buf;
+    Py_ssize_t pos = 0, n = 0;
+    while (pos < buf.len) {
+        const unsigned char *p = b + pos;
+        Py_ssize_t size = chain_record(p, buf.len - pos, chain_word);
+        if (size == 0) {
+            PyErr_Format(PyExc_ValueError, "not a SAMPLE record with a callchain at byte %zd",
+                         pos);
+            goto done;
+        }
+        Py_ssize_t nr = (Py_ssize_t)le64(p + 8 * chain_word);
+        PyObject *chain = PyTuple_New(nr);
+        if (chain == NULL) goto done;
+        for (Py_ssize_t k = 0; k < nr; k++) {
+            PyObject *v = PyLong_FromUnsignedLongLong(le64(p + 8 * (chain_word + 1 + k)));
+            if (v == NULL) { Py_DECREF(chain); goto done; }
+            PyTuple_SET_ITEM(chain, k, v);
+        }
+        uint64_t pid_tid = le64(p + 8 * pid_word);
+        PyObject *key = Py_BuildValue("(KKKN)", (unsigned long long)le64(p),
+                                      (unsigned long long)pid_tid,
+                                      (unsigned long long)le64(p + 8 * ip_word), chain);
+        if (key == NULL) goto done;
+        int rc = dict_add(pending, key, one);
+        Py_DECREF(key);
+        if (rc < 0) goto done;
+        if (period_word > 0) {
+            PyObject *pid = PyLong_FromUnsignedLongLong(pid_tid & 0xFFFFFFFFu);
+            PyObject *period = PyLong_FromUnsignedLongLong(le64(p + 8 * period_word));
+            rc = (pid == NULL || period == NULL) ? -1 : dict_add(periods, pid, period);
+            Py_XDECREF(pid);
+            Py_XDECREF(period);
+            if (rc < 0) goto done;
+        }
+        pos += size;
+        n++;
+    }
+    result = PyLong_FromSsize_t(n);
+done:
+    Py_XDECREF(one);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"run_length", run_length, METH_VARARGS,
      "run_length(buf, pos, size, most) -> records from pos on that are SAMPLEs of size bytes"},
     {"tally", tally, METH_VARARGS,
      "tally(buf, step, ip_word, pid_word, period_word, groups) -> None"},
+    {"chain_run", chain_run, METH_VARARGS,
+     "chain_run(buf, pos, chain_word) -> end of the run of SAMPLEs with a callchain"},
+    {"tally_chains", tally_chains, METH_VARARGS,
+     "tally_chains(buf, ip_word, pid_word, period_word, chain_word, pending, periods) -> n"},
     {NULL, NULL, 0, NULL},
 };
 

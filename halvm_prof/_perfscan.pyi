@@ -10,3 +10,14 @@ def tally(
     groups: dict[tuple[int, int], list[object]],
     /,
 ) -> None: ...
+def chain_run(buf: bytes | memoryview, pos: int, chain_word: int, /) -> int: ...
+def tally_chains(
+    buf: bytes | memoryview,
+    ip_word: int,
+    pid_word: int,
+    period_word: int,
+    chain_word: int,
+    pending: dict[tuple[int, int, int, tuple[int, ...]], int],
+    periods: dict[int, int],
+    /,
+) -> int: ...

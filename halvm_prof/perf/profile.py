@@ -18,8 +18,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
-from halvm_prof.perf.reader import Mmap, PerfData, Sample, SampleBatch, TaskEvent
-from halvm_prof.perf.scan import Groups, tally
+from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, SampleBatch, TaskEvent
+from halvm_prof.perf.scan import Groups, tally, tally_chains
 from halvm_prof.perf.symbolize import Frame, Symbolizer
 
 if TYPE_CHECKING:
@@ -127,42 +127,65 @@ def clock_name(data: PerfData) -> str:
     return L.CLOCK_NAMES.get(a.clockid, f"clock-{a.clockid}")
 
 
-def user_callers(sample: Sample) -> Iterator[int]:
-    """The user-space return addresses of a sample's callchain, innermost first (leaf left out)."""
+def user_callers(ip: int, callchain: tuple[int, ...]) -> Iterator[int]:
+    """The user-space return addresses of a callchain, innermost first (its leaf, the
+    sampled ``ip``, left out)."""
     mode = L.CONTEXT_USER
     first = True
-    for ip in sample.callchain:
-        if ip >= L.CONTEXT_MAX:
-            mode = ip
+    for addr in callchain:
+        if addr >= L.CONTEXT_MAX:
+            mode = addr
             continue
         if mode != L.CONTEXT_USER:
             continue
         if first:
             first = False
-            if ip == sample.ip:
+            if addr == ip:
                 continue
-        yield ip
+        yield addr
 
 
 def _uses_callers(frame: Frame) -> bool:
-    """Whether :func:`synthetic_stack` looks at the callchain of a sample in ``frame``."""
+    """Whether a sample in ``frame`` has its C callers in its stack (C code: the RTS, libc)."""
     return not frame.module and frame.category not in ("kernel", "unknown")
 
 
-def synthetic_stack(frame: Frame, sample: Sample, symbolizer: Symbolizer) -> tuple[StackFrame, ...]:
-    """category > package > module > (C callers) > function > span, for one sample."""
+class _Callers:
+    """The C callers of a sample, as far as the callchain stays in C code, innermost first.
+
+    Names are remembered by address: many samples share their callers.
+    """
+
+    def __init__(self, symbolizer: Symbolizer):
+        self.symbolizer = symbolizer
+        self.names: dict[tuple[int, int], str | None] = {}
+
+    def __call__(self, ip: int, callchain: tuple[int, ...], pid: int) -> tuple[str, ...]:
+        out: list[str] = []
+        names = self.names
+        for addr in user_callers(ip, callchain):
+            name = names.get((addr, pid), "")
+            if name == "":
+                caller = self.symbolizer.resolve(addr, pid)
+                stop = caller.module or caller.category == "unknown"
+                name = names[(addr, pid)] = None if stop else caller.name
+            if name is None:
+                break
+            out.append(name)
+        return tuple(out)
+
+
+def synthetic_stack(frame: Frame, callers: tuple[str, ...] = ()) -> tuple[StackFrame, ...]:
+    """category > package > module > (C callers, outermost first) > function > span.
+
+    ``callers`` (innermost first) count only for C code (see :func:`_uses_callers`).
+    """
     out = [StackFrame(frame.category)]
     if frame.package:
         out.append(StackFrame(frame.package))
     if frame.module:
         out.append(StackFrame(frame.module))
-    elif sample.callchain and _uses_callers(frame):
-        callers: list[str] = []
-        for ip in user_callers(sample):
-            caller = symbolizer.resolve(ip, sample.pid)
-            if caller.module or caller.category == "unknown":
-                break
-            callers.append(caller.name)
+    elif _uses_callers(frame):
         out.extend(StackFrame(c) for c in reversed(callers))
     out.append(StackFrame(frame.name))
     if frame.span is not None:
@@ -186,10 +209,26 @@ class _Accumulator:
         self.categories: Counter[str] = Counter()
         self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
         self.total = self.other = self.period = 0
-        self.stack_of: dict[tuple[Frame, tuple[int, ...]], tuple[StackFrame, ...]] = {}
+        self.stack_of: dict[tuple[Frame, tuple[str, ...]], tuple[StackFrame, ...]] = {}
         #: samples without a callchain, counted by (header, pid) and address
         self.groups: Groups = {}
         self.tally = tally()
+        #: the periods of samples with a callchain, by pid
+        self.chain_periods: dict[int, int] = {}
+        self.tally_chains = tally_chains()
+
+    def add_chains(self, batch: ChainBatch) -> None:
+        self.tally_chains(
+            batch.raw,
+            batch.word("ip"),
+            batch.word("pid"),
+            batch.word("period"),
+            batch.chain_word,
+            self.pending,
+            self.chain_periods,
+        )
+        if len(self.pending) > _PENDING_KEYS:
+            self.flush()
 
     def add(self, batch: SampleBatch) -> None:
         ip_word, pid_word = batch.word("ip"), batch.word("pid")
@@ -237,27 +276,36 @@ class _Accumulator:
             for ip, n in cast(dict[int, int], counts).items():
                 self.pending[(header, pid, ip, ())] += n
         self.groups.clear()
+        for pid, period in self.chain_periods.items():
+            if pid in pids:
+                self.period += period
+        self.chain_periods.clear()
         symbolizer = self.symbolizer
         resolve = symbolizer.resolve
         mask = L.MISC_CPUMODE_MASK
         # Many addresses share a frame (the symbolizer hands out one object per function
-        # and line): sum by frame object first, so the tables below see each frame once.
-        # Frames hash their fields in Python; id() is safe while `by_frame` holds them.
-        by_frame: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
+        # and line): sum by frame object first, so the tables below see each frame once
+        # (id(): hashing a frame hashes all its fields; `by_frame` keeps the frames alive).
+        by_frame: dict[tuple[int, tuple[str, ...]], list[Any]] = {}
+        # with callchains, many keys share an address (the mappings hold until the flush)
+        frame_of: dict[tuple[int, int, int], Frame] = {}
+        callers_of = _Callers(symbolizer)
         for (header, pid_tid, ip, chain), count in self.pending.items():
             pid = pid_tid & 0xFFFFFFFF
             if pid not in pids:
                 self.other += count
                 continue
-            f = resolve(ip, pid, (header >> 32) & mask)
-            if chain and not _uses_callers(f):
-                chain = ()
-            entry = by_frame.get((id(f), chain))
+            where = (ip, pid, header)
+            f = frame_of.get(where)
+            if f is None:
+                f = frame_of[where] = resolve(ip, pid, (header >> 32) & mask)
+            callers = callers_of(ip, chain, pid) if chain and _uses_callers(f) else ()
+            entry = by_frame.get((id(f), callers))
             if entry is None:
-                by_frame[(id(f), chain)] = [f, chain, count, ip, pid_tid, header]
+                by_frame[(id(f), callers)] = [f, callers, count]
             else:
                 entry[2] += count
-        for f, chain, count, ip, pid_tid, header in by_frame.values():
+        for f, callers, count in by_frame.values():
             self.total += count
             self.functions[(f.name, f.package, f.category)] += count
             self.categories[f.category] += count
@@ -265,12 +313,10 @@ class _Accumulator:
                 self.lines[f.line] += count
             if f.span is not None:
                 self.spans[(f.span, f.name)] += count
-            key = (f, chain)
+            key = (f, callers)
             stack = self.stack_of.get(key)
             if stack is None:
-                pid = pid_tid & 0xFFFFFFFF
-                sample = Sample(ip, pid, pid_tid >> 32, 0, 0, 0, chain, (header >> 32) & mask, 0)
-                stack = self.stack_of[key] = synthetic_stack(f, sample, symbolizer)
+                stack = self.stack_of[key] = synthetic_stack(f, callers)
             self.stacks[stack] += count
         self.pending.clear()
         if len(self.stack_of) > _PENDING_KEYS:
@@ -294,6 +340,8 @@ def perf_profile(
         for item in data.iter_batches():
             if type(item) is SampleBatch:
                 acc.add(item)
+            elif type(item) is ChainBatch:
+                acc.add_chains(item)
             elif isinstance(item, (Mmap, TaskEvent)):
                 # samples so far are resolved against the mappings they were taken under
                 acc.flush()

@@ -221,6 +221,37 @@ class SampleBatch:
             )
 
 
+class ChainBatch:
+    """Consecutive SAMPLE records with a callchain (so of varying size), all well formed.
+
+    ``chain_word`` is the 64-bit word (0 the record header) of each record's callchain length;
+    :meth:`samples` decodes them one by one, the flat profile counts them at once
+    (:func:`halvm_prof.perf.scan.tally_chains`).
+    """
+
+    __slots__ = ("_words", "chain_word", "offset", "raw")
+
+    def __init__(self, raw: memoryview, words: dict[str, int], chain_word: int, offset: int):
+        self.raw = raw
+        self._words = words
+        self.chain_word = chain_word
+        self.offset = offset
+
+    def word(self, name: str) -> int:
+        """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
+        return 0 if name == "header" else self._words.get(name, -1)
+
+    def samples(self) -> Iterator[Sample]:
+        raw, pos, cw = self.raw, 0, self.chain_word
+        while pos < len(raw):
+            size = L.RECORD_HEADER.unpack_from(raw, pos)[2]
+            nr = _U64(raw, pos + 8 * cw)[0]
+            chain = struct.unpack_from(f"<{nr}Q", raw, pos + 8 * (cw + 1))
+            one = SampleBatch(raw[pos : pos + size], size, self._words, self.offset + pos, [chain])
+            yield from one.samples()
+            pos += size
+
+
 def _head_words(names: tuple[str, ...]) -> dict[str, int]:
     """The 64-bit word (counting the record header as word 0) of each fixed SAMPLE field."""
     out: dict[str, int] = {}
@@ -424,13 +455,14 @@ class PerfData:
     def iter_records(self) -> Iterator[Record]:
         """Every complete record we decode, in file order; :attr:`stop` says why it ended."""
         for item in self.iter_batches():
-            if type(item) is SampleBatch:
+            if type(item) is SampleBatch or type(item) is ChainBatch:
                 yield from item.samples()
             else:
                 yield item  # type: ignore[misc]
 
-    def iter_batches(self, min_run: int = 8) -> Iterator[Record | SampleBatch]:
-        """Like :meth:`iter_records`, but runs of samples come as one :class:`SampleBatch`.
+    def iter_batches(self, min_run: int = 8) -> Iterator[Record | SampleBatch | ChainBatch]:
+        """Like :meth:`iter_records`, but runs of samples come as one :class:`SampleBatch`
+        (without callchains) or :class:`ChainBatch` (with).
 
         Samples without a callchain all have one size, and a program's samples mostly follow
         one another; such a run is found and cut into columns by C-level slicing (a stride over
@@ -443,6 +475,11 @@ class PerfData:
         read_size = lay.read_size
         with_chain = lay.callchain
         fixed = not with_chain and read_size >= 0
+        # callchain samples are cut into runs too where the chain's place is fixed
+        chain_word = 0
+        if with_chain and read_size >= 0 and "ip" in words and "pid" in words:
+            chain_word = 1 + (head_size + read_size) // 8
+        chain_run = scan.chain_run()
         read_format = self.attrs[0].read_format
         chains: dict[int, Any] = {}
         stream = self.stream
@@ -486,6 +523,12 @@ class PerfData:
                 if head_size > size - 8:
                     self.stop = Stop("corrupt", at, "a SAMPLE record shorter than its fields")
                     return
+                if chain_word:
+                    run_end = chain_run(buf, pos, chain_word)
+                    if run_end > pos:
+                        yield ChainBatch(memoryview(buf)[pos:run_end], words, chain_word, at)
+                        pos = run_end
+                        continue
                 if fixed and not size % 8 and left >= min_run * size:
                     n = run_length(buf, pos, size, left // size)
                     if n >= min_run:

@@ -1,5 +1,6 @@
-"""The two loops that run once per sample: finding a run of same-size SAMPLE records, and
-counting a run's samples by (header, pid) and address for the flat profile.
+"""The loops that run once per sample: finding a run of same-size SAMPLE records, and
+counting a run's samples by (header, pid) and address for the flat profile; and the same two
+for samples with a callchain (records of varying size).
 
 The optional compiled ``halvm_prof._perfscan`` does the same (``HALVM_PROF_PURE=1`` switches it
 off); the tests hold both to identical results.
@@ -8,6 +9,7 @@ off); the tests hold both to identical results.
 from __future__ import annotations
 
 import os
+import struct
 from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import groupby
@@ -19,15 +21,23 @@ from halvm_prof.perf import layout as L
 Groups = dict[tuple[int, int], list[object]]
 RunLength = Callable[[bytes | memoryview, int, int, int], int]
 Tally = Callable[[bytes | memoryview, int, int, int, int, Groups], None]
+#: (header word, pid/tid word, ip, callchain) -> samples
+Pending = dict[tuple[int, int, int, tuple[int, ...]], int]
+ChainRun = Callable[[bytes | memoryview, int, int], int]
+TallyChains = Callable[[bytes | memoryview, int, int, int, int, Pending, dict[int, int]], int]
 
 _compiled_run_length: RunLength | None
 _compiled_tally: Tally | None
+_compiled_chain_run: ChainRun | None
+_compiled_tally_chains: TallyChains | None
 try:
     from halvm_prof import _perfscan
 
     _compiled_run_length, _compiled_tally = _perfscan.run_length, _perfscan.tally
+    _compiled_chain_run, _compiled_tally_chains = _perfscan.chain_run, _perfscan.tally_chains
 except ImportError:  # installed without a C compiler: the Python loops do the work
     _compiled_run_length = _compiled_tally = None
+    _compiled_chain_run = _compiled_tally_chains = None
 
 _SAMPLE_BYTE = bytes([L.SAMPLE])
 
@@ -100,6 +110,76 @@ def tally_python(
         counts = cast(dict[int, int], group[0])
         _count_elements(counts, [r[2] for r in rows])
         group[1] = cast(int, group[1]) + sum(r[3] for r in rows)
+
+
+_HEAD = struct.Struct("<IHH")
+_U64 = struct.Struct("<Q").unpack_from
+
+
+def _chain_record(buf: bytes | memoryview, pos: int, chain_word: int) -> int:
+    """The size of the well-formed SAMPLE-with-callchain record at ``pos``, or 0."""
+    if len(buf) - pos < 8:
+        return 0
+    rtype, _, size = _HEAD.unpack_from(buf, pos)
+    if rtype != L.SAMPLE or size % 8 or size > len(buf) - pos or size < 8 * (chain_word + 1):
+        return 0
+    nr = _U64(buf, pos + 8 * chain_word)[0]
+    return size if nr <= size // 8 - chain_word - 1 else 0
+
+
+def chain_run_python(buf: bytes | memoryview, pos: int, chain_word: int) -> int:
+    """The end of the run of whole, well-formed SAMPLE records with a callchain from ``pos``
+    on (``pos`` when there is none); ``chain_word`` is the word of the callchain's length."""
+    if pos < 0 or chain_word < 1:
+        return pos
+    while pos < len(buf) and (size := _chain_record(buf, pos, chain_word)):
+        pos += size
+    return pos
+
+
+def tally_chains_python(
+    buf: bytes | memoryview,
+    ip_word: int,
+    pid_word: int,
+    period_word: int,
+    chain_word: int,
+    pending: Pending,
+    periods: dict[int, int],
+) -> int:
+    """Counts a run (see :func:`chain_run_python`) into ``pending`` and its periods by pid;
+    returns the number of records."""
+    if not (0 < ip_word < chain_word and 0 < pid_word < chain_word and period_word < chain_word):
+        raise ValueError("bad record layout")
+    pos = n = 0
+    while pos < len(buf):
+        size = _chain_record(buf, pos, chain_word)
+        if not size:
+            raise ValueError(f"not a SAMPLE record with a callchain at byte {pos}")
+        words = struct.unpack_from(f"<{size // 8}Q", buf, pos)
+        nr = words[chain_word]
+        pid_tid = words[pid_word]
+        key = (words[0], pid_tid, words[ip_word], words[chain_word + 1 : chain_word + 1 + nr])
+        pending[key] = pending.get(key, 0) + 1
+        if period_word > 0:
+            pid = pid_tid & 0xFFFFFFFF
+            periods[pid] = periods.get(pid, 0) + words[period_word]
+        pos += size
+        n += 1
+    return n
+
+
+def chain_run() -> ChainRun:
+    """The compiled callchain run finder when installed and not switched off, else Python's."""
+    if _compiled_chain_run is not None and not os.environ.get("HALVM_PROF_PURE"):
+        return _compiled_chain_run
+    return chain_run_python
+
+
+def tally_chains() -> TallyChains:
+    """The compiled callchain tally when installed and not switched off, else Python's."""
+    if _compiled_tally_chains is not None and not os.environ.get("HALVM_PROF_PURE"):
+        return _compiled_tally_chains
+    return tally_chains_python
 
 
 def run_length() -> RunLength:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.perf.profile import perf_profile
-from halvm_prof.perf.reader import Mmap, PerfData, Sample, TaskEvent
+from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Symbolizer
 from tests.conftest import in_ci, require_system
 
@@ -177,3 +177,102 @@ def test_each_sample_of_a_run_is_placed_by_its_own_cpu_mode(
                 expect[symbolizer.resolve(r.ip, r.pid, r.cpumode).category] += 1
     assert profile.category_counts() == dict(expect)
     assert expect["user code"] > 10 and expect["kernel"] > 0
+
+
+def _compiled_chains() -> tuple[scan.ChainRun, scan.TallyChains]:
+    if scan._compiled_chain_run is None or scan._compiled_tally_chains is None:
+        require_system(in_ci(), "the compiled loops halvm_prof._perfscan (a C compiler)")
+        pytest.skip("halvm_prof._perfscan is not built")
+    return scan._compiled_chain_run, scan._compiled_tally_chains
+
+
+CHAINED = [DATA / "work.perf.data", DATA / "work-cut.perf.data"]
+
+
+@pytest.mark.parametrize("path", CHAINED, ids=lambda p: p.name)
+def test_compiled_chain_loops_match_python_on_recordings(path: Path) -> None:
+    chain_run, tally_chains = _compiled_chains()
+    raw, records = _records(path)
+    with PerfData(path) as p:
+        lay = p.sample_layout
+        assert lay.callchain
+        chain_word = 1 + (lay.head.size + lay.read_size) // 8
+        words = {n: i + 1 for i, n in enumerate(n for n in lay.names if n not in ("tid",))}
+    runs = 0
+    for pos, _, _ in records:
+        end = chain_run(raw, pos, chain_word)
+        assert end == scan.chain_run_python(raw, pos, chain_word)
+        if end > pos:
+            runs += 1
+            args = (words["ip"], words["pid"], words["period"], chain_word)
+            a: scan.Pending = {}
+            b: scan.Pending = {}
+            pa: dict[int, int] = {}
+            pb: dict[int, int] = {}
+            n = tally_chains(raw[pos:end], *args, a, pa)
+            assert n == scan.tally_chains_python(raw[pos:end], *args, b, pb)
+            assert (a, pa) == (b, pb)
+            assert sum(a.values()) == n
+    assert runs > 100
+    # the samples the profile counts from the runs are those read one by one
+    with PerfData(path) as p:
+        one_by_one = Counter(
+            (s.pid, s.ip, s.callchain) for s in p.iter_records() if isinstance(s, Sample)
+        )
+    with PerfData(path) as p:
+        pending: scan.Pending = {}
+        for item in p.iter_batches():
+            if isinstance(item, ChainBatch):
+                tally_chains(item.raw, 1, 2, words["period"], chain_word, pending, {})
+    counted: Counter[tuple[int, int, tuple[int, ...]]] = Counter()
+    for (_, pid_tid, ip, chain), n in pending.items():
+        counted[(pid_tid & 0xFFFFFFFF, ip, chain)] += n
+    assert counted == one_by_one
+
+
+def _chain_records(rows: list[tuple[int, int, list[int], int]], extra: int) -> bytes:
+    out = b""
+    for pid, ip, chain, period in rows:
+        words = [ip, pid | pid << 32, period, *([0] * extra), len(chain), *chain]
+        out += struct.pack(f"<IHH{len(words)}Q", L.SAMPLE, 2, 8 + 8 * len(words), *words)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([5, 6]),
+            st.integers(0, 5),
+            st.lists(st.sampled_from([1, 2, 2**64 - 512, 2**64 - 1]), max_size=5),
+            st.integers(0, 2**64 - 1),
+        ),
+        max_size=20,
+    ),
+    extra=st.integers(0, 2),
+    damage=st.tuples(st.integers(0, 400), st.binary(min_size=1, max_size=3)),
+)
+def test_compiled_chain_loops_match_python_on_any_bytes(
+    rows: list[tuple[int, int, list[int], int]], extra: int, damage: tuple[int, bytes]
+) -> None:
+    chain_run, tally_chains = _compiled_chains()
+    chain_word = 4 + extra
+    clean = _chain_records(rows, extra)
+    at, junk = damage
+    raw = clean[:at] + junk + clean[at + len(junk) :]
+    for buf in (clean, raw, raw[: len(raw) // 2]):
+        end = chain_run(buf, 0, chain_word)
+        assert end == scan.chain_run_python(buf, 0, chain_word)
+        a: scan.Pending = {}
+        b: scan.Pending = {}
+        pa: dict[int, int] = {}
+        pb: dict[int, int] = {}
+        assert tally_chains(buf[:end], 1, 2, 3, chain_word, a, pa) == scan.tally_chains_python(
+            buf[:end], 1, 2, 3, chain_word, b, pb
+        )
+        assert (a, pa) == (b, pb)
+    assert chain_run(clean, 0, chain_word) == len(clean)
+    for fn in (tally_chains, scan.tally_chains_python):
+        if clean:  # a record cut short is refused, not read past its end
+            with pytest.raises(ValueError):
+                fn(clean[:-8], 1, 2, 3, chain_word, {}, {})
