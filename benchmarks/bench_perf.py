@@ -2,10 +2,12 @@
 
 The input is made here, never committed: the fixture program of tests/data/perf (Work.hs,
 built with ``ghc -O -g``) runs under ``perf record -k mono -e cpu-clock -F 40000`` at two
-sizes, the larger with at least 100,000 samples (skipped with a note without ``perf`` or
-``ghc``). The reference is ``perf script -F ip,sym,dso``: it reads every sample and names its
-symbol, as we do. Both are timed as whole commands (best of 3, interpreter start included),
-and peak memory is compared between the two sizes to show it does not follow the samples.
+sizes, the larger with at least 100,000 samples, and once more with callchains (``-g``)
+(skipped with a note without ``perf`` or ``ghc``). The reference is
+``perf script -F ip,sym,dso``: it reads every sample and names its symbol (with ``-g``, every
+frame of its callchain too), as we do. Both are timed as whole commands (best of 5, run in
+alternation, interpreter start included), and peak memory is compared between the two sizes to
+show it does not follow the samples.
 Run: ``python benchmarks/bench_perf.py [SAMPLES]``.
 """
 
@@ -31,18 +33,21 @@ _COUNT = (
 )
 
 
-def _record(perf: str, work: Path, scale: int, name: str) -> tuple[Path, int]:
+def _record(
+    perf: str, work: Path, scale: int, name: str, extra: tuple[str, ...] = ()
+) -> tuple[Path, int]:
     data = work / name
     subprocess.run(
-        [perf, "record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", str(FREQUENCY),
+        [perf, "record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", str(FREQUENCY), *extra,
          "-o", str(data), "./work", str(scale), "+RTS", "-N1", "-RTS"],
         cwd=work, check=True, capture_output=True,
     )  # fmt: skip
     return data, int(python(_COUNT, str(data)))
 
 
-def _make(perf: str, ghc: str, work: Path, target: int) -> tuple[Path, int, Path, int]:
-    """A perf.data of at least ``target`` samples, and one about a third of its size."""
+def _make(perf: str, ghc: str, work: Path, target: int) -> tuple[Path, int, Path, int, int]:
+    """A perf.data of at least ``target`` samples, one about a third of its size, and the
+    scale of the larger."""
     shutil.copy(SOURCE, work / "Work.hs")
     subprocess.run(
         [ghc, "-O", "-g", "-threaded", "-rtsopts", "-outputdir", "o", "-o", "work", "Work.hs"],
@@ -56,7 +61,7 @@ def _make(perf: str, ghc: str, work: Path, target: int) -> tuple[Path, int, Path
         # samples grow about linearly with the scale
         scale = max(scale + 1, int(scale * target * 1.15 / max(n, 1)))
     small, m = _record(perf, work, max(1, scale // 3), "small.perf.data")
-    return small, m, large, n
+    return small, m, large, n, scale
 
 
 def _run(cmd: list[str], cwd: Path) -> tuple[float, float, int]:
@@ -70,18 +75,30 @@ def _run(cmd: list[str], cwd: Path) -> tuple[float, float, int]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def _best(cmd: list[str], cwd: Path, rounds: int = 3) -> tuple[float, float, int]:
-    runs = [_run(cmd, cwd) for _ in range(rounds)]
-    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
+def _best(cmds: list[list[str]], cwd: Path, rounds: int = 5) -> list[tuple[float, float, int]]:
+    """Best wall and CPU time and largest peak RSS of each command, run in alternation so a
+    busy spell of the machine does not fall on one of them only."""
+    runs: list[list[tuple[float, float, int]]] = [[] for _ in cmds]
+    for _ in range(rounds):
+        for i, cmd in enumerate(cmds):
+            runs[i].append(_run(cmd, cwd))
+    return [(min(r[0] for r in rs), min(r[1] for r in rs), max(r[2] for r in rs)) for rs in runs]
 
 
-def _bench(perf: str, work: Path, data: Path, samples: int) -> tuple[float, float, int]:
+def _bench(
+    perf: str, work: Path, data: Path, samples: int, what: str = "samples"
+) -> tuple[float, float, int]:
     # CPU time is given beside wall time: on a shared machine the wall clock also counts the
     # time others held the CPUs.
-    ours, ours_cpu, ours_rss = _best([*halvm("perf", "report"), "work", str(data), "--json"], work)
-    ref, ref_cpu, ref_rss = _best([perf, "script", "-i", str(data), "-F", "ip,sym,dso"], work)
+    (ours, ours_cpu, ours_rss), (ref, ref_cpu, ref_rss) = _best(
+        [
+            [*halvm("perf", "report"), "work", str(data), "--json"],
+            [perf, "script", "-i", str(data), "-F", "ip,sym,dso"],
+        ],
+        work,
+    )
     print(
-        f"  {samples:8d} samples ({data.stat().st_size / 1e6:5.1f} MB): "
+        f"  {samples:8d} {what} ({data.stat().st_size / 1e6:5.1f} MB): "
         f"perf report {ours:5.2f} s wall, {ours_cpu:5.2f} s CPU (peak {ours_rss // 1024} MiB); "
         f"perf script {ref:5.2f} s wall, {ref_cpu:5.2f} s CPU (peak {ref_rss // 1024} MiB); "
         f"perf script/ours: wall {ref / ours:4.2f}, CPU {ref_cpu / ours_cpu:4.2f} "
@@ -100,9 +117,12 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="halvm-bench-perf-") as tmp:
         work = Path(tmp)
-        small, m, large, n = _make(perf, ghc, work, target)
+        small, m, large, n, scale = _make(perf, ghc, work, target)
         s_ours, s_ref, s_rss = _bench(perf, work, small, m)
         l_ours, l_ref, l_rss = _bench(perf, work, large, n)
+        # -g makes each record longer (a callchain), so fewer samples make a file of that size
+        chained, k = _record(perf, work, scale, "g.perf.data", ("-g",))
+        _bench(perf, work, chained, k, "with -g ")
     extra = n - m
     if extra > 0:
         # the cost of each further sample, start-up (Python's imports, perf's) set aside

@@ -14,7 +14,7 @@
  * callchain's length; its entries follow it, inside the record.
  *
  * tally_chains(buf, ip_word, pid_word, period_word, chain_word, pending, periods): counts such
- * a run in pending[(header word, pid/tid word, ip, callchain tuple)] and adds each record's
+ * a run in pending[(header word, pid/tid word, ip)][callchain bytes] and adds each record's
  * period to periods[pid].
  *
  * Little endian, as perf writes on the machines we read.
@@ -272,20 +272,27 @@ static PyObject *tally_chains(PyObject *self, PyObject *args) {
             goto done;
         }
         Py_ssize_t nr = (Py_ssize_t)le64(p + 8 * chain_word);
-        PyObject *chain = PyTuple_New(nr);
+        /* the chain as its bytes: one object to make and hash, not one int per entry */
+        PyObject *chain = PyBytes_FromStringAndSize((const char *)p + 8 * (chain_word + 1),
+                                                    8 * nr);
         if (chain == NULL) goto done;
-        for (Py_ssize_t k = 0; k < nr; k++) {
-            PyObject *v = PyLong_FromUnsignedLongLong(le64(p + 8 * (chain_word + 1 + k)));
-            if (v == NULL) { Py_DECREF(chain); goto done; }
-            PyTuple_SET_ITEM(chain, k, v);
-        }
         uint64_t pid_tid = le64(p + 8 * pid_word);
-        PyObject *key = Py_BuildValue("(KKKN)", (unsigned long long)le64(p),
+        PyObject *key = Py_BuildValue("(KKK)", (unsigned long long)le64(p),
                                       (unsigned long long)pid_tid,
-                                      (unsigned long long)le64(p + 8 * ip_word), chain);
-        if (key == NULL) goto done;
-        int rc = dict_add(pending, key, one);
+                                      (unsigned long long)le64(p + 8 * ip_word));
+        if (key == NULL) { Py_DECREF(chain); goto done; }
+        PyObject *chains = PyDict_GetItemWithError(pending, key); /* borrowed */
+        if (chains == NULL && !PyErr_Occurred()) {
+            chains = PyDict_New();
+            if (chains != NULL && PyDict_SetItem(pending, key, chains) < 0) Py_CLEAR(chains);
+            Py_XDECREF(chains); /* pending holds it */
+        } else if (chains != NULL && !PyDict_CheckExact(chains)) {
+            PyErr_SetString(PyExc_TypeError, "pending values must be dicts");
+            chains = NULL;
+        }
         Py_DECREF(key);
+        int rc = chains == NULL ? -1 : dict_add(chains, chain, one);
+        Py_DECREF(chain);
         if (rc < 0) goto done;
         if (period_word > 0) {
             PyObject *pid = PyLong_FromUnsignedLongLong(pid_tid & 0xFFFFFFFFu);

@@ -17,7 +17,7 @@ def tally_chains(
     pid_word: int,
     period_word: int,
     chain_word: int,
-    pending: dict[tuple[int, int, int, tuple[int, ...]], int],
+    pending: dict[tuple[int, int, int], dict[bytes, int]],
     periods: dict[int, int],
     /,
 ) -> int: ...

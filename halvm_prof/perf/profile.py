@@ -11,15 +11,16 @@ and function, outermost first, up to the first frame that is not C.
 from __future__ import annotations
 
 import os
+import struct
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
 from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, SampleBatch, TaskEvent
-from halvm_prof.perf.scan import Groups, tally, tally_chains
+from halvm_prof.perf.scan import Groups, Pending, tally, tally_chains
 from halvm_prof.perf.symbolize import Frame, Symbolizer
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def clock_name(data: PerfData) -> str:
     return L.CLOCK_NAMES.get(a.clockid, f"clock-{a.clockid}")
 
 
-def user_callers(ip: int, callchain: tuple[int, ...]) -> Iterator[int]:
+def user_callers(ip: int, callchain: Iterable[int]) -> Iterator[int]:
     """The user-space return addresses of a callchain, innermost first (its leaf, the
     sampled ``ip``, left out)."""
     mode = L.CONTEXT_USER
@@ -160,10 +161,11 @@ class _Callers:
         self.symbolizer = symbolizer
         self.names: dict[tuple[int, int], str | None] = {}
 
-    def __call__(self, ip: int, callchain: tuple[int, ...], pid: int) -> tuple[str, ...]:
+    def __call__(self, ip: int, callchain: bytes, pid: int) -> tuple[str, ...]:
+        """``callchain`` as its little-endian u64 bytes (see :data:`scan.Pending`)."""
         out: list[str] = []
         names = self.names
-        for addr in user_callers(ip, callchain):
+        for addr in user_callers(ip, memoryview(callchain).cast("Q").tolist()):
             name = names.get((addr, pid), "")
             if name == "":
                 caller = self.symbolizer.resolve(addr, pid)
@@ -196,13 +198,14 @@ def synthetic_stack(frame: Frame, callers: tuple[str, ...] = ()) -> tuple[StackF
 class _Accumulator:
     """Counts samples by raw key first and resolves each distinct key once, at a flush.
 
-    A key is (header word, pid/tid word, ip, callchain); a flush happens before every mapping
-    change, so each address is resolved against the mappings in force when it was sampled.
+    Samples without a callchain are counted by (header word, pid) and address (``groups``),
+    those with one by (header word, pid/tid word, address) and callchain bytes (``pending``).
+    A flush happens before every mapping change, so each address is resolved against the
+    mappings in force when it was sampled.
     """
 
     def __init__(self, symbolizer: Symbolizer):
         self.symbolizer = symbolizer
-        self.pending: Counter[tuple[int, int, int, tuple[int, ...]]] = Counter()
         self.functions: Counter[tuple[str, str, str]] = Counter()
         self.lines: Counter[tuple[str, int]] = Counter()
         self.spans: Counter[tuple[Any, str]] = Counter()
@@ -210,15 +213,16 @@ class _Accumulator:
         self.stacks: Counter[tuple[StackFrame, ...]] = Counter()
         self.total = self.other = self.period = 0
         self.stack_of: dict[tuple[Frame, tuple[str, ...]], tuple[StackFrame, ...]] = {}
-        #: samples without a callchain, counted by (header, pid) and address
         self.groups: Groups = {}
         self.tally = tally()
-        #: the periods of samples with a callchain, by pid
+        self.pending: Pending = {}
+        #: samples in ``pending``, and the periods of those samples by pid
+        self.held = 0
         self.chain_periods: dict[int, int] = {}
         self.tally_chains = tally_chains()
 
     def add_chains(self, batch: ChainBatch) -> None:
-        self.tally_chains(
+        self.held += self.tally_chains(
             batch.raw,
             batch.word("ip"),
             batch.word("pid"),
@@ -227,7 +231,7 @@ class _Accumulator:
             self.pending,
             self.chain_periods,
         )
-        if len(self.pending) > _PENDING_KEYS:
+        if self.held > _PENDING_KEYS:
             self.flush()
 
     def add(self, batch: SampleBatch) -> None:
@@ -241,45 +245,29 @@ class _Accumulator:
             if held > _PENDING_KEYS:
                 self.flush()
             return
-        pids = self.symbolizer.program_pids
-        if batch.callchains is not None and len(batch.callchains) == 1:
-            # a sample with its callchain: one record, read word by word
-            words = batch.raw
-            pt = words[pid_word] if pid_word > 0 else 0
-            ip = words[ip_word] if ip_word > 0 else 0
-            self.pending[(words[0], pt, ip, batch.callchains[0])] += 1
-            period_word = batch.word("period")
-            if period_word > 0 and pt & 0xFFFFFFFF in pids:
-                self.period += words[period_word]
-            if len(self.pending) > _PENDING_KEYS:
-                self.flush()
-            return
-        ips = batch.column("ip")
-        pts = batch.column("pid")
-        headers = batch.column("header")
-        chains = batch.callchains or [()] * len(ips)
-        self.pending.update(zip(headers, pts, ips, chains, strict=True))
-        if batch.has("period"):
-            self.period += sum(
-                p
-                for p, pt in zip(batch.column("period"), pts, strict=True)
-                if pt & 0xFFFFFFFF in pids
-            )
-        if len(self.pending) > _PENDING_KEYS:
+        # what the runs leave: a sample whose callchain is not where runs expect it, or an
+        # event without ip or tid (zeros then)
+        chains = batch.callchains or [()] * len(batch)
+        periods = batch.column("period")
+        for header, pt, ip, chain, period in zip(
+            batch.column("header"),
+            batch.column("pid"),
+            batch.column("ip"),
+            chains,
+            periods,
+            strict=True,
+        ):
+            counts = self.pending.setdefault((header, pt, ip), {})
+            raw = struct.pack(f"<{len(chain)}Q", *chain)
+            counts[raw] = counts.get(raw, 0) + 1
+            pid = pt & 0xFFFFFFFF
+            self.chain_periods[pid] = self.chain_periods.get(pid, 0) + period
+            self.held += 1
+        if self.held > _PENDING_KEYS:
             self.flush()
 
     def flush(self) -> None:
         pids = self.symbolizer.program_pids
-        for (header, pid), (counts, period) in self.groups.items():
-            if pid in pids:
-                self.period += cast(int, period)
-            for ip, n in cast(dict[int, int], counts).items():
-                self.pending[(header, pid, ip, ())] += n
-        self.groups.clear()
-        for pid, period in self.chain_periods.items():
-            if pid in pids:
-                self.period += period
-        self.chain_periods.clear()
         symbolizer = self.symbolizer
         resolve = symbolizer.resolve
         mask = L.MISC_CPUMODE_MASK
@@ -287,43 +275,59 @@ class _Accumulator:
         # and line): sum by frame object first, so the tables below see each frame once
         # (id(): hashing a frame hashes all its fields; `by_frame` keeps the frames alive).
         by_frame: dict[tuple[int, tuple[str, ...]], list[Any]] = {}
-        # with callchains, many keys share an address (the mappings hold until the flush)
-        frame_of: dict[tuple[int, int, int], Frame] = {}
-        callers_of = _Callers(symbolizer)
-        for (header, pid_tid, ip, chain), count in self.pending.items():
-            pid = pid_tid & 0xFFFFFFFF
-            if pid not in pids:
-                self.other += count
-                continue
-            where = (ip, pid, header)
-            f = frame_of.get(where)
-            if f is None:
-                f = frame_of[where] = resolve(ip, pid, (header >> 32) & mask)
-            callers = callers_of(ip, chain, pid) if chain and _uses_callers(f) else ()
+
+        def count(f: Frame, callers: tuple[str, ...], n: int) -> None:
             entry = by_frame.get((id(f), callers))
             if entry is None:
-                by_frame[(id(f), callers)] = [f, callers, count]
+                by_frame[(id(f), callers)] = [f, callers, n]
             else:
-                entry[2] += count
-        for f, callers, count in by_frame.values():
-            self.total += count
-            self.functions[(f.name, f.package, f.category)] += count
-            self.categories[f.category] += count
+                entry[2] += n
+
+        for (header, pid), (counts, period) in self.groups.items():
+            if pid not in pids:
+                self.other += sum(cast(dict[int, int], counts).values())
+                continue
+            self.period += cast(int, period)
+            mode = (header >> 32) & mask
+            for ip, n in cast(dict[int, int], counts).items():
+                count(resolve(ip, pid, mode), (), n)
+        for pid, period in self.chain_periods.items():
+            if pid in pids:
+                self.period += period
+        callers_of = _Callers(symbolizer)
+        for (header, pid_tid, ip), chains in self.pending.items():
+            pid = pid_tid & 0xFFFFFFFF
+            if pid not in pids:
+                self.other += sum(chains.values())
+                continue
+            f = resolve(ip, pid, (header >> 32) & mask)
+            if not _uses_callers(f):
+                count(f, (), sum(chains.values()))
+                continue
+            for chain, n in chains.items():
+                count(f, callers_of(ip, chain, pid) if chain else (), n)
+        self.groups.clear()
+        self.pending.clear()
+        self.chain_periods.clear()
+        self.held = 0
+        for f, callers, n in by_frame.values():
+            self.total += n
+            self.functions[(f.name, f.package, f.category)] += n
+            self.categories[f.category] += n
             if f.line is not None:
-                self.lines[f.line] += count
+                self.lines[f.line] += n
             if f.span is not None:
-                self.spans[(f.span, f.name)] += count
+                self.spans[(f.span, f.name)] += n
             key = (f, callers)
             stack = self.stack_of.get(key)
             if stack is None:
                 stack = self.stack_of[key] = synthetic_stack(f, callers)
-            self.stacks[stack] += count
-        self.pending.clear()
+            self.stacks[stack] += n
         if len(self.stack_of) > _PENDING_KEYS:
             self.stack_of.clear()
 
 
-_PENDING_KEYS = 200_000
+_PENDING_KEYS = 20_000
 _PLAIN_MODES = (L.CPUMODE_KERNEL, L.CPUMODE_USER)
 
 

@@ -241,15 +241,19 @@ class ChainBatch:
         """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
         return 0 if name == "header" else self._words.get(name, -1)
 
-    def samples(self) -> Iterator[Sample]:
+    def records(self) -> Iterator[SampleBatch]:
+        """Each record as a :class:`SampleBatch` of one, with its callchain."""
         raw, pos, cw = self.raw, 0, self.chain_word
         while pos < len(raw):
             size = L.RECORD_HEADER.unpack_from(raw, pos)[2]
             nr = _U64(raw, pos + 8 * cw)[0]
             chain = struct.unpack_from(f"<{nr}Q", raw, pos + 8 * (cw + 1))
-            one = SampleBatch(raw[pos : pos + size], size, self._words, self.offset + pos, [chain])
-            yield from one.samples()
+            yield SampleBatch(raw[pos : pos + size], size, self._words, self.offset + pos, [chain])
             pos += size
+
+    def samples(self) -> Iterator[Sample]:
+        for one in self.records():
+            yield from one.samples()
 
 
 def _head_words(names: tuple[str, ...]) -> dict[str, int]:

@@ -21,8 +21,8 @@ from halvm_prof.perf import layout as L
 Groups = dict[tuple[int, int], list[object]]
 RunLength = Callable[[bytes | memoryview, int, int, int], int]
 Tally = Callable[[bytes | memoryview, int, int, int, int, Groups], None]
-#: (header word, pid/tid word, ip, callchain) -> samples
-Pending = dict[tuple[int, int, int, tuple[int, ...]], int]
+#: (header word, pid/tid word, ip) -> callchain (as its little-endian u64 bytes) -> samples
+Pending = dict[tuple[int, int, int], dict[bytes, int]]
 ChainRun = Callable[[bytes | memoryview, int, int], int]
 TallyChains = Callable[[bytes | memoryview, int, int, int, int, Pending, dict[int, int]], int]
 
@@ -155,11 +155,13 @@ def tally_chains_python(
         size = _chain_record(buf, pos, chain_word)
         if not size:
             raise ValueError(f"not a SAMPLE record with a callchain at byte {pos}")
-        words = struct.unpack_from(f"<{size // 8}Q", buf, pos)
+        words = struct.unpack_from(f"<{chain_word + 1}Q", buf, pos)
         nr = words[chain_word]
         pid_tid = words[pid_word]
-        key = (words[0], pid_tid, words[ip_word], words[chain_word + 1 : chain_word + 1 + nr])
-        pending[key] = pending.get(key, 0) + 1
+        at = pos + 8 * (chain_word + 1)
+        chains = pending.setdefault((words[0], pid_tid, words[ip_word]), {})
+        chain = bytes(buf[at : at + 8 * nr])
+        chains[chain] = chains.get(chain, 0) + 1
         if period_word > 0:
             pid = pid_tid & 0xFFFFFFFF
             periods[pid] = periods.get(pid, 0) + words[period_word]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -212,7 +213,7 @@ def test_compiled_chain_loops_match_python_on_recordings(path: Path) -> None:
             n = tally_chains(raw[pos:end], *args, a, pa)
             assert n == scan.tally_chains_python(raw[pos:end], *args, b, pb)
             assert (a, pa) == (b, pb)
-            assert sum(a.values()) == n
+            assert sum(sum(c.values()) for c in a.values()) == n
     assert runs > 100
     # the samples the profile counts from the runs are those read one by one
     with PerfData(path) as p:
@@ -225,8 +226,9 @@ def test_compiled_chain_loops_match_python_on_recordings(path: Path) -> None:
             if isinstance(item, ChainBatch):
                 tally_chains(item.raw, 1, 2, words["period"], chain_word, pending, {})
     counted: Counter[tuple[int, int, tuple[int, ...]]] = Counter()
-    for (_, pid_tid, ip, chain), n in pending.items():
-        counted[(pid_tid & 0xFFFFFFFF, ip, chain)] += n
+    for (_, pid_tid, ip), chains in pending.items():
+        for chain, n in chains.items():
+            counted[(pid_tid & 0xFFFFFFFF, ip, tuple(memoryview(chain).cast("Q")))] += n
     assert counted == one_by_one
 
 
@@ -276,3 +278,23 @@ def test_compiled_chain_loops_match_python_on_any_bytes(
         if clean:  # a record cut short is refused, not read past its end
             with pytest.raises(ValueError):
                 fn(clean[:-8], 1, 2, 3, chain_word, {}, {})
+
+
+@pytest.mark.parametrize("path", CHAINED, ids=lambda p: p.name)
+def test_samples_with_callchains_one_by_one_give_the_same_profile(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record-by-record path (a callchain the runs cannot place) counts as the runs do."""
+    runs = perf_profile(path, BINARY)
+    batches = PerfData.iter_batches
+
+    def one_by_one(self: PerfData, min_run: int = 8) -> Iterator[object]:
+        for item in batches(self, min_run):
+            if isinstance(item, ChainBatch):
+                yield from item.records()
+            else:
+                yield item
+
+    monkeypatch.setattr(PerfData, "iter_batches", one_by_one)
+    assert perf_profile(path, BINARY) == runs
+    assert runs.samples > 100 and runs.period_ns > 0
