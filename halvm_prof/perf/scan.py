@@ -13,7 +13,7 @@ import struct
 from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import groupby
-from typing import cast
+from typing import TypeVar, cast
 
 from halvm_prof.perf import layout as L
 
@@ -25,6 +25,8 @@ Tally = Callable[[bytes | memoryview, int, int, int, int, Groups], None]
 Pending = dict[tuple[int, int, int], dict[bytes, int]]
 ChainRun = Callable[[bytes | memoryview, int, int], int]
 TallyChains = Callable[[bytes | memoryview, int, int, int, int, Pending, dict[int, int]], int]
+
+F = TypeVar("F", RunLength, Tally, ChainRun, TallyChains)
 
 _compiled_run_length: RunLength | None
 _compiled_tally: Tally | None
@@ -170,29 +172,23 @@ def tally_chains_python(
     return n
 
 
-def chain_run() -> ChainRun:
-    """The compiled callchain run finder when installed and not switched off, else Python's."""
-    if _compiled_chain_run is not None and not os.environ.get("HALVM_PROF_PURE"):
-        return _compiled_chain_run
-    return chain_run_python
-
-
-def tally_chains() -> TallyChains:
-    """The compiled callchain tally when installed and not switched off, else Python's."""
-    if _compiled_tally_chains is not None and not os.environ.get("HALVM_PROF_PURE"):
-        return _compiled_tally_chains
-    return tally_chains_python
+def _pick(compiled: F | None, python: F) -> F:
+    """``compiled`` when installed and not switched off (``HALVM_PROF_PURE=1``), else
+    ``python``."""
+    return compiled if compiled is not None and not os.environ.get("HALVM_PROF_PURE") else python
 
 
 def run_length() -> RunLength:
-    """The compiled run finder when installed and not switched off, else the Python one."""
-    if _compiled_run_length is not None and not os.environ.get("HALVM_PROF_PURE"):
-        return _compiled_run_length
-    return run_length_python
+    return _pick(_compiled_run_length, run_length_python)
 
 
 def tally() -> Tally:
-    """The compiled tally when installed and not switched off, else the Python one."""
-    if _compiled_tally is not None and not os.environ.get("HALVM_PROF_PURE"):
-        return _compiled_tally
-    return tally_python
+    return _pick(_compiled_tally, tally_python)
+
+
+def chain_run() -> ChainRun:
+    return _pick(_compiled_chain_run, chain_run_python)
+
+
+def tally_chains() -> TallyChains:
+    return _pick(_compiled_tally_chains, tally_chains_python)
