@@ -22,6 +22,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import IO, Any, Literal
 
 from halvm_prof.errors import InputError
@@ -278,12 +279,13 @@ class _Table:
         self.starts = [i.start for i in intervals]
         self.counts: list[Counter[str]] = [Counter() for _ in intervals]
         self.cats: list[Counter[str]] = [Counter() for _ in intervals]
-        # starts are sorted, ends need not be: the longest interval bounds the look back
-        self.longest = max((i.end - i.start for i in intervals), default=0)
+        # Starts are sorted, ends need not be: reach[i] is the latest end of intervals 0..i,
+        # so the look back stops as soon as no earlier interval can hold the time.
+        self.reach = list(accumulate((i.end for i in intervals), max))
 
     def hits(self, t: int, cap: int | None, by_cap: bool) -> Iterator[int]:
         i = bisect.bisect_right(self.starts, t) - 1
-        while i >= 0 and t - self.starts[i] <= self.longest:
+        while i >= 0 and self.reach[i] >= t:
             iv = self.intervals[i]
             if iv.start <= t <= iv.end and (not by_cap or cap is None or iv.cap in (cap, None)):
                 yield i
