@@ -320,16 +320,39 @@ def _open_symbolizer(
     return Symbolizer(binary, data.features.build_ids)
 
 
+#: Samples held back until the records perf wrote after them are read.
+HOLD = 50_000
+
+
 def _samples(data: PerfData, symbolizer: Symbolizer) -> Iterator[tuple[Sample, Frame]]:
-    pids = symbolizer.program_pids
+    """The program's samples with their frames, in file order.
+
+    Samples are held back (at most :data:`HOLD`) until a record changes what an address
+    stands for (:meth:`Symbolizer.replaces`): perf writes each CPU's buffer in turn, so a
+    program's first samples can come before the MMAP that names the program.
+    """
+    held: list[Sample] = []
+
+    def release() -> Iterator[tuple[Sample, Frame]]:
+        pids = symbolizer.program_pids
+        for s in held:
+            if s.pid in pids:
+                yield s, symbolizer.resolve(s.ip, s.pid, s.cpumode)
+        held.clear()
+
     for r in data.iter_records():
         if type(r) is Sample:
-            if r.pid in pids:
-                yield r, symbolizer.resolve(r.ip, r.pid, r.cpumode)
-        elif isinstance(r, Mmap):
-            symbolizer.add_mmap(r)
-        elif isinstance(r, TaskEvent):
-            symbolizer.add_task(r)
+            held.append(r)
+            if len(held) >= HOLD:
+                yield from release()
+        elif isinstance(r, (Mmap, TaskEvent)):
+            if symbolizer.replaces(r):
+                yield from release()
+            if isinstance(r, Mmap):
+                symbolizer.add_mmap(r)
+            else:
+                symbolizer.add_task(r)
+    yield from release()
 
 
 def _first_sample(data: PerfData, symbolizer: Symbolizer) -> int | None:

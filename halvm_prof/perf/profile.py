@@ -200,8 +200,9 @@ class _Accumulator:
 
     Samples without a callchain are counted by (header word, pid) and address (``groups``),
     those with one by (header word, pid/tid word, address) and callchain bytes (``pending``).
-    A flush happens before every mapping change, so each address is resolved against the
-    mappings in force when it was sampled.
+    A flush happens before a record that changes what a mapped address stands for
+    (:meth:`Symbolizer.replaces`), so each address is resolved against the mappings in force
+    when it was sampled, and against those perf wrote after it.
     """
 
     def __init__(self, symbolizer: Symbolizer):
@@ -347,8 +348,9 @@ def perf_profile(
             elif type(item) is ChainBatch:
                 acc.add_chains(item)
             elif isinstance(item, (Mmap, TaskEvent)):
-                # samples so far are resolved against the mappings they were taken under
-                acc.flush()
+                if symbolizer.replaces(item):
+                    # samples so far are resolved against the mappings they were taken under
+                    acc.flush()
                 if isinstance(item, Mmap):
                     symbolizer.add_mmap(item)
                 else:

@@ -98,6 +98,24 @@ class Symbolizer:
     def is_program(self, filename: str) -> bool:
         return filename in self._program_files or os.path.basename(filename) == self.binary_base
 
+    def replaces(self, r: Mmap | TaskEvent) -> bool:
+        """Whether ``r`` changes what an address already mapped stands for: an executable
+        mapping over another of its process with other contents, or a new process under a pid
+        that has mappings. Only then must the samples read so far be resolved first; any other
+        record only adds, and holds for samples perf wrote before it (it writes each CPU's
+        buffer in turn, so a program's first samples can come before its MMAP)."""
+        if isinstance(r, TaskEvent):
+            return r.kind == "fork" and r.pid != r.ppid and r.pid in self._maps
+        if not r.executable or r.pid == 0xFFFFFFFF:
+            return False
+        end = r.start + r.length
+        return any(
+            start < end
+            and r.start < stop
+            and (name, start - pgoff) != (r.filename, r.start - r.pgoff)
+            for start, stop, pgoff, name in self._maps.get(r.pid, ())
+        )
+
     def add_mmap(self, m: Mmap) -> None:
         if not m.executable or m.pid == 0xFFFFFFFF:
             return

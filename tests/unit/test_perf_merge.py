@@ -12,7 +12,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.perf import merge as M
-from halvm_prof.perf.reader import PerfData
+from halvm_prof.perf.reader import Mmap, PerfData, Sample
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -175,3 +175,17 @@ def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
             mine = [s for s in facts.spans if s.label == span.label]
             assert len(mine) == span.count
             assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total)
+
+
+def test_samples_written_before_their_mapping_are_merged() -> None:
+    """The program's MMAP2 follows 50 and more of its samples in this file (see the README)."""
+    late = DATA / "work-late.perf.data"
+    with PerfData(late) as p:
+        records = list(p.iter_records())
+    pid = next(r.pid for r in records if isinstance(r, Mmap) and r.filename.endswith("/work"))
+    program = sum(1 for r in records if isinstance(r, Sample) and r.pid == pid)
+    m = M.merge(late, DATA / "work-late.eventlog", binary=DATA / "work")
+    assert m.samples == program
+    assert m.confidence is not None and m.confidence >= 0.9
+    instants = list(M.sample_instants(late, DATA / "work-late.eventlog", binary=DATA / "work"))
+    assert len(instants) == program

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,41 @@ def test_a_library_that_changed_since_the_recording_is_not_used() -> None:
     frame = sym.resolve(libc.start + 16, libc.pid)
     assert frame.name == f"[{Path(libc.filename).name}]" and frame.package == "libc"
     assert any("has changed since the recording" in n for n in sym.notes)
+
+
+LATE = DATA / "work-late.perf.data"
+
+
+def test_samples_written_before_their_mapping_count_for_the_program(tmp_path: Path) -> None:
+    """perf writes each CPU's buffer in turn: here the program's MMAP2 follows 50 and more of
+    its samples in the file (tests/data/perf/late_mmap.py checked that on perf's own dump)."""
+    with PerfData(LATE) as p:
+        records = list(p.iter_records())
+    mmap_at = next(
+        i for i, r in enumerate(records) if isinstance(r, Mmap) and r.filename.endswith("/work")
+    )
+    pid = records[mmap_at].pid  # type: ignore[union-attr]
+    program = [r for r in records if isinstance(r, Sample) and r.pid == pid]
+    early = [r for r in records[:mmap_at] if isinstance(r, Sample) and r.pid == pid]
+    assert len(early) >= 50
+    profile = perf_profile(LATE, BINARY)
+    assert profile.samples == len(program) and profile.other_samples == 0
+    cats = profile.category_counts()
+    assert cats["user code"] > len(program) // 3
+    kernel = sum(1 for r in program if r.cpumode == 1 or r.ip >= 0xFFFF_0000_0000_0000)
+    assert cats.get("kernel", 0) == kernel
+    # and perf script, which orders records by time, names the same samples
+    perf = require_program("perf", "linux-perf")
+    rows = [r for r in _perf_script(perf, LATE, tmp_path) if r[0] == pid]
+    assert len(rows) == profile.samples
+    # the categories as a reader taking every record in time order (as perf script does) finds
+    symbolizer = Symbolizer(BINARY)
+    expect: Counter[str] = Counter()
+    for r in sorted(records, key=lambda r: getattr(r, "time", None) or 0):
+        if isinstance(r, Mmap):
+            symbolizer.add_mmap(r)
+        elif isinstance(r, TaskEvent):
+            symbolizer.add_task(r)
+        elif isinstance(r, Sample) and r.pid in symbolizer.program_pids:
+            expect[symbolizer.resolve(r.ip, r.pid, r.cpumode).category] += 1
+    assert cats == dict(expect)
