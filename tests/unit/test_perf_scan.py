@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.perf.profile import perf_profile
-from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, Sample, TaskEvent
-from halvm_prof.perf.symbolize import Symbolizer
+from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, Sample
 from tests.conftest import in_ci, require_system
+from tests.perf_oracle import categories_one_by_one
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -166,17 +166,9 @@ def test_each_sample_of_a_run_is_placed_by_its_own_cpu_mode(
     path = _kernel_first(DATA / name, tmp_path / "k.perf.data")
     profile = perf_profile(path, BINARY)
     # the independent count: every sample resolved on its own, record by record
-    symbolizer = Symbolizer(BINARY)
-    expect: Counter[str] = Counter()
     with PerfData(path) as p:
-        for r in p.iter_records():
-            if isinstance(r, Mmap):
-                symbolizer.add_mmap(r)
-            elif isinstance(r, TaskEvent):
-                symbolizer.add_task(r)
-            elif isinstance(r, Sample) and r.pid in symbolizer.program_pids:
-                expect[symbolizer.resolve(r.ip, r.pid, r.cpumode).category] += 1
-    assert profile.category_counts() == dict(expect)
+        expect = categories_one_by_one(p.iter_records(), BINARY)
+    assert profile.category_counts() == expect
     assert expect["user code"] > 10 and expect["kernel"] > 0
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from halvm_prof.perf.profile import perf_profile
 from halvm_prof.perf.reader import Mmap, PerfData, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Symbolizer
 from tests.conftest import require_program
+from tests.perf_oracle import categories_one_by_one
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -273,13 +273,5 @@ def test_samples_written_before_their_mapping_count_for_the_program(tmp_path: Pa
     rows = [r for r in _perf_script(perf, LATE, tmp_path) if r[0] == pid]
     assert len(rows) == profile.samples
     # the categories as a reader taking every record in time order (as perf script does) finds
-    symbolizer = Symbolizer(BINARY)
-    expect: Counter[str] = Counter()
-    for r in sorted(records, key=lambda r: getattr(r, "time", None) or 0):
-        if isinstance(r, Mmap):
-            symbolizer.add_mmap(r)
-        elif isinstance(r, TaskEvent):
-            symbolizer.add_task(r)
-        elif isinstance(r, Sample) and r.pid in symbolizer.program_pids:
-            expect[symbolizer.resolve(r.ip, r.pid, r.cpumode).category] += 1
-    assert cats == dict(expect)
+    by_time = sorted(records, key=lambda r: getattr(r, "time", None) or 0)
+    assert cats == categories_one_by_one(by_time, BINARY)
