@@ -320,7 +320,8 @@ def _open_symbolizer(
     return Symbolizer(binary, data.features.build_ids)
 
 
-#: Samples held back until the records perf wrote after them are read.
+#: Samples held back until the records perf wrote after them are read (ten times as many
+#: while no process has mapped the program).
 HOLD = 50_000
 
 
@@ -343,7 +344,8 @@ def _samples(data: PerfData, symbolizer: Symbolizer) -> Iterator[tuple[Sample, F
     for r in data.iter_records():
         if type(r) is Sample:
             held.append(r)
-            if len(held) >= HOLD:
+            # more while no process has mapped the program yet (its MMAP may come later)
+            if len(held) >= (HOLD if symbolizer.program_pids else 10 * HOLD):
                 yield from release()
         elif isinstance(r, (Mmap, TaskEvent)):
             if symbolizer.replaces(r):

@@ -232,8 +232,13 @@ class _Accumulator:
             self.pending,
             self.chain_periods,
         )
-        if self.held > _PENDING_KEYS:
+        if self.held > self.bound():
             self.flush()
+
+    def bound(self) -> int:
+        """How much may be pending before a flush. Larger while no process has mapped the
+        program yet: what is pending may be its first samples, whose MMAP perf writes later."""
+        return _PENDING_KEYS if self.symbolizer.program_pids else 10 * _PENDING_KEYS
 
     def add(self, batch: SampleBatch) -> None:
         ip_word, pid_word = batch.word("ip"), batch.word("pid")
@@ -243,7 +248,7 @@ class _Accumulator:
                 batch.raw, batch.size // 8, ip_word, pid_word, batch.word("period"), self.groups
             )
             held = sum(len(cast(dict[int, int], g[0])) for g in self.groups.values())
-            if held > _PENDING_KEYS:
+            if held > self.bound():
                 self.flush()
             return
         # what the runs leave: a sample whose callchain is not where runs expect it, or an
@@ -264,7 +269,7 @@ class _Accumulator:
             pid = pt & 0xFFFFFFFF
             self.chain_periods[pid] = self.chain_periods.get(pid, 0) + period
             self.held += 1
-        if self.held > _PENDING_KEYS:
+        if self.held > self.bound():
             self.flush()
 
     def flush(self) -> None:

@@ -275,3 +275,20 @@ def test_samples_written_before_their_mapping_count_for_the_program(tmp_path: Pa
     # the categories as a reader taking every record in time order (as perf script does) finds
     by_time = sorted(records, key=lambda r: getattr(r, "time", None) or 0)
     assert cats == categories_one_by_one(by_time, BINARY)
+
+
+def test_a_small_memory_bound_waits_for_the_programs_mapping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Flushing for memory before the program's MMAP would lose its first samples."""
+    from halvm_prof.perf import merge
+    from halvm_prof.perf import profile as P
+
+    whole = perf_profile(LATE, BINARY)
+    monkeypatch.setattr(P, "_PENDING_KEYS", 100)
+    small = perf_profile(LATE, BINARY)
+    assert (small.samples, small.other_samples) == (whole.samples, 0)
+    assert small.category_counts() == whole.category_counts()
+    monkeypatch.setattr(merge, "HOLD", 100)
+    m = merge.merge(LATE, DATA / "work-late.eventlog", binary=BINARY)
+    assert m.samples == whole.samples
