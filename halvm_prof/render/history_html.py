@@ -89,18 +89,9 @@ def trend_page_data(page: TrendPage, title: str = "halvm-prof run history") -> d
 def render_trend_page(data: dict[str, Any]) -> str:
     """The page for ``data``: assets inlined, data as JSON (as the report's, with its own
     script)."""
-    from halvm_prof.render.html import jinja_environment, static_text
+    from halvm_prof.render.html import render_page
 
-    return (
-        jinja_environment()
-        .get_template("history.html.j2")
-        .render(
-            data=data,
-            echarts=static_text("echarts.min.js"),
-            script=static_text("history.js"),
-            style=static_text("report.css") + static_text("history.css"),
-        )
-    )
+    return render_page("history.html.j2", data, ("history.js",), ("report.css", "history.css"))
 
 
 def write_trend_page(page: TrendPage, output: str | os.PathLike[str]) -> None:

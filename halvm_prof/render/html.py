@@ -561,18 +561,26 @@ def jinja_environment() -> jinja2.Environment:
     return env
 
 
-def render_html(data: ReportData) -> str:
-    """The page for ``data``: assets inlined, data as JSON."""
+def render_page(template: str, data: Any, scripts: Sequence[str], styles: Sequence[str]) -> str:
+    """A self-contained page: ECharts, the ``scripts`` and ``styles`` (files of
+    ``render/static``, in this order) inlined, so it works offline; ``data`` as JSON."""
     return (
         jinja_environment()
-        .get_template(PAGES[data.page])
+        .get_template(template)
         .render(
-            data=data.to_json(),
+            data=data,
             echarts=static_text("echarts.min.js"),
-            # The runtime section's script registers itself before report.js draws the sections.
-            script=static_text("timeline.js") + "\n" + static_text("report.js"),
-            style=static_text("report.css"),
+            script="\n".join(static_text(s) for s in scripts),
+            style="".join(static_text(s) for s in styles),
         )
+    )
+
+
+def render_html(data: ReportData) -> str:
+    """The page for ``data``: assets inlined, data as JSON."""
+    # The runtime section's script registers itself before report.js draws the sections.
+    return render_page(
+        PAGES[data.page], data.to_json(), ("timeline.js", "report.js"), ("report.css",)
     )
 
 

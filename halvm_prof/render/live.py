@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from halvm_prof.render.html import jinja_environment, static_text
+from halvm_prof.render.html import render_page
 
 if TYPE_CHECKING:
     from halvm_prof.live.state import Snapshot
@@ -19,16 +19,7 @@ GENERATOR = "halvm-prof live"
 def render_live_page(title: str, token: str | None) -> str:
     """The page: ECharts and the script inlined (offline), only the config as data."""
     data = {"generator": GENERATOR, "title": title, "token": token}
-    return (
-        jinja_environment()
-        .get_template("live.html.j2")
-        .render(
-            data=data,
-            echarts=static_text("echarts.min.js"),
-            script=static_text("live.js"),
-            style=static_text("report.css"),
-        )
-    )
+    return render_page("live.html.j2", data, ("live.js",), ("report.css",))
 
 
 def _bytes(n: float) -> str:
