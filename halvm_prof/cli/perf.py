@@ -86,7 +86,7 @@ def perf() -> None:
     "--to",
     "fmt",
     type=click.Choice(sorted(EXPORTERS)),
-    help=f"Format of --export, guessed from its suffix when missing: {formats_help()}.",
+    help=f"Format of --export, guessed from its suffix when missing: {formats_help(EXPORTERS)}.",
 )
 @force_option(replaces_files=True)
 def report(
@@ -107,7 +107,7 @@ def report(
 
     if export_to:
         check_output(export_to, force=force, replaces_files=True, inputs=[binary, perf_data])
-        fmt = fmt or guess_format(export_to)
+        fmt = fmt or guess_format(export_to, EXPORTERS)
     profile = perf_profile(perf_data, binary)
     if as_json:
         echo_json(profile.to_json())

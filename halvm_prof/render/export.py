@@ -8,7 +8,7 @@ output's suffix, and the help text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import IO, TYPE_CHECKING, Protocol
 
 from halvm_prof.errors import InputError
@@ -125,21 +125,30 @@ def _all() -> list[Renderer | TimelineExporter]:
     return [*EXPORTERS.values(), *TIMELINE_EXPORTERS.values()]
 
 
-def formats_help() -> str:
-    """One line per format, for the CLI's help."""
-    return "; ".join(f"{r.name} ({', '.join(r.suffixes)}): {r.description}" for r in _all())
+def formats_help(among: Collection[str] | None = None) -> str:
+    """One line per format (those named in ``among``, else all), for the CLI's help."""
+    return "; ".join(
+        f"{r.name} ({', '.join(r.suffixes)}): {r.description}"
+        for r in _all()
+        if among is None or r.name in among
+    )
 
 
-def guess_format(output: str) -> str:
-    """The format whose suffix ``output`` ends with, longest suffix first."""
+def guess_format(output: str, among: Collection[str] | None = None) -> str:
+    """The format whose suffix ``output`` ends with, longest suffix first; ``among`` limits it
+    to the formats a command writes."""
+    allowed = [r.name for r in _all() if among is None or r.name in among]
+    hint = f"add --to {' or --to '.join(allowed)}"
     by_length = sorted(((s, r.name) for r in _all() for s in r.suffixes), key=lambda p: -len(p[0]))
     for suffix, name in by_length:
         if output.endswith(suffix):
+            if name not in allowed:
+                raise InputError(
+                    f"{output!r} names a {name} file, which this command does not write",
+                    hint=hint,
+                )
             return name
-    raise InputError(
-        f"cannot tell the export format from the name {output!r}",
-        hint=f"add --to {' or --to '.join(r.name for r in _all())}",
-    )
+    raise InputError(f"cannot tell the export format from the name {output!r}", hint=hint)
 
 
 def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:

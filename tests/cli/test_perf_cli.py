@@ -89,6 +89,13 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     assert code == 1 and "not a perf.data file" in err and len(err.strip().splitlines()) == 1
     code, _, err = run("perf", "report", str(PERF / "Work.hs"), FULL)
     assert code == 1 and "not a readable ELF file" in err and "Traceback" not in err
+    # an export name of a format perf report does not write, or of none at all
+    for name, says in (("run.pftrace", "names a perfetto file"), ("stacks", "cannot tell")):
+        out = tmp_path / name
+        code, _, err = run("perf", "report", BINARY, FULL, "--export", str(out))
+        assert code == 1 and says in err and "--to speedscope or --to folded" in err, err
+        assert "internal error" not in err and len(err.strip().splitlines()) == 1
+        assert not out.exists()
 
 
 def test_merge_text_golden(golden: Golden) -> None:
