@@ -27,6 +27,11 @@ def plural(count: int, noun: str, many: str | None = None, *, sep: str = "") -> 
     return f"{number} {many}"
 
 
+def a(noun: str) -> str:
+    """``noun`` with its indefinite article, by its first letter ("an empty file")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def unsigned_zero(value: float, digits: int = 0) -> float:
     """``value``, or a plain 0.0 when it shows as zero at ``digits`` decimals.
 

@@ -22,6 +22,7 @@ from halvm_prof.fileio import (
     output_target,
     refuse_stream_input,
 )
+from halvm_prof.words import a
 
 #: The hint when a profile file stands where a disk image goes (swapped arguments).
 SWAPPED_HINT = "were the arguments swapped? the disk image comes first: convert-profile DISK FILE"
@@ -38,7 +39,7 @@ class DiskImage:
         if self.image_size < SECTOR_SIZE:
             other = self.not_a_disk()
             raise ImageError(
-                f"this looks like a {other}, not a disk image"
+                f"this looks like {a(other)}, not a disk image"
                 if other
                 else f"only {self.image_size} bytes, too short for a profiling disk "
                 f"(its status sector alone is {SECTOR_SIZE} bytes)",

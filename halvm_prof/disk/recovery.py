@@ -30,6 +30,7 @@ from halvm_prof.formats.hp import (
     HEADER_LINE,
     MARK_LINE,
 )
+from halvm_prof.words import a
 
 _CHUNK = 1 << 20
 #: The most a crashed heap profile is read past its last complete sample (and searched back for
@@ -179,7 +180,7 @@ def plan_recovery(
     status = image.status
     if status.health == "corrupt" and (other := image.not_a_disk()) is not None:
         raise LayoutError(
-            f"this looks like a {other}, not a disk image",
+            f"this looks like {a(other)}, not a disk image",
             path=image.path,
             hint=SWAPPED_HINT,
         )

@@ -91,7 +91,14 @@ def record(
     perf_data = out / "perf.data"
     if perf_data.exists() and not force:
         raise OutputError("already holds a perf.data", path=out, hint="use --force to replace it")
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise OutputError(
+            "is not a folder", path=out, hint="give -o a folder; it is made if missing"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot make the run folder: {e.strerror}", path=out) from e
     args = list(program)
     log: Path | None = None
     if eventlog:

@@ -129,6 +129,17 @@ def test_record_refuses_a_missing_program(tmp_path: Path) -> None:
     assert code == 1 and "no such program" in err
 
 
+def test_record_into_something_not_a_folder_is_refused(tmp_path: Path) -> None:
+    require_program("perf", "linux-perf")
+    plain = tmp_path / "plain"
+    plain.write_text("keep")
+    code, _, err = run("record", "-o", str(plain), "--", BINARY, "1")
+    assert code == 2 and "is a file" in err and "Traceback" not in err  # click's own check
+    assert plain.read_text() == "keep"
+    code, _, err = run("record", "-o", "/dev/null", "--", BINARY, "1")
+    assert code == 1 and "is not a folder" in err and len(err.strip().splitlines()) == 1
+
+
 def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
     require_program("perf", "linux-perf")
     folder = tmp_path / "run"

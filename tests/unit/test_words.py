@@ -59,8 +59,11 @@ def test_show_bytes() -> None:
     assert show_bytes(b"\x7fELF") == "0x7f454c46" and show_bytes(b"") == "nothing"
 
 
-def test_errors_name_bytes_as_text_and_say_what_the_file_is() -> None:
+def test_errors_name_bytes_as_text_and_say_what_the_file_is(tmp_path: Path) -> None:
+    zeros = tmp_path / "zeros"
+    zeros.write_bytes(bytes(4096))
     for path, looks in (
+        (zeros, "(this looks like an empty file, not a GHC eventlog)"),
         (CORPUS / "leaky-hc.hp", 'found "JOB " (this looks like a heap profile (.hp), not a GHC'),
         (CORPUS / "leaky-hc.prof", "(this looks like a .prof text report, not a GHC eventlog)"),
     ):

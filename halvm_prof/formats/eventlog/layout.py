@@ -20,7 +20,7 @@ import construct as c
 
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
-from halvm_prof.words import show_bytes
+from halvm_prof.words import a, show_bytes
 
 HEADER_BEGIN = b"hdrb"
 HET_BEGIN = b"hetb"
@@ -141,7 +141,7 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
         kind = detect_kind(head[:DETECT_BYTES])
         # Another profile given as an eventlog: say what it is.
         other = None if kind in ("eventlog", "unknown") else KIND_NAMES[kind]
-        hint = f"this looks like a {other}, not a GHC eventlog" if other else None
+        hint = f"this looks like {a(other)}, not a GHC eventlog" if other else None
         _expect(stream, HEADER_BEGIN, path, "header begin", hint)
         _expect(stream, HET_BEGIN, path, "event types begin")
         while True:
