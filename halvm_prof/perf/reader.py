@@ -26,6 +26,10 @@ from halvm_prof.stop import Stop
 CHUNK = 1 << 20
 #: The largest feature section we load: far beyond any we parse (the command line, build ids).
 MAX_FEATURE = 64 << 20
+#: The largest attribute section (thousands of events) and sample id list (a million ids) we
+#: load: what a file claims beyond that is refused or skipped, never allocated.
+MAX_ATTRS = 1 << 20
+MAX_IDS = 8 << 20
 
 
 class EventAttr(NamedTuple):
@@ -148,7 +152,20 @@ class Lost(NamedTuple):
 Record = Sample | Mmap | Comm | TaskEvent | Lost
 
 
-class SampleBatch:
+class _Batch:
+    """What both kinds of sample run share: where each field is in a record."""
+
+    __slots__ = ("_words",)
+
+    def __init__(self, words: dict[str, int]):
+        self._words = words
+
+    def word(self, name: str) -> int:
+        """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
+        return 0 if name == "header" else self._words.get(name, -1)
+
+
+class SampleBatch(_Batch):
     """Consecutive SAMPLE records of one size, read as columns of 64-bit words on demand.
 
     :meth:`column` gives one field of every record (``header``: the record header word with
@@ -157,7 +174,7 @@ class SampleBatch:
     ``offset + i * size``.
     """
 
-    __slots__ = ("_step", "_view", "_words", "callchains", "offset", "size")
+    __slots__ = ("_step", "_view", "callchains", "offset", "size")
 
     def __init__(
         self,
@@ -167,9 +184,9 @@ class SampleBatch:
         offset: int,
         callchains: list[tuple[int, ...]] | None = None,
     ):
+        super().__init__(words)
         self._view = memoryview(raw).cast("Q")
         self._step = size // 8
-        self._words = words
         self.size = size
         self.offset = offset
         self.callchains = callchains
@@ -179,10 +196,6 @@ class SampleBatch:
 
     def has(self, name: str) -> bool:
         return name == "header" or name in self._words
-
-    def word(self, name: str) -> int:
-        """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
-        return 0 if name == "header" else self._words.get(name, -1)
 
     @property
     def raw(self) -> memoryview:
@@ -221,7 +234,7 @@ class SampleBatch:
             )
 
 
-class ChainBatch:
+class ChainBatch(_Batch):
     """Consecutive SAMPLE records with a callchain (so of varying size), all well formed.
 
     ``chain_word`` is the 64-bit word (0 the record header) of each record's callchain length;
@@ -229,17 +242,13 @@ class ChainBatch:
     (:func:`halvm_prof.perf.scan.tally_chains`).
     """
 
-    __slots__ = ("_words", "chain_word", "offset", "raw")
+    __slots__ = ("chain_word", "offset", "raw")
 
     def __init__(self, raw: memoryview, words: dict[str, int], chain_word: int, offset: int):
+        super().__init__(words)
         self.raw = raw
-        self._words = words
         self.chain_word = chain_word
         self.offset = offset
-
-    def word(self, name: str) -> int:
-        """The 64-bit word of field ``name`` in each record (0 the header), -1 if not recorded."""
-        return 0 if name == "header" else self._words.get(name, -1)
 
     def records(self) -> Iterator[SampleBatch]:
         """Each record as a :class:`SampleBatch` of one, with its callchain."""
@@ -384,6 +393,11 @@ class PerfData:
             raise self._error(f"bad attribute section ({h.attrs.size} bytes of {size})", 24)
         if h.attrs.offset + h.attrs.size > self.file_size:
             raise self._error("is cut inside its attribute section", int(h.attrs.offset))
+        if h.attrs.size > MAX_ATTRS:
+            raise self._error(
+                f"claims {h.attrs.size // size} events, more than a perf.data of a real run has",
+                24,
+            )
         raw = self._read_at(int(h.attrs.offset), int(h.attrs.size))
         out = []
         for i in range(len(raw) // size):
@@ -392,7 +406,7 @@ class PerfData:
             a = L.event_attr(body)
             ids_sec = L.section(raw, pos + size - 16)
             ids: tuple[int, ...] = ()
-            if ids_sec.size and ids_sec.offset + ids_sec.size <= self.file_size:
+            if 0 < ids_sec.size <= MAX_IDS and ids_sec.offset + ids_sec.size <= self.file_size:
                 data = self._read_at(int(ids_sec.offset), int(ids_sec.size))
                 ids = struct.unpack(f"<{len(data) // 8}Q", data[: len(data) // 8 * 8])
             # clockid exists only in attributes of version 1 (72 bytes) and later

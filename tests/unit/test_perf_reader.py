@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,33 @@ def test_sizes_the_file_claims_are_checked_before_reading() -> None:
     with PerfData(io.BytesIO(bytes(data))) as p:
         assert len(list(p.iter_samples())) > 100
         assert "cut short" in (p.note() or "")
+
+
+def test_a_sparse_file_s_claims_never_become_memory(tmp_path: Path) -> None:
+    """A 1 TB sparse file lets every claim pass the file-size check: the attribute section
+    and an event's sample ids claiming most of it must not be read into memory."""
+    blob = FULL.read_bytes()
+    attrs_at, attrs_size, attr_size = *struct.unpack_from("<QQ", blob, 24), blob[16]
+    ids = bytearray(blob)
+    struct.pack_into("<QQ", ids, attrs_at + attr_size - 16, 0, (1 << 40) - 8)
+    many = bytearray(blob)
+    struct.pack_into("<QQ", many, 24, 0, attr_size * ((1 << 40) // attr_size))
+    sparse = tmp_path / "sparse.perf.data"
+    for data in (ids, many):
+        with sparse.open("wb") as f:
+            f.write(data)
+            f.truncate(1 << 40)
+        tracemalloc.start()
+        try:
+            with PerfData(sparse) as p:
+                assert sum(1 for _ in p.iter_samples()) > 100
+        except FormatError as e:
+            assert "claims" in str(e) and data is many
+        finally:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        assert peak < 50 << 20
+        assert attrs_size  # the fixture has an attribute section
 
 
 _BLOB = FULL.read_bytes()
