@@ -27,7 +27,7 @@ import os, sys, time
 os.environ.pop("HALVM_PROF_PURE", None)
 if sys.argv[2] == "pure":
     os.environ["HALVM_PROF_PURE"] = "1"
-from halvm_prof.analysis.heap_scan import available
+from halvm_prof.inputs.heap_scan import available
 from halvm_prof.analysis.summary import summarize_file
 best = float("inf")
 for _ in range(3):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap_scan import HeapScan, heap_stats_of
 from halvm_prof.errors import ConfigError, InputError
-from halvm_prof.formats.source import Source, open_source
+from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
+from halvm_prof.inputs.source import Source, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
-from halvm_prof.formats.source import EventlogSource, open_source
+from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.timeline.model import NS, SparkTotals, Timeline
 
 _NS = float(NS)

@@ -1,6 +1,6 @@
 """A verdict on a finished or crashed HaLVM run, straight from its profiling disks.
 
-The disks are only read: each is opened as a :class:`~halvm_prof.formats.source.DiskSource`,
+The disks are only read: each is opened as a :class:`~halvm_prof.inputs.source.DiskSource`,
 which recovers its profile as convert-profile would and reads it through a bounded window over the
 image (no temporary file); the heap profile is parsed once, streamed, so memory follows its bands,
 not the size of the disk. The heap trend before the end is the least-squares slope of the total
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from halvm_prof.analysis.heap import BandStats, HeapAccumulator
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.formats.source import DiskSource, open_disk, open_source
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
+from halvm_prof.inputs.source import DiskSource, open_disk, open_source
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
 

@@ -20,9 +20,9 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
-from halvm_prof.analysis.heap import BandStats, HeapAccumulator, top_bands
-from halvm_prof.analysis.heap_scan import HeapScan, scan_of
-from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.inputs.heap_scan import HeapScan, scan_of
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
+from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
 

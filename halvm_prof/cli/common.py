@@ -14,7 +14,7 @@ import click
 from halvm_prof.errors import OutputError
 
 if TYPE_CHECKING:
-    from halvm_prof.formats.source import Source
+    from halvm_prof.inputs.source import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,7 +105,7 @@ def input_argument(name: str) -> Callable[[F], F]:
 
 def open_input_source(file: str, *, count_samples: bool = False) -> Source:
     """The source of an input argument: the file, or standard input for ``-``."""
-    from halvm_prof.formats.source import open_source
+    from halvm_prof.inputs.source import open_source
 
     if file == "-":
         return open_source(binary_stdin(), name="<stdin>")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.demo import run_demo
-from halvm_prof.formats.source import open_source
+from halvm_prof.inputs.source import open_source
 from halvm_prof.render.summary import render_summary
 
 

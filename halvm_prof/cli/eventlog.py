@@ -98,7 +98,7 @@ def show(
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
-    from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.inputs.source import EventlogSource
 
     with open_input_source(file) as source:
         log = source.content

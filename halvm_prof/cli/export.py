@@ -15,7 +15,7 @@ from halvm_prof.cli.common import (
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.formats.source import EventlogSource
+from halvm_prof.inputs.source import EventlogSource
 from halvm_prof.render.export import (
     EXPORTERS,
     TIMELINE_EXPORTERS,

@@ -96,7 +96,7 @@ def _token(host: str, token: str | None) -> str | None:
 def _tui(hub: Hub) -> None:
     from rich.live import Live
 
-    from halvm_prof.render.live import tui_view
+    from halvm_prof.live.page import tui_view
 
     try:
         with Live(tui_view(hub.state.snapshot()), refresh_per_second=4) as screen:
@@ -142,8 +142,8 @@ def live(
     Prints the page's URL first and serves it until Ctrl-C. GET /snapshot.json gives what the
     page shows.
     """
-    from halvm_prof.formats.follow import DiskFollower, EventlogFollower, HpFollower
-    from halvm_prof.formats.source import follow_kind
+    from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, HpFollower
+    from halvm_prof.inputs.source import follow_kind
     from halvm_prof.live.server import Hub
     from halvm_prof.live.state import EVENT_TYPES, LiveState
 

@@ -186,7 +186,7 @@ __all__ = ["perf", "record"]
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
     from halvm_prof.cli.common import open_input_source
     from halvm_prof.fileio import atomic_write
-    from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.inputs.source import EventlogSource
     from halvm_prof.render.perf_trace import write_perfetto_with_samples
 
     with open_input_source(eventlog) as source:

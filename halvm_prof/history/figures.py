@@ -1,6 +1,6 @@
 """The figures of a run that the history keeps: read once from each file, never the file itself.
 
-Each file is opened once as a :class:`~halvm_prof.formats.source.Source` and read once, its
+Each file is opened once as a :class:`~halvm_prof.inputs.source.Source` and read once, its
 SHA-256 taken as it is read: heap band statistics from ``band_stats()`` (streamed, memory
 following the bands), cost centres from ``cost_centres()`` and
 :func:`~halvm_prof.analysis.costcentre.aggregate`, an eventlog's figures and heap samples from one
@@ -19,9 +19,9 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from halvm_prof.analysis.heap_scan import HeapScan, scan_of
 from halvm_prof.errors import InputError
-from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.inputs.heap_scan import HeapScan, scan_of
+from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
 
 #: Per-band metrics: peak (largest census value), integrated residency, time-weighted mean
@@ -134,8 +134,8 @@ def _eventlog_figures(
     """One pass over the log: its figures, and its heap samples' statistics when asked for and
     it has any."""
     from halvm_prof.analysis.eventlog_stats import stats_of_timeline
-    from halvm_prof.analysis.heap import HeapAccumulator
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.inputs.heap_stats import HeapAccumulator
 
     acc = HeapAccumulator()
     fold = EventlogHeapFold(acc.add)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from halvm_prof.errors import InputError, OutputError
-from halvm_prof.formats.follow import EventlogFollower, FifoFeed, FileFeed, HpFollower
+from halvm_prof.inputs.follow import EventlogFollower, FifoFeed, FileFeed, HpFollower
 from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
 
 #: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
@@ -277,7 +277,7 @@ class Run:
 
     def _write_report(self, crashed: bool) -> str | None:
         from halvm_prof.errors import HalvmProfError
-        from halvm_prof.formats.source import open_source
+        from halvm_prof.inputs.source import open_source
         from halvm_prof.render.html import Input, write_report
 
         stack = contextlib.ExitStack()

@@ -38,8 +38,8 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from halvm_prof.errors import HalvmProfError
+from halvm_prof.live.page import render_live_page
 from halvm_prof.live.state import LiveState, Snapshot
-from halvm_prof.render.live import render_live_page
 
 #: Seconds between two pushes to one viewer, at most.
 MIN_PUSH_INTERVAL = 0.25

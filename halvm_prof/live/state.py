@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-from halvm_prof.formats.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.bins import BinGrid
 

@@ -159,7 +159,7 @@ _TYPES = {
 
 class EventlogFactsFold:
     """The facts the merge needs, taken from events as a pass over the log hands them over
-    (:meth:`halvm_prof.formats.source.EventlogSource.timeline` or a file-order walk)."""
+    (:meth:`halvm_prof.inputs.source.EventlogSource.timeline` or a file-order walk)."""
 
     types: frozenset[int] = frozenset(_TYPES)
 

@@ -17,7 +17,7 @@ from halvm_prof.errors import InputError
 # registry for `--to`, and start-up is most of a small run's time.
 if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.events import Event
-    from halvm_prof.formats.source import EventlogSource
+    from halvm_prof.inputs.source import EventlogSource
     from halvm_prof.model import CostCentreProfile
     from halvm_prof.render.weights import Weight
     from halvm_prof.timeline.build import TimelineSink

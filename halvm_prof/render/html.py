@@ -2,7 +2,7 @@
 flame graphs, eventlogs' runtime timelines (``timeline_page.py``). The page's data is built apart
 from writing it, as frozen dataclasses (tests assert on them), and reaches the page only through
 ``|tojson``, so names like ``</>`` cannot break it. Each input is a
-:class:`~halvm_prof.formats.source.Source` read once: an eventlog's heap samples and its runtime
+:class:`~halvm_prof.inputs.source.Source` read once: an eventlog's heap samples and its runtime
 timeline come from one pass.
 """
 
@@ -20,11 +20,11 @@ import jinja2
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap import HeapAccumulator
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import atomic_write, display_name
 from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.formats.source import EventlogSource, Source, open_source
+from halvm_prof.inputs.heap_stats import HeapAccumulator
+from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
     CostCentreProfile,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from halvm_prof.formats.source import EventlogSource
+from halvm_prof.inputs.source import EventlogSource
 from halvm_prof.perf.merge import EventlogFactsFold, sample_instants
 from halvm_prof.render.perfetto import Instant, PerfettoWriter
 from halvm_prof.timeline.model import Timeline

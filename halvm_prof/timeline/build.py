@@ -660,7 +660,7 @@ def read_timeline(
     sinks: Sequence[TimelineSink] = (),
 ) -> Timeline:
     """The timeline of an eventlog file or seekable stream, read in time order (commands go
-    through :meth:`halvm_prof.formats.source.EventlogSource.timeline`)."""
+    through :meth:`halvm_prof.inputs.source.EventlogSource.timeline`)."""
     from halvm_prof.formats.eventlog.reader import EventlogReader
 
     with EventlogReader(source) as reader:

@@ -19,7 +19,7 @@ from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp
-from halvm_prof.formats.source import open_source
+from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import HeapSectionBuilder, write_file_report, write_report
 from tests.conftest import CORPUS, DATA, require_program

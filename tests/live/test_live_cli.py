@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.follow import HpFollower
 from halvm_prof.formats.hp import read_hp
+from halvm_prof.inputs.follow import HpFollower
+from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
-from halvm_prof.render.live import tui_view
 from tests.conftest import CORPUS
 from tests.ghc_programs import build
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
-from halvm_prof.formats.follow import EventlogFollower, HpFollower
 from halvm_prof.formats.hp import read_hp
+from halvm_prof.inputs.follow import EventlogFollower, HpFollower
 from halvm_prof.live.server import Hub, is_loopback
 from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, LiveState, Series
 from halvm_prof.model import HeapSample
@@ -145,7 +145,7 @@ def test_a_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
 
 
 def test_page_is_offline() -> None:
-    from halvm_prof.render.live import render_live_page
+    from halvm_prof.live.page import render_live_page
 
     page = render_live_page("x</script>", None)
     # Everything is inlined: nothing is loaded from anywhere (no CDN).
@@ -211,7 +211,7 @@ def test_the_server_answers_while_a_poll_or_tick_takes_seconds(tmp_path: Path) -
 def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:
     """``run`` saves what it follows through a TeeFeed: a .hp written anew is noticed through
     it too, and the saved copy ends as the new file, byte for byte."""
-    from halvm_prof.formats.follow import FileFeed
+    from halvm_prof.inputs.follow import FileFeed
     from halvm_prof.live.runner import TeeFeed
 
     first = (CORPUS / "leaky-hc.hp").read_bytes()

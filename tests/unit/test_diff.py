@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from halvm_prof.analysis.diff import breaches, diff_files, diff_profiles, parse_threshold
 from halvm_prof.cli import cli
 from halvm_prof.errors import ConfigError
-from halvm_prof.formats.load import load_profile
+from halvm_prof.inputs.load import load_profile
 from tests.conftest import CORPUS, DATA, Golden
 
 SAME = [*sorted(CORPUS.glob("*.hp")), *sorted(CORPUS.glob("*.prof")), CORPUS / "leaky-hT.eventlog"]

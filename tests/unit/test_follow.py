@@ -17,7 +17,8 @@ import pytest
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.follow import (
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
     EventlogParser,
@@ -25,8 +26,7 @@ from halvm_prof.formats.follow import (
     HpParser,
     SocketFeed,
 )
-from halvm_prof.formats.hp import read_hp
-from halvm_prof.formats.source import follow_kind, open_follower
+from halvm_prof.inputs.source import follow_kind, open_follower
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
@@ -325,7 +325,7 @@ def test_disk_follower_notices_a_writer_gone_quiet(tmp_path: Path) -> None:
 def test_a_silent_capability_cannot_make_held_events_grow(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import halvm_prof.formats.follow as follow
+    import halvm_prof.inputs.follow as follow
 
     data = (CORPUS / "parfib-N2.eventlog").read_bytes()
     # Told of a third capability that never hands over a block, the parser would hold every

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.analysis import heap_scan
-from halvm_prof.analysis.heap import HeapAccumulator, accumulate
-from halvm_prof.analysis.heap_scan import HeapScan, scan_hp, scan_hp_file
 from halvm_prof.analysis.summary import summarize, summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, write_hp
-from halvm_prof.formats.source import open_source
+from halvm_prof.inputs import heap_scan
+from halvm_prof.inputs.heap_scan import HeapScan, scan_hp, scan_hp_file
+from halvm_prof.inputs.heap_stats import HeapAccumulator, accumulate
+from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, require_system
 from tests.unit.test_hp import HP_FILES, profiles

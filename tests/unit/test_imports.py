@@ -99,3 +99,53 @@ def test_no_module_imports_a_module_that_imports_it() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The floors of the pipeline, bottom first: a module may import from its own floor or below,
+# never above (DEVELOPERS.md, "Floor plan"). A package or module not named here fails the test,
+# so a new one is placed on purpose.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("errors", "stop", "model", "units", "words", "jsonable", "rts", "fileio"),
+    ("formats",),
+    ("disk", "timeline", "perf", "xen"),
+    ("inputs",),
+    ("analysis",),
+    ("render", "live", "history"),
+    ("cli", "demo", "__main__"),
+)
+
+
+def _floor_of(module: str) -> tuple[int, str]:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    for level, names in enumerate(FLOORS):
+        if top in names:
+            return level, top
+    raise AssertionError(f"{module} is on no floor: add its package to FLOORS")
+
+
+def _package_graph() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for name, deps in _graph().items():
+        if name == "halvm_prof":
+            continue
+        _, top = _floor_of(name)
+        out.setdefault(top, set())
+        out[top] |= {_floor_of(d)[1] for d in deps if d != "halvm_prof"} - {top}
+    return out
+
+
+def test_imports_only_point_down_the_floors() -> None:
+    upward = []
+    for name, deps in sorted(_graph().items()):
+        if name == "halvm_prof":
+            continue
+        level, _ = _floor_of(name)
+        upward += [
+            f"{name} -> {d}" for d in sorted(deps) if d != "halvm_prof" and _floor_of(d)[0] > level
+        ]
+    assert upward == []
+
+
+def test_no_cycle_between_packages() -> None:
+    assert _cycles(_package_graph()) == []

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.analysis.heap import band_stats
 from halvm_prof.analysis.postmortem import DiskReport
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
-from halvm_prof.formats.source import open_source
+from halvm_prof.inputs.heap_stats import band_stats
+from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import (
     MAX_POINTS,

@@ -16,7 +16,7 @@ from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import InputError
-from halvm_prof.formats.source import (
+from halvm_prof.inputs.source import (
     CostCentreSource,
     DiskSource,
     EventlogSource,
@@ -216,7 +216,7 @@ def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
 
 
 def test_a_source_can_be_followed_as_it_grows(tmp_path: Path) -> None:
-    from halvm_prof.formats.follow import HpFollower
+    from halvm_prof.inputs.follow import HpFollower
 
     text = (CORPUS / "leaky-hc.hp").read_bytes()
     growing = tmp_path / "growing.hp"

@@ -76,7 +76,7 @@ def _info_table_key(label: str) -> int | None:
 
 class EventlogHeapFold:
     """The heap samples of an eventlog, taken from its events as one pass hands them over (see
-    :meth:`halvm_prof.formats.source.EventlogSource.events`): each census completed goes to
+    :meth:`halvm_prof.inputs.source.EventlogSource.events`): each census completed goes to
     ``on_sample``; :meth:`finish` then tells what a ``.hp`` reader tells after its last one."""
 
     types: frozenset[int] = frozenset(_TYPES)

@@ -29,12 +29,12 @@ from halvm_prof.fileio import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 if TYPE_CHECKING:
-    from halvm_prof.analysis.heap_scan import HeapScan
     from halvm_prof.disk.image import DiskImage
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
-    from halvm_prof.formats.follow import Follower
+    from halvm_prof.inputs.follow import Follower
+    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
@@ -233,7 +233,7 @@ class Source:
         return self
 
     def follow(self, *, quiet_after: float | None = None) -> Follower:
-        """A follower (:mod:`halvm_prof.formats.follow`) of this input as it grows: it reads the
+        """A follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows: it reads the
         file from its start itself and hands out only complete data."""
         raise self.refuse("only a .hp file, an eventlog or a HaLVM heap disk can be followed")
 
@@ -244,7 +244,7 @@ class HpSource(Source):
     kind = "hp"
 
     def follow(self, *, quiet_after: float | None = None) -> Follower:
-        from halvm_prof.formats.follow import QUIET_AFTER, HpFollower
+        from halvm_prof.inputs.follow import QUIET_AFTER, HpFollower
 
         return HpFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
 
@@ -257,7 +257,7 @@ class HpSource(Source):
         """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
         Python reader, which re-reads the file from the start or, for a stream that cannot be
         read twice, is the only reader."""
-        from halvm_prof.analysis.heap_scan import available, scan_hp, stats_of_reader
+        from halvm_prof.inputs.heap_scan import available, scan_hp, stats_of_reader
 
         if available() and self.seekable:
             scan = scan_hp(self._start())
@@ -283,7 +283,7 @@ class EventlogSource(Source):
         types: set[int] | None = None,
         caps: int = 1,
     ) -> Follower:
-        from halvm_prof.formats.follow import QUIET_AFTER, EventlogFollower
+        from halvm_prof.inputs.follow import QUIET_AFTER, EventlogFollower
 
         return EventlogFollower(
             self.name, types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
@@ -346,7 +346,7 @@ class EventlogSource(Source):
         return EventlogHeapReader(self._start(), name=self.name)
 
     def band_stats(self) -> HeapScan:
-        from halvm_prof.analysis.heap_scan import stats_of_reader
+        from halvm_prof.inputs.heap_scan import stats_of_reader
 
         return stats_of_reader(self.heap_samples(), "eventlog")
 
@@ -424,7 +424,7 @@ class DiskSource(Source):
 
     def follow(self, *, quiet_after: float | None = None) -> Follower:
         """Follow the disk while a unikernel writes it: its status sector, polled."""
-        from halvm_prof.formats.follow import QUIET_AFTER, DiskFollower
+        from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower
 
         return DiskFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
 
@@ -582,7 +582,7 @@ def _blank_disk(path: str) -> bool:
 
 def open_follower(spec: str | os.PathLike[str], *, quiet_after: float | None = None) -> Follower:
     """A follower for ``spec`` (a path, ``unix:PATH`` or ``tcp:HOST:PORT``), kind from content."""
-    from halvm_prof.formats.follow import QUIET_AFTER, DiskFollower, EventlogFollower, HpFollower
+    from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower, EventlogFollower, HpFollower
 
     wait = quiet_after or QUIET_AFTER
     kind = follow_kind(spec)

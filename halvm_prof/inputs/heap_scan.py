@@ -1,6 +1,6 @@
 """Band statistics of a heap profile in one streaming pass, memory flat in the file's size.
 
-:meth:`halvm_prof.formats.source.HpSource.band_stats` (what summary and diff use) tries
+:meth:`halvm_prof.inputs.source.HpSource.band_stats` (what summary and diff use) tries
 :func:`scan_hp`, which gives what ``accumulate(HpReader(stream))`` gives, about ten times faster,
 through the optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is
 there). That returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the
@@ -15,7 +15,6 @@ import os
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from halvm_prof.analysis.heap import HeapAccumulator, _Band, accumulate
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
@@ -25,6 +24,7 @@ from halvm_prof.formats.hp import (
     header_field,
     unclosed_note,
 )
+from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 if TYPE_CHECKING:

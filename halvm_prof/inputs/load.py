@@ -1,6 +1,6 @@
 """Read a whole profile into memory, whatever its kind (small inputs: tests, exports).
 
-Commands open a :class:`~halvm_prof.formats.source.Source` and stream what they need; this is
+Commands open a :class:`~halvm_prof.inputs.source.Source` and stream what they need; this is
 the convenience for callers that want the model object itself.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from halvm_prof.formats.source import open_source
+from halvm_prof.inputs.source import open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 
 
