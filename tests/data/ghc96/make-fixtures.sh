@@ -14,8 +14,9 @@ trap 'rm -rf "$b"' EXIT
 wd=/tmp/$(basename "$b")
 cp "$here"/Leaky.hs "$here"/ParFib.hs "$here"/Burn.hs "$here"/Ticky.hs "$here"/ShowEventlog.hs "$b"/
 # Each command gets its own mount namespace with /proc (GHC needs it) mounted inside the chroot:
-# the mount ends with the process, so there is nothing to unmount, even after a kill.
-r() { unshare --mount-proc --root="$root" --wd="$wd" --fork "$@"; }
+# the mount ends with the process, so there is nothing to unmount, even after a kill. No --fork:
+# without a new PID namespace unshare execs the command itself.
+r() { unshare --mount-proc --root="$root" --wd="$wd" "$@"; }
 # Built from relative paths: no folder names end up in the profiles. GHC 9.6 has the eventlog in
 # every runtime system, so no -eventlog (deprecated, it only warns).
 r ghc -O1 -prof -fprof-auto -rtsopts -outputdir o1 -o leaky-prof Leaky.hs >/dev/null
