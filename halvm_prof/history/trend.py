@@ -73,7 +73,7 @@ def regressed(previous: float | None, value: float | None, pct: float = REGRESSI
 
 
 @dataclass(frozen=True, slots=True)
-class Series:
+class TrendLine:
     """One chart line: a value per run of the page (None where a run lacks it) and the indices
     of the runs that regressed on it."""
 
@@ -99,19 +99,21 @@ class TrendPage:
     centres."""
 
     runs: tuple[PageRun, ...]
-    totals: tuple[Series, ...]
-    bands: tuple[Series, ...]
-    cost_centres: tuple[Series, ...]
+    totals: tuple[TrendLine, ...]
+    bands: tuple[TrendLine, ...]
+    cost_centres: tuple[TrendLine, ...]
     threshold: float
 
 
-def _series(store: Store, key: tuple[str, str, str], runs: Sequence[RunInfo], pct: float) -> Series:
+def _series(
+    store: Store, key: tuple[str, str, str], runs: Sequence[RunInfo], pct: float
+) -> TrendLine:
     scope, name, metric = key
     first = runs[0].id if runs else 0
     got: dict[int, float] = {p.run: p.value for p in store.trend(scope, name, metric, since=first)}
     values = tuple(got.get(r.id) for r in runs)
     hits = tuple(i for i in range(1, len(values)) if regressed(values[i - 1], values[i], pct))
-    return Series(scope, name, metric, UNITS.get(metric, ""), values, hits)
+    return TrendLine(scope, name, metric, UNITS.get(metric, ""), values, hits)
 
 
 def _top(figures: Sequence[Figure], scope: str, metric: str, n: int) -> list[str]:

@@ -3,10 +3,10 @@
 :meth:`halvm_prof.inputs.source.HpSource.band_stats` (what summary and diff use) tries
 :func:`scan_hp`, which gives what ``accumulate(HpReader(stream))`` gives, about ten times faster,
 through the optional C extension ``halvm_prof._hpscan`` (built at install when a C compiler is
-there). That returns None when the extension is missing, when ``HALVM_PROF_PURE=1`` asks for the
-Python reader, or when the file holds a line the scanner leaves to that reader (a malformed line,
-a value over 18 digits, ...); the Python reader then reads the file and also gives the exact
-error. Both paths give identical figures (``tests/unit/test_heap_scan.py``).
+there). That returns None when the extension is missing or switched off (``HALVM_PROF_PURE=1``,
+:mod:`halvm_prof.native`), or when the file holds a line the scanner leaves to the Python reader
+(a malformed line, a value over 18 digits, ...); the Python reader then reads the file and also
+gives the exact error. Both paths give identical figures (``tests/unit/test_heap_scan.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from halvm_prof import native
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
@@ -28,23 +29,18 @@ from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 if TYPE_CHECKING:
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-
-_Scanner: type[_hpscan.Scanner] | None
-try:
     from halvm_prof import _hpscan
-
-    _Scanner = _hpscan.Scanner
-except ImportError:  # installed without a C compiler: the Python reader does the work
-    _Scanner = None
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
 #: Bytes read at a time: large enough that the per-call cost vanishes, small enough to stay flat.
 CHUNK = 1 << 22
 
 
-def available() -> bool:
-    """Whether the compiled scanner is installed and not switched off (``HALVM_PROF_PURE=1``)."""
-    return _Scanner is not None and not os.environ.get("HALVM_PROF_PURE")
+def _scanner_class() -> type[_hpscan.Scanner] | None:
+    """The compiled scanner, unless it is not built or switched off (:mod:`halvm_prof.native`)."""
+    hpscan = native.load("_hpscan")
+    scanner: type[_hpscan.Scanner] | None = None if hpscan is None else hpscan.Scanner
+    return scanner
 
 
 @dataclass(slots=True)
@@ -95,7 +91,7 @@ def heap_stats_of(profile: HeapProfile) -> HeapScan:
 
 def scan_hp_file(path: str | os.PathLike[str]) -> HeapScan | None:
     """Scan the heap profile at ``path``; None when the Python reader must do it (see above)."""
-    if not available():
+    if _scanner_class() is None:
         return None
     with open_input(path) as stream:
         return scan_hp(stream)
@@ -103,9 +99,10 @@ def scan_hp_file(path: str | os.PathLike[str]) -> HeapScan | None:
 
 def scan_hp(stream: IO[bytes]) -> HeapScan | None:
     """Scan ``stream`` to its end; None when the Python reader must read it (from the start)."""
-    if _Scanner is None or not available():
+    scanner_class = _scanner_class()
+    if scanner_class is None:
         return None
-    scanner = _Scanner(MAX_BANDS)
+    scanner = scanner_class(MAX_BANDS)
     pending = b""
     while True:
         chunk = stream.read(CHUNK)

@@ -257,9 +257,9 @@ class HpSource(Source):
         """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
         Python reader, which re-reads the file from the start or, for a stream that cannot be
         read twice, is the only reader."""
-        from halvm_prof.inputs.heap_scan import available, scan_hp, stats_of_reader
+        from halvm_prof.inputs.heap_scan import scan_hp, stats_of_reader
 
-        if available() and self.seekable:
+        if self.seekable:
             scan = scan_hp(self._start())
             if scan is not None:
                 return scan

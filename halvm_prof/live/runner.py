@@ -66,7 +66,7 @@ class TeeFeed:
 
 
 @dataclass(frozen=True, slots=True)
-class RtsPlan:
+class RunPlan:
     """What the program's RTS can do and the flags ``run`` adds."""
 
     way: str
@@ -101,7 +101,7 @@ def rts_way(program: str) -> str:
 
 def plan_rts(
     program: str, *, heap: bool, eventlog: bool, interval: float, heap_flag: str | None
-) -> RtsPlan:
+) -> RunPlan:
     """The RTS flags for the views asked for, given what the program's RTS supports."""
     way = rts_way(program)
     parts = way.split("_")
@@ -117,7 +117,7 @@ def plan_rts(
             path=program,
             hint="build it with -eventlog, or pass --no-eventlog",
         )
-    return RtsPlan(way, profiled, eventlog, flags)
+    return RunPlan(way, profiled, eventlog, flags)
 
 
 class Run:

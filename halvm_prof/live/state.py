@@ -60,7 +60,7 @@ _WHY_STALE = {
 }
 
 
-class Series:
+class BoundedSeries:
     """Bounded points of one quantity over time (see the module docstring)."""
 
     def __init__(self, limit: int = MAX_POINTS) -> None:
@@ -208,8 +208,8 @@ class LiveState:
         self.band_index: dict[str, int]
         self.band_peak: list[int]
         self._reset_heap()
-        self.heap_size = Series()
-        self.live_bytes = Series()
+        self.heap_size = BoundedSeries()
+        self.live_bytes = BoundedSeries()
         self._gc = _Gc()
         self._activity = BinGrid(CAP_SLOTS)
         self._running: dict[int, int] = {}  # capability -> when its thread began running
@@ -228,8 +228,8 @@ class LiveState:
     def _reset_heap(self) -> None:
         """Forget the censuses charted so far."""
         self.samples = 0
-        self.totals = Series()
-        self.band_points = Series()
+        self.totals = BoundedSeries()
+        self.band_points = BoundedSeries()
         self.band_index = {}
         self.band_peak = []
         self.peak_total = 0

@@ -7,7 +7,7 @@ section (a sequence of records, each with an 8-byte header giving its type and s
 the data, one section per feature bit set in ``adds_features``.
 
 Each structure is a typed tuple with the :class:`struct.Struct` of its bytes and a function
-that decodes it (:class:`LayoutError` when the bytes are too few or a string is not ended).
+that decodes it (:class:`ShortBytes` when the bytes are too few or a string is not ended).
 Not construct, as elsewhere in the package: importing construct alone took 15 ms, a tenth of
 a whole ``perf report`` run on a small file, whose speed against ``perf script`` is set by
 start-up. ``tests/unit/test_perf_layout.py`` declares the same layout with construct and holds
@@ -29,13 +29,13 @@ MAGIC_BYTES = b"PERFILE2"
 MAGIC_SWAPPED = b"2ELIFREP"
 
 
-class LayoutError(ValueError):
+class ShortBytes(ValueError):
     """Bytes too few for a structure, or a string without its terminating NUL."""
 
 
 def _unpack(layout: struct.Struct, raw: bytes, pos: int, what: str) -> tuple[Any, ...]:
     if pos < 0 or len(raw) - pos < layout.size:
-        raise LayoutError(f"{what} needs {layout.size} bytes, {max(0, len(raw) - pos)} are left")
+        raise ShortBytes(f"{what} needs {layout.size} bytes, {max(0, len(raw) - pos)} are left")
     return layout.unpack_from(raw, pos)
 
 
@@ -43,7 +43,7 @@ def _cstring(raw: bytes, pos: int, what: str) -> str:
     """The NUL-terminated UTF-8 text at ``pos`` (perf pads it with more NULs to 8 bytes)."""
     end = raw.find(b"\0", pos)
     if end < 0:
-        raise LayoutError(f"{what} has no terminating NUL")
+        raise ShortBytes(f"{what} has no terminating NUL")
     return raw[pos:end].decode("utf-8")
 
 
@@ -285,7 +285,7 @@ def header_string(raw: bytes, pos: int = 0) -> tuple[str, int]:
     (length,) = _unpack(_U32, raw, pos, "a header string")
     pos += 4
     if len(raw) - pos < length:
-        raise LayoutError(f"a header string of {length} bytes has {len(raw) - pos}")
+        raise ShortBytes(f"a header string of {length} bytes has {len(raw) - pos}")
     return _padded(raw[pos : pos + length]), pos + length
 
 
@@ -338,7 +338,7 @@ def build_id_entry(raw: bytes) -> BuildIdEntry:
     """The entry that starts ``raw`` (``raw`` holds at least its ``size`` bytes)."""
     _, misc, size, pid, build_id, id_size = _unpack(BUILD_ID_HEAD, raw, 0, "a build id entry")
     if size < BUILD_ID_ENTRY_MIN or size > len(raw):
-        raise LayoutError(f"a build id entry of {size} bytes")
+        raise ShortBytes(f"a build id entry of {size} bytes")
     return BuildIdEntry(misc, size, pid, build_id, id_size, _padded(raw[BUILD_ID_ENTRY_MIN:size]))
 
 

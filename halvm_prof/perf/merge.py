@@ -49,7 +49,7 @@ class Alignment:
 
 
 @dataclass(frozen=True, slots=True)
-class Interval:
+class Stretch:
     """A stretch of eventlog time (ns since RTS start) on a capability (None: not known)."""
 
     start: int
@@ -65,8 +65,8 @@ class EventlogFacts:
     wall_clock: tuple[int, int] | None
     #: kernel thread id -> [(eventlog time, capability)], in time order
     tid_caps: dict[int, list[tuple[int, int]]]
-    gc_pauses: tuple[Interval, ...]
-    spans: tuple[Interval, ...]
+    gc_pauses: tuple[Stretch, ...]
+    spans: tuple[Stretch, ...]
     duration: int
     note: str | None
 
@@ -91,7 +91,7 @@ class WhatRan:
 class IntervalSamples:
     """A GC pause or user span and what ran in it."""
 
-    interval: Interval
+    interval: Stretch
     what: WhatRan
 
     def to_json(self) -> dict[str, Any]:
@@ -168,9 +168,9 @@ class EventlogFactsFold:
         self.task_tid: dict[int, int] = {}
         self.tid_caps: dict[int, list[tuple[int, int]]] = {}
         self.gc_open: dict[int | None, int] = {}
-        self.pauses: list[Interval] = []
+        self.pauses: list[Stretch] = []
         self.open_spans: dict[str, list[tuple[int, int | None]]] = {}
-        self.spans: list[Interval] = []
+        self.spans: list[Stretch] = []
         self.last = 0
 
     def add(self, e: Event) -> None:
@@ -193,14 +193,14 @@ class EventlogFactsFold:
         elif e.type == ev.GC_END:
             start = self.gc_open.pop(e.cap, None)
             if start is not None:
-                self.pauses.append(Interval(start, t, e.cap))
+                self.pauses.append(Stretch(start, t, e.cap))
         elif a:
             kind, _, label = str(a[0]).partition(" ")
             if kind == "START" and label:
                 self.open_spans.setdefault(label, []).append((t, e.cap))
             elif kind == "STOP" and label and self.open_spans.get(label):
                 opened, span_cap = self.open_spans[label].pop()
-                self.spans.append(Interval(opened, t, span_cap, label))
+                self.spans.append(Stretch(opened, t, span_cap, label))
 
     def facts(self, note: str | None) -> EventlogFacts:
         for changes in self.tid_caps.values():
@@ -274,7 +274,7 @@ def program_binary(data: PerfData, tids: set[int]) -> str | None:
 class _Table:
     """Counts per interval, looked up by time (intervals of one kind in start order)."""
 
-    def __init__(self, intervals: tuple[Interval, ...]):
+    def __init__(self, intervals: tuple[Stretch, ...]):
         self.intervals = intervals
         self.starts = [i.start for i in intervals]
         self.counts: list[Counter[str]] = [Counter() for _ in intervals]

@@ -446,7 +446,7 @@ class PerfData:
         for bit, raw in found.items():
             try:
                 values.update(_decode_feature(bit, raw))
-            except ValueError as e:  # LayoutError, UnicodeDecodeError
+            except ValueError as e:  # ShortBytes, UnicodeDecodeError
                 notes.append(f"feature {bit} cannot be read ({type(e).__name__})")
         return Features(**values)
 
@@ -585,7 +585,7 @@ class PerfData:
             elif rtype in _DECODED:
                 try:
                     rec = self._other(rtype, misc, buf[pos : pos + size], at)
-                except ValueError as e:  # LayoutError, UnicodeDecodeError
+                except ValueError as e:  # ShortBytes, UnicodeDecodeError
                     self.stop = Stop("corrupt", at, f"bad {_record_name(rtype)} record ({e})")
                     return
                 if rec is not None:

@@ -2,19 +2,19 @@
 counting a run's samples by (header, pid) and address for the flat profile; and the same two
 for samples with a callchain (records of varying size).
 
-The optional compiled ``halvm_prof._perfscan`` does the same (``HALVM_PROF_PURE=1`` switches it
-off); the tests hold both to identical results.
+The optional compiled ``halvm_prof._perfscan`` does the same (:mod:`halvm_prof.native`
+decides which runs); the tests hold both to identical results.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import groupby
 from typing import TypeVar, cast
 
+from halvm_prof import native
 from halvm_prof.perf import layout as L
 
 #: (record header word, pid) -> [{address: samples}, period sum]
@@ -27,19 +27,6 @@ ChainRun = Callable[[bytes | memoryview, int, int], int]
 TallyChains = Callable[[bytes | memoryview, int, int, int, int, Pending, dict[int, int]], int]
 
 F = TypeVar("F", RunLength, Tally, ChainRun, TallyChains)
-
-_compiled_run_length: RunLength | None
-_compiled_tally: Tally | None
-_compiled_chain_run: ChainRun | None
-_compiled_tally_chains: TallyChains | None
-try:
-    from halvm_prof import _perfscan
-
-    _compiled_run_length, _compiled_tally = _perfscan.run_length, _perfscan.tally
-    _compiled_chain_run, _compiled_tally_chains = _perfscan.chain_run, _perfscan.tally_chains
-except ImportError:  # installed without a C compiler: the Python loops do the work
-    _compiled_run_length = _compiled_tally = None
-    _compiled_chain_run = _compiled_tally_chains = None
 
 _SAMPLE_BYTE = bytes([L.SAMPLE])
 
@@ -172,23 +159,24 @@ def tally_chains_python(
     return n
 
 
-def _pick(compiled: F | None, python: F) -> F:
-    """``compiled`` when installed and not switched off (``HALVM_PROF_PURE=1``), else
-    ``python``."""
-    return compiled if compiled is not None and not os.environ.get("HALVM_PROF_PURE") else python
+def _pick(name: str, python: F) -> F:
+    """The compiled loop ``name`` unless :mod:`halvm_prof.native` says the Python one runs."""
+    perfscan = native.load("_perfscan")
+    loop: F = python if perfscan is None else getattr(perfscan, name)
+    return loop
 
 
 def run_length() -> RunLength:
-    return _pick(_compiled_run_length, run_length_python)
+    return _pick("run_length", run_length_python)
 
 
 def tally() -> Tally:
-    return _pick(_compiled_tally, tally_python)
+    return _pick("tally", tally_python)
 
 
 def chain_run() -> ChainRun:
-    return _pick(_compiled_chain_run, chain_run_python)
+    return _pick("chain_run", chain_run_python)
 
 
 def tally_chains() -> TallyChains:
-    return _pick(_compiled_tally_chains, tally_chains_python)
+    return _pick("tally_chains", tally_chains_python)

@@ -16,10 +16,10 @@ from halvm_prof.errors import InputError
 # Every format loads its renderer (and the eventlog reader) on use: the CLI needs only the
 # registry for `--to`, and start-up is most of a small run's time.
 if TYPE_CHECKING:
+    from halvm_prof.analysis.weights import Weight
     from halvm_prof.formats.eventlog.events import Event
     from halvm_prof.inputs.source import EventlogSource
     from halvm_prof.model import CostCentreProfile
-    from halvm_prof.render.weights import Weight
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Timeline
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from halvm_prof.analysis.weights import Weight, frame_name, self_weights
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.weights import Weight, frame_name, self_weights
 
 
 def folded_stacks(profile: CostCentreProfile, weight: Weight) -> dict[str, int]:

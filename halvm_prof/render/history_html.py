@@ -14,7 +14,7 @@ from typing import Any
 
 from halvm_prof import __version__
 from halvm_prof.fileio import atomic_write
-from halvm_prof.history.trend import Series, TrendPage
+from halvm_prof.history.trend import TrendLine, TrendPage
 
 _TOTAL_TITLES = {
     ("heap", "peak"): "heap peak",
@@ -25,7 +25,7 @@ _TOTAL_TITLES = {
 }
 
 
-def _series(s: Series, title: str | None = None) -> dict[str, Any]:
+def _series(s: TrendLine, title: str | None = None) -> dict[str, Any]:
     return asdict(s) | {"title": title or s.name}
 
 

@@ -20,6 +20,7 @@ import jinja2
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
+from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import atomic_write, display_name
 from halvm_prof.formats.calltree import folded_calls_note
@@ -34,7 +35,6 @@ from halvm_prof.model import (
     HeapSampleReader,
     folded_bands_note,
 )
-from halvm_prof.render.weights import self_weights
 
 #: Bands drawn by name; the rest are summed into "other".
 TOP_BANDS = 15

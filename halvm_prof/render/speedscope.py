@@ -13,15 +13,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from halvm_prof import __version__
+from halvm_prof.analysis.weights import Weight, frame_name, self_weights
 from halvm_prof.model import CostCentreProfile
-from halvm_prof.render.weights import Weight, frame_name, self_weights
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
 
 @dataclass(frozen=True, slots=True)
-class Frame:
-    """The schema's ``Frame``: a name and, where GHC gave a source span, its start."""
+class SpeedscopeFrame:
+    """The speedscope schema's ``Frame``: a name and, where GHC gave a source span, its start."""
 
     name: str
     file: str | None = None
@@ -34,13 +34,13 @@ class Frame:
 _SPAN = re.compile(r"^(?P<file>[^<>]+?):(?:(?P<line>\d+):(?P<col>\d+)|\((?P<l2>\d+),(?P<c2>\d+)\))")
 
 
-def frame_of(name: str, src: str) -> Frame:
+def frame_of(name: str, src: str) -> SpeedscopeFrame:
     """The frame of a cost centre named ``name`` whose GHC source span is ``src``."""
     m = _SPAN.match(src)
     if m is None:
-        return Frame(name)
+        return SpeedscopeFrame(name)
     line, col = (m.group("line"), m.group("col")) if m.group("line") else (m["l2"], m["c2"])
-    return Frame(name, m.group("file"), int(line), int(col))
+    return SpeedscopeFrame(name, m.group("file"), int(line), int(col))
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class SampledProfile:
 @dataclass(slots=True)
 class SpeedscopeFile:
     name: str
-    frames: list[Frame]
+    frames: list[SpeedscopeFrame]
     profiles: list[SampledProfile]
     exporter: str = f"halvm-prof {__version__}"
 
@@ -81,7 +81,7 @@ def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFi
     weights = self_weights(profile, weight)
     scale = profile.tick_interval_us if weight == "time" else 1
     index: dict[tuple[str, str], int] = {}
-    frames: list[Frame] = []
+    frames: list[SpeedscopeFrame] = []
     samples: list[list[int]] = []
     values: list[int] = []
     path: list[int] = []

@@ -1,15 +1,15 @@
 """The walk of one eventlog region that the timeline's pass runs on every event: events of
 counted types (spark events) become counts by time bucket, the others are handed back to be
 decoded. The optional compiled ``halvm_prof._elscan.walk`` does the same walk
-(``HALVM_PROF_PURE=1`` switches it off); the tests hold both to identical results.
+(:mod:`halvm_prof.native` decides which runs); the tests hold both to identical results.
 """
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Callable
 
+from halvm_prof import native
 from halvm_prof.formats.eventlog.layout import (
     EVENT_HEAD,
     HEAD_SIZE,
@@ -26,14 +26,6 @@ Walk = Callable[[bytes, bytes, bytes, int], WalkResult]
 _HEAD = EVENT_HEAD.unpack_from
 _U16 = PAYLOAD_LENGTH.unpack_from
 _HS, _VS = HEAD_SIZE, VARIABLE_HEAD_SIZE
-
-_compiled: Walk | None
-try:
-    from halvm_prof import _elscan
-
-    _compiled = _elscan.walk
-except ImportError:  # installed without a C compiler: the Python walk does the work
-    _compiled = None
 
 
 def tables(sizes: list[int], counted: set[int]) -> tuple[bytes, bytes]:
@@ -76,6 +68,6 @@ def walk_python(buf: bytes, sizes: bytes, count: bytes, width: int) -> WalkResul
 
 def walker() -> Walk:
     """The compiled walk when installed and not switched off, else the Python one."""
-    if _compiled is not None and not os.environ.get("HALVM_PROF_PURE"):
-        return _compiled
-    return walk_python
+    elscan = native.load("_elscan")
+    walk: Walk = walk_python if elscan is None else elscan.walk
+    return walk

@@ -19,7 +19,7 @@ from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.inputs.follow import EventlogFollower, HpFollower
 from halvm_prof.live.server import Hub, is_loopback
-from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, LiveState, Series
+from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, BoundedSeries, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS
 from tests.live.helpers import get_json, running
@@ -159,7 +159,7 @@ def test_loopback() -> None:
 
 
 def test_series_stay_bounded_over_a_long_run() -> None:
-    series = Series(limit=100)
+    series = BoundedSeries(limit=100)
     for i in range(100_000):
         series.add(float(i), i)
     assert len(series.points) <= 100

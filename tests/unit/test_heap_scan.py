@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from halvm_prof import native
 from halvm_prof.analysis.summary import summarize, summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, write_hp
@@ -27,7 +28,7 @@ ALL_HP = sorted({*HP_FILES, *DATA.glob("**/*.hp")})
 def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HALVM_PROF_PURE", raising=False)
     require_system(
-        heap_scan.available(),
+        native.load("_hpscan") is not None,
         "the compiled scanner halvm_prof._hpscan (a C compiler when installing)",
     )
 

@@ -102,7 +102,7 @@ def _fields(c: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
 
 
 def _both(ours: Any, theirs: Any) -> tuple[Any, Any]:
-    """Each side's result, or the kind of failure: ValueError for ours (LayoutError and
+    """Each side's result, or the kind of failure: ValueError for ours (ShortBytes and
     UnicodeDecodeError are ValueErrors), construct's errors and UnicodeDecodeError for it."""
     try:
         a = ours()

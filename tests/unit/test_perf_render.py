@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from halvm_prof.perf.merge import Alignment, Interval, IntervalSamples, PerfMerge, WhatRan
+from halvm_prof.perf.merge import Alignment, IntervalSamples, PerfMerge, Stretch, WhatRan
 from halvm_prof.perf.profile import FunctionCount, PerfProfile, perf_profile
 from halvm_prof.render.perf import format_perf_merge, format_perf_report
 
@@ -40,6 +40,6 @@ def test_merge_without_gc_samples_or_pauses() -> None:
     m = PerfMerge("prog", 0, Alignment("first-sample", 0, "guess"), 0, (), 0, 0, (), (), ())
     text = format_perf_merge(m)
     assert "confidence  unknown" in text and "what ran" not in text
-    empty = IntervalSamples(Interval(0, 10, None), WhatRan(0, (), ()))
+    empty = IntervalSamples(Stretch(0, 10, None), WhatRan(0, (), ()))
     m2 = PerfMerge("prog", 0, Alignment("wall-clock", 5), 0, (), 0, 0, (empty,), (), ())
     assert "(0 of 1 with samples" in format_perf_merge(m2)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from halvm_prof import native
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.perf.profile import perf_profile
@@ -25,10 +26,12 @@ HEADER = struct.Struct("<IHH")
 
 
 def _compiled() -> tuple[scan.RunLength, scan.Tally]:
-    if scan._compiled_run_length is None or scan._compiled_tally is None:
+    perfscan = native.built("_perfscan")
+    if perfscan is None:
         require_system(in_ci(), "the compiled loops halvm_prof._perfscan (a C compiler)")
         pytest.skip("halvm_prof._perfscan is not built")
-    return scan._compiled_run_length, scan._compiled_tally
+    loops: tuple[scan.RunLength, scan.Tally] = (perfscan.run_length, perfscan.tally)
+    return loops
 
 
 def _records(path: Path) -> tuple[bytes, list[tuple[int, int, int]]]:
@@ -173,10 +176,12 @@ def test_each_sample_of_a_run_is_placed_by_its_own_cpu_mode(
 
 
 def _compiled_chains() -> tuple[scan.ChainRun, scan.TallyChains]:
-    if scan._compiled_chain_run is None or scan._compiled_tally_chains is None:
+    perfscan = native.built("_perfscan")
+    if perfscan is None:
         require_system(in_ci(), "the compiled loops halvm_prof._perfscan (a C compiler)")
         pytest.skip("halvm_prof._perfscan is not built")
-    return scan._compiled_chain_run, scan._compiled_tally_chains
+    loops: tuple[scan.ChainRun, scan.TallyChains] = (perfscan.chain_run, perfscan.tally_chains)
+    return loops
 
 
 CHAINED = [DATA / "work.perf.data", DATA / "work-cut.perf.data"]

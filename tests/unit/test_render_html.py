@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof.analysis.postmortem import DiskReport
+from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
@@ -31,7 +32,6 @@ from halvm_prof.render.html import (
     thin,
 )
 from halvm_prof.render.timeline_page import PageBudget, section_data
-from halvm_prof.render.weights import self_weights
 from halvm_prof.timeline.build import read_timeline
 from tests.conftest import CORPUS, DATA, Golden
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from halvm_prof import native
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import build_timeline, read_timeline
@@ -309,11 +310,11 @@ def test_compiled_walk_matches_the_python_walk() -> None:
     from halvm_prof.timeline import scan
     from halvm_prof.timeline.build import _SPARK_EVENT
 
-    if scan._compiled is None:
+    elscan = native.built("_elscan")
+    if elscan is None:
         require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
         pytest.skip("halvm_prof._elscan is not built")
-    compiled = scan._compiled
-    assert compiled is not None
+    compiled: scan.Walk = elscan.walk
     regions = 0
     for log in [*LOGS, UPSTREAM / "nonmoving-gc.eventlog", UPSTREAM / "sleep.h.eventlog"]:
         data = log.read_bytes()

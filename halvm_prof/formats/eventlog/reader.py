@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, TypeVar
 
+from halvm_prof import native
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.eventlog.events import (
@@ -662,14 +663,9 @@ def _compiled_regions() -> (
     | None
 ):
     """The compiled loop of :meth:`EventlogReader.regions`, unless it is not built or switched
-    off (``HALVM_PROF_PURE=1``)."""
-    if os.environ.get("HALVM_PROF_PURE"):
-        return None
-    try:
-        from halvm_prof import _elscan
-    except ImportError:
-        return None
-    return _elscan.regions
+    off (:mod:`halvm_prof.native`)."""
+    elscan = native.load("_elscan")
+    return None if elscan is None else elscan.regions
 
 
 def _no(cap: int | None) -> int:
