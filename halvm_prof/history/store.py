@@ -265,7 +265,17 @@ class Store:
         if not self._d.has_meta(cur):
             return 0
         row = self._q(cur, "SELECT value FROM halvm_meta WHERE key = 'schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if not row:
+            return 0
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            raise StoreError(
+                f"its schema version is {str(row[0])[:40]!r}, not a number: this is not a store "
+                "halvm-prof made, or it was damaged",
+                path=self.where,
+                hint="name another store with --store, or restore this one from a backup",
+            ) from None
 
     def _upgrade(self, target: int) -> None:
         # Most opens find the schema current: a read, so readers never queue behind writers.
