@@ -78,10 +78,16 @@ def write(
     if kind is OutputKind.NEW:
         size = Path(profile).stat().st_size if Path(profile).is_file() else 0
         create_image(target, max(DATA_OFFSET + size, 1 << 20), force=False)
-        click.echo(f"created {disk_path}")
     else:
         check_output(target, force=force, replaces_files=True)
-    result = write_profile(profile, target, word=int(word), crash_after=crash_after, pace=pace)
+    try:
+        result = write_profile(profile, target, word=int(word), crash_after=crash_after, pace=pace)
+    except BaseException:
+        if kind is OutputKind.NEW:  # made above: a failed write leaves no image behind
+            target.unlink(missing_ok=True)
+        raise
+    if kind is OutputKind.NEW:
+        click.echo(f"created {disk_path}")
     how = "closed" if result.closed else "not closed"
     if result.crashed:
         click.echo(

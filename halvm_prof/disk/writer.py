@@ -11,7 +11,11 @@ writes").
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +23,7 @@ from typing import IO
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
 from halvm_prof.errors import ImageError, InputError, OutputError
-from halvm_prof.fileio import open_input, same_file
+from halvm_prof.fileio import Prefixed, open_input, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 
 _SECTORS_PER_BLOCK = BLOCK_SIZE // SECTOR_SIZE
@@ -124,6 +128,39 @@ def _chunks_with_flushes(stream: IO[bytes], heap: bool) -> Iterator[tuple[bytes,
         yield b"".join(pending), False
 
 
+def _reserve(fd: int, disk: str | os.PathLike[str], end: int) -> None:
+    """Allocate the image's blocks up to ``end`` before the first write, so a full disk is
+    refused with nothing written (a sparse image takes its blocks only as they are written)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        return
+    try:
+        os.posix_fallocate(fd, 0, end)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return  # no preallocation here: a failure is caught while writing
+        raise OutputError(
+            f"cannot write the profile: {e.strerror} (it needs {end} bytes); nothing was written",
+            path=disk,
+            hint="free some space, or put the disk on another file system",
+        ) from e
+
+
+def _regular(stream: IO[bytes]) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _blank(fd: int) -> None:
+    """Make a regular image file all zeros again, at its size and sparse (what `create` made)."""
+    with contextlib.suppress(OSError):
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            os.ftruncate(fd, 0)
+            os.ftruncate(fd, st.st_size)
+
+
 def write_profile(
     profile: str | os.PathLike[str],
     disk: str | os.PathLike[str],
@@ -146,10 +183,16 @@ def write_profile(
         raise OutputError("--crash-after must be at least 1 sector write")
     if same_file(profile, disk):
         raise OutputError("is both the profile and the disk", path=disk, hint="name another disk")
-    with open_input(profile) as stream:
-        size = os.fstat(stream.fileno()).st_size
-        head = stream.read(DETECT_BYTES)
-        stream.seek(0)
+    with open_input(profile) as given:
+        # A FIFO or pipe has no size up front (0): the copy stops where the disk ends.
+        regular = _regular(given)
+        size = os.fstat(given.fileno()).st_size if regular else 0
+        head = given.read(DETECT_BYTES)
+        stream: IO[bytes] = given
+        if regular:
+            given.seek(0)
+        else:
+            stream = io.BufferedReader(Prefixed(head, given))
         heap = detect_kind(head) == "hp"
         try:
             fd = os.open(disk, os.O_RDWR)
@@ -169,6 +212,8 @@ def write_profile(
                     path=disk,
                     hint="make a larger disk with `halvm-prof disk create --size`",
                 )
+            if regular:
+                _reserve(fd, disk, DATA_OFFSET + needed)
             writer = RuntimeWriter(fd, word, crash_after, pace)
             crashed = False
             written = 0
@@ -189,6 +234,15 @@ def write_profile(
                 writer.close()
             except _Crashed:
                 crashed = True
+            except OSError as e:
+                # A full disk mid-write (a stream's size is not known up front): a partly
+                # written image would read as a crashed profile, so it is made blank again.
+                _blank(fd)
+                raise OutputError(
+                    f"cannot write: {e.strerror}; the disk was left blank",
+                    path=disk,
+                    hint="free some space and write it again",
+                ) from e
         finally:
             os.close(fd)
     return WriteResult(

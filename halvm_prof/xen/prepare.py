@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.disk.image import create_image, holds_profile
-from halvm_prof.errors import InputError
+from halvm_prof.errors import InputError, OutputError
 from halvm_prof.fileio import atomic_write, check_overwrite
 from halvm_prof.rts import parse_rts
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
@@ -81,10 +83,40 @@ def run_prepare(plan: PreparePlan, *, force: bool = False) -> None:
     check_overwrite(plan.config_path, force=force, replaces_files=False)
     for disk in plan.disks:
         check_overwrite(disk.path, force=force, replaces_files=True, holds_profile=holds_profile)
-    for disk in plan.disks:
-        disk.path.parent.mkdir(parents=True, exist_ok=True)
-    plan.config_path.parent.mkdir(parents=True, exist_ok=True)
-    for disk in plan.disks:
-        create_image(disk.path, disk.estimate.suggested, force=force)
-    with atomic_write(plan.config_path) as f:
-        f.write(plan.config_text)
+    existed = {disk.path: os.path.lexists(disk.path) for disk in plan.disks}
+    made: list[Path] = []
+    try:
+        for folder in (*(d.path.parent for d in plan.disks), plan.config_path.parent):
+            _make_folder(folder, made)
+        # The config is written first and named last: a full disk shows on it before any
+        # disk is made, and a failure making a disk leaves no config naming it.
+        with atomic_write(plan.config_path) as f:
+            f.write(plan.config_text)
+            f.flush()
+            for disk in plan.disks:
+                create_image(disk.path, disk.estimate.suggested, force=force)
+    except BaseException:
+        for disk in plan.disks:
+            if not existed[disk.path]:
+                with contextlib.suppress(OSError):
+                    disk.path.unlink()
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _make_folder(folder: Path, made: list[Path]) -> None:
+    """Make ``folder`` and its missing parents, noting each one made (removed on failure)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for f in reversed(missing):
+        try:
+            f.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise OutputError(f"cannot make the folder: {e.strerror}", path=f) from e
+        made.append(f)

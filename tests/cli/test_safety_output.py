@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli import cli
-from halvm_prof.fileio import atomic_write
+from halvm_prof.fileio import TEMP_MARK, atomic_write
 from tests.conftest import CORPUS, DATA
 
 HP = CORPUS / "leaky-hc.hp"
@@ -135,7 +135,7 @@ def test_a_device_output_is_written_through_never_replaced(tmp_path: Path, comma
     code, _, err = _invoke(_writers(tmp_path)[command](node))
     assert code == 0, err
     assert stat.S_ISCHR(node.lstat().st_mode)
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in tmp_path.iterdir() if TEMP_MARK in p.name]
 
 
 def test_a_fifo_output_without_reader_is_refused_at_once(tmp_path: Path) -> None:

@@ -284,7 +284,7 @@ def test_a_schema_1_store_is_upgraded_on_both_stores(store_url: str) -> None:
         assert [r.program for r in store.runs()] == ["", "names"]
 
 
-def _set_version(url: str, version: int) -> None:
+def _set_version(url: str, version: int | str) -> None:
     with Store(url) as store, store._tx(True, "test") as cur:
         store._q(
             cur, "UPDATE halvm_meta SET value = ? WHERE key = 'schema_version'", (str(version),)
@@ -296,6 +296,14 @@ def test_a_newer_store_is_refused(store_url: str) -> None:
     with pytest.raises(StoreError, match="made by a newer halvm-prof") as e:
         Store(store_url)
     assert "\n" not in str(e.value)
+
+
+def test_a_schema_version_that_is_not_a_number_is_one_line(store_url: str) -> None:
+    """Was ``internal error: ValueError`` from int()."""
+    _set_version(store_url, "1.5\x1b]0;x\x07")
+    with pytest.raises(StoreError, match=r"schema version .* not a number") as e:
+        Store(store_url)
+    assert "\n" not in str(e.value) and "\x1b" not in str(e.value)
 
 
 def test_bad_urls_are_one_line() -> None:
