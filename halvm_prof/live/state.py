@@ -11,7 +11,7 @@ hour-long one does.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
@@ -19,6 +19,7 @@ from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.bins import BinGrid
+from halvm_prof.timeline.collections import CollectionFold
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
@@ -31,14 +32,11 @@ OTHER = "(other bands)"
 Kind = Literal["hp", "eventlog", "disk"]
 
 #: Event types the live view folds: heap censuses, heap sizes and GC pauses.
-EVENT_TYPES = set(EventlogHeapFold.types) | {
-    ev.HEAP_SIZE,
-    ev.HEAP_LIVE,
-    ev.GC_START,
-    ev.GC_END,
-    ev.RUN_THREAD,
-    ev.STOP_THREAD,
-}
+EVENT_TYPES = (
+    set(EventlogHeapFold.types)
+    | set(CollectionFold.types)
+    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD}
+)
 #: Time bins of the capabilities' activity: their width doubles as the run grows (the offline
 #: timeline's BinGrid), so a week-long run keeps as many as a minute-long one.
 CAP_SLOTS = 240
@@ -169,14 +167,6 @@ class Snapshot:
         return asdict(self)
 
 
-@dataclass(slots=True)
-class _Gc:
-    open: dict[int | None, int] = field(default_factory=dict)
-    collections: int = 0
-    pause_total_ns: int = 0
-    pause_max_ns: int = 0
-
-
 class LiveState:
     """Folds what followers hand out; :meth:`snapshot` is what viewers get.
 
@@ -210,7 +200,8 @@ class LiveState:
         self._reset_heap()
         self.heap_size = BoundedSeries()
         self.live_bytes = BoundedSeries()
-        self._gc = _Gc()
+        # One collection however many capabilities take part: the offline timeline's fold.
+        self._gc = CollectionFold(on_share=self._gc_share)
         self._activity = BinGrid(CAP_SLOTS)
         self._running: dict[int, int] = {}  # capability -> when its thread began running
         self._caps_seen: set[int] = set()
@@ -316,28 +307,24 @@ class LiveState:
         t = e.type
         cap = e.cap
         if t == ev.RUN_THREAD and cap is not None:
+            self._gc.end(cap, e.time)
             self._running[cap] = e.time
             self._caps_seen.add(cap)
         elif t == ev.STOP_THREAD and cap is not None:
             began = self._running.pop(cap, None)
             if began is not None:
                 self._activity.cover(("run", cap), began, e.time)
-        elif t == ev.GC_START:
-            self._gc.open[cap] = e.time
-        elif t == ev.GC_END:
-            start = self._gc.open.pop(cap, None)
-            if start is not None:
-                pause = max(0, e.time - start)
-                self._gc.collections += 1
-                self._gc.pause_total_ns += pause
-                self._gc.pause_max_ns = max(self._gc.pause_max_ns, pause)
-                if cap is not None:
-                    self._caps_seen.add(cap)
-                    self._activity.cover(("gc", cap), start, e.time)
+        elif t in CollectionFold.types:
+            self._gc.add(e)
         elif t == ev.HEAP_SIZE and e.args:
             self.heap_size.add(e.time / 1e9, e.args[1])
         elif t == ev.HEAP_LIVE and e.args:
             self.live_bytes.add(e.time / 1e9, e.args[1])
+
+    def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
+        del cut
+        self._caps_seen.add(cap)
+        self._activity.cover(("gc", cap), start, end)
 
     # -- the snapshot ----------------------------------------------------------------------
 
@@ -367,9 +354,9 @@ class LiveState:
             return None
         g = self._gc
         return GcView(
-            collections=g.collections,
-            pause_total=g.pause_total_ns / 1e9,
-            pause_max=g.pause_max_ns / 1e9,
+            collections=g.count,
+            pause_total=g.total / 1e9,
+            pause_max=g.longest / 1e9,
             heap_size=self.heap_size.shown(),
             live_bytes=self.live_bytes.shown(),
         )

@@ -19,13 +19,13 @@ from typing import IO, TYPE_CHECKING, Protocol
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event, EventFold
 from halvm_prof.timeline.bins import BinGrid, coarser_max, coarser_sum
+from halvm_prof.timeline.collections import CollectionFold
 from halvm_prof.timeline.model import (
     SPARK_KINDS,
     Bins,
     Budget,
     CapTimeline,
     Collection,
-    GcSummary,
     HeapPoint,
     Interval,
     Marker,
@@ -117,7 +117,7 @@ class _Thread:
 
 
 class _Cap:
-    __slots__ = ("cap", "collections", "gc", "gc_open", "mutator", "run_open", "runs", "start")
+    __slots__ = ("cap", "gc", "mutator", "run_open", "runs", "start")
 
     def __init__(self, cap: int, start: int) -> None:
         self.cap = cap
@@ -125,28 +125,8 @@ class _Cap:
         self.mutator = 0
         self.gc = 0
         self.runs = 0
-        self.collections = 0
-        # (start, thread) of the running thread; (start, collection) of an open GC
+        # (start, thread) of the running thread; its GC shares are the CollectionFold's
         self.run_open: tuple[int, int] | None = None
-        self.gc_open: tuple[int, _Collection] | None = None
-
-
-class _Collection:
-    __slots__ = (
-        "caps", "closed", "copied", "end", "gen", "index", "open", "par", "start", "threads",
-    )  # fmt: skip
-
-    def __init__(self, index: int, start: int, par: bool) -> None:
-        self.index = index
-        self.start = start
-        self.end = start
-        self.caps: list[int] = []
-        self.open = 0
-        self.par = par
-        self.closed = False
-        self.gen: int | None = None
-        self.copied: int | None = None
-        self.threads: int | None = None
 
 
 class TimelineBuilder:
@@ -163,15 +143,7 @@ class TimelineBuilder:
         self.threads: dict[int, _Thread] = {}
         self.intervals: list[Interval] = []
         self.collections: list[Collection] = []
-        self.current: _Collection | None = None
-        self.last_closed: _Collection | None = None
-        self.ncollections = 0
-        self.gc_total = 0
-        self.gc_longest = 0
-        self.gc_parallel = 0
-        self.gc_copied = 0
-        self.by_gen: dict[int, int] = {}
-        self.request_par = False
+        self.gcs = CollectionFold(self._gc_share, self._collection)
         self.counters: dict[int, tuple[int, ...]] = {}
         self.counter_time: dict[int, int] = {}
         self.spark_events = dict.fromkeys(SPARK_KINDS, 0)
@@ -230,24 +202,16 @@ class TimelineBuilder:
         self.grid.cover(("run", c.cap), start, max(start, t))
         self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
 
-    def _close_gc(self, c: _Cap, t: int, cut: bool = False) -> None:
-        assert c.gc_open is not None
-        start, col = c.gc_open
-        c.gc_open = None
-        end = max(start, t)
-        c.gc += end - start
-        self.grid.cover(("gc", c.cap), start, end)
-        self._interval(Interval(c.cap, start, end, "gc", None, None, cut))
-        col.open -= 1
-        if not col.closed:
-            col.end = max(col.end, end)
+    def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
+        self._cap(cap, start).gc += end - start
+        self.grid.cover(("gc", cap), start, end)
+        self._interval(Interval(cap, start, end, "gc", None, None, cut))
 
     def _run(self, cap: int, t: int, thread: int) -> None:
         c = self._cap(cap, t)
         if c.run_open is not None:
             self._close_run(c, t, None)
-        if c.gc_open is not None:
-            self._close_gc(c, t)
+        self.gcs.end(cap, t)
         c.run_open = (t, thread)
         c.runs += 1
         th = self._thread(thread)
@@ -282,66 +246,11 @@ class TimelineBuilder:
         c = self._cap(cap, t)
         if c.run_open is not None:
             self._close_run(c, t, None)
-        if c.gc_open is not None:
-            self._close_gc(c, t)
-        col = self.current
-        if col is not None and col.open == 0 and not col.closed:
-            # A log without GC statistics: a collection ends when all its capabilities have.
-            self._close_collection(col, None, cut=False)
-            col = None
-        if col is None:
-            col = self.current = _Collection(self.ncollections, t, self.request_par)
-            self.ncollections += 1
-            self.request_par = False
-        if cap not in col.caps:
-            col.caps.append(cap)
-            c.collections += 1
-        col.open += 1
-        c.gc_open = (t, col)
+        self.gcs.start(cap, t)
 
-    def _gc_end(self, cap: int, t: int) -> None:
-        c = self.caps.get(cap)
-        if c is not None and c.gc_open is not None:
-            self._close_gc(c, t)
-
-    def _gc_stats(self, cap: int | None, t: int, args: tuple[int, ...]) -> None:
-        col = self.current
-        if col is None:
-            col = self.last_closed
-            if col is None or col.gen is not None:
-                return
-            # Statistics of a collection already closed (fallback rule): complete its record.
-            col.gen, col.copied, col.threads = args[1], args[2], args[5]
-            return
-        col.gen, col.copied, col.threads = args[1], args[2], args[5]
-        self._close_collection(col, cap, cut=False)
-
-    def _close_collection(self, col: _Collection, leader: int | None, cut: bool) -> None:
-        col.closed = True
-        if self.current is col:
-            self.current = None
-        self.last_closed = col
-        parallel = col.par or len(col.caps) > 1 or (col.threads or 0) > 1
-        rec = Collection(
-            col.index,
-            col.start,
-            col.end,
-            tuple(sorted(col.caps)),
-            parallel,
-            col.gen,
-            col.copied,
-            col.threads,
-            cut,
-        )
-        pause = rec.pause
-        self.gc_total += pause
-        self.gc_longest = max(self.gc_longest, pause)
-        self.gc_parallel += parallel
-        if col.gen is not None:
-            self.by_gen[col.gen] = self.by_gen.get(col.gen, 0) + 1
-        self.gc_copied += col.copied or 0
-        self.grid.add("collections", col.start)
-        self.grid.cover("pause", col.start, col.end)
+    def _collection(self, rec: Collection) -> None:
+        self.grid.add("collections", rec.start)
+        self.grid.cover("pause", rec.start, rec.end)
         if len(self.collections) < self.budget.collections:
             self.collections.append(rec)
         else:
@@ -413,13 +322,8 @@ class TimelineBuilder:
             else:
                 self._gc_start(cap, t)
             return
-        if et == ev.GC_END:
-            if cap is not None:
-                self._gc_end(cap, t)
-        elif et == ev.REQUEST_PAR_GC:
-            self.request_par = True
-        elif et == ev.GC_STATS_GHC:
-            self._gc_stats(cap, t, a)
+        if et == ev.GC_END or et == ev.REQUEST_PAR_GC or et == ev.GC_STATS_GHC:
+            self.gcs.add(e)
         elif et in _HEAP_KIND:
             self._heap(et, cap, t, a[1])
         elif et == ev.SPARK_COUNTERS:
@@ -508,10 +412,7 @@ class TimelineBuilder:
         for c in self.caps.values():
             if c.run_open is not None:
                 self._close_run(c, end, None, cut=True)
-            if c.gc_open is not None:
-                self._close_gc(c, end, cut=True)
-        if self.current is not None:
-            self._close_collection(self.current, None, cut=True)
+        self.gcs.finish(end)
         for label in sorted(self.open_spans):
             for start, depth in self.open_spans[label]:
                 self._span(Span(label, start, max(start, end), depth, cut=True))
@@ -525,7 +426,15 @@ class TimelineBuilder:
             self.markers = [m for m in self.markers if m.time < cutoff]
             self.heap = [p for p in self.heap if p.time < cutoff]
         caps = tuple(
-            CapTimeline(c.cap, min(c.start, first), end, c.mutator, c.gc, c.runs, c.collections)
+            CapTimeline(
+                c.cap,
+                min(c.start, first),
+                end,
+                c.mutator,
+                c.gc,
+                c.runs,
+                self.gcs.per_cap.get(c.cap, 0),
+            )
             for c in sorted(self.caps.values(), key=lambda c: c.cap)
         )
         return Timeline(
@@ -536,14 +445,7 @@ class TimelineBuilder:
             threads=tuple(self._thread_record(th, end) for _, th in sorted(self.threads.items())),
             intervals=tuple(sorted(self.intervals, key=lambda i: (i.start, i.cap))),
             collections=tuple(self.collections),
-            gc=GcSummary(
-                self.ncollections,
-                self.gc_total,
-                self.gc_longest,
-                self.gc_parallel,
-                tuple(sorted(self.by_gen.items())),
-                self.gc_copied,
-            ),
+            gc=self.gcs.summary(),
             sparks=self._counter_totals(),
             spark_events=SparkTotals(**self.spark_events, source="events")
             if self.spark_seen

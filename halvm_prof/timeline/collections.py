@@ -1,0 +1,176 @@
+"""Garbage collections out of the capabilities' GC events: the one fold of a collection.
+
+In a parallel collection every capability that takes part writes its own ``GC_START`` and
+``GC_END``; the collection is one, from the first capability in to the end of the one that writes
+the RTS's statistics (``GC_STATS_GHC``). Counting each capability's share as a collection of its
+own doubles the count and the pauses of an ``-N2`` run, so the offline timeline and the live view
+both fold through :class:`CollectionFold`, and their figures agree on the same events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.events import Event
+from halvm_prof.timeline.model import Collection, GcSummary
+
+#: Called with (capability, start, end, cut) when a capability's share of a collection ends.
+ShareHook = Callable[[int, int, int, bool], None]
+#: Called with each collection as it closes.
+CollectionHook = Callable[[Collection], None]
+
+
+class _Open:
+    __slots__ = ("caps", "closed", "copied", "end", "gen", "index", "open", "par", "start",
+                 "threads")  # fmt: skip
+
+    def __init__(self, index: int, start: int, par: bool) -> None:
+        self.index = index
+        self.start = start
+        self.end = start
+        self.caps: list[int] = []
+        self.open = 0
+        self.par = par
+        self.closed = False
+        self.gen: int | None = None
+        self.copied: int | None = None
+        self.threads: int | None = None
+
+
+class CollectionFold:
+    """Feed the GC events of :attr:`types` in time order with :meth:`add` (or the finer
+    :meth:`start`/:meth:`end`), then :meth:`finish`; :meth:`summary` holds the totals.
+
+    ``on_share`` sees each capability's part (for per-capability time), ``on_collection`` each
+    collection once. ``per_cap`` counts the collections each capability took part in.
+    """
+
+    types = frozenset({ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC, ev.GC_STATS_GHC})
+
+    def __init__(
+        self,
+        on_share: ShareHook | None = None,
+        on_collection: CollectionHook | None = None,
+    ) -> None:
+        self.on_share = on_share
+        self.on_collection = on_collection
+        self.current: _Open | None = None
+        self.last_closed: _Open | None = None
+        self.shares: dict[int, tuple[int, _Open]] = {}
+        self.per_cap: dict[int, int] = {}
+        self.count = 0
+        self.total = 0
+        self.longest = 0
+        self.parallel = 0
+        self.copied = 0
+        self.by_gen: dict[int, int] = {}
+        self.request_par = False
+
+    def add(self, e: Event) -> None:
+        """Take one event of :attr:`types` (others are ignored)."""
+        t, cap = e.type, e.cap
+        if t == ev.GC_START:
+            if cap is not None:
+                self.start(cap, e.time)
+        elif t == ev.GC_END:
+            if cap is not None:
+                self.end(cap, e.time)
+        elif t == ev.REQUEST_PAR_GC:
+            self.request_par = True
+        elif t == ev.GC_STATS_GHC and len(e.args) >= 6:
+            self.stats(cap, e.args)
+
+    def in_gc(self, cap: int) -> bool:
+        return cap in self.shares
+
+    def start(self, cap: int, t: int) -> None:
+        """``cap`` begins its share of a collection (joining the open one, if any)."""
+        if cap in self.shares:
+            self.end(cap, t)
+        col = self.current
+        if col is not None and col.open == 0 and not col.closed:
+            # A log without GC statistics: a collection ends when all its capabilities have.
+            self._close(col, cut=False)
+            col = None
+        if col is None:
+            col = self.current = _Open(self.count, t, self.request_par)
+            self.count += 1
+            self.request_par = False
+        if cap not in col.caps:
+            col.caps.append(cap)
+            self.per_cap[cap] = self.per_cap.get(cap, 0) + 1
+        col.open += 1
+        self.shares[cap] = (t, col)
+
+    def end(self, cap: int, t: int, cut: bool = False) -> None:
+        """``cap``'s share ends at ``t`` (a ``GC_END``, or the capability ran a thread)."""
+        share = self.shares.pop(cap, None)
+        if share is None:
+            return
+        start, col = share
+        end = max(start, t)
+        col.open -= 1
+        if not col.closed:
+            col.end = max(col.end, end)
+        if self.on_share is not None:
+            self.on_share(cap, start, end, cut)
+
+    def stats(self, cap: int | None, args: tuple[int, ...]) -> None:
+        """The RTS's statistics of the collection: it is over."""
+        del cap
+        col = self.current
+        if col is None:
+            col = self.last_closed
+            if col is None or col.gen is not None:
+                return
+            # Statistics of a collection already closed (fallback rule): complete its record.
+            col.gen, col.copied, col.threads = args[1], args[2], args[5]
+            return
+        col.gen, col.copied, col.threads = args[1], args[2], args[5]
+        self._close(col, cut=False)
+
+    def finish(self, t: int) -> None:
+        """Close every open share at ``t`` and the open collection, as cut."""
+        for cap in sorted(self.shares):
+            self.end(cap, t, cut=True)
+        if self.current is not None:
+            self._close(self.current, cut=True)
+
+    def _close(self, col: _Open, cut: bool) -> None:
+        col.closed = True
+        if self.current is col:
+            self.current = None
+        self.last_closed = col
+        parallel = col.par or len(col.caps) > 1 or (col.threads or 0) > 1
+        rec = Collection(
+            col.index,
+            col.start,
+            col.end,
+            tuple(sorted(col.caps)),
+            parallel,
+            col.gen,
+            col.copied,
+            col.threads,
+            cut,
+        )
+        pause = rec.pause
+        self.total += pause
+        self.longest = max(self.longest, pause)
+        self.parallel += parallel
+        if col.gen is not None:
+            self.by_gen[col.gen] = self.by_gen.get(col.gen, 0) + 1
+        self.copied += col.copied or 0
+        if self.on_collection is not None:
+            self.on_collection(rec)
+
+    def summary(self) -> GcSummary:
+        """Totals of the collections so far (an open one counts; its pause once closed)."""
+        return GcSummary(
+            self.count,
+            self.total,
+            self.longest,
+            self.parallel,
+            tuple(sorted(self.by_gen.items())),
+            self.copied,
+        )

@@ -1,0 +1,63 @@
+"""The live view and the offline commands give the same figures of the same real run.
+
+One run of Leaky on two capabilities (``-N2``, eventlog and ``-hc`` heap profile) is shared by
+the module; each test folds it live (the followers and :class:`LiveState` a ``live`` command
+uses) and offline (the readers behind ``eventlog stats``, ``summary`` and ``report``) and
+compares.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.inputs.follow import EventlogFollower, HpFollower
+from halvm_prof.live.state import EVENT_TYPES, LiveState, Snapshot
+from tests.ghc_programs import build
+
+
+@pytest.fixture(scope="module")
+def leaky_n2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of one ``leaky 200000 +RTS -N2 -l -hc`` run: leaky.eventlog, leaky.hp."""
+    where = tmp_path_factory.mktemp("leaky-n2")
+    exe = build("Leaky", where)
+    subprocess.run(
+        [str(exe), "200000", "+RTS", "-N2", "-l", "-hc", "-i0.05", "-RTS"],
+        cwd=where,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return where
+
+
+def _live(eventlog: Path, hp: Path | None = None) -> Snapshot:
+    """What the live page shows once it has read the whole (finished) run."""
+    log = EventlogFollower(eventlog, types=EVENT_TYPES, caps=2)
+    heap = HpFollower(hp) if hp is not None else None
+    state = LiveState(str(hp or eventlog), "hp" if hp else "eventlog", heap=heap, eventlog=log)
+    try:
+        for _ in range(1000):
+            state.poll()
+            if log.closed and (heap is None or heap.closed):
+                break
+        assert log.closed, "the live fold never reached the end of the eventlog"
+        return state.snapshot()
+    finally:
+        for f in state.followers:
+            f.close()
+
+
+def test_live_gc_figures_equal_eventlog_stats_on_a_parallel_run(leaky_n2: Path) -> None:
+    log = leaky_n2 / "leaky.eventlog"
+    offline = eventlog_stats(log)
+    # The run is one whose collections are parallel: each takes both capabilities' shares.
+    assert offline.gc_parallel > offline.gc_count // 2 > 0
+    gc = _live(log).gc
+    assert gc is not None
+    assert gc.collections == offline.gc_count
+    assert gc.pause_total == pytest.approx(offline.gc_total, abs=1e-9)
+    assert gc.pause_max == pytest.approx(offline.gc_longest, abs=1e-9)
