@@ -73,7 +73,7 @@ def _serve(
             import webbrowser
 
             webbrowser.open(url)
-        server = make_server(hub)
+        server = make_server(hub, sock, host=host)
         if stoppers is not None:
             stoppers.append(server.stop)
         server.run(sockets=[sock])

@@ -1,41 +1,52 @@
 """The live page's server: an ASGI app (Starlette) run by uvicorn.
 
-Routes: ``/`` the page, ``/snapshot.json`` the current :class:`~halvm_prof.live.state.Snapshot`,
-``/events`` Server-Sent Events (one ``snapshot`` message per change, at most one per
-:data:`MIN_PUSH_INTERVAL`; a viewer that falls behind gets only the newest, so a slow or
-vanished viewer holds nothing), ``/report`` the offline report ``run`` writes at the end.
+Routes (:func:`routes`): ``/`` the page, ``/snapshot.json`` the current
+:class:`~halvm_prof.live.state.Snapshot`, ``/events`` Server-Sent Events (one ``snapshot``
+message per change, at most one per :data:`MIN_PUSH_INTERVAL`; a viewer that falls behind gets
+only the newest, so a slow or vanished viewer holds nothing), ``/report`` the offline report
+``run`` writes at the end.
 
 One task polls the followers every ``poll_interval`` seconds, in a worker thread: reading and
 decoding a busy eventlog, or ``run`` writing its report when the program ends, never holds up
 the event loop, so the page and ``/snapshot.json`` answer at once whatever the source does.
-The worker publishes a :class:`~halvm_prof.live.state.Snapshot` after each poll; viewers read
-only that, never the state the worker changes. With a token, every request must carry it
-(``?token=``); the page passes it on.
+The worker publishes each new version of the snapshot already serialised (:class:`Encoded`),
+so a request costs the same whatever the number of viewers: the event loop only copies bytes.
+The page is rendered once per server; both carry an ETag and answer ``If-None-Match`` with 304.
+
+What the server lets in is bounded (:class:`Guard`): at most ``max_connections`` connections
+(fewer when the file-descriptor limit is low), a connection that has not sent a whole request
+within :data:`REQUEST_TIMEOUT` is closed, the one idle longest makes room for a new one, and
+past that a connection is answered 503 with a one-line reason. Only the server's own Host
+names are answered (:class:`Hosts`; anything else is 421: DNS rebinding). With a token, every
+request must carry it (``?token=``); the page passes it on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import hashlib
 import ipaddress
 import json
+import logging
 import os
+import resource
 import secrets
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import (
-    FileResponse,
-    HTMLResponse,
-    PlainTextResponse,
-    Response,
-    StreamingResponse,
-)
-from starlette.routing import Route
+from starlette.responses import FileResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from halvm_prof.errors import HalvmProfError
 from halvm_prof.live.page import render_live_page
@@ -47,6 +58,24 @@ MIN_PUSH_INTERVAL = 0.25
 KEEPALIVE = 15.0
 #: Seconds between polls of the followers.
 POLL_INTERVAL = 0.1
+#: Connections served at once, at most (fewer when the file-descriptor limit is low).
+MAX_CONNECTIONS = 512
+#: Event streams at once, at most; a few connections are always left for other requests.
+MAX_STREAMS = 256
+#: Seconds a connection may take to send a whole request (idle sockets, slow senders).
+REQUEST_TIMEOUT = 10.0
+#: Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer).
+KEEP_ALIVE = 5
+#: Connections the kernel queues before the server accepts them; asyncio also accepts up to
+#: this many at once, before any of them is counted.
+BACKLOG = 64
+#: File descriptors left for everything but counted connections: a burst of accepts, the
+#: connections being refused, followers, saved files, reports.
+FD_RESERVE = BACKLOG + 64
+#: Seconds between two messages about connections the process has no descriptor for.
+ACCEPT_ERROR_EVERY = 10.0
+
+log = logging.getLogger("uvicorn.error")
 
 
 class ServeError(HalvmProfError):
@@ -58,11 +87,51 @@ def snapshot_json(snapshot: Snapshot) -> str:
     return json.dumps(snapshot.to_dict(), sort_keys=True, allow_nan=False)
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A snapshot serialised once for every viewer.
+
+    Everything but ``age`` (wall seconds since data last arrived, which grows between
+    versions) is serialised when the version is published; ``age`` sorts first among the
+    keys, so a response is the current age followed by the stored bytes: the same text
+    :func:`snapshot_json` gives. ``event`` is the whole Server-Sent Events message, with
+    the age as published (viewers are pushed a version as it is published).
+    """
+
+    snapshot: Snapshot
+    made: float
+    rest: bytes
+    etag: str
+    event: bytes
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, instance: str) -> Encoded:
+        data = snapshot.to_dict()
+        data.pop("age")
+        assert min(data) > "age", "age must sort first for Encoded.body"
+        rest = json.dumps(data, sort_keys=True, allow_nan=False).encode()
+        made = time.monotonic()
+        self = cls(snapshot, made, rest, f'W/"{instance}-{snapshot.version}"', b"")
+        event = b"event: snapshot\ndata: " + self.body(made) + b"\n\n"
+        return cls(snapshot, made, rest, self.etag, event)
+
+    @property
+    def version(self) -> int:
+        return self.snapshot.version
+
+    def body(self, now: float) -> bytes:
+        """The snapshot's JSON with its age at ``now`` (``time.monotonic()``)."""
+        age = self.snapshot.age
+        shown = "null" if age is None else json.dumps(round(age + max(0.0, now - self.made), 3))
+        return b'{"age": ' + shown.encode() + b", " + self.rest[1:]
+
+
 class Hub:
     """Owns the state, polls it, and wakes the viewers when it changes.
 
     ``tick`` runs after each poll (``run`` checks its program there). ``stopping`` ends
-    every event stream so the server can shut down at once.
+    every event stream so the server can shut down at once. ``encodings`` counts the
+    snapshots serialised (once per version, whatever the number of viewers).
     """
 
     def __init__(
@@ -74,6 +143,7 @@ class Hub:
         token: str | None = None,
         tick: Callable[[], None] | None = None,
         report: Callable[[], str | None] | None = None,
+        max_streams: int = MAX_STREAMS,
     ) -> None:
         self.state = state
         self.title = title
@@ -81,11 +151,28 @@ class Hub:
         self.token = token
         self.tick = tick
         self.report = report
+        self.max_streams = max_streams
         self.stopping = False
         self.viewers = 0
+        self.encodings = 0
+        #: Tells a restarted server's versions from an earlier one's in ETags.
+        self.instance = secrets.token_hex(4)
         self._changed: asyncio.Event | None = None
         #: What viewers see: replaced (never changed) by the polling thread.
-        self.published: Snapshot = state.snapshot()
+        self.encoded: Encoded = self._encode(state.snapshot())
+
+    @property
+    def published(self) -> Snapshot:
+        return self.encoded.snapshot
+
+    def _encode(self, snapshot: Snapshot) -> Encoded:
+        self.encodings += 1
+        return Encoded.of(snapshot, self.instance)
+
+    def _publish(self) -> None:
+        snapshot = self.state.snapshot()
+        if snapshot.version != self.encoded.version:
+            self.encoded = self._encode(snapshot)
 
     def poll_once(self) -> None:
         """Poll the followers, run ``tick``, and publish the snapshot (in the worker thread)."""
@@ -94,28 +181,28 @@ class Hub:
             if self.tick is not None:
                 # What the poll read is shown while the tick runs (`run` writes its report
                 # in the tick that sees the program end).
-                self.published = self.state.snapshot()
+                self._publish()
                 self.tick()
             self.state.refresh_flags()
         except Exception as e:
             # The page says what went wrong and keeps what it has; the server stays up.
             self.state.fail(f"{type(e).__name__}: {e}")
-        self.published = self.state.snapshot()
+        self._publish()
 
     async def run(self) -> None:
         self._changed = asyncio.Event()
         seen = -1
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
-            if self.published.version != seen:
-                seen = self.published.version
+            if self.encoded.version != seen:
+                seen = self.encoded.version
                 self._changed.set()
                 self._changed = asyncio.Event()
             await asyncio.sleep(self.poll_interval)
 
     async def wait_change(self, version: int, timeout: float) -> None:
         """Return once the published snapshot is newer than ``version`` (or after ``timeout``)."""
-        if self.published.version != version or self._changed is None:
+        if self.encoded.version != version or self._changed is None:
             if self._changed is None:
                 await asyncio.sleep(min(timeout, self.poll_interval))
             return
@@ -123,8 +210,290 @@ class Hub:
             await asyncio.wait_for(self._changed.wait(), timeout)
 
 
-def create_app(hub: Hub) -> Starlette:
-    """The ASGI app over ``hub``; starts and stops its polling task."""
+# -- Host names -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hosts:
+    """The Host headers the server answers: its loopback names and the address it was given,
+    with or without its port. A page that a DNS name rebound to 127.0.0.1 sends that name
+    and is refused. Bound to a wildcard address, any IP address is answered too (DNS
+    rebinding needs a name)."""
+
+    names: frozenset[str]
+    port: int
+    any_address: bool = False
+
+    @classmethod
+    def serving(cls, sock: socket.socket, host: str | None = None) -> Hosts:
+        address, port = sock.getsockname()[:2]
+        names = {"127.0.0.1", "localhost", "[::1]", _bracket(address)}
+        wildcard = False
+        if host is not None:
+            names.add(_bracket(host.lower()))
+            with contextlib.suppress(ValueError):
+                wildcard = ipaddress.ip_address(host).is_unspecified
+        return cls(frozenset(names), port, wildcard)
+
+    def accepts(self, header: str) -> bool:
+        header = header.lower()
+        if header.startswith("["):
+            name, _, port = header.partition("]")
+            name += "]"
+            if port and not port.startswith(":"):
+                return False
+            port = port[1:]
+        else:
+            name, _, port = header.partition(":")
+        if port and port != str(self.port):
+            return False
+        if name in self.names:
+            return True
+        if self.any_address:
+            try:
+                ipaddress.ip_address(name.strip("[]"))
+            except ValueError:
+                return False
+            return True
+        return False
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+class HostCheck:
+    """ASGI middleware: a request for another Host name gets 421, one without a Host 400."""
+
+    def __init__(self, app: ASGIApp, hosts: Hosts) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = [v for k, v in scope["headers"] if k == b"host"]
+            if len(given) != 1:
+                why, status = "a request needs one Host header", 400
+            elif not self.hosts.accepts(given[0].decode("latin-1")):
+                why, status = "this halvm-prof server answers only its own host names", 421
+            else:
+                why = ""
+            if why:
+                await PlainTextResponse(why + "\n", status)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+# -- connections ------------------------------------------------------------------------------
+
+
+class Guard:
+    """Counts the server's connections and decides who is let in.
+
+    ``limit`` connections at most: when full, the connection that has waited longest for a
+    request (an idle socket, a keep-alive between requests) is closed to make room; when
+    none waits, the new one is answered 503 and closed. A connection that has not sent a
+    whole request within ``request_timeout`` is closed. ``closed`` counts those closed for
+    each reason (``idle``, ``evicted``, ``refused``).
+    """
+
+    def __init__(self, limit: int, request_timeout: float = REQUEST_TIMEOUT) -> None:
+        self.limit = limit
+        self.request_timeout = request_timeout
+        self.open = 0
+        self.refusing = 0
+        #: Connections waiting for a request, longest first (a dict keeps insertion order).
+        self.waiting: dict[Connection, None] = {}
+        self.closed = {"idle": 0, "evicted": 0, "refused": 0}
+
+    def make_room(self) -> bool:
+        """Close the connection that has waited longest for a request; False if none waits."""
+        for conn in self.waiting:
+            conn.close_waiting("evicted")
+            return True
+        return False
+
+
+def connection_limit(most: int = MAX_CONNECTIONS, reserve: int = FD_RESERVE) -> int:
+    """Connections this process can hold: ``most``, or fewer under a low RLIMIT_NOFILE
+    (past it, ``accept`` fails and the client waits in the queue with no answer)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return most
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        used = 32
+    return max(4, min(most, soft - used - reserve))
+
+
+_BUSY = (
+    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    "connection: close\r\nretry-after: 1\r\ncontent-length: {n}\r\n\r\n{body}"
+)
+
+
+def busy_response(why: str) -> bytes:
+    body = why.encode() + b"\n"
+    return _BUSY.format(n=len(body), body=body.decode()).encode()
+
+
+class Connection(H11Protocol):
+    """uvicorn's HTTP/1.1 connection, counted by a :class:`Guard` (``guard`` is set on the
+    subclass :func:`make_server` makes)."""
+
+    guard: Guard
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._counted = False
+        self._refused = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    # Refused connections are answered at once; the request is read before closing, so the
+    # client sees the answer rather than a reset.
+    def _refuse(self, transport: asyncio.Transport) -> None:
+        g = self.guard
+        g.closed["refused"] += 1
+        self._refused = True
+        self.transport = transport
+        if g.refusing >= 32:
+            transport.abort()
+            return
+        g.refusing += 1
+        self._counted = True
+        transport.write(
+            busy_response(
+                f"halvm-prof: too many connections ({g.limit}, none idle); "
+                "close some pages or try again"
+            )
+        )
+        self._timer = self.loop.call_later(1.0, transport.close)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        g = self.guard
+        if g.open >= g.limit and not g.make_room():
+            self._refuse(transport)
+            return
+        g.open += 1
+        self._counted = True
+        super().connection_made(transport)
+        self._wait_for_request()
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            if b"\r\n\r\n" in data:
+                self.transport.close()
+            return
+        super().data_received(data)
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before:
+            self._busy()
+
+    def on_response_complete(self) -> None:
+        if not self.transport.is_closing():
+            self._wait_for_request()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_timer()
+        if self._refused:
+            if self._counted:
+                self._counted = False
+                self.guard.refusing -= 1
+            return
+        self.guard.waiting.pop(self, None)
+        if self._counted:
+            self._counted = False
+            self.guard.open -= 1
+        super().connection_lost(exc)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _wait_for_request(self) -> None:
+        self._cancel_timer()
+        self.guard.waiting[self] = None
+        self._timer = self.loop.call_later(
+            self.guard.request_timeout, self.close_waiting, "idle"
+        )
+
+    def _busy(self) -> None:
+        self._cancel_timer()
+        self.guard.waiting.pop(self, None)
+
+    def close_waiting(self, why: str) -> None:
+        """Close this connection, which waits for a request."""
+        self._busy()
+        self.guard.closed[why] += 1
+        if self._counted:
+            # Counted out now: the new connection this makes room for comes in before
+            # connection_lost is called.
+            self._counted = False
+            self.guard.open -= 1
+        self.transport.abort()
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Say at most once per :data:`ACCEPT_ERROR_EVERY` seconds that a connection could not be
+    accepted (no file descriptor left), in one line. asyncio logs a traceback for each try,
+    tens of thousands a second."""
+    fallback = loop.get_exception_handler()
+    last = -ACCEPT_ERROR_EVERY
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        nonlocal last
+        if str(context.get("message", "")).startswith("socket.accept() out of system resource"):
+            now = time.monotonic()
+            if now - last >= ACCEPT_ERROR_EVERY:
+                last = now
+                exc = context.get("exception")
+                why = exc.strerror if isinstance(exc, OSError) else str(exc)
+                log.warning(
+                    "halvm-prof: cannot accept connections (%s); they wait until some close",
+                    why,
+                )
+            return
+        if fallback is not None:
+            fallback(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The page, rendered once: plain and gzip-compressed, with their ETags."""
+
+    plain: bytes
+    packed: bytes
+    etag: str
+
+    @classmethod
+    def of(cls, html: str) -> Page:
+        plain = html.encode()
+        digest = hashlib.sha256(plain).hexdigest()[:20]
+        return cls(plain, gzip.compress(plain, 6, mtime=0), f'"{digest}"')
+
+
+def _not_modified(request: Request, etag: str) -> bool:
+    given = request.headers.get("if-none-match", "")
+    # Weak comparison (RFC 9110 13.1.2): W/"x" and "x" match.
+    tags = {t.strip().removeprefix("W/") for t in given.split(",")}
+    return etag.removeprefix("W/") in tags or "*" in tags
+
+
+def routes(hub: Hub) -> list[BaseRoute]:
+    """The server's routes over ``hub``: one line each."""
 
     def allowed(request: Request) -> bool:
         if hub.token is None:
@@ -133,44 +502,64 @@ def create_app(hub: Hub) -> Starlette:
         return secrets.compare_digest(given.encode(), hub.token.encode())
 
     def refused() -> Response:
-        return PlainTextResponse("a token is needed: open the URL halvm-prof printed", 403)
+        return PlainTextResponse("a token is needed: open the URL halvm-prof printed\n", 403)
+
+    page_cache: list[Page] = []
 
     async def page(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        return HTMLResponse(render_live_page(hub.title, hub.token))
+        if not page_cache:
+            page_cache.append(Page.of(render_live_page(hub.title, hub.token)))
+        p = page_cache[0]
+        packed = "gzip" in request.headers.get("accept-encoding", "")
+        etag = p.etag[:-1] + '-gz"' if packed else p.etag
+        headers = {"ETag": etag, "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
+        if _not_modified(request, etag):
+            return Response(status_code=304, headers=headers)
+        if packed:
+            headers["Content-Encoding"] = "gzip"
+        return Response(p.packed if packed else p.plain, media_type="text/html", headers=headers)
 
     async def snapshot(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        return Response(
-            snapshot_json(hub.published),
-            media_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        enc = hub.encoded
+        headers = {"ETag": enc.etag, "Cache-Control": "no-cache"}
+        if _not_modified(request, enc.etag):
+            return Response(status_code=304, headers=headers)
+        body = enc.body(time.monotonic())
+        return Response(body, media_type="application/json", headers=headers)
 
     async def events(request: Request) -> Response:
         if not allowed(request):
             return refused()
+        if hub.viewers >= hub.max_streams:
+            return PlainTextResponse(
+                f"halvm-prof: {hub.viewers} pages are watching already (at most "
+                f"{hub.max_streams}); close one or poll snapshot.json\n",
+                503,
+                headers={"Retry-After": "5"},
+            )
+        hub.viewers += 1
 
-        async def stream() -> AsyncIterator[str]:
-            hub.viewers += 1
+        async def stream() -> AsyncIterator[bytes]:
             try:
                 version = -1
                 idle = 0.0
                 while not hub.stopping:
-                    snap = hub.published
-                    if snap.version != version:
-                        version = snap.version
+                    enc = hub.encoded
+                    if enc.version != version:
+                        version = enc.version
                         idle = 0.0
-                        yield f"event: snapshot\ndata: {snapshot_json(snap)}\n\n"
+                        yield enc.event
                         await asyncio.sleep(MIN_PUSH_INTERVAL)
                         continue
                     await hub.wait_change(version, 0.5)
                     idle += 0.5
                     if idle >= KEEPALIVE:
                         idle = 0.0
-                        yield ": keep-alive\n\n"
+                        yield b": keep-alive\n\n"
             finally:
                 hub.viewers -= 1
 
@@ -185,14 +574,27 @@ def create_app(hub: Hub) -> Starlette:
             return refused()
         path = hub.report() if hub.report is not None else None
         if path is None or not os.path.exists(path):
-            return PlainTextResponse("no report yet: it is written when the program ends", 404)
+            return PlainTextResponse("no report yet: it is written when the program ends\n", 404)
         return FileResponse(path, media_type="text/html")
 
     async def favicon(_request: Request) -> Response:
         return Response(status_code=204)
 
+    return [
+        Route("/", page),
+        Route("/snapshot.json", snapshot),
+        Route("/events", events),
+        Route("/report", report),
+        Route("/favicon.ico", favicon),
+    ]
+
+
+def create_app(hub: Hub, hosts: Hosts) -> Starlette:
+    """The ASGI app over ``hub``, answering ``hosts``; starts and stops its polling task."""
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        quiet_accept_errors(asyncio.get_running_loop())
         task = asyncio.create_task(hub.run())
         try:
             yield
@@ -203,14 +605,7 @@ def create_app(hub: Hub) -> Starlette:
             await task
 
     return Starlette(
-        routes=[
-            Route("/", page),
-            Route("/snapshot.json", snapshot),
-            Route("/events", events),
-            Route("/report", report),
-            Route("/favicon.ico", favicon),
-        ],
-        lifespan=lifespan,
+        routes=routes(hub), middleware=[Middleware(HostCheck, hosts=hosts)], lifespan=lifespan
     )
 
 
@@ -236,7 +631,7 @@ def bind(host: str, port: int) -> socket.socket:
             f"cannot listen on {host}:{port}: {e.strerror}",
             hint="choose another --port (0 picks a free one)",
         ) from e
-    sock.listen(64)
+    sock.listen(BACKLOG)
     sock.set_inheritable(False)
     return sock
 
@@ -251,9 +646,10 @@ class LiveServer(uvicorn.Server):
     """uvicorn's server that also ends the event streams when asked to stop (Ctrl-C), so
     shutdown does not wait for viewers that never hang up."""
 
-    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+    def __init__(self, config: uvicorn.Config, hub: Hub, guard: Guard) -> None:
         super().__init__(config)
         self.hub = hub
+        self.guard = guard
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         self.hub.stopping = True
@@ -264,14 +660,31 @@ class LiveServer(uvicorn.Server):
         self.should_exit = True
 
 
-def make_server(hub: Hub) -> LiveServer:
-    """The uvicorn server for ``hub``; ``run(sockets=[sock])`` serves until Ctrl-C/SIGTERM
-    or :meth:`LiveServer.stop`."""
+def make_server(
+    hub: Hub,
+    sock: socket.socket,
+    *,
+    host: str | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    request_timeout: float = REQUEST_TIMEOUT,
+) -> LiveServer:
+    """The uvicorn server for ``hub`` on ``sock`` (``host``: the address asked for, also
+    answered as a Host name); ``run(sockets=[sock])`` serves until Ctrl-C/SIGTERM or
+    :meth:`LiveServer.stop`."""
+    guard = Guard(connection_limit(max_connections), request_timeout)
+    # Streams never take every connection: the page and snapshot.json stay reachable.
+    hub.max_streams = max(1, min(hub.max_streams, guard.limit - 4))
+    protocol = type("GuardedConnection", (Connection,), {"guard": guard})
     config = uvicorn.Config(
-        create_app(hub),
+        create_app(hub, Hosts.serving(sock, host)),
+        http=protocol,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
+        timeout_keep_alive=KEEP_ALIVE,
+        # A backstop behind the Guard, which keeps the count below it.
+        limit_concurrency=guard.limit + 1,
+        backlog=BACKLOG,
         lifespan="on",
     )
-    return LiveServer(config, hub)
+    return LiveServer(config, hub, guard)

@@ -14,10 +14,11 @@ from halvm_prof.live.server import Hub, bind, make_server, page_url
 
 
 @contextmanager
-def running(hub: Hub) -> Iterator[str]:
-    """Serve ``hub`` on 127.0.0.1 (a free port); yield the page URL; stop on exit."""
-    sock = bind("127.0.0.1", 0)
-    server = make_server(hub)
+def running(hub: Hub, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
+    """Serve ``hub`` on ``host`` (a free port); yield the page URL; stop on exit.
+    ``options`` go to :func:`make_server`."""
+    sock = bind(host, 0)
+    server = make_server(hub, sock, host=host, **options)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
