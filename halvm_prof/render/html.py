@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import IO, Any, Generic, Literal, TypeVar
 
@@ -20,6 +20,7 @@ import jinja2
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
+from halvm_prof.analysis.heap_view import HeapView, chart_bands
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import atomic_write, display_name
@@ -159,6 +160,10 @@ class HeapSection:
     peak: Peak
     bands: tuple[BandRow, ...]
     kind: Literal["heap"] = "heap"
+    #: How the chart is first shown (order, filters, fixed y axis).
+    view: HeapView = field(default_factory=HeapView)
+    #: Bands the filters keep out of the chart (they stay in the table).
+    hidden: int = 0
     #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
     limit_note: str | None = None
 
@@ -267,8 +272,9 @@ Input = Source | HeapProfile | CostCentreProfile | Section
 class HeapSectionBuilder:
     """Band statistics over every census (the shared accumulator) and the censuses to draw."""
 
-    def __init__(self, top_bands: int = TOP_BANDS) -> None:
+    def __init__(self, top_bands: int = TOP_BANDS, view: HeapView | None = None) -> None:
         self.top_bands = top_bands
+        self.view = view or HeapView()
         self.acc = HeapAccumulator()
         self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
 
@@ -287,8 +293,9 @@ class HeapSectionBuilder:
         folded: bool = False,
     ) -> HeapSection:
         stats = self.acc.stats() if self.acc.samples else []
-        top = [s.name for s in stats[: self.top_bands]]
-        rest = {s.name for s in stats[self.top_bands :]}
+        top = chart_bands(stats, self.top_bands, self.view)
+        shown = {s.name for s in stats if self.view.shows(s.name)}
+        rest = shown.difference(top)
         samples = self.drawn.items()
         series = [Series(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
         if rest:
@@ -329,12 +336,16 @@ class HeapSectionBuilder:
                 for s in stats
             ),
             limit_note=folded_bands_note() if folded else None,
+            view=self.view,
+            hidden=len(stats) - len(shown),
         )
 
 
-def heap_section(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -> HeapSection:
+def heap_section(
+    profile: HeapProfile, title: str, top_bands: int = TOP_BANDS, view: HeapView | None = None
+) -> HeapSection:
     """The section of a heap profile held in memory."""
-    section = HeapSectionBuilder(top_bands)
+    section = HeapSectionBuilder(top_bands, view)
     for sample in profile.samples:
         section.add(sample)
     return section.section(
@@ -349,10 +360,14 @@ def heap_section(profile: HeapProfile, title: str, top_bands: int = TOP_BANDS) -
 
 
 def streamed_heap_section(
-    reader: HeapSampleReader, title: str, top_bands: int, source: str
+    reader: HeapSampleReader,
+    title: str,
+    top_bands: int,
+    source: str,
+    view: HeapView | None = None,
 ) -> HeapSection:
     """The section of a streaming heap reader: memory holds the drawn censuses only."""
-    section = HeapSectionBuilder(top_bands)
+    section = HeapSectionBuilder(top_bands, view)
     for sample in reader:
         section.add(sample)
     return section.section(
@@ -361,14 +376,17 @@ def streamed_heap_section(
 
 
 def eventlog_sections(
-    source: EventlogSource, name: str, top_bands: int = TOP_BANDS
+    source: EventlogSource,
+    name: str,
+    top_bands: int = TOP_BANDS,
+    view: HeapView | None = None,
 ) -> list[Section]:
     """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
     pass over the log."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.render.timeline_page import section_data
 
-    heap = HeapSectionBuilder(top_bands)
+    heap = HeapSectionBuilder(top_bands, view)
     heap_fold = EventlogHeapFold(heap.add)
     tl = source.timeline(also=[heap_fold])
     title = f"{name}: runtime timeline"
@@ -499,18 +517,20 @@ class ReportData:
         return data
 
 
-def sections_of(label: str, item: Input, top_bands: int = TOP_BANDS) -> list[Section]:
+def sections_of(
+    label: str, item: Input, top_bands: int = TOP_BANDS, view: HeapView | None = None
+) -> list[Section]:
     """The page sections one input gives (an eventlog: its series, and its heap profile when
     it has heap samples)."""
     if isinstance(item, Source):
         content = item.content
         if isinstance(content, EventlogSource):
-            return eventlog_sections(content, label, top_bands)
+            return eventlog_sections(content, label, top_bands, view)
         if content.kind in ("prof", "prof-json"):
             return [prof_section(content.cost_centres(), label)]
-        return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp")]
+        return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp", view)]
     if isinstance(item, HeapProfile):
-        return [heap_section(item, label, top_bands)]
+        return [heap_section(item, label, top_bands, view)]
     if isinstance(item, CostCentreProfile):
         return [prof_section(item, label)]
     return [item]
@@ -523,12 +543,13 @@ def build_report_data(
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
     top_bands: int = TOP_BANDS,
+    view: HeapView | None = None,
 ) -> ReportData:
     """The page's data: the sections of each (label, input)."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        for section in sections_of(label, item, top_bands):
+        for section in sections_of(label, item, top_bands, view):
             _check_finite(section, where)
             sections.append(section)
     return ReportData(
@@ -592,10 +613,11 @@ def write_report(
     notes: list[str] | None = None,
     postmortem: dict[str, Any] | None = None,
     top_bands: int = TOP_BANDS,
+    view: HeapView | None = None,
 ) -> None:
     """Build the page and write it atomically to a path, or into an open stream."""
     data = build_report_data(
-        inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands
+        inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands, view=view
     )
     html = render_html(data)
     if not isinstance(output, str | os.PathLike):
@@ -611,6 +633,7 @@ def write_file_report(
     *,
     title: str,
     top_bands: int = TOP_BANDS,
+    view: HeapView | None = None,
 ) -> None:
     """:func:`write_report` of files, each opened as a source (labelled by its name) and read
     once."""
@@ -619,4 +642,4 @@ def write_file_report(
             (display_name(os.path.basename(os.fspath(f))), stack.enter_context(open_source(f)))
             for f in files
         ]
-        write_report(inputs, output, title=title, top_bands=top_bands)
+        write_report(inputs, output, title=title, top_bands=top_bands, view=view)

@@ -151,7 +151,7 @@ def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> N
         "return window.halvmReport.charts[0].getOption().legend[0].selected[arguments[0]]", first
     )
     assert selected is False and browser.execute_script(top_of_axis) < before
-    browser.find_element("css selector", "button.toggle").click()
+    browser.find_element("css selector", "button.view[data-view=lines]").click()
     stacks = browser.execute_script(
         "return window.halvmReport.charts[0].getOption().series.map(s => s.stack || null)"
     )
@@ -417,7 +417,7 @@ def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path
     write_file_report([str(hp)], html, title="marks")
     _open(browser, html)
     # As lines, not stacked areas, so that only the marks ink whole columns.
-    browser.find_element("css selector", "button.toggle").click()
+    browser.find_element("css selector", "button.view[data-view=lines]").click()
     drawn = browser.execute_script(MARKER_COLUMNS, 0)
     assert len(drawn) == len(marks)
     for _, at_mark, control in drawn:
@@ -463,7 +463,7 @@ def test_byte_axes_tick_at_round_values(browser: Any, tmp_path: Path) -> None:
     )
     labels = browser.execute_script(Y_LABELS, 0)
     assert _round_labels(labels) and labels[-1].endswith("KiB"), labels
-    browser.find_element("css selector", "button.toggle").click()
+    browser.find_element("css selector", "button.view[data-view=lines]").click()
     browser.execute_script(
         "window.halvmReport.charts[0].dispatchAction({type: 'dataZoom', start: 0, end: 40})"
     )
@@ -509,3 +509,83 @@ def test_a_single_census_draws_at_once(browser: Any, tmp_path: Path, at: str) ->
     assert time.monotonic() - start < 5, "the page froze drawing one census"
     assert _errors(browser) == []
     assert _ink(browser, 0) > 0.001
+
+
+def test_heap_views_sort_filter_fixed_axis_and_json(browser: Any, tmp_path: Path) -> None:
+    """eventlog2html's views: normalized shares add to 100% at each census, the streamgraph is
+    centred on zero, the order and filters follow the controls, the fixed y axis holds, and the
+    chart's data comes out as JSON equal to what the page was given."""
+    from selenium.webdriver.support.ui import Select
+
+    from halvm_prof.analysis.heap_view import HeapView
+
+    html = tmp_path / "r.html"
+    write_file_report(
+        [str(CORPUS / "leaky-hc.hp")], html, title="views", top_bands=5, view=HeapView("name")
+    )
+    _open(browser, html)
+    heap = "window.halvmReport.charts[0].halvmHeap"
+    section = browser.execute_script("return window.halvmReport.data.sections[0]")
+    names = [b["name"] for b in section["series"]]
+    assert names[:-1] == sorted(names[:-1]) and names[-1] == "other"  # --sort name
+    assert browser.execute_script(f"return {heap}.bands()") == names
+    # Normalized: at every census the shown bands' shares add to 100%.
+    browser.find_element("css selector", "button.view[data-view=normalized]").click()
+    series = browser.execute_script("return window.halvmReport.charts[0].getOption().series")
+    sums = [sum(s["data"][j][1] for s in series) for j in range(len(series[0]["data"]))]
+    assert all(abs(x - 100) < 1e-6 for x, t in zip(sums, _totals(section), strict=True) if t), sums
+    top = (
+        "return window.halvmReport.charts[0].getModel().getComponent('yAxis')"
+        ".axis.scale.getExtent()"
+    )
+    assert browser.execute_script(top) == [0, 100]
+    _shot(browser, "report-heap-normalized.png")
+    # Streamgraph: a hidden base at minus half the total, so the stack spans -T/2 .. T/2.
+    browser.find_element("css selector", "button.view[data-view=streamgraph]").click()
+    series = browser.execute_script("return window.halvmReport.charts[0].getOption().series")
+    assert series[0]["lineStyle"]["opacity"] == 0
+    totals = _totals(section)
+    assert [p[1] for p in series[0]["data"]] == [-t / 2 for t in totals]
+    assert sum(s["data"][1][1] for s in series[1:]) == totals[1]
+    low, high = browser.execute_script(top)
+    assert low == -high and high == max(totals) / 2
+    _shot(browser, "report-heap-streamgraph.png")
+    # Sort by size, reversed: the smallest drawn band first, "other" still last.
+    browser.find_element("css selector", "button.view[data-view=stacked]").click()
+    Select(browser.find_element("css selector", "select.sort")).select_by_value("size")
+    browser.find_element("css selector", "input.reverse").click()
+    order = browser.execute_script(f"return {heap}.bands()")
+    size = {b["name"]: b["integrated"] for b in section["bands"]}
+    assert order[-1] == "other"
+    assert [size[n] for n in order[:-1]] == sorted(size[n] for n in order[:-1])
+    drawn = browser.execute_script(
+        "return window.halvmReport.charts[0].getOption().series.map(s => s.name)"
+    )
+    assert drawn == order
+    # Exclude by substring: those bands leave the chart.
+    box = browser.find_element("css selector", "input.exclude")
+    box.send_keys("PINNED, other\n")
+    drawn = browser.execute_script(
+        "return window.halvmReport.charts[0].getOption().series.map(s => s.name)"
+    )
+    assert drawn == [n for n in order if "PINNED" not in n and "other" not in n] and drawn
+    # A fixed y axis: the top stays where it was set.
+    y = browser.find_element("css selector", "input.yaxis")
+    y.send_keys(str(64 * 1024 * 1024) + "\n")
+    assert browser.execute_script(top)[1] == 64 * 1024 * 1024
+    # The JSON link holds what is drawn now.
+    got = browser.execute_async_script(
+        "const done = arguments[0], a = document.querySelector('a.json');"
+        "a.dispatchEvent(new MouseEvent('mousedown'));"
+        "fetch(a.href).then(r => r.json()).then(done);"
+    )
+    assert [s["name"] for s in got["series"]] == drawn
+    by_name = {s["name"]: s["values"] for s in section["series"]}
+    assert all(s["values"] == by_name[s["name"]] for s in got["series"])
+    assert got["times"] == section["times"]
+    assert _errors(browser) == []
+    _shot(browser, "report-heap-filtered.png")
+
+
+def _totals(section: dict[str, Any]) -> list[int]:
+    return [sum(s["values"][j] for s in section["series"]) for j in range(len(section["times"]))]

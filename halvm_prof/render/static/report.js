@@ -121,13 +121,100 @@
     svg.appendChild(line); td.appendChild(svg);
   }
 
-  function chart(parent) {
+  function chart(parent, after) {
     const div = el("div", { class: "chart" });
-    parent.appendChild(div);
+    if (after) after.after(div); else parent.appendChild(div);
     const c = echarts.init(div, null, { renderer: "canvas" });
     charts.push(c);
     window.addEventListener("resize", () => c.resize());
     return c;
+  }
+
+  // eventlog2html's band filter (substrings): with only includes a band is kept when it holds
+  // one of them, with only excludes when it holds none, with both when either holds.
+  function bandPasses(name, include, exclude) {
+    const inc = include.some((x) => name.includes(x)), exc = !exclude.some((x) => name.includes(x));
+    if (include.length && exclude.length) return inc || exc;
+    return include.length ? inc : exc;
+  }
+  function numberKey(name) {
+    const n = Number(name);
+    return Number.isFinite(n) && name.trim() !== "" ? [0, n] : [1, name];
+  }
+  function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+  // The order of halvm_prof.analysis.heap_view.sort_key: first in the stack first.
+  function sortKeyCompare(a, b, sort) {
+    if (sort === "size") return cmp(b.integrated, a.integrated) || cmp(b.max, a.max) || cmp(a.name, b.name);
+    if (sort === "stddev") return cmp(b.stddev, a.stddev) || cmp(a.name, b.name);
+    if (sort === "gradient") return cmp(b.slope, a.slope) || cmp(a.name, b.name);
+    if (sort === "number") {
+      const x = numberKey(a.name), y = numberKey(b.name);
+      return cmp(x[0], y[0]) || cmp(x[1], y[1]);
+    }
+    return cmp(a.name, b.name);
+  }
+  const BASE = "\u200bstreamgraph base";
+  const VIEWS = [["stacked", "stacked"], ["lines", "lines"], ["normalized", "normalized"],
+                 ["streamgraph", "streamgraph"]];
+  const SORTS = [["size", "size"], ["stddev", "standard deviation"], ["name", "name"],
+                 ["number", "number"], ["gradient", "slope"]];
+  // The heap chart's controls, above the chart.
+  function controls(sec) {
+    const bar = el("div", { class: "heap-controls" });
+    const views = el("span", { class: "views" });
+    for (const [v, label] of VIEWS) views.appendChild(el("button", { class: "view", "data-view": v }, label));
+    bar.appendChild(views);
+    const sort = el("select", { class: "sort", title: "order of the bands in the stack" });
+    for (const [v, label] of SORTS) sort.appendChild(el("option", { value: v }, "sort by " + label));
+    bar.appendChild(sort);
+    const rev = el("label", {}, " reverse");
+    rev.prepend(el("input", { type: "checkbox", class: "reverse" }));
+    bar.appendChild(rev);
+    bar.appendChild(el("input", { class: "include", type: "text", placeholder: "include (a, b)",
+      title: "show only bands whose name holds one of these (comma separated)" }));
+    bar.appendChild(el("input", { class: "exclude", type: "text", placeholder: "exclude (a, b)",
+      title: "hide bands whose name holds one of these (comma separated)" }));
+    bar.appendChild(el("input", { class: "yaxis", type: "text", placeholder: "fixed y max (bytes)",
+      title: "a fixed top of the y axis, to compare two pages" }));
+    bar.appendChild(el("a", { class: "json", href: "#", role: "button" }, "chart data (JSON)"));
+    sec.appendChild(bar);
+    return bar;
+  }
+  function words(text) { return text.split(",").map((x) => x.trim()).filter((x) => x); }
+  function wireControls(sec, s, st, redraw, chartData) {
+    const q = (sel) => sec.querySelector(".heap-controls " + sel);
+    const mark = () => sec.querySelectorAll("button.view").forEach((b) =>
+      b.classList.toggle("active", b.dataset.view === st.mode));
+    sec.querySelectorAll("button.view").forEach((b) => b.addEventListener("click", () => {
+      st.mode = b.dataset.view; mark(); redraw();
+    }));
+    mark();
+    q("select.sort").value = st.sort;
+    q("select.sort").addEventListener("change", (e) => { st.sort = e.target.value; redraw(); });
+    q("input.reverse").checked = st.reverse;
+    q("input.reverse").addEventListener("change", (e) => { st.reverse = e.target.checked; redraw(); });
+    q("input.include").value = st.include.join(", ");
+    q("input.exclude").value = st.exclude.join(", ");
+    q("input.include").addEventListener("change", (e) => { st.include = words(e.target.value); redraw(); });
+    q("input.exclude").addEventListener("change", (e) => { st.exclude = words(e.target.value); redraw(); });
+    const y = q("input.yaxis");
+    y.value = st.yMax ? String(st.yMax) : "";
+    y.addEventListener("change", () => {
+      const v = Number(y.value.replace(/[_,\s]/g, ""));
+      st.yMax = y.value.trim() && Number.isFinite(v) && v > 0 ? v : null;
+      y.classList.toggle("bad", Boolean(y.value.trim()) && !st.yMax);
+      redraw();
+    });
+    const link = q("a.json");
+    link.setAttribute("download", s.title.replace(/[^\w.-]+/g, "_") + ".json");
+    // The link carries what the chart shows now, as it is clicked.
+    const refresh = () => {
+      if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href);
+      link.href = URL.createObjectURL(new Blob([JSON.stringify(chartData())], { type: "application/json" }));
+    };
+    link.addEventListener("mousedown", refresh);
+    link.addEventListener("focus", refresh);
+    refresh();
   }
 
   function heap(sec, s) {
@@ -139,55 +226,107 @@
       sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
       return;
     }
-    const toggle = el("button", { class: "toggle" }, "show as lines");
-    sec.appendChild(toggle);
-    const c = chart(sec);
-    let stacked = true;
+    if (s.hidden) {
+      sec.appendChild(el("p", { class: "note" }, `${plural(s.hidden, "band")} left out of the chart by ` +
+        "the report's include/exclude options (the table lists every band)."));
+    }
+    const c = chart(sec, controls(sec, s));
+    const stats = new Map(s.bands.map((b) => [b.name, b]));
+    // The views of eventlog2html: stacked areas, lines, normalized (each census's shown total
+    // is 100%) and a streamgraph (the stack centred on zero).
+    const st = { mode: "stacked", sort: s.view.sort, reverse: s.view.reverse,
+                 include: s.view.include.slice(), exclude: s.view.exclude.slice(),
+                 yMax: s.view.y_axis };
+    const stacked = () => st.mode !== "lines";
     // A time axis (in ms) keeps time proportional even where censuses come unevenly, and
     // ECharts stacks only the value dimension beside a time axis (two value axes would make
     // it stack x as well). Labels say the profile's own unit again.
     const ms = s.times.map((t) => t * 1000);
     const unit = (v) => num(v / 1000, 3) + " " + s.units[0];
+    // The bands drawn now: the page's filters and order over the bands the file chose.
+    function bands() {
+      const kept = s.series.filter((b) => bandPasses(b.name, st.include, st.exclude));
+      const named = kept.filter((b) => stats.has(b.name)), rest = kept.filter((b) => !stats.has(b.name));
+      named.sort((a, b) => sortKeyCompare(stats.get(a.name), stats.get(b.name), st.sort));
+      if (st.reverse) named.reverse();
+      return named.concat(rest);  // "other" stays on top of the stack
+    }
+    // The total of the bands shown (legend and filters) at each census.
+    function totals(v) {
+      const t = new Array(ms.length).fill(0);
+      for (const b of bands()) if (v.shown(b.name)) b.values.forEach((x, j) => { t[j] += x; });
+      return t;
+    }
     // The top of what is drawn in view: the stack's total, or the largest band shown.
     function yAxis(v) {
-      const shown = s.series.filter((b) => v.shown(b.name));
+      if (st.mode === "normalized") {
+        return { type: "value", min: 0, max: 100, name: "% of shown", axisLabel: { formatter: "{value}%" } };
+      }
+      if (st.mode === "streamgraph") {
+        const half = (st.yMax || maxOf(totals(v))) / 2;
+        return { type: "value", min: -half, max: half, name: "streamgraph", axisLabel: { show: false } };
+      }
+      // Exactly the top asked for, so that two pages compare.
+      if (st.yMax) return Object.assign(byteAxis(st.yMax, { name: s.units[1] }), { max: st.yMax });
+      const shown = bands().filter((b) => v.shown(b.name));
       const inView = ms.map((t, j) => j).filter((j) => ms[j] >= v.lo && ms[j] <= v.hi);
-      const top = stacked ? maxOf(inView.map((j) => shown.reduce((t, b) => t + b.values[j], 0)))
+      const top = stacked() ? maxOf(inView.map((j) => shown.reduce((t, b) => t + b.values[j], 0)))
         : maxOf(shown.map((b) => maxOf(inView.map((j) => b.values[j]))));
       return byteAxis(top, { name: s.units[1] });
     }
-    function option() {
+    function seriesData(v) {
+      const drawn = bands(), tot = totals(v);
+      const value = st.mode === "normalized" ? (x, j) => (tot[j] ? 100 * x / tot[j] : 0) : (x) => x;
+      const out = drawn.map((b, i) => ({
+        name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked() ? "total" : undefined,
+        stackStrategy: "all", areaStyle: stacked() ? {} : undefined,
+        data: b.values.map((x, j) => [ms[j], value(x, j)]),
+        markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none", precision: 6,
+          data: s.marks.map((m) => ({ xAxis: m * 1000 })) } : undefined,
+      }));
+      if (st.mode === "streamgraph") {
+        // An unseen base at minus half the shown total centres the stack on zero.
+        out.unshift({ name: BASE, type: "line", stack: "total", stackStrategy: "all", silent: true,
+          showSymbol: false, lineStyle: { opacity: 0 }, tooltip: { show: false },
+          data: tot.map((x, j) => [ms[j], -x / 2]) });
+      }
+      return out;
+    }
+    function option(v) {
+      const pct = st.mode === "normalized";
       return {
         animation: false,
-        tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
-        legend: { type: "scroll", top: 0 },
+        tooltip: { trigger: "axis", valueFormatter: (x) => (pct ? num(x, 1) + "%" : bytes(x)) },
+        legend: { type: "scroll", top: 0, data: bands().map((b) => b.name) },
         grid: { top: 55, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
                  // One census has no extent: give it a millisecond either side, never before 0
                  // (an ECharts time axis that starts before 0 spends seconds on its ticks).
                  min: ms.length > 1 ? "dataMin" : Math.max(0, ms[0] - 1),
                  max: ms.length > 1 ? "dataMax" : ms[0] + 1,
-                 axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true },
+                 axisLabel: { formatter: (x) => num(x / 1000, 3), hideOverlap: true },
                  axisPointer: { label: { formatter: (p) => unit(p.value) } } },
-        yAxis: yAxis({ lo: -Infinity, hi: Infinity, shown: () => true }),
+        yAxis: yAxis(v),
         dataZoom: [{ type: "inside" }, { type: "slider", labelFormatter: unit }],
-        series: s.series.map((b, i) => ({
-          name: b.name, type: "line", showSymbol: ms.length < 50, stack: stacked ? "total" : undefined,
-          areaStyle: stacked ? {} : undefined,
-          data: b.values.map((v, j) => [ms[j], v]),
-          markLine: i === 0 && s.marks.length ? { silent: true, symbol: "none", precision: 6,
-            data: s.marks.map((m) => ({ xAxis: m * 1000 })) } : undefined,
-        })),
+        series: seriesData(v),
       };
     }
-    c.setOption(option());
-    keepRound(c, yAxis);
-    toggle.addEventListener("click", () => {
-      stacked = !stacked;
-      toggle.textContent = stacked ? "show as lines" : "show stacked";
-      c.setOption(option(), { replaceMerge: ["series"] });
+    const all = { lo: -Infinity, hi: Infinity, shown: () => true };
+    c.setOption(option(all));
+    function redraw() {
+      c.setOption(option(view(c)), { replaceMerge: ["series"] });
       c.setOption({ yAxis: yAxis(view(c)) });
+    }
+    c.on("legendselectchanged", () => {
+      // Shares and the centre line follow the bands shown.
+      if (st.mode === "normalized" || st.mode === "streamgraph") redraw();
     });
+    keepRound(c, yAxis);
+    c.halvmHeap = { state: st, redraw: redraw, bands: () => bands().map((b) => b.name) };
+    wireControls(sec, s, st, redraw, () => ({
+      title: s.title, units: s.units, times: s.times,
+      series: bands().map((b) => ({ name: b.name, values: b.values })),
+    }));
     sec.appendChild(el("h3", {}, "Bands"));
     table(sec, [
       { key: "name", label: "band", name: true },

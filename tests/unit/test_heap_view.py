@@ -1,0 +1,52 @@
+"""The heap chart's band choice matches eventlog2html's (Eventlog.Prune, filterTrace)."""
+
+from __future__ import annotations
+
+from halvm_prof.analysis.heap_view import HeapView, band_passes, chart_bands
+from halvm_prof.inputs.source import open_source
+from halvm_prof.render.html import streamed_heap_section
+from tests.conftest import CORPUS
+
+
+def test_filters_are_eventlog2htmls() -> None:
+    assert band_passes("Data.Map", [], [])
+    assert band_passes("Data.Map", ["Map"], []) and not band_passes("Data.Set", ["Map"], [])
+    assert not band_passes("Data.Map", [], ["Map"]) and band_passes("Data.Set", [], ["Map"])
+    # Both given: kept when either holds.
+    assert band_passes("Data.Map", ["Map"], ["Data"])
+    assert band_passes("Other", ["Map"], ["Data"])
+    assert not band_passes("Data.Set", ["Map"], ["Data"])
+
+
+def test_top_by_size_then_ordered_by_the_sort() -> None:
+    with open_source(CORPUS / "leaky-hc.hp") as src:
+        stats = src.band_stats().accumulator.stats()
+    by_size = [s.name for s in stats][:4]
+    assert chart_bands(stats, 4, HeapView()) == by_size
+    assert chart_bands(stats, 4, HeapView("name")) == sorted(by_size)
+    assert chart_bands(stats, 4, HeapView("name", reverse=True)) == sorted(by_size)[::-1]
+    slope = {s.name: s.slope for s in stats}
+    got = chart_bands(stats, 4, HeapView("gradient"))
+    assert sorted(got) == sorted(by_size)
+    assert [slope[n] for n in got] == sorted((slope[n] for n in by_size), reverse=True)
+    sd = {s.name: s.stddev for s in stats}
+    got = chart_bands(stats, 4, HeapView("stddev"))
+    assert [sd[n] for n in got] == sorted((sd[n] for n in by_size), reverse=True)
+    assert len(chart_bands(stats, 0, HeapView())) == len(stats)
+
+
+def test_filtered_bands_leave_the_chart_and_other_but_stay_in_the_table() -> None:
+    view = HeapView(exclude=("PINNED", "main"))
+    with open_source(CORPUS / "leaky-hc.hp") as src:
+        section = streamed_heap_section(src.heap_samples(), "t", 3, "hp", view)
+    with open_source(CORPUS / "leaky-hc.hp") as src:
+        full = streamed_heap_section(src.heap_samples(), "t", 100, "hp")
+    names = [s.name for s in section.series]
+    assert not any("PINNED" in n or "main" in n for n in names[:-1]) and names[-1] == "other"
+    hidden = [b.name for b in full.bands if "PINNED" in b.name or "main" in b.name]
+    assert section.hidden == len(hidden) > 0
+    assert len(section.bands) == len(full.bands)
+    # The chart's total is the total of the kept bands, census by census.
+    kept = [s for s in full.series if s.name not in hidden]
+    for j in range(len(section.times)):
+        assert sum(s.values[j] for s in section.series) == sum(s.values[j] for s in kept)
