@@ -252,29 +252,60 @@ def test_the_rename_never_removes_the_old_output_first(
     assert str(out) not in removed  # a reader always finds the old or the new file
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_remove_the_temporary_file(tmp_path: Path, signum: int) -> None:
-    out = tmp_path / "out.txt"
-    out.write_text("old")
-    script = (
-        "import os, sys, time\n"
-        "from halvm_prof.fileio import atomic_write, install_signal_cleanup\n"
-        "install_signal_cleanup()\n"
-        "with atomic_write(sys.argv[1]) as f:\n"
-        "    f.write('half'); f.flush()\n"
-        f"    os.kill(os.getpid(), {int(signum)})\n"
-        "    time.sleep(10)\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", script, str(out)],
+# The child writes half the file, sends itself the signal, and finishes the file if it lives on.
+_SIGNALLED_WRITER = (
+    "import os, sys\n"
+    "from halvm_prof.fileio import atomic_write, install_signal_cleanup\n"
+    "install_signal_cleanup()\n"
+    "with atomic_write(sys.argv[1]) as f:\n"
+    "    f.write('half'); f.flush()\n"
+    "    os.kill(os.getpid(), int(sys.argv[2]))\n"
+    "    f.write(' and the rest')\n"
+)
+
+
+def _signalled_writer(
+    out: Path, signum: int, disposition: signal.Handlers
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the writer with ``signum``'s disposition set in the child, whatever ours is: under
+    ``nohup`` (or a CI runner that ignores SIGHUP) the test process ignores SIGHUP, and a child
+    inherits that through exec."""
+
+    def dispose() -> None:
+        signal.signal(signum, disposition)
+
+    return subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_WRITER, str(out), str(int(signum))],
         timeout=20,
         cwd=ROOT,
         env=os.environ | {"PYTHONPATH": str(ROOT)},
         capture_output=True,
+        preexec_fn=dispose,
     )
-    assert proc.returncode == -signum
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_remove_the_temporary_file(tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    proc = _signalled_writer(out, signum, signal.SIG_DFL)
+    assert proc.returncode == -signum, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
     assert out.read_text() == "old"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_an_ignored_signal_stays_ignored_and_the_output_is_written_whole(
+    tmp_path: Path, signum: int
+) -> None:
+    # nohup ignores SIGHUP so that the command outlives its terminal: the clean-up handler must
+    # not take that over and die of a hang-up the user asked to survive.
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    proc = _signalled_writer(out, signum, signal.SIG_IGN)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    assert out.read_text() == "half and the rest"
 
 
 def test_dash_writes_extract_and_convert_profile_to_stdout(tmp_path: Path) -> None:
