@@ -142,6 +142,21 @@ def emit(text: str, output: str | None, what: str = "") -> None:
     click.echo(f"wrote {output}{f' ({what})' if what else ''}")
 
 
+def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = False) -> None:
+    """Write ``data`` to standard output (no ``output``, or ``-``), or atomically and say so
+    (on stderr with ``err``, where stdout holds a document of its own)."""
+    if output is None or output == STDOUT:
+        out = binary_stdout()
+        out.write(data)
+        out.flush()
+        return
+    from halvm_prof.fileio import atomic_write
+
+    with atomic_write(output, "wb") as f:
+        f.write(data)
+    click.echo(f"wrote {output}{f' ({what})' if what else ''}", err=err)
+
+
 @contextlib.contextmanager
 def open_output(output: str, mode: Literal["wb", "w"] = "wb") -> Iterator[IO[Any]]:
     """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write`."""

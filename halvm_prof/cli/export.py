@@ -10,14 +10,17 @@ from halvm_prof.cli.common import (
     binary_stdout,
     check_output,
     emit,
+    emit_bytes,
     force_option,
     input_argument,
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.inputs.source import EventlogSource
+from halvm_prof.inputs.source import CostCentreSource, EventlogSource, ProfJsonSource, Source
+from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import (
     EXPORTERS,
+    PPROF,
     TIMELINE_EXPORTERS,
     export_timeline,
     formats_help,
@@ -30,7 +33,7 @@ from halvm_prof.render.export import (
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(sorted([*EXPORTERS, *TIMELINE_EXPORTERS])),
+    type=click.Choice(sorted([*EXPORTERS, *TIMELINE_EXPORTERS, PPROF.name])),
     help=f"Format, guessed from -o's suffix when missing: {formats_help()}.",
 )
 @click.option(
@@ -43,12 +46,39 @@ from halvm_prof.render.export import (
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help='Write here, not stdout ("-": stdout).'
 )
+@click.option(
+    "--census",
+    default="peak",
+    show_default=True,
+    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1).",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --to pprof: a label on every sample (service_name, commit, run, ...); "
+    "service_name defaults to the program's name.",
+)
 @force_option(replaces_files=True)
-def export(file: str, fmt: str | None, weight: str, output: str | None, force: bool) -> None:
-    """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, or an
-    eventlog's runtime timeline (--to perfetto or chrome-trace)."""
+def export(
+    file: str,
+    fmt: str | None,
+    weight: str,
+    output: str | None,
+    census: str,
+    labels: tuple[str, ...],
+    force: bool,
+) -> None:
+    """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, an
+    eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof
+    (--to pprof: a .prof, a heap census of a .hp, eventlog or disk)."""
+    from halvm_prof.analysis.census import parse_choice
+
     if output == STDOUT:
         output = None
+    which = parse_choice(census)
+    pairs = parse_labels(labels)
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])
     with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
@@ -60,6 +90,10 @@ def export(file: str, fmt: str | None, weight: str, output: str | None, force: b
             if not isinstance(log, EventlogSource):
                 raise log.refuse(f"--to {fmt} takes an eventlog (+RTS -l)")
             _export_timeline(log, fmt, output)
+            return
+        if fmt == PPROF.name:
+            data, what = pprof_export(log, which, pairs)
+            emit_bytes(data, output, what)
             return
         profile = log.cost_centres()
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
@@ -81,3 +115,50 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
         )
     if tl.note:
         click.echo(f"note: {tl.note}", err=True)
+
+
+def parse_labels(labels: tuple[str, ...]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs of ``--label``, checked before any work."""
+    out: dict[str, str] = {}
+    for item in labels:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
+        out[key] = value
+    return out
+
+
+def pprof_export(log: Source, which: str | int, pairs: dict[str, str]) -> tuple[bytes, str]:
+    """The pprof bytes of ``log``'s profile, and a few words on what they hold."""
+    from halvm_prof.analysis.census import pick_census
+    from halvm_prof.render.pprof import PprofMeta, pprof_of_census, pprof_of_cost_centres
+
+    if isinstance(log, (CostCentreSource, ProfJsonSource)):
+        profile = log.cost_centres()
+        meta = PprofMeta(profile.program, _labels(pairs, profile.program))
+        built = pprof_of_cost_centres(profile, meta, alloc=True)
+        return built.to_bytes(), f"pprof: {built.total[0]:,} ticks, {built.total[2]:,} bytes"
+    reader = log.heap_samples()
+    chosen = pick_census(reader, which, log.name)
+    program = reader.header.job.split(" ", 1)[0] or log.name
+    meta = PprofMeta(program, _labels(pairs, program), time_nanos=0)
+    built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)
+    return built.to_bytes(), (
+        f"pprof: census {chosen.number} of {chosen.count} at {chosen.sample.time:g} s, "
+        f"{built.total[0]:,} bytes in use"
+    )
+
+
+def pprof_of_perf(profile: CostCentreProfile, pairs: dict[str, str]) -> tuple[bytes, str]:
+    """perf's synthetic stacks as pprof: samples, and CPU time at the mean sampling period."""
+    from halvm_prof.render.pprof import PprofMeta, pprof_of_cost_centres
+
+    meta = PprofMeta(profile.program, _labels(pairs, profile.program))
+    built = pprof_of_cost_centres(profile, meta, alloc=False)
+    return built.to_bytes(), f"pprof: {built.total[0]:,} samples"
+
+
+def _labels(pairs: dict[str, str], program: str) -> tuple[tuple[str, str], ...]:
+    from halvm_prof.render.pprof import labels_of
+
+    return labels_of({"service_name": program.rsplit("/", 1)[-1], **pairs})

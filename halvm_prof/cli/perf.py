@@ -6,8 +6,15 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import check_output, echo_json, emit, force_option, json_option
-from halvm_prof.render.export import EXPORTERS, formats_help, guess_format
+from halvm_prof.cli.common import (
+    check_output,
+    echo_json,
+    emit,
+    emit_bytes,
+    force_option,
+    json_option,
+)
+from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 
 
 def _note(text: str | None) -> None:
@@ -85,8 +92,16 @@ def perf() -> None:
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(sorted(EXPORTERS)),
-    help=f"Format of --export, guessed from its suffix when missing: {formats_help(EXPORTERS)}.",
+    type=click.Choice(sorted([*EXPORTERS, PPROF.name])),
+    help="Format of --export, guessed from its suffix when missing: "
+    f"{formats_help([*EXPORTERS, PPROF.name])}.",
+)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --to pprof: a label on every sample (service_name defaults to the program).",
 )
 @force_option(replaces_files=True)
 def report(
@@ -96,24 +111,32 @@ def report(
     top: int,
     export_to: str | None,
     fmt: str | None,
+    labels: tuple[str, ...],
     force: bool,
 ) -> None:
     """Flat profile of PERF_DATA by function, source line, GHC source span and category.
 
     BINARY is the profiled program (built with ghc -g for lines and spans).
     """
+    from halvm_prof.cli.export import parse_labels
     from halvm_prof.perf.profile import perf_profile, to_cost_centre_profile
     from halvm_prof.render.perf import format_perf_report
 
+    pairs = parse_labels(labels)
     if export_to:
         check_output(export_to, force=force, replaces_files=True, inputs=[binary, perf_data])
-        fmt = fmt or guess_format(export_to, EXPORTERS)
+        fmt = fmt or guess_format(export_to, [*EXPORTERS, PPROF.name])
     profile = perf_profile(perf_data, binary)
     if as_json:
         echo_json(profile.to_json())
     else:
         click.echo(format_perf_report(profile, top), nl=False)
-    if export_to and fmt:
+    if export_to and fmt == PPROF.name:
+        from halvm_prof.cli.export import pprof_of_perf
+
+        data, what = pprof_of_perf(to_cost_centre_profile(profile), pairs)
+        emit_bytes(data, export_to, what, err=as_json)
+    elif export_to and fmt:
         text = EXPORTERS[fmt].render(to_cost_centre_profile(profile), "time")
         what = f"{fmt}, synthetic stacks weighted by samples"
         if as_json:

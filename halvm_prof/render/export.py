@@ -115,14 +115,25 @@ class ChromeTraceExporter:
         return ChromeTraceWriter(out)
 
 
+class PprofExporter:
+    """pprof's gzipped profile.proto: of a cost-centre report, a heap census, perf samples or an
+    eventlog's time-profile samples (the command picks which of its input's profiles)."""
+
+    name = "pprof"
+    suffixes = (".pb.gz", ".pprof")
+    description = "pprof's profile.proto (go tool pprof, Grafana Pyroscope, Parca)"
+
+
+PPROF = PprofExporter()
+
 EXPORTERS: dict[str, Renderer] = {r.name: r for r in (SpeedscopeExporter(), FoldedExporter())}
 TIMELINE_EXPORTERS: dict[str, TimelineExporter] = {
     r.name: r for r in (PerfettoExporter(), ChromeTraceExporter())
 }
 
 
-def _all() -> list[Renderer | TimelineExporter]:
-    return [*EXPORTERS.values(), *TIMELINE_EXPORTERS.values()]
+def _all() -> list[Renderer | TimelineExporter | PprofExporter]:
+    return [*EXPORTERS.values(), *TIMELINE_EXPORTERS.values(), PPROF]
 
 
 def formats_help(among: Collection[str] | None = None) -> str:

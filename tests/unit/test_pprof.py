@@ -1,0 +1,164 @@
+"""pprof export: read back by the protobuf runtime, and by Go's own pprof tool, whose totals must
+equal ours exactly for every kind of input that has a profile."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.analysis.census import pick_census, stack_of_band
+from halvm_prof.cli import cli as main
+from halvm_prof.inputs.source import open_source
+from halvm_prof.perf.profile import perf_profile
+from halvm_prof.render.pprof import PprofBuilder, PprofFrame, PprofMeta, message_class
+from tests.conftest import CORPUS, DATA, require_program
+
+PERF = DATA / "perf"
+
+
+def go_pprof(args: list[str], profile: Path, home: Path) -> str:
+    go = require_program("go", "golang-go")
+    env = {**os.environ, "HOME": str(home), "GOCACHE": str(home / "gocache")}
+    done = subprocess.run(
+        [go, "tool", "pprof", *args, str(profile)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def raw_totals(raw: str) -> tuple[list[str], list[int]]:
+    """The sample types and the column sums of ``go tool pprof -raw``'s samples."""
+    lines = raw.splitlines()
+    start = lines.index("Samples:")
+    types = [t.removesuffix("[dflt]") for t in lines[start + 1].split()]
+    sums = [0] * len(types)
+    for line in lines[start + 2 :]:
+        m = re.match(r"^\s+(-?\d+(?:\s+-?\d+)*):", line)
+        if line.startswith("Locations"):
+            break
+        if m is None:
+            continue
+        values = [int(v) for v in m.group(1).split()]
+        sums = [s + v for s, v in zip(sums, values, strict=True)]
+    return types, sums
+
+
+def export(args: list[str]) -> None:
+    result = CliRunner().invoke(main, ["export", *args])
+    assert result.exit_code == 0, result.output
+
+
+def decode(path: Path) -> object:
+    profile = message_class("Profile")()
+    profile.ParseFromString(gzip.decompress(path.read_bytes()))
+    return profile
+
+
+@pytest.mark.parametrize("name", ["leaky-hc.prof", "leaky-pj.prof", "leaky-hy.prof"])
+def test_a_cost_centre_report_as_pprof_has_the_report_s_totals(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "p.pb.gz"
+    export([str(CORPUS / name), "--to", "pprof", "-o", str(out), "--label", "commit=abc123"])
+    with open_source(CORPUS / name) as s:
+        profile = s.cost_centres()
+    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    assert types == ["samples/count", "cpu/nanoseconds", "alloc_space/bytes"]
+    interval = profile.tick_interval_us * 1000
+    assert sums == [profile.total_ticks, profile.total_ticks * interval, profile.total_alloc]
+    top = go_pprof(["-top", "-sample_index=alloc_space"], out, tmp_path)
+    assert "commit=abc123" in top and "service_name=leaky-prof" in top
+
+
+@pytest.mark.parametrize(
+    ("name", "census"),
+    [("leaky-hc.hp", "peak"), ("leaky-hy.hp", "last"), ("leaky-hT.eventlog", "1")],
+)
+def test_a_heap_census_as_pprof_holds_the_census_s_bytes(
+    name: str, census: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "h.pprof"
+    export([str(CORPUS / name), "-o", str(out), "--census", census])
+    with open_source(CORPUS / name) as s:
+        samples = [x for x in s.heap_samples()]
+    # An independent choice of the census, over the whole profile in memory.
+    if census == "peak":
+        want = max(samples, key=lambda x: x.total)
+    elif census == "last":
+        want = [x for x in samples if x.values][-1]
+    else:
+        want = samples[int(census) - 1]
+    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    assert types == ["inuse_space/bytes"]
+    assert sums == [want.total]
+
+
+def test_cost_centre_bands_become_stacks(tmp_path: Path) -> None:
+    out = tmp_path / "h.pb.gz"
+    export([str(CORPUS / "leaky-hc.hp"), "--to", "pprof", "-o", str(out)])
+    traces = go_pprof(["-traces"], out, tmp_path)
+    # GHC's band "(304)mkRecord/buildIndex.\\..." is the stack mkRecord <- buildIndex.\...
+    assert re.search(r"mkRecord\n\s+buildIndex\.\\\.\.\.", traces), traces
+    assert stack_of_band("(304)mkRecord/buildIndex.\\...") == ["buildIndex.\\...", "mkRecord"]
+
+
+def test_perf_samples_as_pprof_count_every_sample(tmp_path: Path) -> None:
+    out = tmp_path / "perf.pb.gz"
+    binary, data = PERF / "work", PERF / "work-n2.perf.data"
+    result = CliRunner().invoke(
+        main, ["perf", "report", str(binary), str(data), "--export", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    assert types == ["samples/count", "cpu/nanoseconds"]
+    assert sums[0] == perf_profile(str(data), str(binary)).samples
+    # Source lines of GHC's spans reach pprof's line table.
+    assert "Work.hs" in go_pprof(["-raw"], out, tmp_path)
+
+
+def test_the_same_input_gives_the_same_bytes(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.pb.gz", tmp_path / "b.pb.gz"
+    export([str(CORPUS / "leaky-hc.prof"), "--to", "pprof", "-o", str(a)])
+    export([str(CORPUS / "leaky-hc.prof"), "--to", "pprof", "-o", str(b)])
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_builder_interns_and_lists_leaf_first() -> None:
+    b = PprofBuilder([("samples", "count")], PprofMeta("prog", (("service_name", "s"),)))
+    b.add([PprofFrame("main", "Main.hs", 3), PprofFrame("f")], [2])
+    b.add([PprofFrame("main", "Main.hs", 3), PprofFrame("g")], [3])
+    p = message_class("Profile")()
+    p.ParseFromString(gzip.decompress(b.to_bytes()))
+    strings = list(p.string_table)
+    assert strings[0] == ""
+    assert len(p.location) == 3 and len(p.function) == 3
+    first = p.sample[0]
+    names = [
+        strings[p.function[p.location[i - 1].line[0].function_id - 1].name]
+        for i in first.location_id
+    ]
+    assert names == ["f", "main"]
+    assert [list(s.value) for s in p.sample] == [[2], [3]] and b.total == [5]
+
+
+def test_a_census_past_the_end_and_bad_options_are_one_line_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = str(tmp_path / "x.pb.gz")
+    r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--census", "99"])
+    assert r.exit_code == 1 and "holds 7 complete censuses; --census 99" in r.output
+    r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--census", "x"])
+    assert r.exit_code != 0 and "--census takes peak, last" in r.output
+    r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--label", "x"])
+    assert r.exit_code == 2 and "not KEY=VALUE" in r.output
+    assert not Path(out).exists()
+    with open_source(CORPUS / "leaky-hc.hp") as s:
+        assert pick_census(s.heap_samples(), "peak", s.name).count == 7
