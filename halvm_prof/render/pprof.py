@@ -19,9 +19,9 @@ from functools import cache
 from typing import Any
 
 from halvm_prof.analysis.census import stack_of_band
+from halvm_prof.analysis.weights import frame_name, self_weights
 from halvm_prof.model import CostCentreProfile, HeapSample
 from halvm_prof.render.speedscope import frame_of
-from halvm_prof.render.weights import frame_name, self_weights
 
 # (field name, number, type, repeated, message type) per message of profile.proto.
 _INT64, _UINT64, _BOOL, _STRING, _MESSAGE = 3, 4, 8, 9, 11
