@@ -4,7 +4,7 @@ Routes (:func:`routes`): ``/`` the page, ``/snapshot.json`` the current
 :class:`~halvm_prof.live.state.Snapshot`, ``/events`` Server-Sent Events (one ``snapshot``
 message per change, at most one per :data:`MIN_PUSH_INTERVAL`; a viewer that falls behind gets
 only the newest, so a slow or vanished viewer holds nothing), ``/report`` the offline report
-``run`` writes at the end.
+``run`` writes at the end, ``/metrics`` the snapshot for Prometheus (:mod:`.metrics`).
 
 One task polls the followers every ``poll_interval`` seconds, in a worker thread: reading and
 decoding a busy eventlog, or ``run`` writing its report when the program ends, never holds up
@@ -36,7 +36,7 @@ import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import uvicorn
@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from halvm_prof.errors import HalvmProfError
+from halvm_prof.live.metrics import CONTENT_TYPE, render_metrics
 from halvm_prof.live.page import render_live_page
 from halvm_prof.live.state import LiveState, Snapshot
 
@@ -164,6 +165,14 @@ class Hub:
     @property
     def published(self) -> Snapshot:
         return self.encoded.snapshot
+
+    def metrics(self, now: float) -> str:
+        """``GET /metrics``: the published snapshot, its source lag as of ``now``."""
+        enc = self.encoded
+        snap = enc.snapshot
+        if snap.age is not None:
+            snap = replace(snap, age=round(snap.age + max(0.0, now - enc.made), 3))
+        return render_metrics([(snap, ())])
 
     def _encode(self, snapshot: Snapshot) -> Encoded:
         self.encodings += 1
@@ -419,9 +428,7 @@ class Connection(H11Protocol):
     def _wait_for_request(self) -> None:
         self._cancel_timer()
         self.guard.waiting[self] = None
-        self._timer = self.loop.call_later(
-            self.guard.request_timeout, self.close_waiting, "idle"
-        )
+        self._timer = self.loop.call_later(self.guard.request_timeout, self.close_waiting, "idle")
 
     def _busy(self) -> None:
         self._cancel_timer()
@@ -577,6 +584,11 @@ def routes(hub: Hub) -> list[BaseRoute]:
             return PlainTextResponse("no report yet: it is written when the program ends\n", 404)
         return FileResponse(path, media_type="text/html")
 
+    async def metrics(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+        return PlainTextResponse(hub.metrics(time.monotonic()), media_type=CONTENT_TYPE)
+
     async def favicon(_request: Request) -> Response:
         return Response(status_code=204)
 
@@ -585,6 +597,7 @@ def routes(hub: Hub) -> list[BaseRoute]:
         Route("/snapshot.json", snapshot),
         Route("/events", events),
         Route("/report", report),
+        Route("/metrics", metrics),
         Route("/favicon.ico", favicon),
     ]
 

@@ -10,8 +10,10 @@ hour-long one does.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
@@ -20,6 +22,7 @@ from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, H
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
+from halvm_prof.timeline.model import Collection
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
@@ -101,15 +104,22 @@ class HeapView:
     last_total: int
 
 
+#: Upper bounds (seconds) of the pause histogram's buckets; the last bucket is +Inf.
+PAUSE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
 @dataclass(frozen=True, slots=True)
 class GcView:
-    """GC figures and the heap size / live bytes series from an eventlog."""
+    """GC figures and the heap size / live bytes series from an eventlog. ``pauses`` counts the
+    collections whose pause is at most each bound of :data:`PAUSE_BUCKETS` (cumulative, as
+    Prometheus' histograms are), then all of them."""
 
     collections: int
     pause_total: float
     pause_max: float
     heap_size: list[tuple[float, int]]
     live_bytes: list[tuple[float, int]]
+    pauses: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +211,8 @@ class LiveState:
         self.heap_size = BoundedSeries()
         self.live_bytes = BoundedSeries()
         # One collection however many capabilities take part: the offline timeline's fold.
-        self._gc = CollectionFold(on_share=self._gc_share)
+        self._gc = CollectionFold(on_share=self._gc_share, on_collection=self._gc_pause)
+        self._pause_counts = [0] * (len(PAUSE_BUCKETS) + 1)
         self._activity = BinGrid(CAP_SLOTS)
         self._running: dict[int, int] = {}  # capability -> when its thread began running
         self._caps_seen: set[int] = set()
@@ -321,6 +332,9 @@ class LiveState:
         elif t == ev.HEAP_LIVE and e.args:
             self.live_bytes.add(e.time / 1e9, e.args[1])
 
+    def _gc_pause(self, col: Collection) -> None:
+        self._pause_counts[bisect.bisect_left(PAUSE_BUCKETS, col.pause / 1e9)] += 1
+
     def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
         del cut
         self._caps_seen.add(cap)
@@ -359,6 +373,7 @@ class LiveState:
             pause_max=g.longest / 1e9,
             heap_size=self.heap_size.shown(),
             live_bytes=self.live_bytes.shown(),
+            pauses=list(itertools.accumulate(self._pause_counts)),
         )
 
     def _cap_view(self) -> CapView | None:
