@@ -40,21 +40,56 @@ def _note(text: str | None) -> None:
     help="Run folder (default: ./NAME.perf).",
 )
 @click.option("--force", is_flag=True, help="Replace a perf.data already in the folder.")
-@click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--pid",
+    type=click.IntRange(min=1),
+    help="Attach to this running program instead of starting one (until it exits).",
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --pid: stop after this many seconds.",
+)
+@click.argument("program", nargs=-1, type=click.UNPROCESSED)
 def record(
     eventlog: bool,
     frequency: int,
     call_graph: bool,
     output: str | None,
     force: bool,
+    pid: int | None,
+    duration: float | None,
     program: tuple[str, ...],
 ) -> None:
-    """Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder.
+    """Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder, or attach to a
+    running one with --pid.
 
     Give the program and its arguments after --: halvm-prof record --eventlog -- ./prog 10
     """
     from halvm_prof.perf.record import record as run
+    from halvm_prof.perf.record import record_pid
 
+    if pid is not None:
+        if program or eventlog:
+            raise click.UsageError(
+                "--pid attaches to a running program: give no PROGRAM or --eventlog"
+            )
+        done = record_pid(
+            pid,
+            output or f"pid-{pid}.perf",
+            frequency=frequency,
+            call_graph=call_graph,
+            duration=duration,
+            force=force,
+        )
+        click.echo(f"wrote {done.perf_data}")
+        if done.eventlog:
+            click.echo(f"its eventlog: {done.eventlog}")
+        return
+    if duration is not None:
+        raise click.UsageError("--duration goes with --pid")
+    if not program:
+        raise click.UsageError("give a PROGRAM to run (after --), or --pid of a running one")
     folder = output or f"{Path(program[0]).name}.perf"
     done = run(
         list(program),

@@ -87,18 +87,8 @@ def record(
         raise InputError("no such program", path=exe, hint="give a path like ./prog")
     perf = find_perf()
     check_paranoid()
-    out = Path(folder)
+    out = _run_folder(folder, force)
     perf_data = out / "perf.data"
-    if perf_data.exists() and not force:
-        raise OutputError("already holds a perf.data", path=out, hint="use --force to replace it")
-    if out.exists() and not out.is_dir():
-        raise OutputError(
-            "is not a folder", path=out, hint="give -o a folder; it is made if missing"
-        )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"cannot make the run folder: {e.strerror}", path=out) from e
     args = list(program)
     log: Path | None = None
     if eventlog:
@@ -128,6 +118,83 @@ def record(
         done.returncode,
         tuple(cmd),
     )
+
+
+def running_eventlog(pid: int, proc: Path = Path("/proc")) -> str | None:
+    """The eventlog a running GHC program writes, from its command line (``-ol``, or ``-l``
+    into ``NAME.eventlog`` in its working folder); None when it writes none we can tell."""
+    try:
+        words = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")
+        cwd = os.readlink(proc / str(pid) / "cwd")
+    except OSError:
+        return None
+    args = [w.decode("utf-8", "surrogateescape") for w in words if w]
+    rts: list[str] = []
+    inside = False
+    for w in args[1:]:
+        if w in ("+RTS", "-RTS"):
+            inside = w == "+RTS"
+        elif inside:
+            rts.append(w)
+    named = [w[3:] for w in rts if w.startswith("-ol") and len(w) > 3]
+    if named:
+        return os.path.join(cwd, named[-1])
+    if any(w == "-l" or (w.startswith("-l") and not w.startswith("-ol")) for w in rts):
+        return os.path.join(cwd, f"{Path(args[0]).name}.eventlog") if args else None
+    return None
+
+
+def record_pid(
+    pid: int,
+    folder: str | os.PathLike[str],
+    *,
+    frequency: int = DEFAULT_FREQUENCY,
+    call_graph: bool = False,
+    duration: float | None = None,
+    force: bool = False,
+) -> RecordRun:
+    """Attach perf to the running process ``pid`` until it exits (or ``duration`` seconds),
+    writing ``perf.data`` to ``folder``; the eventlog it writes, where it can be told, is
+    named in the result (it is the program's own file, not a copy)."""
+    proc = Path("/proc") / str(pid)
+    if pid <= 0 or not proc.is_dir():
+        raise InputError(f"no process {pid} is running", hint="give the pid of a running program")
+    perf = find_perf()
+    check_paranoid()
+    out = _run_folder(folder, force)
+    perf_data = out / "perf.data"
+    # Read while the process is there: perf returns when it has exited.
+    log = running_eventlog(pid)
+    cmd = [perf, "record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", str(frequency)]
+    if call_graph:
+        cmd.append("-g")
+    cmd += ["-p", str(pid), "-o", str(perf_data)]
+    if duration is not None:
+        # perf stops when the command it runs beside the attached process ends.
+        cmd += ["--", "sleep", f"{duration:g}"]
+    try:
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    except OSError as e:
+        raise ToolError(f"cannot run perf: {e.strerror}", path=perf) from e
+    if not perf_data.exists() or perf_data.stat().st_size == 0:
+        raise _failure(done.stderr.decode("utf-8", "replace"), f"pid {pid}", False)
+    return RecordRun(str(out), str(perf_data), log, 0, tuple(cmd))
+
+
+def _run_folder(folder: str | os.PathLike[str], force: bool) -> Path:
+    out = Path(folder)
+    perf_data = out / "perf.data"
+    if perf_data.exists() and not force:
+        raise OutputError("already holds a perf.data", path=out, hint="use --force to replace it")
+    if out.exists() and not out.is_dir():
+        raise OutputError(
+            "is not a folder", path=out, hint="give -o a folder; it is made if missing"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot make the run folder: {e.strerror}", path=out) from e
+    return out
 
 
 def _failure(err: str, exe: str, eventlog: bool) -> ToolError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
@@ -165,6 +166,40 @@ def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
     # a second run into the same folder needs --force
     code, _, err = run("record", "-o", str(folder), "--", str(prog), "1")
     assert code == 1 and "--force" in err
+
+
+def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
+    require_program("perf", "linux-perf")
+    prog = tmp_path / "work"
+    shutil.copy(BINARY, prog)
+    log = tmp_path / "w.eventlog"
+    child = subprocess.Popen(
+        [str(prog), "3", "+RTS", "-l", f"-ol{log.name}", "-RTS"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        folder = tmp_path / "attached"
+        code, out, err = run("record", "--pid", str(child.pid), "-F", "2000", "-o", str(folder))
+    finally:
+        child.wait(60)
+    assert code == 0, err
+    assert f"its eventlog: {log}" in out
+    code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")
+    assert code == 0 and json.loads(out)["samples"] > 5, err
+    code, out, err = run("perf", "merge", str(folder / "perf.data"), str(log), "--json")
+    assert code == 0, err
+    assert json.loads(out)["confidence"] >= 0.9
+
+
+def test_record_pid_refuses_what_it_cannot_attach_to(tmp_path: Path) -> None:
+    code, _, err = run("record", "--pid", "999999999", "-o", str(tmp_path / "r"))
+    assert code == 1 and "no process 999999999 is running" in err
+    code, _, err = run("record", "--pid", "1", "-o", str(tmp_path / "r"), "--", "ls")
+    assert code == 2 and "give no PROGRAM" in err
+    code, _, err = run("record", "--duration", "1", "--", "ls")
+    assert code == 2 and "--duration goes with --pid" in err
+    assert not (tmp_path / "r").exists()
 
 
 def test_record_reports_a_program_that_refuses_the_eventlog(tmp_path: Path) -> None:
