@@ -54,7 +54,7 @@ def _kind(name: str) -> str:
 
 
 def test_readme_lists_exactly_the_files_here() -> None:
-    assert len(FILES) == len(set(FILES)) == 23
+    assert len(FILES) == len(set(FILES)) == 24
     here = {
         p.name
         for p in HERE.iterdir()
@@ -75,8 +75,11 @@ def test_fixture_is_the_kind_the_readme_says(name: str) -> None:
 def test_every_eventlog_has_a_reference(name: str) -> None:
     text = (HERE / f"{name}.reference").read_text(encoding="utf-8")
     assert text.startswith("Event Types:\n") and "\nEvents:\n" in text
-    # ghc-events reached the end: GHC's last events delete the capability sets.
-    assert text.endswith(": deleted capset 1\n\n")
+    assert text.endswith("\n\n")
+    # GHC deletes the capability sets at exit (a capability's own buffer, flushed later, may
+    # still hold events stamped after that); in one kept log those events were lost.
+    deleted = ": deleted capset 1\n" in text[-2000:]
+    assert deleted == (name != "parfib-N4-l-lost-end.eventlog")
 
 
 @pytest.mark.parametrize("name", HPS)
@@ -84,7 +87,7 @@ def test_hp_reads_whole(name: str) -> None:
     profile = read_hp(HERE / name)
     assert profile.complete and profile.closed, profile.note
     assert profile.header.job.startswith(("leaky-prof ", "leaky-ipe "))
-    assert len(profile.samples) >= 5
+    assert len(profile.samples) >= 4
     assert any(sample.values for sample in profile.samples)
 
 
@@ -99,7 +102,7 @@ def test_eventlog_and_hp_of_one_run_agree(name: str) -> None:
     words = [args.group(1), *re.findall(r'"([^"]*)"', args.group(2))]
     assert words[-1] == "-RTS" and profile.header.job == " ".join(words[:-1])
     censuses = len(re.findall(r": start heap prof sample 0\n", reference))
-    assert censuses >= 3
+    assert censuses >= 2
     assert len(profile.samples) == censuses + 2
     assert not profile.samples[0].values and not profile.samples[-1].values
 
@@ -123,13 +126,26 @@ def test_burn_samples_name_its_three_functions() -> None:
     assert {"longestCollatz", "countPrimes", "sumSquares"} <= {n.split(".")[0] for n in tops if n}
 
 
+@pytest.mark.parametrize("name", EVENTLOGS)
+def test_time_samples_only_with_p(name: str) -> None:
+    """README: -p and any -l make time-profile samples, even -l-au; -l or a heap profile alone
+    make none ("heap prof sample" is another event)."""
+    reference = (HERE / f"{name}.reference").read_text(encoding="utf-8")
+    samples = len(
+        re.findall(r"(?m)^\d+: cap no \d+, prof sample \d+, cost centre stack ", reference)
+    )
+    with_p = name in ("leaky-p-l.eventlog", "burn-p-l-au.eventlog")
+    assert (samples > 100) == with_p and (samples == 0) != with_p
+    assert ("start time profiling, tick interval 1000000 (ns)" in reference) == with_p
+
+
 def test_ticky_report_is_the_text_report() -> None:
     text = (HERE / "ticky.r.txt").read_text(encoding="utf-8")
     assert text.startswith("'./ticky' '200000' +RTS '-rticky.r.txt' \n")
     assert "\nENTERS: " in text and "Main.$wdigits" in text
     reference = (HERE / "ticky-lT.eventlog.reference").read_text(encoding="utf-8")
     assert reference.count(": ticky counter definition ") >= 5
-    assert reference.count(": ticky counter sample ") >= 20
+    assert reference.count(": ticky counter sample ") >= 10
 
 
 def _as_ghc_events_019(text: str) -> str:

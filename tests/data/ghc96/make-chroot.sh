@@ -13,6 +13,8 @@ exec 9>"$dir.lock"
 flock 9
 # Another build may have finished while this one waited for the lock.
 [ -x "$dir/usr/bin/ghc" ] && exit 0
+# Under the lock, any temporary sibling is what a killed build left (a trap cannot run on SIGKILL).
+rm -rf "$dir".tmp.*
 tmp=$(mktemp -d "$dir.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mmdebstrap --quiet --mode=root --variant=apt \

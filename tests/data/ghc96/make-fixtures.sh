@@ -38,7 +38,7 @@ for m in hc hy hd hT; do
 done
 # Half the size: with -l the scheduler events (every stack-chunk overflow of lazySum) dominate.
 for m in hc hT; do
-  r ./leaky-prof 50000 +RTS -$m -l -i0.02 -RTS >/dev/null
+  r ./leaky-prof 50000 +RTS -$m -l -i0.01 -RTS >/dev/null
   mv "$b/leaky-prof.hp" "$out/leaky-$m-l.hp" && mv "$b/leaky-prof.eventlog" "$out/leaky-$m-l.eventlog"
 done
 # Time-profile samples (EVENT_PROF_SAMPLE_COST_CENTRE): -p and any -l. The RTS posts one per tick
@@ -52,7 +52,7 @@ mv "$b/burn.prof" "$out/burn-p-l-au.prof" && mv "$b/burn.eventlog" "$out/burn-p-
 
 # Info-table profiles: the IPE events in the eventlog, the info table addresses in the .hp.
 r ./leaky-ipe 100000 +RTS -hi -i0.02 -RTS >/dev/null && mv "$b/leaky-ipe.hp" "$out/leaky-hi.hp"
-r ./leaky-ipe 50000 +RTS -hi -l -i0.02 -RTS >/dev/null
+r ./leaky-ipe 50000 +RTS -hi -l -i0.01 -RTS >/dev/null
 mv "$b/leaky-ipe.hp" "$out/leaky-hi-l.hp" && mv "$b/leaky-ipe.eventlog" "$out/leaky-hi-l.eventlog"
 
 # Threaded: scheduler, GC, sampled spark counters, user events and markers; -lf every spark event.
@@ -66,7 +66,7 @@ r ./leaky-ev 4000 +RTS -l -A64k -RTS >/dev/null && mv "$b/leaky-ev.eventlog" "$o
 
 # Ticky-ticky counters: in the eventlog (-lT: definitions, then all counters at each -i tick) and
 # the text report (-r). GHC 9.6 refuses both in one run ("cannot be used in conjunction").
-r ./ticky 200000 +RTS -l -lT -i0.01 -RTS >/dev/null && mv "$b/ticky.eventlog" "$out/ticky-lT.eventlog"
+r ./ticky 200000 +RTS -l -lT -i0.005 -RTS >/dev/null && mv "$b/ticky.eventlog" "$out/ticky-lT.eventlog"
 r ./ticky 200000 +RTS -rticky.r.txt -RTS >/dev/null && mv "$b/ticky.r.txt" "$out/ticky.r.txt"
 
 # ghc-events 0.19.0.1's reading of every eventlog here (trixie has its library, no executable).
