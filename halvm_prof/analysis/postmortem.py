@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
 from halvm_prof.inputs.source import DiskSource, open_disk, open_source
+from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
 
@@ -75,28 +76,80 @@ class HeapRun:
     tail_stats: list[BandStats]
 
 
+@dataclass(frozen=True, slots=True)
+class GrowingBand:
+    """A band growing before the end: its slope over the last third and the fit's R²."""
+
+    band: str
+    slope: float
+    r2: float
+
+
+@dataclass(frozen=True, slots=True)
+class HeapFacts:
+    """The heap figures the verdict is drawn from (times in the profile's sample unit)."""
+
+    samples: int
+    last_sample_time: float
+    last_total: int
+    peak_total: int
+    peak_time: float
+    trend: Literal["rising", "falling", "flat"]
+    trend_bytes_per_s: float
+    trend_from: float
+    growing_bands: tuple[GrowingBand, ...]
+    #: Peak residency over the VM's memory, when the memory is known.
+    peak_share_of_memory: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a post-mortem tells: the disks, the heap facts, the headline and the verdict's
+    lines (the first says the headline). The post-mortem page shows it."""
+
+    disks: tuple[DiskReport, ...]
+    memory_mib: int | None
+    heap: HeapFacts | None
+    headline: str
+    lines: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        heap: dict[str, Any] = {}
+        if self.heap is not None:
+            heap = plain(self.heap)
+            if self.heap.peak_share_of_memory is None:
+                del heap["peak_share_of_memory"]
+        return {
+            "disks": [plain(d) for d in self.disks],
+            "memory_mib": self.memory_mib,
+            "heap": heap,
+            "headline": self.headline,
+            "verdict": list(self.lines),
+        }
+
+
 @dataclass(slots=True)
 class Postmortem:
-    """The disks, what was recovered, and the verdict. ``heap_reader`` is the reader that read
-    the recovered heap profile (its header, marks and notes, for a page)."""
+    """The disks, what was recovered, and the verdict, while they are worked out.
+    ``heap_reader`` is the reader that read the recovered heap profile (its header, marks and
+    notes, for a page); :meth:`result` is what a post-mortem tells."""
 
     disks: list[DiskReport]
     heap: HeapRun | None = None
     heap_reader: HeapSampleReader | None = None
     prof: CostCentreProfile | None = None
     memory_mib: int | None = None
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: HeapFacts | None = None
     headline: str = ""
     verdict: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "disks": [asdict(d) for d in self.disks],
-            "memory_mib": self.memory_mib,
-            "heap": self.facts,
-            "headline": self.headline,
-            "verdict": self.verdict,
-        }
+    def result(self) -> Verdict:
+        return Verdict(
+            tuple(self.disks), self.memory_mib, self.facts, self.headline, tuple(self.verdict)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.result().to_json()
 
 
 def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
@@ -288,24 +341,24 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
         key=lambda s: (-s.slope, s.name),
     )[:GROWING_BANDS]
-    trend = (
+    trend: Literal["rising", "falling", "flat"] = (
         "rising"
         if slope * tail_duration >= threshold
         else "falling"
         if -slope * tail_duration >= threshold
         else "flat"
     )
-    pm.facts = {
-        "samples": run.samples,
-        "last_sample_time": run.last_time,
-        "last_total": run.last_total,
-        "peak_total": acc.peak_total,
-        "peak_time": acc.peak_time,
-        "trend": trend,
-        "trend_bytes_per_s": slope,
-        "trend_from": run.tail_from,
-        "growing_bands": [{"band": s.name, "slope": s.slope, "r2": s.r2} for s in growing],
-    }
+    pm.facts = HeapFacts(
+        samples=run.samples,
+        last_sample_time=run.last_time,
+        last_total=run.last_total,
+        peak_total=acc.peak_total,
+        peak_time=acc.peak_time,
+        trend=trend,
+        trend_bytes_per_s=slope,
+        trend_from=run.tail_from,
+        growing_bands=tuple(GrowingBand(s.name, s.slope, s.r2) for s in growing),
+    )
     v.append(
         f"Last census at {run.last_time:.3f} s: {run.last_total:,} bytes live; "
         f"peak {acc.peak_total:,} bytes at {acc.peak_time:.3f} s."
@@ -326,7 +379,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     concern = "the heap was still growing at the end" if trend == "rising" else ""
     if pm.memory_mib:
         share = acc.peak_total / (pm.memory_mib << 20)
-        pm.facts["peak_share_of_memory"] = share
+        pm.facts = replace(pm.facts, peak_share_of_memory=share)
         if share >= MEMORY_WARN:
             v.append(
                 f"Heap residency reached {share:.0%} of the VM's {pm.memory_mib} MiB: an "

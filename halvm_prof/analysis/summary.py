@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from halvm_prof.analysis.costcentre import (
-    CostCentreTotals,
+    CostCentreRow,
     aggregate,
+    cost_centre_row,
     hottest_path,
     rts_time,
     top,
@@ -38,15 +39,40 @@ NO_HEAP_SAMPLES_BEFORE_CUT = "no heap census was written before the log stops"
 
 @dataclass(frozen=True, slots=True)
 class BandRow:
-    """One of the top bands: its share of the residency over time, and its trend."""
+    """A band's figures over the whole profile (:class:`BandStats`) with its share of the
+    residency over time (%): a row of the summary's top bands and of the report's band table."""
 
     band: str
     integrated: float
     share: float
     max: int
     mean: float
+    stddev: float
+    intercept: float
     slope: float
     r2: float
+    leak: bool
+
+
+def band_row(s: BandStats, total_integrated: float, peak_total: int) -> BandRow:
+    """The row of a band whose profile integrates to ``total_integrated`` over all bands."""
+    if total_integrated > 0:
+        share = 100.0 * s.integrated / total_integrated
+    else:
+        # Without a duration (one census) a band's share is of the peak census instead.
+        share = 100.0 * s.max / peak_total if peak_total else 0.0
+    return BandRow(
+        band=s.name,
+        integrated=s.integrated,
+        share=share,
+        max=s.max,
+        mean=s.mean,
+        stddev=s.stddev,
+        intercept=s.intercept,
+        slope=s.slope,
+        r2=s.r2,
+        leak=s.leak_suspect,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,21 +117,6 @@ class HeapSummary:
         if not self.bands_folded:
             del data["bands_folded"]
         return data
-
-
-@dataclass(frozen=True, slots=True)
-class CostCentreRow:
-    cost_centre: str
-    module: str
-    src: str
-    name: str
-    entries: int
-    individual_time: float
-    individual_alloc: float
-    inherited_time: float
-    inherited_alloc: float
-    ticks: int | None
-    alloc: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,13 +228,6 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
     acc, header = scan.accumulator, scan.header
     # Only the top bands are kept: a profile with a million bands costs no more than ten.
     kept = top_bands(acc, top_n)
-    total = kept.total_integrated
-
-    def share(s: BandStats) -> float:
-        # Without a duration (one census) a band's share is of the peak census instead.
-        if total > 0:
-            return 100.0 * s.integrated / total
-        return 100.0 * s.max / acc.peak_total if acc.peak_total else 0.0
 
     return HeapSummary(
         job=header.job,
@@ -239,29 +243,11 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         complete=scan.complete and scan.closed,
         closed=scan.closed,
         note=scan.note,
-        top=tuple(
-            BandRow(s.name, s.integrated, share(s), s.max, s.mean, s.slope, s.r2) for s in kept.top
-        ),
+        top=tuple(band_row(s, kept.total_integrated, acc.peak_total) for s in kept.top),
         leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
         source=scan.source,
         leak_suspects_folded=kept.leak_suspects_folded,
         bands_folded=scan.folded,
-    )
-
-
-def _cc_row(t: CostCentreTotals) -> CostCentreRow:
-    return CostCentreRow(
-        cost_centre=t.label,
-        module=t.module,
-        src=t.src,
-        name=t.name,
-        entries=t.entries,
-        individual_time=round(t.individual_time, 4),
-        individual_alloc=round(t.individual_alloc, 4),
-        inherited_time=round(t.inherited_time, 4),
-        inherited_alloc=round(t.inherited_alloc, 4),
-        ticks=t.ticks,
-        alloc=t.alloc,
     )
 
 
@@ -291,10 +277,10 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
         tree_nodes=tree_size(profile),
         complete=profile.complete,
         note=profile.note,
-        top_time=tuple(_cc_row(t) for t in top(totals, "individual_time", top_n)),
-        top_alloc=tuple(_cc_row(t) for t in top(totals, "individual_alloc", top_n)),
-        top_inherited_time=tuple(_cc_row(t) for t in top(below, "inherited_time", top_n)),
-        top_inherited_alloc=tuple(_cc_row(t) for t in top(below, "inherited_alloc", top_n)),
+        top_time=tuple(cost_centre_row(t) for t in top(totals, "individual_time", top_n)),
+        top_alloc=tuple(cost_centre_row(t) for t in top(totals, "individual_alloc", top_n)),
+        top_inherited_time=tuple(cost_centre_row(t) for t in top(below, "inherited_time", top_n)),
+        top_inherited_alloc=tuple(cost_centre_row(t) for t in top(below, "inherited_alloc", top_n)),
         rts_time=rts_time(profile),
         hottest_path=_path(hottest_path(profile)),
         hottest_alloc_path=_path(hottest_path(profile, by="alloc")),

@@ -7,11 +7,11 @@ import os
 import click
 
 from halvm_prof.analysis.postmortem import analyse
+from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
 from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import InputError
-from halvm_prof.render.html import HeapSectionBuilder, Input
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
 
@@ -91,10 +91,11 @@ def postmortem(
                 (f"time profile (recovered from {came.get('time profile', 'xvdp1')})", pm.prof)
             )
         with progress("writing the report"):
-            write_page(output, inputs=inputs, title="HaLVM post-mortem", postmortem=pm.to_dict())
+            data = build_report_data(inputs, title="HaLVM post-mortem", postmortem=pm.result())
+            write_page(output, data)
     # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
-        say(dumps_json(pm.to_dict() | {"report": output}).rstrip("\n"), output)
+        say(dumps_json(pm.to_json() | {"report": output}).rstrip("\n"), output)
     else:
         if output == STDOUT:
             for line in pm.verdict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,17 +11,19 @@ from typing import Any
 import click
 
 from halvm_prof.analysis.heap_view import SORTS, HeapView
+from halvm_prof.analysis.report import TOP_BANDS, Input, ReportData, build_report_data
 from halvm_prof.cli.common import (
     STDOUT,
     check_output,
     force_option,
+    open_input_source,
     open_output,
     refuse_terminal,
     say,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.fileio import display_name
-from halvm_prof.render.html import TOP_BANDS, write_file_report, write_report
+from halvm_prof.render.html import write_report
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | os.PathLike[str] | None]) -> None:
@@ -37,13 +40,17 @@ def check_html_output(
     check_output(output, force=force, replaces_files=True, inputs=inputs)
 
 
-def write_page(output: str, **kwargs: Any) -> None:
+def write_page(output: str, data: ReportData) -> None:
     """``write_report`` to a file, or to standard output for ``-``."""
     if output == STDOUT:
         with open_output(output, "w") as f:
-            write_report(output=f, **kwargs)
+            write_report(data, f)
     else:
-        write_report(output=output, **kwargs)
+        write_report(data, output)
+
+
+def _label(file: str) -> str:
+    return "stdin" if file == "-" else display_name(Path(file).name)
 
 
 def heap_view_options(f: Any) -> Any:
@@ -89,7 +96,7 @@ def heap_view_of(
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -117,15 +124,19 @@ def report(
 ) -> None:
     """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.
 
-    Give both files of one run (its .hp and .prof) to see them on one page.
+    Give both files of one run (its .hp and .prof) to see them on one page. A FILE may be -
+    for standard input.
     """
     check_html_output(output, force, files)
-    page_title = title or ", ".join(display_name(Path(f).name) for f in files)
+    if files.count("-") > 1:
+        raise click.UsageError("standard input (-) can be given once")
+    page_title = title or ", ".join(_label(f) for f in files)
     heap_view = heap_view_of(**view)
     with progress("writing the report", input_size(files)):
-        if output == STDOUT:
-            with open_output(output, "w") as f:
-                write_file_report(files, f, title=page_title, top_bands=bands, view=heap_view)
-        else:
-            write_file_report(files, output, title=page_title, top_bands=bands, view=heap_view)
+        with contextlib.ExitStack() as stack:
+            inputs: list[tuple[str, Input]] = [
+                (_label(f), stack.enter_context(open_input_source(f))) for f in files
+            ]
+            data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
+        write_page(output, data)
     say(f"wrote {output}", output)

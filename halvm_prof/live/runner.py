@@ -276,9 +276,10 @@ class Run:
         )
 
     def _write_report(self, crashed: bool) -> str | None:
+        from halvm_prof.analysis.report import Input, build_report_data
         from halvm_prof.errors import HalvmProfError
         from halvm_prof.inputs.source import open_source
-        from halvm_prof.render.html import Input, write_report
+        from halvm_prof.render.html import write_report
 
         stack = contextlib.ExitStack()
         inputs: list[tuple[str, Input]] = []
@@ -296,15 +297,13 @@ class Run:
         if crashed and self.saved_hp.exists():
             from halvm_prof.analysis.postmortem import heap_verdict
 
-            postmortem = heap_verdict(self.saved_hp).to_dict()
+            postmortem = heap_verdict(self.saved_hp).result()
         try:
             with stack:
-                write_report(
-                    inputs,
-                    self.report_path,
-                    title=f"{self.name}: run in {self.folder.name}",
-                    postmortem=postmortem,
+                data = build_report_data(
+                    inputs, title=f"{self.name}: run in {self.folder.name}", postmortem=postmortem
                 )
+            write_report(data, self.report_path)
         except HalvmProfError:
             return None
         return str(self.report_path)

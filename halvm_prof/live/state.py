@@ -94,7 +94,7 @@ class Band:
 
 
 @dataclass(frozen=True, slots=True)
-class HeapView:
+class LiveHeap:
     """The heap by band: ``times`` and ``totals`` (bytes), and the top bands' values."""
 
     times: list[float]
@@ -167,7 +167,7 @@ class Snapshot:
     stale_why: str
     version: int
     program: str
-    heap: HeapView
+    heap: LiveHeap
     gc: GcView | None
     exit: ExitView | None
     held_events: int
@@ -342,7 +342,7 @@ class LiveState:
 
     # -- the snapshot ----------------------------------------------------------------------
 
-    def _heap_view(self) -> HeapView:
+    def _heap_view(self) -> LiveHeap:
         points = self.band_points.shown()
         totals = self.totals.shown()
         names = sorted(self.band_index, key=lambda n: (-self.band_peak[self.band_index[n]], n))
@@ -355,7 +355,7 @@ class LiveState:
         rest = [sum(v for i, v in p[1].items() if i not in shown) for p in points]
         if any(rest):
             bands.append(Band(OTHER, rest))
-        return HeapView(
+        return LiveHeap(
             times=[p[0] for p in totals],
             totals=[p[1] for p in totals],
             bands=bands,

@@ -1,564 +1,28 @@
-"""One self-contained HTML report: heap charts and band table, cost-centre table, call tree and
-flame graphs, eventlogs' runtime timelines (``timeline_page.py``). The page's data is built apart
-from writing it, as frozen dataclasses (tests assert on them), and reaches the page only through
-``|tojson``, so names like ``</>`` cannot break it. Each input is a
-:class:`~halvm_prof.inputs.source.Source` read once: an eventlog's heap samples and its runtime
-timeline come from one pass.
+"""The self-contained HTML report page, written from :mod:`halvm_prof.analysis.report`'s data:
+heap charts and band table, cost-centre table, call tree and flame graphs, eventlogs' runtime
+timelines (laid out by ``timeline_page.py``). The data reaches the page only through
+``|tojson``, so names like ``</>`` cannot break it. Also :func:`render_page`, which the live
+page and the trend page share.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from importlib import resources
-from typing import IO, Any, Generic, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any
 
 import jinja2
 
-from halvm_prof import __version__
-from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.heap_view import HeapView, chart_bands
-from halvm_prof.analysis.weights import self_weights
-from halvm_prof.errors import FormatError
-from halvm_prof.fileio import atomic_write, display_name
-from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.inputs.heap_stats import HeapAccumulator
-from halvm_prof.inputs.source import EventlogSource, Source, open_source
-from halvm_prof.jsonable import plain
-from halvm_prof.model import (
-    CostCentreProfile,
-    HeapHeader,
-    HeapProfile,
-    HeapSample,
-    HeapSampleReader,
-    folded_bands_note,
-)
-
-#: Bands drawn by name; the rest are summed into "other".
-TOP_BANDS = 15
-#: A chart draws between this many and twice this many points; statistics use every sample.
-MAX_POINTS = 1000
-SPARK_POINTS = 60
-
-T = TypeVar("T")
-
-
-class Thinner(Generic[T]):
-    """Keep at most ``2 * limit`` items of a stream of unknown length, evenly spread, in one pass.
-
-    Items are taken in stretches of ``stride`` consecutive items, and each stretch keeps its
-    highest-scoring item, so a chart of the kept items still shows the peaks. When the buffer is
-    full, neighbouring stretches merge and the stride doubles. The first and the last item are
-    always kept, so a chart spans the whole run.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self.stride = 1
-        self.count = 0
-        self.kept: list[tuple[float, int, T]] = []
-        self._best: tuple[float, int, T] | None = None
-        self._in_stretch = 0
-        self._first: tuple[float, int, T] | None = None
-        self._last: tuple[float, int, T] | None = None
-
-    def add(self, item: T, score: float) -> None:
-        entry = (score, self.count, item)
-        if self._first is None:
-            self._first = entry
-        self._last = entry
-        self.count += 1
-        if self._best is None or score > self._best[0]:
-            self._best = entry
-        self._in_stretch += 1
-        if self._in_stretch == self.stride:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._best is not None:
-            self.kept.append(self._best)
-        self._best, self._in_stretch = None, 0
-        if len(self.kept) >= 2 * self.limit:
-            pairs = zip(self.kept[::2], self.kept[1::2], strict=False)
-            # On equal scores the earlier item stays: the result does not depend on the stride.
-            self.kept = [a if a[0] >= b[0] else b for a, b in pairs]
-            self.stride *= 2
-
-    def items(self) -> list[T]:
-        """The kept items in stream order."""
-        kept = list(self.kept)
-        if self._best is not None:
-            kept.append(self._best)
-        ends = [e for e in (self._first, self._last) if e is not None]
-        by_index = {e[1]: e for e in [*kept, *ends]}
-        return [by_index[i][2] for i in sorted(by_index)]
-
-
-def thin(items: list[T], limit: int, score: Callable[[T], float]) -> list[T]:
-    """:class:`Thinner` over a list."""
-    t: Thinner[T] = Thinner(limit)
-    for item in items:
-        t.add(item, score(item))
-    return t.items()
-
-
-def _pick(n: int, limit: int) -> list[int]:
-    """Evenly spread indices (first and last kept) to draw at most ``limit`` of ``n`` points."""
-    if n <= limit:
-        return list(range(n))
-    step = (n - 1) / (limit - 1)
-    return sorted({round(i * step) for i in range(limit)})
-
-
-@dataclass(frozen=True, slots=True)
-class Series:
-    name: str
-    values: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class BandRow:
-    """A band of the heap section's table (``spark``: its values at a few censuses)."""
-
-    name: str
-    integrated: float
-    mean: float
-    max: int
-    stddev: float
-    intercept: float
-    slope: float
-    r2: float
-    leak: bool
-    spark: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Peak:
-    total: int
-    time: float
-
-
-@dataclass(frozen=True, slots=True)
-class HeapSection:
-    """A heap profile: the drawn censuses (``times`` x ``series``), statistics over all."""
-
-    title: str
-    source: str
-    job: str
-    date: str
-    units: tuple[str, str]
-    complete: bool
-    note: str | None
-    samples: int
-    drawn: int
-    times: tuple[float, ...]
-    series: tuple[Series, ...]
-    marks: tuple[float, ...]
-    peak: Peak
-    bands: tuple[BandRow, ...]
-    kind: Literal["heap"] = "heap"
-    #: How the chart is first shown (order, filters, fixed y axis).
-    view: HeapView = field(default_factory=HeapView)
-    #: Bands the filters keep out of the chart (they stay in the table).
-    hidden: int = 0
-    #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
-    limit_note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return _without_limit_note(plain(self))
-
-
-@dataclass(frozen=True, slots=True)
-class CostCentreRow:
-    """A cost centre of the table: percentages of the run, exact counts where the report has
-    them (-P, -pj)."""
-
-    name: str
-    src: str
-    entries: int
-    it: float
-    ia: float
-    nt: float
-    na: float
-    ticks: int | None
-    bytes: int | None
-
-    @property
-    def empty(self) -> bool:
-        """Nothing recorded: all four percentages are zero (a CAF never entered, say)."""
-        return not (self.it or self.ia or self.nt or self.na or self.ticks or self.bytes)
-
-
-@dataclass(frozen=True, slots=True)
-class TreeNode:
-    """A call-tree node, flat: ``parent`` is the index of its parent (-1 for the root), so any
-    depth of tree is built and written without recursion. ``st``/``sa`` are its own (self)
-    weights for the flame graphs."""
-
-    parent: int
-    name: str
-    src: str
-    entries: int
-    it: float
-    ia: float
-    nt: float
-    na: float
-    st: float
-    sa: float
-
-
-@dataclass(frozen=True, slots=True)
-class ProfSection:
-    """A cost-centre report: the table sorted by time then allocation, with the rows that
-    record nothing folded apart (``folded``), and the call tree with flame weights."""
-
-    title: str
-    exact: bool
-    program: str
-    rts: str
-    format: str
-    total_time: float
-    total_ticks: int
-    total_alloc: int
-    complete: bool
-    note: str | None
-    table: tuple[CostCentreRow, ...]
-    folded: tuple[CostCentreRow, ...]
-    tree: tuple[TreeNode, ...]
-    kind: Literal["prof"] = "prof"
-    #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
-    limit_note: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return _without_limit_note(plain(self))
-
-
-def _without_limit_note(data: dict[str, Any]) -> dict[str, Any]:
-    """A section's JSON; without ``limit_note`` when nothing was folded, as it was before."""
-    if data["limit_note"] is None:
-        del data["limit_note"]
-    return data
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeSection:
-    """An eventlog's runtime timeline: capabilities, threads, collections, sparks, heap, spans
-    and markers, as :func:`halvm_prof.render.timeline_page.section_data` lays them out for the
-    page (bins at a few resolutions, exact intervals within a size budget)."""
-
-    title: str
-    data: dict[str, Any]
-    kind: Literal["runtime"] = "runtime"
-
-    @property
-    def complete(self) -> bool:
-        return bool(self.data["complete"])
-
-    def to_json(self) -> dict[str, Any]:
-        return self.data
-
-
-Section = HeapSection | ProfSection | RuntimeSection
-
-#: What a page section is made from: an opened source (streamed while the section is built,
-#: so memory follows its bands, not its size), a profile already in memory, or a section built
-#: while another pass read its input (the post-mortem's).
-Input = Source | HeapProfile | CostCentreProfile | Section
-
-
-class HeapSectionBuilder:
-    """Band statistics over every census (the shared accumulator) and the censuses to draw."""
-
-    def __init__(self, top_bands: int = TOP_BANDS, view: HeapView | None = None) -> None:
-        self.top_bands = top_bands
-        self.view = view or HeapView()
-        self.acc = HeapAccumulator()
-        self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
-
-    def add(self, sample: HeapSample) -> None:
-        self.acc.add(sample)
-        self.drawn.add(sample, sample.total)
-
-    def section(
-        self,
-        title: str,
-        header: HeapHeader,
-        marks: list[float],
-        complete: bool,
-        note: str | None,
-        source: str,
-        folded: bool = False,
-    ) -> HeapSection:
-        stats = self.acc.stats() if self.acc.samples else []
-        top = chart_bands(stats, self.top_bands, self.view)
-        shown = {s.name for s in stats if self.view.shows(s.name)}
-        rest = shown.difference(top)
-        samples = self.drawn.items()
-        series = [Series(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
-        if rest:
-            series.append(
-                Series(
-                    "other",
-                    tuple(sum(v for k, v in s.values.items() if k in rest) for s in samples),
-                )
-            )
-        spark = [samples[i] for i in _pick(len(samples), SPARK_POINTS)]
-        return HeapSection(
-            title=title,
-            source=source,
-            job=header.job,
-            date=header.date,
-            units=(header.sample_unit, header.value_unit),
-            complete=complete,
-            note=note,
-            samples=self.acc.samples,
-            drawn=len(samples),
-            times=tuple(s.time for s in samples),
-            series=tuple(series),
-            marks=tuple(marks),
-            peak=Peak(self.acc.peak_total, self.acc.peak_time),
-            bands=tuple(
-                BandRow(
-                    name=s.name,
-                    integrated=s.integrated,
-                    mean=s.mean,
-                    max=s.max,
-                    stddev=s.stddev,
-                    intercept=s.intercept,
-                    slope=s.slope,
-                    r2=s.r2,
-                    leak=s.leak_suspect,
-                    spark=tuple(x.values.get(s.name, 0) for x in spark),
-                )
-                for s in stats
-            ),
-            limit_note=folded_bands_note() if folded else None,
-            view=self.view,
-            hidden=len(stats) - len(shown),
-        )
-
-
-def heap_section(
-    profile: HeapProfile, title: str, top_bands: int = TOP_BANDS, view: HeapView | None = None
-) -> HeapSection:
-    """The section of a heap profile held in memory."""
-    section = HeapSectionBuilder(top_bands, view)
-    for sample in profile.samples:
-        section.add(sample)
-    return section.section(
-        title,
-        profile.header,
-        profile.marks,
-        profile.complete,
-        profile.note,
-        profile.source,
-        profile.folded,
-    )
-
-
-def streamed_heap_section(
-    reader: HeapSampleReader,
-    title: str,
-    top_bands: int,
-    source: str,
-    view: HeapView | None = None,
-) -> HeapSection:
-    """The section of a streaming heap reader: memory holds the drawn censuses only."""
-    section = HeapSectionBuilder(top_bands, view)
-    for sample in reader:
-        section.add(sample)
-    return section.section(
-        title, reader.header, reader.marks, reader.complete, reader.note, source, reader.folded
-    )
-
-
-def eventlog_sections(
-    source: EventlogSource,
-    name: str,
-    top_bands: int = TOP_BANDS,
-    view: HeapView | None = None,
-) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-    from halvm_prof.render.timeline_page import section_data
-
-    heap = HeapSectionBuilder(top_bands, view)
-    heap_fold = EventlogHeapFold(heap.add)
-    tl = source.timeline(also=[heap_fold])
-    title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, section_data(tl, title))]
-    reader = source.reader
-    if reader is not None and reader.header is not None:
-        heap_fold.finish(reader)
-    if heap_fold.holds_heap_profile:
-        sections.append(
-            heap.section(
-                f"{name}: heap profile",
-                heap_fold.header,
-                heap_fold.marks,
-                heap_fold.complete,
-                heap_fold.note,
-                "eventlog",
-                heap_fold.folded,
-            )
-        )
-    return sections
-
-
-def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
-    """The call tree in pre-order, each node naming its parent's index."""
-    wt, wa = self_weights(profile, "time"), self_weights(profile, "alloc")
-    nodes: list[TreeNode] = []
-    parents: list[int] = []  # index of the node at each depth on the current path
-    for depth, node in profile.root.walk():
-        del parents[depth:]
-        nodes.append(
-            TreeNode(
-                parent=parents[-1] if parents else -1,
-                name=node.cc.name,
-                src=node.cc.src,
-                entries=node.entries,
-                it=node.individual_time,
-                ia=node.individual_alloc,
-                nt=node.inherited_time,
-                na=node.inherited_alloc,
-                st=wt[id(node)],
-                sa=wa[id(node)],
-            )
-        )
-        parents.append(len(nodes) - 1)
-    return tuple(nodes)
-
-
-def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
-    """The section of a cost-centre profile: the table, most time (then allocation) first and
-    rows that record nothing folded apart, and the call tree with flame weights."""
-    rows = [
-        CostCentreRow(
-            name=t.name,
-            src=t.src,
-            entries=t.entries,
-            it=round(t.individual_time, 3),
-            ia=round(t.individual_alloc, 3),
-            nt=round(t.inherited_time, 3),
-            na=round(t.inherited_alloc, 3),
-            ticks=t.ticks,
-            bytes=t.alloc,
-        )
-        for t in aggregate(profile)
-    ]
-    rows.sort(key=lambda r: (-r.it, -r.ia, -r.nt, -r.na, r.name))
-    return ProfSection(
-        title=title,
-        exact=profile.root.ticks is not None,
-        program=" ".join([profile.program, *profile.arguments]),
-        rts=" ".join(profile.rts_arguments),
-        format=profile.format,
-        total_time=profile.total_time,
-        total_ticks=profile.total_ticks,
-        total_alloc=profile.total_alloc,
-        complete=profile.complete,
-        note=profile.note,
-        table=tuple(r for r in rows if not r.empty),
-        folded=tuple(r for r in rows if r.empty),
-        tree=_tree(profile),
-        limit_note=folded_calls_note(profile.calls, profile.folded_calls)
-        if profile.folded_calls
-        else None,
-    )
-
-
-def _check_finite(section: Section, where: str) -> None:
-    """Refuse NaN and infinity (Python reads "inf" as a number): JSON has no such values, and
-    the browser would reject the whole data block, leaving a blank page."""
-    try:
-        json.dumps(section.to_json(), allow_nan=False)
-    except ValueError as e:
-        raise FormatError(
-            "holds a number that is not finite (NaN or infinity), so it cannot be drawn",
-            path=where,
-            hint="check the profile's times and values",
-        ) from e
-
+from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
+from halvm_prof.fileio import atomic_write
+from halvm_prof.render.timeline_page import section_data
+
+if TYPE_CHECKING:
+    from halvm_prof.timeline.model import Budget
 
 #: The page kinds and their templates; each extends ``base.html.j2``.
 PAGES = {"report": "report.html.j2", "postmortem": "postmortem.html.j2"}
-
-
-@dataclass(frozen=True, slots=True)
-class ReportData:
-    """Everything the page shows; ``postmortem`` (the verdict and disks, as JSON) makes it a
-    post-mortem page."""
-
-    title: str
-    notes: tuple[str, ...]
-    sections: tuple[Section, ...]
-    generator: str
-    postmortem: dict[str, Any] | None = None
-
-    @property
-    def page(self) -> str:
-        return "report" if self.postmortem is None else "postmortem"
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "page": self.page,
-            "title": self.title,
-            "notes": list(self.notes),
-            "sections": [s.to_json() for s in self.sections],
-            "generator": self.generator,
-        }
-        if self.postmortem is not None:
-            data["postmortem"] = self.postmortem
-        return data
-
-
-def sections_of(
-    label: str, item: Input, top_bands: int = TOP_BANDS, view: HeapView | None = None
-) -> list[Section]:
-    """The page sections one input gives (an eventlog: its series, and its heap profile when
-    it has heap samples)."""
-    if isinstance(item, Source):
-        content = item.content
-        if isinstance(content, EventlogSource):
-            return eventlog_sections(content, label, top_bands, view)
-        if content.kind in ("prof", "prof-json"):
-            return [prof_section(content.cost_centres(), label)]
-        return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp", view)]
-    if isinstance(item, HeapProfile):
-        return [heap_section(item, label, top_bands, view)]
-    if isinstance(item, CostCentreProfile):
-        return [prof_section(item, label)]
-    return [item]
-
-
-def build_report_data(
-    inputs: Sequence[tuple[str, Input]],
-    *,
-    title: str,
-    notes: list[str] | None = None,
-    postmortem: dict[str, Any] | None = None,
-    top_bands: int = TOP_BANDS,
-    view: HeapView | None = None,
-) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
-    sections: list[Section] = []
-    for label, item in inputs:
-        where = item.name if isinstance(item, Source) else label
-        for section in sections_of(label, item, top_bands, view):
-            _check_finite(section, where)
-            sections.append(section)
-    return ReportData(
-        title=title,
-        notes=tuple(notes or ()),
-        sections=tuple(sections),
-        generator=f"halvm-prof {__version__}",
-        postmortem=postmortem,
-    )
 
 
 def static_text(name: str) -> str:
@@ -597,49 +61,41 @@ def render_page(template: str, data: Any, scripts: Sequence[str], styles: Sequen
     )
 
 
-def render_html(data: ReportData) -> str:
+def section_json(section: Section, budget: Budget | None = None) -> dict[str, Any]:
+    """A section as the page reads it: a runtime timeline laid out for the page (within
+    ``budget``, :data:`~halvm_prof.render.timeline_page.PAGE_BUDGET` by default)."""
+    if isinstance(section, RuntimeSection):
+        return section_data(section.timeline, section.title, budget)
+    return section.to_json()
+
+
+def page_json(data: ReportData, budget: Budget | None = None) -> dict[str, Any]:
+    """The page's data block."""
+    out: dict[str, Any] = {
+        "page": data.page,
+        "title": data.title,
+        "notes": list(data.notes),
+        "sections": [section_json(s, budget) for s in data.sections],
+        "generator": data.generator,
+    }
+    if data.postmortem is not None:
+        out["postmortem"] = data.postmortem.to_json()
+    return out
+
+
+def render_html(data: ReportData, budget: Budget | None = None) -> str:
     """The page for ``data``: assets inlined, data as JSON."""
     # The runtime section's script registers itself before report.js draws the sections.
     return render_page(
-        PAGES[data.page], data.to_json(), ("timeline.js", "report.js"), ("report.css",)
+        PAGES[data.page], page_json(data, budget), ("timeline.js", "report.js"), ("report.css",)
     )
 
 
-def write_report(
-    inputs: Sequence[tuple[str, Input]],
-    output: str | os.PathLike[str] | IO[str],
-    *,
-    title: str,
-    notes: list[str] | None = None,
-    postmortem: dict[str, Any] | None = None,
-    top_bands: int = TOP_BANDS,
-    view: HeapView | None = None,
-) -> None:
-    """Build the page and write it atomically to a path, or into an open stream."""
-    data = build_report_data(
-        inputs, title=title, notes=notes, postmortem=postmortem, top_bands=top_bands, view=view
-    )
+def write_report(data: ReportData, output: str | os.PathLike[str] | IO[str]) -> None:
+    """Write the page of ``data`` atomically to a path, or into an open stream."""
     html = render_html(data)
     if not isinstance(output, str | os.PathLike):
         output.write(html)
         return
     with atomic_write(output) as f:
         f.write(html)
-
-
-def write_file_report(
-    files: Sequence[str | os.PathLike[str]],
-    output: str | os.PathLike[str] | IO[str],
-    *,
-    title: str,
-    top_bands: int = TOP_BANDS,
-    view: HeapView | None = None,
-) -> None:
-    """:func:`write_report` of files, each opened as a source (labelled by its name) and read
-    once."""
-    with contextlib.ExitStack() as stack:
-        inputs: list[tuple[str, Input]] = [
-            (display_name(os.path.basename(os.fspath(f))), stack.enter_context(open_source(f)))
-            for f in files
-        ]
-        write_report(inputs, output, title=title, top_bands=top_bands, view=view)

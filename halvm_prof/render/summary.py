@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
+from halvm_prof.analysis.costcentre import CostCentreRow
 from halvm_prof.analysis.summary import (
-    CostCentreRow,
     EventlogSummary,
     HeapSummary,
     ProfSummary,

@@ -9,34 +9,17 @@ which. So the page stays within a few megabytes whatever the log's size.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any
 
-from halvm_prof.timeline.build import read_timeline, stop_reason
-from halvm_prof.timeline.model import NS, Bins, Collection, Interval, Timeline
+from halvm_prof.timeline.build import stop_reason
+from halvm_prof.timeline.model import NS, Bins, Budget, Collection, Interval, Timeline
 
 KIND = "runtime"
 
 
-@dataclass(frozen=True, slots=True)
-class PageBudget:
-    """Exact records the page carries at most (bins are always whole)."""
-
-    intervals: int = 60_000
-    collections: int = 20_000
-    spans: int = 5_000
-    markers: int = 2_000
-    threads: int = 5_000
-    #: Numbers in all bin levels at most (many capabilities: the finest levels are left out).
-    bin_numbers: int = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineFile:
-    """An eventlog whose runtime section is built (streamed) when the page is built."""
-
-    path: str
+#: Exact records the page carries at most (bins are always whole): fewer than the model keeps,
+#: so a page stays within a few megabytes.
+PAGE_BUDGET = Budget(intervals=60_000, collections=20_000, spans=5_000, markers=2_000)
 
 
 def _s(ns: int) -> float:
@@ -98,9 +81,9 @@ def _levels(levels: tuple[Bins, ...], ncaps: int, limit: int) -> tuple[Bins, ...
     return levels[-1:]
 
 
-def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> dict[str, Any]:
+def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict[str, Any]:
     """JSON-able data of the runtime section of ``tl``."""
-    budget = budget or PageBudget()
+    budget = budget or PAGE_BUDGET
     caps = [c.cap for c in tl.caps]
     index = {c: i for i, c in enumerate(caps)}
     until = tl.exact_until
@@ -183,8 +166,3 @@ def section_data(tl: Timeline, title: str, budget: PageBudget | None = None) -> 
         "threads_shown": len(threads),
         "heap_profile": tl.heap_profile,
     }
-
-
-def timeline_file_data(path: str | os.PathLike[str], title: str) -> dict[str, Any]:
-    """The runtime section of the eventlog at ``path``, built in one streaming pass."""
-    return section_data(read_timeline(path), title)

@@ -20,7 +20,8 @@ SPARK_KINDS: tuple[SparkKind, ...] = ("created", "converted", "fizzled", "gcd", 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """How many exact records the model keeps of each kind that grows with the log."""
+    """How many exact records of each kind that grows with the log are kept: by the model
+    (the defaults), or carried by a page (``render.timeline_page.PAGE_BUDGET``)."""
 
     intervals: int = 200_000
     collections: int = 50_000
@@ -29,6 +30,11 @@ class Budget:
     points: int = 50_000
     #: Bins of the finest resolution (between half of this and this many over the run).
     bins: int = 4096
+    #: Threads a page lists (the model keeps every thread's record).
+    threads: int = 5_000
+    #: Numbers in all bin levels a page carries (many capabilities: the finest levels are left
+    #: out; the model keeps every level).
+    bin_numbers: int = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,15 +14,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import analyse
+from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
+from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.render.html import HeapSectionBuilder, write_file_report, write_report
+from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
+
+
+def write_file_report(
+    files: list[str], output: Path, *, title: str, options: tuple[str, ...] = ()
+) -> None:
+    """The page ``halvm-prof report`` writes of ``files``."""
+    r = CliRunner().invoke(cli, ["report", *files, "-o", str(output), "--title", title, *options])
+    assert r.exit_code == 0, r.stderr
+
+
+def write_report(inputs: list[tuple[str, Input]], output: Path, **kwargs: Any) -> None:
+    """The page of inputs built in memory, written as the commands write theirs."""
+    page.write_report(build_report_data(inputs, **kwargs), output)
+
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 FILES = [
@@ -162,7 +179,7 @@ def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> N
     header.click()
     bands = browser.execute_script("return window.halvmReport.data.sections[0].bands")
     top = max(bands, key=lambda b: b["max"])
-    assert browser.find_element("css selector", "section.heap tbody tr td").text == top["name"]
+    assert browser.find_element("css selector", "section.heap tbody tr td").text == top["band"]
     rows = browser.find_elements("css selector", "section.heap tbody tr")
     assert len(rows) == len(bands)
     # Search filters the rows.
@@ -170,7 +187,7 @@ def test_toggle_band_switch_lines_sort_search(browser: Any, tmp_path: Path) -> N
     box.send_keys("PINNED")
     shown = browser.find_elements("css selector", "section.heap tbody tr")
     assert [r.find_element("css selector", "td").text for r in shown] == [
-        b["name"] for b in bands if "pinned" in b["name"].lower()
+        b["band"] for b in bands if "pinned" in b["band"].lower()
     ]
     assert _errors(browser) == []
     _shot(browser, "report-leaky-hc.png")
@@ -185,10 +202,10 @@ def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -
     th = [h for h in browser.find_elements("css selector", "section.prof th") if h.text == "%alloc"]
     th[0].click()
     first = browser.find_element("css selector", "section.prof tbody tr td").text
-    assert first == max(table, key=lambda r: r["ia"])["name"]
+    assert first == max(table, key=lambda r: r["individual_alloc"])["name"]
     th[0].click()  # again: smallest first
     first = browser.find_element("css selector", "section.prof tbody tr td").text
-    assert first == min(table, key=lambda r: r["ia"])["name"]
+    assert first == min(table, key=lambda r: r["individual_alloc"])["name"]
     # The answer first: the flame graphs come before the table, the table is sorted by time
     # (then alloc), and cost centres that record nothing are folded away.
     order = browser.execute_script(
@@ -197,9 +214,13 @@ def test_cost_centres_sort_tree_and_flame_graphs(browser: Any, tmp_path: Path) -
         ".map(e => Array.from(s.querySelectorAll('*')).indexOf(e));"
     )
     assert order == sorted(order) and order[0] >= 0
-    assert [r["it"] for r in table] == sorted((r["it"] for r in table), reverse=True)
+    times = [r["individual_time"] for r in table]
+    assert times == sorted(times, reverse=True)
     folded = browser.execute_script("return window.halvmReport.data.sections[0].folded")
-    assert folded and all(r["it"] == r["ia"] == r["nt"] == r["na"] == 0 for r in folded)
+    assert folded and all(
+        r["individual_time"] == r["individual_alloc"] == 0 == r["inherited_time"] for r in folded
+    )
+    assert all(r["inherited_alloc"] == 0 for r in folded)
     fold = browser.find_element("css selector", "section.prof details.folded")
     assert fold.get_attribute("open") is None and str(len(folded)) in fold.text
     # The call tree collapses and expands.
@@ -300,7 +321,7 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
         [(title, chart.section(title, r.header, r.marks, r.complete, r.note, "hp"))],
         page,
         title="HaLVM post-mortem",
-        postmortem=pm.to_dict(),
+        postmortem=pm.result(),
     )
     _open(browser, page)
     assert browser.find_element("css selector", ".headline").text == pm.headline
@@ -517,11 +538,12 @@ def test_heap_views_sort_filter_fixed_axis_and_json(browser: Any, tmp_path: Path
     chart's data comes out as JSON equal to what the page was given."""
     from selenium.webdriver.support.ui import Select
 
-    from halvm_prof.analysis.heap_view import HeapView
-
     html = tmp_path / "r.html"
     write_file_report(
-        [str(CORPUS / "leaky-hc.hp")], html, title="views", top_bands=5, view=HeapView("name")
+        [str(CORPUS / "leaky-hc.hp")],
+        html,
+        title="views",
+        options=("--bands", "5", "--sort", "name"),
     )
     _open(browser, html)
     heap = "window.halvmReport.charts[0].halvmHeap"
@@ -555,7 +577,7 @@ def test_heap_views_sort_filter_fixed_axis_and_json(browser: Any, tmp_path: Path
     Select(browser.find_element("css selector", "select.sort")).select_by_value("size")
     browser.find_element("css selector", "input.reverse").click()
     order = browser.execute_script(f"return {heap}.bands()")
-    size = {b["name"]: b["integrated"] for b in section["bands"]}
+    size = {b["band"]: b["integrated"] for b in section["bands"]}
     assert order[-1] == "other"
     assert [size[n] for n in order[:-1]] == sorted(size[n] for n in order[:-1])
     drawn = browser.execute_script(

@@ -18,16 +18,19 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.render.html import (
-    RuntimeSection,
-    build_report_data,
-    render_html,
+from halvm_prof.analysis.report import RuntimeSection, build_report_data
+from halvm_prof.render.html import render_html
+from halvm_prof.render.timeline_page import KIND, section_data
+from halvm_prof.timeline.build import read_timeline
+from halvm_prof.timeline.model import Budget, Interval, Timeline
+from tests.browser.test_report_browser import (
+    _errors,
+    _ink,
+    _open,
+    _shot,
+    browser,
     write_file_report,
 )
-from halvm_prof.render.timeline_page import KIND, PageBudget, section_data
-from halvm_prof.timeline.build import read_timeline
-from halvm_prof.timeline.model import Interval, Timeline
-from tests.browser.test_report_browser import _errors, _ink, _open, _shot, browser
 from tests.conftest import DATA, in_ci, require_system
 
 __all__ = ["browser"]
@@ -186,12 +189,13 @@ def test_gc_pauses_and_spans_are_drawn_where_they_happened(browser: Any, tmp_pat
 def test_a_page_over_its_budget_draws_bins_and_says_so(browser: Any, tmp_path: Path) -> None:
     log = OURS / "timeline-N4.eventlog"
     tl = read_timeline(log)
-    section = section_data(tl, "t", PageBudget(intervals=30, collections=4))
-    data = build_report_data([("t", RuntimeSection("t", section))], title="budget")
+    budget = Budget(intervals=30, collections=4)
+    section = section_data(tl, "t", budget)
+    data = build_report_data([("t", RuntimeSection("t", tl))], title="budget")
     until = section["exact_until"]
     assert section["kind"] == KIND and until is not None
     html = tmp_path / "r.html"
-    html.write_text(render_html(data), encoding="utf-8")
+    html.write_text(render_html(data, budget), encoding="utf-8")
     _open(browser, html)
     index, charts = _runtime(browser)
     lod = browser.execute_script("return document.querySelector('.lod').textContent")

@@ -45,11 +45,12 @@ def test_a_file_that_is_no_profile_is_a_one_line_error(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
-    r = CliRunner().invoke(
-        cli, ["report", str(tmp_path / "nope.hp"), "-o", str(tmp_path / "r.html")]
-    )
-    assert r.exit_code == 2
+def test_a_missing_file_is_one_line_as_for_every_command(tmp_path: Path) -> None:
+    missing, out = str(tmp_path / "nope.hp"), str(tmp_path / "r.html")
+    for args in (["report", missing, "-o", out], ["summary", missing]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "nope.hp" in r.stderr
+    assert not (tmp_path / "r.html").exists()
 
 
 def test_bands_sets_how_many_are_charted_by_name(tmp_path: Path) -> None:
@@ -63,7 +64,7 @@ def test_bands_sets_how_many_are_charted_by_name(tmp_path: Path) -> None:
     )
     assert m
     (section,) = json.loads(m.group(1))["sections"]
-    assert [s["name"] for s in section["series"]] == [b["name"] for b in section["bands"][:3]] + [
+    assert [s["name"] for s in section["series"]] == [b["band"] for b in section["bands"][:3]] + [
         "other"
     ]
     assert len(section["bands"]) > 3

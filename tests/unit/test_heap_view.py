@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from halvm_prof.analysis.heap_view import HeapView, band_passes, chart_bands
+from halvm_prof.analysis.report import streamed_heap_section
 from halvm_prof.inputs.source import open_source
-from halvm_prof.render.html import streamed_heap_section
 from tests.conftest import CORPUS
 
 
@@ -43,7 +43,7 @@ def test_filtered_bands_leave_the_chart_and_other_but_stay_in_the_table() -> Non
         full = streamed_heap_section(src.heap_samples(), "t", 100, "hp")
     names = [s.name for s in section.series]
     assert not any("PINNED" in n or "main" in n for n in names[:-1]) and names[-1] == "other"
-    hidden = [b.name for b in full.bands if "PINNED" in b.name or "main" in b.name]
+    hidden = [b.band for b in full.bands if "PINNED" in b.band or "main" in b.band]
     assert section.hidden == len(hidden) > 0
     assert len(section.bands) == len(full.bands)
     # The chart's total is the total of the kept bands, census by census.

@@ -66,7 +66,8 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
         assert f"NOT closed; {d.recovered:,} bytes ({censuses}" in v
         assert "Lost: every census after the last one recovered" in v
         if times:
-            assert pm.facts["last_sample_time"] == times[-1]
+            assert pm.facts is not None
+            assert pm.facts.last_sample_time == times[-1]
             assert f"Last census at {times[-1]:.3f} s" in v
 
 
@@ -75,7 +76,8 @@ def test_clean_run(tmp_path: Path) -> None:
     pm = analyse(prof, hp, memory_mib=1024)
     assert all(d.closed for d in pm.disks) and pm.prof is not None and pm.heap is not None
     assert pm.prof.total_alloc == read_prof(PROF).total_alloc
-    assert pm.heap.samples == pm.facts["samples"] == len(read_hp(HP).samples)
+    assert pm.facts is not None
+    assert pm.heap.samples == pm.facts.samples == len(read_hp(HP).samples)
     v = "\n".join(pm.verdict)
     assert pm.headline.startswith("The run finished and closed its profiles")
     assert "closed cleanly" in v and "NOT closed" not in v and "of the VM's 1024 MiB" in v
@@ -98,12 +100,13 @@ def test_prof_cut_while_written_at_exit(tmp_path: Path) -> None:
 def test_a_killed_run_still_growing(tmp_path: Path) -> None:
     hp = _disk(tmp_path, "h.disk", KILLED, None)
     pm = analyse(None, hp, memory_mib=4)
-    assert pm.facts["trend"] == "rising" and pm.facts["trend_bytes_per_s"] > 0
-    growing = [g["band"] for g in pm.facts["growing_bands"]]
+    assert pm.facts is not None
+    assert pm.facts.trend == "rising" and pm.facts.trend_bytes_per_s > 0
+    growing = [g.band for g in pm.facts.growing_bands]
     assert growing
     # Each band named grew over the stretch the verdict speaks of (checked on the data itself).
     samples = read_hp(KILLED).samples
-    start = next(s for s in samples if s.time == pm.facts["trend_from"])
+    start = next(s for s in samples if s.time == pm.facts.trend_from)
     for band in growing:
         assert samples[-1].values.get(band, 0) > start.values.get(band, 0)
     v = "\n".join(pm.verdict)
@@ -180,7 +183,7 @@ def test_the_heap_profile_is_streamed_not_loaded(
     import halvm_prof.formats.hp as hp_format
 
     hp = _disk(tmp_path, "h.disk", KILLED, None)
-    expected = analyse(None, hp, memory_mib=4).to_dict()
+    expected = analyse(None, hp, memory_mib=4).to_json()
 
     def no_loading(*_: object) -> None:
         raise AssertionError("postmortem read a whole .hp into memory")
@@ -188,7 +191,7 @@ def test_the_heap_profile_is_streamed_not_loaded(
     monkeypatch.setattr(hp_format, "read_hp", no_loading)
     seen: list[float] = []
     pm = analyse(None, hp, memory_mib=4, heap_page=lambda s: seen.append(s.time))
-    assert pm.to_dict() == expected
+    assert pm.to_json() == expected
     # One pass gave the verdict and every census to the page, no file was written beside.
     assert pm.heap is not None and len(seen) == pm.heap.samples
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.disk"]

@@ -14,7 +14,17 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.analysis.postmortem import DiskReport
+from halvm_prof.analysis.postmortem import DiskReport, Verdict
+from halvm_prof.analysis.report import (
+    MAX_POINTS,
+    HeapSection,
+    build_report_data,
+    heap_section,
+    prof_section,
+    sections_of,
+    thin,
+)
+from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
@@ -22,17 +32,10 @@ from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.render.html import (
-    MAX_POINTS,
-    build_report_data,
-    heap_section,
-    prof_section,
-    render_html,
-    sections_of,
-    thin,
-)
-from halvm_prof.render.timeline_page import PageBudget, section_data
+from halvm_prof.render.html import page_json, render_html
+from halvm_prof.render.timeline_page import PAGE_BUDGET, section_data
 from halvm_prof.timeline.build import read_timeline
+from halvm_prof.timeline.model import Budget
 from tests.conftest import CORPUS, DATA, Golden
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
@@ -47,6 +50,7 @@ def hp_file_data(path: Path, title: str) -> dict[str, Any]:
     """The section of a .hp file, streamed from its source."""
     with open_source(path) as source:
         (section,) = sections_of(title, source)
+        assert isinstance(section, HeapSection)
         return section.to_json()
 
 
@@ -82,7 +86,7 @@ def test_hostile_names_cannot_break_the_page() -> None:
     assert html.count("</script>") == 3  # echarts, the data block, our script
     data = page_data(html)
     assert data["title"] == EVIL and data["notes"] == [EVIL]
-    assert data["sections"][0]["bands"][0]["name"] == EVIL
+    assert data["sections"][0]["bands"][0]["band"] == EVIL
 
 
 def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
@@ -96,7 +100,7 @@ def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
     assert data["times"][0] == 0.0 and data["times"][-1] == samples[-1].time
     assert samples[3333].time in data["times"]
     exact = {s.name: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
-    assert {b["name"]: (b["integrated"], b["max"], b["slope"]) for b in data["bands"]} == exact
+    assert {b["band"]: (b["integrated"], b["max"], b["slope"]) for b in data["bands"]} == exact
     assert [s["name"] for s in data["series"]][-1] == "other"  # 20 bands: the top 15 + other
     assert data["peak"] == {"total": samples[3333].total, "time": samples[3333].time}
 
@@ -159,7 +163,7 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
         off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator)
         assert off <= finest["count"] * tl.bins[0].width * 5e-5
     assert [lv["count"] for lv in data["levels"]] == [b.count for b in tl.bins]
-    small = section_data(tl, "t", PageBudget(intervals=20, collections=5))
+    small = section_data(tl, "t", Budget(intervals=20, collections=5))
     until = small["exact_until"]
     assert until is not None and len(small["intervals"]) <= 20 and len(small["gcs"]) <= 5
     assert all(iv[1] < until for iv in small["intervals"])
@@ -183,7 +187,7 @@ def test_report_data_golden(golden: Golden) -> None:
     # Both files of one run on one page; an operator (<+>) and a primed name (tot'al) in it.
     ops = DATA / "ghc"
     with open_source(ops / "ops-hc.hp") as hp, open_source(ops / "ops-hc.prof") as prof:
-        data = build_report_data([("ops-hc.hp", hp), ("ops-hc.prof", prof)], title="ops").to_json()
+        data = page_json(build_report_data([("ops-hc.hp", hp), ("ops-hc.prof", prof)], title="ops"))
     data["generator"] = "halvm-prof"
     golden.check("report/ops-hc.json", json.dumps(data, sort_keys=True, indent=1) + "\n")
 
@@ -200,8 +204,8 @@ def test_bad_input_and_overwriting_an_input_are_one_line(tmp_path: Path) -> None
 
 
 def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
-    disk = asdict(DiskReport("xvdp2", EVIL, closed=False, kind="hp", committed=4096, samples=7))
-    pm = {"disks": [disk], "memory_mib": 64, "headline": EVIL, "verdict": [EVIL, "heap grew"]}
+    disk = DiskReport("xvdp2", EVIL, closed=False, kind="hp", committed=4096, samples=7)
+    pm = Verdict((disk,), 64, None, EVIL, (EVIL, "heap grew"))
     profile = read_hp(CORPUS / "leaky-hd.hp")
     data = build_report_data([("hd", profile)], title="pm", postmortem=pm)
     assert data.page == "postmortem" and data.postmortem == pm
@@ -209,7 +213,8 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     assert "<script>alert(1)" not in html and html.count("</script>") == 3
     assert "&lt;/script&gt;" in html and "<li>heap grew</li>" in html
     assert '<tr class="crashed">' in html and "4,096" in html and "64 MiB" in html
-    assert page_data(html)["postmortem"]["verdict"][0] == EVIL
+    shown = page_data(html)["postmortem"]
+    assert shown["verdict"][0] == EVIL and shown["disks"][0] == asdict(disk)
 
 
 def test_runtime_section_stays_small_with_many_capabilities() -> None:
@@ -231,5 +236,43 @@ def test_runtime_section_stays_small_with_many_capabilities() -> None:
     data = section_data(tl, "many")
     size = len(json.dumps(data, separators=(",", ":")))
     assert size < 6_000_000, size
-    assert data["exact_until"] is not None and len(data["intervals"]) <= PageBudget().intervals
+    assert data["exact_until"] is not None and len(data["intervals"]) <= PAGE_BUDGET.intervals
     assert data["levels"][-1]["count"] <= 64 and len(data["caps"]) == 64
+
+
+def test_the_report_and_the_summary_give_a_band_the_same_row() -> None:
+    for path in (CORPUS / "leaky-hc.hp", DATA / "ghc" / "ops-hc.hp"):
+        with open_source(path) as source:
+            top = summarize(source, 5).top  # type: ignore[union-attr]
+        with open_source(path) as source:
+            (section,) = sections_of("t", source)
+        assert top and section.bands[: len(top)] == top  # type: ignore[union-attr]
+
+
+def test_the_report_and_the_summary_give_a_cost_centre_the_same_row() -> None:
+    path = DATA / "ghc" / "leaky-P.prof"
+    with open_source(path) as source:
+        summary = summarize(source, 5)
+    profile = read_prof(path)
+    table = {(r.cost_centre, r.module, r.src): r for r in prof_section(profile, "p").table}
+    rows = summary.top_time  # type: ignore[union-attr]
+    assert rows and all(table[(r.cost_centre, r.module, r.src)] == r for r in rows)
+
+
+def test_report_reads_standard_input(tmp_path: Path) -> None:
+    # The same sections as from the file, read once from a pipe; "-" twice is a usage error.
+    for name in ("leaky-hc.hp", "leaky-hc.prof", "parfib-N2.eventlog"):
+        path = CORPUS / name
+        piped, saved = tmp_path / "piped.html", tmp_path / "file.html"
+        r = CliRunner().invoke(
+            cli, ["report", "-", "-o", str(piped), "--title", "t"], input=path.read_bytes()
+        )
+        assert r.exit_code == 0, r.stderr
+        r = CliRunner().invoke(cli, ["report", str(path), "-o", str(saved), "--title", "t"])
+        assert r.exit_code == 0, r.stderr
+        a, b = page_data(piped.read_text()), page_data(saved.read_text())
+        for section in a["sections"] + b["sections"]:
+            section["title"] = section["title"].replace(name, "stdin")
+        assert a == b and a["sections"], name
+    r = CliRunner().invoke(cli, ["report", "-", "-", "-o", str(tmp_path / "x.html")], input=b"")
+    assert r.exit_code == 2 and "once" in r.stderr

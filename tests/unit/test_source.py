@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from halvm_prof.analysis.report import build_report_data
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
@@ -24,7 +25,6 @@ from halvm_prof.inputs.source import (
     ProfJsonSource,
     open_source,
 )
-from halvm_prof.render.html import build_report_data
 from tests.conftest import CORPUS
 
 KINDS = {

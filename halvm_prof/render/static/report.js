@@ -143,15 +143,16 @@
   }
   function cmp(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
   // The order of halvm_prof.analysis.heap_view.sort_key: first in the stack first.
+  // a and b are rows of the band table (their name is .band).
   function sortKeyCompare(a, b, sort) {
-    if (sort === "size") return cmp(b.integrated, a.integrated) || cmp(b.max, a.max) || cmp(a.name, b.name);
-    if (sort === "stddev") return cmp(b.stddev, a.stddev) || cmp(a.name, b.name);
-    if (sort === "gradient") return cmp(b.slope, a.slope) || cmp(a.name, b.name);
+    if (sort === "size") return cmp(b.integrated, a.integrated) || cmp(b.max, a.max) || cmp(a.band, b.band);
+    if (sort === "stddev") return cmp(b.stddev, a.stddev) || cmp(a.band, b.band);
+    if (sort === "gradient") return cmp(b.slope, a.slope) || cmp(a.band, b.band);
     if (sort === "number") {
-      const x = numberKey(a.name), y = numberKey(b.name);
+      const x = numberKey(a.band), y = numberKey(b.band);
       return cmp(x[0], y[0]) || cmp(x[1], y[1]);
     }
-    return cmp(a.name, b.name);
+    return cmp(a.band, b.band);
   }
   const BASE = "\u200bstreamgraph base";
   const VIEWS = [["stacked", "stacked"], ["lines", "lines"], ["normalized", "normalized"],
@@ -231,7 +232,7 @@
         "the report's include/exclude options (the table lists every band)."));
     }
     const c = chart(sec, controls(sec, s));
-    const stats = new Map(s.bands.map((b) => [b.name, b]));
+    const stats = new Map(s.bands.map((b) => [b.band, b]));
     // The views of eventlog2html: stacked areas, lines, normalized (each census's shown total
     // is 100%) and a streamgraph (the stack centred on zero).
     const st = { mode: "stacked", sort: s.view.sort, reverse: s.view.reverse,
@@ -329,13 +330,13 @@
     }));
     sec.appendChild(el("h3", {}, "Bands"));
     table(sec, [
-      { key: "name", label: "band", name: true },
+      { key: "band", label: "band", name: true },
       { key: "integrated", label: "residency × time", fmt: (v) => bytes(v) + "·" + s.units[0].slice(0, 1) },
       { key: "mean", label: "mean", fmt: bytes }, { key: "max", label: "max", fmt: bytes },
       { key: "stddev", label: "stddev", fmt: bytes }, { key: "intercept", label: "intercept", fmt: bytes },
       { key: "slope", label: "slope /s", fmt: (v) => bytes(v) + "/s" },
       { key: "r2", label: "R²", fmt: (v) => v.toFixed(2) },
-      { key: "max", label: "trend", render: (td, r) => sparkline(td, r.spark) },
+      { key: "max", label: "trend", render: (td, r) => sparkline(td, s.sparks[r.band]) },
     ], s.bands, { rowClass: (r) => (r.leak ? "leak" : "") });
   }
 
@@ -397,11 +398,11 @@
     flame(sec, root, "sa", "Flame graph by allocation");
     const columns = [
       { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
-      { key: "it", label: "%time" }, { key: "ia", label: "%alloc" },
-      { key: "nt", label: "inh %time" }, { key: "na", label: "inh %alloc" },
+      { key: "individual_time", label: "%time" }, { key: "individual_alloc", label: "%alloc" },
+      { key: "inherited_time", label: "inh %time" }, { key: "inherited_alloc", label: "inh %alloc" },
     ];
     // Exact counts only where the report has them (-P, -pj), never derived from percentages.
-    if (s.exact) columns.push({ key: "ticks", label: "ticks", fmt: num }, { key: "bytes", label: "bytes", fmt: num });
+    if (s.exact) columns.push({ key: "ticks", label: "ticks", fmt: num }, { key: "alloc", label: "bytes", fmt: num });
     sec.appendChild(el("h3", {}, "Cost centres, most time first"));
     table(sec, columns, s.table);
     if (s.folded.length) {
