@@ -82,8 +82,7 @@ static long content_end(const Walk *w, Py_ssize_t payload, long declared, const 
     if (p >= limit) return declared;
     if (limit + 2 > w->n && !w->final) return -1;
     if (starts(w, limit)) return declared;
-    if (starts(w, p)) return (long)(p - payload);
-    return declared;
+    return (long)(p - payload);
 }
 
 static PyObject *walk(PyObject *self, PyObject *args) {

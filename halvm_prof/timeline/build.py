@@ -594,7 +594,8 @@ def timeline_of_reader(
                     if types is None or e.type in types:
                         add(e)
     error = reader.error()
-    notes = [n for n in (reader.note(), str(error) if error else None) if n]
+    # A damaged log's note and error say the same: the error (with its hint) once.
+    notes = [n for n in (str(error) if error else reader.note(),) if n]
     return b.finish(complete=not notes, note="; ".join(notes) if notes else None)
 
 

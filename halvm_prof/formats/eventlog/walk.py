@@ -18,8 +18,9 @@ profile sample and info-table provenance (IPE). GHC 9.6 to 9.12 declare each IPE
 byte longer than they write (the length counts a NUL after the source file, which is written
 as ``file:span`` with one NUL at the end). So for those types the walk measures the content as
 well; where it is shorter than declared, the declared end is kept when an event (or the end
-marker) starts there, else the content end is taken when one starts there (the 9.6 quirk). A
-later GHC that appends a field to such an event is therefore still read by its declaration.
+marker) starts there, else the content end is taken (the 9.6 quirk; ghc-events always reads
+these by content). A later GHC that appends a field to such an event is therefore still read by
+its declaration.
 """
 
 from __future__ import annotations
@@ -185,9 +186,9 @@ def content_end(
         return -1  # the declared end cannot be checked yet: wait for more bytes
     if _starts(buf, limit, n, size_of, final):
         return declared
-    if _starts(buf, p, n, size_of, final):
-        return p - payload
-    return declared
+    # An event at the content's end (the 9.6 quirk), or none at either: read as ghc-events
+    # does, so damage right after the event is reported where it is.
+    return p - payload
 
 
 def walk_python(
