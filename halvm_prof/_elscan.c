@@ -1,23 +1,38 @@
-/* The optional compiled walk of one eventlog region, for the runtime timeline
- * (halvm_prof/timeline/scan.py holds the Python walk it must match, result for result).
+/* The optional compiled eventlog walk: the twin of halvm_prof/formats/eventlog/walk.py's
+ * walk_python, which it must match result for result (tests/unit/test_walk.py holds them).
  *
- * walk(buf, sizes, count, width) walks the whole events of buf (a region: events only, in
- * file order). Events whose type has count[type] != 0 are only counted, by (type, time //
- * width); every other event is handed back as (offset, type, time, payload offset, payload
- * length) for the Python decoders. Returns (kept, counts, number counted, largest time
- * counted or -1). sizes[type] is the payload size, -1 for a variable size (a 16-bit length
- * follows the time), anything else for a type the log does not declare. Big-endian, as GHC
- * writes eventlogs.
+ * walk(buf, sizes, layouts, want, width, base, state, final)
+ *   -> (frames, counts, counted, top, regions, state, pos, stop)
+ *
+ * Walks the whole events at the start of buf (file offset base). sizes[type] (int32) is the
+ * payload size, -1 variable (a 16-bit length follows the time), -3 variable and read by its
+ * content (layouts[4 * type ..]: fixed bytes, offset of a count byte of 4-byte words or -1,
+ * NUL-terminated strings, fixed bytes after them), anything else undeclared. want (bytes or
+ * None) says per type: 0 leave, 1 hand back (offset, type, time, payload, length, cap or -1),
+ * 2 count by (type, time // width). state is (cap, remaining, region start, region cap,
+ * region min time, region count), -1 for no cap; regions are (offset, end, cap, min time,
+ * count). stop is None or (1: end marker, 2: undeclared type; offset, type). Big-endian, as
+ * GHC writes eventlogs.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
+
+#define VARIABLE (-1)
+#define UNDECLARED (-2)
+#define CONTENT (-3)
+#define BLOCK_MARKER 18
+#define BLOCK_MARKER_EVENT 24
+#define NO_CAP 0xFFFF
+#define DATA_END 0xFFFF
 
 static inline uint16_t be16(const unsigned char *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t be32(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
 static inline uint64_t be64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return v;
+    return ((uint64_t)be32(p) << 32) | be32(p + 4);
 }
 
 static int bump(PyObject *counts, long etype, unsigned long long bucket, Py_ssize_t n) {
@@ -34,171 +49,189 @@ static int bump(PyObject *counts, long etype, unsigned long long bucket, Py_ssiz
     return rc;
 }
 
+typedef struct {
+    const unsigned char *b;
+    Py_ssize_t n;
+    const int32_t *sz;
+    Py_ssize_t ntypes;
+    int final;
+} Walk;
+
+/* Does an event (or the end marker, or when final the buffer's end) start at at? */
+static int starts(const Walk *w, Py_ssize_t at) {
+    if (w->final && at == w->n) return 1;
+    if (at + 2 > w->n) return 0;
+    long etype = be16(w->b + at);
+    return etype == DATA_END || (etype < w->ntypes && w->sz[etype] != UNDECLARED);
+}
+
+/* The payload length of a content-read event, or -1 when the buffer ends too soon. */
+static long content_end(const Walk *w, Py_ssize_t payload, long declared, const int32_t *lay) {
+    Py_ssize_t limit = payload + declared;
+    Py_ssize_t bound = limit < w->n ? limit : w->n;
+    Py_ssize_t p = payload + lay[0];
+    if (p <= bound && lay[1] >= 0) p += 4 * (Py_ssize_t)w->b[payload + lay[1]];
+    for (int i = 0; i < lay[2]; i++) {
+        if (p > bound) break;
+        const unsigned char *nul = memchr(w->b + p, 0, (size_t)(bound - p));
+        if (nul == NULL) { p = bound + 1; break; }
+        p = (nul - w->b) + 1;
+    }
+    p += lay[3];
+    if (limit > w->n) return w->final && p == w->n ? (long)(p - payload) : -1;
+    if (p >= limit) return declared;
+    if (limit + 2 > w->n && !w->final) return -1;
+    if (starts(w, limit)) return declared;
+    return (long)(p - payload);
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
-    Py_buffer buf, sizes, count;
-    unsigned long long width;
+    Py_buffer buf, sizes, layouts, want = {0};
+    PyObject *want_obj;
+    unsigned long long width, r_min;
+    long long base, cap, remaining, r_start, r_cap, r_count;
+    int final;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*K", &buf, &sizes, &count, &width)) return NULL;
-    PyObject *kept = NULL, *counts = NULL, *result = NULL;
-    const unsigned char *b = buf.buf;
-    const int32_t *sz = sizes.buf;
-    const unsigned char *cnt = count.buf;
-    Py_ssize_t ntypes = sizes.len / (Py_ssize_t)sizeof(int32_t);
-    Py_ssize_t n = buf.len, pos = 0, counted = 0;
+    if (!PyArg_ParseTuple(args, "y*y*y*OKL(LLLLKL)p", &buf, &sizes, &layouts, &want_obj, &width,
+                          &base, &cap, &remaining, &r_start, &r_cap, &r_min, &r_count, &final))
+        return NULL;
+    PyObject *frames = NULL, *counts = NULL, *regions = NULL, *stop = NULL, *result = NULL;
+    const unsigned char *wt = NULL;
+    Walk w = {buf.buf, buf.len, sizes.buf, sizes.len / (Py_ssize_t)sizeof(int32_t), final};
+    const int32_t *lay = layouts.buf;
+    Py_ssize_t pos = 0, counted = 0;
     long long top = -1;
-    /* Runs of one counted type in one bucket are added to the dict at once. */
     long run_type = -1;
     unsigned long long run_bucket = 0;
     Py_ssize_t run_n = 0;
-    if (width == 0 || count.len < ntypes) {
-        PyErr_SetString(PyExc_ValueError, "bad width or count table");
-        goto done;
-    }
-    kept = PyList_New(0);
-    counts = PyDict_New();
-    if (kept == NULL || counts == NULL) goto done;
-    while (pos < n) {
-        if (pos + 10 > n) { PyErr_Format(PyExc_ValueError, "event cut at %zd", pos); goto done; }
-        long etype = be16(b + pos);
-        uint64_t t = be64(b + pos + 2);
-        if (etype >= ntypes) { PyErr_Format(PyExc_ValueError, "undeclared type %ld", etype); goto done; }
-        int32_t size = sz[etype];
-        Py_ssize_t payload;
-        if (size >= 0) {
-            payload = pos + 10;
-        } else if (size == -1) {
-            if (pos + 12 > n) { PyErr_Format(PyExc_ValueError, "event cut at %zd", pos); goto done; }
-            size = be16(b + pos + 10);
-            payload = pos + 12;
-        } else {
-            PyErr_Format(PyExc_ValueError, "undeclared type %ld", etype);
+    if (want_obj != Py_None) {
+        if (PyObject_GetBuffer(want_obj, &want, PyBUF_SIMPLE) < 0) goto done;
+        wt = want.buf;
+        if (want.len < w.ntypes) {
+            PyErr_SetString(PyExc_ValueError, "the want table is shorter than the size table");
             goto done;
         }
-        if (payload + size > n) { PyErr_Format(PyExc_ValueError, "event cut at %zd", pos); goto done; }
-        if (cnt[etype]) {
-            unsigned long long bucket = t / width;
-            if (run_n && (etype != run_type || bucket != run_bucket)) {
-                if (bump(counts, run_type, run_bucket, run_n) < 0) goto done;
-                run_n = 0;
-            }
-            run_type = etype;
-            run_bucket = bucket;
-            run_n++;
-            counted++;
-            if ((long long)t > top) top = (long long)t;
-        } else {
-            PyObject *item = Py_BuildValue("(nlKnn)", pos, etype, (unsigned long long)t, payload,
-                                           (Py_ssize_t)size);
-            if (item == NULL || PyList_Append(kept, item) < 0) { Py_XDECREF(item); goto done; }
-            Py_DECREF(item);
-        }
-        pos = payload + size;
     }
-    if (run_n && bump(counts, run_type, run_bucket, run_n) < 0) goto done;
-    result = Py_BuildValue("(OOnL)", kept, counts, counted, top);
-done:
-    Py_XDECREF(kept);
-    Py_XDECREF(counts);
-    PyBuffer_Release(&buf);
-    PyBuffer_Release(&sizes);
-    PyBuffer_Release(&count);
-    return result;
-}
-
-/* regions(buf, sizes, base, state) -> (regions, state, pos, stop): the loop of
- * EventlogReader.regions over one chunk, which the Python loop there must match. state is
- * (cap, remaining, region start, region cap, region min time, region count), -1 for no cap;
- * regions are (offset, end, cap, min time, count); pos is where the walk stopped in buf; stop
- * is None or (1: end marker, 2: undeclared type; offset, type).
- */
-static PyObject *regions(PyObject *self, PyObject *args) {
-    Py_buffer buf, sizes;
-    long long base, cap, remaining, r_start, r_cap, r_count;
-    unsigned long long r_min;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*L(LLLLKL)", &buf, &sizes, &base, &cap, &remaining, &r_start,
-                          &r_cap, &r_min, &r_count))
-        return NULL;
-    PyObject *out = PyList_New(0), *result = NULL, *stop = NULL;
-    const unsigned char *b = buf.buf;
-    const int32_t *sz = sizes.buf;
-    Py_ssize_t ntypes = sizes.len / (Py_ssize_t)sizeof(int32_t);
-    Py_ssize_t n = buf.len, pos = 0;
-    if (out == NULL) goto done;
-#define EMIT(end_) do { \
+    if (width == 0 || layouts.len < w.ntypes * 4 * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "bad width or layout table");
+        goto done;
+    }
+    frames = PyList_New(0);
+    counts = PyDict_New();
+    regions = PyList_New(0);
+    if (frames == NULL || counts == NULL || regions == NULL) goto done;
+#define REGION(end_) do { \
         PyObject *r_ = Py_BuildValue("(LLLKL)", r_start, (long long)(end_), r_cap, r_min, r_count); \
-        if (r_ == NULL || PyList_Append(out, r_) < 0) { Py_XDECREF(r_); goto done; } \
+        if (r_ == NULL || PyList_Append(regions, r_) < 0) { Py_XDECREF(r_); goto done; } \
         Py_DECREF(r_); \
     } while (0)
+    const unsigned char *b = w.b;
+    Py_ssize_t n = w.n;
     while (pos + 10 <= n) {
         long etype = be16(b + pos);
         unsigned long long t = be64(b + pos + 2);
-        long long size = etype < ntypes ? sz[etype] : -3;
-        Py_ssize_t nxt;
+        long size = etype < w.ntypes ? w.sz[etype] : UNDECLARED;
+        Py_ssize_t payload;
         if (size >= 0) {
-            nxt = pos + 10 + (Py_ssize_t)size;
-        } else if (size == -1 && pos + 12 <= n) {
-            nxt = pos + 12 + be16(b + pos + 10);
-        } else if (size == -1) {
-            break;
+            payload = pos + 10;
+        } else if (size == VARIABLE || size == CONTENT) {
+            if (pos + 12 > n) break;
+            payload = pos + 12;
+            long declared = be16(b + pos + 10);
+            if (size == CONTENT) {
+                size = content_end(&w, payload, declared, lay + 4 * etype);
+                if (size < 0) break;
+            } else {
+                size = declared;
+            }
         } else {
-            stop = Py_BuildValue("(iLl)", etype == 0xFFFF ? 1 : 2, base + pos, etype);
+            stop = Py_BuildValue("(iLl)", etype == DATA_END ? 1 : 2, base + pos, etype);
             if (stop == NULL) goto done;
             break;
         }
+        Py_ssize_t nxt = payload + size;
         if (nxt > n) break;
-        if (etype == 18 && size >= 14) {
+        long long ecap;
+        if (etype == BLOCK_MARKER && size >= 14) {
             long long at = base + pos;
-            if (r_count) EMIT(at);
-            const unsigned char *p = b + pos + 10;
-            long long bsize = ((long long)p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+            if (r_count) REGION(at);
+            const unsigned char *p = b + payload;
             long bcap = be16(p + 12);
-            remaining = bsize - 24;
-            cap = bcap == 0xFFFF ? -1 : bcap;
+            remaining = (long long)be32(p) - BLOCK_MARKER_EVENT;
+            cap = bcap == NO_CAP ? -1 : bcap;
             r_start = at; r_cap = cap; r_min = t; r_count = 1;
-        } else if (remaining > 0) {
-            remaining -= nxt - pos;
-            if (t < r_min) r_min = t;
-            r_count += 1;
-            if (remaining <= 0 && cap != -1) {
-                long long at = base + nxt;
-                EMIT(at);
-                cap = -1;
-                r_start = at; r_cap = -1; r_count = 0;
-            }
+            ecap = cap;
         } else {
-            if (r_count == 0 || t < r_min) r_min = t;
-            r_count += 1;
+            ecap = cap;
+            if (remaining > 0) {
+                remaining -= nxt - pos;
+                if (t < r_min) r_min = t;
+                r_count += 1;
+                if (remaining <= 0 && cap != -1) {
+                    long long at = base + nxt;
+                    REGION(at);
+                    cap = -1;
+                    r_start = at; r_cap = -1; r_count = 0;
+                }
+            } else {
+                if (r_count == 0 || t < r_min) r_min = t;
+                r_count += 1;
+            }
+        }
+        if (wt != NULL) {
+            unsigned char what = wt[etype];
+            if (what == 1) {
+                PyObject *item = Py_BuildValue("(nlKnlL)", pos, etype, t, payload, size, ecap);
+                if (item == NULL || PyList_Append(frames, item) < 0) { Py_XDECREF(item); goto done; }
+                Py_DECREF(item);
+            } else if (what == 2) {
+                unsigned long long bucket = t / width;
+                /* Runs of one counted type in one bucket are added to the dict at once. */
+                if (run_n && (etype != run_type || bucket != run_bucket)) {
+                    if (bump(counts, run_type, run_bucket, run_n) < 0) goto done;
+                    run_n = 0;
+                }
+                run_type = etype;
+                run_bucket = bucket;
+                run_n++;
+                counted++;
+                if ((long long)t > top) top = (long long)t;
+            }
         }
         pos = nxt;
     }
     if (stop == NULL && pos + 10 > n && pos + 2 <= n && b[pos] == 0xFF && b[pos + 1] == 0xFF) {
-        stop = Py_BuildValue("(iLl)", 1, base + pos, 0xFFFFL);
+        stop = Py_BuildValue("(iLl)", 1, base + pos, (long)DATA_END);
         if (stop == NULL) goto done;
     }
-#undef EMIT
-    result = Py_BuildValue("(O(LLLLKL)nO)", out, cap, remaining, r_start, r_cap, r_min, r_count,
-                           pos, stop ? stop : Py_None);
+#undef REGION
+    if (run_n && bump(counts, run_type, run_bucket, run_n) < 0) goto done;
+    result = Py_BuildValue("(OOnLO(LLLLKL)nO)", frames, counts, counted, top, regions, cap,
+                           remaining, r_start, r_cap, r_min, r_count, pos,
+                           stop ? stop : Py_None);
 done:
-    Py_XDECREF(out);
+    Py_XDECREF(frames);
+    Py_XDECREF(counts);
+    Py_XDECREF(regions);
     Py_XDECREF(stop);
+    if (wt != NULL) PyBuffer_Release(&want);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&sizes);
+    PyBuffer_Release(&layouts);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"regions", regions, METH_VARARGS,
-     "regions(buf, sizes, base, state) -> (regions, state, pos, stop)"},
     {"walk", walk, METH_VARARGS,
-     "walk(buf, sizes, count, width) -> (kept, counts, counted, largest counted time)"},
+     "walk(buf, sizes, layouts, want, width, base, state, final)"
+     " -> (frames, counts, counted, top, regions, state, pos, stop)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef elscan_module = {
     PyModuleDef_HEAD_INIT, "halvm_prof._elscan",
-    "Compiled walk of an eventlog region for the runtime timeline.", -1, methods,
-    NULL, NULL, NULL, NULL,
+    "The compiled eventlog walk (halvm_prof/formats/eventlog/walk.py is its Python twin).", -1,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__elscan(void) { return PyModule_Create(&elscan_module); }

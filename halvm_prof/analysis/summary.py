@@ -37,6 +37,11 @@ NO_HEAP_SAMPLES = (
 NO_HEAP_SAMPLES_BEFORE_CUT = "no heap census was written before the log stops"
 
 
+def no_heap_samples_before_damage(offset: int) -> str:
+    """Why a damaged log shows no census: reading stopped before any (there may be some)."""
+    return f"the log is damaged at byte {offset}, before its first census could be read"
+
+
 @dataclass(frozen=True, slots=True)
 class BandRow:
     """A band's figures over the whole profile (:class:`BandStats`) with its share of the
@@ -216,7 +221,11 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
     reader = source.reader
     if reader is not None and reader.header is not None:
         fold.finish(reader)
-    if fold.holds_heap_profile:
+    damaged = reader.stop if reader is not None and reader.error() is not None else None
+    if damaged is not None and acc.samples == 0:
+        # Whether censuses follow the damage cannot be told: never say none was written.
+        no_heap = no_heap_samples_before_damage(damaged.offset)
+    elif fold.holds_heap_profile:
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT

@@ -41,11 +41,11 @@ from halvm_prof.formats.eventlog.events import (
     CAP_CREATE,
     CAPSET_ASSIGN_CAP,
     NO_CAP,
-    VARIABLE,
     Codec,
     Event,
 )
-from halvm_prof.formats.eventlog.layout import DATA_BEGIN, DATA_END, IncompleteHeader, parse_header
+from halvm_prof.formats.eventlog.layout import DATA_BEGIN, IncompleteHeader, parse_header
+from halvm_prof.formats.eventlog.walk import State, walker
 from halvm_prof.formats.hp import HpReader
 from halvm_prof.model import HeapHeader, HeapSample
 
@@ -484,48 +484,15 @@ class EventlogParser:
     def _decode(self) -> None:
         codec = self.codec
         assert codec is not None
-        sizes, decoders = codec.sizes, codec.decoders
-        ntypes = len(sizes)
+        decoders = codec.decoders
         types = self.types
         buf = self._buf
-        n = len(buf)
-        pos = 0
         held, free, held_global = self._held, self._free, self._held_global
         count = 0
         newest = self.newest_seen_ns
-        while pos + 10 <= n:
-            etype = (buf[pos] << 8) | buf[pos + 1]
-            if etype >= ntypes:
-                if etype == DATA_END:
-                    self.ended = True
-                else:
-                    self.error = FormatError(
-                        f"event type {etype} is not declared in the header",
-                        path=self.name,
-                        offset=self._offset + pos,
-                        hint="the log is damaged here; the events before it were read",
-                    )
-                break
-            t = int.from_bytes(buf[pos + 2 : pos + 10], "big")
-            size = sizes[etype]
-            if size >= 0:
-                payload = pos + 10
-            elif size == VARIABLE:
-                if pos + 12 > n:
-                    break
-                size = (buf[pos + 10] << 8) | buf[pos + 11]
-                payload = pos + 12
-            else:
-                self.error = FormatError(
-                    f"event type {etype} is not declared in the header",
-                    path=self.name,
-                    offset=self._offset + pos,
-                    hint="the log is damaged here; the events before it were read",
-                )
-                break
+        step = walker()(buf, codec.walk_tables, codec.want_all, 1, self._offset, State(), False)
+        for pos, etype, t, payload, size, _cap in step.frames:
             nxt = payload + size
-            if nxt > n:
-                break
             count += 1
             if etype == BLOCK_MARKER and size >= 14:
                 bsize = int.from_bytes(buf[payload : payload + 4], "big")
@@ -564,10 +531,18 @@ class EventlogParser:
                         held_global.append(event)
                     else:
                         held.append(event)
-            pos = nxt
-        else:
-            if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
+        if step.stop is not None:
+            kind, at, etype = step.stop
+            if kind == 1:
                 self.ended = True
+            else:
+                self.error = FormatError(
+                    f"event type {etype} is not declared in the header",
+                    path=self.name,
+                    offset=at,
+                    hint="the log is damaged here; the events before it were read",
+                )
+        pos = step.pos
         self.events += count
         self.newest_seen_ns = newest
         self._buf = buf[pos:]

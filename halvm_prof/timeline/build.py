@@ -594,7 +594,8 @@ def timeline_of_reader(
                     if types is None or e.type in types:
                         add(e)
     error = reader.error()
-    notes = [n for n in (reader.note(), str(error) if error else None) if n]
+    # A damaged log's note and error say the same: the error (with its hint) once.
+    notes = [n for n in (str(error) if error else reader.note(),) if n]
     return b.finish(complete=not notes, note="; ".join(notes) if notes else None)
 
 
@@ -603,28 +604,28 @@ def _spark_counting_loader(reader: EventlogReader, b: TimelineBuilder) -> _Loade
     ``iter_sorted`` loads them; spark events counted into ``b`` at once."""
     import struct
 
-    from halvm_prof.formats.eventlog.reader import sort_key
-    from halvm_prof.timeline.scan import tables, walker
+    from halvm_prof.formats.eventlog.reader import region_frames, sort_key
+    from halvm_prof.formats.eventlog.walk import want_table
 
     codec = reader.codec
     assert codec is not None
     decoders = codec.decoders
     problems = reader.problems
     kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(codec.sizes) and codec.known[t]}
-    sizes, count = tables(codec.sizes, set(kinds))
-    walk = walker()
+    want = want_table(len(codec.sizes), None, set(kinds))
     grid = b.grid
     shift = sort_key(1, 0, 0).bit_length() - 1
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
         w = grid.width
-        kept, counts, sparks, hi = walk(buf, sizes, count, w)
+        step = region_frames(codec, buf, want, w)
+        counts, sparks, hi = step.counts, step.counted, step.top
         keys: list[int] = []
         out: list[Event] = []
         cap = region.cap
         at = region.offset
         key_base = sort_key(0, ridx, 0)
-        for pos, etype, t, payload, size in kept:
+        for pos, etype, t, payload, size, _cap in step.frames:
             try:
                 args = decoders[etype](buf, payload, size)
             except (ValueError, IndexError, struct.error) as e:

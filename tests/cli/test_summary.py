@@ -110,6 +110,33 @@ def test_a_cut_eventlog_says_so_in_text_and_json(tmp_path: Path) -> None:
     assert data["heap"] is None and "before the log stops" in data["no_heap"]
 
 
+def test_a_damaged_eventlog_never_says_no_census_was_written(tmp_path: Path) -> None:
+    # GHC 9.6.6's -hi -l log with its 2nd IPE event's type damaged: its censuses all come
+    # later, so none can be read; the summary says where the log is damaged instead.
+    from halvm_prof.formats.eventlog.reader import EventlogReader
+
+    log = DATA / "ghc96" / "leaky-hi-l.eventlog"
+    with EventlogReader(log) as r:
+        second = [e.offset for e in r.iter_events({169})][1]
+    data = bytearray(log.read_bytes())
+    data[second : second + 2] = b"\x7f\x7f"
+    damaged = tmp_path / "damaged.eventlog"
+    damaged.write_bytes(data)
+    code, out, err = summary(str(damaged))
+    assert code == 0, err
+    lines = out.splitlines()
+    heap = next(line for line in lines if line.startswith("heap samples:"))
+    assert heap == (
+        f"heap samples: none: the log is damaged at byte {second}, before its first census "
+        "could be read"
+    )
+    assert "written" not in out and "flag" not in heap
+    ended = next(line for line in lines if line.startswith("ended:"))
+    assert ended.count(f"at byte {second}") == 1
+    data_json = json.loads(summary(str(damaged), "--json")[1])
+    assert data_json["heap"] is None and f"damaged at byte {second}" in data_json["no_heap"]
+
+
 def test_an_eventlog_without_heap_samples_says_why() -> None:
     code, out, _ = summary(str(CORPUS / "parfib-N2.eventlog"))
     assert code == 0

@@ -65,16 +65,29 @@ def test_biographical_samples_take_their_own_time() -> None:
     assert [s.time for s in profile.samples] == times and len(times) == 6
 
 
-def test_cost_centre_stacks_are_named_as_eventlog2html_does() -> None:
+def test_cost_centre_stacks_are_named_as_the_hp_names_them() -> None:
     text = _reference("sleep.h.eventlog")
-    labels = dict(re.findall(r"cost centre (\d+) (\S+) in ", text))
+    centres = {n: (label, module) for n, label, module in
+               re.findall(r"cost centre (\d+) (\S+) in (\S+) at", text)}  # fmt: skip
     stacks = re.findall(r"residency \d+, cost centre stack ([\d, ]*)$", text, re.M)
     profile = heap_profile_from_eventlog(UPSTREAM / "sleep.h.eventlog")
-    names = profile.bands()
-    unique = list(dict.fromkeys(stacks))
-    # The innermost cost centre names the band; the empty stack is MAIN, as in eventlog2html.
-    want = [f"({i}) {labels[s.split(', ')[0]] if s else 'MAIN'}" for i, s in enumerate(unique)]
-    assert names == want and "" in unique
+
+    def hp_name(stack: str) -> str:
+        # rts/ProfHeap.c fprint_ccs, innermost first, without the stack's "(N)"
+        if not stack:
+            return "MAIN"
+        ids = stack.split(", ")
+        name = ""
+        for i, cc in enumerate(ids):
+            label, module = centres[cc]
+            if label == "CAF":
+                name += module + ".CAF"
+            else:
+                name += label + ("/" if i < len(ids) - 1 else "")
+        return name if len(name) <= 25 else name[:21] + "..."
+
+    want = list(dict.fromkeys(hp_name(s) for s in stacks))
+    assert profile.bands() == want and "" in stacks
 
 
 def test_cut_eventlog_gives_complete_samples_and_a_note() -> None:

@@ -161,23 +161,7 @@ def _show(path: Path) -> str:
         return "".join(show_lines(reader))
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                raises=Exception,
-                strict=True,
-                reason="GHC 9.6.6 declares each IPE event one byte longer than it writes; "
-                "the reader trusts the length and stops at the 2nd IPE event",
-            ),
-        )
-        if n == "leaky-hi-l.eventlog"
-        else n
-        for n in EVENTLOGS
-    ],
-)
+@pytest.mark.parametrize("name", EVENTLOGS)
 def test_show_matches_ghc_events_019_up_to_known_differences(name: str) -> None:
     got = _as_ghc_events_019(_show(HERE / name))
     want = (HERE / f"{name}.reference").read_text(encoding="utf-8")

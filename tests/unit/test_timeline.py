@@ -13,16 +13,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from halvm_prof import native
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import build_timeline, read_timeline
 from halvm_prof.timeline.model import Budget, Interval, Timeline
-from tests.conftest import CORPUS, DATA, in_ci, require_program, require_system
+from tests.conftest import CORPUS, DATA, require_program
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"
@@ -306,74 +304,11 @@ def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
             assert getattr(fast, name) == getattr(plain, name), name
 
 
-def test_compiled_walk_matches_the_python_walk() -> None:
-    from halvm_prof.timeline import scan
-    from halvm_prof.timeline.build import _SPARK_EVENT
-
-    elscan = native.built("_elscan")
-    if elscan is None:
-        require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
-        pytest.skip("halvm_prof._elscan is not built")
-    compiled: scan.Walk = elscan.walk
-    regions = 0
-    for log in [*LOGS, UPSTREAM / "nonmoving-gc.eventlog", UPSTREAM / "sleep.h.eventlog"]:
-        data = log.read_bytes()
-        with EventlogReader(log) as r:
-            assert r.codec is not None
-            sizes, count = scan.tables(r.codec.sizes, set(_SPARK_EVENT))
-            for region in r.regions():
-                buf = data[region.offset : region.end]
-                for width in (1, 1000, 1 << 20):
-                    assert compiled(buf, sizes, count, width) == scan.walk_python(
-                        buf, sizes, count, width
-                    )
-                regions += 1
-    assert regions > 20
-    with pytest.raises(ValueError):
-        compiled(b"\x00\x01\x00", sizes, count, 1)
-
-
 @pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
 def test_pure_python_timeline_is_the_same(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = read_timeline(log)
     monkeypatch.setenv("HALVM_PROF_PURE", "1")
     assert read_timeline(log) == fast
-
-
-def _all_logs() -> list[Path]:
-    return sorted(p for folder in (OURS, UPSTREAM, CORPUS) for p in folder.glob("*.eventlog"))
-
-
-def test_compiled_regions_match_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    from halvm_prof.formats.eventlog import reader as rd
-
-    if rd._compiled_regions() is None:
-        require_system(in_ci(), "the compiled walk halvm_prof._elscan (a C compiler)")
-        pytest.skip("halvm_prof._elscan is not built")
-
-    def cut(data: bytes, pure: bool) -> tuple[Any, ...]:
-        with monkeypatch.context() as m:
-            if pure:
-                m.setenv("HALVM_PROF_PURE", "1")
-            with EventlogReader(io.BytesIO(data)) as r:
-                return tuple(r.regions()), r.stop
-
-    checked = 0
-    for log in _all_logs():
-        data = log.read_bytes()
-        pieces = [data, *(data[:k] for k in range(0, len(data), max(1, len(data) // 7)))]
-        # damage: an undeclared event type after the header
-        if len(data) > 400:
-            pieces.append(data[:300] + b"\x7f\x7f" + data[302:])
-        for piece in pieces:
-            try:
-                assert cut(piece, False) == cut(piece, True), log.name
-            except Exception as e:
-                if "is not an eventlog" in str(e) or "header" in str(e):
-                    continue
-                raise
-            checked += 1
-    assert checked > 50
 
 
 def test_timeline_says_whether_the_log_holds_a_heap_profile() -> None:

@@ -14,6 +14,7 @@ name; decoding stays cheap and the hot loops need no attribute access.
 from __future__ import annotations
 
 import codecs
+import functools
 import struct
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from halvm_prof.formats.eventlog.layout import Header
+from halvm_prof.formats.eventlog.walk import Tables, tables, want_table
 
 Args = tuple[Any, ...]
 #: Decodes a payload: (buffer, payload start, payload length) -> args.
@@ -1096,6 +1098,16 @@ class Codec:
                 self.decoders[et.num] = layout.decode
                 self.texts[et.num] = spec.render
                 self.known[et.num] = True
+
+    @functools.cached_property
+    def walk_tables(self) -> Tables:
+        """The tables of the one walk (walk.py) for this log."""
+        return tables(self.sizes)
+
+    @functools.cached_property
+    def want_all(self) -> bytes:
+        """A ``want`` table that keeps every event."""
+        return want_table(len(self.sizes))
 
     def render(self, etype: int, args: Args) -> str:
         """The show text of one event, without its time and cap."""

@@ -3,16 +3,18 @@
 A program run with ``+RTS -l`` and a heap profiling mode (``-hT`` without profiling, ``-hi``,
 ``-hc``, ``-hy``, ``-hb`` and the others with it) writes each census as a sample-begin event,
 one event per band and a sample-end event. Bands are named as eventlog2html names them: the
-label GHC wrote (closure type, type, module, ...); for cost-centre stacks ``(N) label``, N
-numbering the stacks in order of appearance and label the innermost cost centre; for info
-tables (``-hi``) the table's source description when the log carries its IPE event.
+label GHC wrote (closure type, type, module, ...); for cost-centre stacks (``-hc``) the stack as
+the ``.hp`` of the same run names it (:func:`stack_band`: ``inner/outer``, ``M.CAF``, cut to
+``-L`` characters), without the ``(N)`` in front: that is the RTS's number of the stack, which the
+eventlog does not carry; for info tables (``-hi``) the table's source description when the log
+carries its IPE event.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -43,7 +45,10 @@ class _State:
     program: str = ""
     date: str = ""
     breakdown: int | None = None
-    cost_centres: dict[int, str] = field(default_factory=dict)
+    #: cost centre id -> (label, module)
+    cost_centres: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: ``+RTS -L``: the longest cost-centre stack name (GHC's default 25)
+    ccs_length: int = 25
     stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
     ipe: dict[int, str] = field(default_factory=dict)
     current: HeapSample | None = None
@@ -226,12 +231,13 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
         st.began = True
         st.breakdown = a[2]
     elif t == ev.HEAP_PROF_COST_CENTRE:
-        st.cost_centres[a[0]] = a[1]
+        st.cost_centres[a[0]] = (a[1], a[2])
     elif t == ev.IPE:
         st.ipe[a[0]] = ipe_description(a[1], a[3], a[5], a[6])
     elif t == ev.PROGRAM_ARGS:
         if a[1] and not st.program:
             st.program = os.path.basename(a[1][0])
+            st.ccs_length = ccs_length(a[1], st.ccs_length)
     elif t == ev.WALL_CLOCK_TIME and not st.date:
         st.date = format_date(a[1])
     return done
@@ -248,13 +254,43 @@ def _band(st: _State, name: str) -> str:
     return OTHER_BANDS
 
 
+def ccs_length(args: Sequence[str], default: int = 25) -> int:
+    """The ``+RTS -L<n>`` of a command line: how long a cost-centre stack's name may be."""
+    length = default
+    in_rts = False
+    for arg in args[1:]:
+        if arg == "+RTS":
+            in_rts = True
+        elif arg == "-RTS":
+            in_rts = False
+        elif in_rts and arg.startswith("-L") and arg[2:].isdigit() and int(arg[2:]) > 0:
+            length = int(arg[2:])
+    return length
+
+
+def stack_band(names: Sequence[tuple[str, str]], max_length: int = 25) -> str:
+    """A cost-centre stack's band name as GHC writes it into a ``.hp`` (``fprint_ccs`` in
+    ``rts/ProfHeap.c``), without the stack's number: ``names`` are (label, module) of its cost
+    centres, innermost first, MAIN left out; a CAF is ``Module.CAF``; ``/`` joins the others; a
+    name over ``max_length`` characters keeps ``max_length - 4`` of them and ``...``."""
+    if not names:
+        return "MAIN"
+    parts = []
+    for i, (label, module) in enumerate(names):
+        if label == "CAF":
+            parts.append(f"{module}.CAF")
+        else:
+            parts.append(label + ("/" if i + 1 < len(names) else ""))
+    text = "".join(parts)
+    return text if len(text) <= max_length else text[: max(0, max_length - 4)] + "..."
+
+
 def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
     name = st.stacks.get(stack)
     if name is None:
         if len(st.stacks) >= MAX_BANDS:
             st.folded = True
             return OTHER_BANDS
-        label = st.cost_centres.get(stack[0], "MAIN") if stack else "MAIN"
-        name = f"({len(st.stacks)}) {label}"
-        st.stacks[stack] = name
+        names = [st.cost_centres.get(cc, (str(cc), "")) for cc in stack]
+        name = st.stacks[stack] = stack_band(names, st.ccs_length)
     return name

@@ -24,43 +24,18 @@ import shutil
 import struct
 import tempfile
 import time as _time
-from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, TypeVar
 
-from halvm_prof import native
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
-from halvm_prof.formats.eventlog.events import (
-    BLOCK_MARKER,
-    BLOCK_MARKER_EVENT,
-    NO_CAP,
-    VARIABLE,
-    Codec,
-    Event,
-)
-from halvm_prof.formats.eventlog.layout import (
-    BLOCK_HEADER,
-    DATA_END,
-    EVENT_HEAD,
-    HEAD_SIZE,
-    MAX_EVENT,
-    PAYLOAD_LENGTH,
-    VARIABLE_HEAD_SIZE,
-    Header,
-    IncompleteHeader,
-    read_header,
-)
+from halvm_prof.formats.eventlog.events import Codec, Event
+from halvm_prof.formats.eventlog.layout import Header, IncompleteHeader, read_header
+from halvm_prof.formats.eventlog.walk import State, Step, walker, want_table
 from halvm_prof.model import Stop
 
 T = TypeVar("T")
-
-_HEAD = EVENT_HEAD.unpack_from
-_U16 = PAYLOAD_LENGTH.unpack_from
-_HS = HEAD_SIZE
-_VS = VARIABLE_HEAD_SIZE
-_BLOCK = BLOCK_HEADER.unpack_from
 
 #: Bytes read at a time.
 CHUNK = 1 << 20
@@ -73,7 +48,6 @@ _REL_BITS = 24
 _REL_MASK = (1 << _REL_BITS) - 1
 _IDX_BITS = 24
 _TIME_SHIFT = _REL_BITS + _IDX_BITS
-_MAX_EVENT = MAX_EVENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,16 +59,6 @@ class Region:
     cap: int | None
     min_time: int
     count: int
-
-
-class _Walker:
-    """Tracks ghc-events' block rule while events are walked in file order."""
-
-    __slots__ = ("cap", "remaining")
-
-    def __init__(self) -> None:
-        self.cap: int | None = None
-        self.remaining = 0
 
 
 class EventlogReader:
@@ -196,11 +160,16 @@ class EventlogReader:
 
     # -- the file-order walk -----------------------------------------------------------------
 
-    def _chunks(self, follow: Callable[[], bool] | None = None) -> Iterator[tuple[bytes, int]]:
-        """(buffer, file offset of its first byte) pairs; each starts where the last stopped.
+    def _chunks(
+        self, follow: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[bytes, int, bool]]:
+        """(buffer, file offset of its first byte, no byte follows) triples; each buffer starts
+        where the last one stopped.
 
         The consumer sends back how many bytes it used by setting ``self._used`` before asking
-        for the next chunk; unused bytes are kept and more are appended.
+        for the next chunk; unused bytes are kept and more are appended. At the end of the
+        input the unused bytes are handed out once more as final, so an event whose end only
+        the next bytes tell (walk.py) is read.
         """
         buf = self._rest
         base = self.data_offset
@@ -218,23 +187,25 @@ class EventlogReader:
         keep = self._keep
         if keep is not None:
             keep += buf
-        eof = False
+        final = False
         while True:
             self._used = 0
-            yield buf, base
+            yield buf, base, final
             used = self._used
             buf = buf[used:]
             base += used
-            if self._done:
+            if self._done or final:
+                self._eof_at = base + len(buf)
                 return
             more = self.stream.read(CHUNK)
             if not more:
                 if follow is not None and follow():
                     continue
-                eof = True
-            if eof:
-                self._eof_at = base + len(buf)
-                return
+                if not buf:
+                    self._eof_at = base
+                    return
+                final = True
+                continue
             if keep is not None:
                 if len(keep) + len(more) > KEEP_BYTES:
                     keep = self._keep = None
@@ -251,115 +222,50 @@ class EventlogReader:
     _eof_at = 0
 
     def _walk(
-        self,
-        on_event: Callable[[bytes, int, int, int, int, int | None, int], None] | None,
-        on_region: Callable[[Region], None] | None,
-        follow: Callable[[], bool] | None = None,
-    ) -> Iterator[None]:
-        """Walk every complete event in file order; the core of every reading mode.
+        self, want: bytes | None, follow: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[bytes, int, Step]]:
+        """Walk every complete event in file order (walk.py); the core of every reading mode.
 
-        ``on_event(buf, payload, type, time, payload_len, cap, file_offset)`` gets the payload
-        at ``buf[payload:payload + payload_len]``; ``on_region`` gets each region once it is
-        closed. Yields after each chunk, so callers can hand events on lazily. Written as one
-        loop without closures: it runs once per event.
+        Yields (buffer, file offset of its first byte, :class:`Step`) per chunk; a step's
+        regions are closed ones, also those cut at :data:`REGION_BYTES`. Sets :attr:`stop`.
         """
         codec = self.codec
         assert codec is not None
-        sizes = codec.sizes
-        ntypes = len(sizes)
-        cap: int | None = None
-        remaining = 0
-        r_start = self.data_offset
-        r_cap: int | None = None
-        r_min = 0
-        r_count = 0
+        tabs = codec.walk_tables
+        walk = walker()
+        state = State(-1, 0, self.data_offset, -1, 0, 0)
         self._done = False
         stop: Stop | None = None
-        head = _HEAD
-        u16 = _U16
-        limit = REGION_BYTES
-        pos = 0
-        base = 0
-        for buf, base in self._chunks(follow):
-            n = len(buf)
-            pos = 0
-            while pos + _HS <= n:
-                etype, t = head(buf, pos)
-                if etype >= ntypes:
-                    if etype == DATA_END:
-                        stop = Stop("end", base + pos, "end of the log")
-                    else:
-                        stop = Stop(
-                            "corrupt",
-                            base + pos,
-                            f"event type {etype} is not declared in the header",
-                        )
-                    break
-                size = sizes[etype]
-                if size >= 0:
-                    payload = pos + _HS
-                elif size == VARIABLE:
-                    if pos + _VS > n:
-                        break
-                    (size,) = u16(buf, pos + _HS)
-                    payload = pos + _VS
-                else:
-                    stop = Stop(
-                        "corrupt", base + pos, f"event type {etype} is not declared in the header"
-                    )
-                    break
-                nxt = payload + size
-                if nxt > n:
-                    break
-                at = base + pos
-                if etype == BLOCK_MARKER and size >= 14:
-                    if r_count and on_region is not None:
-                        on_region(Region(r_start, at, r_cap, r_min, r_count))
-                    bsize, _end, bcap = _BLOCK(buf, payload)
-                    remaining = bsize - BLOCK_MARKER_EVENT
-                    cap = None if bcap == NO_CAP else bcap
-                    r_start, r_cap, r_min, r_count = at, cap, t, 1
-                    if on_event is not None:
-                        on_event(buf, payload, etype, t, size, cap, at)
-                else:
-                    ecap = cap
-                    if remaining > 0:
-                        remaining -= nxt - pos
-                        if remaining <= 0:
-                            cap = None
-                    if ecap != r_cap or at - r_start > limit:
-                        if r_count and on_region is not None:
-                            on_region(Region(r_start, at, r_cap, r_min, r_count))
-                        r_start, r_cap, r_min, r_count = at, ecap, t, 0
-                    elif t < r_min:
-                        r_min = t
-                    r_count += 1
-                    if on_event is not None:
-                        on_event(buf, payload, etype, t, size, ecap, at)
-                pos = nxt
-            else:
-                # Fewer than 10 bytes left: the end marker, or more to read.
-                if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
-                    stop = Stop("end", base + pos, "end of the log")
+        pos = base = 0
+        for buf, base, final in self._chunks(follow):
+            step = walk(buf, tabs, want, 1, base, state, final)
+            state, pos = step.state, step.pos
             self._used = pos
-            if stop is not None:
+            if step.stop is not None:
+                kind, at, etype = step.stop
+                if kind == 1:
+                    stop = Stop("end", at, "end of the log")
+                else:
+                    stop = Stop("corrupt", at, f"event type {etype} is not declared in the header")
                 self._done = True
-            yield None
-        end_at = base + pos
-        if r_count and on_region is not None:
-            on_region(Region(r_start, end_at, r_cap, r_min, r_count))
+            elif state.r_count and base + pos - state.r_start > REGION_BYTES:
+                # Keep regions short enough for the offset bits of a sort key.
+                step.regions.append(
+                    (state.r_start, base + pos, state.r_cap, state.r_min, state.r_count)
+                )
+                state = state._replace(r_start=base + pos, r_count=0)
+            yield buf, base, step
+        end_at = stop.offset if stop is not None else base + pos
+        if state.r_count:
+            last = (state.r_start, end_at, state.r_cap, state.r_min, state.r_count)
+            yield b"", base, Step([], {}, 0, -1, [last], state, pos, None)
         if stop is None:
             size_at = self._eof_at
             if size_at == end_at:
-                stop = Stop(
-                    "truncated", end_at, f"the log ends at byte {end_at} without its end marker"
-                )
+                msg = f"the log ends at byte {end_at} without its end marker"
             else:
-                stop = Stop(
-                    "truncated",
-                    end_at,
-                    f"the log stops inside the event at byte {end_at} (file size {size_at})",
-                )
+                msg = f"the log stops inside the event at byte {end_at} (file size {size_at})"
+            stop = Stop("truncated", end_at, msg)
         self.stop = stop
 
     # -- public reading modes ----------------------------------------------------------------
@@ -409,140 +315,32 @@ class EventlogReader:
         codec = self.codec
         assert codec is not None
         decoders = codec.decoders
-        pending: list[Event] = []
         problems = self.problems
-
-        def on_event(
-            buf: bytes, pos: int, etype: int, t: int, n: int, cap: int | None, at: int
-        ) -> None:
-            if types is not None and etype not in types:
-                return
-            try:
-                args = decoders[etype](buf, pos, n)
-            except (ValueError, IndexError, struct.error) as e:
-                problems.append(f"byte {at}: malformed event of type {etype}: {e}")
-                args = ()
-            pending.append(Event(t, etype, cap, args, at))
-
-        for _ in self._walk(on_event, None, follow):
-            if pending:
-                yield from pending
-                pending.clear()
+        want = want_table(len(codec.sizes), types)
+        for buf, base, step in self._walk(want, follow):
+            if not step.frames:
+                continue
+            out: list[Event] = []
+            for pos, etype, t, payload, n, cap in step.frames:
+                try:
+                    args = decoders[etype](buf, payload, n)
+                except (ValueError, IndexError, struct.error) as e:
+                    problems.append(f"byte {base + pos}: malformed event of type {etype}: {e}")
+                    args = ()
+                out.append(Event(t, etype, None if cap < 0 else cap, args, base + pos))
+            yield from out
 
     def regions(self) -> list[Region]:
         """Walk the whole log once and cut it into regions (see the module docstring).
 
-        Sets :attr:`stop`. The same walk as :meth:`_walk` without callbacks, kept apart
-        because it runs once per event before ``show`` prints anything.
+        Sets :attr:`stop`.
         """
         out: list[Region] = []
-        codec = self.codec
-        if codec is None:
+        if self.codec is None:
             return out
-        sizes = codec.sizes
-        ntypes = len(sizes)
-        head = _HEAD
-        u16 = _U16
-        compiled = _compiled_regions()
-        csizes = array("i", sizes).tobytes()
-        cap: int | None = None
-        remaining = 0
-        r_start = self.data_offset
-        r_cap: int | None = None
-        r_min = 0
-        r_count = 0
-        stop: Stop | None = None
-        self._done = False
         self._keep = bytearray()
-        pos = base = 0
-        for buf, base in self._chunks(None):
-            if compiled is not None:
-                # The same loop, compiled (halvm_prof/_elscan.c); -1 stands for no capability.
-                found, state, pos, cstop = compiled(
-                    buf,
-                    csizes,
-                    base,
-                    (_no(cap), remaining, r_start, _no(r_cap), r_min, r_count),
-                )
-                out.extend(Region(o, e, None if c < 0 else c, m, k) for o, e, c, m, k in found)
-                c0, remaining, r_start, c1, r_min, r_count = state
-                cap, r_cap = (None if c0 < 0 else c0), (None if c1 < 0 else c1)
-                if cstop is not None:
-                    kind, at, etype = cstop
-                    if kind == 1:
-                        stop = Stop("end", at, "end of the log")
-                    else:
-                        stop = Stop(
-                            "corrupt", at, f"event type {etype} is not declared in the header"
-                        )
-            else:
-                n = len(buf)
-                pos = 0
-                while pos + _HS <= n:
-                    etype, t = head(buf, pos)
-                    size = sizes[etype] if etype < ntypes else -3
-                    if size >= 0:
-                        nxt = pos + _HS + size
-                    elif size == VARIABLE and pos + _VS <= n:
-                        nxt = pos + _VS + u16(buf, pos + _HS)[0]
-                    elif size == VARIABLE:
-                        break
-                    else:
-                        at = base + pos
-                        if etype == DATA_END:
-                            stop = Stop("end", at, "end of the log")
-                        else:
-                            stop = Stop(
-                                "corrupt", at, f"event type {etype} is not declared in the header"
-                            )
-                        break
-                    if nxt > n:
-                        break
-                    if etype == BLOCK_MARKER and size >= 14:
-                        at = base + pos
-                        if r_count:
-                            out.append(Region(r_start, at, r_cap, r_min, r_count))
-                        bsize, _end, bcap = _BLOCK(buf, pos + _HS)
-                        remaining = bsize - BLOCK_MARKER_EVENT
-                        cap = None if bcap == NO_CAP else bcap
-                        r_start, r_cap, r_min, r_count = at, cap, t, 1
-                    elif remaining > 0:
-                        remaining -= nxt - pos
-                        if t < r_min:
-                            r_min = t
-                        r_count += 1
-                        if remaining <= 0 and cap is not None:
-                            # The block is used up: what follows has no capability.
-                            at = base + nxt
-                            out.append(Region(r_start, at, r_cap, r_min, r_count))
-                            cap = None
-                            r_start, r_cap, r_count = at, None, 0
-                    else:
-                        if r_count == 0 or t < r_min:
-                            r_min = t
-                        r_count += 1
-                    pos = nxt
-                else:
-                    if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
-                        stop = Stop("end", base + pos, "end of the log")
-            self._used = pos
-            if stop is not None:
-                self._done = True
-            elif r_count and base + pos - r_start > REGION_BYTES:
-                # Keep regions short enough for the offset bits of a sort key.
-                out.append(Region(r_start, base + pos, r_cap, r_min, r_count))
-                r_start, r_count = base + pos, 0
-        end_at = stop.offset if stop is not None else base + pos
-        if r_count:
-            out.append(Region(r_start, end_at, r_cap, r_min, r_count))
-        if stop is None:
-            size_at = self._eof_at
-            if size_at == end_at:
-                msg = f"the log ends at byte {end_at} without its end marker"
-            else:
-                msg = f"the log stops inside the event at byte {end_at} (file size {size_at})"
-            stop = Stop("truncated", end_at, msg)
-        self.stop = stop
+        for _buf, _base, step in self._walk(None):
+            out.extend(Region(o, e, None if c < 0 else c, m, k) for o, e, c, m, k in step.regions)
         return out
 
     def iter_sorted(self) -> Iterator[Event]:
@@ -557,7 +355,7 @@ class EventlogReader:
             keys: list[int] = []
             out: list[Event] = []
             key_base = ridx << _REL_BITS
-            for pos, etype, t, payload, n in walk_region(codec, buf):
+            for pos, etype, t, payload, n, _cap in region_frames(codec, buf).frames:
                 try:
                     args = decoders[etype](buf, payload, n)
                 except (ValueError, IndexError, struct.error) as e:
@@ -653,46 +451,17 @@ class EventlogReader:
         )
 
 
-def _compiled_regions() -> (
-    Callable[
-        ...,
-        tuple[
-            list[tuple[int, int, int, int, int]], tuple[int, ...], int, tuple[int, int, int] | None
-        ],
-    ]
-    | None
-):
-    """The compiled loop of :meth:`EventlogReader.regions`, unless it is not built or switched
-    off (:mod:`halvm_prof.native`)."""
-    elscan = native.load("_elscan")
-    return None if elscan is None else elscan.regions
-
-
-def _no(cap: int | None) -> int:
-    return -1 if cap is None else cap
-
-
 def sort_key(time: int, region_index: int, index_in_region: int) -> int:
     """The key that orders events as a stable sort by time of the whole file does."""
     return (time << _TIME_SHIFT) | (region_index << _REL_BITS) | index_in_region
 
 
-def walk_region(codec: Codec, buf: bytes) -> Iterator[tuple[int, int, int, int, int]]:
-    """(offset, type, time, payload offset, payload length) of each event in a region."""
-    sizes = codec.sizes
-    head = _HEAD
-    pos = 0
-    n = len(buf)
-    while pos < n:
-        etype, t = head(buf, pos)
-        size = sizes[etype]
-        if size >= 0:
-            yield pos, etype, t, pos + _HS, size
-            pos += _HS + size
-        else:
-            (size,) = _U16(buf, pos + _HS)
-            yield pos, etype, t, pos + _VS, size
-            pos += _VS + size
+def region_frames(codec: Codec, buf: bytes, want: bytes | None = None, width: int = 1) -> Step:
+    """The walk of one region's events (every type, or as ``want`` asks; counted events by
+    time buckets of ``width``)."""
+    if want is None:
+        want = codec.want_all
+    return walker()(buf, codec.walk_tables, want, width, 0, State(), True)
 
 
 def spool(stream: IO[bytes]) -> IO[bytes]:

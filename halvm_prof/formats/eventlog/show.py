@@ -10,20 +10,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from halvm_prof.formats.eventlog.events import BLOCK_MARKER, VARIABLE, Codec, Event
-from halvm_prof.formats.eventlog.layout import (
-    EVENT_HEAD,
-    HEAD_SIZE,
-    PAYLOAD_LENGTH,
-    VARIABLE_HEAD_SIZE,
-    EventType,
-)
-from halvm_prof.formats.eventlog.reader import EventlogReader, Region, sort_key
-
-_HEAD = EVENT_HEAD.unpack_from
-_U16 = PAYLOAD_LENGTH.unpack_from
-_HS = HEAD_SIZE
-_VS = VARIABLE_HEAD_SIZE
+from halvm_prof.formats.eventlog.events import BLOCK_MARKER, Codec, Event, Renderer
+from halvm_prof.formats.eventlog.layout import EventType
+from halvm_prof.formats.eventlog.reader import EventlogReader, Region, region_frames, sort_key
 
 
 def event_type_line(et: EventType) -> str:
@@ -70,34 +59,22 @@ def show_lines(reader: EventlogReader, *, pretty: bool = False) -> Iterator[str]
 
 def _fast_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyped-def]
     """Make a region loader that renders each event at once; the hot loop of ``show``."""
-    sizes = codec.sizes
     decoders = codec.decoders
     # Constant texts apart from renderers, so the loop tests one list entry against None.
     consts = [t if isinstance(t, str) else None for t in codec.texts]
-    renders = codec.texts
+    renders = [_constant(t) if isinstance(t, str) else t for t in codec.texts]
     problems = reader.problems
-    head = _HEAD
-    u16 = _U16
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[str]]:
         keys: list[int] = []
         out: list[str] = []
         append = out.append
         add_key = keys.append
-        i = 0
         sep = ": " if region.cap is None else f": cap {region.cap}: "
         key_base = sort_key(0, ridx, 0)
         shift = sort_key(1, 0, 0).bit_length() - 1
-        pos = 0
-        n = len(buf)
-        while pos < n:
-            etype, t = head(buf, pos)
-            size = sizes[etype]
-            if size == VARIABLE:
-                (size,) = u16(buf, pos + _HS)
-                payload = pos + _VS
-            else:
-                payload = pos + _HS
+        frames = region_frames(codec, buf).frames
+        for i, (pos, etype, t, payload, size, _cap) in enumerate(frames):
             text = consts[etype]
             if text is None:
                 try:
@@ -108,11 +85,13 @@ def _fast_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyp
                     text = f"<malformed {codec.descriptions.get(etype, etype)} event>"
             add_key((t << shift) | key_base | i)
             append(f"{t}{sep}{text}")
-            i += 1
-            pos = payload + size
         return keys, out
 
     return load
+
+
+def _constant(text: str) -> Renderer:
+    return lambda _args: text
 
 
 def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-untyped-def]
@@ -120,16 +99,7 @@ def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-unt
         keys: list[int] = []
         out: list[str] = []
         shift = sort_key(1, 0, 0).bit_length() - 1
-        pos = 0
-        n = len(buf)
-        sizes = codec.sizes
-        while pos < n:
-            etype, t = _HEAD(buf, pos)
-            size = sizes[etype]
-            payload = pos + _HS
-            if size == VARIABLE:
-                (size,) = _U16(buf, pos + _HS)
-                payload += 2
+        for pos, etype, t, payload, size, _cap in region_frames(codec, buf).frames:
             try:
                 args = codec.decoders[etype](buf, payload, size)
             except (ValueError, IndexError, struct.error):
@@ -137,7 +107,6 @@ def _pretty_loader(reader: EventlogReader, codec: Codec):  # type: ignore[no-unt
             line = event_line(codec, Event(t, etype, region.cap, args, region.offset + pos), True)
             keys.append((t << shift) | sort_key(0, ridx, len(out)))
             out.append(line)
-            pos = payload + size
         return keys, out
 
     return load

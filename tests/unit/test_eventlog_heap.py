@@ -1,0 +1,102 @@
+"""Heap profiles read from GHC 9.6.6 eventlogs equal the ``.hp`` GHC wrote in the same run
+(tests/data/ghc96: ``-hc -l``, ``-hi -l`` and ``-hT -l`` pairs)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.heap import (
+    ccs_length,
+    heap_profile_from_eventlog,
+    ipe_description,
+    stack_band,
+)
+from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.model import HeapSample
+from tests import ghc96
+
+HERE = ghc96.DATA
+
+
+def _censuses(name: str) -> tuple[list[HeapSample], list[HeapSample]]:
+    """The log's censuses and the .hp's, less the two empty ones GHC writes into the .hp
+    alone (at start and at exit)."""
+    log = heap_profile_from_eventlog(HERE / f"{name}.eventlog")
+    assert log.complete, log.note
+    hp = read_hp(HERE / f"{name}.hp")
+    assert not hp.samples[0].values and not hp.samples[-1].values
+    return list(log.samples), list(hp.samples[1:-1])
+
+
+def test_hc_bands_are_named_as_the_hp_names_them() -> None:
+    # The .hp writes "(N)stack": N is the RTS's number of the stack, which no event carries.
+    log, hp = _censuses("leaky-hc-l")
+    assert len(log) == len(hp) >= 5
+    named = 0
+    for ours, theirs in zip(log, hp, strict=True):
+        want: dict[str, int] = {}
+        for band, value in theirs.values.items():
+            band = re.sub(r"^\(\d+\)", "", band)
+            want[band] = want.get(band, 0) + value
+        assert ours.values == want
+        named += sum("/" in band for band in ours.values)
+    # whole stacks, GHC's truncation included
+    assert named > 10
+    assert any(band.endswith("...") for s in log for band in s.values)
+    assert any(band.endswith(".CAF") for s in log for band in s.values)
+
+
+def test_hi_log_gives_every_census_of_the_hp() -> None:
+    # GHC 9.6.6's IPE events declare a byte more than they hold: read by their declared size
+    # the log stopped at its 2nd IPE event, before its first census.
+    log, hp = _censuses("leaky-hi-l")
+    assert len(log) == len(hp) >= 3
+    ipe: dict[int, str] = {}
+    with EventlogReader(HERE / "leaky-hi-l.eventlog") as r:
+        for e in r.iter_events({ev.IPE}):
+            ipe[e.args[0]] = ipe_description(e.args[1], e.args[3], e.args[5], e.args[6])
+        assert r.stop is not None and r.stop.reason == "end"
+    assert len(ipe) == 99
+    for ours, theirs in zip(log, hp, strict=True):
+        assert sum(ours.values.values()) == sum(theirs.values.values())
+        # the .hp names info tables by address; the log names those it describes
+        named = {ipe.get(int(band, 16), band): value for band, value in theirs.values.items()}
+        assert ours.values == named
+
+
+def test_ht_log_equals_its_hp() -> None:
+    log, hp = _censuses("leaky-hT-l")
+    assert [s.values for s in log] == [s.values for s in hp]
+
+
+@pytest.mark.parametrize(
+    ("names", "length", "want"),
+    [
+        ([], 25, "MAIN"),
+        ([("main", "Main")], 25, "main"),
+        ([("main.n", "Main"), ("main", "Main")], 25, "main.n/main"),
+        ([("CAF", "GHC.IO.Encoding")], 25, "GHC.IO.Encoding.CAF"),
+        ([("go", "Main"), ("CAF", "Main")], 25, "go/Main.CAF"),
+        ([("mkRecord", "M"), ("buildIndex.\\", "M"), ("buildIndex", "M")], 25,
+         "mkRecord/buildIndex.\\..."),
+        ([("abcdefghij", "M"), ("klmnopqrstuvwxy", "M")], 26, "abcdefghij/klmnopqrstuvwxy"),
+        ([("abcdefghij", "M"), ("klmnopqrstuvwxyz", "M")], 26, "abcdefghij/klmnopqrstu..."),
+        ([("abc", "M"), ("d", "M")], 5, "abc/d"),
+        ([("abc", "M"), ("de", "M")], 5, "a..."),
+    ],
+)  # fmt: skip
+def test_stack_band_is_ghcs_fprint_ccs(
+    names: list[tuple[str, str]], length: int, want: str
+) -> None:
+    assert stack_band(names, length) == want
+
+
+def test_ccs_length_reads_rts_minus_l() -> None:
+    assert ccs_length(["./p", "10", "+RTS", "-hc", "-l", "-RTS"]) == 25
+    assert ccs_length(["./p", "+RTS", "-L40", "-RTS"]) == 40
+    assert ccs_length(["./p", "-L40"]) == 25  # a program argument, not an RTS flag
+    assert ccs_length(["./p", "+RTS", "-Lx"]) == 25
