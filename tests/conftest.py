@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,69 @@ def require_program(name: str, package: str) -> str:
     require_system(path is not None, f"{name} (Debian package {package})")
     assert path is not None
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--runslow",
+        action="store_true",
+        help="also run the tests marked slow (the exhaustive sweeps); CI=true does the same",
+    )
+
+
+def slow_runs(config: pytest.Config) -> bool:
+    """Whether this run includes the tests marked ``slow``: under CI=true, with --runslow, or
+    when an explicit ``-m`` expression decides (``-m slow`` runs only them)."""
+    return in_ci() or bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Deselected rather than skipped: a skip means a missing system part (and fails under
+    # CI=true); these are left out on purpose, and the closing line counts them as deselected.
+    if slow_runs(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if slow_runs(config):
+        return "slow tests (exhaustive sweeps): included"
+    return "slow tests (exhaustive sweeps): left out; CI=true or --runslow includes them"
+
+
+def sweep(
+    stop: int,
+    *,
+    every: bool,
+    start: int = 0,
+    stride: int = 97,
+    edge: int = 64,
+    around: Iterable[int] = (),
+) -> list[int]:
+    """The positions of ``range(start, stop)`` a sweep over every cut (or crash point) visits:
+    all of them when ``every`` (the slow variant); else the first and last ``edge``, every
+    ``stride``-th between (a prime stride meets each line and record layout at many different
+    offsets), and the three either side of each position in ``around`` (a block or header
+    boundary)."""
+    if every:
+        return list(range(start, stop))
+    picked = set(range(start, min(start + edge, stop)))
+    picked.update(range(max(start, stop - edge), stop))
+    picked.update(range(start, stop, stride))
+    for p in around:
+        picked.update(range(max(start, p - 3), min(stop, p + 4)))
+    return sorted(picked)
+
+
+#: Parametrize a sweep test with this (argument ``every``): a sampled variant that every run
+#: includes, and the exhaustive one marked slow.
+SWEEPS = [
+    pytest.param(False, id="sampled"),
+    pytest.param(True, id="every", marks=pytest.mark.slow),
+]
 
 
 @pytest.fixture

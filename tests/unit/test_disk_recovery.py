@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, LayoutError, OutputError
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, SWEEPS, sweep
 
 HP_FILES = sorted(CORPUS.glob("*.hp"))
 PROF_FILES = sorted(CORPUS.glob("*.prof"))
@@ -57,14 +58,17 @@ def test_clean_disk_gives_the_file_back_byte_for_byte(
     assert _recover(disk, tmp_path / "out") == profile.read_bytes()
 
 
+@pytest.mark.parametrize("every", SWEEPS)
 @pytest.mark.parametrize("word", [4, 8])
 @pytest.mark.parametrize("profile", HP_FILES, ids=lambda p: p.name)
-def test_every_crash_point_of_a_heap_profile(tmp_path: Path, profile: Path, word: int) -> None:
+def test_every_crash_point_of_a_heap_profile(
+    tmp_path: Path, profile: Path, word: int, every: bool
+) -> None:
     original = profile.read_bytes()
     disk, out = tmp_path / "d.disk", tmp_path / "out"
     create_image(disk, DISK_SIZE)
     total = write_profile(profile, disk, word=word).sector_writes
-    for n in range(1, total):
+    for n in sweep(total, start=1, every=every, stride=13, edge=16):
         committed = _write(profile, disk, word, crash_after=n)
         got = _recover(disk, out)
         assert original.startswith(got), n
@@ -81,13 +85,14 @@ def test_every_crash_point_of_a_heap_profile(tmp_path: Path, profile: Path, word
             assert plan_recovery(image).samples == _complete_samples(got)
 
 
+@pytest.mark.parametrize("every", SWEEPS)
 @pytest.mark.parametrize("profile", PROF_FILES, ids=lambda p: p.name)
-def test_every_crash_point_of_a_time_profile(tmp_path: Path, profile: Path) -> None:
+def test_every_crash_point_of_a_time_profile(tmp_path: Path, profile: Path, every: bool) -> None:
     original = profile.read_bytes()
     disk, out = tmp_path / "d.disk", tmp_path / "out"
     create_image(disk, DISK_SIZE)
     total = write_profile(profile, disk).sector_writes
-    for n in range(1, total):
+    for n in sweep(total, start=1, every=every, stride=13, edge=16):
         committed = _write(profile, disk, crash_after=n)
         try:
             got = _recover(disk, out)
@@ -99,7 +104,8 @@ def test_every_crash_point_of_a_time_profile(tmp_path: Path, profile: Path) -> N
         assert len(got) >= original.rfind(b"\n", 0, committed) + 1, n
 
 
-def test_torn_update_samples_past_the_commit_are_recovered(tmp_path: Path) -> None:
+@pytest.mark.parametrize("every", SWEEPS)
+def test_torn_update_samples_past_the_commit_are_recovered(tmp_path: Path, every: bool) -> None:
     # Samples that fill a whole block, so a crash between the block write and the status write
     # leaves complete samples past the committed size.
     head = b'JOB "t"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
@@ -112,7 +118,9 @@ def test_torn_update_samples_past_the_commit_are_recovered(tmp_path: Path) -> No
     create_image(disk, DISK_SIZE)
     total = write_profile(hp, disk).sector_writes
     found_torn = False
-    for n in range(1, total):
+    # Each census is flushed as its data sector, then the status sector: every other crash
+    # point is a torn update, so a sample of odd stride meets both kinds.
+    for n in sweep(total, start=1, every=every, stride=29, edge=16):
         committed = _write(hp, disk, crash_after=n)
         with DiskImage.open(disk) as image:
             rec = plan_recovery(image)
@@ -143,7 +151,11 @@ def test_block_commit_inside_an_end_sample_line(tmp_path: Path, pad: int, word: 
     total = write_profile(hp, disk, word=word).sector_writes
     # The crash right after the status write of the full block; one write later, the flush of
     # the census's last bytes reached the data area but not the status sector (a torn update).
-    n = next(n for n in range(1, total) if _write(hp, disk, word, crash_after=n) == BLOCK_SIZE)
+    # The committed size only grows with the crash point: the first one at the block is found
+    # by bisection (a walk from 1 wrote the disk a thousand times).
+    n = 1 + bisect.bisect_left(
+        range(1, total), BLOCK_SIZE, key=lambda n: _write(hp, disk, word, crash_after=n)
+    )
     for crash, last, past_commit in ((n, b"94.5", 0), (n + 1, b"95.5", 1)):
         assert _write(hp, disk, word, crash_after=crash) == BLOCK_SIZE
         with DiskImage.open(disk) as image:
@@ -198,14 +210,15 @@ def test_raw_gives_exactly_the_committed_bytes(tmp_path: Path) -> None:
         _recover(disk, tmp_path / "out", raw=True)
 
 
-def test_image_cut_at_any_length_is_one_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("every", SWEEPS)
+def test_image_cut_at_any_length_is_one_clear_error(tmp_path: Path, every: bool) -> None:
     profile = CORPUS / "leaky-hc.prof"
     full = tmp_path / "full.disk"
     _write(profile, full)
     raw = full.read_bytes()
     need = DATA_OFFSET + profile.stat().st_size
     cut = tmp_path / "cut.disk"
-    for length in range(0, need):
+    for length in sweep(need, every=every, around=(DATA_OFFSET,)):
         cut.write_bytes(raw[:length])
         with pytest.raises((ImageError, LayoutError)) as err:
             _recover(cut, tmp_path / "out")

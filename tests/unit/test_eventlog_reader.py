@@ -14,7 +14,7 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.layout import parse_header
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import event_line, show_lines
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 SMALL = CORPUS / "parfib-N2.eventlog"
@@ -39,15 +39,17 @@ def _expected_text(data: bytes, cut: int) -> str:
     return head + "\nEvents:\n" + "".join(line + "\n" for line in lines) + "\n"
 
 
+@pytest.mark.parametrize("every", SWEEPS)
 @pytest.mark.parametrize("log", [SMALL, UPSTREAM / "nonmoving-gc.eventlog"], ids=lambda p: p.name)
-def test_cut_at_every_offset_shows_every_complete_event(log: Path) -> None:
+def test_cut_at_every_offset_shows_every_complete_event(log: Path, every: bool) -> None:
     data = log.read_bytes()
     header_end = parse_header(data).data_offset
     full = _expected_text(data, len(data))
     ends = _ends(data)
     complete_at = sorted(set(ends.values()))
     expected_by_end: dict[int, str] = {}
-    for cut in range(len(data) + 1):
+    # Around the end of the header and of the first events (the sampled variant).
+    for cut in sweep(len(data) + 1, every=every, around=(header_end, *complete_at[:3])):
         with EventlogReader(io.BytesIO(data[:cut]), name="cut.eventlog") as r:
             text = "".join(show_lines(r))
             stop = r.stop

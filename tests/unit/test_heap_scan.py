@@ -18,8 +18,8 @@ from halvm_prof.inputs.heap_scan import HeapScan, scan_hp, scan_hp_file
 from halvm_prof.inputs.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
-from tests.conftest import DATA, require_system
-from tests.unit.test_hp import HP_FILES, profiles
+from tests.conftest import DATA, SWEEPS, require_system, sweep
+from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
 ALL_HP = sorted({*HP_FILES, *DATA.glob("**/*.hp")})
 
@@ -77,10 +77,11 @@ def test_every_fixture_scans_as_the_python_reader_reads(path: Path) -> None:
     same(scanned(data, chunk=7), data)
 
 
+@pytest.mark.parametrize("every", SWEEPS)
 @pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_a_cut_at_every_byte_scans_as_the_python_reader_reads(path: Path) -> None:
+def test_a_cut_at_every_byte_scans_as_the_python_reader_reads(path: Path, every: bool) -> None:
     data = path.read_bytes()
-    for cut in range(len(data) + 1):
+    for cut in sweep(len(data) + 1, every=every, around=census_edges(data)):
         same(scanned(data[:cut]), data[:cut])
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, read_hp, write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 
 HP_FILES = [
     *sorted(CORPUS.glob("*.hp")),
@@ -61,10 +61,20 @@ def test_streaming_reader_reports_header_and_marks() -> None:
     assert samples == [HeapSample(1.0, {"name with spaces": 12, "(1)a\tb": 3})]
 
 
+def census_edges(data: bytes) -> list[int]:
+    """Where a cut of an ``.hp`` changes what is complete: the first census's ``END_SAMPLE``
+    keyword and line end, and the last census's start (for the sampled sweeps)."""
+    end = data.find(b"END_SAMPLE")
+    return [end, data.find(b"\n", end) + 1, data.rfind(b"BEGIN_SAMPLE")]
+
+
+@pytest.mark.parametrize("every", SWEEPS)
 @pytest.mark.parametrize("path", HP_FILES, ids=lambda p: p.name)
-def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(path: Path) -> None:
+def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(
+    path: Path, every: bool
+) -> None:
     data = path.read_bytes()
-    for cut in range(len(data)):
+    for cut in sweep(len(data), every=every, around=census_edges(data)):
         prefix = data[:cut]
         reader = iter_hp(io.BytesIO(prefix))
         samples = list(reader)

@@ -16,7 +16,7 @@ from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.prof_json import read_prof_json
 from halvm_prof.model import CallNode
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 
 GHC = DATA / "ghc"
 TEXT = [
@@ -270,11 +270,14 @@ def test_labels_with_spaces_split_at_the_header_columns(by_bytes: bool) -> None:
     ]
 
 
-def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error() -> None:
+@pytest.mark.parametrize("every", SWEEPS)
+def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error(every: bool) -> None:
     data = (GHC / "leaky-P.prof").read_bytes()
     tree_at = data.index(b"\nMAIN ") + 1
     full = [n.number for _, n in read_prof(io.BytesIO(data)).root.walk()]
-    for cut in range(len(data)):
+    # Around the start of the call tree and of its first row below MAIN.
+    first_row = tree_at + data[tree_at:].index(b"\n") + 1
+    for cut in sweep(len(data), every=every, around=(tree_at, first_row)):
         stream = io.BytesIO(data[:cut])
         stream.name = "cut.prof"
         if cut <= tree_at + data[tree_at:].index(b"\n"):
