@@ -226,7 +226,8 @@ def atomic_write(
     SIGTERM/SIGHUP after :func:`install_signal_cleanup`, ``path`` keeps its old content. A
     symbolic link is followed and its target replaced, as ``cp`` would. A character device or
     FIFO is written through (a FIFO without a reader is refused at once rather than waited
-    on); ``devices=False`` refuses them. Text is UTF-8 with newlines written as given.
+    on); ``devices=False`` refuses them. Text is UTF-8 with newlines written as given (bytes
+    of an input that were not UTF-8 are written back as they were).
     """
     target = output_target(path)
     if target.written_through:
@@ -237,7 +238,8 @@ def atomic_write(
 
 
 def _text_args(mode: str) -> dict[str, str]:
-    return {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+    # surrogateescape: a name that was not UTF-8 in the input is written back as its bytes.
+    return {} if "b" in mode else {"encoding": "utf-8", "errors": "surrogateescape", "newline": ""}
 
 
 @contextlib.contextmanager

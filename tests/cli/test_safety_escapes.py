@@ -70,3 +70,39 @@ def test_a_huge_wall_clock_start_is_no_internal_error(tmp_path: Path, seconds: i
     assert f"Unix time {seconds} s (out of range)" in out
     _ok(halvm("report", log, "-o", tmp_path / "r.html"))
     _ok(halvm("runs", "add", log, "--store", f"sqlite://{tmp_path / 'runs.sqlite'}"))
+
+
+def _bad_hp(tmp_path: Path, name: str = "bad.hp", grow: bool = False) -> Path:
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    assert data.count(b"(299)main\t") > 3
+    if grow:  # the band grows in the newer run, so a diff lists it
+        data = data.replace(b"(299)main\t80\n", b"(299)main\t8000000\n")
+    out = tmp_path / name
+    out.write_bytes(data.replace(b"(299)main\t", b"(299)" + BAD_NAME + b"\t"))
+    return out
+
+
+def test_a_band_name_that_is_not_utf8_prints_escaped(tmp_path: Path) -> None:
+    old, new = _bad_hp(tmp_path), _bad_hp(tmp_path, "new.hp", grow=True)
+    for done in (halvm("summary", old), halvm("diff", old, new)):
+        out = _ok(done)
+        assert SHOWN in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_runs_store_and_print_a_name_that_is_not_utf8(tmp_path: Path, store_url: str) -> None:
+    """Was UnicodeEncodeError from SQLite and PostgreSQL; ESC ] ... BEL was printed raw by
+    runs list/show/trend/diff (click strips only ESC [ sequences)."""
+    old, new = _bad_hp(tmp_path), _bad_hp(tmp_path, "new.hp", grow=True)
+    label = "v1\x1b]8;;http://x\x07link\x1b]8;;\x07"
+    _ok(halvm("runs", "add", old, "--label", label, "--store", store_url))
+    _ok(halvm("runs", "add", new, "--store", store_url))
+    outputs = [
+        _ok(halvm("runs", "list", "--store", store_url)),
+        _ok(halvm("runs", "show", "1", "--store", store_url)),
+        _ok(halvm("runs", "trend", b"(299)" + BAD_NAME, "--store", store_url)),
+        _ok(halvm("runs", "diff", "1", "2", "--store", store_url)),
+    ]
+    for out in outputs:
+        assert "\x1b" not in out and "\x07" not in out, out
+    assert r"v1\x1b]8;;http://x\x07link" in outputs[0]
+    assert SHOWN in outputs[2] and SHOWN in outputs[3]
