@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.inputs.source import open_source
+from halvm_prof.inputs.source import EventlogSource, open_source
 from tests.conftest import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,9 @@ def _ok(done: subprocess.CompletedProcess[bytes]) -> str:
 def _wall_clock_at(unix_seconds: int, tmp_path: Path) -> Path:
     """The corpus eventlog with its wall-clock event's seconds replaced."""
     with open_source(EVENTLOG) as source:
-        tl = source.content.timeline()
+        log = source.content
+        assert isinstance(log, EventlogSource)
+        tl = log.timeline()
     assert tl.wall_clock is not None
     data = EVENTLOG.read_bytes()
     field = struct.pack(">Q", tl.wall_clock.unix_ns // 10**9)
