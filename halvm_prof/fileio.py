@@ -17,7 +17,6 @@ import fcntl
 import io
 import os
 import re
-import secrets
 import signal
 import stat
 import time
@@ -202,7 +201,7 @@ def remove_stale_temporaries(directory: str | os.PathLike[str]) -> list[str]:
 def _temp_path(directory: Path, name: str) -> Path:
     # Keep the whole name under NAME_MAX (255 bytes) whatever the target's name.
     stem = os.fsencode(name)[:200].decode("utf-8", "ignore") or "out"
-    return directory / f".{stem}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+    return directory / f".{stem}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}"
 
 
 @overload
