@@ -8,7 +8,8 @@ into exit codes.
 from __future__ import annotations
 
 import os
-import re
+
+from halvm_prof.words import printable
 
 
 class HalvmProfError(Exception):
@@ -49,18 +50,11 @@ class HalvmProfError(Exception):
         return text
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def one_line(text: str, limit: int) -> str:
-    """``text`` as one printable line: control characters (a newline in a path, a terminal
-    escape in a name) shown escaped, and at most ``limit`` characters (a 5,000-digit number
-    or a 30 KB path is cut, saying so)."""
-    try:  # a file name that is not UTF-8: its odd bytes become U+FFFD
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    """``text`` as one printable line (``words.printable``: a newline in a path, a terminal
+    escape in a name, a byte that is not UTF-8 shown escaped), and at most ``limit``
+    characters (a 5,000-digit number or a 30 KB path is cut, saying so)."""
+    text = printable(text, newlines=False)
     if len(text) > limit:
         text = f"{text[: limit - 30]}... ({len(text)} characters)"
     return text

@@ -17,7 +17,6 @@ import fcntl
 import io
 import os
 import re
-import secrets
 import signal
 import stat
 import time
@@ -202,7 +201,7 @@ def remove_stale_temporaries(directory: str | os.PathLike[str]) -> list[str]:
 def _temp_path(directory: Path, name: str) -> Path:
     # Keep the whole name under NAME_MAX (255 bytes) whatever the target's name.
     stem = os.fsencode(name)[:200].decode("utf-8", "ignore") or "out"
-    return directory / f".{stem}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+    return directory / f".{stem}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}"
 
 
 @overload
@@ -226,7 +225,8 @@ def atomic_write(
     SIGTERM/SIGHUP after :func:`install_signal_cleanup`, ``path`` keeps its old content. A
     symbolic link is followed and its target replaced, as ``cp`` would. A character device or
     FIFO is written through (a FIFO without a reader is refused at once rather than waited
-    on); ``devices=False`` refuses them. Text is UTF-8 with newlines written as given.
+    on); ``devices=False`` refuses them. Text is UTF-8 with newlines written as given (bytes
+    of an input that were not UTF-8 are written back as they were).
     """
     target = output_target(path)
     if target.written_through:
@@ -237,7 +237,8 @@ def atomic_write(
 
 
 def _text_args(mode: str) -> dict[str, str]:
-    return {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+    # surrogateescape: a name that was not UTF-8 in the input is written back as its bytes.
+    return {} if "b" in mode else {"encoding": "utf-8", "errors": "surrogateescape", "newline": ""}
 
 
 @contextlib.contextmanager

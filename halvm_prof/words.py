@@ -7,6 +7,7 @@ sits beside ``errors`` at the top of the package rather than in ``render/``.
 from __future__ import annotations
 
 import json
+import re
 
 _IRREGULAR = {"census": "censuses", "entry": "entries", "capability": "capabilities"}
 
@@ -47,3 +48,35 @@ def show_bytes(data: bytes) -> str:
     if data and all(32 <= b < 127 or b in b"\t\n\r" for b in data):
         return json.dumps(data.decode("ascii"))
     return "0x" + data.hex() if data else "nothing"
+
+
+#: Control characters (C0 and C1): ``ESC[`` colours and moves, ``ESC]...BEL`` titles and
+#: hyperlinks, a bare CSI (U+009B). Newlines are a second pattern, for one-line text.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_CONTROL_OR_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def undecoded_as_escapes(text: str) -> str:
+    """``text`` as valid Unicode: bytes of a file that were not UTF-8 (which Python holds as
+    lone surrogates) written ``\\xff``, so distinct names stay distinct and can be stored or
+    printed as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate no byte stands for (e.g. "\\ud800" in JSON)
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def printable(text: str, *, newlines: bool = True) -> str:
+    """``text`` safe to print on a terminal: the one escaping of every text output.
+
+    Control characters are shown as Python writes them (``\\x1b``), so a name read from a
+    file cannot recolour, move, retitle or link the terminal; bytes that were not UTF-8 are
+    shown ``\\xff``; newlines are kept unless ``newlines`` is false. Applying it twice changes
+    nothing more.
+    """
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(lambda m: repr(m.group())[1:-1], undecoded_as_escapes(text))

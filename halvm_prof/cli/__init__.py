@@ -66,26 +66,96 @@ class HalvmGroup(click.Group):
             return super().invoke(ctx)
 
 
-#: Command name -> (module under halvm_prof.cli, attribute). A command's module is imported only
-#: when that command runs (or help lists it), so ``summary`` does not pay for jinja2, construct
-#: or libxlutil at every start.
-_COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("demo", "demo"),
-    "diff": ("diff", "diff"),
-    "disk": ("disk", "disk"),
-    "eventlog": ("eventlog", "eventlog"),
-    "export": ("export", "export"),
-    "extract": ("convert", "extract"),
-    "live": ("live", "live"),
-    "perf": ("perf", "perf"),
-    "postmortem": ("postmortem", "postmortem"),
-    "prepare": ("xen", "prepare"),
-    "record": ("perf", "record"),
-    "report": ("report", "report"),
-    "run": ("live", "run"),
-    "runs": ("runs", "runs"),
-    "summary": ("summary", "summary"),
-    "xen-config": ("xen", "xen_config"),
+#: Command name -> (module under halvm_prof.cli, attribute, the command's short help). A
+#: command's module is imported only when that command runs, so ``summary`` does not pay for
+#: jinja2, construct or libxlutil at every start, and ``halvm-prof --help`` lists the commands
+#: from here without importing any (tests/cli/test_help.py holds each help equal to the
+#: command's own).
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "demo": (
+        "demo",
+        "demo",
+        "Write bundled real GHC profiles onto HaLVM disks in DIRECTORY, crash one, recover both.",
+    ),
+    "diff": (
+        "diff",
+        "diff",
+        "Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image); or, "
+        "with --against, one file with a stored run.",
+    ),
+    "disk": (
+        "disk",
+        "disk",
+        "Create, write and inspect HaLVM profiling disk images.",
+    ),
+    "eventlog": (
+        "eventlog",
+        "eventlog",
+        "Read GHC eventlogs (+RTS -l): print their events, or sum them up.",
+    ),
+    "export": (
+        "export",
+        "export",
+        "Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, or an "
+        "eventlog's runtime timeline (--to perfetto or chrome-trace).",
+    ),
+    "extract": (
+        "convert",
+        "extract",
+        "Extract the profile on DISK into OUTPUT, recovering what a crash left.",
+    ),
+    "live": (
+        "live",
+        "live",
+        "Watch SOURCE while it is written: a .hp file, an eventlog file or FIFO, a HaLVM heap "
+        "disk, or unix:PATH / tcp:HOST:PORT streaming an eventlog.",
+    ),
+    "perf": (
+        "perf",
+        "perf",
+        "Flat profiles of perf.data files of GHC programs, and their place on the eventlog.",
+    ),
+    "postmortem": (
+        "postmortem",
+        "postmortem",
+        "Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.",
+    ),
+    "prepare": (
+        "xen",
+        "prepare",
+        "Create sized disks and the xl config for a profiled run of KERNEL, and say what to run.",
+    ),
+    "record": (
+        "perf",
+        "record",
+        "Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder.",
+    ),
+    "report": (
+        "report",
+        "report",
+        "Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.",
+    ),
+    "run": (
+        "live",
+        "run",
+        "Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.",
+    ),
+    "runs": (
+        "runs",
+        "runs",
+        "Keep every run's figures; list, compare and chart them across runs.",
+    ),
+    "summary": (
+        "summary",
+        "summary",
+        "Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof) or a "
+        "HaLVM profiling disk.",
+    ),
+    "xen-config": (
+        "xen",
+        "xen_config",
+        "Write the xl config of a profiled HaLVM run (or `check` an existing one).",
+    ),
 }
 
 
@@ -98,11 +168,23 @@ class _RootGroup(HalvmGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in _COMMANDS:
             return None
-        module_name, attribute = _COMMANDS[cmd_name]
+        module_name, attribute, _ = _COMMANDS[cmd_name]
         module = importlib.import_module(f"halvm_prof.cli.{module_name}")
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help``, as click writes it, from :data:`_COMMANDS`."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        # A bare Command shortens the help exactly as the real one would.
+        rows = [
+            (name, click.Command(name, help=_COMMANDS[name][2]).get_short_help_str(limit))
+            for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 HalvmGroup.group_class = HalvmGroup

@@ -122,12 +122,18 @@ def binary_stdout() -> IO[bytes]:
     return sys.stdout.buffer
 
 
-def echo_text(text: str, output: str) -> None:
-    """Print a text output (no newline added), coloured by the rules of ``output`` (see
+def echo_text(text: str, output: str | None = None) -> None:
+    """Print a text output (no newline added): escaped by ``words.printable`` (terminal
+    escapes, bytes that are not UTF-8), then coloured by the rules of ``output`` (see
     :mod:`halvm_prof.render.style`) only when stdout is a terminal and NO_COLOR is unset."""
-    from halvm_prof.render.style import style_for
+    from halvm_prof.words import printable
 
-    click.echo(style_for(sys.stdout).apply(text, output), nl=False)
+    text = printable(text)
+    if output is not None:
+        from halvm_prof.render.style import style_for
+
+        text = style_for(sys.stdout).apply(text, output)
+    click.echo(text, nl=False)
 
 
 def emit(text: str, output: str | None, what: str = "") -> None:

@@ -14,7 +14,6 @@ from halvm_prof.cli.common import (
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.diff import render_diff
-from halvm_prof.render.summary import terminal_safe
 
 
 @click.command()
@@ -71,6 +70,6 @@ def diff(
     if as_json:
         echo_json(result.to_json() | {"old": old, "new": new, "failed": failed})
     else:
-        echo_text(terminal_safe(render_diff(result, top)), "diff")
+        echo_text(render_diff(result, top), "diff")
     if failed:
         raise click.ClickException("threshold breached: " + "; ".join(failed))

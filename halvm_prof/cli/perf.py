@@ -9,6 +9,7 @@ import click
 from halvm_prof.cli.common import (
     check_output,
     echo_json,
+    echo_text,
     emit,
     emit_bytes,
     force_option,
@@ -165,7 +166,7 @@ def report(
     if as_json:
         echo_json(profile.to_json())
     else:
-        click.echo(format_perf_report(profile, top), nl=False)
+        echo_text(format_perf_report(profile, top))
     if export_to and fmt == PPROF.name:
         from halvm_prof.cli.export import pprof_of_perf
 
@@ -231,7 +232,7 @@ def merge(
     if as_json:
         echo_json(result.to_json())
     else:
-        click.echo(format_perf_merge(result, top), nl=False)
+        echo_text(format_perf_merge(result, top))
     if result.alignment.warning:
         click.echo(f"warning: {result.alignment.warning}", err=True)
     for note in result.notes:

@@ -8,7 +8,13 @@ from typing import Any, TypeVar
 import click
 
 from halvm_prof.cli import HalvmGroup
-from halvm_prof.cli.common import echo_json, force_option, json_option, refuse_existing
+from halvm_prof.cli.common import (
+    echo_json,
+    echo_text,
+    force_option,
+    json_option,
+    refuse_existing,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,7 +95,7 @@ def list_runs(last: int | None, store_url: str | None, as_json: bool) -> None:
             ]
         )
     else:
-        click.echo(render_runs(found), nl=False)
+        echo_text(render_runs(found))
 
 
 @runs.command()
@@ -109,7 +115,7 @@ def show(run: str, store_url: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(asdict(info) | {"figures": [asdict(f) for f in figures]})
     else:
-        click.echo(render_run(info, figures), nl=False)
+        echo_text(render_run(info, figures))
 
 
 @runs.command()
@@ -137,7 +143,7 @@ def trend(
     if as_json:
         echo_json(trend_json(points))
     else:
-        click.echo(render_trend(scope, name, metric, points), nl=False)
+        echo_text(render_trend(scope, name, metric, points))
 
 
 @runs.command(name="diff")
@@ -173,7 +179,7 @@ def diff_runs(
     if as_json:
         echo_json(result.to_json() | {"old": a.id, "new": b.id})
     else:
-        click.echo(render_pair(a, b) + render_diff(result, top), nl=False)
+        echo_text(render_pair(a, b) + render_diff(result, top))
 
 
 @runs.command()

@@ -15,7 +15,7 @@ import contextlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 from halvm_prof.errors import HalvmProfError, StoreError
 from halvm_prof.history import schema
 from halvm_prof.history.figures import Figure, FileInfo, RunFigures
+from halvm_prof.words import undecoded_as_escapes
 
 #: The environment variable naming the default store.
 STORE_ENV = "HALVM_PROF_STORE"
@@ -258,8 +259,11 @@ class Store:
             yield cur
 
     def _q(self, cur: Any, text: str, params: Sequence[Any] = ()) -> Any:
-        cur.execute(self._d.sql(text), tuple(params))
+        cur.execute(self._d.sql(text), _values(params))
         return cur
+
+    def _many(self, cur: Any, text: str, rows: Iterable[Sequence[Any]]) -> None:
+        cur.executemany(self._d.sql(text), [_values(r) for r in rows])
 
     def _version(self, cur: Any) -> int:
         if not self._d.has_meta(cur):
@@ -334,8 +338,9 @@ class Store:
                     (label, commit, added),
                 ).fetchone()
             run_id = int(row[0])
-            cur.executemany(
-                self._d.sql(
+            self._many(
+                cur,
+                (
                     "INSERT INTO halvm_files (run_id, position, path, size, sha256, kind, disk, "
                     "job, exact, complete, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 ),
@@ -357,15 +362,17 @@ class Store:
                 ],
             )
             keys = [(f.scope, f.name, f.metric) for f in figures]
-            cur.executemany(
-                self._d.sql(
+            self._many(
+                cur,
+                (
                     "INSERT INTO halvm_series (scope, name, metric) VALUES (?, ?, ?) "
                     "ON CONFLICT DO NOTHING"
                 ),
                 keys,
             )
-            cur.executemany(
-                self._d.sql(
+            self._many(
+                cur,
+                (
                     "INSERT INTO halvm_values (series_id, run_id, value) SELECT id, ?, ? "
                     "FROM halvm_series WHERE scope = ? AND name = ? AND metric = ?"
                 ),
@@ -511,6 +518,13 @@ class Store:
                 else f"SELECT id FROM halvm_runs ORDER BY id DESC OFFSET {int(keep)}",
             ).fetchall()
         return self.remove([int(r[0]) for r in rows])
+
+
+def _values(params: Sequence[Any]) -> tuple[Any, ...]:
+    """Query values with text made storable: a name whose bytes were not UTF-8 (a band or file
+    name from a damaged profile) is stored with those bytes as ``\\xff`` escapes, as every
+    text output shows it (``words.undecoded_as_escapes``); both databases refuse the raw form."""
+    return tuple(undecoded_as_escapes(v) if isinstance(v, str) else v for v in params)
 
 
 def open_store(url: str | None = None) -> Store:

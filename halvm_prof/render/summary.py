@@ -5,8 +5,6 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 
 from __future__ import annotations
 
-import re
-
 from halvm_prof.analysis.costcentre import CostCentreRow
 from halvm_prof.analysis.summary import (
     EventlogSummary,
@@ -16,7 +14,7 @@ from halvm_prof.analysis.summary import (
 )
 from halvm_prof.model import folded_bands_note
 from halvm_prof.units import format_size
-from halvm_prof.words import plural, unsigned_zero
+from halvm_prof.words import plural, printable, unsigned_zero
 
 
 def _pair(label: str, value: object) -> str:
@@ -27,23 +25,13 @@ def _bytes(n: float) -> str:
     return f"{int(n):,} B ({format_size(int(n))})"
 
 
-#: Control characters but the newline: a JOB, program or band name from a file must not move
-#: the cursor, recolour or retitle the terminal it is printed on.
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with control characters (terminal escapes) shown escaped, newlines kept."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
 def render_summary(summary: Summary) -> str:
     """The text ``halvm-prof summary`` prints for ``summary``."""
     if isinstance(summary, EventlogSummary):
-        return terminal_safe(render_eventlog(summary))
+        return printable(render_eventlog(summary))
     if isinstance(summary, HeapSummary):
-        return terminal_safe(render_heap(summary))
-    return terminal_safe(render_prof(summary))
+        return printable(render_heap(summary))
+    return printable(render_prof(summary))
 
 
 def render_eventlog(s: EventlogSummary) -> str:

@@ -62,8 +62,16 @@ class _State:
 
 
 def format_date(unix_seconds: int) -> str:
-    """A date as ``.hp`` files write it (``Sun Nov 22 10:52 2026``), in UTC."""
-    return time.strftime("%a %b %d %H:%M %Y", time.gmtime(unix_seconds))
+    """A date as ``.hp`` files write it (``Sun Nov 22 10:52 2026``), in UTC.
+
+    A wall clock no calendar can show (a damaged eventlog: past 2^56 s the C library refuses
+    it, past 2^63 so does Python) is written as the number it is, saying so: the date is only
+    a label, and the rest of the profile is still worth reading.
+    """
+    try:
+        return time.strftime("%a %b %d %H:%M %Y", time.gmtime(unix_seconds))
+    except (OverflowError, OSError, ValueError):
+        return f"Unix time {unix_seconds} s (out of range)"
 
 
 def ipe_description(table: str, type_desc: str, module: str, srcloc: str) -> str:

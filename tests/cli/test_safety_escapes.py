@@ -1,0 +1,110 @@
+"""Inputs that used to escape as internal errors, and the one escaping of every text output.
+
+Commands run in a child with a strict UTF-8 standard output (``C.UTF-8``), where a name whose
+bytes are not UTF-8 used to raise UnicodeEncodeError.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.inputs.source import EventlogSource, open_source
+from tests.conftest import CORPUS
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTLOG = CORPUS / "leaky-hT.eventlog"
+
+#: A band name with a byte that is not UTF-8 and a terminal-title escape (ESC ] ... BEL).
+BAD_NAME = b"ma\xffin\x1b]0;pwned\x07"
+SHOWN = r"ma\xffin\x1b]0;pwned\x07"
+
+
+def halvm(*args: str | bytes | Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "halvm_prof",
+            *(a if isinstance(a, bytes) else str(a) for a in args),
+        ],
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+        env=os.environ
+        | {"PYTHONPATH": str(ROOT), "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"},
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _ok(done: subprocess.CompletedProcess[bytes]) -> str:
+    assert done.returncode == 0, done.stderr
+    assert b"internal error" not in done.stderr
+    return done.stdout.decode("utf-8")  # strict: the output is valid UTF-8
+
+
+def _wall_clock_at(unix_seconds: int, tmp_path: Path) -> Path:
+    """The corpus eventlog with its wall-clock event's seconds replaced."""
+    with open_source(EVENTLOG) as source:
+        log = source.content
+        assert isinstance(log, EventlogSource)
+        tl = log.timeline()
+    assert tl.wall_clock is not None
+    data = EVENTLOG.read_bytes()
+    field = struct.pack(">Q", tl.wall_clock.unix_ns // 10**9)
+    assert data.count(field) == 1
+    out = tmp_path / f"wall-{unix_seconds.bit_length()}.eventlog"
+    out.write_bytes(data.replace(field, struct.pack(">Q", unix_seconds)))
+    return out
+
+
+@pytest.mark.parametrize("seconds", [2**58, 2**62, 2**64 - 1])
+def test_a_huge_wall_clock_start_is_no_internal_error(tmp_path: Path, seconds: int) -> None:
+    """Was ``OverflowError: timestamp out of range`` (past 2^63) and a bare ``Value too large
+    for defined data type`` (2^56..2^62) from summary, report and runs add."""
+    log = _wall_clock_at(seconds, tmp_path)
+    out = _ok(halvm("summary", log))
+    assert f"Unix time {seconds} s (out of range)" in out
+    _ok(halvm("report", log, "-o", tmp_path / "r.html"))
+    _ok(halvm("runs", "add", log, "--store", f"sqlite://{tmp_path / 'runs.sqlite'}"))
+
+
+def _bad_hp(tmp_path: Path, name: str = "bad.hp", grow: bool = False) -> Path:
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    assert data.count(b"(299)main\t") > 3
+    if grow:  # the band grows in the newer run, so a diff lists it
+        data = data.replace(b"(299)main\t80\n", b"(299)main\t8000000\n")
+    out = tmp_path / name
+    out.write_bytes(data.replace(b"(299)main\t", b"(299)" + BAD_NAME + b"\t"))
+    return out
+
+
+def test_a_band_name_that_is_not_utf8_prints_escaped(tmp_path: Path) -> None:
+    old, new = _bad_hp(tmp_path), _bad_hp(tmp_path, "new.hp", grow=True)
+    for done in (halvm("summary", old), halvm("diff", old, new)):
+        out = _ok(done)
+        assert SHOWN in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_runs_store_and_print_a_name_that_is_not_utf8(tmp_path: Path, store_url: str) -> None:
+    """Was UnicodeEncodeError from SQLite and PostgreSQL; ESC ] ... BEL was printed raw by
+    runs list/show/trend/diff (click strips only ESC [ sequences)."""
+    old, new = _bad_hp(tmp_path), _bad_hp(tmp_path, "new.hp", grow=True)
+    label = "v1\x1b]8;;http://x\x07link\x1b]8;;\x07"
+    _ok(halvm("runs", "add", old, "--label", label, "--store", store_url))
+    _ok(halvm("runs", "add", new, "--store", store_url))
+    outputs = [
+        _ok(halvm("runs", "list", "--store", store_url)),
+        _ok(halvm("runs", "show", "1", "--store", store_url)),
+        _ok(halvm("runs", "trend", b"(299)" + BAD_NAME, "--store", store_url)),
+        _ok(halvm("runs", "diff", "1", "2", "--store", store_url)),
+    ]
+    for out in outputs:
+        assert "\x1b" not in out and "\x07" not in out, out
+    assert r"v1\x1b]8;;http://x\x07link" in outputs[0]
+    assert SHOWN in outputs[2] and SHOWN in outputs[3]
