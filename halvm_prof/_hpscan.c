@@ -57,6 +57,8 @@ typedef struct {
     Py_ssize_t max_bands; /* names beyond this many are summed in OTHER_BANDS */
     Py_ssize_t other;     /* the id of OTHER_BANDS once a name has been folded, else -1 */
     int in_header, in_census, last_empty, partial;
+    int held;         /* an empty census is held back: GHC's exit census if it stays last */
+    double held_time;
     int64_t gen;
     long long lines, samples, begin_line;
     double census_time, first_time, last_time, sum_t, sum_t2, peak_time;
@@ -212,9 +214,33 @@ static int is_blank(const char *p, const char *e) {
     return 1;
 }
 
+/* HeapAccumulator._add_empty: an empty census held back turned out not to be the last. */
+static void add_empty(Scanner *s, double t) {
+    double half = (t - s->last_time) / 2;
+    for (Py_ssize_t j = 0; j < s->nprev; j++)
+        s->bands[s->prev[j]].integrated += half * (double)s->prev_vals[j];
+    double u = t - s->first_time;
+    s->samples += 1;
+    s->last_time = t;
+    s->sum_t += u;
+    s->sum_t2 += u * u;
+    s->nprev = 0;
+}
+
 /* A census is complete: the same steps, in the same order, as HeapAccumulator.add. */
 static int end_census(Scanner *s) {
     double t = s->census_time;
+    if (s->held) {
+        s->held = 0;
+        add_empty(s, s->held_time);
+    }
+    if (s->ncur == 0 && s->samples > 0) {
+        s->held = 1;
+        s->held_time = t;
+        s->last_empty = 1;
+        s->in_census = 0;
+        return 0;
+    }
     int first = s->samples == 0;
     double half = 0.0;
     if (first) {
@@ -447,13 +473,14 @@ static PyObject *Scanner_state(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     PyObject *peak = from_u128(s->peak_total);
     if (!peak) return NULL;
     return Py_BuildValue(
-        "{s:O,s:L,s:L,s:O,s:L,s:d,s:d,s:d,s:d,s:d,s:N,s:d,s:O,s:O,s:O,s:O}",
+        "{s:O,s:L,s:L,s:O,s:L,s:d,s:d,s:d,s:d,s:d,s:N,s:d,s:O,s:O,s:O,s:O,s:N}",
         "folded", s->other >= 0 ? Py_True : Py_False, "lines", s->lines, "samples", s->samples,
         "in_census", s->in_census ? Py_True : Py_False,
         "begin_line", s->begin_line, "census_time", s->census_time, "first_time", s->first_time,
         "last_time", s->last_time, "sum_t", s->sum_t, "sum_t2", s->sum_t2, "peak_total", peak,
         "peak_time", s->peak_time, "last_empty", s->last_empty ? Py_True : Py_False, "partial",
-        s->partial ? Py_True : Py_False, "marks", s->marks, "header", s->header);
+        s->partial ? Py_True : Py_False, "marks", s->marks, "header", s->header, "exit_census",
+        s->held ? PyFloat_FromDouble(s->held_time) : Py_NewRef(Py_None));
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {

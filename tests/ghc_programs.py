@@ -15,14 +15,19 @@ from pathlib import Path
 
 from tests.conftest import CORPUS, DATA, require_program
 
-SOURCES = {"Leaky": CORPUS / "src" / "Leaky.hs", "Ticker": DATA / "live" / "Ticker.hs"}
+SOURCES = {
+    "Leaky": CORPUS / "src" / "Leaky.hs",
+    "Ticker": DATA / "live" / "Ticker.hs",
+    # Four bands that grow linearly (the exit census, heap exhaustion under -M).
+    "Grow": DATA / "live" / "Grow.hs",
+}
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
 
 
 def build(name: str, where: Path) -> Path:
-    """The executable of ``name`` (Leaky or Ticker), built if needed; ``where`` is the test's
-    folder (kept for callers; the build is shared)."""
+    """The executable of ``name`` (a key of :data:`SOURCES`), built if needed; ``where`` is the
+    test's folder (kept for callers; the build is shared)."""
     del where
     ghc = require_program("ghc", "ghc")
     source = SOURCES[name].read_bytes()

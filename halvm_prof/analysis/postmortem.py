@@ -199,7 +199,7 @@ def read_heap_run(
     given each census too (the page's heap chart). Memory follows the bands, not the disk."""
     start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
     whole, tail, totals = HeapAccumulator(), HeapAccumulator(), HeapAccumulator()
-    last = first = None
+    last = first = before_last = None
     for i, sample in enumerate(reader):
         whole.add(sample)
         if also is not None:
@@ -207,14 +207,18 @@ def read_heap_run(
         if i < start:
             continue
         first = first or sample
-        last = sample
+        before_last, last = last, sample
         tail.add(sample)
-        totals.add(HeapSample(sample.time, {"total": sample.total}))
+        # An empty census stays empty, so the accumulator knows GHC's exit census.
+        totals.add(HeapSample(sample.time, {"total": sample.total} if sample.values else {}))
     if first is None or last is None:
         return None
+    if whole.exit_census is not None and before_last is not None:
+        # GHC's census at exit measures nothing: the last census is the one before it.
+        last = before_last
     fit = totals.stats()
     return HeapRun(
-        samples=whole.samples,
+        samples=whole.censuses,
         acc=whole,
         last_time=last.time,
         last_total=last.total,

@@ -278,7 +278,7 @@ class HeapSectionBuilder:
             units=(header.sample_unit, header.value_unit),
             complete=complete,
             note=note,
-            samples=self.acc.samples,
+            samples=self.acc.censuses,
             drawn=len(samples),
             times=tuple(s.time for s in samples),
             series=tuple(series),

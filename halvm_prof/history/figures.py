@@ -87,8 +87,8 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
         ("peak", float(acc.peak_total)),
         ("peak_time", acc.peak_time),
         ("residency", residency),
-        ("duration", acc.duration),
-        ("samples", float(acc.samples)),
+        ("duration", acc.run_length),
+        ("samples", float(acc.censuses)),
     ):
         out.append(Figure("total", "heap", metric, value))
     return out, scan.header.job, scan.complete, scan.note

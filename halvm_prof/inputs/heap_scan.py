@@ -152,8 +152,10 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
         peak_time=state["peak_time"],
         _bands=bands,
         _previous={name(raw): v for raw, v in scanner.previous()},
+        exit_census=state["exit_census"],
     )
-    lines, samples = state["lines"], state["samples"]
+    lines = state["lines"]
+    samples = state["samples"] + (state["exit_census"] is not None)
     note: str | None = None
     complete = True
     if state["in_census"]:

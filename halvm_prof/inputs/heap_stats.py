@@ -6,6 +6,13 @@ consecutive censuses: a gap between censuses is bridged by a straight line, and 
 (or vanishes) rises from (or falls to) 0 over the interval next to it. The linear fit is least
 squares of value against time over every census. Sums of values are exact integers and times are
 taken from the first census, so long runs of large values lose no precision.
+
+GHC ends a profile it closes with an empty census at exit (``endHeapProfiling``): no band is
+measured there, the program is simply over. Counted, it would bring every band down to 0 at the
+end, so a band growing linearly all run would fit no line and a heap exhausted at its peak would
+read as falling. The accumulator holds an empty census back until another census follows; one
+still held at the end is that exit census (:attr:`HeapAccumulator.exit_census`), kept out of
+every figure but the count of censuses and the run's length.
 """
 
 from __future__ import annotations
@@ -69,8 +76,17 @@ class HeapAccumulator:
     peak_time: float = 0.0
     _bands: dict[str, _Band] = field(default_factory=dict)
     _previous: dict[str, int] = field(default_factory=dict)
+    #: The time of a last, empty census held back: GHC's census at exit (see the module).
+    exit_census: float | None = None
 
     def add(self, sample: HeapSample) -> None:
+        if self.exit_census is not None:
+            # The empty census held back was not the last: it counts like any other.
+            held, self.exit_census = self.exit_census, None
+            self._add_empty(held)
+        if not sample.values and self.samples:
+            self.exit_census = sample.time
+            return
         t = sample.time
         bands = self._bands
         first = self.samples == 0
@@ -108,9 +124,33 @@ class HeapAccumulator:
         self.sum_t2 += u * u
         self._previous = sample.values
 
+    def _add_empty(self, t: float) -> None:
+        """:meth:`add` of an empty census (never the first), step for step."""
+        half = (t - self.last_time) / 2
+        for name, v in self._previous.items():
+            self._bands[name].integrated += half * v
+        u = t - self.first_time
+        self.samples += 1
+        self.last_time = t
+        self.sum_t += u
+        self.sum_t2 += u * u
+        self._previous = {}
+
     @property
     def duration(self) -> float:
+        """Seconds (sample units) the figures span: the exit census is not in them."""
         return self.last_time - self.first_time if self.samples else 0.0
+
+    @property
+    def censuses(self) -> int:
+        """Censuses read, GHC's exit census included."""
+        return self.samples + (self.exit_census is not None)
+
+    @property
+    def run_length(self) -> float:
+        """From the first census to the last, the exit census included."""
+        end = self.exit_census if self.exit_census is not None else self.last_time
+        return end - self.first_time if self.samples else 0.0
 
     def band_names(self) -> list[str]:
         return list(self._bands)

@@ -66,9 +66,12 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
         assert f"NOT closed; {d.recovered:,} bytes ({censuses}" in v
         assert "Lost: every census after the last one recovered" in v
         if times:
+            # A last, empty census is GHC's at exit: the last census that measured is before.
+            exit_census = re.search(rb"BEGIN_SAMPLE \S+\nEND_SAMPLE \S+\n?$", text)
+            measured = times[:-1] if exit_census and len(times) > 1 else times
             assert pm.facts is not None
-            assert pm.facts.last_sample_time == times[-1]
-            assert f"Last census at {times[-1]:.3f} s" in v
+            assert pm.facts.last_sample_time == measured[-1]
+            assert f"Last census at {measured[-1]:.3f} s" in v
 
 
 def test_clean_run(tmp_path: Path) -> None:

@@ -1,0 +1,66 @@
+"""GHC's empty census at exit is shown but kept out of trends, fits and verdicts.
+
+Grow (``tests/data/live/Grow.hs``) keeps four bands that grow linearly until it exits; GHC then
+writes its usual last, empty census. Run with ``-M`` below what it keeps, its heap is exhausted.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from halvm_prof.analysis.postmortem import heap_verdict
+from halvm_prof.cli import cli
+from halvm_prof.formats.hp import read_hp
+from halvm_prof.inputs.follow import HpFollower
+from halvm_prof.live.state import LiveState
+from tests.ghc_programs import build
+
+BANDS = ["chunkA", "chunkB", "chunkC", "chunkD"]
+
+
+def _grow(tmp_path: Path, *rts: str) -> subprocess.CompletedProcess[str]:
+    exe = build("Grow", tmp_path)
+    return subprocess.run(
+        [str(exe), "60", "+RTS", "-hc", "-i0.02", *rts, "-RTS"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_four_linear_bands_are_leak_suspects_despite_the_exit_census(tmp_path: Path) -> None:
+    assert _grow(tmp_path).returncode == 0
+    hp = tmp_path / "grow.hp"
+    profile = read_hp(hp)
+    # The run ends as GHC ends every closed profile: an empty census after the last measured.
+    assert profile.closed and not profile.samples[-1].values and profile.samples[-2].values
+    result = CliRunner().invoke(cli, ["summary", str(hp)])
+    assert result.exit_code == 0, result.output
+    text = result.output.split("leak suspects", 1)[1]
+    suspects = re.findall(r"\)(chunk[A-D])/.*R² (\d\.\d\d)", text)
+    assert sorted(name for name, _ in suspects) == BANDS, result.output
+    assert all(float(r2) >= 0.99 for _, r2 in suspects), result.output
+    # Still shown: the census count holds it, and so does the live chart.
+    assert f"samples:      {len(profile.samples)} complete" in result.output
+    follower = HpFollower(hp)
+    state = LiveState(str(hp), "hp", heap=follower)
+    state.poll()
+    follower.close()
+    assert state.snapshot().heap.times == [s.time for s in profile.samples]
+
+
+def test_heap_exhausted_run_reads_as_rising_not_falling(tmp_path: Path) -> None:
+    ran = _grow(tmp_path, "-M10m")
+    assert ran.returncode == 251 and "Heap exhausted" in ran.stderr
+    profile = read_hp(tmp_path / "grow.hp")
+    assert not profile.samples[-1].values  # GHC still writes its exit census
+    pm = heap_verdict(tmp_path / "grow.hp")
+    assert pm.facts["trend"] == "rising", pm.verdict
+    assert pm.facts["last_total"] == profile.samples[-2].total > 0
+    assert "heap was still growing at the end" in pm.headline
