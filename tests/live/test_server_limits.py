@@ -21,13 +21,14 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from halvm_prof.inputs.follow import HpFollower
 from halvm_prof.live import server
 from halvm_prof.live.server import Hosts, Hub, quiet_accept_errors
-from halvm_prof.live.state import LiveState, Snapshot
+from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.live.helpers import running
 
@@ -203,13 +204,14 @@ def test_a_snapshot_is_serialised_once_for_all_viewers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = []
-    to_dict = Snapshot.to_dict
+    dumps = json.dumps
 
-    def counted(self: Snapshot) -> dict[str, object]:
-        calls.append(self.version)
-        return to_dict(self)
+    def counted(value: object, *args: Any, **kwargs: Any) -> str:
+        if isinstance(value, dict) and "heap" in value:
+            calls.append(value.get("version"))
+        return dumps(value, *args, **kwargs)
 
-    monkeypatch.setattr(Snapshot, "to_dict", counted)
+    monkeypatch.setattr(json, "dumps", counted)
     hub, path = _hub(tmp_path, CENSUS_HEADER + _census(0))
     with running(hub) as url, ExitStack() as viewers:
         _wait(lambda: json.loads(_get(url, "/snapshot.json")[2])["samples"] == 1)
@@ -440,3 +442,35 @@ def test_snapshot_json_is_the_same_figure_as_the_stream(tmp_path: Path) -> None:
     polled.pop("age")
     pushed.pop("age")
     assert pushed == polled
+
+
+@pytest.mark.parametrize("source", ["leaky-hc.hp", "leaky-hT.eventlog"])
+def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
+    """What is served (serialised without asdict's copy, the age spliced in front) is the
+    text ``json.dumps(snapshot.to_dict(), sort_keys=True)`` gives, on real GHC output with
+    heap bands, GC figures, capabilities and an exit view."""
+    from dataclasses import replace
+
+    from halvm_prof.inputs.follow import EventlogFollower
+    from halvm_prof.live.state import ExitView
+
+    path = CORPUS / source
+    if source.endswith(".hp"):
+        state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+    else:
+        state = LiveState(str(path), "eventlog", eventlog=EventlogFollower(str(path)))
+    for _ in range(5):
+        state.poll()
+    snap = state.snapshot()
+    assert snap.samples > 0 and (source.endswith(".hp") or (snap.gc and snap.caps))
+    snap = replace(snap, exit=ExitView(1, None, True, ["crashed", "é \u2028"], "r.html"))
+    for f in state.followers:
+        f.close()
+    want = json.dumps(snap.to_dict(), sort_keys=True, allow_nan=False)
+    assert server.snapshot_json(snap) == want
+    encoded = server.Encoded.of(snap, "x")
+    assert encoded.body(encoded.made).decode() == want
+    assert encoded.event == b"event: snapshot\ndata: " + want.encode() + b"\n\n"
+    later = json.loads(encoded.body(encoded.made + 2.5))
+    assert snap.age is not None and later["age"] == pytest.approx(snap.age + 2.5)
+    assert {**later, "age": snap.age} == json.loads(want)
