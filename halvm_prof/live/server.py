@@ -36,7 +36,7 @@ import secrets
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 import uvicorn
@@ -83,9 +83,21 @@ class ServeError(HalvmProfError):
     """The server cannot start as asked."""
 
 
+def _fields(value: object) -> dict[str, Any]:
+    """A dataclass's fields for ``json.dumps(default=...)``: what ``dataclasses.asdict`` gives
+    once encoded, without its deep copy (which took 18 ms of a 20 ms full snapshot)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, allow_nan=False, default=_fields)
+
+
 def snapshot_json(snapshot: Snapshot) -> str:
-    """A snapshot as JSON: sorted keys, no NaN."""
-    return json.dumps(snapshot.to_dict(), sort_keys=True, allow_nan=False)
+    """A snapshot as JSON: sorted keys, no NaN (the text of ``snapshot.to_dict()``)."""
+    return _json(_fields(snapshot))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +119,10 @@ class Encoded:
 
     @classmethod
     def of(cls, snapshot: Snapshot, instance: str) -> Encoded:
-        data = snapshot.to_dict()
+        data = _fields(snapshot)
         data.pop("age")
         assert min(data) > "age", "age must sort first for Encoded.body"
-        rest = json.dumps(data, sort_keys=True, allow_nan=False).encode()
+        rest = _json(data).encode()
         made = time.monotonic()
         self = cls(snapshot, made, rest, f'W/"{instance}-{snapshot.version}"', b"")
         event = b"event: snapshot\ndata: " + self.body(made) + b"\n\n"
@@ -123,7 +135,8 @@ class Encoded:
     def body(self, now: float) -> bytes:
         """The snapshot's JSON with its age at ``now`` (``time.monotonic()``)."""
         age = self.snapshot.age
-        shown = "null" if age is None else json.dumps(round(age + max(0.0, now - self.made), 3))
+        # repr is json.dumps's text of a finite float.
+        shown = "null" if age is None else repr(round(age + max(0.0, now - self.made), 3))
         return b'{"age": ' + shown.encode() + b", " + self.rest[1:]
 
 

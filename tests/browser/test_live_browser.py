@@ -221,3 +221,37 @@ def test_a_page_with_no_census_or_one_at_time_0_is_drawn_at_once(
         if proc.stdout is not None:
             proc.stdout.close()
         browser.get("about:blank")
+
+
+def test_a_page_refused_a_stream_connects_once_one_is_free(browser: Any, tmp_path: Path) -> None:
+    # At its limit of event streams the server answers 503, after which EventSource never
+    # retries by itself: the page tries again and is drawn once a stream is free.
+    import http.client
+
+    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.live.server import Hub
+    from halvm_prof.live.state import LiveState
+    from tests.live.helpers import running
+
+    hp = tmp_path / "prog.hp"
+    hp.write_text(
+        'JOB "prog"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+        "BEGIN_SAMPLE 0.5\nMAIN\t4096\nEND_SAMPLE 0.5\n"
+    )
+    state = LiveState(str(hp), "hp", heap=HpFollower(hp, quiet_after=60))
+    hub = Hub(state, title="one stream", poll_interval=0.05, max_streams=1)
+    with running(hub) as url:
+        port = int(url.rsplit(":", 1)[1].strip("/"))
+        taken = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        taken.request("GET", "/events")
+        assert taken.getresponse().status == 200
+        try:
+            browser.get(url)
+            _until(browser, "return document.getElementById('stale').textContent", timeout=10)
+            assert browser.execute_script("return window.halvmLive.snapshots") == 0
+            assert "not connected" in browser.find_element("id", "stale").text
+        finally:
+            taken.close()
+        _until(browser, "return window.halvmLive.snapshots > 0", timeout=15)
+        assert browser.execute_script("return window.halvmLive.points") == 1
+        browser.get("about:blank")

@@ -174,14 +174,22 @@
     pending = null;
     if (data !== null) show(JSON.parse(data));
   }
-  const source = new EventSource("events" + q);
-  source.addEventListener("snapshot", (e) => {
-    connected = true;
-    pending = e.data;
-    if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
-  });
-  source.onopen = () => { connected = true; staleness(); };
-  source.onerror = () => { connected = false; staleness(); };
+  // EventSource retries by itself after a dropped connection, but not after an answer other
+  // than 200 (the server is at its limit of streams: 503): then try again a little later.
+  function connect() {
+    const source = new EventSource("events" + q);
+    source.addEventListener("snapshot", (e) => {
+      connected = true;
+      pending = e.data;
+      if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
+    });
+    source.onopen = () => { connected = true; staleness(); };
+    source.onerror = () => {
+      connected = false; staleness();
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+    };
+  }
+  connect();
   setInterval(staleness, 1000);
   window.addEventListener("resize", () => {
     heapChart.resize(); gcChart.resize(); if (capsChart) capsChart.resize();
