@@ -21,10 +21,12 @@ import jinja2
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap_view import HeapView, chart_bands
+from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import atomic_write, display_name
 from halvm_prof.formats.calltree import folded_calls_note
+from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
@@ -261,7 +263,23 @@ class RuntimeSection:
         return self.data
 
 
-Section = HeapSection | ProfSection | RuntimeSection
+@dataclass(frozen=True, slots=True)
+class TickySection:
+    """Ticky-ticky counters: every counter (the table), and over time the most allocating
+    counters' allocation and entries per sample when the log sampled more than once."""
+
+    title: str
+    report: TickyReport
+    kind: Literal["ticky"] = "ticky"
+    complete: bool = True
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return data
+
+
+Section = HeapSection | ProfSection | RuntimeSection | TickySection
 
 #: What a page section is made from: an opened source (streamed while the section is built,
 #: so memory follows its bands, not its size), a profile already in memory, or a section built
@@ -388,7 +406,8 @@ def eventlog_sections(
 
     heap = HeapSectionBuilder(top_bands, view)
     heap_fold = EventlogHeapFold(heap.add)
-    tl = source.timeline(also=[heap_fold])
+    ticky = TickyFold()
+    tl = source.timeline(also=[heap_fold, ticky])
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, section_data(tl, title))]
     reader = source.reader
@@ -406,6 +425,8 @@ def eventlog_sections(
                 heap_fold.folded,
             )
         )
+    if ticky.seen:
+        sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
     return sections
 
 
@@ -528,6 +549,8 @@ def sections_of(
             return eventlog_sections(content, label, top_bands, view)
         if content.kind in ("prof", "prof-json"):
             return [prof_section(content.cost_centres(), label)]
+        if content.kind == "ticky":
+            return [TickySection(f"{label}: ticky-ticky counters", content.ticky())]
         return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp", view)]
     if isinstance(item, HeapProfile):
         return [heap_section(item, label, top_bands, view)]

@@ -589,3 +589,42 @@ def test_heap_views_sort_filter_fixed_axis_and_json(browser: Any, tmp_path: Path
 
 def _totals(section: dict[str, Any]) -> list[int]:
     return [sum(s["values"][j] for s in section["series"]) for j in range(len(section["times"]))]
+
+
+def test_ticky_counters_table_and_chart(browser: Any, tmp_path: Path) -> None:
+    """A -lT eventlog's counters and a +RTS -r report: the table lists each counter, sortable;
+    the chart over time adds up to each counter's total allocation."""
+    html = tmp_path / "r.html"
+    write_file_report(
+        [str(DATA / "eventlog/ghc-events/ticky-new.eventlog"), str(DATA / "ghc/ops-ticky.ticky")],
+        html,
+        title="ticky",
+    )
+    _open(browser, html)
+    assert _errors(browser) == []
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    assert kinds.count("ticky") == 2
+    sections = browser.find_elements("css selector", "section.ticky")
+    for sec, i in zip(sections, [i for i, k in enumerate(kinds) if k == "ticky"], strict=True):
+        report = browser.execute_script(f"return window.halvmReport.data.sections[{i}].report")
+        rows = sec.find_elements("css selector", "tbody tr")
+        assert [r.find_element("css selector", "td").text for r in rows] == [
+            c["name"] for c in report["counters"]
+        ]
+        # Sort by entries, most first.
+        sec.find_elements("css selector", "th")[1].click()
+        first = sec.find_element("css selector", "tbody tr td").text
+        assert first == max(report["counters"], key=lambda c: c["entries"])["name"]
+    # The eventlog's chart: one line per counter kept over time, each summing to its total.
+    chart = browser.execute_script(
+        "return window.halvmReport.charts.map(c => c.getOption().series.map("
+        "s => [s.name, s.data.reduce((a, p) => a + p[1], 0)]))"
+    )
+    report = browser.execute_script(
+        f"return window.halvmReport.data.sections[{kinds.index('ticky')}].report"
+    )
+    totals = {c["name"]: c["allocs"] for c in report["counters"]}
+    ticky_chart = next(c for c in chart if c and c[0][0] in totals)
+    assert ticky_chart and all(total == totals[name] for name, total in ticky_chart)
+    browser.execute_script("arguments[0].scrollIntoView()", sections[0])
+    _shot(browser, "report-ticky.png")

@@ -417,6 +417,44 @@
     sec.appendChild(calls);
   }
 
+  // Ticky-ticky counters: the table of every counter, and the top ones over time.
+  function ticky(sec, s) {
+    const r = s.report;
+    const entries = r.counters.reduce((a, c) => a + c.entries, 0);
+    const allocs = r.counters.reduce((a, c) => a + c.allocs, 0);
+    sec.appendChild(el("p", { class: "meta" }, `${r.program} — ${plural(r.counters.length, "counter")}, ` +
+      `${plural(entries, "entry", "entries")}, ${bytes(allocs)} allocated` +
+      (r.times.length ? ` — ${plural(r.times.length, "sample")}` : "") +
+      (r.source === "ticky" ? " (+RTS -r report)" : " (eventlog, +RTS -lT)")));
+    if (r.undefined) {
+      sec.appendChild(el("p", { class: "warn" }, `${plural(r.undefined, "counter")} sampled but never ` +
+        "defined: the log ends before GHC wrote the definitions."));
+    }
+    if (r.series.length) {
+      sec.appendChild(el("h3", {}, "Allocation per sample, most allocating counters"));
+      const c = chart(sec);
+      const ms = r.times.map((t) => t * 1000);
+      c.setOption({
+        animation: false, tooltip: { trigger: "axis", valueFormatter: bytes },
+        legend: { type: "scroll", top: 0 }, grid: { top: 55, left: 80, right: 20, bottom: 60 },
+        xAxis: { type: "time", name: "seconds", nameLocation: "middle", nameGap: 24,
+                 axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true } },
+        yAxis: byteAxis(maxOf(r.series.map((x) => maxOf(x.allocs))), { name: "bytes" }),
+        series: r.series.map((x) => ({ name: x.name, type: "line", showSymbol: ms.length < 50,
+          data: x.allocs.map((v, j) => [ms[j], v]) })),
+      });
+    }
+    sec.appendChild(el("h3", {}, "Counters, most allocating first"));
+    table(sec, [
+      { key: "name", label: "counter", name: true },
+      { key: "entries", label: "entries", fmt: num },
+      { key: "allocs", label: "alloc (bytes)", fmt: num },
+      { key: "allocd", label: "alloc'd (bytes)", fmt: num },
+      { key: "arity", label: "arity", fmt: num },
+      { key: "kinds", label: "kinds", name: true },
+    ], r.counters);
+  }
+
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];
     // Sections drawn by their own scripts (timeline.js) register in window.halvmSections.
@@ -424,6 +462,7 @@
     if (own) own(sec, s, { el: el, num: num, bytes: bytes, table: table, chart: chart });
     else if (s.kind === "heap") heap(sec, s);
     else if (s.kind === "prof") prof(sec, s);
+    else if (s.kind === "ticky") ticky(sec, s);
   });
   document.body.dataset.ready = "true";
 })();
