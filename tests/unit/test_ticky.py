@@ -19,17 +19,23 @@ from halvm_prof.render.summary import render_summary
 from tests.conftest import DATA
 
 LOGS = DATA / "eventlog" / "ghc-events"
-TICKY_LOGS = ["ticky-new", "ticky-ticky", "ticky-begin-sample", "ticky-json"]
+TICKY_LOGS = [
+    LOGS / "ticky-new",
+    LOGS / "ticky-ticky",
+    LOGS / "ticky-begin-sample",
+    LOGS / "ticky-json",
+    DATA / "ghc96" / "ticky-lT",  # GHC 9.6.6; its reference is ghc-events 0.19's text
+]
 SAMPLE = re.compile(r"ticky counter sample (\d+): entry count: (\d+), (\d+) allocs, (\d+) allocd")
 DEF = re.compile(r"ticky counter definition (\d+), arity: (\d+), def kinds: (.*), name: (.*), itbl")
 
 
-def _reference(name: str) -> tuple[dict[int, list[int]], dict[int, tuple[str, int]], int]:
+def _reference(name: Path) -> tuple[dict[int, list[int]], dict[int, tuple[str, int]], int]:
     """Totals per counter, definitions and begin-sample count, from ghc-events' text."""
     totals: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     defs: dict[int, tuple[str, int]] = {}
     begins = 0
-    for line in (LOGS / f"{name}.eventlog.reference").read_text().splitlines():
+    for line in Path(f"{name}.eventlog.reference").read_text().splitlines():
         if m := SAMPLE.search(line):
             t = totals[int(m[1])]
             for i in range(3):
@@ -41,10 +47,10 @@ def _reference(name: str) -> tuple[dict[int, list[int]], dict[int, tuple[str, in
     return totals, defs, begins
 
 
-@pytest.mark.parametrize("name", TICKY_LOGS)
-def test_eventlog_counters_equal_the_samples_ghc_events_prints(name: str) -> None:
+@pytest.mark.parametrize("name", TICKY_LOGS, ids=lambda p: p.name)
+def test_eventlog_counters_equal_the_samples_ghc_events_prints(name: Path) -> None:
     fold = TickyFold()
-    with open_source(LOGS / f"{name}.eventlog") as src:
+    with open_source(f"{name}.eventlog") as src:
         assert isinstance(src, EventlogSource)
         src.timeline(also=[fold])
     report = fold.report()
@@ -112,3 +118,20 @@ def test_a_broken_ticky_table_names_the_line(tmp_path: Path) -> None:
     assert e.value.line == at + 1 and "cut.ticky" in str(e.value)
     with pytest.raises(FormatError, match="no ticky counter table"):
         read_ticky_text(io.BytesIO(b"".join(lines[:30])), "short.ticky")
+
+
+def test_ghc96_eventlog_and_text_report_name_the_same_counters() -> None:
+    """GHC refuses -lT with -r, so the two come from two runs of one deterministic program: the
+    same counters with the same arity and argument kinds; the eventlog's counts stop at its last
+    sample, so they never exceed the text report's, which counts to the exit."""
+    log = summarize_file(DATA / "ghc96" / "ticky-lT.eventlog", 100).to_json()["ticky"]
+    text = summarize_file(DATA / "ghc96" / "ticky.r.txt", 100).to_json()
+    assert text["kind"] == "ticky" and log["counters"] == text["counters"] == 9
+    by_name = {c["name"]: c for c in text["top"]}
+    assert {c["name"] for c in log["top"]} == set(by_name)
+    for c in log["top"]:
+        t = by_name[c["name"]]
+        assert (c["arity"], c["kinds"]) == (t["arity"], t["kinds"])
+        assert c["entries"] <= t["entries"] and c["allocs"] <= t["allocs"]
+    # The busiest counter is the busiest in both.
+    assert log["top"][0]["name"] == text["top"][0]["name"] == "Main.$wdigits{v r3cd} (fun)"
