@@ -419,9 +419,7 @@ class Connection(H11Protocol):
     def _wait_for_request(self) -> None:
         self._cancel_timer()
         self.guard.waiting[self] = None
-        self._timer = self.loop.call_later(
-            self.guard.request_timeout, self.close_waiting, "idle"
-        )
+        self._timer = self.loop.call_later(self.guard.request_timeout, self.close_waiting, "idle")
 
     def _busy(self) -> None:
         self._cancel_timer()

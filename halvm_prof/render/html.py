@@ -9,6 +9,7 @@ timeline come from one pass.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ import jinja2
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.heap_view import HeapView, chart_bands
+from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
@@ -279,7 +281,27 @@ class TickySection:
         return data
 
 
-Section = HeapSection | ProfSection | RuntimeSection | TickySection
+@dataclass(frozen=True, slots=True)
+class SamplesSection:
+    """An eventlog's time-profile samples (``+RTS -p -l``): a flame graph of the whole run or of
+    a window of it (``runtime``: the index of the same log's runtime section, whose zoom the
+    window follows; ``duration``: the log's, in seconds, for a shared time axis)."""
+
+    title: str
+    samples: TimeSamples
+    duration: float
+    runtime: int
+    kind: Literal["samples"] = "samples"
+    complete: bool = True
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        data["samples"] = self.samples.to_json()
+        return data
+
+
+Section = HeapSection | ProfSection | RuntimeSection | TickySection | SamplesSection
 
 #: What a page section is made from: an opened source (streamed while the section is built,
 #: so memory follows its bands, not its size), a profile already in memory, or a section built
@@ -407,7 +429,8 @@ def eventlog_sections(
     heap = HeapSectionBuilder(top_bands, view)
     heap_fold = EventlogHeapFold(heap.add)
     ticky = TickyFold()
-    tl = source.timeline(also=[heap_fold, ticky])
+    samples = ProfSampleFold()
+    tl = source.timeline(also=[heap_fold, ticky, samples])
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, section_data(tl, title))]
     reader = source.reader
@@ -423,6 +446,12 @@ def eventlog_sections(
                 heap_fold.note,
                 "eventlog",
                 heap_fold.folded,
+            )
+        )
+    if samples.samples:
+        sections.append(
+            SamplesSection(
+                f"{name}: time-profile samples", samples.result(), tl.end / 1e9, runtime=-1
             )
         )
     if ticky.seen:
@@ -572,8 +601,15 @@ def build_report_data(
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
+        first = len(sections)
         for section in sections_of(label, item, top_bands, view):
             _check_finite(section, where)
+            if isinstance(section, SamplesSection):
+                # The same log's runtime section comes first among its sections.
+                runtime = next(
+                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
+                )
+                section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(
         title=title,
