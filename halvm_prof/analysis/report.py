@@ -7,6 +7,7 @@ timeline come from one pass.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,10 +16,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
 from halvm_prof.analysis.heap_view import HeapView, chart_bands
+from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.summary import BandRow, band_row
+from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.calltree import folded_calls_note
+from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
@@ -223,7 +227,43 @@ class RuntimeSection:
         return self.timeline.complete
 
 
-Section = HeapSection | ProfSection | RuntimeSection
+@dataclass(frozen=True, slots=True)
+class TickySection:
+    """Ticky-ticky counters: every counter (the table), and over time the most allocating
+    counters' allocation and entries per sample when the log sampled more than once."""
+
+    title: str
+    report: TickyReport
+    kind: Literal["ticky"] = "ticky"
+    complete: bool = True
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class SamplesSection:
+    """An eventlog's time-profile samples (``+RTS -p -l``): a flame graph of the whole run or of
+    a window of it (``runtime``: the index of the same log's runtime section, whose zoom the
+    window follows; ``duration``: the log's, in seconds, for a shared time axis)."""
+
+    title: str
+    samples: TimeSamples
+    duration: float
+    runtime: int
+    kind: Literal["samples"] = "samples"
+    complete: bool = True
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        data["samples"] = self.samples.to_json()
+        return data
+
+
+Section = HeapSection | ProfSection | RuntimeSection | TickySection | SamplesSection
 
 #: What a page section is made from: an opened source (streamed while the section is built,
 #: so memory follows its bands, not its size), a profile already in memory, or a section built
@@ -338,7 +378,9 @@ def eventlog_sections(
 
     heap = HeapSectionBuilder(top_bands, view)
     heap_fold = EventlogHeapFold(heap.add)
-    tl = source.timeline(also=[heap_fold])
+    ticky = TickyFold()
+    samples = ProfSampleFold()
+    tl = source.timeline(also=[heap_fold, ticky, samples])
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, tl)]
     reader = source.reader
@@ -356,6 +398,14 @@ def eventlog_sections(
                 heap_fold.folded,
             )
         )
+    if samples.samples:
+        sections.append(
+            SamplesSection(
+                f"{name}: time-profile samples", samples.result(), tl.end / 1e9, runtime=-1
+            )
+        )
+    if ticky.seen:
+        sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
     return sections
 
 
@@ -460,6 +510,8 @@ def sections_of(
             return eventlog_sections(content, label, top_bands, view)
         if content.kind in ("prof", "prof-json"):
             return [prof_section(content.cost_centres(), label)]
+        if content.kind == "ticky":
+            return [TickySection(f"{label}: ticky-ticky counters", content.ticky())]
         return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp", view)]
     if isinstance(item, HeapProfile):
         return [heap_section(item, label, top_bands, view)]
@@ -481,8 +533,15 @@ def build_report_data(
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
+        first = len(sections)
         for section in sections_of(label, item, top_bands, view):
             _check_finite(section, where)
+            if isinstance(section, SamplesSection):
+                # The same log's runtime section comes first among its sections.
+                runtime = next(
+                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
+                )
+                section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(
         title=title,

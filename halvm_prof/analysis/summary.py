@@ -21,6 +21,8 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
+from halvm_prof.analysis.ticky import TickyFold
+from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
@@ -173,6 +175,8 @@ class EventlogSummary:
     heap: HeapSummary | None
     no_heap: str | None
     kind: Literal["eventlog"] = "eventlog"
+    #: Its ticky-ticky counters (+RTS -lT), when it has any.
+    ticky: TickySummary | None = None
 
     @property
     def complete(self) -> bool:
@@ -187,10 +191,48 @@ class EventlogSummary:
         data: dict[str, Any] = {"kind": "eventlog", **self.stats.to_json()}
         data["heap"] = self.heap.to_json() if self.heap is not None else None
         data["no_heap"] = self.no_heap
+        if self.ticky is not None:
+            data["ticky"] = self.ticky.to_json()
         return data
 
 
-Summary = HeapSummary | ProfSummary | EventlogSummary
+@dataclass(frozen=True, slots=True)
+class TickySummary:
+    """Ticky-ticky counters: the ``top`` most allocating of ``counters`` (all counted in the
+    totals), from a ``+RTS -r`` report or an eventlog's ``-lT`` samples."""
+
+    source: str
+    program: str
+    counters: int
+    entries: int
+    allocs: int
+    samples: int
+    undefined: int
+    top: tuple[TickyCounter, ...]
+    kind: Literal["ticky"] = "ticky"
+    complete: bool = True
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return data
+
+
+def ticky_summary(report: TickyReport, top_n: int = TOP) -> TickySummary:
+    """The summary of a run's ticky counters."""
+    return TickySummary(
+        source=report.source,
+        program=report.program,
+        counters=len(report.counters),
+        entries=report.entries,
+        allocs=report.allocs,
+        samples=len(report.times),
+        undefined=report.undefined,
+        top=report.counters[:top_n],
+    )
+
+
+Summary = HeapSummary | ProfSummary | EventlogSummary | TickySummary
 
 
 def summarize(source: Source, top_n: int = TOP) -> Summary:
@@ -200,6 +242,8 @@ def summarize(source: Source, top_n: int = TOP) -> Summary:
         return summarize_eventlog(content, top_n)
     if content.kind in ("prof", "prof-json"):
         return summarize_prof(content.cost_centres(), top_n)
+    if content.kind == "ticky":
+        return ticky_summary(content.ticky(), top_n)
     return heap_summary(content.band_stats(), top_n)
 
 
@@ -215,7 +259,8 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
 
     acc = HeapAccumulator()
     fold = EventlogHeapFold(acc.add)
-    stats = stats_of_timeline(source.timeline(also=[fold]))
+    ticky = TickyFold()
+    stats = stats_of_timeline(source.timeline(also=[fold, ticky]))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader
@@ -229,7 +274,8 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
-    return EventlogSummary(stats, heap, no_heap)
+    counters = ticky_summary(ticky.report(), top_n) if ticky.seen else None
+    return EventlogSummary(stats, heap, no_heap, ticky=counters)
 
 
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:

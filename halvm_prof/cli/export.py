@@ -91,6 +91,9 @@ def export(
                 raise log.refuse(f"--to {fmt} takes an eventlog (+RTS -l)")
             _export_timeline(log, fmt, output)
             return
+        if fmt == "speedscope" and isinstance(log, EventlogSource):
+            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, evented")
+            return
         if fmt == PPROF.name:
             data, what = pprof_export(log, which, pairs)
             emit_bytes(data, output, what)
@@ -115,6 +118,23 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
         )
     if tl.note:
         click.echo(f"note: {tl.note}", err=True)
+
+
+def _speedscope_samples(log: EventlogSource) -> str:
+    """The log's time-profile samples (+RTS -p -l) as speedscope's evented profiles."""
+    from halvm_prof.analysis.samples import ProfSampleFold
+    from halvm_prof.render.speedscope import render_speedscope_samples
+
+    fold = ProfSampleFold()
+    tl = log.timeline(also=[fold])
+    ts = fold.result()
+    if not ts.samples:
+        raise log.refuse("it holds no time-profile samples: run a -prof program with +RTS -p -l")
+    if tl.note:
+        click.echo(f"note: {tl.note}", err=True)
+    if not ts.exact_complete:
+        click.echo(f"note: the first {len(ts.exact):,} of {ts.samples:,} samples", err=True)
+    return render_speedscope_samples(ts, log.name)
 
 
 def parse_labels(labels: tuple[str, ...]) -> dict[str, str]:

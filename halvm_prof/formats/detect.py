@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["hp", "prof", "prof-json", "eventlog", "empty", "unknown"]
+from halvm_prof.formats.ticky import looks_like_ticky
+
+Kind = Literal["hp", "prof", "prof-json", "eventlog", "ticky", "empty", "unknown"]
 
 #: How many leading bytes :func:`detect_kind` needs to decide.
 DETECT_BYTES = 4096
@@ -22,6 +24,7 @@ KIND_NAMES: dict[Kind, str] = {
     "prof": ".prof text report",
     "prof-json": ".prof JSON report (-pj)",
     "eventlog": "GHC eventlog",
+    "ticky": "ticky-ticky report (+RTS -r)",
     "empty": "empty file",
     "unknown": "file of unknown kind",
 }
@@ -40,4 +43,6 @@ def detect_kind(head: bytes) -> Kind:
         return "prof-json"
     if _PROF_TEXT.match(head[:1024]):
         return "prof"
+    if looks_like_ticky(head):
+        return "ticky"
     return "unknown"

@@ -33,13 +33,14 @@ if TYPE_CHECKING:
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
+    from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.inputs.follow import Follower
     from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
 
-SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "disk"]
+SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "disk"]
 Target = str | os.PathLike[str] | IO[bytes]
 
 _WHAT: dict[str, str] = {
@@ -47,6 +48,7 @@ _WHAT: dict[str, str] = {
     "eventlog": "an eventlog",
     "prof": "a cost-centre report (.prof)",
     "prof-json": "a cost-centre report (-pj JSON)",
+    "ticky": "a ticky-ticky report (+RTS -r)",
     "disk": "a HaLVM profiling disk image",
 }
 
@@ -220,6 +222,10 @@ class Source:
         """The cost-centre report, read whole (a report is small next to its program's run)."""
         raise self.refuse("this needs a cost-centre report (.prof, text or -pj)")
 
+    def ticky(self) -> TickyReport:
+        """The ticky-ticky counters (a ``+RTS -r`` report; an eventlog's come from a fold)."""
+        raise self.refuse("this needs a ticky-ticky report (+RTS -r)")
+
     def heap_profile(self) -> HeapProfile:
         """Every heap sample in memory: only for small inputs (tests, exports of one run)."""
         from halvm_prof.model import HeapProfile
@@ -382,6 +388,17 @@ class ProfJsonSource(CostCentreSource):
         return read_prof_json(self._start(), self.name)
 
 
+class TickySource(Source):
+    """The text report of ``+RTS -r`` (a program built with ``-ticky``)."""
+
+    kind = "ticky"
+
+    def ticky(self) -> TickyReport:
+        from halvm_prof.formats.ticky import read_ticky_text
+
+        return read_ticky_text(self._start(), self.name)
+
+
 class DiskSource(Source):
     """A HaLVM profiling disk image: its status sector, what recovery makes of it, and the
     recovered profile as a source of its own (:attr:`content`), read through a bounded window
@@ -453,6 +470,8 @@ def _make(
         return CostCentreSource(stream, name, seekable=seekable, owned=owned)
     if kind == "prof-json":
         return ProfJsonSource(stream, name, seekable=seekable, owned=owned)
+    if kind == "ticky":
+        return TickySource(stream, name, seekable=seekable, owned=owned)
     return None
 
 
@@ -664,6 +683,7 @@ __all__ = [
     "ProfJsonSource",
     "Source",
     "SourceKind",
+    "TickySource",
     "Window",
     "follow_kind",
     "open_disk",

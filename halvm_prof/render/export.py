@@ -166,6 +166,28 @@ def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
     """Write the ``fmt`` export of the eventlog ``log`` to ``out`` in one pass; the timeline
     returned carries the log's ``complete``/``note``."""
     writer = TIMELINE_EXPORTERS[fmt].writer(out)
-    tl = log.timeline(sinks=[writer])
+    if fmt != "perfetto":
+        tl = log.timeline(sinks=[writer])
+        writer.close(tl)
+        return tl
+    from halvm_prof.analysis.samples import ProfSampleFold
+    from halvm_prof.render.perfetto import Instant, PerfettoWriter
+
+    assert isinstance(writer, PerfettoWriter)
+    fold = ProfSampleFold()
+    tl = log.timeline(sinks=[writer], also=[fold])
+    # Time-profile samples (+RTS -p -l): an instant per sample on its capability's track,
+    # named by the innermost cost centre, the whole stack as an argument.
+    ts = fold.result()
+    for t, cap, stack in ts.exact:
+        frames = [ts.frame_name(i) for i in ts.stacks[stack]]
+        writer.instant(
+            Instant(
+                t,
+                frames[-1] if frames else "(no cost centre)",
+                f"cost-centre samples cap {cap}",
+                (("stack", " > ".join(frames)),),
+            )
+        )
     writer.close(tl)
     return tl

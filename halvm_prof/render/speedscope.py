@@ -1,4 +1,5 @@
-"""speedscope's file format: one "sampled" profile whose samples are the call-tree stacks.
+"""speedscope's file format: one "sampled" profile whose samples are the call-tree stacks; an
+eventlog's time-profile samples as "evented" profiles, one per capability.
 
 Schema: https://www.speedscope.app/file-format-schema.json (modelled here as dataclasses).
 Time weights are microseconds (ticks x tick interval), alloc weights bytes; either way they add
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from halvm_prof import __version__
+from halvm_prof.analysis.samples import TimeSamples
 from halvm_prof.analysis.weights import Weight, frame_name, self_weights
 from halvm_prof.model import CostCentreProfile
 
@@ -112,3 +114,76 @@ def build_speedscope(profile: CostCentreProfile, weight: Weight) -> SpeedscopeFi
 
 def render_speedscope(profile: CostCentreProfile, weight: Weight) -> str:
     return json.dumps(build_speedscope(profile, weight).to_json(), sort_keys=True) + "\n"
+
+
+@dataclass(slots=True)
+class EventedProfile:
+    """The schema's ``EventedProfile``: frames opened (``O``) and closed (``C``) in time."""
+
+    name: str
+    unit: str
+    startValue: int
+    endValue: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    type: str = "evented"
+
+
+def build_speedscope_samples(ts: TimeSamples, name: str) -> dict[str, Any]:
+    """An eventlog's time-profile samples as one evented profile per capability: each sample
+    holds its stack for one tick (until the next sample, if sooner), so a frame that stays on
+    the stack across samples is one stretch; in nanoseconds of the log's clock."""
+    frames = [frame_of(ts.frame_name(i), cc.src) for i, cc in enumerate(ts.cost_centres)]
+    tick = ts.tick_interval_ns or 1_000_000
+    by_cap: dict[int, list[tuple[int, int]]] = {}
+    for t, cap, stack in ts.exact:
+        by_cap.setdefault(cap, []).append((t, stack))
+    profiles: list[EventedProfile] = []
+    for cap in sorted(by_cap):
+        samples = sorted(by_cap[cap])
+        events, end = _evented(samples, ts.stacks, tick)
+        profiles.append(
+            EventedProfile(f"{name} cap {cap}", "nanoseconds", samples[0][0], end, events)
+        )
+    return {
+        "$schema": SCHEMA,
+        "activeProfileIndex": 0,
+        "exporter": f"halvm-prof {__version__}",
+        "name": name,
+        "profiles": [asdict(p) for p in profiles],
+        "shared": {
+            "frames": [{k: v for k, v in asdict(f).items() if v is not None} for f in frames]
+        },
+    }
+
+
+def _evented(
+    samples: list[tuple[int, int]], stacks: tuple[tuple[int, ...], ...], tick: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Open/close events of one capability's ``(time, stack)`` samples, and the end time."""
+    events: list[dict[str, Any]] = []
+    open_: list[int] = []
+    end = samples[0][0]
+
+    def close_to(depth: int, at: int) -> None:
+        while len(open_) > depth:
+            events.append({"type": "C", "frame": open_.pop(), "at": at})
+
+    for t, stack_index in samples:
+        if t > end + tick // 2:  # no sample for a while: the last stack ended after a tick
+            close_to(0, end)
+        stack = stacks[stack_index]
+        same = 0
+        while same < min(len(stack), len(open_)) and stack[same] == open_[same]:
+            same += 1
+        close_to(same, t)
+        for frame in stack[same:]:
+            events.append({"type": "O", "frame": frame, "at": t})
+            open_.append(frame)
+        end = t + tick
+    close_to(0, end)
+    return events, end
+
+
+def render_speedscope_samples(ts: TimeSamples, name: str) -> str:
+    """:func:`build_speedscope_samples` as JSON text."""
+    return json.dumps(build_speedscope_samples(ts, name), sort_keys=True) + "\n"

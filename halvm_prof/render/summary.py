@@ -11,6 +11,7 @@ from halvm_prof.analysis.summary import (
     HeapSummary,
     ProfSummary,
     Summary,
+    TickySummary,
 )
 from halvm_prof.model import folded_bands_note
 from halvm_prof.units import format_size
@@ -31,6 +32,8 @@ def render_summary(summary: Summary) -> str:
         return printable(render_eventlog(summary))
     if isinstance(summary, HeapSummary):
         return printable(render_heap(summary))
+    if isinstance(summary, TickySummary):
+        return printable(render_ticky(summary))
     return printable(render_prof(summary))
 
 
@@ -66,6 +69,38 @@ def render_eventlog(s: EventlogSummary) -> str:
     for span in d.user_spans:
         lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
     lines.append("(halvm-prof eventlog stats shows more)")
+    if s.ticky is not None:
+        lines += ["", render_ticky(s.ticky).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def render_ticky(d: TickySummary) -> str:
+    """Ticky-ticky counters: totals, then the most allocating counters."""
+    where = "+RTS -r report" if d.source == "ticky" else "eventlog (+RTS -lT)"
+    lines = [
+        _pair("ticky", f"{plural(d.counters, 'counter', sep=',')} from the {where}"),
+        _pair("program", d.program or "(not named)"),
+        _pair("entries", f"{d.entries:,}"),
+        _pair("allocated", _bytes(d.allocs)),
+    ]
+    if d.samples:
+        lines.append(_pair("samples", f"{d.samples:,} over the run"))
+    if d.undefined:
+        lines.append(
+            _pair(
+                "undefined",
+                f"{plural(d.undefined, 'counter')} sampled but never defined "
+                "(the log ends before GHC wrote the definitions)",
+            )
+        )
+    if d.top:
+        lines += ["", "top counters by allocation:"]
+        lines.append(f"{'entries':>12} {'alloc':>14} {'alloc d':>12} {'arity':>5}  name (kinds)")
+    for c in d.top:
+        kinds = f" ({c.kinds})" if c.kinds else ""
+        lines.append(
+            f"{c.entries:>12,} {c.allocs:>14,} {c.allocd:>12,} {c.arity:>5}  {c.name}{kinds}"
+        )
     return "\n".join(lines) + "\n"
 
 

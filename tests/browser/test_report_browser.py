@@ -611,3 +611,88 @@ def test_heap_views_sort_filter_fixed_axis_and_json(browser: Any, tmp_path: Path
 
 def _totals(section: dict[str, Any]) -> list[int]:
     return [sum(s["values"][j] for s in section["series"]) for j in range(len(section["times"]))]
+
+
+def test_ticky_counters_table_and_chart(browser: Any, tmp_path: Path) -> None:
+    """A -lT eventlog's counters and a +RTS -r report: the table lists each counter, sortable;
+    the chart over time adds up to each counter's total allocation."""
+    html = tmp_path / "r.html"
+    write_file_report(
+        [str(DATA / "eventlog/ghc-events/ticky-new.eventlog"), str(DATA / "ghc/ops-ticky.ticky")],
+        html,
+        title="ticky",
+    )
+    _open(browser, html)
+    assert _errors(browser) == []
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    assert kinds.count("ticky") == 2
+    sections = browser.find_elements("css selector", "section.ticky")
+    for sec, i in zip(sections, [i for i, k in enumerate(kinds) if k == "ticky"], strict=True):
+        report = browser.execute_script(f"return window.halvmReport.data.sections[{i}].report")
+        rows = sec.find_elements("css selector", "tbody tr")
+        assert [r.find_element("css selector", "td").text for r in rows] == [
+            c["name"] for c in report["counters"]
+        ]
+        # Sort by entries, most first.
+        sec.find_elements("css selector", "th")[1].click()
+        first = sec.find_element("css selector", "tbody tr td").text
+        assert first == max(report["counters"], key=lambda c: c["entries"])["name"]
+    # The eventlog's chart: one line per counter kept over time, each summing to its total.
+    chart = browser.execute_script(
+        "return window.halvmReport.charts.map(c => c.getOption().series.map("
+        "s => [s.name, s.data.reduce((a, p) => a + p[1], 0)]))"
+    )
+    report = browser.execute_script(
+        f"return window.halvmReport.data.sections[{kinds.index('ticky')}].report"
+    )
+    totals = {c["name"]: c["allocs"] for c in report["counters"]}
+    ticky_chart = next(c for c in chart if c and c[0][0] in totals)
+    assert ticky_chart and all(total == totals[name] for name, total in ticky_chart)
+    browser.execute_script("arguments[0].scrollIntoView()", sections[0])
+    _shot(browser, "report-ticky.png")
+
+
+def test_time_profile_samples_flame_graph_follows_the_window(browser: Any, tmp_path: Path) -> None:
+    """GHC 9.6 +RTS -p -l: the flame graph's root holds every sample; zooming the log's runtime
+    timeline narrows it to the samples in the window, as the bins say."""
+    import time as _time
+
+    html = tmp_path / "r.html"
+    write_file_report([str(DATA / "ghc96/burn-p-l-au.eventlog")], html, title="samples")
+    _open(browser, html)
+    assert _errors(browser) == []
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    i = kinds.index("samples")
+    data = browser.execute_script(f"return window.halvmReport.data.sections[{i}]")
+    assert data["runtime"] == kinds.index("runtime")
+    sec = browser.find_element("css selector", f"section#section-{i}")
+    root = "return arguments[0].querySelector('.flame div').dataset.weight"
+    assert int(browser.execute_script(root, sec)) == data["samples"]["samples"] == 669
+    # Zoom the runtime timeline's activity chart to its middle: the samples' window follows.
+    activity = browser.execute_script(
+        f"return window.halvmReport.runtime[{data['runtime']}].charts.activity"
+    )
+    browser.execute_script(
+        "window.halvmReport.charts[arguments[0]].dispatchAction("
+        "{type: 'dataZoom', start: 30, end: 60})",
+        activity,
+    )
+    _time.sleep(0.3)
+    lo, hi = browser.execute_script(
+        f"const s = window.halvmReport.samples[{i}].state; return [s.lo, s.hi]"
+    )
+    end = browser.execute_script(
+        f"return window.halvmReport.charts[window.halvmReport.samples[{i}].chart]"
+        ".getOption().xAxis[0].max"
+    )
+    assert abs(lo - 0.3 * end) < 1e-6 * end and abs(hi - 0.6 * end) < 1e-6 * end
+    width = data["samples"]["bin_width"]
+    expected = sum(n for b, _, n in data["samples"]["bins"] if lo <= b * width <= hi)
+    assert 0 < expected < 669
+    assert int(browser.execute_script(root, sec)) == expected
+    # The table: self samples add up to the window's samples.
+    cells = sec.find_elements("css selector", "tbody tr td:nth-child(3)")
+    assert sum(int(c.text.replace(",", "")) for c in cells) == expected
+    assert _errors(browser) == []
+    browser.execute_script("arguments[0].scrollIntoView()", sec)
+    _shot(browser, "report-time-samples.png")

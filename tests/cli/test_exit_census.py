@@ -61,6 +61,7 @@ def test_heap_exhausted_run_reads_as_rising_not_falling(tmp_path: Path) -> None:
     profile = read_hp(tmp_path / "grow.hp")
     assert not profile.samples[-1].values  # GHC still writes its exit census
     pm = heap_verdict(tmp_path / "grow.hp")
-    assert pm.facts["trend"] == "rising", pm.verdict
-    assert pm.facts["last_total"] == profile.samples[-2].total > 0
+    assert pm.facts is not None
+    assert pm.facts.trend == "rising", pm.verdict
+    assert pm.facts.last_total == profile.samples[-2].total > 0
     assert "heap was still growing at the end" in pm.headline

@@ -418,6 +418,133 @@
     sec.appendChild(calls);
   }
 
+  // Ticky-ticky counters: the table of every counter, and the top ones over time.
+  function ticky(sec, s) {
+    const r = s.report;
+    const entries = r.counters.reduce((a, c) => a + c.entries, 0);
+    const allocs = r.counters.reduce((a, c) => a + c.allocs, 0);
+    sec.appendChild(el("p", { class: "meta" }, `${r.program} — ${plural(r.counters.length, "counter")}, ` +
+      `${plural(entries, "entry", "entries")}, ${bytes(allocs)} allocated` +
+      (r.times.length ? ` — ${plural(r.times.length, "sample")}` : "") +
+      (r.source === "ticky" ? " (+RTS -r report)" : " (eventlog, +RTS -lT)")));
+    if (r.undefined) {
+      sec.appendChild(el("p", { class: "warn" }, `${plural(r.undefined, "counter")} sampled but never ` +
+        "defined: the log ends before GHC wrote the definitions."));
+    }
+    if (r.series.length) {
+      sec.appendChild(el("h3", {}, "Allocation per sample, most allocating counters"));
+      const c = chart(sec);
+      const ms = r.times.map((t) => t * 1000);
+      c.setOption({
+        animation: false, tooltip: { trigger: "axis", valueFormatter: bytes },
+        legend: { type: "scroll", top: 0 }, grid: { top: 55, left: 80, right: 20, bottom: 60 },
+        xAxis: { type: "time", name: "seconds", nameLocation: "middle", nameGap: 24,
+                 axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true } },
+        yAxis: byteAxis(maxOf(r.series.map((x) => maxOf(x.allocs))), { name: "bytes" }),
+        series: r.series.map((x) => ({ name: x.name, type: "line", showSymbol: ms.length < 50,
+          data: x.allocs.map((v, j) => [ms[j], v]) })),
+      });
+    }
+    sec.appendChild(el("h3", {}, "Counters, most allocating first"));
+    table(sec, [
+      { key: "name", label: "counter", name: true },
+      { key: "entries", label: "entries", fmt: num },
+      { key: "allocs", label: "alloc (bytes)", fmt: num },
+      { key: "allocd", label: "alloc'd (bytes)", fmt: num },
+      { key: "arity", label: "arity", fmt: num },
+      { key: "kinds", label: "kinds", name: true },
+    ], r.counters);
+  }
+
+  // Time-profile samples (+RTS -p -l): samples over time, and the flame graph and cost-centre
+  // table of the window in view (the whole run at first; it follows this chart's zoom and, being
+  // in the same group, the zoom of the log's runtime timeline).
+  function samples(sec, s) {
+    const d = s.samples, w = d.bin_width;
+    sec.appendChild(el("p", { class: "meta" }, `${plural(d.samples, "sample")} on ` +
+      `${plural(d.capabilities.length, "capability", "capabilities")}, one per ` +
+      `${num(d.tick_interval_ns / 1e6, 3)} ms tick of a running capability — ` +
+      `${plural(d.stacks.length, "stack")}, ${plural(d.cost_centres.length, "cost centre")}`));
+    const name = (i) => { const c = d.cost_centres[i]; return c.module ? c.module + "." + c.label : c.label; };
+    const perBin = new Map();
+    for (const [b, , n] of d.bins) perBin.set(b, (perBin.get(b) || 0) + n);
+    const end = Math.max(s.duration, ...Array.from(perBin.keys(), (b) => (b + 1) * w));
+    const c = chart(sec);
+    c.getDom().classList.add("samples-chart");
+    c.getDom().style.height = "200px"; c.resize();
+    if (s.runtime >= 0) c.group = "runtime-" + s.runtime;
+    c.setOption({
+      animation: false, grid: { top: 30, left: 80, right: 20, bottom: 56 },
+      tooltip: { trigger: "axis", valueFormatter: (v) => plural(v, "sample") },
+      xAxis: { type: "value", min: 0, max: end, name: "seconds", nameLocation: "middle", nameGap: 22,
+               axisLabel: { formatter: (v) => num(v, 6) } },
+      yAxis: { type: "value", name: "samples per " + num(w * 1000, 3) + " ms", minInterval: 1 },
+      dataZoom: [{ type: "inside", xAxisIndex: 0, filterMode: "none" },
+                 { type: "slider", xAxisIndex: 0, filterMode: "none", height: 18, bottom: 4 }],
+      series: [{ name: "samples", type: "bar", barWidth: "100%", color: "#d9822b",
+                 data: Array.from(perBin.entries(), ([b, n]) => [(b + 0.5) * w, n]) }],
+    });
+    const caption = el("p", { class: "meta window" });
+    sec.appendChild(caption);
+    const holder = el("div", { class: "samples-flame" });
+    sec.appendChild(holder);
+    sec.appendChild(el("h3", {}, "Cost centres in the window, most samples first"));
+    const tableHolder = el("div");
+    sec.appendChild(tableHolder);
+    const state = { lo: 0, hi: end, total: 0 };
+    function draw() {
+      const counts = new Map();
+      for (const [b, st, n] of d.bins) {
+        const t = b * w;
+        if (t >= state.lo && t <= state.hi) counts.set(st, (counts.get(st) || 0) + n);
+      }
+      const root = { name: "all samples", src: "", children: [], w: 0, kids: new Map() };
+      const self = new Map(), incl = new Map();
+      let total = 0;
+      for (const [st, n] of counts) {
+        let node = root;
+        const stack = d.stacks[st];
+        for (const cc of stack) {
+          let k = node.kids.get(cc);
+          if (!k) {
+            k = { name: name(cc), src: d.cost_centres[cc].src, children: [], w: 0, kids: new Map() };
+            node.kids.set(cc, k); node.children.push(k);
+          }
+          node = k;
+        }
+        node.w += n; total += n;
+        if (stack.length) self.set(stack[stack.length - 1], (self.get(stack[stack.length - 1]) || 0) + n);
+        for (const cc of new Set(stack)) incl.set(cc, (incl.get(cc) || 0) + n);
+      }
+      // Wider frames first, as flame graphs usually draw them.
+      const order = (n) => { n.children.sort((a, b) => b.w - a.w || (a.name < b.name ? -1 : 1)); n.children.forEach(order); };
+      order(root);
+      state.total = total;
+      caption.textContent = `window ${num(state.lo, 6)}–${num(state.hi, 6)} s: ${plural(total, "sample")}`;
+      holder.textContent = "";
+      flame(holder, root, "w", "Flame graph of the samples in the window");
+      tableHolder.textContent = "";
+      const rows = Array.from(incl.keys(), (cc) => ({ name: name(cc), src: d.cost_centres[cc].src,
+        self: self.get(cc) || 0, total: incl.get(cc) }));
+      rows.sort((a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1));
+      table(tableHolder, [
+        { key: "name", label: "cost centre", name: true }, { key: "src", label: "source", name: true },
+        { key: "self", label: "samples (self)", fmt: num }, { key: "total", label: "samples (inclusive)", fmt: num },
+      ], rows);
+    }
+    let pending = null;
+    c.on("datazoom", () => {
+      const ext = c.getModel().getComponent("xAxis", 0).axis.scale.getExtent();
+      if (ext[0] === state.lo && ext[1] === state.hi) return;
+      state.lo = ext[0]; state.hi = ext[1];
+      if (pending) clearTimeout(pending);
+      pending = setTimeout(() => { pending = null; draw(); }, 30);
+    });
+    draw();
+    window.halvmReport.samples = window.halvmReport.samples || {};
+    window.halvmReport.samples[sec.dataset.index] = { chart: charts.indexOf(c), state: state, draw: draw };
+  }
+
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];
     // Sections drawn by their own scripts (timeline.js) register in window.halvmSections.
@@ -425,6 +552,8 @@
     if (own) own(sec, s, { el: el, num: num, bytes: bytes, table: table, chart: chart });
     else if (s.kind === "heap") heap(sec, s);
     else if (s.kind === "prof") prof(sec, s);
+    else if (s.kind === "ticky") ticky(sec, s);
+    else if (s.kind === "samples") samples(sec, s);
   });
   document.body.dataset.ready = "true";
 })();

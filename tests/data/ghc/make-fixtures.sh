@@ -34,5 +34,8 @@ ghc -O1 -prof -fprof-auto -rtsopts -threaded -package Cabal -outputdir o4 -o cab
   CabalParse.hs >/dev/null
 ./cabal-parse 300 sample.cabal +RTS -N2 -P -hy -i0.02 -RTS >/dev/null
 mv cabal-parse.prof "$here/cabal-parse-N2-P.prof" && mv cabal-parse.hp "$here/cabal-parse-N2-hy.hp"
+# Ticky-ticky (no -prof): the counter table +RTS -r writes at exit.
+ghc -O1 -ticky -rtsopts -outputdir o5 -o ops-ticky Ops.hs >/dev/null
+./ops-ticky 200000 +RTS -rops.ticky -RTS >/dev/null && mv ops.ticky "$here/ops-ticky.ticky"
 rm -rf "$b"
 echo "wrote fixtures in $here"

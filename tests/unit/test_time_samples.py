@@ -1,0 +1,175 @@
+"""Time-profile samples of eventlogs (+RTS -p -l): counted as ghc-events prints them, drawn as
+flame-graph weights that add up to the sample count, exported to speedscope (evented) and
+Perfetto (instants), each checked by reading the output back."""
+
+from __future__ import annotations
+
+import bisect
+import io
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+import pytest
+from click.testing import CliRunner
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
+
+from halvm_prof.analysis.report import SamplesSection, build_report_data
+from halvm_prof.analysis.samples import ProfSampleFold, SampleBins, TimeSamples
+from halvm_prof.cli import cli
+from halvm_prof.inputs.source import EventlogSource, open_source
+from halvm_prof.render.export import export_timeline
+from halvm_prof.render.speedscope import build_speedscope_samples
+from tests.conftest import DATA
+
+LOGS = [
+    DATA / "ghc96" / "burn-p-l-au.eventlog",
+    DATA / "ghc96" / "leaky-p-l.eventlog",
+    DATA / "eventlog" / "ghc-events" / "time-prof.eventlog",
+]
+SCHEMA = json.loads((DATA / "speedscope/file-format-schema.json").read_text())
+SAMPLE = re.compile(r"^(\d+): cap no (\d+), prof sample \d+, cost centre stack ([\d, ]*)$")
+CC = re.compile(r"^\d+: cost centre (\d+) (.*) in (.*) at (.*)$")
+
+
+def _samples(log: Path) -> TimeSamples:
+    fold = ProfSampleFold()
+    with open_source(log) as src:
+        assert isinstance(src, EventlogSource)
+        src.timeline(also=[fold])
+    return fold.result()
+
+
+def _reference(log: Path) -> tuple[list[tuple[int, int, tuple[str, ...]]], dict[str, str]]:
+    """(time, cap, stack of names outermost first) per sample, and names, from the text."""
+    names: dict[str, str] = {}
+    rows = []
+    for line in Path(f"{log}.reference").read_text().splitlines():
+        if m := CC.match(line):
+            names[m[1]] = f"{m[3]}.{m[2]}"
+        elif m := SAMPLE.match(line):
+            rows.append((int(m[1]), int(m[2]), tuple(m[3].split(", ")[::-1])))
+    return [(t, c, tuple(names[i] for i in s)) for t, c, s in rows], names
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_samples_are_the_ones_ghc_events_prints(log: Path) -> None:
+    ts = _samples(log)
+    ref, _ = _reference(log)
+    assert ts.samples == len(ref) > 0
+    got = Counter(tuple(ts.frame_name(i) for i in ts.stacks[s]) for _, _, s in ts.exact)
+    assert got == Counter(stack for _, _, stack in ref)
+    assert [(t, c) for t, c, _ in ts.exact] == sorted((t, c) for t, c, _ in ref)
+    # The flame graph's weights (bins by stack) add up to the sample count, per stack too.
+    counts = ts.stack_counts()
+    assert sum(counts.values()) == ts.samples
+    assert Counter({s: n for s, n in counts.items()}) == Counter(s for _, _, s in ts.exact)
+
+
+def test_bins_merge_as_the_run_grows_and_keep_every_sample() -> None:
+    bins = SampleBins(width_ns=10)
+    for t in range(0, 100_000, 7):
+        bins.add(t, t % 3)
+    assert max(b for b, _ in bins.counts) < 512 and bins.width > 10
+    assert sum(bins.counts.values()) == len(range(0, 100_000, 7))
+    per_stack = Counter({s: 0 for s in range(3)})
+    for (_, s), n in bins.counts.items():
+        per_stack[s] += n
+    assert per_stack == Counter(t % 3 for t in range(0, 100_000, 7))
+
+
+def test_a_window_counts_the_samples_of_its_bins() -> None:
+    ts = _samples(LOGS[0])
+    lo, hi = 0.3, 0.4
+    window = ts.stack_counts(lo, hi)
+    w = ts.bin_width
+    assert sum(window.values()) == sum(
+        1 for t, _, _ in ts.exact if lo <= (t // round(w * 1e9)) * w <= hi
+    )
+    assert 0 < sum(window.values()) < ts.samples
+
+
+def test_report_section_is_placed_after_its_runtime_section() -> None:
+    with open_source(LOGS[0]) as src:
+        data = build_report_data([("burn", src)], title="t")
+    kinds = [s.kind for s in data.sections]
+    section = data.sections[kinds.index("samples")]
+    assert isinstance(section, SamplesSection)
+    assert section.runtime == kinds.index("runtime") < kinds.index("samples")
+    assert section.samples.samples == 669
+    assert "exact" not in section.to_json()["samples"]
+
+
+def _replay(profile: dict[str, Any]) -> dict[int, list[int]]:
+    """The stack open after the events at each time of an evented profile; fails on a bad
+    nesting."""
+    stack: list[int] = []
+    at: dict[int, list[int]] = {}
+    last = profile["startValue"]
+    for e in profile["events"]:
+        assert e["at"] >= last
+        last = e["at"]
+        if e["type"] == "O":
+            stack.append(e["frame"])
+        else:
+            assert stack.pop() == e["frame"]
+        at[e["at"]] = list(stack)
+    assert not stack and last == profile["endValue"]
+    return at
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_speedscope_evented_profile_holds_each_sample(log: Path) -> None:
+    ts = _samples(log)
+    doc = build_speedscope_samples(ts, log.name)
+    jsonschema.validate(doc, SCHEMA)
+    assert {p["type"] for p in doc["profiles"]} == {"evented"}
+    frames = [f["name"] for f in doc["shared"]["frames"]]
+    ref, _ = _reference(log)
+    for cap, profile in zip(ts.capabilities, doc["profiles"], strict=True):
+        at = _replay(profile)
+        times = sorted(at)
+        for t, c, stack in ref:
+            if c == cap:
+                # At each sample's time the open frames are its stack.
+                now = at[times[bisect.bisect_right(times, t) - 1]]
+                assert [frames[i] for i in now] == list(stack)
+
+
+def test_perfetto_export_has_an_instant_per_sample() -> None:
+    log = LOGS[0]
+    buf = io.BytesIO()
+    with open_source(log) as src:
+        assert isinstance(src, EventlogSource)
+        export_timeline(src, "perfetto", buf)
+    trace = pb.Trace()
+    trace.ParseFromString(buf.getvalue())
+    names = {
+        p.track_descriptor.uuid: p.track_descriptor.name
+        for p in trace.packet
+        if p.HasField("track_descriptor")
+    }
+    got = [
+        (p.timestamp, p.track_event.name, p.track_event.debug_annotations[0].string_value)
+        for p in trace.packet
+        if p.HasField("track_event")
+        and names.get(p.track_event.track_uuid) == "cost-centre samples cap 0"
+    ]
+    ref, _ = _reference(log)
+    assert got == [(t, s[-1], " > ".join(s)) for t, _, s in sorted(ref)]
+
+
+def test_export_command_writes_speedscope_of_samples_or_says_why_not(tmp_path: Path) -> None:
+    out = tmp_path / "burn.speedscope.json"
+    r = CliRunner().invoke(cli, ["export", str(LOGS[0]), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["profiles"][0]["type"] == "evented"
+    r = CliRunner().invoke(
+        cli,
+        ["export", str(DATA / "ghc96/leaky-gc-l.eventlog"), "--to", "speedscope"],
+    )
+    assert r.exit_code == 1 and "no time-profile samples" in r.output
+    assert "Traceback" not in r.output
