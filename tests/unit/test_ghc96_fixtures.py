@@ -47,8 +47,8 @@ PROFS = sorted(n for n in FILES if n.endswith(".prof"))
 def _kind(name: str) -> str:
     if name == "leaky-pj.prof":
         return "prof-json"
-    # A ticky report is no profile kind of ours: detect_kind must not take it for one.
-    return {".eventlog": "eventlog", ".hp": "hp", ".prof": "prof", ".txt": "unknown"}[
+    # The text report of +RTS -r is read as a ticky report (summary, report).
+    return {".eventlog": "eventlog", ".hp": "hp", ".prof": "prof", ".txt": "ticky"}[
         Path(name).suffix
     ]
 
