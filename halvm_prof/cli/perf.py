@@ -207,6 +207,13 @@ def report(
     help="Write instead the eventlog's Perfetto trace with each sample as an instant on its "
     "capability's 'perf samples' track.",
 )
+@click.option(
+    "--eventlog",
+    "eventlog_out",
+    type=click.Path(dir_okay=False),
+    help="Write instead EVENTLOG with every sample added as a perf event on its capability "
+    "(as ghc-events-perf's convert: for ThreadScope and ghc-events).",
+)
 @force_option(replaces_files=True)
 def merge(
     perf_data: str,
@@ -215,12 +222,21 @@ def merge(
     as_json: bool,
     top: int,
     perfetto_out: str | None,
+    eventlog_out: str | None,
     force: bool,
 ) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
     from halvm_prof.perf.merge import merge as run
     from halvm_prof.render.perf import format_perf_merge
 
+    if perfetto_out is not None and eventlog_out is not None:
+        raise click.UsageError("give --perfetto or --eventlog, not both")
+    if eventlog_out is not None:
+        check_output(
+            eventlog_out, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary]
+        )
+        _merge_to_eventlog(perf_data, eventlog, binary, eventlog_out)
+        return
     if perfetto_out is not None:
         check_output(
             perfetto_out, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary]
@@ -240,6 +256,24 @@ def merge(
 
 
 __all__ = ["perf", "record"]
+
+
+def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.perf.eventlog_merge import write_merged_eventlog
+
+    with atomic_write(output, "wb") as out:
+        done = write_merged_eventlog(perf_data, eventlog, out, binary=binary)
+    caps = ", ".join(
+        f"{n:,} on {'no capability' if c is None else f'capability {c}'}" for c, n in done.by_cap
+    )
+    click.echo(
+        f"wrote {output} ({done.events:,} events of the log, {done.samples:,} perf samples"
+        f"{': ' + caps if caps else ''}; {done.names:,} function names)"
+    )
+    if done.outside:
+        _note(f"{done.outside:,} samples came before the eventlog's clock starts: left out")
+    _note(done.note)
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:

@@ -32,7 +32,7 @@ from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import Header, IncompleteHeader, read_header
-from halvm_prof.formats.eventlog.walk import State, Step, walker, want_table
+from halvm_prof.formats.eventlog.walk import BLOCK_MARKER, State, Step, walker, want_table
 from halvm_prof.model import Stop
 
 T = TypeVar("T")
@@ -328,6 +328,20 @@ class EventlogReader:
                     problems.append(f"byte {base + pos}: malformed event of type {etype}: {e}")
                     args = ()
                 out.append(Event(t, etype, None if cap < 0 else cap, args, base + pos))
+            yield from out
+
+    def iter_raw(self) -> Iterator[tuple[int, int, int, bytes]]:
+        """Every complete event but the block markers, in file order, as (capability or -1,
+        time, type, the event's bytes as GHC wrote them), for writing a log anew."""
+        if self.codec is None:
+            return
+        want = want_table(len(self.codec.sizes), None)
+        for buf, _base, step in self._walk(want):
+            out = [
+                (cap, t, etype, bytes(buf[pos : payload + n]))
+                for pos, etype, t, payload, n, cap in step.frames
+                if etype != BLOCK_MARKER
+            ]
             yield from out
 
     def regions(self) -> list[Region]:
