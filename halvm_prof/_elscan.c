@@ -13,6 +13,11 @@
  * region min time, region count), -1 for no cap; regions are (offset, end, cap, min time,
  * count). stop is None or (1: end marker, 2: undeclared type; offset, type). Big-endian, as
  * GHC writes eventlogs.
+ *
+ * decode (None, or (formats, event class, cap, offset base)): a kept event whose type has
+ * formats[type] (bytes of struct letters B, H, I, Q, fitting its payload) comes back as
+ * event_class(time, type, cap, args, offset base + offset), made here; cap -2 means the
+ * block's cap as walked, -1 None.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -85,15 +90,51 @@ static long content_end(const Walk *w, Py_ssize_t payload, long declared, const 
     return (long)(p - payload);
 }
 
+/* The decoded args of a plain payload, or NULL with no error set when it does not fit. */
+static PyObject *decode_plain(const unsigned char *p, long size, PyObject *fmt) {
+    const char *f = PyBytes_AS_STRING(fmt);
+    Py_ssize_t k = PyBytes_GET_SIZE(fmt), need = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        switch (f[i]) {
+        case 'B': need += 1; break;
+        case 'H': need += 2; break;
+        case 'I': need += 4; break;
+        case 'Q': need += 8; break;
+        default:
+            PyErr_Format(PyExc_ValueError, "unsupported format letter %c", f[i]);
+            return NULL;
+        }
+    }
+    if (need > size) return NULL;
+    PyObject *t = PyTuple_New(k);
+    if (t == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *v;
+        switch (f[i]) {
+        case 'B': v = PyLong_FromLong(p[0]); p += 1; break;
+        case 'H': v = PyLong_FromLong(be16(p)); p += 2; break;
+        case 'I': v = PyLong_FromUnsignedLong(be32(p)); p += 4; break;
+        default: v = PyLong_FromUnsignedLongLong(be64(p)); p += 8; break;
+        }
+        if (v == NULL) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, sizes, layouts, want = {0};
     PyObject *want_obj;
     unsigned long long width, r_min;
     long long base, cap, remaining, r_start, r_cap, r_count;
     int final;
+    PyObject *decode = Py_None, *formats = NULL, *event_cls = NULL;
+    long long dcap = -2, obase = 0;
+    PyObject *fixed_cap = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*OKL(LLLLKL)p", &buf, &sizes, &layouts, &want_obj, &width,
-                          &base, &cap, &remaining, &r_start, &r_cap, &r_min, &r_count, &final))
+    if (!PyArg_ParseTuple(args, "y*y*y*OKL(LLLLKL)p|O", &buf, &sizes, &layouts, &want_obj,
+                          &width, &base, &cap, &remaining, &r_start, &r_cap, &r_min, &r_count,
+                          &final, &decode))
         return NULL;
     PyObject *frames = NULL, *counts = NULL, *regions = NULL, *stop = NULL, *result = NULL;
     const unsigned char *wt = NULL;
@@ -110,6 +151,22 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (want.len < w.ntypes) {
             PyErr_SetString(PyExc_ValueError, "the want table is shorter than the size table");
             goto done;
+        }
+    }
+    if (decode != Py_None) {
+        if (!PyArg_ParseTuple(decode, "O!OLL", &PyTuple_Type, &formats, &event_cls, &dcap, &obase))
+            goto done;
+        if (!PyType_Check(event_cls) || !PyType_IsSubtype((PyTypeObject *)event_cls, &PyTuple_Type)) {
+            PyErr_SetString(PyExc_TypeError, "the event class must be a tuple type");
+            goto done;
+        }
+        if (PyTuple_GET_SIZE(formats) < w.ntypes) {
+            PyErr_SetString(PyExc_ValueError, "the format table is shorter than the size table");
+            goto done;
+        }
+        if (dcap != -2) {
+            fixed_cap = dcap < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(dcap);
+            if (fixed_cap == NULL) goto done;
         }
     }
     if (width == 0 || layouts.len < w.ntypes * 4 * (Py_ssize_t)sizeof(int32_t)) {
@@ -181,7 +238,36 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (wt != NULL) {
             unsigned char what = wt[etype];
             if (what == 1) {
-                PyObject *item = Py_BuildValue("(nlKnlL)", pos, etype, t, payload, size, ecap);
+                PyObject *item = NULL;
+                PyObject *fmt = formats ? PyTuple_GET_ITEM(formats, etype) : Py_None;
+                if (fmt != Py_None) {
+                    if (!PyBytes_Check(fmt)) {
+                        PyErr_SetString(PyExc_TypeError, "a format must be bytes or None");
+                        goto done;
+                    }
+                    PyObject *a = decode_plain(b + payload, size, fmt);
+                    if (a == NULL && PyErr_Occurred()) goto done;
+                    if (a != NULL) {
+                        PyTypeObject *tp = (PyTypeObject *)event_cls;
+                        item = tp->tp_alloc(tp, 5);
+                        if (item == NULL) { Py_DECREF(a); goto done; }
+                        PyObject *c = fixed_cap ? Py_NewRef(fixed_cap)
+                                      : ecap < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(ecap);
+                        PyObject *tt = PyLong_FromUnsignedLongLong(t);
+                        PyObject *ty = PyLong_FromLong(etype);
+                        PyObject *off = PyLong_FromLongLong(obase + pos);
+                        PyTuple_SET_ITEM(item, 0, tt);
+                        PyTuple_SET_ITEM(item, 1, ty);
+                        PyTuple_SET_ITEM(item, 2, c);
+                        PyTuple_SET_ITEM(item, 3, a);
+                        PyTuple_SET_ITEM(item, 4, off);
+                        if (tt == NULL || ty == NULL || c == NULL || off == NULL) {
+                            Py_DECREF(item);
+                            goto done;
+                        }
+                    }
+                }
+                if (item == NULL) item = Py_BuildValue("(nlKnlL)", pos, etype, t, payload, size, ecap);
                 if (item == NULL || PyList_Append(frames, item) < 0) { Py_XDECREF(item); goto done; }
                 Py_DECREF(item);
             } else if (what == 2) {
@@ -214,6 +300,7 @@ done:
     Py_XDECREF(counts);
     Py_XDECREF(regions);
     Py_XDECREF(stop);
+    Py_XDECREF(fixed_cap);
     if (wt != NULL) PyBuffer_Release(&want);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&sizes);
@@ -223,7 +310,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(buf, sizes, layouts, want, width, base, state, final)"
+     "walk(buf, sizes, layouts, want, width, base, state, final, decode=None)"
      " -> (frames, counts, counted, top, regions, state, pos, stop)"},
     {NULL, NULL, 0, NULL},
 };

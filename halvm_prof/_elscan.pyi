@@ -1,5 +1,8 @@
 """Types of the compiled eventlog walk (halvm_prof/_elscan.c)."""
 
+from collections.abc import Callable
+from typing import Any
+
 def walk(
     buf: bytes,
     sizes: bytes,
@@ -9,9 +12,10 @@ def walk(
     base: int,
     state: tuple[int, int, int, int, int, int],
     final: bool,
+    decode: tuple[tuple[bytes | None, ...], Callable[..., Any], int, int] | None = None,
     /,
 ) -> tuple[
-    list[tuple[int, int, int, int, int, int]],
+    list[Any],
     dict[tuple[int, int], int],
     int,
     int,

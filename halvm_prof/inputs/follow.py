@@ -490,7 +490,9 @@ class EventlogParser:
         held, free, held_global = self._held, self._free, self._held_global
         count = 0
         newest = self.newest_seen_ns
-        step = walker()(buf, codec.walk_tables, codec.want_all, 1, self._offset, State(), False)
+        step = walker()(
+            buf, codec.walk_tables, codec.want_all, 1, self._offset, State(), False, None
+        )
         for pos, etype, t, payload, size, _cap in step.frames:
             nxt = payload + size
             count += 1

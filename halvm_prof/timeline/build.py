@@ -83,6 +83,18 @@ _COUNTER_NAME = {
 }
 _HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
+#: The types :meth:`TimelineBuilder.add` reads; it only counts the others (their number, first
+#: and last time), so the time-ordered pass counts those in the walk (GC-heavy logs are half
+#: GC idle/working/done and sync events).
+_READS = frozenset(
+    {
+        *_SPARK_EVENT, *_HEAP_KIND, *_HEAP_PROFILE,
+        ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC,
+        ev.GC_STATS_GHC, ev.SPARK_COUNTERS, ev.CREATE_THREAD, ev.MIGRATE_THREAD,
+        ev.THREAD_LABEL, ev.USER_MSG, ev.USER_MARKER, ev.CAP_CREATE, ev.TASK_CREATE,
+        ev.TASK_MIGRATE, ev.TASK_DELETE, ev.WALL_CLOCK_TIME,
+    }
+)  # fmt: skip
 
 
 def stop_reason(status: int) -> str:
@@ -587,7 +599,10 @@ def timeline_of_reader(
     b = TimelineBuilder(budget, sinks)
     side = [(f.types, f.add) for f in also]
     if reader.codec is not None:
-        for batch in reader.sweep(_spark_counting_loader(reader, b)):
+        wanted: set[int] | None = set()
+        for f in also:
+            wanted = None if f.types is None or wanted is None else wanted | f.types
+        for batch in reader.sweep(_spark_counting_loader(reader, b, wanted)):
             for e in batch:
                 b.add(e)
                 for types, add in side:
@@ -599,52 +614,48 @@ def timeline_of_reader(
     return b.finish(complete=not notes, note="; ".join(notes) if notes else None)
 
 
-def _spark_counting_loader(reader: EventlogReader, b: TimelineBuilder) -> _Loader:
-    """A ``load`` for :meth:`EventlogReader.sweep`: every event but spark events, as
-    ``iter_sorted`` loads them; spark events counted into ``b`` at once."""
-    import struct
-
-    from halvm_prof.formats.eventlog.reader import region_frames, sort_key
+def _spark_counting_loader(
+    reader: EventlogReader, b: TimelineBuilder, wanted: set[int] | None = None
+) -> _Loader:
+    """A ``load`` for :meth:`EventlogReader.sweep`: the events the builder reads (and those
+    ``wanted`` by folds alongside; None: all), as ``iter_sorted`` loads them; spark events and
+    events the builder only counts are counted into ``b`` by the walk, never made."""
+    from halvm_prof.formats.eventlog.reader import events_of, region_frames, sort_key
     from halvm_prof.formats.eventlog.walk import want_table
 
     codec = reader.codec
     assert codec is not None
-    decoders = codec.decoders
     problems = reader.problems
-    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < len(codec.sizes) and codec.known[t]}
-    want = want_table(len(codec.sizes), None, set(kinds))
+    ntypes = len(codec.sizes)
+    kinds = {t: k for t, k in _SPARK_EVENT.items() if t < ntypes and codec.known[t]}
+    # Every type the builder reads stays an event, also where the log does not know it: add()
+    # counts such events the same way, so the choice cannot change the figures.
+    only_counted = {t for t in range(ntypes) if t not in _READS} - (wanted or set())
+    if wanted is None:
+        only_counted = set()
+    want = want_table(ntypes, None, set(kinds) | only_counted)
     grid = b.grid
     shift = sort_key(1, 0, 0).bit_length() - 1
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
         w = grid.width
-        step = region_frames(codec, buf, want, w)
-        counts, sparks, hi = step.counts, step.counted, step.top
-        keys: list[int] = []
-        out: list[Event] = []
-        cap = region.cap
-        at = region.offset
+        step = region_frames(codec, buf, want, w, decode_for=region)
+        out = events_of(step.frames, buf, codec, region.offset, problems, region.cap)
         key_base = sort_key(0, ridx, 0)
-        for pos, etype, t, payload, size, _cap in step.frames:
-            try:
-                args = decoders[etype](buf, payload, size)
-            except (ValueError, IndexError, struct.error) as e:
-                problems.append(f"byte {at + pos}: malformed event of type {etype}: {e}")
-                args = ()
-            keys.append((t << shift) | key_base | len(out))
-            out.append(Event(t, etype, cap, args, at + pos))
-        if sparks:
-            b.count += sparks
+        keys = [(e.time << shift) | key_base | i for i, e in enumerate(out)]
+        if step.counted:
+            b.count += step.counted
             lo = region.min_time
             if b.first is None or lo < b.first:
                 b.first = lo
-            if hi > b.last:
-                b.last = hi
-            b.spark_seen = True
-            for (etype, bucket), c in counts.items():
-                kind = kinds[etype]
-                b.spark_events[kind] += c
-                grid.add(("spark", kind), bucket * w, c)
+            if step.top > b.last:
+                b.last = step.top
+            for (etype, bucket), c in step.counts.items():
+                kind = kinds.get(etype)
+                if kind is not None:
+                    b.spark_seen = True
+                    b.spark_events[kind] += c
+                    grid.add(("spark", kind), bucket * w, c)
         return keys, out
 
     return load

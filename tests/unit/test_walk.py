@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,11 +14,11 @@ from hypothesis import strategies as st
 
 from halvm_prof import native
 from halvm_prof.formats.eventlog import walk
-from halvm_prof.formats.eventlog.events import Codec
+from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import parse_header
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
-from halvm_prof.formats.eventlog.walk import State, Step, walk_python
+from halvm_prof.formats.eventlog.walk import State, walk_python
 from tests import eventlog_bytes as eb
 from tests.conftest import CORPUS, DATA, in_ci, require_system
 
@@ -36,21 +37,30 @@ def _compiled() -> walk.Walk:
 
 
 def _both(
-    data: bytes, codec: Codec, want: bytes | None, width: int, final: bool, chunk: int
-) -> tuple[list[Step], list[Step]]:
-    """Walk ``data`` (a data section) in chunks with both twins; every step of each."""
+    data: bytes,
+    codec: Codec,
+    want: bytes | None,
+    width: int,
+    final: bool,
+    chunk: int,
+    decode: walk.Decode | None = None,
+) -> tuple[list[Any], list[Any]]:
+    """Walk ``data`` (a data section) in chunks with both twins; every step of each (frames
+    with their types: an event equals a plain tuple of the same values)."""
     compiled = _compiled()
-    out: list[list[Step]] = []
+    out: list[list[Any]] = []
     for fn in (walk_python, compiled):
-        steps = []
+        steps: list[Any] = []
         state = State()
         base = 0
         rest = b""
         for at in range(0, max(1, len(data)), chunk):
             buf = rest + data[at : at + chunk]
             last = at + chunk >= len(data)
-            step = fn(buf, codec.walk_tables, want, width, 1000 + base, state, final and last)
-            steps.append(step)
+            step = fn(
+                buf, codec.walk_tables, want, width, 1000 + base, state, final and last, decode
+            )
+            steps.append((step, [type(f).__name__ for f in step.frames]))
             state = step.state
             rest = buf[step.pos :]
             base += step.pos
@@ -79,11 +89,37 @@ def test_the_twins_agree_on_every_fixture(log: Path) -> None:
         codec.want_all,
         walk.want_table(ntypes, {1, 2, 9, 10}, {35, 36, 38}),
     ]
+    decodes = [
+        None,
+        (codec.walk_formats, Event, walk.WALKED_CAP, 7),
+        (codec.walk_formats, Event, 3, 0),
+    ]
     for want in wants:
         for chunk in (1 << 20, 4093):
             for final in (False, True):
-                py, c = _both(data, codec, want, 1000, final, chunk)
-                assert py == c
+                for decode in decodes if want is codec.want_all else [None]:
+                    py, c = _both(data, codec, want, 1000, final, chunk, decode)
+                    assert py == c
+
+
+def test_the_walk_decodes_plain_events_as_the_decoders_do() -> None:
+    log = DATA / "ghc96" / "parfib-N2-l.eventlog"
+    codec, data = _split(log.read_bytes()) or pytest.fail("no header")
+    decode = (codec.walk_formats, Event, walk.WALKED_CAP, 0)
+    for fn in (walk_python, _compiled()):
+        step = fn(data, codec.walk_tables, codec.want_all, 1, 0, State(), True, decode)
+        plain = fn(data, codec.walk_tables, codec.want_all, 1, 0, State(), True, None)
+        decoded = 0
+        for item, frame in zip(step.frames, plain.frames, strict=True):
+            pos, etype, t, payload, n, cap = frame
+            if type(item) is Event:
+                decoded += 1
+                assert item == Event(
+                    t, etype, None if cap < 0 else cap, codec.decoders[etype](data, payload, n), pos
+                )
+            else:
+                assert item == frame and codec.formats[etype] is None
+        assert decoded > len(step.frames) * 0.9
 
 
 def test_the_twins_agree_on_cut_and_damaged_fixtures() -> None:
@@ -155,8 +191,8 @@ def test_generated_logs_are_walked_whole_and_alike(
     section, events = sample
     py, c = _both(section, _CODEC, _CODEC.want_all, 1000, True, 1 << 20)
     assert py == c
-    assert sum(len(s.frames) for s in py) == events
-    assert py[-1].stop == (1, 1000 + len(section) - 2, 0xFFFF)
+    assert sum(len(s.frames) for s, _ in py) == events
+    assert py[-1][0].stop == (1, 1000 + len(section) - 2, 0xFFFF)
     # cut anywhere, with a byte changed anywhere, in chunks: the twins still agree
     cut = data.draw(st.integers(0, len(section)))
     damaged = bytearray(section[:cut])
@@ -164,8 +200,9 @@ def test_generated_logs_are_walked_whole_and_alike(
         at = data.draw(st.integers(0, len(damaged) - 1))
         damaged[at] = data.draw(st.integers(0, 255))
     chunk = data.draw(st.integers(1, 64))
+    decode = (_CODEC.walk_formats, Event, walk.WALKED_CAP, 0)
     for final in (False, True):
-        py, c = _both(bytes(damaged), _CODEC, _CODEC.want_all, 3, final, chunk)
+        py, c = _both(bytes(damaged), _CODEC, _CODEC.want_all, 3, final, chunk, decode)
         assert py == c
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 import struct
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -123,10 +124,13 @@ class Event(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """One accepted payload layout: a fixed ``size`` (None: variable) and its decoder."""
+    """One accepted payload layout: a fixed ``size`` (None: variable) and its decoder; ``fmt``,
+    where the payload is plain big-endian numbers, names them (``struct`` letters, one per
+    field) so the walk can decode it without calling ``decode`` (walk.py)."""
 
     size: int | None
     decode: Decoder
+    fmt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +154,8 @@ def _fixed(fmt: str) -> Layout:
     def decode(buf: bytes, pos: int, _n: int) -> Args:
         return unpack(buf, pos)
 
-    return Layout(st.size, decode)
+    letters = re.sub(r"(\d+)(\w)", lambda m: m[2] * int(m[1]), fmt)
+    return Layout(st.size, decode, letters)
 
 
 _EMPTY: Args = ()
@@ -160,7 +165,7 @@ def _no_payload(_buf: bytes, _pos: int, _n: int) -> Args:
     return _EMPTY
 
 
-_NONE = Layout(0, _no_payload)
+_NONE = Layout(0, _no_payload, "")
 
 
 def _utf8(raw: bytes) -> str:
@@ -1087,17 +1092,27 @@ class Codec:
         self.decoders: list[Decoder] = [_unknown] * top
         self.texts: list[Renderer | str] = [""] * top
         self.known: list[bool] = [False] * top
+        #: Per type, the ``struct`` letters of a plain payload ("" for none or an unknown
+        #: event), None where only the decoder can read it.
+        self.formats: list[str | None] = [None] * top
         self.descriptions: dict[int, str] = {}
         for et in header.event_types:
             self.descriptions[et.num] = et.desc
             self.sizes[et.num] = VARIABLE if et.size is None else et.size
             self.texts[et.num] = et.desc
+            self.formats[et.num] = ""
             spec = SPECS.get(et.num)
             layout = _choose_layout(spec.layouts, et.size) if spec else None
             if spec is not None and layout is not None:
                 self.decoders[et.num] = layout.decode
                 self.texts[et.num] = spec.render
                 self.known[et.num] = True
+                self.formats[et.num] = layout.fmt
+
+    @functools.cached_property
+    def walk_formats(self) -> tuple[bytes | None, ...]:
+        """:attr:`formats` as the walk takes them."""
+        return tuple(None if f is None else f.encode() for f in self.formats)
 
     @functools.cached_property
     def walk_tables(self) -> Tables:

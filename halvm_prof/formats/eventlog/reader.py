@@ -26,13 +26,20 @@ import tempfile
 import time as _time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import Header, IncompleteHeader, read_header
-from halvm_prof.formats.eventlog.walk import BLOCK_MARKER, State, Step, walker, want_table
+from halvm_prof.formats.eventlog.walk import (
+    BLOCK_MARKER,
+    WALKED_CAP,
+    State,
+    Step,
+    walker,
+    want_table,
+)
 from halvm_prof.model import Stop
 
 T = TypeVar("T")
@@ -222,12 +229,14 @@ class EventlogReader:
     _eof_at = 0
 
     def _walk(
-        self, want: bytes | None, follow: Callable[[], bool] | None = None
+        self, want: bytes | None, follow: Callable[[], bool] | None = None, decode: bool = False
     ) -> Iterator[tuple[bytes, int, Step]]:
         """Walk every complete event in file order (walk.py); the core of every reading mode.
 
         Yields (buffer, file offset of its first byte, :class:`Step`) per chunk; a step's
-        regions are closed ones, also those cut at :data:`REGION_BYTES`. Sets :attr:`stop`.
+        regions are closed ones, also those cut at :data:`REGION_BYTES`; with ``decode`` its
+        frames are events where the walk can decode them (:func:`events_of` does the rest).
+        Sets :attr:`stop`.
         """
         codec = self.codec
         assert codec is not None
@@ -237,8 +246,10 @@ class EventlogReader:
         self._done = False
         stop: Stop | None = None
         pos = base = 0
+        formats = codec.walk_formats
         for buf, base, final in self._chunks(follow):
-            step = walk(buf, tabs, want, 1, base, state, final)
+            how = (formats, Event, WALKED_CAP, base) if decode else None
+            step = walk(buf, tabs, want, 1, base, state, final, how)
             state, pos = step.state, step.pos
             self._used = pos
             if step.stop is not None:
@@ -314,21 +325,11 @@ class EventlogReader:
     ) -> Iterator[Event]:
         codec = self.codec
         assert codec is not None
-        decoders = codec.decoders
         problems = self.problems
         want = want_table(len(codec.sizes), types)
-        for buf, base, step in self._walk(want, follow):
-            if not step.frames:
-                continue
-            out: list[Event] = []
-            for pos, etype, t, payload, n, cap in step.frames:
-                try:
-                    args = decoders[etype](buf, payload, n)
-                except (ValueError, IndexError, struct.error) as e:
-                    problems.append(f"byte {base + pos}: malformed event of type {etype}: {e}")
-                    args = ()
-                out.append(Event(t, etype, None if cap < 0 else cap, args, base + pos))
-            yield from out
+        for buf, base, step in self._walk(want, follow, decode=True):
+            if step.frames:
+                yield from events_of(step.frames, buf, codec, base, problems)
 
     def iter_raw(self) -> Iterator[tuple[int, int, int, bytes]]:
         """Every complete event but the block markers, in file order, as (capability or -1,
@@ -362,24 +363,13 @@ class EventlogReader:
         codec = self.codec
         if codec is None:
             return
-        decoders = codec.decoders
         problems = self.problems
 
         def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
-            keys: list[int] = []
-            out: list[Event] = []
             key_base = ridx << _REL_BITS
-            for pos, etype, t, payload, n, _cap in region_frames(codec, buf).frames:
-                try:
-                    args = decoders[etype](buf, payload, n)
-                except (ValueError, IndexError, struct.error) as e:
-                    problems.append(
-                        f"byte {region.offset + pos}: malformed event of type {etype}: {e}"
-                    )
-                    args = ()
-                keys.append((t << _TIME_SHIFT) | key_base | len(out))
-                out.append(Event(t, etype, region.cap, args, region.offset + pos))
-            return keys, out
+            step = region_frames(codec, buf, decode_for=region)
+            out = events_of(step.frames, buf, codec, region.offset, problems, region.cap)
+            return [(e.time << _TIME_SHIFT) | key_base | i for i, e in enumerate(out)], out
 
         for batch in self.sweep(load):
             yield from batch
@@ -470,12 +460,48 @@ def sort_key(time: int, region_index: int, index_in_region: int) -> int:
     return (time << _TIME_SHIFT) | (region_index << _REL_BITS) | index_in_region
 
 
-def region_frames(codec: Codec, buf: bytes, want: bytes | None = None, width: int = 1) -> Step:
+def region_frames(
+    codec: Codec,
+    buf: bytes,
+    want: bytes | None = None,
+    width: int = 1,
+    decode_for: Region | None = None,
+) -> Step:
     """The walk of one region's events (every type, or as ``want`` asks; counted events by
-    time buckets of ``width``)."""
+    time buckets of ``width``); with ``decode_for`` (the region), as events where the walk
+    can decode them (:func:`events_of` does the rest)."""
     if want is None:
         want = codec.want_all
-    return walker()(buf, codec.walk_tables, want, width, 0, State(), True)
+    how = None
+    if decode_for is not None:
+        cap = -1 if decode_for.cap is None else decode_for.cap
+        how = (codec.walk_formats, Event, cap, decode_for.offset)
+    return walker()(buf, codec.walk_tables, want, width, 0, State(), True, how)
+
+
+def events_of(
+    frames: list[Any],
+    buf: bytes,
+    codec: Codec,
+    offset: int,
+    problems: list[str],
+    cap: int | Literal["walked"] | None = "walked",
+) -> list[Event]:
+    """A decoding walk's frames as events, in place: the frames it handed back undecoded are
+    decoded here (``offset``: the file offset of ``buf[0]``; ``cap``: the events' cap, or the
+    one each frame was walked in); a malformed payload is noted in ``problems``."""
+    decoders = codec.decoders
+    for i, item in enumerate(frames):
+        if type(item) is tuple:
+            pos, etype, t, payload, n, walked = item
+            try:
+                args = decoders[etype](buf, payload, n)
+            except (ValueError, IndexError, struct.error) as e:
+                problems.append(f"byte {offset + pos}: malformed event of type {etype}: {e}")
+                args = ()
+            c = (None if walked < 0 else walked) if cap == "walked" else cap
+            frames[i] = Event(t, etype, c, args, offset + pos)
+    return frames
 
 
 def spool(stream: IO[bytes]) -> IO[bytes]:

@@ -25,9 +25,10 @@ its declaration.
 
 from __future__ import annotations
 
+import struct
 from array import array
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from halvm_prof import native
 from halvm_prof.formats.eventlog.layout import (
@@ -68,6 +69,12 @@ CONTENT_LAYOUTS: dict[int, tuple[int, int, int, int]] = {
 
 #: (offset in the buffer, type, time, payload offset, payload length, cap or -1).
 Frame = tuple[int, int, int, int, int, int]
+#: What the walk decodes itself (see :func:`walk_python`): per type the ``struct`` letters of
+#: a plain big-endian payload (None: hand the frame back), the event class (``Event``), the cap
+#: to give the events (-2: the block's, as walked; -1: None) and the file offset of ``buf[0]``.
+Decode = tuple[tuple["bytes | None", ...], Callable[..., Any], int, int]
+#: The cap of :data:`Decode` that means "the block's".
+WALKED_CAP = -2
 #: (file offset, file end, cap or -1, earliest time, events) of a closed region.
 RegionRow = tuple[int, int, int, int, int]
 
@@ -100,14 +107,15 @@ class Tables(NamedTuple):
 class Step(NamedTuple):
     """What one call of the walk found in a buffer.
 
-    ``frames``: the events ``want`` keeps; ``counts``: {(type, time // width): n} of the
-    counted ones, ``counted`` of them in all, the latest at ``top`` (-1: none); ``regions``
+    ``frames``: the events ``want`` keeps (with ``decode``, those it can decode as events,
+    the others as :data:`Frame` tuples, in file order); ``counts``: {(type, time // width): n} of
+    the counted ones, ``counted`` of them in all, the latest at ``top`` (-1: none); ``regions``
     closed in this buffer; ``state`` to pass on; ``pos``: where the walk stopped in the buffer
     (the next event starts there, or it is incomplete); ``stop``: None, or (1, offset, 0xffff)
     at the end marker, or (2, offset, type) at a type the header does not declare.
     """
 
-    frames: list[Frame]
+    frames: list[Any]
     counts: dict[tuple[int, int], int]
     counted: int
     top: int
@@ -199,12 +207,14 @@ def walk_python(
     base: int,
     state: State,
     final: bool = False,
+    decode: Decode | None = None,
 ) -> Step:
     """The walk in Python (see the module docstring); :func:`walker` picks it or its twin.
 
     ``want`` (None: no frames) says per type what to do with each event; ``width`` is the
     time bucket of counted events; ``base`` the file offset of ``buf[0]``; ``final`` that no
-    byte follows ``buf`` (a whole region, or the end of the input).
+    byte follows ``buf`` (a whole region, or the end of the input); ``decode`` that kept
+    events of plain payloads come back decoded, as events.
     """
     size_of = array("i")
     size_of.frombytes(tabs.sizes)
@@ -219,6 +229,10 @@ def walk_python(
     top = -1
     cap, remaining, r_start, r_cap, r_min, r_count = state
     stop: tuple[int, int, int] | None = None
+    formats: tuple[bytes | None, ...] | None = None
+    if decode is not None:
+        formats, make, dcap, obase = decode
+        unpackers: dict[bytes, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {}
     n = len(buf)
     pos = 0
     while pos + _HS <= n:
@@ -272,7 +286,21 @@ def walk_python(
         if want is not None:
             w = want[etype]
             if w == KEEP:
-                frames.append((pos, etype, t, payload, size, ecap))
+                fmt = None if formats is None else formats[etype]
+                got = None
+                if fmt is not None:
+                    got = unpackers.get(fmt)
+                    if got is None:
+                        st = struct.Struct(b">" + fmt)
+                        got = unpackers[fmt] = (st.unpack_from, st.size)
+                    if got[1] > size:
+                        got = None
+                if got is None:
+                    frames.append((pos, etype, t, payload, size, ecap))
+                else:
+                    c = ecap if dcap == WALKED_CAP else dcap
+                    args = got[0](buf, payload)
+                    frames.append(make(t, etype, None if c < 0 else c, args, obase + pos))
             elif w == COUNT:
                 k = (etype, t // width)
                 counts[k] = counts.get(k, 0) + 1
@@ -296,7 +324,7 @@ def walk_python(
     )
 
 
-Walk = Callable[[bytes, Tables, "bytes | None", int, int, State, bool], Step]
+Walk = Callable[[bytes, Tables, "bytes | None", int, int, State, bool, "Decode | None"], Step]
 
 
 def _compiled_walk(
@@ -307,11 +335,12 @@ def _compiled_walk(
     base: int,
     state: State,
     final: bool = False,
+    decode: Decode | None = None,
 ) -> Step:
     elscan = native.built("_elscan")
     assert elscan is not None
     frames, counts, counted, top, regions, st, pos, stop = elscan.walk(
-        buf, tabs.sizes, tabs.layouts, want, width, base, state, final
+        buf, tabs.sizes, tabs.layouts, want, width, base, state, final, decode
     )
     return Step(frames, counts, counted, top, regions, State(*st), pos, stop)
 
