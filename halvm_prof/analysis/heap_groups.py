@@ -48,8 +48,8 @@ def need_names(by: GroupBy, where: str) -> InputError:
 
 
 class LiveNames:
-    """The names an eventlog's IPE events give so far, with names given by ``--names``
-    first; for :func:`grouper` during one pass."""
+    """The names an eventlog's IPE events give so far, then those given by ``--names``; for
+    :func:`grouper` during one pass."""
 
     def __init__(self, given: BandNames | None, path: str) -> None:
         self.given = given
@@ -59,11 +59,14 @@ class LiveNames:
         self._count = -1
 
     def __call__(self) -> BandNames | None:
-        if self.given is not None:
-            return self.given
         count = self.fold.count
         if count != self._count:
-            self._cached, self._count = self.fold.names(self.path), count
+            own = self.fold.names(self.path)
+            if self.given is None:
+                self._cached = own if count else None
+            else:
+                self._cached = own.then(self.given) if count else self.given
+            self._count = count
         return self._cached
 
 

@@ -122,7 +122,8 @@ def open_input_source(
 #: The help of ``--names``, the same for every command that shows heap bands.
 NAMES_HELP = (
     "Name -hi bands (info-table addresses) from FILE: an eventlog of the same binary "
-    "(+RTS -hi -l; its IPE events) or the program's binary (its symbols)."
+    "(+RTS -hi -l; its IPE events) or the program's binary (its symbols). Repeatable: the "
+    "first file to name a table wins (eventlog, then binary: every table named)."
 )
 
 
@@ -131,19 +132,22 @@ def names_option(f: F) -> F:
     return click.option(
         "--names",
         "names_file",
+        multiple=True,
         type=click.Path(dir_okay=False, exists=True),
         metavar="FILE",
         help=NAMES_HELP,
     )(f)
 
 
-def load_band_names(names_file: str | None) -> BandNames | None:
-    """The names ``--names`` gives, read once (None without the option)."""
-    if names_file is None:
-        return None
+def load_band_names(names_files: Iterable[str] | None) -> BandNames | None:
+    """The names ``--names`` gives, each file read once (None without the option)."""
     from halvm_prof.inputs.names import load_names
 
-    return load_names(names_file)
+    names = None
+    for path in names_files or ():
+        more = load_names(path)
+        names = more if names is None else names.then(more)
+    return names
 
 
 def group_by_option(f: F) -> F:

@@ -133,7 +133,7 @@ def report(
     title: str | None,
     bands: int,
     force: bool,
-    names_file: str | None,
+    names_file: tuple[str, ...],
     group_by: str,
     **view: Any,
 ) -> None:

@@ -32,7 +32,9 @@ from halvm_prof.render.summary import render_summary
 @names_option
 @group_by_option
 @json_option
-def summary(file: str, top_n: int, names_file: str | None, group_by: str, as_json: bool) -> None:
+def summary(
+    file: str, top_n: int, names_file: tuple[str, ...], group_by: str, as_json: bool
+) -> None:
     """Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof), a
     ticky-ticky report (+RTS -r) or a HaLVM profiling disk. FILE may be - for standard input."""
     from halvm_prof.formats.ipe import GROUPINGS

@@ -162,11 +162,11 @@ class InfoTable:
 
 @dataclass(frozen=True, slots=True)
 class BandNames:
-    """Info tables by address, from one file (``origin``: an eventlog's IPE events or a
-    binary's symbols). Bands are looked up by address or by the full name already given."""
+    """Info tables by address, from one or more files (``sources``: each an eventlog's IPE
+    events or a binary's symbols; the first to name an address wins). Bands are looked up by
+    address or by the full name already given."""
 
-    origin: Origin
-    path: str
+    sources: tuple[tuple[Origin, str], ...]
     tables: tuple[InfoTable, ...]
     _by_address: dict[int, InfoTable] = field(default_factory=dict, compare=False, repr=False)
     _by_name: dict[str, InfoTable] = field(default_factory=dict, compare=False, repr=False)
@@ -178,7 +178,20 @@ class BandNames:
 
     @classmethod
     def of(cls, origin: Origin, path: str, tables: Iterable[InfoTable]) -> BandNames:
-        return cls(origin, path, tuple(sorted(tables, key=lambda t: t.address)))
+        return cls(((origin, path),), tuple(sorted(tables, key=lambda t: t.address)))
+
+    def then(self, other: BandNames) -> BandNames:
+        """These names, and ``other``'s for the addresses these leave (an eventlog's IPE
+        events name the program's tables, the binary's symbols the libraries' and RTS's)."""
+        mine = {t.address for t in self.tables}
+        extra = [t for t in other.tables if t.address not in mine]
+        tables = tuple(sorted([*self.tables, *extra], key=lambda t: t.address))
+        return BandNames((*self.sources, *other.sources), tables)
+
+    @property
+    def path(self) -> str:
+        """The files the names come from, for messages."""
+        return ", ".join(p for _, p in self.sources)
 
     def __len__(self) -> int:
         return len(self.tables)
@@ -210,12 +223,19 @@ class BandNames:
     @property
     def why_unnamed(self) -> str:
         """Why an address may stay unnamed, for the page and the summary."""
-        if self.origin == "ipe":
-            return f"no IPE event of {self.path} names them (built without -finfo-table-map?)"
-        return (
-            f"no symbol of {self.path} follows them: local tables (thunks, sat_*) have no "
-            "symbol; the eventlog of a -hi -l run names every table"
-        )
+        why = []
+        for origin, path in self.sources:
+            if origin == "ipe":
+                why.append(
+                    f"no IPE event of {path} names them (only modules built with "
+                    "-finfo-table-map have IPE entries; --names BINARY adds the others' symbols)"
+                )
+            else:
+                why.append(
+                    f"no symbol of {path} follows them (local tables such as thunks have none; "
+                    "--names with an eventlog of a -hi -l run adds their IPE entries)"
+                )
+        return "; ".join(why)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = plain(self)
