@@ -23,7 +23,7 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.formats.ipe import BandNames, BandRenamer
+from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source
@@ -400,8 +400,7 @@ def eventlog_sections(
     # (source.band_names) names the addresses they leave.
     live = LiveNames(source.band_names, source.name)
     group = grouper(live, heap.view.group_by, source.name)
-    renamer = BandRenamer(source.band_names) if source.band_names is not None else None
-    rename = renamer.sample if renamer is not None else (lambda s: s)
+    rename = renaming(source.band_names)
     heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))))
     ticky = TickyFold()
     samples = ProfSampleFold()

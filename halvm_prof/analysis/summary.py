@@ -25,7 +25,7 @@ from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.heap_groups import GroupedReader, LiveNames, grouper
 from halvm_prof.analysis.heap_view import names_note
 from halvm_prof.analysis.ticky import TickyFold
-from halvm_prof.formats.ipe import GroupBy
+from halvm_prof.formats.ipe import GroupBy, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
@@ -284,13 +284,11 @@ def summarize_eventlog(
     """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics
     (``-hi`` bands named by the log's IPE events, then by ``--names``, and grouped)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-    from halvm_prof.formats.ipe import BandRenamer
 
     acc = HeapAccumulator()
     live = LiveNames(source.band_names, source.name)
     group = grouper(live, group_by, source.name)
-    renamer = BandRenamer(source.band_names) if source.band_names is not None else None
-    rename = renamer.sample if renamer is not None else (lambda s: s)
+    rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))))
     ticky = TickyFold()
     stats = stats_of_timeline(source.timeline(also=[fold, ticky, live.fold]))

@@ -12,7 +12,7 @@ address, and :attr:`BandNames.why_unnamed` says why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -311,6 +311,13 @@ class BandRenamer:
             f"{n} band{'s' if n != 1 else ''} stay{'' if n != 1 else 's'} info-table "
             f"address{'es' if n != 1 else ''}: {self.names.why_unnamed}"
         )
+
+
+def renaming(names: BandNames | None) -> Callable[[HeapSample], HeapSample]:
+    """A function naming each sample's bands by ``names`` (the identity without names)."""
+    if names is None:
+        return lambda s: s
+    return BandRenamer(names).sample
 
 
 class NamedHeapReader:

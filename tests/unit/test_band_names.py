@@ -150,3 +150,44 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
         cli, ["summary", str(HP), "--names", str(LOG), "--names", str(binary), "--json"]
     )
     assert r.exit_code == 0 and "ghczmprim_GHCziTypes_ZC_con_info" in r.output
+
+
+NAMED = ":_Main_2_con_info :: [] (Main:Leaky.hs:14:53)"
+
+
+def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) -> None:
+    """summary, report, diff, export, runs add and live: one --names, the same names."""
+    runner = CliRunner()
+    names = ["--names", str(LOG)]
+    r = runner.invoke(cli, ["summary", str(HP), *names, "--json", "--top", "100"])
+    assert r.exit_code == 0 and NAMED in r.output
+    r = runner.invoke(cli, ["diff", str(HP), str(HERE / "leaky-hi.hp"), *names, "--json"])
+    assert r.exit_code == 0, r.output
+    assert NAMED in r.output
+    out = tmp_path / "hi.pb.gz"
+    r = runner.invoke(cli, ["export", str(HP), "--to", "pprof", "-o", str(out), *names])
+    assert r.exit_code == 0, r.output
+    import gzip
+
+    assert NAMED.encode() in gzip.decompress(out.read_bytes())
+    r = runner.invoke(cli, ["runs", "add", str(HP), *names, "--store", store_url])
+    assert r.exit_code == 0, r.output
+    from halvm_prof.history.store import open_store
+
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        bands = {f.name for f in store.figures(run.id) if f.scope == "band"}
+    assert NAMED in bands
+    page = tmp_path / "r.html"
+    r = runner.invoke(cli, ["report", str(HP), *names, "-o", str(page)])
+    assert r.exit_code == 0 and NAMED in page.read_text()
+    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.live.state import LiveState
+
+    follower = HpFollower(str(HP))
+    try:
+        state = LiveState(str(HP), "hp", heap=follower, band_names=load_names(LOG))
+        state.poll()
+        assert NAMED in state.band_index
+    finally:
+        follower.close()
