@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from halvm_prof.formats.ipe import BandNames, GroupBy, band_address
 from halvm_prof.inputs.heap_stats import BandStats, stats_order
 
 Sort = Literal["size", "stddev", "name", "number", "gradient"]
@@ -32,6 +33,8 @@ class HeapView:
     exclude: tuple[str, ...] = field(default_factory=tuple)
     #: A fixed top of the y axis in bytes, to compare two pages (eventlog2html ``--y-axis``).
     y_axis: int | None = None
+    #: What a ``-hi`` profile's bands are summed by (see :mod:`halvm_prof.analysis.heap_groups`).
+    group_by: GroupBy = "info-table"
 
     def shows(self, name: str) -> bool:
         """Whether the filters keep a band of this name."""
@@ -80,3 +83,34 @@ def chart_bands(stats: Sequence[BandStats], bands: int, view: HeapView) -> list[
     if view.reverse:
         kept.reverse()
     return [s.name for s in kept]
+
+
+#: What a page or summary says of bands that stay info-table addresses with nothing to name them.
+NO_NAMES = (
+    "give --names (the eventlog of a -hi -l run of the same binary, or the program's binary) "
+    "to name them"
+)
+
+
+def names_note(bands: Sequence[str], names: BandNames | None) -> str | None:
+    """Why some ``-hi`` bands are still addresses (``0x40c528``), or None when none is."""
+    unnamed = sum(1 for b in bands if b.startswith("0x") and band_address(b) is not None)
+    if not unnamed:
+        return None
+    why = names.why_unnamed if names is not None else NO_NAMES
+    return (
+        f"{unnamed} band{'s are' if unnamed != 1 else ' is'} info-table "
+        f"address{'es' if unnamed != 1 else ''}: {why}"
+    )
+
+
+def short_labels(bands: Sequence[str], names: BandNames | None) -> dict[str, str]:
+    """The short chart labels of the named ``bands`` (full names stay on hover and in tables)."""
+    if names is None:
+        return {}
+    out = {}
+    for b in bands:
+        short = names.short(b)
+        if short != b:
+            out[b] = short
+    return out

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
-from halvm_prof.analysis.heap_view import HeapView, chart_bands
+from halvm_prof.analysis.heap_groups import LiveNames, grouper
+from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.summary import BandRow, band_row
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.calltree import folded_calls_note
+from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source
@@ -154,6 +156,10 @@ class HeapSection:
     view: HeapView = field(default_factory=HeapView)
     #: Bands the filters keep out of the chart (they stay in the table).
     hidden: int = 0
+    #: Short chart labels of named ``-hi`` bands (band -> label); the band is the full name.
+    labels: dict[str, str] = field(default_factory=dict)
+    #: Why some ``-hi`` bands are still addresses, or None.
+    names_note: str | None = None
     #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
     limit_note: str | None = None
 
@@ -293,6 +299,7 @@ class HeapSectionBuilder:
         note: str | None,
         source: str,
         folded: bool = False,
+        names: BandNames | None = None,
     ) -> HeapSection:
         stats = self.acc.stats() if self.acc.samples else []
         top = chart_bands(stats, self.top_bands, self.view)
@@ -329,6 +336,8 @@ class HeapSectionBuilder:
             limit_note=folded_bands_note() if folded else None,
             view=self.view,
             hidden=len(stats) - len(shown),
+            labels=short_labels(top, names),
+            names_note=names_note([s.name for s in stats], names),
         )
 
 
@@ -356,13 +365,23 @@ def streamed_heap_section(
     top_bands: int,
     source: str,
     view: HeapView | None = None,
+    names: BandNames | None = None,
 ) -> HeapSection:
-    """The section of a streaming heap reader: memory holds the drawn censuses only."""
+    """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
+    ``names``): memory holds the drawn censuses only."""
     section = HeapSectionBuilder(top_bands, view)
+    group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
-        section.add(sample)
+        section.add(group(sample))
     return section.section(
-        title, reader.header, reader.marks, reader.complete, reader.note, source, reader.folded
+        title,
+        reader.header,
+        reader.marks,
+        reader.complete,
+        reader.note,
+        source,
+        reader.folded,
+        names,
     )
 
 
@@ -377,10 +396,15 @@ def eventlog_sections(
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
     heap = HeapSectionBuilder(top_bands, view)
-    heap_fold = EventlogHeapFold(heap.add)
+    # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
+    # (source.band_names) names the addresses they leave.
+    live = LiveNames(source.band_names, source.name)
+    group = grouper(live, heap.view.group_by, source.name)
+    rename = renaming(source.band_names)
+    heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))))
     ticky = TickyFold()
     samples = ProfSampleFold()
-    tl = source.timeline(also=[heap_fold, ticky, samples])
+    tl = source.timeline(also=[heap_fold, ticky, samples, live.fold])
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, tl)]
     reader = source.reader
@@ -396,6 +420,7 @@ def eventlog_sections(
                 heap_fold.note,
                 "eventlog",
                 heap_fold.folded,
+                live(),
             )
         )
     if samples.samples:
@@ -512,7 +537,11 @@ def sections_of(
             return [prof_section(content.cost_centres(), label)]
         if content.kind == "ticky":
             return [TickySection(f"{label}: ticky-ticky counters", content.ticky())]
-        return [streamed_heap_section(content.heap_samples(), label, top_bands, "hp", view)]
+        return [
+            streamed_heap_section(
+                content.heap_samples(), label, top_bands, "hp", view, content.band_names
+            )
+        ]
     if isinstance(item, HeapProfile):
         return [heap_section(item, label, top_bands, view)]
     if isinstance(item, CostCentreProfile):

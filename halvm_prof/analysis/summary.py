@@ -7,6 +7,7 @@ scheduler, GC and spark figures, a cost-centre report whole.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,9 +22,12 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
+from halvm_prof.analysis.heap_groups import GroupedReader, LiveNames, grouper
+from halvm_prof.analysis.heap_view import names_note
 from halvm_prof.analysis.ticky import TickyFold
+from halvm_prof.formats.ipe import GroupBy, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
-from halvm_prof.inputs.heap_scan import HeapScan, scan_of
+from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.jsonable import plain
@@ -115,6 +119,10 @@ class HeapSummary:
     leak_suspects_folded: int = 0
     #: Band names beyond :data:`~halvm_prof.model.MAX_BANDS` were summed in ``OTHER_BANDS``.
     bands_folded: bool = False
+    #: Why some ``-hi`` bands are still info-table addresses (see ``--names``), or None.
+    names_note: str | None = None
+    #: What the bands are summed by (``--group-by``); info table is GHC's own bands.
+    group_by: str = "info-table"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = plain(self)
@@ -123,6 +131,10 @@ class HeapSummary:
             del data["leak_suspects_folded"]
         if not self.bands_folded:
             del data["bands_folded"]
+        if self.names_note is None:
+            del data["names_note"]
+        if self.group_by == "info-table":
+            del data["group_by"]
         return data
 
 
@@ -235,32 +247,51 @@ def ticky_summary(report: TickyReport, top_n: int = TOP) -> TickySummary:
 Summary = HeapSummary | ProfSummary | EventlogSummary | TickySummary
 
 
-def summarize(source: Source, top_n: int = TOP) -> Summary:
-    """The summary of ``source`` (a ``.hp``, ``.prof``, ``-pj``, eventlog or disk image)."""
+def summarize(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table") -> Summary:
+    """The summary of ``source`` (a ``.hp``, ``.prof``, ``-pj``, eventlog or disk image); a
+    ``-hi`` profile's bands named by ``source.band_names`` and summed by ``group_by``."""
     content = source.content
     if isinstance(content, EventlogSource):
-        return summarize_eventlog(content, top_n)
+        return summarize_eventlog(content, top_n, group_by)
     if content.kind in ("prof", "prof-json"):
         return summarize_prof(content.cost_centres(), top_n)
     if content.kind == "ticky":
         return ticky_summary(content.ticky(), top_n)
-    return heap_summary(content.band_stats(), top_n)
+    names = content.band_names
+    if names is None and group_by == "info-table":
+        scan = content.band_stats()
+    else:
+        scan = stats_of_reader(GroupedReader(content.heap_samples(), names, group_by), "hp")
+    summary = heap_summary(scan, top_n)
+    return dataclasses.replace(
+        summary,
+        names_note=names_note(scan.accumulator.band_names(), names),
+        group_by=group_by,
+    )
 
 
-def summarize_file(target: str | os.PathLike[str], top_n: int = TOP) -> Summary:
+def summarize_file(
+    target: str | os.PathLike[str], top_n: int = TOP, group_by: GroupBy = "info-table"
+) -> Summary:
     """:func:`summarize` of the input at ``target``, opened for the call."""
     with open_source(target) as source:
-        return summarize(source, top_n)
+        return summarize(source, top_n, group_by)
 
 
-def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSummary:
-    """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics."""
+def summarize_eventlog(
+    source: EventlogSource, top_n: int = TOP, group_by: GroupBy = "info-table"
+) -> EventlogSummary:
+    """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics
+    (``-hi`` bands named by the log's IPE events, then by ``--names``, and grouped)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
     acc = HeapAccumulator()
-    fold = EventlogHeapFold(acc.add)
+    live = LiveNames(source.band_names, source.name)
+    group = grouper(live, group_by, source.name)
+    rename = renaming(source.band_names)
+    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))))
     ticky = TickyFold()
-    stats = stats_of_timeline(source.timeline(also=[fold, ticky]))
+    stats = stats_of_timeline(source.timeline(also=[fold, ticky, live.fold]))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader
@@ -272,6 +303,9 @@ def summarize_eventlog(source: EventlogSource, top_n: int = TOP) -> EventlogSumm
         no_heap = no_heap_samples_before_damage(damaged.offset)
     elif fold.holds_heap_profile:
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
+        heap = dataclasses.replace(
+            heap, names_note=names_note(acc.band_names(), live()), group_by=group_by
+        )
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     counters = ticky_summary(ticky.report(), top_n) if ticky.seen else None

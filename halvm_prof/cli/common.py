@@ -14,6 +14,7 @@ import click
 from halvm_prof.errors import OutputError
 
 if TYPE_CHECKING:
+    from halvm_prof.formats.ipe import BandNames
     from halvm_prof.inputs.source import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,13 +104,64 @@ def input_argument(name: str) -> Callable[[F], F]:
     return click.argument(name, type=click.Path(dir_okay=False, allow_dash=True))
 
 
-def open_input_source(file: str, *, count_samples: bool = False) -> Source:
-    """The source of an input argument: the file, or standard input for ``-``."""
+def open_input_source(
+    file: str, *, count_samples: bool = False, names: BandNames | None = None
+) -> Source:
+    """The source of an input argument: the file, or standard input for ``-``; ``names``
+    (``--names``) name its ``-hi`` bands."""
     from halvm_prof.inputs.source import open_source
 
     if file == "-":
-        return open_source(binary_stdin(), name="<stdin>")
-    return open_source(file, count_samples=count_samples)
+        source = open_source(binary_stdin(), name="<stdin>")
+    else:
+        source = open_source(file, count_samples=count_samples)
+    source.content.band_names = names
+    return source
+
+
+#: The help of ``--names``, the same for every command that shows heap bands.
+NAMES_HELP = (
+    "Name -hi bands (info-table addresses) from FILE: an eventlog of the same binary "
+    "(+RTS -hi -l; its IPE events) or the program's binary (its symbols). Repeatable: the "
+    "first file to name a table wins (eventlog, then binary: every table named)."
+)
+
+
+def names_option(f: F) -> F:
+    """``--names FILE``: the one way every command takes names for ``-hi`` bands."""
+    return click.option(
+        "--names",
+        "names_file",
+        multiple=True,
+        type=click.Path(dir_okay=False, exists=True),
+        metavar="FILE",
+        help=NAMES_HELP,
+    )(f)
+
+
+def load_band_names(names_files: Iterable[str] | None) -> BandNames | None:
+    """The names ``--names`` gives, each file read once (None without the option)."""
+    from halvm_prof.inputs.names import load_names
+
+    names = None
+    for path in names_files or ():
+        more = load_names(path)
+        names = more if names is None else names.then(more)
+    return names
+
+
+def group_by_option(f: F) -> F:
+    """``--group-by``: what a ``-hi`` profile's bands are summed by."""
+    from halvm_prof.formats.ipe import GROUPINGS
+
+    return click.option(
+        "--group-by",
+        type=click.Choice(GROUPINGS),
+        default="info-table",
+        show_default=True,
+        help="Sum a -hi profile's bands by info table, closure type, module or source file "
+        "(needs names: the log's IPE events or --names).",
+    )(f)
 
 
 def binary_stdin() -> IO[bytes]:

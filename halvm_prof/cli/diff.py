@@ -10,6 +10,8 @@ from halvm_prof.cli.common import (
     echo_text,
     input_argument,
     json_option,
+    load_band_names,
+    names_option,
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
@@ -37,6 +39,7 @@ from halvm_prof.render.diff import render_diff
     "',min=AMOUNT' for the least change that counts ('peak[*]>+20%,min=1M'). Repeatable.",
 )
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
+@names_option
 @json_option
 def diff(
     old: str,
@@ -45,6 +48,7 @@ def diff(
     store_url: str | None,
     thresholds: tuple[str, ...],
     top: int,
+    names_file: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image); or, with
@@ -54,14 +58,15 @@ def diff(
             raise click.UsageError("give one FILE with --against")
         from halvm_prof.history.baseline import diff_against
 
-        result, old, new = diff_against(old, against, store_url)
+        result, old, new = diff_against(old, against, store_url, load_band_names(names_file))
     elif new is None:
         raise click.UsageError("give OLD and NEW, or FILE --against RUN")
     else:
+        names = load_band_names(names_file)
         with (
             progress("comparing", input_size([old, new])),
-            open_input_source(old) as a,
-            open_input_source(new) as b,
+            open_input_source(old, names=names) as a,
+            open_input_source(new, names=names) as b,
         ):
             result = diff_profiles(diff_input(a), diff_input(b))
     for t in thresholds:

@@ -13,6 +13,8 @@ from halvm_prof.cli.common import (
     emit_bytes,
     force_option,
     input_argument,
+    load_band_names,
+    names_option,
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
@@ -60,6 +62,7 @@ from halvm_prof.render.export import (
     help="With --to pprof: a label on every sample (service_name, commit, run, ...); "
     "service_name defaults to the program's name.",
 )
+@names_option
 @force_option(replaces_files=True)
 def export(
     file: str,
@@ -68,6 +71,7 @@ def export(
     output: str | None,
     census: str,
     labels: tuple[str, ...],
+    names_file: tuple[str, ...],
     force: bool,
 ) -> None:
     """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, an
@@ -81,7 +85,11 @@ def export(
     pairs = parse_labels(labels)
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])
-    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
+    names = load_band_names(names_file)
+    with (
+        progress(f"reading {file}", input_size([file])),
+        open_input_source(file, names=names) as source,
+    ):
         log = source.content
         eventlog = isinstance(log, EventlogSource)
         if fmt is None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from halvm_prof.cli.common import F
+from halvm_prof.cli.common import F, load_band_names, names_option
 from halvm_prof.errors import InputError
 
 if TYPE_CHECKING:
@@ -126,6 +126,7 @@ def _tui(hub: Hub) -> None:
     metavar="SECONDS",
     help="A source unchanged this long counts as no longer written.",
 )
+@names_option
 def live(
     source: str,
     port: int,
@@ -135,6 +136,7 @@ def live(
     tui: bool,
     caps: int,
     quiet_after: float,
+    names_file: tuple[str, ...],
 ) -> None:
     """Watch SOURCE while it is written: a .hp file, an eventlog file or FIFO, a HaLVM heap
     disk, or unix:PATH / tcp:HOST:PORT streaming an eventlog.
@@ -148,13 +150,16 @@ def live(
     from halvm_prof.live.state import EVENT_TYPES, LiveState
 
     kind = follow_kind(source)
+    names = load_band_names(names_file)
     if kind == "eventlog":
         log = EventlogFollower(source, types=EVENT_TYPES, caps=caps, quiet_after=quiet_after)
-        state = LiveState(source, "eventlog", eventlog=log)
+        state = LiveState(source, "eventlog", eventlog=log, band_names=names)
     elif kind == "hp":
-        state = LiveState(source, "hp", heap=HpFollower(source, quiet_after=quiet_after))
+        hp = HpFollower(source, quiet_after=quiet_after)
+        state = LiveState(source, "hp", heap=hp, band_names=names)
     else:
-        state = LiveState(source, "disk", heap=DiskFollower(source, quiet_after=quiet_after))
+        disk = DiskFollower(source, quiet_after=quiet_after)
+        state = LiveState(source, "disk", heap=disk, band_names=names)
     title = f"halvm-prof live: {os.path.basename(source)}"
     try:
         _serve(

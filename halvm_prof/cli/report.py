@@ -16,6 +16,9 @@ from halvm_prof.cli.common import (
     STDOUT,
     check_output,
     force_option,
+    group_by_option,
+    load_band_names,
+    names_option,
     open_input_source,
     open_output,
     refuse_terminal,
@@ -87,12 +90,20 @@ def heap_view_options(f: Any) -> Any:
 
 
 def heap_view_of(
-    sort: str, reverse: bool, include: tuple[str, ...], exclude: tuple[str, ...], y_axis: int | None
+    sort: str,
+    reverse: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    y_axis: int | None,
+    group_by: str = "info-table",
 ) -> HeapView:
-    """The chart's view from :func:`heap_view_options`."""
+    """The chart's view from :func:`heap_view_options` and ``--group-by``."""
+    from halvm_prof.formats.ipe import GROUPINGS
+
     key = "gradient" if sort == "slope" else sort
     chosen = next(s for s in SORTS if s == key)
-    return HeapView(chosen, reverse, tuple(include), tuple(exclude), y_axis)
+    grouping = next(g for g in GROUPINGS if g == group_by)
+    return HeapView(chosen, reverse, tuple(include), tuple(exclude), y_axis, grouping)
 
 
 @click.command()
@@ -113,6 +124,8 @@ def heap_view_of(
     help="Bands charted by name; the rest are summed as 'other' (the table lists all).",
 )
 @heap_view_options
+@names_option
+@group_by_option
 @force_option(replaces_files=True)
 def report(
     files: tuple[str, ...],
@@ -120,6 +133,8 @@ def report(
     title: str | None,
     bands: int,
     force: bool,
+    names_file: tuple[str, ...],
+    group_by: str,
     **view: Any,
 ) -> None:
     """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.
@@ -131,11 +146,12 @@ def report(
     if files.count("-") > 1:
         raise click.UsageError("standard input (-) can be given once")
     page_title = title or ", ".join(_label(f) for f in files)
-    heap_view = heap_view_of(**view)
+    heap_view = heap_view_of(group_by=group_by, **view)
+    names = load_band_names(names_file)
     with progress("writing the report", input_size(files)):
         with contextlib.ExitStack() as stack:
             inputs: list[tuple[str, Input]] = [
-                (_label(f), stack.enter_context(open_input_source(f))) for f in files
+                (_label(f), stack.enter_context(open_input_source(f, names=names))) for f in files
             ]
             data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
         write_page(output, data)

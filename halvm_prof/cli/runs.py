@@ -13,6 +13,8 @@ from halvm_prof.cli.common import (
     echo_text,
     force_option,
     json_option,
+    load_band_names,
+    names_option,
     refuse_existing,
 )
 
@@ -41,19 +43,21 @@ def runs() -> None:
 @click.option("--label", default=None, help="A name for the run (e.g. a version or CI job).")
 @click.option("--commit", default=None, metavar="SHA", help="The commit the run was built from.")
 @store_option
+@names_option
 @json_option
 def add(
     files: tuple[str, ...],
     label: str | None,
     commit: str | None,
     store_url: str | None,
+    names_file: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Store the figures of FILES (.hp, .prof, eventlog or disk images) as one run."""
     from halvm_prof.history.figures import run_figures
     from halvm_prof.history.store import open_store
 
-    figures = run_figures(files)
+    figures = run_figures(files, load_band_names(names_file))
     with open_store(store_url) as store:
         run = store.add(figures, label=label, commit=commit)
     if as_json:

@@ -8,8 +8,11 @@ from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.common import (
     echo_json,
     echo_text,
+    group_by_option,
     input_argument,
     json_option,
+    load_band_names,
+    names_option,
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
@@ -26,12 +29,23 @@ from halvm_prof.render.summary import render_summary
     show_default=True,
     help="How many bands or cost centres to list.",
 )
+@names_option
+@group_by_option
 @json_option
-def summary(file: str, top_n: int, as_json: bool) -> None:
-    """Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof) or a
-    HaLVM profiling disk. FILE may be - for standard input."""
-    with progress(f"reading {file}", input_size([file])), open_input_source(file) as source:
-        result = summarize(source, top_n)
+def summary(
+    file: str, top_n: int, names_file: tuple[str, ...], group_by: str, as_json: bool
+) -> None:
+    """Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof), a
+    ticky-ticky report (+RTS -r) or a HaLVM profiling disk. FILE may be - for standard input."""
+    from halvm_prof.formats.ipe import GROUPINGS
+
+    names = load_band_names(names_file)
+    grouping = next(g for g in GROUPINGS if g == group_by)
+    with (
+        progress(f"reading {file}", input_size([file])),
+        open_input_source(file, names=names) as source,
+    ):
+        result = summarize(source, top_n, grouping)
     if as_json:
         echo_json(result.to_json())
     else:

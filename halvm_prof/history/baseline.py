@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from halvm_prof.analysis.diff import ProfileDiff
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ipe import BandNames
 from halvm_prof.history.figures import Figure, FileInfo
 from halvm_prof.history.store import RunInfo
 from halvm_prof.inputs.heap_scan import HeapScan
@@ -119,14 +120,17 @@ def stored_profile(
     return heap_of(run, figures) if kind == "hp" else prof_of(run, figures)
 
 
-def diff_against(path: str, ref: str, store_url: str | None = None) -> tuple[ProfileDiff, str, str]:
-    """The diff of the stored run ``ref`` (old) and the file at ``path`` (new), with how to
-    name both sides."""
+def diff_against(
+    path: str, ref: str, store_url: str | None = None, names: BandNames | None = None
+) -> tuple[ProfileDiff, str, str]:
+    """The diff of the stored run ``ref`` (old) and the file at ``path`` (new, its ``-hi``
+    bands named by ``names``), with how to name both sides."""
     from halvm_prof.analysis.diff import diff_input, diff_profiles
     from halvm_prof.history.store import open_store
     from halvm_prof.inputs.source import open_source
 
     with open_source(path) as source:
+        source.content.band_names = names
         new = diff_input(source)
     kind = "prof" if isinstance(new, CostCentreProfile) else "hp"
     kinds = ("prof", "prof-json") if kind == "prof" else ("hp", "eventlog")
@@ -134,5 +138,5 @@ def diff_against(path: str, ref: str, store_url: str | None = None) -> tuple[Pro
         run = store.resolve(ref, kinds)
         figures = store.figures(run.id)
     old = stored_profile(run, figures, kind)
-    names = ", ".join(x for x in (run.label, run.commit) if x)
-    return diff_profiles(old, new), f"run {run.id}" + (f" ({names})" if names else ""), path
+    said = ", ".join(x for x in (run.label, run.commit) if x)
+    return diff_profiles(old, new), f"run {run.id}" + (f" ({said})" if said else ""), path

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ipe import BandNames
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
@@ -135,10 +136,12 @@ def _eventlog_figures(
     it has any."""
     from halvm_prof.analysis.eventlog_stats import stats_of_timeline
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.formats.ipe import renaming
     from halvm_prof.inputs.heap_stats import HeapAccumulator
 
     acc = HeapAccumulator()
-    fold = EventlogHeapFold(acc.add)
+    rename = renaming(source.band_names)
+    fold = EventlogHeapFold(lambda s: acc.add(rename(s)))
     st = stats_of_timeline(source.timeline(also=[fold] if with_heap else []))
     heap: HeapScan | None = None
     if source.reader is not None and with_heap and source.reader.header is not None:
@@ -199,9 +202,12 @@ def _file_figures(source: Source, with_heap: bool) -> tuple[FileInfo, list[Figur
     return info, figures, program
 
 
-def run_figures(paths: Sequence[str | os.PathLike[str]]) -> RunFigures:
+def run_figures(
+    paths: Sequence[str | os.PathLike[str]], names: BandNames | None = None
+) -> RunFigures:
     """The figures of one run made of the files at ``paths`` (at most one heap profile and one
-    cost-centre report; an eventlog's heap samples count only when no ``.hp`` is given)."""
+    cost-centre report; an eventlog's heap samples count only when no ``.hp`` is given);
+    ``names`` (``--names``) name ``-hi`` bands, so a band's history follows its table."""
     if not paths:
         raise InputError("no file given", hint="give the run's .hp, .prof or eventlog files")
     files: list[FileInfo] = []
@@ -209,6 +215,8 @@ def run_figures(paths: Sequence[str | os.PathLike[str]]) -> RunFigures:
     program = ""
     with contextlib.ExitStack() as stack:
         sources = [stack.enter_context(open_source(p, digest=True)) for p in paths]
+        for s in sources:
+            s.content.band_names = names
         logs = [s for s in sources if s.content.kind == "eventlog"]
         infos = [_file_figures(s, with_heap=True) for s in sources if s not in logs]
         has_heap = any(i.kind == "hp" for i, _, _ in infos)

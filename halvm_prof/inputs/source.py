@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
+    from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.inputs.follow import Follower
     from halvm_prof.inputs.heap_scan import HeapScan
@@ -156,6 +157,8 @@ class Source:
     """
 
     kind: ClassVar[SourceKind]
+    #: Names for ``-hi`` bands from another file (``--names``): applied to every heap sample.
+    band_names: BandNames | None = None
 
     def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
         self.stream = stream
@@ -257,15 +260,15 @@ class HpSource(Source):
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.hp import HpReader
 
-        return HpReader(self._start(), self.name)
+        return named(HpReader(self._start(), self.name), self.band_names)
 
     def band_stats(self) -> HeapScan:
         """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
         Python reader, which re-reads the file from the start or, for a stream that cannot be
-        read twice, is the only reader."""
+        read twice, is the only reader. Named bands (``band_names``) take the Python reader."""
         from halvm_prof.inputs.heap_scan import scan_hp, stats_of_reader
 
-        if self.seekable:
+        if self.seekable and self.band_names is None:
             scan = scan_hp(self._start())
             if scan is not None:
                 return scan
@@ -349,7 +352,7 @@ class EventlogSource(Source):
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        return EventlogHeapReader(self._start(), name=self.name)
+        return named(EventlogHeapReader(self._start(), name=self.name), self.band_names)
 
     def band_stats(self) -> HeapScan:
         from halvm_prof.inputs.heap_scan import stats_of_reader
@@ -457,6 +460,15 @@ class DiskSource(Source):
 
     def cost_centres(self) -> CostCentreProfile:
         return self._content.cost_centres()
+
+
+def named(reader: HeapSampleReader, names: BandNames | None) -> HeapSampleReader:
+    """``reader`` with its bands named by ``names`` (unchanged without names)."""
+    if names is None:
+        return reader
+    from halvm_prof.formats.ipe import NamedHeapReader
+
+    return NamedHeapReader(reader, names)
 
 
 def _make(

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.bins import BinGrid
@@ -193,8 +194,11 @@ class LiveState:
         heap: HpFollower | DiskFollower | None = None,
         eventlog: EventlogFollower | None = None,
         censuses_from_eventlog: bool | None = None,
+        band_names: BandNames | None = None,
     ) -> None:
         self.source = source
+        # -hi bands named by --names (an eventlog's own IPE events name them in its fold).
+        self._rename = renaming(band_names)
         # Chart the eventlog's censuses only when no .hp follower charts them.
         self.censuses_from_eventlog = (
             heap is None if censuses_from_eventlog is None else censuses_from_eventlog
@@ -286,6 +290,7 @@ class LiveState:
         self.version += 1
 
     def add_sample(self, sample: HeapSample) -> None:
+        sample = self._rename(sample)
         self.samples += 1
         total = sample.total
         self.peak_total = max(self.peak_total, total)

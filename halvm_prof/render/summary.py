@@ -114,6 +114,8 @@ def render_heap(d: HeapSummary) -> str:
             "samples", f"{d.samples} complete" + (f", {plural(d.marks, 'mark')}" if d.marks else "")
         ),
         _pair("bands", f"{d.bands} ({folded_bands_note()})" if d.bands_folded else d.bands),
+        *([_pair("grouped by", d.group_by)] if d.group_by != "info-table" else []),
+        *([_pair("names", d.names_note)] if d.names_note else []),
         _pair("duration", f"{d.duration:.6f} {unit}"),
         _pair("peak", f"{_bytes(d.peak_total)} at {d.peak_time:.6f} {unit}"),
         _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),

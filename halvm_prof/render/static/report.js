@@ -227,6 +227,7 @@
       sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
       return;
     }
+    if (s.names_note) sec.appendChild(el("p", { class: "note names-note" }, s.names_note));
     if (s.hidden) {
       sec.appendChild(el("p", { class: "note" }, `${plural(s.hidden, "band")} left out of the chart by ` +
         "the report's include/exclude options (the table lists every band)."));
@@ -298,7 +299,10 @@
       return {
         animation: false,
         tooltip: { trigger: "axis", valueFormatter: (x) => (pct ? num(x, 1) + "%" : bytes(x)) },
-        legend: { type: "scroll", top: 0, data: bands().map((b) => b.name) },
+        // Named -hi bands: the short label in the legend, the full name on hover and in the table.
+        legend: { type: "scroll", top: 0, data: bands().map((b) => b.name),
+                  formatter: (n) => s.labels[n] || n,
+                  tooltip: { show: true, formatter: (p) => p.name } },
         grid: { top: 55, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
                  // One census has no extent: give it a millisecond either side, never before 0

@@ -1,0 +1,357 @@
+"""The names of info tables: what a ``-hi`` band's address stands for.
+
+A ``-hi`` heap profile (GHC 9.2+, ``-finfo-table-map``) breaks the heap down by info table, and
+GHC writes each band as the table's address (``0x40c528``). The eventlog of a run carries one IPE
+event per table (address, table name, closure type, Haskell type, label, module, source span);
+the program's binary names each table by its ELF symbol (``Main_Record_con_info``,
+``stg_ARR_WORDS_info``). :class:`BandNames` holds either, and names bands wherever they are
+shown: the full form (:func:`ipe_description`, as the eventlog's heap profile names its bands)
+in tables and on hover, the short form in charts. An address that nothing names stays an
+address, and :attr:`BandNames.why_unnamed` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.heap import ipe_description
+from halvm_prof.jsonable import plain
+from halvm_prof.model import HeapHeader, HeapSample, HeapSampleReader
+
+#: GHC's closure types by number (``rts/include/rts/storage/ClosureTypes.h``, GHC 9.2-9.12);
+#: an IPE event's closure description is one of these numbers.
+CLOSURE_TYPES = [
+    "INVALID_OBJECT",
+    "CONSTR",
+    "CONSTR_1_0",
+    "CONSTR_0_1",
+    "CONSTR_2_0",
+    "CONSTR_1_1",
+    "CONSTR_0_2",
+    "CONSTR_NOCAF",
+    "FUN",
+    "FUN_1_0",
+    "FUN_0_1",
+    "FUN_2_0",
+    "FUN_1_1",
+    "FUN_0_2",
+    "FUN_STATIC",
+    "THUNK",
+    "THUNK_1_0",
+    "THUNK_0_1",
+    "THUNK_2_0",
+    "THUNK_1_1",
+    "THUNK_0_2",
+    "THUNK_STATIC",
+    "THUNK_SELECTOR",
+    "BCO",
+    "AP",
+    "PAP",
+    "AP_STACK",
+    "IND",
+    "IND_STATIC",
+    "RET_BCO",
+    "RET_SMALL",
+    "RET_BIG",
+    "RET_FUN",
+    "UPDATE_FRAME",
+    "CATCH_FRAME",
+    "UNDERFLOW_FRAME",
+    "STOP_FRAME",
+    "BLOCKING_QUEUE",
+    "BLACKHOLE",
+    "MVAR_CLEAN",
+    "MVAR_DIRTY",
+    "TVAR",
+    "ARR_WORDS",
+    "MUT_ARR_PTRS_CLEAN",
+    "MUT_ARR_PTRS_DIRTY",
+    "MUT_ARR_PTRS_FROZEN_DIRTY",
+    "MUT_ARR_PTRS_FROZEN_CLEAN",
+    "MUT_VAR_CLEAN",
+    "MUT_VAR_DIRTY",
+    "WEAK",
+    "PRIM",
+    "MUT_PRIM",
+    "TSO",
+    "STACK",
+    "TREC_CHUNK",
+    "ATOMICALLY_FRAME",
+    "CATCH_RETRY_FRAME",
+    "CATCH_STM_FRAME",
+    "WHITEHOLE",
+    "SMALL_MUT_ARR_PTRS_CLEAN",
+    "SMALL_MUT_ARR_PTRS_DIRTY",
+    "SMALL_MUT_ARR_PTRS_FROZEN_DIRTY",
+    "SMALL_MUT_ARR_PTRS_FROZEN_CLEAN",
+    "COMPACT_NFDATA",
+    "CONTINUATION",
+]
+
+Origin = Literal["ipe", "elf"]
+#: What a group of bands can be keyed by (``--group-by``).
+GroupBy = Literal["info-table", "closure-type", "module", "source-file"]
+GROUPINGS: tuple[GroupBy, ...] = ("info-table", "closure-type", "module", "source-file")
+#: The group of the bands nothing names (the page's and summary's note says why).
+UNNAMED_GROUP = "(info table not named)"
+
+
+def closure_type_name(desc: str) -> str:
+    """The closure type an IPE event's description stands for (``"15"`` -> ``THUNK``)."""
+    if desc.isdigit() and int(desc) < len(CLOSURE_TYPES):
+        return CLOSURE_TYPES[int(desc)]
+    return desc
+
+
+def band_address(band: str) -> int | None:
+    """The info-table address a ``-hi`` band is named by (``0x40c528``, or bare hex)."""
+    text = band.strip()
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class InfoTable:
+    """One info table: from an IPE event (every field) or an ELF symbol (``table``, and the
+    module and closure kind read from the symbol's name)."""
+
+    address: int
+    table: str
+    closure_type: str
+    type_desc: str
+    label: str
+    module: str
+    srcloc: str
+    origin: Origin
+
+    @property
+    def full(self) -> str:
+        """The band name in tables and on hover (the eventlog's -hi band name for IPE)."""
+        if self.origin == "ipe":
+            return ipe_description(self.table, self.type_desc, self.module, self.srcloc)
+        return self.table
+
+    @property
+    def short(self) -> str:
+        """The band name in a chart's legend: the table without ``_info``, and where."""
+        if self.origin == "elf" and self.label:
+            return self.label
+        stem = self.table[: -len("_info")] if self.table.endswith("_info") else self.table
+        return f"{stem} ({self.srcloc})" if self.srcloc else stem
+
+    @property
+    def source_file(self) -> str:
+        """The file of the source span (``Leaky.hs`` of ``Leaky.hs:30:9-58``)."""
+        return self.srcloc.split(":", 1)[0] if self.srcloc else ""
+
+    def group(self, by: GroupBy) -> str:
+        """The key of this table's group."""
+        if by == "closure-type":
+            return self.closure_type or "(closure type unknown)"
+        if by == "module":
+            return self.module or "(module unknown)"
+        if by == "source-file":
+            return self.source_file or "(no source span)"
+        return self.full
+
+
+@dataclass(frozen=True, slots=True)
+class BandNames:
+    """Info tables by address, from one or more files (``sources``: each an eventlog's IPE
+    events or a binary's symbols; the first to name an address wins). Bands are looked up by
+    address or by the full name already given."""
+
+    sources: tuple[tuple[Origin, str], ...]
+    tables: tuple[InfoTable, ...]
+    _by_address: dict[int, InfoTable] = field(default_factory=dict, compare=False, repr=False)
+    _by_name: dict[str, InfoTable] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for t in self.tables:
+            self._by_address.setdefault(t.address, t)
+            self._by_name.setdefault(t.full, t)
+
+    @classmethod
+    def of(cls, origin: Origin, path: str, tables: Iterable[InfoTable]) -> BandNames:
+        return cls(((origin, path),), tuple(sorted(tables, key=lambda t: t.address)))
+
+    def then(self, other: BandNames) -> BandNames:
+        """These names, and ``other``'s for the addresses these leave (an eventlog's IPE
+        events name the program's tables, the binary's symbols the libraries' and RTS's)."""
+        mine = {t.address for t in self.tables}
+        extra = [t for t in other.tables if t.address not in mine]
+        tables = tuple(sorted([*self.tables, *extra], key=lambda t: t.address))
+        return BandNames((*self.sources, *other.sources), tables)
+
+    @property
+    def path(self) -> str:
+        """The files the names come from, for messages."""
+        return ", ".join(p for _, p in self.sources)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def lookup(self, band: str) -> InfoTable | None:
+        """The table a band stands for: by its address, or by the full name it already has."""
+        named = self._by_name.get(band)
+        if named is not None:
+            return named
+        address = band_address(band)
+        return None if address is None else self._by_address.get(address)
+
+    def full(self, band: str) -> str:
+        """The band's full name, or the band unchanged when nothing names it."""
+        t = self.lookup(band)
+        return band if t is None else t.full
+
+    def short(self, band: str) -> str:
+        t = self.lookup(band)
+        return band if t is None else t.short
+
+    def group(self, band: str, by: GroupBy) -> str:
+        """The group of a band; a band nothing names is its own group (its address)."""
+        t = self.lookup(band)
+        if t is None:
+            return band if by == "info-table" else UNNAMED_GROUP
+        return t.group(by)
+
+    @property
+    def why_unnamed(self) -> str:
+        """Why an address may stay unnamed, for the page and the summary."""
+        why = []
+        for origin, path in self.sources:
+            if origin == "ipe":
+                why.append(
+                    f"no IPE event of {path} names them (only modules built with "
+                    "-finfo-table-map have IPE entries; --names BINARY adds the others' symbols)"
+                )
+            else:
+                why.append(
+                    f"no symbol of {path} follows them (local tables such as thunks have none; "
+                    "--names with an eventlog of a -hi -l run adds their IPE entries)"
+                )
+        return "; ".join(why)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+class IpeFold:
+    """The IPE events of one pass, as :class:`BandNames` (:meth:`names`)."""
+
+    types: frozenset[int] = frozenset({ev.IPE})
+
+    def __init__(self) -> None:
+        self._tables: dict[int, InfoTable] = {}
+
+    def add(self, e: ev.Event) -> None:
+        a = e.args
+        if len(a) < 7:
+            return  # malformed payload: reported by the reader
+        self._tables.setdefault(
+            a[0], InfoTable(a[0], a[1], closure_type_name(a[2]), a[3], a[4], a[5], a[6], "ipe")
+        )
+
+    @property
+    def count(self) -> int:
+        return len(self._tables)
+
+    def names(self, path: str) -> BandNames:
+        return BandNames.of("ipe", path, self._tables.values())
+
+
+def unique_full_names(names: BandNames, bands: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(band, name) for bands named by ``names``; two addresses with one full name are told
+    apart by their address, so renaming never merges bands."""
+    seen: dict[str, str] = {}
+    for band in bands:
+        full = names.full(band)
+        if full != band and seen.setdefault(full, band) != band:
+            full = f"{full} @{band}"
+        yield band, full
+
+
+class BandRenamer:
+    """Names bands by :class:`BandNames` (full names; an address nothing names stays an
+    address, counted in ``unnamed``). Two addresses of one name stay apart (``name @0x...``)."""
+
+    def __init__(self, names: BandNames) -> None:
+        self.names = names
+        self._given: dict[str, str] = {}
+        self._taken: set[str] = set()
+        self.unnamed: set[str] = set()
+
+    def sample(self, s: HeapSample) -> HeapSample:
+        return HeapSample(s.time, {self.rename(k): v for k, v in s.values.items()})
+
+    def rename(self, band: str) -> str:
+        name = self._given.get(band)
+        if name is None:
+            name = self.names.full(band)
+            if name == band and band_address(band) is not None:
+                self.unnamed.add(band)
+            if name in self._taken:
+                name = f"{name} @{band}"
+            self._taken.add(name)
+            self._given[band] = name
+        return name
+
+    def note(self) -> str | None:
+        """What the page and summary say of the bands left as addresses."""
+        if not self.unnamed:
+            return None
+        n = len(self.unnamed)
+        return (
+            f"{n} band{'s' if n != 1 else ''} stay{'' if n != 1 else 's'} info-table "
+            f"address{'es' if n != 1 else ''}: {self.names.why_unnamed}"
+        )
+
+
+def renaming(names: BandNames | None) -> Callable[[HeapSample], HeapSample]:
+    """A function naming each sample's bands by ``names`` (the identity without names)."""
+    if names is None:
+        return lambda s: s
+    return BandRenamer(names).sample
+
+
+class NamedHeapReader:
+    """A heap reader whose bands are named as :class:`BandRenamer` names them."""
+
+    def __init__(self, reader: HeapSampleReader, names: BandNames) -> None:
+        self._reader = reader
+        self.renamer = BandRenamer(names)
+
+    def __iter__(self) -> Iterator[HeapSample]:
+        sample = self.renamer.sample
+        for s in self._reader:
+            yield sample(s)
+
+    @property
+    def header(self) -> HeapHeader:
+        return self._reader.header
+
+    @property
+    def marks(self) -> list[float]:
+        return self._reader.marks
+
+    @property
+    def complete(self) -> bool:
+        return self._reader.complete
+
+    @property
+    def closed(self) -> bool:
+        return self._reader.closed
+
+    @property
+    def note(self) -> str | None:
+        return self._reader.note
+
+    @property
+    def folded(self) -> bool:
+        return self._reader.folded

@@ -1,0 +1,193 @@
+"""-hi bands named by their source (GHC 9.6.6 fixtures): IPE names are the entries ghc-events
+prints, a .hp named by the eventlog of the same run shows the bands the log shows, groups are
+sums of their bands, and a binary's symbols name the tables its IPE entries name, with the same
+closure types."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.analysis.heap_groups import GroupedReader
+from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
+from halvm_prof.cli import cli
+from halvm_prof.errors import InputError
+from halvm_prof.formats.ipe import UNNAMED_GROUP, BandNames, closure_type_name
+from halvm_prof.inputs.names import load_names
+from halvm_prof.inputs.source import open_source
+from tests.conftest import DATA
+
+HERE = DATA / "ghc96"
+LOG = HERE / "leaky-hi-l.eventlog"
+HP = HERE / "leaky-hi-l.hp"
+ENTRY = re.compile(r"Info Table: ([0-9a-f]+):(\d+):(\S+) - (.*)$")
+
+
+def _entries() -> dict[int, tuple[str, str, str]]:
+    """(closure desc, table, source span) of each IPE entry ghc-events prints."""
+    out = {}
+    for line in Path(f"{LOG}.reference").read_text().splitlines():
+        if m := ENTRY.search(line):
+            out[int(m[1], 16)] = (m[2], m[3], m[4])
+    return out
+
+
+def test_ipe_names_are_the_entries_ghc_events_prints() -> None:
+    names = load_names(LOG)
+    entries = _entries()
+    assert len(names) == len(entries) > 50
+    for t in names.tables:
+        desc, table, srcloc = entries[t.address]
+        assert (t.table, t.srcloc, t.closure_type) == (table, srcloc, closure_type_name(desc))
+        assert t.full.startswith(table) and (srcloc == ":" or srcloc in t.full)
+
+
+def _hp_bands() -> dict[str, int]:
+    totals: dict[str, int] = defaultdict(int)
+    for line in HP.read_text().splitlines():
+        if line.startswith("0x"):
+            band, value = line.split("\t")
+            totals[band] += int(value)
+    return totals
+
+
+def test_a_hp_named_by_the_eventlog_of_its_run_shows_the_logs_bands() -> None:
+    names = load_names(LOG)
+    with open_source(HP) as src:
+        src.band_names = names
+        hp = summarize(src, 1000)
+    with open_source(LOG) as src:
+        log = summarize(src, 1000)
+    assert isinstance(hp, HeapSummary) and isinstance(log, EventlogSummary) and log.heap
+    named_hp = {r.band for r in hp.top if not r.band.startswith("0x")}
+    named_log = {r.band for r in log.heap.top if not r.band.startswith("0x")}
+    # The same run: the same bands carry names, by the same names.
+    assert named_hp == named_log and len(named_hp) > 5
+    entries = _entries()
+    for band in _hp_bands():
+        t = names.lookup(band)
+        assert (t is not None) == (int(band, 16) in entries)
+    # What stays an address is said, with the reason.
+    assert hp.names_note is not None and "no IPE event of" in hp.names_note
+    assert hp.bands == len(_hp_bands())
+
+
+@pytest.mark.parametrize("by", ["closure-type", "module", "source-file"])
+def test_groups_are_sums_of_their_bands(by: str) -> None:
+    names = load_names(LOG)
+    with open_source(HP) as src:
+        plain = list(src.heap_samples())
+    with open_source(HP) as src:
+        grouped = list(GroupedReader(src.heap_samples(), names, by))  # type: ignore[arg-type]
+    assert len(plain) == len(grouped)
+    for p, g in zip(plain, grouped, strict=True):
+        expected: dict[str, int] = defaultdict(int)
+        for band, value in p.values.items():
+            t = names.lookup(band)
+            key = UNNAMED_GROUP if t is None else t.group(by)  # type: ignore[arg-type]
+            expected[key] += value
+        assert g.values == dict(expected) and sum(g.values.values()) == p.total
+    keys = {k for g in grouped for k in g.values}
+    if by == "source-file":
+        assert "Leaky.hs" in keys
+    if by == "module":
+        assert "Main" in keys
+
+
+def test_names_file_errors_are_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--names takes an eventlog"):
+        load_names(DATA / "ghc" / "ops-hc.prof")
+    with pytest.raises(InputError, match="no IPE events"):
+        load_names(HERE / "leaky-gc-l.eventlog")
+    r = CliRunner().invoke(cli, ["summary", str(HERE / "leaky-hi.hp"), "--group-by", "module"])
+    assert r.exit_code == 1 and "no info-table names to group by module" in r.output
+    assert "Traceback" not in r.output
+    r = CliRunner().invoke(cli, ["summary", str(HERE / "leaky-hi.hp")])
+    assert r.exit_code == 0 and "give --names" in r.output
+
+
+def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Path) -> None:
+    """Built as make-fixtures.sh builds leaky-ipe (GHC is deterministic here: the same
+    addresses), the binary's symbols name the library and runtime tables the IPE entries leave,
+    and where both name a table they agree on its closure type."""
+    from tests.ghc96 import run_in_chroot, work_dir
+
+    with work_dir(prefix="names-") as d:
+        shutil.copy(HERE / "Leaky.hs", d)
+        run_in_chroot(
+            [
+                "ghc", "-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables",
+                "-rtsopts", "-outputdir", "o2", "-o", "leaky-ipe", "Leaky.hs",
+            ],
+            d,
+            capture_output=True,
+        )  # fmt: skip
+        binary = tmp_path / "leaky-ipe"
+        shutil.copy(d / "leaky-ipe", binary)
+    elf = load_names(binary)
+    ipe = load_names(LOG)
+    both = [(t, elf.lookup(hex(t.address))) for t in ipe.tables]
+    agree = [(i, e) for i, e in both if e is not None]
+    assert len(agree) > 10
+    for i, e in agree:
+        assert e is not None and i.closure_type == e.closure_type, (i, e)
+    # The runtime's byte arrays and the list cons of ghc-prim: named only by symbols.
+    bands = _hp_bands()
+    arr = [b for b in bands if (t := elf.lookup(b)) and t.table == "stg_ARR_WORDS_info"]
+    assert arr and elf.lookup(arr[0]).closure_type == "ARR_WORDS"  # type: ignore[union-attr]
+    # Eventlog first, then the binary: more bands named than by either alone.
+    both_names: BandNames = ipe.then(elf)
+    named = [b for b in bands if both_names.lookup(b)]
+    assert len(named) > max(
+        sum(1 for b in bands if ipe.lookup(b)), sum(1 for b in bands if elf.lookup(b))
+    )
+    r = CliRunner().invoke(
+        cli, ["summary", str(HP), "--names", str(LOG), "--names", str(binary), "--json"]
+    )
+    assert r.exit_code == 0 and "ghczmprim_GHCziTypes_ZC_con_info" in r.output
+
+
+NAMED = ":_Main_2_con_info :: [] (Main:Leaky.hs:14:53)"
+
+
+def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) -> None:
+    """summary, report, diff, export, runs add and live: one --names, the same names."""
+    runner = CliRunner()
+    names = ["--names", str(LOG)]
+    r = runner.invoke(cli, ["summary", str(HP), *names, "--json", "--top", "100"])
+    assert r.exit_code == 0 and NAMED in r.output
+    r = runner.invoke(cli, ["diff", str(HP), str(HERE / "leaky-hi.hp"), *names, "--json"])
+    assert r.exit_code == 0, r.output
+    assert NAMED in r.output
+    out = tmp_path / "hi.pb.gz"
+    r = runner.invoke(cli, ["export", str(HP), "--to", "pprof", "-o", str(out), *names])
+    assert r.exit_code == 0, r.output
+    import gzip
+
+    assert NAMED.encode() in gzip.decompress(out.read_bytes())
+    r = runner.invoke(cli, ["runs", "add", str(HP), *names, "--store", store_url])
+    assert r.exit_code == 0, r.output
+    from halvm_prof.history.store import open_store
+
+    with open_store(store_url) as store:
+        (run,) = store.runs()
+        bands = {f.name for f in store.figures(run.id) if f.scope == "band"}
+    assert NAMED in bands
+    page = tmp_path / "r.html"
+    r = runner.invoke(cli, ["report", str(HP), *names, "-o", str(page)])
+    assert r.exit_code == 0 and NAMED in page.read_text()
+    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.live.state import LiveState
+
+    follower = HpFollower(str(HP))
+    try:
+        state = LiveState(str(HP), "hp", heap=follower, band_names=load_names(LOG))
+        state.poll()
+        assert NAMED in state.band_index
+    finally:
+        follower.close()
