@@ -188,3 +188,20 @@ def split_rts(words: list[str]) -> tuple[list[str], list[str]]:
 def extract_rts(extra: str) -> str:
     """The RTS part of a kernel command line: what stands between ``+RTS`` and ``-RTS``."""
     return " ".join(split_rts(extra.split())[1])
+
+
+#: The exit code of a GHC program whose heap was exhausted (the RTS's ``EXIT_HEAPOVERFLOW``).
+EXIT_HEAP_OVERFLOW = 251
+_HEAP_EXHAUSTED = re.compile(r"Heap exhausted;|Current maximum heap size is [^\n]*")
+
+
+def heap_exhausted(code: int | None, stderr: str) -> str | None:
+    """What the RTS said when the heap was exhausted (its own words from standard error, with
+    the program's name dropped), or None when the run did not end that way. The exit code alone
+    (251) is taken as heap exhaustion too: the message may have gone elsewhere."""
+    said = [m.group(0) for m in _HEAP_EXHAUSTED.finditer(stderr)]
+    if not said and code != EXIT_HEAP_OVERFLOW:
+        return None
+    if not said:
+        return f"exit code {EXIT_HEAP_OVERFLOW}, the RTS's code for an exhausted heap"
+    return " ".join(said) + (f" (exit code {code})" if code is not None else "")

@@ -25,13 +25,15 @@ SOURCES = {
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
 
 
-def build(name: str, where: Path) -> Path:
+def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     """The executable of ``name`` (a key of :data:`SOURCES`), built if needed; ``where`` is the
-    test's folder (kept for callers; the build is shared)."""
+    test's folder (kept for callers; the build is shared). ``flags``: GHC's flags instead of
+    :data:`FLAGS` (say, a build that is neither threaded nor profiled)."""
     del where
     ghc = require_program("ghc", "ghc")
+    flags = FLAGS if flags is None else flags
     source = SOURCES[name].read_bytes()
-    key = hashlib.sha256(source + " ".join(FLAGS).encode()).hexdigest()[:16]
+    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
     exe = folder / name.lower()
     if exe.exists():
@@ -42,7 +44,7 @@ def build(name: str, where: Path) -> Path:
     subprocess.run(
         [
             ghc,
-            *FLAGS,
+            *flags,
             "-outputdir",
             str(scratch / "o"),
             "-o",

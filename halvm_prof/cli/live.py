@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -223,8 +224,9 @@ def run(
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
 
     Everything the program's RTS writes is saved, byte for byte, into the run folder
-    (PROGRAM.hp, PROGRAM.eventlog, and report.html once it ends). A crash gets the post-mortem
-    verdict. Serves until Ctrl-C (which also stops the program).
+    (PROGRAM.hp, PROGRAM.eventlog, and report.html once it ends). How the program ended is
+    printed as soon as it has (a crash with the post-mortem verdict). Serves until Ctrl-C
+    (which also stops the program). Returns the program's exit status when it ended by itself.
     """
     from halvm_prof.live.runner import Run
     from halvm_prof.live.server import Hub
@@ -253,12 +255,29 @@ def run(
         caps=caps or 1,
     )
     stoppers: list[Callable[[], None]] = []
+    told = threading.Lock()
+    told_end: list[bool] = []
+
+    def tell_end() -> None:
+        """How the program ended, printed once, as soon as it is known."""
+        with told:
+            end = runner.state.exit
+            if end is None or told_end:
+                return
+            told_end.append(True)
+            for line in end.verdict:
+                click.echo(line)
+            if end.report:
+                click.echo(f"report: {end.report}")
 
     def tick() -> None:
         runner.tick()
-        if exit_when_done and runner.finished:
-            for stop in stoppers:
-                stop()
+        if runner.finished:
+            if not tui:
+                tell_end()
+            if exit_when_done:
+                for stop in stoppers:
+                    stop()
 
     hub = Hub(
         runner.state,
@@ -279,9 +298,8 @@ def run(
         )
     finally:
         runner.stop()
-    exit_view = runner.state.exit
-    if exit_view is not None:
-        for line in exit_view.verdict:
-            click.echo(line)
-        if exit_view.report:
-            click.echo(f"report: {exit_view.report}")
+    tell_end()
+    status = runner.exit_status()
+    if status:
+        # The program's own status, as a shell running it directly would have seen it.
+        click.get_current_context().exit(status)

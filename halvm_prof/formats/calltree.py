@@ -171,6 +171,10 @@ class CallTreeBuilder:
         if self._kept > self.budget:
             self._prune()
 
+    def total(self, label: str, module: str, src: str) -> CostCentreTotals | None:
+        """The totals of one cost centre over the nodes given so far (individual figures)."""
+        return self._totals.totals.get((label, module, src))
+
     def _close_to(self, depth: int) -> None:
         """Finish the open nodes at ``depth`` and below."""
         while len(self._open) > depth:

@@ -9,6 +9,13 @@ split a row even when a name holds spaces; rows that do not line up are split at
 Before GHC 8 a long module name could run into a 6-digit ``no.``; that is taken apart. Indentation
 gives the depth. Retainer sections that ``-hr`` writes before the report are skipped, and so are
 the retainer sets after it.
+
+The flat table above the tree (GHC's cost centres of at least 1% time or allocation, each summed
+over its calls) is read too: a report cut while it was written (a crash at exit; a HaLVM's
+report on a disk never closed) keeps its whole flat table but only part of its tree, and a tree
+that cannot account for a row of it is known to be cut. What the tree lacks of each row is then
+charged to a ``(lost in the cut)`` node under the root, so the totals, the top tables and a
+flame graph hold every cost centre the report names, and the report is marked incomplete.
 """
 
 from __future__ import annotations
@@ -97,6 +104,18 @@ class _Columns:
             exact="ticks" in words,
         )
 
+    @classmethod
+    def from_flat_header(cls, header: str) -> _Columns:
+        """The flat table's: ``%time %alloc`` and with ``-P`` ``ticks bytes`` end a row."""
+        words = header.split()
+        src = header.find(" SRC ")
+        return cls(
+            module=header.index("MODULE"),
+            src=src + 1 if src >= 0 else None,
+            numeric=len(words[words.index("%time") :]),
+            exact="ticks" in words,
+        )
+
     def split(self, head: str) -> tuple[str, str, str]:
         """Label, module and source span of a row's text left of its numbers."""
         for text in (head, head.encode("utf-8")):
@@ -163,8 +182,21 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
     command = ""
     total_time, ticks, interval, processors, total_alloc = 0.0, 0, 0, 1, 0
     header: str | None = None
+    flat_cols: _Columns | None = None
+    flat: list[_FlatRow] = []
     for number, text, _ in lines:
         last = number
+        if flat_cols is not None:
+            if not text.strip():
+                if flat:
+                    flat_cols = None  # the table has ended
+                continue
+            row = _flat_row(text, flat_cols)
+            if row is None or len(flat) >= _FLAT_KEPT:
+                flat_cols, flat = None, []  # not GHC's flat table after all: not used
+            else:
+                flat.append(row)
+            continue
         if not command and text.strip():
             command = text.strip()
         try:
@@ -182,11 +214,13 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
         if words[:2] == ["COST", "CENTRE"] and "entries" in words and "MODULE" in words:
             header = text
             break
+        if words[:3] == ["COST", "CENTRE", "MODULE"] and "%time" in words and not flat:
+            flat_cols = _Columns.from_flat_header(text)
     if header is None:
         raise _error(path, max(last, 1), "the report stops before its call tree")
     words = command.split()
     args, rts = split_rts(words[1:])
-    tree, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path)
+    tree, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path, flat)
     return CostCentreProfile(
         program=words[0] if words else "",
         arguments=args,
@@ -234,14 +268,99 @@ def _row_head(
     return label, module, src, values
 
 
+#: Rows of a flat table read at most (GHC lists only cost centres of 1% or more: under 200).
+_FLAT_KEPT = 1000
+#: The name under the root that a cut tree's missing figures are charged to.
+LOST_IN_CUT = CostCentre("(lost in the cut)", "", "")
+
+
+@dataclass(frozen=True, slots=True)
+class _FlatRow:
+    """A row of GHC's flat table: one cost centre summed over its calls."""
+
+    label: str
+    module: str
+    src: str
+    time: float
+    alloc: float
+    ticks: int | None
+    bytes: int | None
+
+
+def _flat_row(text: str, cols: _Columns) -> _FlatRow | None:
+    """A flat table row, or None when the line is not one."""
+    parts = text.rsplit(None, cols.numeric)
+    if len(parts) < cols.numeric + 1:
+        return None
+    try:
+        values = _numbers(parts[1:])
+        label, module, src = cols.split(parts[0])
+    except (ValueError, IndexError):
+        return None
+    exact = cols.exact and len(values) >= 4
+    return _FlatRow(
+        label,
+        module,
+        src,
+        values[0],
+        values[1],
+        int(values[2]) if exact else None,
+        int(values[3]) if exact else None,
+    )
+
+
+def _charge_the_cut(tree: CallTreeBuilder, flat: list[_FlatRow], exact: bool) -> int:
+    """If the tree read so far cannot account for a row of the flat table, the tree was cut:
+    add what it lacks of each row under a :data:`LOST_IN_CUT` node; the rows charged."""
+    lost: list[CallNode] = []
+    for row in flat:
+        t = tree.total(row.label, row.module, row.src)
+        time = row.time - (t.individual_time if t else 0.0)
+        alloc = row.alloc - (t.individual_alloc if t else 0.0)
+        # Each of the tree's rows rounds its percentages to 0.1: their sum may be off by 0.05
+        # per row of this cost centre, and the flat table's own rounding by 0.05 more.
+        slack = 0.05 * (t.nodes if t else 0) + 0.1
+        if time <= slack and alloc <= slack:
+            continue
+        ticks = (row.ticks or 0) - ((t.ticks or 0) if t else 0) if exact else None
+        allocated = (row.bytes or 0) - ((t.alloc or 0) if t else 0) if exact else None
+        time, alloc = max(0.0, round(time, 1)), max(0.0, round(alloc, 1))
+        cc = CostCentre(row.label, row.module, row.src, row.label == "CAF")
+        lost.append(CallNode(cc, 0, 0, time, alloc, time, alloc, ticks, allocated))
+    if not lost:
+        return 0
+    tree.add(
+        1,
+        CallNode(
+            LOST_IN_CUT,
+            0,
+            0,
+            0.0,
+            0.0,
+            round(sum(n.inherited_time for n in lost), 1),
+            round(sum(n.inherited_alloc for n in lost), 1),
+            0 if exact else None,
+            0 if exact else None,
+        ),
+    )
+    for node in lost:
+        tree.add(2, node)
+    return len(lost)
+
+
 def _parse_tree(
-    lines: Iterator[tuple[int, str, bool]], cols: _Columns, header_line: int, path: str | None
+    lines: Iterator[tuple[int, str, bool]],
+    cols: _Columns,
+    header_line: int,
+    path: str | None,
+    flat: list[_FlatRow] | None = None,
 ) -> tuple[CallTree, bool, str | None]:
     tree = CallTreeBuilder(exact=cols.exact, counts=False)
     # A row's text left of its numbers (indentation, label, module, span) repeats wherever the
     # cost centre is called at that depth: split it once.
     heads: dict[str, tuple[CostCentre, int]] = {}
     open_rows = 0  # rows on the path from the root to the last row
+    last_row = header_line
     base = -1
     complete, note = True, None
     for number, text, ended in lines:
@@ -292,6 +411,15 @@ def _parse_tree(
                 raise _error(path, number, "a call-tree row indented past its parent")
         tree.add(level, node)
         open_rows = level + 1
+        last_row = number
     if base < 0:
         raise _error(path, header_line, "the call tree has no rows")
+    charged = _charge_the_cut(tree, flat, cols.exact) if flat else 0
+    if charged:
+        cut = (
+            f"the call tree stops at line {last_row}, cut while it was written: what it lacks of "
+            f"{charged} cost centres in GHC's flat table is charged to "
+            f"'{LOST_IN_CUT.label}' under the root (their totals are whole, their callers lost)"
+        )
+        complete, note = False, f"{note}; {cut}" if note else cut
     return tree.finish(), complete, note

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +26,14 @@ from typing import IO
 from halvm_prof.errors import InputError, OutputError
 from halvm_prof.inputs.follow import EventlogFollower, FifoFeed, FileFeed, HpFollower
 from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
+from halvm_prof.rts import heap_exhausted, parse_rts
 
 #: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
 DRAIN_TIMEOUT = 10.0
 #: Seconds a stopped (Ctrl-C) program gets to exit before it is killed.
 STOP_TIMEOUT = 5.0
+#: Bytes of the program's standard error kept for the verdict.
+TAIL_BYTES = 8192
 
 
 class TeeFeed:
@@ -65,6 +71,41 @@ class TeeFeed:
         self.out.close()
 
 
+class ErrorTail:
+    """Passes the program's standard error through to ours as it comes, in a thread, and keeps
+    its last :data:`TAIL_BYTES` for the verdict (the RTS says there why a program ended)."""
+
+    def __init__(self, stream: IO[bytes], out: IO[bytes] | None) -> None:
+        self.stream = stream
+        self.out = out
+        self.tail = bytearray()
+        self.thread = threading.Thread(target=self._copy, daemon=True, name="stderr-tail")
+        self.thread.start()
+
+    def _copy(self) -> None:
+        fd = self.stream.fileno()
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            if self.out is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    self.out.write(data)
+                    self.out.flush()
+            self.tail += data
+            del self.tail[:-TAIL_BYTES]
+        self.stream.close()
+
+    def text(self, wait: float = 2.0) -> str:
+        """What was kept, once the program's end of the pipe closed (or ``wait`` passed: a
+        child the program left behind may hold it open)."""
+        self.thread.join(wait)
+        return bytes(self.tail).decode("utf-8", "replace")
+
+
 @dataclass(frozen=True, slots=True)
 class RunPlan:
     """What the program's RTS can do and the flags ``run`` adds."""
@@ -100,12 +141,37 @@ def rts_way(program: str) -> str:
 
 
 def plan_rts(
-    program: str, *, heap: bool, eventlog: bool, interval: float, heap_flag: str | None
+    program: str,
+    *,
+    heap: bool,
+    eventlog: bool,
+    interval: float,
+    heap_flag: str | None,
+    rts: list[str] | None = None,
 ) -> RunPlan:
-    """The RTS flags for the views asked for, given what the program's RTS supports."""
+    """The RTS flags for the views asked for, given what the program's RTS supports.
+
+    Flags its RTS would refuse are refused here in one line: the RTS itself answers them with
+    its whole usage text (a hundred lines) and exit code 1."""
     way = rts_way(program)
     parts = way.split("_")
     profiled = "p" in parts
+    wanted = [*(rts or []), *([heap_flag] if heap and heap_flag else [])]
+    caps = [f for f in wanted if re.fullmatch(r"-N\d*|-qn\d+|-qg\d*|-maxN\d+", f)]
+    if caps and "thr" not in parts:
+        raise InputError(
+            f"{caps[0]} needs the threaded RTS; its RTS is {way}",
+            path=program,
+            hint="build it with -threaded, or drop " + " ".join(caps),
+        )
+    if not profiled:
+        needs = parse_rts(" ".join(wanted)).profiled_flags if wanted else ()
+        if needs:
+            raise InputError(
+                f"{' '.join(needs)} needs a program built with -prof; its RTS is {way}",
+                path=program,
+                hint="build it with -prof, or use --heap-flag -hT (by closure type)",
+            )
     # The eventlog is there in the -eventlog, -debug and (from 8.0 on) profiling RTS ways.
     can_log = bool({"l", "debug", "p"} & set(parts)) or "thr_l" in way
     flags: list[str] = []
@@ -141,7 +207,12 @@ class Run:
         self.name = os.path.basename(argv[0])
         self.folder = folder
         self.plan = plan_rts(
-            argv[0], heap=heap, eventlog=eventlog, interval=interval, heap_flag=heap_flag
+            argv[0],
+            heap=heap,
+            eventlog=eventlog,
+            interval=interval,
+            heap_flag=heap_flag,
+            rts=rts,
         )
         self.extra_rts = rts or []
         self.caps = caps
@@ -157,6 +228,9 @@ class Run:
         self._old_hp: tuple[int, int] | None = None
         self._ended_at: float | None = None
         self._report_written = False
+        self._stderr: ErrorTail | None = None
+        #: The program was stopped by us (Ctrl-C), not ended by itself.
+        self.stopped = False
 
     def start(self) -> None:
         try:
@@ -185,9 +259,11 @@ class Run:
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
-            self.proc = subprocess.Popen(command, process_group=0)
+            self.proc = subprocess.Popen(command, process_group=0, stderr=subprocess.PIPE)
         except OSError as e:
             raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+        assert self.proc.stderr is not None
+        self._stderr = ErrorTail(self.proc.stderr, getattr(sys.stderr, "buffer", None))
         self.state.program_running = True
         self.state.touch()
 
@@ -259,6 +335,10 @@ class Run:
                 first = f"{self.name} was killed by signal {sig}"
         else:
             first = f"{self.name} exited with code {code}"
+        said = self._stderr.text() if self._stderr is not None else ""
+        exhausted = heap_exhausted(code if sig is None else None, said) if crashed else None
+        if exhausted:
+            first += f": its heap was exhausted (the RTS said: {exhausted})"
         verdict = [first]
         saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
         if crashed and self.saved_hp.exists() and self.saved_hp.stat().st_size:
@@ -308,6 +388,16 @@ class Run:
             return None
         return str(self.report_path)
 
+    def exit_status(self) -> int:
+        """What ``run`` returns: the program's own exit status when it ended by itself (128 +
+        the signal when one killed it), 0 when it was stopped by Ctrl-C or has not ended."""
+        if self.stopped or self.state.exit is None:
+            return 0
+        end = self.state.exit
+        if end.signal is not None:
+            return 128 + end.signal
+        return end.code or 0
+
     def report(self) -> str | None:
         return str(self.report_path) if self.report_path.exists() else None
 
@@ -317,6 +407,7 @@ class Run:
             return
         proc = self.proc
         if proc is not None and proc.poll() is None:
+            self.stopped = True
             proc.send_signal(signal.SIGINT)
             # Keep reading while it exits: an RTS that flushes its eventlog into a full FIFO
             # would otherwise wait for us forever.

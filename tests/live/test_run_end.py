@@ -1,0 +1,101 @@
+"""How ``halvm-prof run`` tells the end of a real program: its exit status, at once, and flags
+its RTS would refuse refused in one line."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tests.ghc_programs import build
+
+REPO = Path(__file__).resolve().parents[2]
+#: Neither threaded nor profiled: the RTS a plain `ghc -rtsopts -eventlog` build gets.
+PLAIN = ["-O1", "-rtsopts", "-eventlog"]
+
+
+def _run(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "run", "--no-open", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _communicate(run: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """Its output once it has ended; killed (and the test failed) if it has not in time."""
+    try:
+        return run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        run.communicate()
+        raise
+
+
+def test_run_returns_the_exit_status_of_a_heap_exhausted_program(tmp_path: Path) -> None:
+    exe = build("Grow", tmp_path)
+    run = _run("--exit-when-done", "--rts=-M10m", "--out", "saved", "--", str(exe), "60",
+               cwd=tmp_path)  # fmt: skip
+    out, err = _communicate(run, 120)
+    assert run.returncode == 251, (out, err)
+    assert "grow exited with code 251: its heap was exhausted" in out
+    # In the RTS's own words, which also still reach the user's terminal.
+    assert "Heap exhausted; Current maximum heap size is 10485760 bytes" in out
+    assert "Heap exhausted" in err
+    assert "heap was still growing at the end" in out
+
+
+def test_run_tells_the_end_at_once_without_exit_when_done(tmp_path: Path) -> None:
+    exe = build("Grow", tmp_path)
+    lines: queue.Queue[str] = queue.Queue()
+    told: list[str] = []
+    with _run("--out", "saved", "--", str(exe), "20", cwd=tmp_path) as run:
+
+        def read() -> None:
+            for line in run.stdout or ():
+                lines.put(line)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            while not any("exited with code" in line for line in told):
+                told.append(lines.get(timeout=30))  # the end comes before Ctrl-C, or fails here
+            # Still serving (the page stays up until Ctrl-C), yet the end is already told.
+            assert run.poll() is None
+            assert any("grow exited with code 0" in line for line in told), told
+        finally:
+            run.send_signal(signal.SIGINT)
+            try:
+                run.wait(timeout=30)
+            finally:
+                run.kill()
+                reader.join(10)
+        err = run.stderr.read() if run.stderr else ""
+    assert run.returncode == 0, err
+    rest = []
+    while not lines.empty():
+        rest.append(lines.get())
+    assert not any("exited with code" in line for line in rest)  # told once
+
+
+def test_flags_the_rts_would_refuse_are_one_line(tmp_path: Path) -> None:
+    plain = build("Grow", tmp_path, PLAIN)
+    for args, said in (
+        (["-N2"], "-N2 needs the threaded RTS"),
+        (["--heap-flag", "-hc"], "-hc needs a program built with -prof"),
+    ):
+        run = _run(*args, "--out", "saved", "--", str(plain), "5", cwd=tmp_path)
+        out, err = _communicate(run, 60)
+        assert run.returncode == 1, (out, err)
+        assert len(err.strip().splitlines()) == 1 and said in err, err
+        assert "Usage" not in out + err and "rts" in err
+        assert not (tmp_path / "saved").exists()
