@@ -297,7 +297,11 @@ class HostCheck:
             if len(given) != 1:
                 why, status = "a request needs one Host header", 400
             elif not self.hosts.accepts(given[0].decode("latin-1")):
-                why, status = "this halvm-prof server answers only its own host names", 421
+                why, status = (
+                    "halvm-prof answers only its own host names (127.0.0.1, localhost, [::1], "
+                    "--host): open the URL it printed",
+                    421,
+                )
             else:
                 why = ""
             if why:
