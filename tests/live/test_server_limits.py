@@ -149,6 +149,20 @@ def test_a_request_without_host_gets_400(tmp_path: Path) -> None:
     assert head.startswith(b"HTTP/1.1 400") and body == b"a request needs one Host header\n"
 
 
+def test_an_ipv6_loopback_server_answers_its_names(tmp_path: Path) -> None:
+    try:
+        socket.socket(socket.AF_INET6).close()
+        socket.getaddrinfo("::1", 0, socket.AF_INET6)
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback here: {e}")
+    hub, _ = _hub(tmp_path)
+    with running(hub, host="::1") as url:
+        assert url.startswith("http://[::1]:")
+        assert _get(url, "/snapshot.json")[0] == 200
+        assert _get(url, "/snapshot.json", host=f"[::1]:{_port(url)}")[0] == 200
+        assert _get(url, "/snapshot.json", host="evil.example")[0] == 421
+
+
 def test_the_host_it_was_given_is_answered(tmp_path: Path) -> None:
     hub, _ = _hub(tmp_path)
     with running(hub, host="127.0.0.2") as url:
@@ -359,6 +373,40 @@ def test_idle_connections_make_room_and_busy_ones_get_503(tmp_path: Path) -> Non
             assert body.count(b"\n") == 1 and b"too many connections" in body
         _wait(lambda: hub.viewers == 0)
         assert _get(url, "/snapshot.json")[0] == 200
+
+
+def test_a_page_that_stops_reading_its_stream_is_closed(tmp_path: Path) -> None:
+    # Full-size snapshots (720 points of 40 bands) pushed to a client that reads nothing:
+    # once the kernel's buffers and the transport's are full, the stream is given
+    # write_timeout, then closed, and holds no slot.
+    bands = [f"(1{k})Module{k}.function{k}/caller/main" for k in range(40)]
+
+    def census(i: int) -> bytes:
+        rows = "".join(f"{b}\t{(i * 7 + k * 13) % 100000}\n" for k, b in enumerate(bands))
+        return f"BEGIN_SAMPLE {i}.0\n{rows}END_SAMPLE {i}.0\n".encode()
+
+    hub, path = _hub(tmp_path, CENSUS_HEADER + b"".join(census(i) for i in range(1500)))
+    with running(hub, write_timeout=0.5) as url:
+        _wait(lambda: json.loads(_get(url, "/snapshot.json")[2])["samples"] == 1500)
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            stuck.connect(("127.0.0.1", _port(url)))
+            stuck.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _wait(lambda: hub.viewers == 1)
+            with path.open("ab") as f:
+                i = 1500
+                deadline = time.monotonic() + 20
+                while hub.viewers and time.monotonic() < deadline:
+                    f.write(census(i))
+                    f.flush()
+                    i += 1
+                    time.sleep(0.02)
+            assert hub.viewers == 0, "the stream that is not read is still open"
+            # Other clients are served as before.
+            assert _get(url, "/snapshot.json")[0] == 200
+        finally:
+            stuck.close()
 
 
 def test_accept_errors_are_one_line_now_and_then(caplog: pytest.LogCaptureFixture) -> None:
