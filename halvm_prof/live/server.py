@@ -348,10 +348,11 @@ class Guard:
 
     def make_room(self) -> bool:
         """Close the connection that has waited longest for a request; False if none waits."""
-        for conn in self.waiting:
-            conn.close_waiting("evicted")
-            return True
-        return False
+        oldest = next(iter(self.waiting), None)
+        if oldest is None:
+            return False
+        oldest.close_waiting("evicted")
+        return True
 
 
 def connection_limit(most: int = MAX_CONNECTIONS, reserve: int = FD_RESERVE) -> int:
@@ -501,6 +502,30 @@ class Connection(H11Protocol):
             self._counted = False
             self.guard.open -= 1
         self.transport.abort()
+
+
+class Repeats(logging.Filter):
+    """Lets each message (its format, whatever its arguments) through at most once per
+    ``every`` seconds: uvicorn logs a line per malformed request and a traceback per failing
+    request, which a client can repeat thousands of times a second."""
+
+    def __init__(self, every: float = ACCEPT_ERROR_EVERY) -> None:
+        super().__init__()
+        self.every = every
+        self.last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = str(record.msg)[:200]
+        now = time.monotonic()
+        if now - self.last.get(key, -self.every) < self.every:
+            return False
+        if len(self.last) >= 256:
+            self.last.clear()
+        self.last[key] = now
+        return True
+
+
+REPEATS = Repeats()
 
 
 def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
@@ -743,6 +768,7 @@ def make_server(
     answered as a Host name); ``run(sockets=[sock])`` serves until Ctrl-C/SIGTERM or
     :meth:`LiveServer.stop`."""
     guard = Guard(connection_limit(max_connections), request_timeout, write_timeout)
+    log.addFilter(REPEATS)
     # Streams never take every connection: the page and snapshot.json stay reachable.
     hub.max_streams = max(1, min(hub.max_streams, guard.limit - 4))
     protocol = type("GuardedConnection", (Connection,), {"guard": guard})

@@ -479,6 +479,31 @@ def test_a_low_descriptor_limit_keeps_the_server_quiet_and_reachable(tmp_path: P
     assert not any("Traceback" in line for line in lines)
 
 
+def test_malformed_requests_are_answered_without_a_line_each(tmp_path: Path) -> None:
+    # uvicorn logs a warning per malformed request: a client could fill the terminal.
+    hp = tmp_path / "quiet.hp"
+    hp.write_bytes(CENSUS_HEADER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        for request in [b"GARBAGE \x00\r\n\r\n", b"GET / HTTP/1.1\r\n\r\n"] * 50:
+            with socket.create_connection(("127.0.0.1", _port(url)), 5) as s:
+                s.sendall(request)
+                assert s.recv(4096).startswith(b"HTTP/1.1 400")
+        assert _get(url, "/snapshot.json")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert len(err.splitlines()) <= 2, err[:2000]
+
+
 def test_snapshot_json_is_the_same_figure_as_the_stream(tmp_path: Path) -> None:
     """Two views of one snapshot: what /snapshot.json says and what a stream pushes."""
     hub, _ = _hub(tmp_path, (CORPUS / "leaky-hc.hp").read_bytes())
