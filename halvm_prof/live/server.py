@@ -77,9 +77,12 @@ KEEP_ALIVE = 5
 #: Connections the kernel queues before the server accepts them; asyncio also accepts up to
 #: this many at once, before any of them is counted.
 BACKLOG = 64
+#: Connections answered 503 at once (each is held up to a second, to read its request);
+#: past that, new ones are dropped unanswered.
+REFUSING = 32
 #: File descriptors left for everything but counted connections: a burst of accepts, the
 #: connections being refused, followers, saved files, reports.
-FD_RESERVE = BACKLOG + 64
+FD_RESERVE = BACKLOG + REFUSING + 32
 #: Seconds between two messages about connections the process has no descriptor for.
 ACCEPT_ERROR_EVERY = 10.0
 
@@ -399,7 +402,7 @@ class Connection(H11Protocol):
         g.closed["refused"] += 1
         self._refused = True
         self.transport = transport
-        if g.refusing >= 32:
+        if g.refusing >= REFUSING:
             transport.abort()
             return
         g.refusing += 1
