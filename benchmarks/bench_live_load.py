@@ -254,7 +254,8 @@ def main(argv: list[str]) -> int:
     stderr_lines = len(err.splitlines())
     print(
         f"  {POLLERS} pollers every {POLL_EVERY} s + {VIEWERS} pages on /events, a census every "
-        f"{CENSUS_EVERY} s, {got['elapsed']:.0f} s measured (server: {code})",
+        f"{CENSUS_EVERY} s, {got['elapsed']:.0f} s measured (server: {code}; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: a shared machine lengthens p99)",
         flush=True,
     )
     print(

@@ -16,7 +16,8 @@ The page is rendered once per server; both carry an ETag and answer ``If-None-Ma
 What the server lets in is bounded (:class:`Guard`): at most ``max_connections`` connections
 (fewer when the file-descriptor limit is low), a connection that has not sent a whole request
 within :data:`REQUEST_TIMEOUT` is closed, the one idle longest makes room for a new one, and
-past that a connection is answered 503 with a one-line reason. Only the server's own Host
+past that a connection is answered 503 with a one-line reason; one that leaves what it is sent
+unread for :data:`WRITE_TIMEOUT` is closed. Only the server's own Host
 names are answered (:class:`Hosts`; anything else is 421: DNS rebinding). With a token, every
 request must carry it (``?token=``); the page passes it on.
 """
@@ -65,14 +66,23 @@ MAX_CONNECTIONS = 512
 MAX_STREAMS = 256
 #: Seconds a connection may take to send a whole request (idle sockets, slow senders).
 REQUEST_TIMEOUT = 10.0
+#: Seconds a connection may leave what it is sent unread (a page that stopped reading its
+#: event stream) before it is closed.
+WRITE_TIMEOUT = 30.0
+#: Kernel send buffer of a connection (Linux keeps twice this): without it, a client that
+#: stops reading could hold megabytes each, and the write timeout would wait for them to fill.
+SEND_BUFFER = 128 * 1024
 #: Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer).
 KEEP_ALIVE = 5
 #: Connections the kernel queues before the server accepts them; asyncio also accepts up to
 #: this many at once, before any of them is counted.
 BACKLOG = 64
+#: Connections answered 503 at once (each is held up to a second, to read its request);
+#: past that, new ones are dropped unanswered.
+REFUSING = 32
 #: File descriptors left for everything but counted connections: a burst of accepts, the
 #: connections being refused, followers, saved files, reports.
-FD_RESERVE = BACKLOG + 64
+FD_RESERVE = BACKLOG + REFUSING + 32
 #: Seconds between two messages about connections the process has no descriptor for.
 ACCEPT_ERROR_EVERY = 10.0
 
@@ -297,7 +307,11 @@ class HostCheck:
             if len(given) != 1:
                 why, status = "a request needs one Host header", 400
             elif not self.hosts.accepts(given[0].decode("latin-1")):
-                why, status = "this halvm-prof server answers only its own host names", 421
+                why, status = (
+                    "halvm-prof answers only its own host names (127.0.0.1, localhost, [::1], "
+                    "--host): open the URL it printed",
+                    421,
+                )
             else:
                 why = ""
             if why:
@@ -315,25 +329,33 @@ class Guard:
     ``limit`` connections at most: when full, the connection that has waited longest for a
     request (an idle socket, a keep-alive between requests) is closed to make room; when
     none waits, the new one is answered 503 and closed. A connection that has not sent a
-    whole request within ``request_timeout`` is closed. ``closed`` counts those closed for
-    each reason (``idle``, ``evicted``, ``refused``).
+    whole request within ``request_timeout``, or has left what it is sent unread for
+    ``write_timeout``, is closed. ``closed`` counts those closed for each reason (``idle``,
+    ``evicted``, ``refused``, ``stalled``).
     """
 
-    def __init__(self, limit: int, request_timeout: float = REQUEST_TIMEOUT) -> None:
+    def __init__(
+        self,
+        limit: int,
+        request_timeout: float = REQUEST_TIMEOUT,
+        write_timeout: float = WRITE_TIMEOUT,
+    ) -> None:
         self.limit = limit
         self.request_timeout = request_timeout
+        self.write_timeout = write_timeout
         self.open = 0
         self.refusing = 0
         #: Connections waiting for a request, longest first (a dict keeps insertion order).
         self.waiting: dict[Connection, None] = {}
-        self.closed = {"idle": 0, "evicted": 0, "refused": 0}
+        self.closed = {"idle": 0, "evicted": 0, "refused": 0, "stalled": 0}
 
     def make_room(self) -> bool:
         """Close the connection that has waited longest for a request; False if none waits."""
-        for conn in self.waiting:
-            conn.close_waiting("evicted")
-            return True
-        return False
+        oldest = next(iter(self.waiting), None)
+        if oldest is None:
+            return False
+        oldest.close_waiting("evicted")
+        return True
 
 
 def connection_limit(most: int = MAX_CONNECTIONS, reserve: int = FD_RESERVE) -> int:
@@ -371,6 +393,7 @@ class Connection(H11Protocol):
         self._counted = False
         self._refused = False
         self._timer: asyncio.TimerHandle | None = None
+        self._stall: asyncio.TimerHandle | None = None
 
     # Refused connections are answered at once; the request is read before closing, so the
     # client sees the answer rather than a reset.
@@ -379,7 +402,7 @@ class Connection(H11Protocol):
         g.closed["refused"] += 1
         self._refused = True
         self.transport = transport
-        if g.refusing >= 32:
+        if g.refusing >= REFUSING:
             transport.abort()
             return
         g.refusing += 1
@@ -399,6 +422,10 @@ class Connection(H11Protocol):
             return
         g.open += 1
         self._counted = True
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         super().connection_made(transport)
         self._wait_for_request()
 
@@ -420,8 +447,29 @@ class Connection(H11Protocol):
             self._wait_for_request()
         super().on_response_complete()
 
+    def pause_writing(self) -> None:
+        # The transport holds more than its high-water mark: the client is not reading.
+        super().pause_writing()
+        if self._stall is None:
+            self._stall = self.loop.call_later(self.guard.write_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _stalled(self) -> None:
+        self._stall = None
+        self.guard.closed["stalled"] += 1
+        # The stream's send returns at once on a lost connection, and Starlette ends it.
+        self.transport.abort()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_timer()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if self._refused:
             if self._counted:
                 self._counted = False
@@ -457,6 +505,30 @@ class Connection(H11Protocol):
             self._counted = False
             self.guard.open -= 1
         self.transport.abort()
+
+
+class Repeats(logging.Filter):
+    """Lets each message (its format, whatever its arguments) through at most once per
+    ``every`` seconds: uvicorn logs a line per malformed request and a traceback per failing
+    request, which a client can repeat thousands of times a second."""
+
+    def __init__(self, every: float = ACCEPT_ERROR_EVERY) -> None:
+        super().__init__()
+        self.every = every
+        self.last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = str(record.msg)[:200]
+        now = time.monotonic()
+        if now - self.last.get(key, -self.every) < self.every:
+            return False
+        if len(self.last) >= 256:
+            self.last.clear()
+        self.last[key] = now
+        return True
+
+
+REPEATS = Repeats()
 
 
 def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
@@ -693,11 +765,13 @@ def make_server(
     host: str | None = None,
     max_connections: int = MAX_CONNECTIONS,
     request_timeout: float = REQUEST_TIMEOUT,
+    write_timeout: float = WRITE_TIMEOUT,
 ) -> LiveServer:
     """The uvicorn server for ``hub`` on ``sock`` (``host``: the address asked for, also
     answered as a Host name); ``run(sockets=[sock])`` serves until Ctrl-C/SIGTERM or
     :meth:`LiveServer.stop`."""
-    guard = Guard(connection_limit(max_connections), request_timeout)
+    guard = Guard(connection_limit(max_connections), request_timeout, write_timeout)
+    log.addFilter(REPEATS)
     # Streams never take every connection: the page and snapshot.json stay reachable.
     hub.max_streams = max(1, min(hub.max_streams, guard.limit - 4))
     protocol = type("GuardedConnection", (Connection,), {"guard": guard})

@@ -353,11 +353,12 @@ class LiveState:
         names = sorted(self.band_index, key=lambda n: (-self.band_peak[self.band_index[n]], n))
         top = [n for n in names if n != OTHER][:TOP_BANDS]
         top_idx = [self.band_index[n] for n in top]
-        bands = [
-            Band(n, [p[1].get(i, 0) for p in points]) for n, i in zip(top, top_idx, strict=True)
-        ]
-        shown = set(top_idx)
-        rest = [sum(v for i, v in p[1].items() if i not in shown) for p in points]
+        columns = [[p[1].get(i, 0) for p in points] for i in top_idx]
+        bands = [Band(n, c) for n, c in zip(top, columns, strict=True)]
+        # The rest is each point's whole less the bands shown (integers: exact), cheaper than
+        # summing the bands not shown point by point.
+        shown = [sum(c) for c in zip(*columns, strict=True)] if columns else [0] * len(points)
+        rest = [sum(p[1].values()) - s for p, s in zip(points, shown, strict=True)]
         if any(rest):
             bands.append(Band(OTHER, rest))
         return LiveHeap(

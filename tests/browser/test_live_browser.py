@@ -223,9 +223,11 @@ def test_a_page_with_no_census_or_one_at_time_0_is_drawn_at_once(
         browser.get("about:blank")
 
 
-def test_a_page_refused_a_stream_connects_once_one_is_free(browser: Any, tmp_path: Path) -> None:
+def test_a_page_refused_a_stream_polls_then_streams_once_one_is_free(
+    browser: Any, tmp_path: Path
+) -> None:
     # At its limit of event streams the server answers 503, after which EventSource never
-    # retries by itself: the page tries again and is drawn once a stream is free.
+    # retries by itself: the page polls snapshot.json meanwhile, and streams once it can.
     import http.client
 
     from halvm_prof.inputs.follow import HpFollower
@@ -247,11 +249,31 @@ def test_a_page_refused_a_stream_connects_once_one_is_free(browser: Any, tmp_pat
         assert taken.getresponse().status == 200
         try:
             browser.get(url)
-            _until(browser, "return document.getElementById('stale').textContent", timeout=10)
-            assert browser.execute_script("return window.halvmLive.snapshots") == 0
-            assert "not connected" in browser.find_element("id", "stale").text
+            _until(browser, "return window.halvmLive.polling && window.halvmLive.points", 15)
+            assert "asks every second" in browser.find_element("id", "stale").text
+            # A census written meanwhile is drawn from the polls.
+            with hp.open("a") as f:
+                f.write("BEGIN_SAMPLE 1.0\nMAIN\t8192\nEND_SAMPLE 1.0\n")
+            _until(browser, "return window.halvmLive.points === 2", 15)
+            ARTIFACTS.mkdir(exist_ok=True)
+            browser.save_screenshot(str(ARTIFACTS / "live-stream-refused.png"))
+            assert hub.viewers == 1
         finally:
             taken.close()
-        _until(browser, "return window.halvmLive.snapshots > 0", timeout=15)
-        assert browser.execute_script("return window.halvmLive.points") == 1
+        # Once the stream is free the page takes it and stops polling.
+        _until(browser, "return window.halvmLive.polling === false", 20)
+        _wait_for(lambda: hub.viewers == 1)
+        snapshots = browser.execute_script("return window.halvmLive.snapshots")
+        with hp.open("a") as f:
+            f.write("BEGIN_SAMPLE 1.5\nMAIN\t2048\nEND_SAMPLE 1.5\n")
+        _until(browser, "return window.halvmLive.points === 3", 15)
+        assert browser.execute_script("return window.halvmLive.snapshots") > snapshots
+        assert "asks every second" not in browser.find_element("id", "stale").text
         browser.get("about:blank")
+
+
+def _wait_for(cond: Any, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

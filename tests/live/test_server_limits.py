@@ -149,6 +149,20 @@ def test_a_request_without_host_gets_400(tmp_path: Path) -> None:
     assert head.startswith(b"HTTP/1.1 400") and body == b"a request needs one Host header\n"
 
 
+def test_an_ipv6_loopback_server_answers_its_names(tmp_path: Path) -> None:
+    try:
+        socket.socket(socket.AF_INET6).close()
+        socket.getaddrinfo("::1", 0, socket.AF_INET6)
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback here: {e}")
+    hub, _ = _hub(tmp_path)
+    with running(hub, host="::1") as url:
+        assert url.startswith("http://[::1]:")
+        assert _get(url, "/snapshot.json")[0] == 200
+        assert _get(url, "/snapshot.json", host=f"[::1]:{_port(url)}")[0] == 200
+        assert _get(url, "/snapshot.json", host="evil.example")[0] == 421
+
+
 def test_the_host_it_was_given_is_answered(tmp_path: Path) -> None:
     hub, _ = _hub(tmp_path)
     with running(hub, host="127.0.0.2") as url:
@@ -361,6 +375,40 @@ def test_idle_connections_make_room_and_busy_ones_get_503(tmp_path: Path) -> Non
         assert _get(url, "/snapshot.json")[0] == 200
 
 
+def test_a_page_that_stops_reading_its_stream_is_closed(tmp_path: Path) -> None:
+    # Full-size snapshots (720 points of 40 bands) pushed to a client that reads nothing:
+    # once the kernel's buffers and the transport's are full, the stream is given
+    # write_timeout, then closed, and holds no slot.
+    bands = [f"(1{k})Module{k}.function{k}/caller/main" for k in range(40)]
+
+    def census(i: int) -> bytes:
+        rows = "".join(f"{b}\t{(i * 7 + k * 13) % 100000}\n" for k, b in enumerate(bands))
+        return f"BEGIN_SAMPLE {i}.0\n{rows}END_SAMPLE {i}.0\n".encode()
+
+    hub, path = _hub(tmp_path, CENSUS_HEADER + b"".join(census(i) for i in range(1500)))
+    with running(hub, write_timeout=0.5) as url:
+        _wait(lambda: json.loads(_get(url, "/snapshot.json")[2])["samples"] == 1500)
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            stuck.connect(("127.0.0.1", _port(url)))
+            stuck.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _wait(lambda: hub.viewers == 1)
+            with path.open("ab") as f:
+                i = 1500
+                deadline = time.monotonic() + 20
+                while hub.viewers and time.monotonic() < deadline:
+                    f.write(census(i))
+                    f.flush()
+                    i += 1
+                    time.sleep(0.02)
+            assert hub.viewers == 0, "the stream that is not read is still open"
+            # Other clients are served as before.
+            assert _get(url, "/snapshot.json")[0] == 200
+        finally:
+            stuck.close()
+
+
 def test_accept_errors_are_one_line_now_and_then(caplog: pytest.LogCaptureFixture) -> None:
     loop = asyncio.new_event_loop()
     try:
@@ -429,6 +477,31 @@ def test_a_low_descriptor_limit_keeps_the_server_quiet_and_reachable(tmp_path: P
     lines = err.read_text().splitlines()
     assert len(lines) <= 3, lines[:10]
     assert not any("Traceback" in line for line in lines)
+
+
+def test_malformed_requests_are_answered_without_a_line_each(tmp_path: Path) -> None:
+    # uvicorn logs a warning per malformed request: a client could fill the terminal.
+    hp = tmp_path / "quiet.hp"
+    hp.write_bytes(CENSUS_HEADER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        for request in [b"GARBAGE \x00\r\n\r\n", b"GET / HTTP/1.1\r\n\r\n"] * 50:
+            with socket.create_connection(("127.0.0.1", _port(url)), 5) as s:
+                s.sendall(request)
+                assert s.recv(4096).startswith(b"HTTP/1.1 400")
+        assert _get(url, "/snapshot.json")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert len(err.splitlines()) <= 2, err[:2000]
 
 
 def test_snapshot_json_is_the_same_figure_as_the_stream(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@
   let last = null;
   let receivedAt = 0;
   let connected = false;
-  window.halvmLive = { snapshots: 0, version: -1, points: 0 };
+  window.halvmLive = { snapshots: 0, version: -1, points: 0, polling: false };
 
   function bytes(v) {
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -151,7 +151,8 @@
     if (!last || last.age === null) { text(el, "no data yet: " + (last ? last.stale_why : "")); return; }
     const age = last.age + (Date.now() - receivedAt) / 1000;
     const live = last.alive && !last.exit;
-    text(el, "newest data arrived " + age.toFixed(0) + " s ago" + (live ? " (" + last.stale_why + ")" : ""));
+    text(el, "newest data arrived " + age.toFixed(0) + " s ago" + (live ? " (" + last.stale_why + ")" : "") +
+      (polling ? "; the server streams to as many pages as it allows, so this one asks every second" : ""));
     el.className = live && age > 10 ? "warn" : "meta";
     el.dataset.age = age.toFixed(1);
   }
@@ -175,7 +176,27 @@
     if (data !== null) show(JSON.parse(data));
   }
   // EventSource retries by itself after a dropped connection, but not after an answer other
-  // than 200 (the server is at its limit of streams: 503): then try again a little later.
+  // than 200 (the server streams to as many pages as it allows: 503). Then the page asks for
+  // snapshot.json every second (answered 304 while nothing changed) and tries a stream again
+  // every 5 s.
+  let polling = false;
+  function poll() {
+    if (!polling) return;
+    fetch("snapshot.json" + q, { cache: "no-cache" })
+      .then((r) => (r.ok ? r.json() : Promise.reject(new Error(String(r.status)))))
+      .then((s) => {
+        connected = true;
+        // A 304 hands back the stored body, whose age is old: draw only a new version.
+        if (s.version !== window.halvmLive.version) show(s); else staleness();
+      })
+      .catch(() => { connected = false; staleness(); })
+      .finally(() => { if (polling) setTimeout(poll, 1000); });
+  }
+  function setPolling(on) {
+    const start = on && !polling;
+    polling = on; window.halvmLive.polling = on;
+    if (start) poll();
+  }
   function connect() {
     const source = new EventSource("events" + q);
     source.addEventListener("snapshot", (e) => {
@@ -183,10 +204,11 @@
       pending = e.data;
       if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
     });
-    source.onopen = () => { connected = true; staleness(); };
+    source.onopen = () => { connected = true; setPolling(false); staleness(); };
     source.onerror = () => {
-      connected = false; staleness();
-      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+      if (source.readyState !== EventSource.CLOSED) { connected = false; staleness(); return; }
+      setPolling(true);
+      setTimeout(connect, 5000);
     };
   }
   connect();
