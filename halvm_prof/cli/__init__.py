@@ -96,8 +96,9 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": (
         "export",
         "export",
-        "Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, or an "
-        "eventlog's runtime timeline (--to perfetto or chrome-trace).",
+        "Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, an "
+        "eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof "
+        "(--to pprof: a .prof, a heap census of a .hp, eventlog or disk).",
     ),
     "extract": (
         "convert",
@@ -128,7 +129,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "record": (
         "perf",
         "record",
-        "Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder.",
+        "Run PROGRAM under perf (cpu-clock, CLOCK_MONOTONIC) into a run folder, or attach to a "
+        "running one with --pid.",
     ),
     "report": (
         "report",
