@@ -80,3 +80,11 @@ def printable(text: str, *, newlines: bool = True) -> str:
     """
     pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
     return pattern.sub(lambda m: repr(m.group())[1:-1], undecoded_as_escapes(text))
+
+
+def figure(value: float) -> str:
+    """A stored figure as text: a whole number (a count, bytes) as an integer with thousands
+    grouped (``5,689``), anything else with six decimals (``0.106512``)."""
+    if value == value and abs(value) != float("inf") and value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.6f}"

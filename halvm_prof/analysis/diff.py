@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,6 +287,32 @@ def parse_threshold(text: str, kind: str) -> Threshold:
         m.group(2).strip() if m.group(2) else None,
         _floor(m.group(6), m.group(1), text.strip()) if m.group(6) else 0.0,
     )
+
+
+def diff_kind(source: Source) -> str:
+    """``prof`` for a cost-centre report, ``heap`` for anything else: known from the content's
+    detection alone, before any reading."""
+    return "prof" if source.content.kind in ("prof", "prof-json") else "heap"
+
+
+def check_thresholds(texts: Sequence[str], kind: str | None = None) -> None:
+    """Refuse a bad ``--fail-if`` rule before any work: for ``kind`` (``prof`` or ``heap``),
+    or, before the inputs are known, a rule that fits neither."""
+    for text in texts:
+        if kind is None:
+            m = _THRESHOLD.match(text)
+            metric = m.group(1) if m else ""
+            if metric not in PROF_METRICS + HEAP_METRICS:
+                raise ConfigError(
+                    f"not a threshold: {text!r}",
+                    hint="write METRIC OP CHANGE, e.g. alloc>+5%, or METRIC[NAME] OP CHANGE "
+                    "for one cost centre or band ([*] for each), with ,min=AMOUNT for the "
+                    f"least change that counts (metrics: {', '.join(PROF_METRICS)} for .prof; "
+                    f"{', '.join(HEAP_METRICS)} for heap profiles)",
+                )
+            parse_threshold(text, "prof" if metric in PROF_METRICS else "heap")
+        else:
+            parse_threshold(text, kind)
 
 
 def _measured(t: Threshold, value: float, name: str | None = None) -> str:

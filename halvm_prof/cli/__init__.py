@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from halvm_prof import __version__
-from halvm_prof.errors import HalvmProfError
+from halvm_prof.errors import HalvmProfError, InputError
 
 
 @contextlib.contextmanager
@@ -46,6 +46,41 @@ def translate_errors() -> Iterator[None]:
             f"internal error: {type(e).__name__}: {e} "
             "(please report it; HALVM_PROF_DEBUG=1 shows the traceback)"
         ) from e
+
+
+class _OneLinePath(click.Path):
+    """``click.Path`` whose refusals are one-line errors naming the path, with exit 1: a path
+    that is missing or a folder is a fault in what the user gave, not a usage mistake (click
+    would print its usage block and exit 2)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as e:
+            raise click.ClickException(str(_path_error(value, self, e))) from e
+
+
+def _path_error(value: Any, kind: click.Path, e: click.BadParameter) -> InputError:
+    path = os.fsdecode(value)
+    if not os.path.lexists(path):
+        what = "folder" if not kind.file_okay else "file"
+        return InputError(f"no such {what}", path=path, hint="check the path")
+    if os.path.isdir(path) and not kind.dir_okay:
+        return InputError("is a folder, not a file", path=path, hint="name a file")
+    if not os.path.isdir(path) and not kind.file_okay:
+        return InputError("is not a folder", path=path, hint="name a folder")
+    return InputError(e.format_message(), path=path)
+
+
+def one_line_paths(command: click.Command) -> click.Command:
+    """Make every path parameter of ``command`` (and its subcommands) refuse in one line."""
+    for param in command.params:
+        if type(param.type) is click.Path:
+            param.type.__class__ = _OneLinePath
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            one_line_paths(sub)
+    return command
 
 
 class HalvmCommand(click.Command):
@@ -174,7 +209,7 @@ class _RootGroup(HalvmGroup):
         module = importlib.import_module(f"halvm_prof.cli.{module_name}")
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
-        return command
+        return one_line_paths(command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``--help``, as click writes it, from :data:`_COMMANDS`."""

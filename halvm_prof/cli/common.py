@@ -46,6 +46,31 @@ def force_option(f: F | None = None, *, replaces_files: bool = False) -> Any:
     return option if f is None else option(f)
 
 
+def output_option(
+    help_text: str, *, folder: bool = False, dest: str = "output"
+) -> Callable[[F], F]:
+    """``-o/--output``: the one name of every command's output, a file or (``folder``) a run
+    folder. Old spellings stay as hidden aliases (:func:`old_spelling`)."""
+    kind = click.Path(file_okay=False) if folder else click.Path(dir_okay=False)
+    return click.option("-o", "--output", dest, type=kind, help=help_text)
+
+
+def old_spelling(name: str, dest: str, *, folder: bool = False) -> Callable[[F], F]:
+    """A former name of ``-o/--output`` (``--export``, ``--perfetto``, ``--out``): still taken,
+    no longer shown; :func:`either_spelling` merges it into the output."""
+    kind = click.Path(file_okay=False) if folder else click.Path(dir_okay=False)
+    return click.option(name, dest, type=kind, hidden=True)
+
+
+def either_spelling(output: str | None, old: str | None, name: str) -> str | None:
+    """The output given as ``-o`` or by its old spelling ``name``; both is a usage error."""
+    if old is None:
+        return output
+    if output is not None:
+        raise click.UsageError(f"{name} is the old spelling of -o/--output: give one of them")
+    return old
+
+
 def dumps_json(data: Any) -> str:
     """The one JSON style of every command: sorted keys, two-space indent, trailing newline."""
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from halvm_prof import __version__
-from halvm_prof.cli import HalvmCommand
+from halvm_prof.cli import HalvmCommand, one_line_paths
 from halvm_prof.cli.common import (
     STDOUT,
     check_output,
@@ -82,6 +82,9 @@ def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     for line in _report_lines(rec):
         say(line, file)
     say(f"Transferring {rec.output_size} bytes", file)
+
+
+one_line_paths(convert_profile)  # not loaded through the halvm-prof group, which does this
 
 
 @click.command()

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.analysis.diff import breaches, diff_input, diff_profiles, parse_threshold
+from halvm_prof.analysis.diff import (
+    breaches,
+    check_thresholds,
+    diff_input,
+    diff_kind,
+    diff_profiles,
+)
 from halvm_prof.cli.common import (
     echo_json,
     echo_text,
@@ -53,6 +59,7 @@ def diff(
 ) -> None:
     """Compare two cost-centre (.prof) or two heap profiles (.hp, eventlog, disk image); or, with
     --against, one file with a stored run."""
+    check_thresholds(thresholds)  # a bad rule fails before any work
     if against is not None:
         if new is not None:
             raise click.UsageError("give one FILE with --against")
@@ -68,9 +75,9 @@ def diff(
             open_input_source(old, names=names) as a,
             open_input_source(new, names=names) as b,
         ):
+            check_thresholds(thresholds, diff_kind(a))
             result = diff_profiles(diff_input(a), diff_input(b))
-    for t in thresholds:
-        parse_threshold(t, result.kind)  # a bad rule fails before any output
+    check_thresholds(thresholds, result.kind)  # a stored run's kind is known only now
     failed = breaches(result, list(thresholds))
     if as_json:
         echo_json(result.to_json() | {"old": old, "new": new, "failed": failed})

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from halvm_prof.cli.common import F, load_band_names, names_option
+from halvm_prof.cli.common import (
+    F,
+    either_spelling,
+    load_band_names,
+    names_option,
+    old_spelling,
+    output_option,
+)
 from halvm_prof.errors import InputError
 
 if TYPE_CHECKING:
@@ -180,11 +187,8 @@ def live(
     "command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- PROGRAM [ARGS]..."
 )
 @_serve_options
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    help="Run folder for the saved files (default: runs/PROGRAM-TIME).",
-)
+@output_option("Run folder for the saved files (default: runs/PROGRAM-TIME).", folder=True)
+@old_spelling("--out", "out", folder=True)
 @click.option(
     "--interval",
     type=click.FloatRange(min=0.001),
@@ -212,6 +216,7 @@ def run(
     token: str | None,
     no_open: bool,
     tui: bool,
+    output: str | None,
     out: str | None,
     interval: float,
     heap_flag: str | None,
@@ -242,6 +247,7 @@ def run(
         found = shutil.which(argv[0])
         argv[0] = found or argv[0]
     name = os.path.basename(argv[0])
+    out = either_spelling(output, out, "--out")
     folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     extra = list(rts) + ([f"-N{caps}"] if caps else [])
     runner = Run(

@@ -10,10 +10,13 @@ from halvm_prof.cli.common import (
     check_output,
     echo_json,
     echo_text,
+    either_spelling,
     emit,
     emit_bytes,
     force_option,
     json_option,
+    old_spelling,
+    output_option,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 
@@ -119,17 +122,16 @@ def perf() -> None:
 @click.option(
     "--top", type=click.IntRange(min=1), default=20, show_default=True, help="Rows per table."
 )
-@click.option(
-    "--export",
-    "export_to",
-    type=click.Path(dir_okay=False),
-    help="Also write the synthetic stacks (category > package > module > function > span).",
+@output_option(
+    "Also write the synthetic stacks (category > package > module > function > span).",
+    dest="export_to",
 )
+@old_spelling("--export", "export_alias")
 @click.option(
     "--to",
     "fmt",
     type=click.Choice(sorted([*EXPORTERS, PPROF.name])),
-    help="Format of --export, guessed from its suffix when missing: "
+    help="Format of -o, guessed from its suffix when missing: "
     f"{formats_help([*EXPORTERS, PPROF.name])}.",
 )
 @click.option(
@@ -146,6 +148,7 @@ def report(
     as_json: bool,
     top: int,
     export_to: str | None,
+    export_alias: str | None,
     fmt: str | None,
     labels: tuple[str, ...],
     force: bool,
@@ -154,6 +157,7 @@ def report(
 
     BINARY is the profiled program (built with ghc -g for lines and spans).
     """
+    export_to = either_spelling(export_to, export_alias, "--export")
     from halvm_prof.cli.export import parse_labels
     from halvm_prof.perf.profile import perf_profile, to_cost_centre_profile
     from halvm_prof.render.perf import format_perf_report
@@ -200,20 +204,21 @@ def report(
 @click.option(
     "--top", type=click.IntRange(min=1), default=10, show_default=True, help="Pauses/spans shown."
 )
-@click.option(
-    "--perfetto",
-    "perfetto_out",
-    type=click.Path(dir_okay=False),
-    help="Write instead the eventlog's Perfetto trace with each sample as an instant on its "
+@output_option(
+    "Write instead the eventlog's Perfetto trace with each sample as an instant on its "
     "capability's 'perf samples' track.",
+    dest="perfetto_out",
 )
 @click.option(
-    "--eventlog",
-    "eventlog_out",
-    type=click.Path(dir_okay=False),
-    help="Write instead EVENTLOG with every sample added as a perf event on its capability "
-    "(as ghc-events-perf's convert: for ThreadScope and ghc-events).",
+    "--to",
+    "merge_to",
+    type=click.Choice(["eventlog", "perfetto"]),
+    help="Format of -o, guessed from its suffix when missing (.eventlog: EVENTLOG with every "
+    "sample added as a perf event on its capability, as ghc-events-perf's convert, for "
+    "ThreadScope and ghc-events; anything else: perfetto).",
 )
+@old_spelling("--perfetto", "perfetto_alias")
+@old_spelling("--eventlog", "eventlog_alias")
 @force_option(replaces_files=True)
 def merge(
     perf_data: str,
@@ -222,26 +227,32 @@ def merge(
     as_json: bool,
     top: int,
     perfetto_out: str | None,
-    eventlog_out: str | None,
+    merge_to: str | None,
+    perfetto_alias: str | None,
+    eventlog_alias: str | None,
     force: bool,
 ) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
     from halvm_prof.perf.merge import merge as run
     from halvm_prof.render.perf import format_perf_merge
 
-    if perfetto_out is not None and eventlog_out is not None:
+    if perfetto_alias is not None and eventlog_alias is not None:
         raise click.UsageError("give --perfetto or --eventlog, not both")
-    if eventlog_out is not None:
-        check_output(
-            eventlog_out, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary]
-        )
-        _merge_to_eventlog(perf_data, eventlog, binary, eventlog_out)
-        return
-    if perfetto_out is not None:
-        check_output(
-            perfetto_out, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary]
-        )
-        _merge_to_perfetto(perf_data, eventlog, binary, perfetto_out)
+    output = perfetto_out
+    for alias, name, fmt in (
+        (perfetto_alias, "--perfetto", "perfetto"),
+        (eventlog_alias, "--eventlog", "eventlog"),
+    ):
+        if alias is not None:
+            if merge_to not in (None, fmt):
+                raise click.UsageError(f"{name} writes {fmt}, not --to {merge_to}")
+            output, merge_to = either_spelling(output, alias, name), fmt
+    if output is not None:
+        check_output(output, force=force, replaces_files=True, inputs=[perf_data, eventlog, binary])
+        if (merge_to or ("eventlog" if output.endswith(".eventlog") else "perfetto")) == "eventlog":
+            _merge_to_eventlog(perf_data, eventlog, binary, output)
+        else:
+            _merge_to_perfetto(perf_data, eventlog, binary, output)
         return
 
     result = run(perf_data, eventlog, binary=binary)

@@ -34,8 +34,8 @@ _OPTION = {"xvdp1": "prof-disk", "xvdp2": "hp-disk"}
 
 
 @click.command()
-@click.option("--prof-disk", type=click.Path(dir_okay=False), help="The xvdp1 image.")
-@click.option("--hp-disk", type=click.Path(dir_okay=False), help="The xvdp2 image.")
+@click.option("--prof-disk", type=click.Path(dir_okay=False, exists=True), help="The xvdp1 image.")
+@click.option("--hp-disk", type=click.Path(dir_okay=False, exists=True), help="The xvdp2 image.")
 @click.option(
     "--config",
     type=click.Path(dir_okay=False),

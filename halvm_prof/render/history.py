@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from halvm_prof.history.figures import Figure
 from halvm_prof.history.store import RunInfo, TrendPoint
+from halvm_prof.words import figure
 
 
 def _lines(lines: Sequence[str]) -> str:
@@ -56,7 +57,7 @@ def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
     if totals:
         lines += ["", "totals:"]
         for fig in totals:
-            lines.append(f"  {fig.name:<9} {fig.metric:<12} {fig.value:>22,.6f}")
+            lines.append(f"  {fig.name:<9} {fig.metric:<12} {figure(fig.value):>22}")
     return _lines(lines)
 
 
@@ -76,7 +77,7 @@ def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint
             change = f"{100 * (p.value - previous) / abs(previous):+.1f}%"
         lines.append(
             f"{p.run:>6}  {(p.commit or '-')[:12]:<12}  {p.label or '-':<20}  "
-            f"{p.value:>22,.6f}  {change:>9}"
+            f"{figure(p.value):>22}  {change:>9}"
         )
         previous = p.value
     return _lines(lines)

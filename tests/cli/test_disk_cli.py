@@ -222,7 +222,7 @@ def test_missing_and_unreadable_inputs(fs: FakeFilesystem) -> None:
     code, _, err = convert("/nowhere.disk", "/work/out")
     assert "/nowhere.disk: no such file" in one_line_error(code, err)
     code, _, err = convert("/work", "/work/out")
-    assert code == 2 and "'/work' is a directory" in err
+    assert "/work: is a folder, not a file" in one_line_error(code, err)
     code, _, err = convert("/work/hp.disk", "/missing-dir/out")
     one_line_error(code, err)
     code, _, err = run("disk", "create", "/missing-dir/x.disk", "--size", "1M")

@@ -170,7 +170,7 @@ def test_tui_view_shows_heap_bands_and_status() -> None:
 
 def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> None:
     exe = build("Ticker", tmp_path)
-    run = _halvm("run", "--no-open", "-N2", "--out", "saved", "--", str(exe), "10000", cwd=tmp_path)
+    run = _halvm("run", "--no-open", "-N2", "-o", "saved", "--", str(exe), "10000", cwd=tmp_path)
     assert run.stdout is not None
     url = run.stdout.readline().strip()
     deadline = time.monotonic() + 60

@@ -216,3 +216,27 @@ def test_a_hp_against_an_eventlog_of_the_same_run_says_they_differ_in_kind() -> 
     assert "not comparable" in out.splitlines()[0]
     code, out, _ = run(str(CORPUS / "leaky-hT.hp"), str(CORPUS / "leaky-hT.hp"))
     assert "not comparable" not in out
+
+
+@pytest.mark.parametrize(
+    ("rule", "says"),
+    [
+        ("bogus", "not a threshold: 'bogus'"),
+        ("time>+5%", "not a threshold for heap profiles"),
+        ("peak>+5%,min=lots", "min='lots' is not an amount"),
+    ],
+)
+def test_a_bad_fail_if_rule_is_refused_before_any_work(
+    tmp_path: Path, rule: str, says: str
+) -> None:
+    """The rule is checked before the inputs are read: the broken second file is never
+    reached (it used to be read, and diffed, first)."""
+    broken = tmp_path / "broken.hp"
+    broken.write_bytes((CORPUS / "leaky-hc.hp").read_bytes()[:300] + b"\nBEGIN_SAMPLE x\n")
+    code, out, err = run(str(CORPUS / "leaky-hc.hp"), str(broken), "--fail-if", rule)
+    assert code == 1 and out == "" and says in err and err.count("\n") == 1, err
+    store = f"sqlite://{tmp_path / 'no-such-folder' / 'runs.sqlite'}"
+    if rule == "bogus":  # nor is a store opened
+        code, out, err = run(str(CORPUS / "leaky-hc.hp"), "--against", "last", "--store", store,
+                             "--fail-if", rule)  # fmt: skip
+        assert code == 1 and out == "" and says in err, err

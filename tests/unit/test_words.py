@@ -80,3 +80,12 @@ def test_a_diff_of_one_changed_band_says_band(tmp_path: Path) -> None:
             write_hp(HeapProfile(HeapHeader("j", "d"), [HeapSample(0.0, {"(1)a": value})]), f)
     out = CliRunner().invoke(cli, ["diff", str(old), str(new)]).stdout
     assert "largest changes (1 of 1 band that changed, by impact):" in out, out
+
+
+def test_a_whole_figure_prints_as_an_integer() -> None:
+    from halvm_prof.words import figure
+
+    assert figure(5689.0) == "5,689"
+    assert figure(0.0) == "0" and figure(-3.0) == "-3"
+    assert figure(0.106512) == "0.106512" and figure(3440274.066924) == "3,440,274.066924"
+    assert figure(float("nan")) == "nan" and figure(float("inf")) == "inf"
