@@ -37,10 +37,11 @@ if TYPE_CHECKING:
     from halvm_prof.inputs.follow import EventlogFollower, Feed, Follower, HpFollower
     from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
+    from halvm_prof.perf.reader import PerfData
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
 
-SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "disk"]
+SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]
 Target = str | os.PathLike[str] | IO[bytes]
 
 _WHAT: dict[str, str] = {
@@ -49,6 +50,7 @@ _WHAT: dict[str, str] = {
     "prof": "a cost-centre report (.prof)",
     "prof-json": "a cost-centre report (-pj JSON)",
     "ticky": "a ticky-ticky report (+RTS -r)",
+    "perf": "a perf.data file (perf record)",
     "disk": "a HaLVM profiling disk image",
 }
 
@@ -460,6 +462,25 @@ class TickySource(Source):
         return read_ticky_text(self._start(), self.name)
 
 
+class PerfSource(Source):
+    """A ``perf.data`` file (``perf record``), told by its magic ``PERFILE2``."""
+
+    kind = "perf"
+
+    def perf_data(self) -> PerfData:
+        """The perf.data reader over this source (the only place one is made). It reads the
+        file's sections in any order, so a pipe is refused: save it to a file first."""
+        from halvm_prof.perf.reader import PerfData
+
+        if not self.seekable:
+            raise InputError(
+                "is a perf.data stream, and perf.data is read in any order, not front to back",
+                path=self.name,
+                hint="save it to a file first",
+            )
+        return PerfData(self._start(), name=self.name)
+
+
 class DiskSource(Source):
     """A HaLVM profiling disk image: its status sector, what recovery makes of it, and the
     recovered profile as a source of its own (:attr:`content`), read through a bounded window
@@ -537,6 +558,8 @@ def _make(
         return ProfJsonSource(stream, name, seekable=seekable, owned=owned)
     if kind == "ticky":
         return TickySource(stream, name, seekable=seekable, owned=owned)
+    if kind == "perf":
+        return PerfSource(stream, name, seekable=seekable, owned=owned)
     return None
 
 
@@ -781,10 +804,12 @@ def _open(
         raise InputError(
             "is empty" if not head else "holds only zero bytes or blanks",
             path=name,
-            hint="give a .hp, .prof (text or -pj JSON) or eventlog file, or a HaLVM disk image",
+            hint="give a .hp, .prof (text or -pj JSON), eventlog or perf.data file, or a HaLVM "
+            "disk image",
         )
     raise InputError(
-        "is not a GHC profile (.hp, .prof, -pj JSON or eventlog) nor a HaLVM disk image",
+        "is not a GHC profile (.hp, .prof, -pj JSON or eventlog), a perf.data file nor a HaLVM "
+        "disk image",
         path=name,
         hint="check the file; `halvm-prof disk info` describes a damaged disk image",
     )
@@ -797,6 +822,7 @@ __all__ = [
     "EventFold",
     "EventlogSource",
     "HpSource",
+    "PerfSource",
     "ProfJsonSource",
     "Source",
     "SourceKind",
