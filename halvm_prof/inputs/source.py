@@ -17,6 +17,7 @@ Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -389,22 +390,29 @@ class EventlogSource(Source):
         ``also`` rides along the same pass. Time order needs the log twice (its regions, then
         their events), so a stream that cannot seek is first copied to a temporary file: the
         input itself is still read once."""
-        import contextlib
-
-        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
         from halvm_prof.timeline.build import timeline_of_reader
+
+        with self.time_ordered_reader() as reader:
+            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
+
+    @contextlib.contextmanager
+    def time_ordered_reader(self) -> Iterator[EventlogReader]:
+        """A reader at the log's start that can read it twice, as time order does (its regions,
+        then their events): a stream that cannot seek is first copied to a temporary file,
+        removed at the end; the input itself is still read once."""
+        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 
         with contextlib.ExitStack() as stack:
             stream = self._start()
             if not self.seekable:
                 stream = stack.enter_context(spool(stream))
-            self.reader = reader = EventlogReader(stream, name=self.name)
-            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
+            self.reader = EventlogReader(stream, name=self.name)
+            yield self.reader
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        return EventlogHeapReader(self._start(), name=self.name)
+        return EventlogHeapReader(self.open_reader())
 
     def band_stats(self) -> HeapScan:
         from halvm_prof.inputs.heap_scan import stats_of_reader
@@ -627,6 +635,25 @@ def open_source(
         raise
 
 
+def open_eventlog(target: Target, *, name: str | None = None) -> EventlogSource:
+    """Open ``target`` as an eventlog whatever its first bytes say, as :func:`open_disk` forces
+    a disk (``eventlog show``: a log whose header is not written yet, or is damaged, gets the
+    eventlog reader's own word for it)."""
+    if isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        raw = open_input(path)
+        try:
+            mode = os.fstat(raw.fileno()).st_mode
+        except OSError:
+            mode = 0
+        return EventlogSource(raw, name or path, seekable=stat.S_ISREG(mode))
+    try:
+        seekable = bool(target.seekable())
+    except (OSError, ValueError):
+        seekable = False
+    return EventlogSource(target, name or _stream_name(target), seekable=seekable, owned=False)
+
+
 def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> DiskSource:
     """Open ``path`` as a HaLVM profiling disk image, whatever its content looks like: a damaged
     or empty image gets the disk's own errors (status sector, nothing recoverable)."""
@@ -829,6 +856,7 @@ __all__ = [
     "TickySource",
     "Window",
     "open_disk",
+    "open_eventlog",
     "open_followed",
     "open_source",
     "stream_source",
