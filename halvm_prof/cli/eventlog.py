@@ -17,8 +17,9 @@ from halvm_prof.cli.common import (
     json_option,
     open_input_source,
 )
-from halvm_prof.formats.eventlog.reader import EventlogReader, spool
+from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
+from halvm_prof.inputs.source import open_eventlog
 from halvm_prof.render.eventlog import format_stats
 
 
@@ -29,16 +30,12 @@ def eventlog() -> None:
 
 @contextlib.contextmanager
 def _open(file: str) -> Iterator[EventlogReader]:
-    if file == "-":
-        # Time order needs two passes; a pipe is copied to a temporary file first.
-        with (
-            spool(binary_stdin()) as tmp,
-            EventlogReader(tmp, name="<stdin>") as r,
-        ):
-            yield r
-    else:
-        with EventlogReader(file) as r:
-            yield r
+    """The log's time-ordered reader (a pipe is copied to a temporary file first). It is read as
+    an eventlog whatever its first bytes say, so a log cut in its header gets the reader's word."""
+    target = binary_stdin() if file == "-" else file
+    log = open_eventlog(target, name="<stdin>" if file == "-" else None)
+    with log, log.time_ordered_reader() as reader:
+        yield reader
 
 
 def _note(text: str | None) -> None:

@@ -152,22 +152,19 @@ def live(
     Prints the page's URL first and serves it until Ctrl-C. GET /snapshot.json gives what the
     page shows.
     """
-    from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, HpFollower
-    from halvm_prof.inputs.source import follow_kind
+    from halvm_prof.inputs.follow import EventlogFollower
+    from halvm_prof.inputs.source import open_followed
     from halvm_prof.live.server import Hub
     from halvm_prof.live.state import EVENT_TYPES, LiveState
 
-    kind = follow_kind(source)
     names = load_band_names(names_file)
-    if kind == "eventlog":
-        log = EventlogFollower(source, types=EVENT_TYPES, caps=caps, quiet_after=quiet_after)
-        state = LiveState(source, "eventlog", eventlog=log, band_names=names)
-    elif kind == "hp":
-        hp = HpFollower(source, quiet_after=quiet_after)
-        state = LiveState(source, "hp", heap=hp, band_names=names)
+    with open_followed(source) as followed:
+        # The follower owns what it reads (for a file, a copy of the source's descriptor).
+        follower = followed.follow(quiet_after=quiet_after, types=EVENT_TYPES, caps=caps)
+    if isinstance(follower, EventlogFollower):
+        state = LiveState(source, "eventlog", eventlog=follower, band_names=names)
     else:
-        disk = DiskFollower(source, quiet_after=quiet_after)
-        state = LiveState(source, "disk", heap=disk, band_names=names)
+        state = LiveState(source, follower.kind, heap=follower, band_names=names)
     title = f"halvm-prof live: {os.path.basename(source)}"
     try:
         _serve(

@@ -14,8 +14,10 @@ from halvm_prof.cli.common import (
     emit,
     emit_bytes,
     force_option,
+    input_argument,
     json_option,
     old_spelling,
+    open_input_source,
     output_option,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
@@ -117,7 +119,7 @@ def perf() -> None:
 
 @perf.command()
 @click.argument("binary", type=click.Path(dir_okay=False, exists=True))
-@click.argument("perf_data", type=click.Path(dir_okay=False, exists=True))
+@input_argument("perf_data")
 @json_option
 @click.option(
     "--top", type=click.IntRange(min=1), default=20, show_default=True, help="Rows per table."
@@ -157,16 +159,18 @@ def report(
 
     BINARY is the profiled program (built with ghc -g for lines and spans).
     """
-    export_to = either_spelling(export_to, export_alias, "--export")
+    from halvm_prof.analysis.perf import perf_report
     from halvm_prof.cli.export import parse_labels
-    from halvm_prof.perf.profile import perf_profile, to_cost_centre_profile
+    from halvm_prof.perf.profile import to_cost_centre_profile
     from halvm_prof.render.perf import format_perf_report
 
+    export_to = either_spelling(export_to, export_alias, "--export")
     pairs = parse_labels(labels)
     if export_to:
         check_output(export_to, force=force, replaces_files=True, inputs=[binary, perf_data])
         fmt = fmt or guess_format(export_to, [*EXPORTERS, PPROF.name])
-    profile = perf_profile(perf_data, binary)
+    with open_input_source(perf_data) as source:
+        profile = perf_report(source, binary)
     if as_json:
         echo_json(profile.to_json())
     else:
@@ -193,8 +197,8 @@ def report(
 
 
 @perf.command()
-@click.argument("perf_data", type=click.Path(dir_okay=False, exists=True))
-@click.argument("eventlog", type=click.Path(dir_okay=False, exists=True))
+@input_argument("perf_data")
+@input_argument("eventlog")
 @click.option(
     "--binary",
     type=click.Path(dir_okay=False, exists=True),
@@ -233,11 +237,13 @@ def merge(
     force: bool,
 ) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
-    from halvm_prof.perf.merge import merge as run
+    from halvm_prof.analysis.perf import perf_merge
     from halvm_prof.render.perf import format_perf_merge
 
     if perfetto_alias is not None and eventlog_alias is not None:
         raise click.UsageError("give --perfetto or --eventlog, not both")
+    if perf_data == eventlog == "-":
+        raise click.UsageError("standard input (-) can be given once")
     output = perfetto_out
     for alias, name, fmt in (
         (perfetto_alias, "--perfetto", "perfetto"),
@@ -255,7 +261,8 @@ def merge(
             _merge_to_perfetto(perf_data, eventlog, binary, output)
         return
 
-    result = run(perf_data, eventlog, binary=binary)
+    with open_input_source(perf_data) as perf, open_input_source(eventlog) as log:
+        result = perf_merge(perf, log, binary=binary)
     if as_json:
         echo_json(result.to_json())
     else:
@@ -270,11 +277,15 @@ __all__ = ["perf", "record"]
 
 
 def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
+    from halvm_prof.analysis.perf import merged_eventlog
     from halvm_prof.fileio import atomic_write
-    from halvm_prof.perf.eventlog_merge import write_merged_eventlog
 
-    with atomic_write(output, "wb") as out:
-        done = write_merged_eventlog(perf_data, eventlog, out, binary=binary)
+    with (
+        open_input_source(perf_data) as perf,
+        open_input_source(eventlog) as log,
+        atomic_write(output, "wb") as out,
+    ):
+        done = merged_eventlog(perf, log, out, binary=binary)
     caps = ", ".join(
         f"{n:,} on {'no capability' if c is None else f'capability {c}'}" for c, n in done.by_cap
     )
@@ -288,15 +299,12 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.cli.common import open_input_source
+    from halvm_prof.analysis.perf import eventlog_source
     from halvm_prof.fileio import atomic_write
-    from halvm_prof.inputs.source import EventlogSource
     from halvm_prof.render.perf_trace import write_perfetto_with_samples
 
-    with open_input_source(eventlog) as source:
-        log = source.content
-        if not isinstance(log, EventlogSource):
-            raise log.refuse("perf merge takes an eventlog (+RTS -l)")
+    with open_input_source(perf_data) as perf, open_input_source(eventlog) as source:
+        log = eventlog_source(source)
         with atomic_write(output, "wb") as out:
-            tl, placed = write_perfetto_with_samples(perf_data, log, out, binary=binary)
+            tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary)
     click.echo(f"wrote {output} (perfetto: {len(tl.caps)} capabilities, {placed} perf samples)")

@@ -7,7 +7,7 @@ from typing import Literal
 
 from halvm_prof.formats.ticky import looks_like_ticky
 
-Kind = Literal["hp", "prof", "prof-json", "eventlog", "ticky", "empty", "unknown"]
+Kind = Literal["hp", "prof", "prof-json", "eventlog", "ticky", "perf", "empty", "unknown"]
 
 #: How many leading bytes :func:`detect_kind` needs to decide.
 DETECT_BYTES = 4096
@@ -25,6 +25,7 @@ KIND_NAMES: dict[Kind, str] = {
     "prof-json": ".prof JSON report (-pj)",
     "eventlog": "GHC eventlog",
     "ticky": "ticky-ticky report (+RTS -r)",
+    "perf": "perf.data file (perf record)",
     "empty": "empty file",
     "unknown": "file of unknown kind",
 }
@@ -36,6 +37,10 @@ def detect_kind(head: bytes) -> Kind:
         return "empty"
     if head.startswith(b"hdrb"):
         return "eventlog"
+    # perf.data's magic (halvm_prof.perf.layout.MAGIC_BYTES; also what a big-endian machine
+    # writes, which the perf reader then refuses by name).
+    if head.startswith((b"PERFILE2", b"2ELIFREP")):
+        return "perf"
     text = head.lstrip()
     if text.startswith(b"JOB"):
         return "hp"

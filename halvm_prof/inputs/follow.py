@@ -26,12 +26,11 @@ import contextlib
 import errno
 import os
 import socket
-import stat
 import struct
 import time
 from collections import deque
 from collections.abc import Iterator
-from typing import IO, Protocol, cast
+from typing import IO, ClassVar, Literal, Protocol, cast
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
@@ -90,15 +89,14 @@ class Feed(Protocol):
 class FileFeed:
     """A regular file that may grow: each read returns the bytes appended since the last."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], fd: int | None = None) -> None:
+        """Follow the file at ``path`` through ``fd`` (which the feed then owns: the source
+        that recognised the file hands over its descriptor), or opened here."""
         self.name = os.fspath(path)
         self.ended = False
-        try:
-            self._fd = os.open(self.name, os.O_RDONLY)
-        except FileNotFoundError as e:
-            raise InputError("no such file", path=self.name, hint="check the path") from e
-        except OSError as e:
-            raise InputError(f"cannot open: {e.strerror}", path=self.name) from e
+        if fd is None:
+            fd = _open_file(self.name)
+        self._fd = fd
         self._offset = 0
 
     #: How many times the file was found rewritten from its start (see :meth:`read`).
@@ -240,18 +238,13 @@ class SocketFeed:
         self._sock.close()
 
 
-def open_feed(spec: str | os.PathLike[str]) -> Feed:
-    """A feed over a path (regular file or FIFO), ``unix:PATH`` or ``tcp:HOST:PORT``."""
-    text = os.fspath(spec)
-    if text.startswith(("unix:", "tcp:")):
-        return SocketFeed.connect(text)
+def _open_file(name: str, what: str = "file") -> int:
     try:
-        mode = os.stat(text).st_mode
+        return os.open(name, os.O_RDONLY)
     except FileNotFoundError as e:
-        raise InputError("no such file", path=text, hint="check the path") from e
-    if stat.S_ISFIFO(mode):
-        return FifoFeed(text)
-    return FileFeed(text)
+        raise InputError(f"no such {what}", path=name, hint="check the path") from e
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=name) from e
 
 
 # --- the .hp follower -----------------------------------------------------------------------
@@ -341,10 +334,10 @@ class HpParser:
 class HpFollower:
     """Follow a ``.hp`` file (or FIFO) as GHC writes it: complete censuses only."""
 
-    kind = "hp"
+    kind: ClassVar[Literal["hp"]] = "hp"
 
-    def __init__(self, source: str | os.PathLike[str] | Feed, *, quiet_after: float = QUIET_AFTER):
-        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
+    def __init__(self, feed: Feed, *, quiet_after: float = QUIET_AFTER):
+        self.feed = feed
         self.name = self.feed.name
         self.parser = HpParser(self.name)
         self.quiet_after = quiet_after
@@ -607,13 +600,13 @@ class EventlogFollower:
 
     def __init__(
         self,
-        source: str | os.PathLike[str] | Feed,
+        feed: Feed,
         *,
         types: set[int] | None = None,
         caps: int = 1,
         quiet_after: float = QUIET_AFTER,
     ) -> None:
-        self.feed: Feed = open_feed(source) if isinstance(source, str | os.PathLike) else source
+        self.feed = feed
         self.name = self.feed.name
         self.parser = EventlogParser(self.name, types, caps)
         self.quiet_after = quiet_after
@@ -696,16 +689,19 @@ class DiskFollower:
     #: A disk is not written anew while followed (see HpFollower.restarts).
     restarts = 0
 
-    kind = "disk"
+    kind: ClassVar[Literal["disk"]] = "disk"
 
-    def __init__(self, path: str | os.PathLike[str], *, quiet_after: float = QUIET_AFTER) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        fd: int | None = None,
+        *,
+        quiet_after: float = QUIET_AFTER,
+    ) -> None:
+        """Follow the image at ``path`` through ``fd`` (then owned by the follower: the source
+        that recognised the disk hands over its descriptor), or opened here."""
         self.name = os.fspath(path)
-        try:
-            self._fd = os.open(self.name, os.O_RDONLY)
-        except FileNotFoundError as e:
-            raise InputError("no such disk image", path=self.name, hint="check the path") from e
-        except OSError as e:
-            raise InputError(f"cannot open: {e.strerror}", path=self.name) from e
+        self._fd = _open_file(self.name, "disk image") if fd is None else fd
         self.quiet_after = quiet_after
         self.parser = HpParser(self.name)
         self.committed = 0

@@ -17,12 +17,13 @@ Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from typing import IO, TYPE_CHECKING, ClassVar, Literal
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.fileio import Prefixed, open_input
@@ -35,13 +36,14 @@ if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.reader import EventlogReader
     from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
-    from halvm_prof.inputs.follow import Follower
+    from halvm_prof.inputs.follow import EventlogFollower, Feed, Follower, HpFollower
     from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
+    from halvm_prof.perf.reader import PerfData
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
 
-SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "disk"]
+SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]
 Target = str | os.PathLike[str] | IO[bytes]
 
 _WHAT: dict[str, str] = {
@@ -50,6 +52,7 @@ _WHAT: dict[str, str] = {
     "prof": "a cost-centre report (.prof)",
     "prof-json": "a cost-centre report (-pj JSON)",
     "ticky": "a ticky-ticky report (+RTS -r)",
+    "perf": "a perf.data file (perf record)",
     "disk": "a HaLVM profiling disk image",
 }
 
@@ -160,13 +163,24 @@ class Source:
     #: Names for ``-hi`` bands from another file (``--names``): applied to every heap sample.
     band_names: BandNames | None = None
 
-    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
+    def __init__(
+        self,
+        stream: IO[bytes],
+        name: str,
+        *,
+        seekable: bool,
+        owned: bool = True,
+        feed: Feed | None = None,
+    ):
         self.stream = stream
         self.name = name
         self.seekable = seekable
         self._owned = owned
         self._used = False
         self._digest: Digest | None = None
+        #: What :meth:`follow` reads when the input is a stream being written (see
+        #: :func:`stream_source`); a file is followed through its own descriptor.
+        self._feed = feed
 
     def digest(self) -> tuple[int, str]:
         """(size, SHA-256) of the profile's bytes (a disk's: its recovered profile), hashed as
@@ -184,6 +198,8 @@ class Source:
     def close(self) -> None:
         if self._owned:
             self.stream.close()
+        if self._feed is not None:
+            self._feed.close()
 
     def __enter__(self) -> Source:
         return self
@@ -241,10 +257,36 @@ class Source:
         """The source whose bytes hold the profile: itself, or a disk's recovered profile."""
         return self
 
-    def follow(self, *, quiet_after: float | None = None) -> Follower:
-        """A follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows: it reads the
-        file from its start itself and hands out only complete data."""
+    def follow(
+        self,
+        *,
+        quiet_after: float | None = None,
+        types: set[int] | None = None,
+        caps: int = 1,
+    ) -> Follower:
+        """The follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows, the only way
+        to make one: it reads the input from its start, through this source's own descriptor
+        (the file is not opened again) or stream, and hands out only complete data. The
+        follower then owns what it reads. An eventlog's follower decodes only ``types`` (all
+        when None) and waits for the first blocks of ``caps`` capabilities; a heap profile's
+        ignores both."""
         raise self.refuse("only a .hp file, an eventlog or a HaLVM heap disk can be followed")
+
+    def _follow_feed(self) -> Feed:
+        """What a follower reads: the stream's feed, or the file through a copy of this source's
+        descriptor (the follower reads it with ``pread`` from offset 0 and owns the copy)."""
+        from halvm_prof.inputs.follow import FileFeed
+
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            return feed
+        if not self.seekable:
+            raise InputError(
+                "is a pipe that can be read only once; it cannot be followed",
+                path=self.name,
+                hint="give the file, the FIFO or the socket itself",
+            )
+        return FileFeed(self.name, os.dup(self.stream.fileno()))
 
 
 class HpSource(Source):
@@ -252,10 +294,16 @@ class HpSource(Source):
 
     kind = "hp"
 
-    def follow(self, *, quiet_after: float | None = None) -> Follower:
+    def follow(
+        self,
+        *,
+        quiet_after: float | None = None,
+        types: set[int] | None = None,
+        caps: int = 1,
+    ) -> HpFollower:
         from halvm_prof.inputs.follow import QUIET_AFTER, HpFollower
 
-        return HpFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
+        return HpFollower(self._follow_feed(), quiet_after=quiet_after or QUIET_AFTER)
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.hp import HpReader
@@ -281,8 +329,16 @@ class EventlogSource(Source):
 
     kind = "eventlog"
 
-    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
-        super().__init__(stream, name, seekable=seekable, owned=owned)
+    def __init__(
+        self,
+        stream: IO[bytes],
+        name: str,
+        *,
+        seekable: bool,
+        owned: bool = True,
+        feed: Feed | None = None,
+    ):
+        super().__init__(stream, name, seekable=seekable, owned=owned, feed=feed)
         self.reader: EventlogReader | None = None
 
     def follow(
@@ -291,11 +347,11 @@ class EventlogSource(Source):
         quiet_after: float | None = None,
         types: set[int] | None = None,
         caps: int = 1,
-    ) -> Follower:
+    ) -> EventlogFollower:
         from halvm_prof.inputs.follow import QUIET_AFTER, EventlogFollower
 
         return EventlogFollower(
-            self.name, types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
+            self._follow_feed(), types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
         )
 
     def open_reader(self) -> EventlogReader:
@@ -337,22 +393,29 @@ class EventlogSource(Source):
         ``also`` rides along the same pass. Time order needs the log twice (its regions, then
         their events), so a stream that cannot seek is first copied to a temporary file: the
         input itself is still read once."""
-        import contextlib
-
-        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
         from halvm_prof.timeline.build import timeline_of_reader
+
+        with self.time_ordered_reader() as reader:
+            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
+
+    @contextlib.contextmanager
+    def time_ordered_reader(self) -> Iterator[EventlogReader]:
+        """A reader at the log's start that can read it twice, as time order does (its regions,
+        then their events): a stream that cannot seek is first copied to a temporary file,
+        removed at the end; the input itself is still read once."""
+        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
 
         with contextlib.ExitStack() as stack:
             stream = self._start()
             if not self.seekable:
                 stream = stack.enter_context(spool(stream))
-            self.reader = reader = EventlogReader(stream, name=self.name)
-            return timeline_of_reader(reader, budget=budget, sinks=sinks, also=also)
+            self.reader = EventlogReader(stream, name=self.name)
+            yield self.reader
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        return named(EventlogHeapReader(self._start(), name=self.name), self.band_names)
+        return named(EventlogHeapReader(self.open_reader()), self.band_names)
 
     def band_stats(self) -> HeapScan:
         from halvm_prof.inputs.heap_scan import stats_of_reader
@@ -365,8 +428,16 @@ class CostCentreSource(Source):
 
     kind: ClassVar[SourceKind] = "prof"
 
-    def __init__(self, stream: IO[bytes], name: str, *, seekable: bool, owned: bool = True):
-        super().__init__(stream, name, seekable=seekable, owned=owned)
+    def __init__(
+        self,
+        stream: IO[bytes],
+        name: str,
+        *,
+        seekable: bool,
+        owned: bool = True,
+        feed: Feed | None = None,
+    ):
+        super().__init__(stream, name, seekable=seekable, owned=owned, feed=feed)
         self._profile: CostCentreProfile | None = None
 
     def cost_centres(self) -> CostCentreProfile:
@@ -400,6 +471,25 @@ class TickySource(Source):
         from halvm_prof.formats.ticky import read_ticky_text
 
         return read_ticky_text(self._start(), self.name)
+
+
+class PerfSource(Source):
+    """A ``perf.data`` file (``perf record``), told by its magic ``PERFILE2``."""
+
+    kind = "perf"
+
+    def perf_data(self) -> PerfData:
+        """The perf.data reader over this source (the only place one is made). It reads the
+        file's sections in any order, so a pipe is refused: save it to a file first."""
+        from halvm_prof.perf.reader import PerfData
+
+        if not self.seekable:
+            raise InputError(
+                "is a perf.data stream, and perf.data is read in any order, not front to back",
+                path=self.name,
+                hint="save it to a file first",
+            )
+        return PerfData(self._start(), name=self.name)
 
 
 class DiskSource(Source):
@@ -442,11 +532,15 @@ class DiskSource(Source):
     def what(self) -> str:
         return f"a HaLVM profiling disk image holding {self._content.what}"
 
-    def follow(self, *, quiet_after: float | None = None) -> Follower:
+    def follow(
+        self,
+        *,
+        quiet_after: float | None = None,
+        types: set[int] | None = None,
+        caps: int = 1,
+    ) -> Follower:
         """Follow the disk while a unikernel writes it: its status sector, polled."""
-        from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower
-
-        return DiskFollower(self.name, quiet_after=quiet_after or QUIET_AFTER)
+        return _disk_follower(self, quiet_after)
 
     @property
     def content(self) -> Source:
@@ -484,6 +578,8 @@ def _make(
         return ProfJsonSource(stream, name, seekable=seekable, owned=owned)
     if kind == "ticky":
         return TickySource(stream, name, seekable=seekable, owned=owned)
+    if kind == "perf":
+        return PerfSource(stream, name, seekable=seekable, owned=owned)
     return None
 
 
@@ -551,6 +647,25 @@ def open_source(
         raise
 
 
+def open_eventlog(target: Target, *, name: str | None = None) -> EventlogSource:
+    """Open ``target`` as an eventlog whatever its first bytes say, as :func:`open_disk` forces
+    a disk (``eventlog show``: a log whose header is not written yet, or is damaged, gets the
+    eventlog reader's own word for it)."""
+    if isinstance(target, (str, os.PathLike)):
+        path = os.fspath(target)
+        raw = open_input(path)
+        try:
+            mode = os.fstat(raw.fileno()).st_mode
+        except OSError:
+            mode = 0
+        return EventlogSource(raw, name or path, seekable=stat.S_ISREG(mode))
+    try:
+        seekable = bool(target.seekable())
+    except (OSError, ValueError):
+        seekable = False
+    return EventlogSource(target, name or _stream_name(target), seekable=seekable, owned=False)
+
+
 def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> DiskSource:
     """Open ``path`` as a HaLVM profiling disk image, whatever its content looks like: a damaged
     or empty image gets the disk's own errors (status sector, nothing recoverable)."""
@@ -562,22 +677,81 @@ def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> D
         raise
 
 
-FollowKind = Literal["hp", "eventlog", "disk"]
+def _disk_follower(source: Source, quiet_after: float | None) -> Follower:
+    from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower
+
+    fd = os.dup(source.stream.fileno())
+    return DiskFollower(source.name, fd, quiet_after=quiet_after or QUIET_AFTER)
 
 
-def follow_kind(spec: str | os.PathLike[str]) -> FollowKind:
-    """What ``spec`` holds, for following it: ``unix:PATH``/``tcp:HOST:PORT`` and a FIFO are an
-    eventlog stream (its first bytes may not be there yet); a file is told by :func:`open_source`.
-    A disk is a disk even before its status sector says so (a blank one about to be written)."""
+class BlankDiskSource(Source):
+    """A HaLVM heap disk whose status sector was never written (all zero): nothing to read yet,
+    only to follow while a unikernel is about to write it."""
+
+    kind = "disk"
+
+    @property
+    def what(self) -> str:
+        return "a blank HaLVM profiling disk image (nothing written yet)"
+
+    def follow(
+        self,
+        *,
+        quiet_after: float | None = None,
+        types: set[int] | None = None,
+        caps: int = 1,
+    ) -> Follower:
+        return _disk_follower(self, quiet_after)
+
+
+class _FollowOnly(io.RawIOBase):
+    """The stream of a source that can only be followed (a FIFO, a socket, a run's output):
+    reading it as a whole is refused, since it is still being written."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        raise InputError(
+            "is a stream still being written: it can only be followed",
+            path=self.name,
+            hint="use halvm-prof live, or save it to a file first",
+        )
+
+
+@overload
+def stream_source(kind: Literal["hp"], feed: Feed) -> HpSource: ...
+@overload
+def stream_source(kind: Literal["eventlog"], feed: Feed) -> EventlogSource: ...
+def stream_source(kind: Literal["hp", "eventlog"], feed: Feed) -> HpSource | EventlogSource:
+    """The source of a stream being written (a FIFO, a socket, a run's saved output), read
+    through ``feed`` by its follower only; ``kind`` is known, since its first bytes may not be
+    there yet. The source owns ``feed`` until :meth:`Source.follow` hands it on."""
+    stream = cast("IO[bytes]", _FollowOnly(feed.name))
+    if kind == "hp":
+        return HpSource(stream, feed.name, seekable=False, feed=feed)
+    return EventlogSource(stream, feed.name, seekable=False, feed=feed)
+
+
+def open_followed(spec: str | os.PathLike[str]) -> Source:
+    """Open what ``halvm-prof live`` follows, once: ``unix:PATH``/``tcp:HOST:PORT`` and a FIFO are
+    an eventlog stream (its first bytes may not be there yet); a file is told by its content, as
+    :func:`open_source` tells it. A disk is a disk even before its status sector says so (a
+    blank one about to be written). :meth:`Source.follow` makes its follower."""
+    from halvm_prof.inputs.follow import FifoFeed, SocketFeed
+
     text = os.fspath(spec)
     if text.startswith(("unix:", "tcp:")):
-        return "eventlog"
+        return stream_source("eventlog", SocketFeed.connect(text))
     try:
         st = os.stat(text)
     except FileNotFoundError as e:
         raise InputError("no such file", path=text, hint="check the path") from e
     if stat.S_ISFIFO(st.st_mode):
-        return "eventlog"
+        return stream_source("eventlog", FifoFeed(text))
     if st.st_size == 0:
         # A file just created by a program that has not written yet.
         raise InputError(
@@ -585,43 +759,35 @@ def follow_kind(spec: str | os.PathLike[str]) -> FollowKind:
             path=text,
             hint="start the program first, or give a disk image or eventlog FIFO",
         )
+    raw = open_input(text)
     try:
-        with open_source(text) as source:
-            kind = source.kind
-    except HalvmProfError:
-        if _blank_disk(text):
-            return "disk"
+        try:
+            source = _open(raw, text, True, True, True, False, False)
+        except HalvmProfError:
+            if not _blank_disk(raw):
+                raise
+            return BlankDiskSource(raw, text, seekable=True)
+    except BaseException:
+        raw.close()
         raise
-    if kind in ("prof", "prof-json"):
+    if source.kind in ("prof", "prof-json"):
+        source.close()
         raise InputError(
             "is a cost-centre report, written once at exit: there is nothing to follow",
             path=text,
             hint="live follows .hp files, eventlogs and heap disks",
         )
-    return "disk" if kind == "disk" else "hp" if kind == "hp" else "eventlog"
+    return source
 
 
-def _blank_disk(path: str) -> bool:
+def _blank_disk(stream: IO[bytes]) -> bool:
     """A disk image whose status sector was never written (all zero) and that has a data area."""
     from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 
-    with open_input(path) as f:
-        head = f.read(SECTOR_SIZE)
-        size = os.fstat(f.fileno()).st_size
+    stream.seek(0)
+    head = stream.read(SECTOR_SIZE)
+    size = os.fstat(stream.fileno()).st_size
     return len(head) == SECTOR_SIZE and size > DATA_OFFSET and decode_status(head).health == "blank"
-
-
-def open_follower(spec: str | os.PathLike[str], *, quiet_after: float | None = None) -> Follower:
-    """A follower for ``spec`` (a path, ``unix:PATH`` or ``tcp:HOST:PORT``), kind from content."""
-    from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower, EventlogFollower, HpFollower
-
-    wait = quiet_after or QUIET_AFTER
-    kind = follow_kind(spec)
-    if kind == "hp":
-        return HpFollower(spec, quiet_after=wait)
-    if kind == "disk":
-        return DiskFollower(spec, quiet_after=wait)
-    return EventlogFollower(spec, quiet_after=wait)
 
 
 def _stream_name(stream: IO[bytes]) -> str:
@@ -677,28 +843,33 @@ def _open(
         raise InputError(
             "is empty" if not head else "holds only zero bytes or blanks",
             path=name,
-            hint="give a .hp, .prof (text or -pj JSON) or eventlog file, or a HaLVM disk image",
+            hint="give a .hp, .prof (text or -pj JSON), eventlog or perf.data file, or a HaLVM "
+            "disk image",
         )
     raise InputError(
-        "is not a GHC profile (.hp, .prof, -pj JSON or eventlog) nor a HaLVM disk image",
+        "is not a GHC profile (.hp, .prof, -pj JSON or eventlog), a perf.data file nor a HaLVM "
+        "disk image",
         path=name,
         hint="check the file; `halvm-prof disk info` describes a damaged disk image",
     )
 
 
 __all__ = [
+    "BlankDiskSource",
     "CostCentreSource",
     "DiskSource",
     "EventFold",
     "EventlogSource",
     "HpSource",
+    "PerfSource",
     "ProfJsonSource",
     "Source",
     "SourceKind",
     "TickySource",
     "Window",
-    "follow_kind",
     "open_disk",
-    "open_follower",
+    "open_eventlog",
+    "open_followed",
     "open_source",
+    "stream_source",
 ]

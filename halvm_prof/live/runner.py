@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import IO
 
 from halvm_prof.errors import InputError, OutputError
-from halvm_prof.inputs.follow import EventlogFollower, FifoFeed, FileFeed, HpFollower
+from halvm_prof.inputs.follow import FifoFeed, FileFeed
+from halvm_prof.inputs.source import stream_source
 from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
 from halvm_prof.rts import heap_exhausted, parse_rts
 
@@ -249,7 +250,8 @@ class Run:
                 fifo.unlink()
             os.mkfifo(fifo)
             feed = TeeFeed(FifoFeed(fifo), self._create(self.saved_eventlog))
-            self.state.eventlog_follower = EventlogFollower(feed, types=EVENT_TYPES, caps=self.caps)
+            log = stream_source("eventlog", feed)
+            self.state.eventlog_follower = log.follow(types=EVENT_TYPES, caps=self.caps)
             flags += ["-l", f"-ol{fifo}"]
         if self.plan.flags:
             with contextlib.suppress(FileNotFoundError):
@@ -291,7 +293,7 @@ class Run:
         if self._old_hp is not None and (st.st_ino, st.st_mtime_ns) == self._old_hp:
             return  # still the file of an earlier run: GHC has not truncated it yet
         feed = TeeFeed(FileFeed(self.hp_path), self._create(self.saved_hp))
-        self.state.heap_follower = HpFollower(feed)
+        self.state.heap_follower = stream_source("hp", feed).follow()
 
     def tick(self) -> None:
         if self.finished or self.proc is None:

@@ -19,7 +19,8 @@ from typing import IO
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import write as w
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.perf.merge import EventlogFacts, eventlog_facts, sample_instants
+from halvm_prof.perf.merge import EventlogFacts, sample_instants
+from halvm_prof.perf.reader import PerfData
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,21 +37,21 @@ class MergedLog:
 
 
 def write_merged_eventlog(
-    perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str],
+    data: PerfData,
+    facts: EventlogFacts,
+    reader: EventlogReader,
     out: IO[bytes],
     *,
     binary: str | os.PathLike[str] | None = None,
-    facts: EventlogFacts | None = None,
 ) -> MergedLog:
-    """Write ``eventlog`` with the samples of ``perf_data`` added to ``out``."""
-    facts = facts if facts is not None else eventlog_facts(eventlog)
+    """Write the log ``reader`` reads (at its start; ``facts`` were read from it) with the
+    samples of ``data`` added, to ``out``."""
     names: dict[str, int] = {}
     # Per capability (-1: none), the samples as (time, perf event number, thread), in time
     # order: perf writes each CPU's buffer in turn, so the file's order is not time order.
     pending: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     outside = 0
-    for s in sample_instants(perf_data, facts, binary=binary):
+    for s in sample_instants(data, facts, binary=binary):
         if s.time_ns < 0:
             outside += 1
             continue
@@ -59,34 +60,30 @@ def write_merged_eventlog(
     for samples in pending.values():
         samples.sort(reverse=True)  # popped from the end: earliest first
     added: dict[int, int] = defaultdict(int)
-    with EventlogReader(eventlog) as reader:
-        if reader.header is None:
-            raise InputError(
-                "is not a whole eventlog (it stops inside its header)", path=os.fspath(eventlog)
-            )
-        with open(eventlog, "rb") as raw:
-            head = raw.read(reader.header.data_offset)
-        out.write(w.header_with(head, reader.header, w.PERF_DECLARATIONS))
-        blocks = w.BlockWriter(out)
-        for name, num in sorted(names.items(), key=lambda x: x[1]):
-            blocks.add(-1, 0, w.perf_name(num, name))
+    if reader.header is None:
+        raise InputError("is not a whole eventlog (it stops inside its header)", path=reader.path)
+    head = _header_bytes(reader.stream, reader.header.data_offset)
+    out.write(w.header_with(head, reader.header, w.PERF_DECLARATIONS))
+    blocks = w.BlockWriter(out)
+    for name, num in sorted(names.items(), key=lambda x: x[1]):
+        blocks.add(-1, 0, w.perf_name(num, name))
 
-        def samples_before(cap: int, time: int | None) -> None:
-            queue = pending.get(cap)
-            while queue and (time is None or queue[-1][0] <= time):
-                t, num, tid = queue.pop()
-                blocks.add(cap, t, w.perf_tracepoint(t, num, tid))
-                added[cap] += 1
+    def samples_before(cap: int, time: int | None) -> None:
+        queue = pending.get(cap)
+        while queue and (time is None or queue[-1][0] <= time):
+            t, num, tid = queue.pop()
+            blocks.add(cap, t, w.perf_tracepoint(t, num, tid))
+            added[cap] += 1
 
-        events = 0
-        for cap, time, _etype, event in reader.iter_raw():
-            samples_before(cap, time)
-            blocks.add(cap, time, event)
-            events += 1
-        for cap in sorted(pending):
-            samples_before(cap, None)
-        blocks.end()
-        note = reader.note()
+    events = 0
+    for cap, time, _etype, event in reader.iter_raw():
+        samples_before(cap, time)
+        blocks.add(cap, time, event)
+        events += 1
+    for cap in sorted(pending):
+        samples_before(cap, None)
+    blocks.end()
+    note = reader.note()
     by_cap = tuple(
         sorted(
             ((None if c < 0 else c, n) for c, n in added.items()),
@@ -94,3 +91,14 @@ def write_merged_eventlog(
         )
     )
     return MergedLog(events, sum(added.values()), by_cap, outside, len(names), note)
+
+
+def _header_bytes(stream: IO[bytes], size: int) -> bytes:
+    """The log's header as GHC wrote it, read again from its (seekable) stream, which is left
+    where the reader had it."""
+    at = stream.tell()
+    try:
+        stream.seek(0)
+        return stream.read(size)
+    finally:
+        stream.seek(at)

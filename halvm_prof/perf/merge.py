@@ -23,12 +23,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Frame, Symbolizer
@@ -210,16 +209,6 @@ class EventlogFactsFold:
         return EventlogFacts(self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note)
 
 
-def eventlog_facts(source: str | os.PathLike[str] | IO[bytes]) -> EventlogFacts:
-    """Read the clock pair, task placements, GC pauses and START/STOP spans of an eventlog."""
-    fold = EventlogFactsFold()
-    with EventlogReader(source) as reader:
-        for e in reader.iter_events(set(fold.types)):
-            fold.add(e)
-        note = reader.note()
-    return fold.facts(note)
-
-
 # -- alignment ---------------------------------------------------------------------------------
 
 
@@ -357,79 +346,86 @@ def _samples(data: PerfData, symbolizer: Symbolizer) -> Iterator[tuple[Sample, F
     yield from release()
 
 
-def _first_sample(data: PerfData, symbolizer: Symbolizer) -> int | None:
-    for s, _ in _samples(data, symbolizer):
-        return s.time
-    return None
-
-
 def _prepare(
-    perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str] | EventlogFacts,
-    binary: str | os.PathLike[str] | None,
-) -> tuple[PerfData, EventlogFacts, Symbolizer, Alignment]:
-    facts = eventlog if isinstance(eventlog, EventlogFacts) else eventlog_facts(eventlog)
-    data = PerfData(perf_data)
-    try:
-        symbolizer = _open_symbolizer(data, facts, binary)
-        alignment = align(data, facts, None)
-        if alignment.method == "first-sample":
-            alignment = align(data, facts, _first_sample(data, symbolizer))
-            # that pass built the mappings; the caller's pass builds them again, in order
-            symbolizer.reset()
-    except BaseException:
-        data.close()
-        raise
-    return data, facts, symbolizer, alignment
+    data: PerfData, facts: EventlogFacts, binary: str | os.PathLike[str] | None
+) -> tuple[Symbolizer, Alignment]:
+    symbolizer = _open_symbolizer(data, facts, binary)
+    # Without a clock pair the offset is the first sample's time, known when the pass that
+    # places the samples reaches it (:func:`_aligned`): perf.data is read once.
+    return symbolizer, align(data, facts, None)
+
+
+def _aligned(
+    samples: Iterator[tuple[Sample, Frame]], alignment: Alignment
+) -> Iterator[tuple[Sample, Frame, int]]:
+    """Each sample with its time on the eventlog's clock."""
+    offset = alignment.offset_ns
+    first = alignment.method == "first-sample"
+    for s, frame in samples:
+        if first:
+            offset, first = -s.time, False
+        yield s, frame, s.time + offset
+
+
+def _alignment_used(alignment: Alignment, first_sample: int | None) -> Alignment:
+    """The alignment as the pass applied it (first-sample: the offset of the first sample)."""
+    if alignment.method != "first-sample":
+        return alignment
+    return Alignment(
+        alignment.method,
+        -first_sample if first_sample is not None else 0,
+        alignment.warning,
+    )
 
 
 def merge(
-    perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str],
+    data: PerfData,
+    facts: EventlogFacts,
     *,
     binary: str | os.PathLike[str] | None = None,
 ) -> PerfMerge:
-    """Align ``perf_data`` with ``eventlog`` and tell what ran in each GC pause and user span."""
-    data, facts, symbolizer, alignment = _prepare(perf_data, eventlog, binary)
-    with data:
-        gc = _Table(facts.gc_pauses)
-        spans = _Table(facts.spans)
-        caps: Counter[int | None] = Counter()
-        total = in_run = gc_total = gc_in = 0
-        offset = alignment.offset_ns
-        for s, frame in _samples(data, symbolizer):
-            total += 1
-            t = s.time + offset
-            if 0 <= t <= facts.duration:
-                in_run += 1
-            cap = cap_of(facts.tid_caps, s.tid, t)
-            caps[cap] += 1
-            hit = False
-            for i in gc.hits(t, cap, by_cap=True):
-                gc.add(i, frame)
-                hit = True
-                break
-            if frame.category == "RTS GC":
-                gc_total += 1
-                gc_in += hit
-            for i in spans.hits(t, cap, by_cap=False):
-                spans.add(i, frame)
-        notes = [n for n in (facts.note, data.note()) if n]
-        notes.extend(symbolizer.notes)
-        if not facts.tid_caps:
-            notes.append("the eventlog has no task events: samples have no capability")
-        return PerfMerge(
-            program=symbolizer.binary_base,
-            samples=total,
-            alignment=alignment,
-            in_run=in_run,
-            caps=tuple(sorted(caps.items(), key=lambda x: (x[0] is None, x[0] or 0))),
-            gc_samples=gc_total,
-            gc_samples_in_pauses=gc_in,
-            gc_pauses=gc.results(),
-            spans=spans.results(),
-            notes=tuple(notes),
-        )
+    """Align the samples of ``data`` with the eventlog ``facts`` were read from, and tell what
+    ran in each GC pause and user span, in one pass over perf.data."""
+    symbolizer, alignment = _prepare(data, facts, binary)
+    gc = _Table(facts.gc_pauses)
+    spans = _Table(facts.spans)
+    caps: Counter[int | None] = Counter()
+    total = in_run = gc_total = gc_in = 0
+    first: int | None = None
+    for s, frame, t in _aligned(_samples(data, symbolizer), alignment):
+        if first is None:
+            first = s.time
+        total += 1
+        if 0 <= t <= facts.duration:
+            in_run += 1
+        cap = cap_of(facts.tid_caps, s.tid, t)
+        caps[cap] += 1
+        hit = False
+        for i in gc.hits(t, cap, by_cap=True):
+            gc.add(i, frame)
+            hit = True
+            break
+        if frame.category == "RTS GC":
+            gc_total += 1
+            gc_in += hit
+        for i in spans.hits(t, cap, by_cap=False):
+            spans.add(i, frame)
+    notes = [n for n in (facts.note, data.note()) if n]
+    notes.extend(symbolizer.notes)
+    if not facts.tid_caps:
+        notes.append("the eventlog has no task events: samples have no capability")
+    return PerfMerge(
+        program=symbolizer.binary_base,
+        samples=total,
+        alignment=_alignment_used(alignment, first),
+        in_run=in_run,
+        caps=tuple(sorted(caps.items(), key=lambda x: (x[0] is None, x[0] or 0))),
+        gc_samples=gc_total,
+        gc_samples_in_pauses=gc_in,
+        gc_pauses=gc.results(),
+        spans=spans.results(),
+        notes=tuple(notes),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,17 +440,12 @@ class SampleInstant:
 
 
 def sample_instants(
-    perf_data: str | os.PathLike[str],
-    eventlog: str | os.PathLike[str] | EventlogFacts,
+    data: PerfData,
+    facts: EventlogFacts,
     *,
     binary: str | os.PathLike[str] | None = None,
 ) -> Iterator[SampleInstant]:
     """The program's samples, aligned, in file order (one pass, memory flat in samples)."""
-    data, facts, symbolizer, alignment = _prepare(perf_data, eventlog, binary)
-    with data:
-        offset = alignment.offset_ns
-        for s, frame in _samples(data, symbolizer):
-            t = s.time + offset
-            yield SampleInstant(
-                t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category
-            )
+    symbolizer, alignment = _prepare(data, facts, binary)
+    for s, frame, t in _aligned(_samples(data, symbolizer), alignment):
+        yield SampleInstant(t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category)

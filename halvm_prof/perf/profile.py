@@ -15,7 +15,7 @@ import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
@@ -338,73 +338,73 @@ _PLAIN_MODES = (L.CPUMODE_KERNEL, L.CPUMODE_USER)
 
 
 def perf_profile(
-    perf_data: str | os.PathLike[str] | IO[bytes],
+    data: PerfData,
     binary: str | os.PathLike[str],
     *,
     read_libraries: bool = True,
 ) -> PerfProfile:
-    """The :class:`PerfProfile` of ``binary``'s process in ``perf_data``."""
-    with PerfData(perf_data) as data:
-        symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
-        acc = _Accumulator(symbolizer)
-        for item in data.iter_batches():
-            if type(item) is SampleBatch:
-                acc.add(item)
-            elif type(item) is ChainBatch:
-                acc.add_chains(item)
-            elif isinstance(item, (Mmap, TaskEvent)):
-                if symbolizer.replaces(item):
-                    # samples so far are resolved against the mappings they were taken under
-                    acc.flush()
-                if isinstance(item, Mmap):
-                    symbolizer.add_mmap(item)
-                else:
-                    symbolizer.add_task(item)
-        acc.flush()
-        pids = symbolizer.program_pids
-        functions, lines, spans = acc.functions, acc.lines, acc.spans
-        categories, stacks = acc.categories, acc.stacks
-        total, other, period = acc.total, acc.other, acc.period
-        notes = [n for n in (data.note(),) if n]
-        if len(data.attrs) > 1:
-            names = ", ".join(a.name for a in data.attrs)
-            notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
-        notes.extend(symbolizer.notes)
-        if not pids:
-            notes.append(
-                f"no process mapped {symbolizer.binary_base}: is it the program that was recorded?"
-            )
-        error = data.stop if data.stop is not None and data.stop.reason == "corrupt" else None
-        complete = not data.header_notes and (data.stop is None or data.stop.reason == "end")
-        if error is not None:
-            complete = False
-        return PerfProfile(
-            program=symbolizer.binary_base,
-            command=data.features.cmdline,
-            event=data.attrs[0].name,
-            clock=clock_name(data),
-            samples=total,
-            other_samples=other,
-            period_ns=period,
-            pids=tuple(sorted(pids)),
-            functions=tuple(
-                FunctionCount(n, p, c, k)
-                for (n, p, c), k in sorted(functions.items(), key=lambda x: (-x[1], x[0]))
-            ),
-            lines=tuple(
-                LineCount(file, line, k)
-                for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
-            ),
-            spans=tuple(
-                SpanCount(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k)
-                for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
-            ),
-            categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
-            stacks=tuple(sorted(stacks.items(), key=lambda x: x[0])),
-            lost=data.lost,
-            complete=complete,
-            notes=tuple(notes),
+    """The :class:`PerfProfile` of ``binary``'s process in the perf.data ``data`` reads (made by
+    :meth:`halvm_prof.inputs.source.PerfSource.perf_data`)."""
+    symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
+    acc = _Accumulator(symbolizer)
+    for item in data.iter_batches():
+        if type(item) is SampleBatch:
+            acc.add(item)
+        elif type(item) is ChainBatch:
+            acc.add_chains(item)
+        elif isinstance(item, (Mmap, TaskEvent)):
+            if symbolizer.replaces(item):
+                # samples so far are resolved against the mappings they were taken under
+                acc.flush()
+            if isinstance(item, Mmap):
+                symbolizer.add_mmap(item)
+            else:
+                symbolizer.add_task(item)
+    acc.flush()
+    pids = symbolizer.program_pids
+    functions, lines, spans = acc.functions, acc.lines, acc.spans
+    categories, stacks = acc.categories, acc.stacks
+    total, other, period = acc.total, acc.other, acc.period
+    notes = [n for n in (data.note(),) if n]
+    if len(data.attrs) > 1:
+        names = ", ".join(a.name for a in data.attrs)
+        notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
+    notes.extend(symbolizer.notes)
+    if not pids:
+        notes.append(
+            f"no process mapped {symbolizer.binary_base}: is it the program that was recorded?"
         )
+    error = data.stop if data.stop is not None and data.stop.reason == "corrupt" else None
+    complete = not data.header_notes and (data.stop is None or data.stop.reason == "end")
+    if error is not None:
+        complete = False
+    return PerfProfile(
+        program=symbolizer.binary_base,
+        command=data.features.cmdline,
+        event=data.attrs[0].name,
+        clock=clock_name(data),
+        samples=total,
+        other_samples=other,
+        period_ns=period,
+        pids=tuple(sorted(pids)),
+        functions=tuple(
+            FunctionCount(n, p, c, k)
+            for (n, p, c), k in sorted(functions.items(), key=lambda x: (-x[1], x[0]))
+        ),
+        lines=tuple(
+            LineCount(file, line, k)
+            for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
+        ),
+        spans=tuple(
+            SpanCount(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k)
+            for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
+        ),
+        categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
+        stacks=tuple(sorted(stacks.items(), key=lambda x: x[0])),
+        lost=data.lost,
+        complete=complete,
+        notes=tuple(notes),
+    )
 
 
 def to_cost_centre_profile(profile: PerfProfile) -> CostCentreProfile:

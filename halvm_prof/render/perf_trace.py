@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from halvm_prof.inputs.source import EventlogSource
-from halvm_prof.perf.merge import EventlogFactsFold, sample_instants
+from halvm_prof.analysis.perf import placed_samples
+from halvm_prof.inputs.source import EventlogSource, Source
+from halvm_prof.perf.merge import EventlogFactsFold
 from halvm_prof.render.perfetto import Instant, PerfettoWriter
 from halvm_prof.timeline.model import Timeline
 
 
 def write_perfetto_with_samples(
-    perf_data: str | os.PathLike[str],
+    perf: Source,
     log: EventlogSource,
     out: IO[bytes],
     *,
@@ -27,7 +28,7 @@ def write_perfetto_with_samples(
     tl = log.timeline(also=[facts_fold], sinks=[writer])
     facts = facts_fold.facts(tl.note)
     placed = 0
-    for si in sample_instants(perf_data, facts, binary=binary):
+    for si in placed_samples(perf, facts, binary=binary):
         if si.time_ns < 0:
             continue  # before the runtime's clock started (perf starts first): not on the trace
         track = "perf samples" if si.cap is None else f"perf samples cap {si.cap}"

@@ -12,9 +12,8 @@ exporters stream through one).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event, EventFold
@@ -565,20 +564,6 @@ def build_timeline(
     b = TimelineBuilder(budget, sinks)
     b.feed(events)
     return b.finish(complete=complete, note=note)
-
-
-def read_timeline(
-    source: str | os.PathLike[str] | IO[bytes],
-    *,
-    budget: Budget | None = None,
-    sinks: Sequence[TimelineSink] = (),
-) -> Timeline:
-    """The timeline of an eventlog file or seekable stream, read in time order (commands go
-    through :meth:`halvm_prof.inputs.source.EventlogSource.timeline`)."""
-    from halvm_prof.formats.eventlog.reader import EventlogReader
-
-    with EventlogReader(source) as reader:
-        return timeline_of_reader(reader, budget=budget, sinks=sinks)
 
 
 def timeline_of_reader(

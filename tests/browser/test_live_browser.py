@@ -230,17 +230,17 @@ def test_a_page_refused_a_stream_polls_then_streams_once_one_is_free(
     # retries by itself: the page polls snapshot.json meanwhile, and streams once it can.
     import http.client
 
-    from halvm_prof.inputs.follow import HpFollower
     from halvm_prof.live.server import Hub
     from halvm_prof.live.state import LiveState
     from tests.live.helpers import running
+    from tests.unit.test_follow import hp_follower
 
     hp = tmp_path / "prog.hp"
     hp.write_text(
         'JOB "prog"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
         "BEGIN_SAMPLE 0.5\nMAIN\t4096\nEND_SAMPLE 0.5\n"
     )
-    state = LiveState(str(hp), "hp", heap=HpFollower(hp, quiet_after=60))
+    state = LiveState(str(hp), "hp", heap=hp_follower(hp, quiet_after=60))
     hub = Hub(state, title="one stream", poll_interval=0.05, max_streams=1)
     with running(hub) as url:
         port = int(url.rsplit(":", 1)[1].strip("/"))

@@ -21,7 +21,6 @@ import pytest
 from halvm_prof.analysis.report import RuntimeSection, build_report_data
 from halvm_prof.render.html import render_html
 from halvm_prof.render.timeline_page import KIND, section_data
-from halvm_prof.timeline.build import read_timeline
 from halvm_prof.timeline.model import Budget, Interval, Timeline
 from tests.browser.test_report_browser import (
     _errors,
@@ -32,6 +31,7 @@ from tests.browser.test_report_browser import (
     write_file_report,
 )
 from tests.conftest import DATA, in_ci, require_system
+from tests.eventlog_sources import read_timeline
 
 __all__ = ["browser"]
 OURS = DATA / "eventlog" / "ghc"

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from halvm_prof.analysis.postmortem import heap_verdict
 from halvm_prof.cli import cli
 from halvm_prof.formats.hp import read_hp
-from halvm_prof.inputs.follow import HpFollower
 from halvm_prof.live.state import LiveState
 from tests.ghc_programs import build
+from tests.unit.test_follow import hp_follower
 
 BANDS = ["chunkA", "chunkB", "chunkC", "chunkD"]
 
@@ -48,7 +48,7 @@ def test_four_linear_bands_are_leak_suspects_despite_the_exit_census(tmp_path: P
     assert all(float(r2) >= 0.99 for _, r2 in suspects), result.output
     # Still shown: the census count holds it, and so does the live chart.
     assert f"samples:      {len(profile.samples)} complete" in result.output
-    follower = HpFollower(hp)
+    follower = hp_follower(hp)
     state = LiveState(str(hp), "hp", heap=follower)
     state.poll()
     follower.close()

@@ -87,7 +87,13 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.data"
     junk.write_bytes(b"\0" * 300)
     code, _, err = run("perf", "report", BINARY, str(junk))
-    assert code == 1 and "not a perf.data file" in err and len(err.strip().splitlines()) == 1
+    assert code == 1 and "perf.data" in err and "junk.data" in err
+    assert len(err.strip().splitlines()) == 1
+    # another kind of profile: named for what it is
+    code, _, err = run("perf", "report", BINARY, str(PERF / "work.eventlog"))
+    assert code == 1 and "is an eventlog; this needs a perf.data file" in err, err
+    code, _, err = run("perf", "merge", str(PERF / "work.eventlog"), str(PERF / "work.eventlog"))
+    assert code == 1 and "this needs a perf.data file" in err, err
     code, _, err = run("perf", "report", str(PERF / "Work.hs"), FULL)
     assert code == 1 and "not a readable ELF file" in err and "Traceback" not in err
     # an export name of a format perf report does not write, or of none at all
@@ -230,7 +236,7 @@ def test_merge_places_the_samples_in_the_perfetto_trace(tmp_path: Path) -> None:
         perfetto_trace_pb2 as pb,
     )
 
-    from halvm_prof.perf.merge import sample_instants
+    from tests.perf_sources import sample_instants
 
     out = tmp_path / "run.perfetto-trace"
     log = str(PERF / "work.eventlog")
@@ -249,7 +255,7 @@ def test_merge_places_the_samples_in_the_perfetto_trace(tmp_path: Path) -> None:
         if p.HasField("track_event")
         and names.get(p.track_event.track_uuid, "").startswith("perf samples")
     ]
-    every = list(sample_instants(FULL, log, binary=BINARY))
+    every = sample_instants(FULL, log, binary=BINARY)
     expected = [s for s in every if s.time_ns >= 0]
     assert len(expected) < len(every)  # perf starts before the runtime's clock: those are left
     # Every sample, at its aligned time, on its capability's track, next to the timeline.
@@ -279,3 +285,22 @@ def test_the_old_output_spellings_still_work_unshown(tmp_path: Path) -> None:
         assert code == 2 and f"{old} is the old spelling of -o/--output" in err
         shown = run(*cmd[:2], "--help")[1]
         assert "-o, --output" in shown and old not in shown
+
+
+def test_perf_data_from_standard_input(tmp_path: Path) -> None:
+    # perf.data is opened as every input is: a file given as stdin is read like its path; a
+    # pipe cannot be (perf.data is read in any order), which one line says.
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "halvm_prof", "perf", "report", BINARY, "-", "--json"]
+    with open(FULL, "rb") as f:
+        redirected = subprocess.run(command, stdin=f, capture_output=True, check=False)
+    code, out, _ = run("perf", "report", BINARY, FULL, "--json")
+    assert redirected.returncode == code == 0, redirected.stderr
+    assert json.loads(redirected.stdout) == json.loads(out)
+    data = Path(FULL).read_bytes()
+    piped = subprocess.run(command, input=data, capture_output=True, check=False)
+    err = piped.stderr.decode()
+    assert piped.returncode == 1 and "save it to a file first" in err, err
+    assert len(err.strip().splitlines()) == 1 and "<stdin>" in err

@@ -8,8 +8,8 @@ import re
 from click.testing import CliRunner
 
 from halvm_prof.cli import cli
-from halvm_prof.timeline.build import read_timeline
 from tests.conftest import DATA
+from tests.eventlog_sources import read_timeline
 
 LOG = DATA / "eventlog" / "ghc" / "timeline-N4.eventlog"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
-from halvm_prof.inputs.follow import EventlogFollower, HpFollower
 from halvm_prof.live.state import EVENT_TYPES, LiveState, Snapshot
 from tests.ghc_programs import build
+from tests.unit.test_follow import eventlog_follower, hp_follower
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +36,8 @@ def leaky_n2(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _live(eventlog: Path, hp: Path | None = None) -> Snapshot:
     """What the live page shows once it has read the whole (finished) run."""
-    log = EventlogFollower(eventlog, types=EVENT_TYPES, caps=2)
-    heap = HpFollower(hp) if hp is not None else None
+    log = eventlog_follower(eventlog, types=EVENT_TYPES, caps=2)
+    heap = hp_follower(hp) if hp is not None else None
     state = LiveState(str(hp or eventlog), "hp" if hp else "eventlog", heap=heap, eventlog=log)
     try:
         for _ in range(1000):

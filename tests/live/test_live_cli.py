@@ -19,11 +19,11 @@ from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.hp import read_hp
-from halvm_prof.inputs.follow import HpFollower
 from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.ghc_programs import build
+from tests.unit.test_follow import hp_follower
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -155,7 +155,7 @@ def test_a_token_given_on_loopback_is_in_the_url_and_ctrl_c_exits_cleanly(tmp_pa
 def test_tui_view_shows_heap_bands_and_status() -> None:
     from rich.console import Console
 
-    follower = HpFollower(CORPUS / "leaky-hc.hp")
+    follower = hp_follower(CORPUS / "leaky-hc.hp")
     state = LiveState(str(CORPUS / "leaky-hc.hp"), "hp", heap=follower)
     state.poll()
     console = Console(width=100, record=True)

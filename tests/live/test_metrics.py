@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from halvm_prof.inputs.follow import EventlogFollower, HpFollower
+from halvm_prof.inputs.follow import EventlogFollower
 from halvm_prof.live.server import Hub
 from halvm_prof.live.state import PAUSE_BUCKETS, LiveState
 from tests.conftest import CORPUS, DATA, require_program
 from tests.live.helpers import get_json, running
+from tests.unit.test_follow import eventlog_follower, hp_follower
 
 N2 = DATA / "ghc96" / "parfib-N2-l.eventlog"
 
@@ -54,7 +55,7 @@ def parse(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def _hub_of_eventlog(path: Path) -> tuple[Hub, EventlogFollower]:
-    follower = EventlogFollower(str(path))
+    follower = eventlog_follower(path)
     state = LiveState(str(path), "eventlog", eventlog=follower)
     return Hub(state, title="t", poll_interval=0.02), follower
 
@@ -88,7 +89,7 @@ def test_metrics_are_the_snapshot_s_figures(tmp_path: Path) -> None:
 
 def test_heap_bands_are_bounded_and_sum_to_the_total(tmp_path: Path) -> None:
     path = CORPUS / "leaky-hc.hp"
-    state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+    state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
     hub = Hub(state, title="t", poll_interval=0.02)
     with running(hub) as url:
         _wait(lambda: get_json(url + "snapshot.json")["closed"])

@@ -15,22 +15,26 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.formats.eventlog.heap import heap_profile_from_eventlog
 from halvm_prof.formats.hp import read_hp
-from halvm_prof.inputs.follow import EventlogFollower, HpFollower
 from halvm_prof.live.server import Hub, is_loopback
 from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, BoundedSeries, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS
+from tests.eventlog_sources import heap_profile_from_eventlog
 from tests.live.helpers import get_json, running
+from tests.unit.test_follow import eventlog_follower, hp_follower
 
 KEYS = {"source", "kind", "samples", "events", "last_time", "alive", "closed"}
 
 
+HEADER = (CORPUS / "leaky-hc.hp").read_bytes().split(b"BEGIN_SAMPLE")[0]
+
+
 def _hub(tmp_path: Path, token: str | None = None) -> tuple[Hub, Path]:
     path = tmp_path / "growing.hp"
-    path.write_bytes(b"")
-    state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+    # live tells the kind from the first bytes: the header is there, no census yet.
+    path.write_bytes(HEADER)
+    state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
     return Hub(state, title="test", poll_interval=0.02, token=token), path
 
 
@@ -53,7 +57,7 @@ def test_snapshot_json_follows_a_growing_hp(tmp_path: Path) -> None:
         assert snap["kind"] == "hp" and snap["samples"] == 0 and snap["source"] == str(path)
         seen = []
         with path.open("ab") as f:
-            for i in range(0, len(data), len(data) // 5 + 1):
+            for i in range(len(HEADER), len(data), len(data) // 5 + 1):
                 f.write(data[i : i + len(data) // 5 + 1])
                 f.flush()
                 want = sum(
@@ -76,7 +80,7 @@ def test_snapshot_json_follows_a_growing_hp(tmp_path: Path) -> None:
 
 
 def test_snapshot_json_has_sorted_keys_and_events_of_an_eventlog(tmp_path: Path) -> None:
-    follower = EventlogFollower(str(CORPUS / "leaky-hT.eventlog"))
+    follower = eventlog_follower(CORPUS / "leaky-hT.eventlog")
     state = LiveState(str(CORPUS / "leaky-hT.eventlog"), "eventlog", eventlog=follower)
     with running(Hub(state, title="t", poll_interval=0.02)) as url:
         _wait(lambda: get_json(url + "snapshot.json")["closed"])
@@ -212,6 +216,7 @@ def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:
     """``run`` saves what it follows through a TeeFeed: a .hp written anew is noticed through
     it too, and the saved copy ends as the new file, byte for byte."""
     from halvm_prof.inputs.follow import FileFeed
+    from halvm_prof.inputs.source import stream_source
     from halvm_prof.live.runner import TeeFeed
 
     first = (CORPUS / "leaky-hc.hp").read_bytes()
@@ -220,7 +225,7 @@ def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:
     path.write_bytes(first)
     saved = tmp_path / "saved.hp"
     feed = TeeFeed(FileFeed(path), saved.open("xb"))
-    state = LiveState(str(path), "hp", heap=HpFollower(feed, quiet_after=60))
+    state = LiveState(str(path), "hp", heap=stream_source("hp", feed).follow(quiet_after=60))
     state.poll()
     assert state.samples == len(read_hp(path).samples) and saved.read_bytes() == first
     path.write_bytes(second[:200])

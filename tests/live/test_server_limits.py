@@ -25,21 +25,21 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.inputs.follow import HpFollower
 from halvm_prof.live import server
 from halvm_prof.live.server import Hosts, Hub, quiet_accept_errors
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.live.helpers import running
+from tests.unit.test_follow import eventlog_follower, hp_follower
 
 REPO = Path(__file__).resolve().parents[2]
 CENSUS_HEADER = b'JOB "t"\nDATE "now"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
 
 
-def _hub(tmp_path: Path, data: bytes = b"", max_streams: int = 100) -> tuple[Hub, Path]:
+def _hub(tmp_path: Path, data: bytes = CENSUS_HEADER, max_streams: int = 100) -> tuple[Hub, Path]:
     path = tmp_path / "growing.hp"
     path.write_bytes(data)
-    state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+    state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
     return Hub(state, title="test", poll_interval=0.02, max_streams=max_streams), path
 
 
@@ -524,14 +524,13 @@ def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
     heap bands, GC figures, capabilities and an exit view."""
     from dataclasses import replace
 
-    from halvm_prof.inputs.follow import EventlogFollower
     from halvm_prof.live.state import ExitView
 
     path = CORPUS / source
     if source.endswith(".hp"):
-        state = LiveState(str(path), "hp", heap=HpFollower(path, quiet_after=60))
+        state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
     else:
-        state = LiveState(str(path), "eventlog", eventlog=EventlogFollower(str(path)))
+        state = LiveState(str(path), "eventlog", eventlog=eventlog_follower(path))
     for _ in range(5):
         state.poll()
     snap = state.snapshot()

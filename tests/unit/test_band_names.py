@@ -181,10 +181,12 @@ def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) 
     page = tmp_path / "r.html"
     r = runner.invoke(cli, ["report", str(HP), *names, "-o", str(page)])
     assert r.exit_code == 0 and NAMED in page.read_text()
-    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.inputs.source import HpSource, open_source
     from halvm_prof.live.state import LiveState
 
-    follower = HpFollower(str(HP))
+    with open_source(HP) as source:
+        assert isinstance(source, HpSource)
+        follower = source.follow()
     try:
         state = LiveState(str(HP), "hp", heap=follower, band_names=load_names(LOG))
         state.poll()

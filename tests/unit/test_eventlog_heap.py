@@ -10,7 +10,6 @@ import pytest
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import (
     ccs_length,
-    heap_profile_from_eventlog,
     ipe_description,
     stack_band,
 )
@@ -18,6 +17,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.hp import read_hp
 from halvm_prof.model import HeapSample
 from tests import ghc96
+from tests.eventlog_sources import heap_profile_from_eventlog
 
 HERE = ghc96.DATA
 

@@ -11,10 +11,10 @@ import pytest
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.heap import EventlogHeapFold, heap_profile_from_eventlog
+from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapSample
-from halvm_prof.timeline.build import read_timeline
 from tests.conftest import CORPUS, DATA
+from tests.eventlog_sources import heap_profile_from_eventlog, read_timeline
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 OURS = DATA / "eventlog" / "ghc"

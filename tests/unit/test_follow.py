@@ -4,6 +4,7 @@ sockets, and a HaLVM disk written sector by sector."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -24,9 +25,8 @@ from halvm_prof.inputs.follow import (
     EventlogParser,
     HpFollower,
     HpParser,
-    SocketFeed,
 )
-from halvm_prof.inputs.source import follow_kind, open_follower
+from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
@@ -35,6 +35,36 @@ from tests.ghc_programs import build
 HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
 # The logs and their number of capabilities (+RTS -N).
 EVENTLOGS = [(CORPUS / "parfib-N2.eventlog", 2), (CORPUS / "leaky-hT.eventlog", 1)]
+
+
+def hp_follower(path: str | os.PathLike[str], quiet_after: float | None = None) -> HpFollower:
+    """The follower ``halvm-prof live`` makes of a .hp file."""
+    with open_followed(path) as source:
+        follower = source.follow(quiet_after=quiet_after)
+    assert isinstance(follower, HpFollower)
+    return follower
+
+
+def eventlog_follower(
+    spec: str | os.PathLike[str],
+    *,
+    types: set[int] | None = None,
+    caps: int = 1,
+    quiet_after: float | None = None,
+) -> EventlogFollower:
+    """The follower ``halvm-prof live`` makes of an eventlog file, FIFO or socket."""
+    with open_followed(spec) as source:
+        follower = source.follow(types=types, caps=caps, quiet_after=quiet_after)
+    assert isinstance(follower, EventlogFollower)
+    return follower
+
+
+def disk_follower(path: Path, quiet_after: float | None = None) -> DiskFollower:
+    """The follower ``halvm-prof live`` makes of a HaLVM heap disk."""
+    with open_followed(path) as source:
+        follower = source.follow(quiet_after=quiet_after)
+    assert isinstance(follower, DiskFollower)
+    return follower
 
 
 def _same(a: list[HeapSample], b: list[HeapSample]) -> bool:
@@ -84,11 +114,12 @@ def test_hp_parser_takes_a_band_named_like_a_keyword() -> None:
 def test_hp_follower_on_a_growing_file(tmp_path: Path) -> None:
     data = (CORPUS / "leaky-hc.hp").read_bytes()
     out = tmp_path / "growing.hp"
-    out.write_bytes(b"")
-    follower = HpFollower(out, quiet_after=60)
+    # live tells the kind from the first bytes, so the file is followed once they are there.
+    out.write_bytes(data[:1000])
+    follower = hp_follower(out, quiet_after=60)
     got: list[HeapSample] = []
     with out.open("ab") as f:
-        for i in range(0, len(data), 1000):
+        for i in range(1000, len(data), 1000):
             f.write(data[i : i + 1000])
             f.flush()
             got += follower.poll()
@@ -107,9 +138,9 @@ def test_hp_follower_watches_leaky_run(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
     )
     hp = tmp_path / "leaky.hp"
-    while not hp.exists() and proc.poll() is None:
+    while not (hp.exists() and hp.stat().st_size) and proc.poll() is None:
         time.sleep(0.01)
-    follower = HpFollower(hp)
+    follower = hp_follower(hp)
     got: list[HeapSample] = []
     counts_while_running: list[int] = []
     while proc.poll() is None:
@@ -166,9 +197,8 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     exe = build("Ticker", tmp_path)
     fifo = tmp_path / "ticker.fifo"
     os.mkfifo(fifo)
-    assert follow_kind(fifo) == "eventlog"
     # The event types the live view folds (all of them would pass the bound on held events).
-    follower = EventlogFollower(fifo, caps=2, types=EVENT_TYPES)
+    follower = eventlog_follower(fifo, caps=2, types=EVENT_TYPES)
     proc = subprocess.Popen(
         [str(exe), "120", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
         cwd=tmp_path,
@@ -228,8 +258,7 @@ def test_eventlog_follower_reads_a_socket(tmp_path: Path, family: str) -> None:
     listener.listen(1)
     server = threading.Thread(target=_serve, args=(listener, data))
     server.start()
-    assert follow_kind(spec) == "eventlog"
-    follower = EventlogFollower(SocketFeed.connect(spec))
+    follower = eventlog_follower(spec)
     got = 0
     deadline = time.monotonic() + 10
     while not follower.ended and time.monotonic() < deadline:
@@ -248,7 +277,7 @@ def test_eventlog_follower_says_when_the_log_was_cut(tmp_path: Path) -> None:
     data = (CORPUS / "leaky-hT.eventlog").read_bytes()
     fifo = tmp_path / "cut.fifo"
     os.mkfifo(fifo)
-    follower = EventlogFollower(fifo)
+    follower = eventlog_follower(fifo)
     fd = os.open(fifo, os.O_WRONLY)
     os.write(fd, data[: len(data) // 2])
     os.close(fd)
@@ -263,16 +292,14 @@ def test_socket_that_nobody_serves_is_one_line_error(tmp_path: Path) -> None:
     from halvm_prof.errors import InputError
 
     with pytest.raises(InputError, match="cannot connect"):
-        SocketFeed.connect(f"unix:{tmp_path / 'nobody.sock'}")
+        open_followed(f"unix:{tmp_path / 'nobody.sock'}")
 
 
 def test_disk_follower_watches_disk_write_pace(tmp_path: Path) -> None:
     profile = CORPUS / "leaky-hc.hp"
     disk = tmp_path / "heap.img"
     create_image(disk, 1 << 20)
-    assert follow_kind(disk) == "disk"
-    follower = open_follower(disk)
-    assert isinstance(follower, DiskFollower)
+    follower = disk_follower(disk)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -310,7 +337,7 @@ def test_disk_follower_notices_a_writer_gone_quiet(tmp_path: Path) -> None:
     create_image(disk, 1 << 20)
     result = write_profile(profile, disk, crash_after=20)
     assert result.crashed
-    follower = DiskFollower(disk, quiet_after=0.2)
+    follower = disk_follower(disk, quiet_after=0.2)
     got = follower.poll()
     assert follower.alive and got
     committed = read_hp(profile).samples
@@ -357,7 +384,7 @@ def test_a_hp_rewritten_from_its_start_is_followed_as_a_new_run(tmp_path: Path, 
     first, second = (CORPUS / "leaky-hc.hp").read_bytes(), (CORPUS / "leaky-hy.hp").read_bytes()
     path = tmp_path / "prog.hp"
     path.write_bytes(first)
-    follower = HpFollower(path, quiet_after=60)
+    follower = hp_follower(path, quiet_after=60)
     state = LiveState(str(path), "hp", heap=follower)
     state.poll()
     assert state.samples == len(read_hp(CORPUS / "leaky-hc.hp").samples) and follower.note is None
@@ -392,7 +419,7 @@ def test_an_eventlog_rewritten_from_its_start_stops_with_a_note(tmp_path: Path) 
     data = (CORPUS / "parfib-N2.eventlog").read_bytes()
     path = tmp_path / "prog.eventlog"
     path.write_bytes(data[: len(data) // 2])
-    follower = EventlogFollower(path, quiet_after=60)
+    follower = eventlog_follower(path, quiet_after=60)
     follower.poll()
     read = follower.parser.events
     assert read > 0 and not follower.ended
@@ -408,7 +435,7 @@ def test_a_hp_rewritten_longer_with_a_new_date_is_noticed(tmp_path: Path) -> Non
     data = (CORPUS / "leaky-hc.hp").read_bytes()
     path = tmp_path / "prog.hp"
     path.write_bytes(data[: data.index(b"END_SAMPLE", 200)])
-    follower = HpFollower(path, quiet_after=60)
+    follower = hp_follower(path, quiet_after=60)
     follower.poll()
     assert b'DATE "' in data[:200]
     rerun = data.replace(b'DATE "', b'DATE "again ', 1)
@@ -417,3 +444,27 @@ def test_a_hp_rewritten_longer_with_a_new_date_is_noticed(tmp_path: Path) -> Non
     got = _drain(follower)
     assert follower.restarts == 1
     assert len(got) == len(read_hp(CORPUS / "leaky-hc.hp").samples)
+
+
+def test_the_followed_input_is_opened_once(tmp_path: Path) -> None:
+    # The follower reads through the descriptor the source recognised the file by: once the
+    # path is gone, nothing could open it again, and the follower still reads it all.
+    disk = tmp_path / "heap.img"
+    create_image(disk, 1 << 20)
+    write_profile(CORPUS / "leaky-hc.hp", disk)
+    hp, log = tmp_path / "leaky-hc.hp", tmp_path / "leaky-hT.eventlog"
+    shutil.copy(CORPUS / hp.name, hp)
+    shutil.copy(CORPUS / log.name, log)
+    with EventlogReader(CORPUS / log.name) as reader:
+        events = sum(1 for e in reader.iter_events() if e.type != 18)
+    censuses = len(read_hp(CORPUS / hp.name).samples)
+    expected = {hp: censuses, disk: censuses, log: events}
+    for path, count in expected.items():
+        with open_followed(path) as source:
+            path.unlink()
+            follower = source.follow(quiet_after=60)
+        got = 0
+        while batch := follower.poll():
+            got += len(batch)
+        assert got == count and follower.closed, path.name
+        follower.close()

@@ -19,3 +19,21 @@ def test_each_class_name_is_defined_once() -> None:
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(str(path.relative_to(PACKAGE)))
     assert {name: files for name, files in where.items() if len(files) > 1} == {}
+
+
+def test_readers_are_made_only_by_their_sources() -> None:
+    # One way in (DEVELOPERS.md): an eventlog or perf.data reader is made by its source, which
+    # opened the input once; nothing else builds one from a path of its own.
+    makers: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("EventlogReader", "PerfData")
+            ):
+                makers[node.func.id].add(str(path.relative_to(PACKAGE)))
+    assert dict(makers) == {
+        "EventlogReader": {"inputs/source.py"},
+        "PerfData": {"inputs/source.py"},
+    }

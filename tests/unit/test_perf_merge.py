@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from halvm_prof.analysis import perf as A
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
+from halvm_prof.inputs.source import open_source
 from halvm_prof.perf import merge as M
 from halvm_prof.perf.reader import Mmap, PerfData, Sample
+from tests import perf_sources as S
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -34,24 +39,24 @@ def test_the_offset_comes_from_the_two_clock_readings() -> None:
         clock = p.features.clock_data
     assert clock is not None
     expected = clock.wall_clock_ns - clock.clockid_time_ns - (sec * 10**9 + nsec) + t_event
-    result = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+    result = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
     assert result.alignment == M.Alignment("wall-clock", expected)
 
 
 def test_aligned_gc_samples_fall_in_gc_pauses() -> None:
-    result = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+    result = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
     assert result.confidence is not None and result.confidence >= 0.95
     assert result.gc_samples > 20
     assert result.in_run >= result.samples - 2
 
 
 def test_the_confidence_figure_drops_when_the_clocks_are_off() -> None:
-    good = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
-    facts = M.eventlog_facts(DATA / "work.eventlog")
+    good = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+    facts = S.eventlog_facts(DATA / "work.eventlog")
     shifted = dataclasses.replace(good.alignment, offset_ns=good.alignment.offset_ns + 7_000_000)
     inside = 0
     instants = list(
-        M.sample_instants(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+        S.sample_instants(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
     )
     for s in instants:
         if s.category != "RTS GC":
@@ -63,19 +68,17 @@ def test_the_confidence_figure_drops_when_the_clocks_are_off() -> None:
 
 
 def test_without_k_mono_the_first_sample_is_used_with_a_warning() -> None:
-    result = M.merge(DATA / "work-nomono.perf.data", DATA / "work-nomono.eventlog", binary=BINARY)
+    result = S.merge(DATA / "work-nomono.perf.data", DATA / "work-nomono.eventlog", binary=BINARY)
     a = result.alignment
     assert a.method == "first-sample" and a.warning is not None and "-k mono" in a.warning
-    first = next(
-        M.sample_instants(
-            DATA / "work-nomono.perf.data", DATA / "work-nomono.eventlog", binary=BINARY
-        )
-    )
+    first = S.sample_instants(
+        DATA / "work-nomono.perf.data", DATA / "work-nomono.eventlog", binary=BINARY
+    )[0]
     assert first.time_ns == 0
 
 
 def test_threads_map_to_capabilities_through_task_events() -> None:
-    facts = M.eventlog_facts(DATA / "work.eventlog")
+    facts = S.eventlog_facts(DATA / "work.eventlog")
     lines = _eventlog_lines(DATA / "work.eventlog")
     created = {
         int(m[2]): int(m[1])
@@ -83,16 +86,16 @@ def test_threads_map_to_capabilities_through_task_events() -> None:
         if (m := re.search(r"created on cap (\d+) with OS kernel thread (\d+)", ln))
     }
     assert created and {tid: caps[-1][1] for tid, caps in facts.tid_caps.items()} == created
-    result = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+    result = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
     # run with -N1: every sample of the program is on capability 0
     assert dict(result.caps) == {0: result.samples}
 
 
 def test_what_ran_in_pauses_and_spans_adds_up() -> None:
-    result = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
-    facts = M.eventlog_facts(DATA / "work.eventlog")
+    result = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+    facts = S.eventlog_facts(DATA / "work.eventlog")
     instants = list(
-        M.sample_instants(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
+        S.sample_instants(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY)
     )
     assert len(instants) == result.samples
     in_pauses = sum(any(p.start <= s.time_ns <= p.end for p in facts.gc_pauses) for s in instants)
@@ -110,16 +113,16 @@ def test_what_ran_in_pauses_and_spans_adds_up() -> None:
 
 def test_the_binary_is_found_from_the_recording_or_asked_for(tmp_path: Path) -> None:
     with PerfData(DATA / "work.perf.data") as p:
-        facts = M.eventlog_facts(DATA / "work.eventlog")
+        facts = S.eventlog_facts(DATA / "work.eventlog")
         found = M.program_binary(p, set(facts.tid_caps))
     assert found is not None and found.endswith("/work")
     if not Path(found).exists():
         with pytest.raises(InputError, match="--binary"):
-            M.merge(DATA / "work.perf.data", DATA / "work.eventlog")
+            S.merge(DATA / "work.perf.data", DATA / "work.eventlog")
 
 
 def test_json_has_typed_sections() -> None:
-    d = M.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY).to_json()
+    d = S.merge(DATA / "work.perf.data", DATA / "work.eventlog", binary=BINARY).to_json()
     assert d["alignment"]["method"] == "wall-clock" and d["confidence"] >= 0.95
     assert {"gc_pauses", "spans", "caps", "samples"} <= set(d)
     assert all(
@@ -129,7 +132,7 @@ def test_json_has_typed_sections() -> None:
 
 def test_two_capabilities_each_get_their_threads_samples() -> None:
     perf_data, log = DATA / "work-n2.perf.data", DATA / "work-n2.eventlog"
-    result = M.merge(perf_data, log, binary=BINARY)
+    result = S.merge(perf_data, log, binary=BINARY)
     caps = dict(result.caps)
     assert caps.get(0, 0) > 0 and caps.get(1, 0) > 0
     assert sum(caps.values()) == result.samples
@@ -144,7 +147,7 @@ def test_two_capabilities_each_get_their_threads_samples() -> None:
             placed.setdefault(int(m[4]), []).append((int(m[1]), int(m[3])))
         elif m := re.match(r"\s*(\d+): task (0x[0-9a-f]+) migrated from cap \d+ to cap (\d+)", ln):
             placed.setdefault(task_tid[m[2]], []).append((int(m[1]), int(m[3])))
-    instants = list(M.sample_instants(perf_data, log, binary=BINARY))
+    instants = list(S.sample_instants(perf_data, log, binary=BINARY))
     for s in instants:
         history = sorted(placed.get(s.tid, []))
         before = [cap for t, cap in history if t <= s.time_ns] or [cap for _, cap in history[:1]]
@@ -153,7 +156,7 @@ def test_two_capabilities_each_get_their_threads_samples() -> None:
     # with -N2 the GC runs on both capabilities, each in its own pauses
     assert result.confidence is not None and result.confidence >= 0.95
     assert {p.interval.cap for p in result.gc_pauses if p.what.samples} == {0, 1}
-    facts = M.eventlog_facts(log)
+    facts = S.eventlog_facts(log)
     for s in instants:
         if s.category == "RTS GC" and s.cap == 1:
             assert any(p.start <= s.time_ns <= p.end and p.cap == 1 for p in facts.gc_pauses)
@@ -163,7 +166,7 @@ def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
     from halvm_prof.analysis.eventlog_stats import eventlog_stats
 
     for log in ("work.eventlog", "work-n2.eventlog"):
-        facts = M.eventlog_facts(DATA / log)
+        facts = S.eventlog_facts(DATA / log)
         st = eventlog_stats(DATA / log)
         # The merge keeps each capability's pause (what ran on it then); stats count a parallel
         # collection once, and each capability's part of it in its own row.
@@ -184,8 +187,36 @@ def test_samples_written_before_their_mapping_are_merged() -> None:
         records = list(p.iter_records())
     pid = next(r.pid for r in records if isinstance(r, Mmap) and r.filename.endswith("/work"))
     program = sum(1 for r in records if isinstance(r, Sample) and r.pid == pid)
-    m = M.merge(late, DATA / "work-late.eventlog", binary=DATA / "work")
+    m = S.merge(late, DATA / "work-late.eventlog", binary=DATA / "work")
     assert m.samples == program
     assert m.confidence is not None and m.confidence >= 0.9
-    instants = list(M.sample_instants(late, DATA / "work-late.eventlog", binary=DATA / "work"))
+    instants = list(S.sample_instants(late, DATA / "work-late.eventlog", binary=DATA / "work"))
     assert len(instants) == program
+
+
+class _Counting(io.BytesIO):
+    """A perf.data in memory that counts the bytes read from it."""
+
+    taken = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.taken += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        n = super().readinto(buffer)
+        self.taken += n
+        return n
+
+
+@pytest.mark.parametrize("name", ["work", "work-nomono"])
+def test_the_merge_reads_perf_data_once(name: str) -> None:
+    # Aligned on the first sample (no -k mono) the merge used to read perf.data twice.
+    raw = (DATA / f"{name}.perf.data").read_bytes()
+    stream = _Counting(raw)
+    with open_source(stream, name="p") as perf, open_source(DATA / f"{name}.eventlog") as log:
+        result = A.perf_merge(perf, log, binary=BINARY)
+    assert result.samples > 100
+    assert stream.taken < 1.2 * len(raw), (stream.taken, len(raw))
+    assert result == S.merge(DATA / f"{name}.perf.data", DATA / f"{name}.eventlog", binary=BINARY)

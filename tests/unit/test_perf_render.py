@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from halvm_prof.perf.merge import Alignment, IntervalSamples, PerfMerge, Stretch, WhatRan
-from halvm_prof.perf.profile import FunctionCount, PerfProfile, perf_profile
+from halvm_prof.perf.profile import FunctionCount, PerfProfile
 from halvm_prof.render.perf import format_perf_merge, format_perf_report
+from tests.perf_sources import perf_profile
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 

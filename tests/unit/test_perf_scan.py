@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
-from halvm_prof.perf.profile import perf_profile
 from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, Sample
 from tests.conftest import in_ci, require_system
 from tests.perf_oracle import categories_one_by_one
+from tests.perf_sources import perf_profile
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"

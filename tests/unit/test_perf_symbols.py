@@ -10,11 +10,11 @@ import pytest
 
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.perf.names import parse_symbol
-from halvm_prof.perf.profile import perf_profile
 from halvm_prof.perf.reader import Mmap, PerfData, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Symbolizer
 from tests.conftest import require_program
 from tests.perf_oracle import categories_one_by_one
+from tests.perf_sources import perf_profile
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -283,6 +283,7 @@ def test_a_small_memory_bound_waits_for_the_programs_mapping(
     """Flushing for memory before the program's MMAP would lose its first samples."""
     from halvm_prof.perf import merge
     from halvm_prof.perf import profile as P
+    from tests import perf_sources
 
     whole = perf_profile(LATE, BINARY)
     monkeypatch.setattr(P, "_PENDING_KEYS", 100)
@@ -290,5 +291,5 @@ def test_a_small_memory_bound_waits_for_the_programs_mapping(
     assert (small.samples, small.other_samples) == (whole.samples, 0)
     assert small.category_counts() == whole.category_counts()
     monkeypatch.setattr(merge, "HOLD", 100)
-    m = merge.merge(LATE, DATA / "work-late.eventlog", binary=BINARY)
+    m = perf_sources.merge(LATE, DATA / "work-late.eventlog", binary=BINARY)
     assert m.samples == whole.samples

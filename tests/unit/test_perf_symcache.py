@@ -11,8 +11,8 @@ import pytest
 
 from halvm_prof.perf import symcache
 from halvm_prof.perf.elf import ElfFile
-from halvm_prof.perf.profile import perf_profile
 from tests.conftest import DATA
+from tests.perf_sources import perf_profile
 
 PERF = DATA / "perf"
 

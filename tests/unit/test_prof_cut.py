@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import analyse
+from halvm_prof.analysis.report import prof_section
 from halvm_prof.analysis.summary import summarize_prof
 from halvm_prof.cli import cli
 from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
-from halvm_prof.render.html import prof_section
 from tests.conftest import CORPUS, DATA
 
 REPORTS = [CORPUS / "leaky-hd.prof", DATA / "ghc" / "leaky-P.prof", DATA / "ghc96" / "leaky-p.prof"]

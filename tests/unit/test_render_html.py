@@ -34,9 +34,9 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import PAGE_BUDGET, section_data
-from halvm_prof.timeline.build import read_timeline
 from halvm_prof.timeline.model import Budget
 from tests.conftest import CORPUS, DATA, Golden
+from tests.eventlog_sources import read_timeline
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
 HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]

@@ -18,9 +18,10 @@ import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.timeline.build import build_timeline, read_timeline
+from halvm_prof.timeline.build import build_timeline
 from halvm_prof.timeline.model import Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
+from tests.eventlog_sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"

@@ -20,9 +20,9 @@ from halvm_prof.render import perfetto as pf
 from halvm_prof.render.chrome_trace import write_chrome_trace
 from halvm_prof.render.export import guess_format
 from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
-from halvm_prof.timeline.build import read_timeline
 from halvm_prof.timeline.model import Span, Timeline
 from tests.conftest import CORPUS, DATA, Golden
+from tests.eventlog_sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 LOGS = [

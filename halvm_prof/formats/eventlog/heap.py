@@ -16,12 +16,11 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapSample
 
 _TYPES = {
     ev.PROGRAM_ARGS,
@@ -152,18 +151,16 @@ class EventlogHeapFold:
 
 
 class EventlogHeapReader:
-    """Iterate the complete heap samples of an eventlog, one at a time.
+    """Iterate the complete heap samples of the eventlog ``reader`` reads (made by
+    :meth:`halvm_prof.inputs.source.EventlogSource.heap_samples`), one at a time, in one pass.
 
     After iteration: ``header`` (program and date from the log), ``complete`` and ``note`` as
     for a ``.hp`` file. Iteration raises :class:`InputError` at the end when the log holds no heap
     profile at all. Memory holds one census and the band names, never the log.
     """
 
-    def __init__(
-        self, source: str | os.PathLike[str] | IO[bytes], *, name: str | None = None
-    ) -> None:
-        self._source = source
-        self._name = name
+    def __init__(self, reader: EventlogReader) -> None:
+        self._reader = reader
         self.header = HeapHeader(job="", date="")
         self.marks: list[float] = []
         self.complete = True
@@ -174,37 +171,25 @@ class EventlogHeapReader:
     def __iter__(self) -> Iterator[HeapSample]:
         ready: list[HeapSample] = []
         fold = EventlogHeapFold(ready.append)
-        with EventlogReader(self._source, name=self._name) as reader:
-            for e in reader.iter_events(set(fold.types)):
-                fold.add(e)
-                if ready:
-                    yield from ready
-                    ready.clear()
-            if reader.header is None:
-                raise InputError(
-                    "the eventlog stops inside its header: it holds no samples",
-                    path=reader.path,
-                    hint="the program was killed as it started",
-                )
-            fold.finish(reader)
-            yield from ready
-            path = reader.path
+        reader = self._reader
+        for e in reader.iter_events(set(fold.types)):
+            fold.add(e)
+            if ready:
+                yield from ready
+                ready.clear()
+        if reader.header is None:
+            raise InputError(
+                "the eventlog stops inside its header: it holds no samples",
+                path=reader.path,
+                hint="the program was killed as it started",
+            )
+        fold.finish(reader)
+        yield from ready
+        path = reader.path
         if not fold.holds_heap_profile:
             raise fold.no_heap_profile(path)
         self.header, self.complete, self.note = fold.header, fold.complete, fold.note
         self.folded = fold.folded
-
-
-def heap_profile_from_eventlog(
-    source: str | os.PathLike[str] | IO[bytes],
-) -> HeapProfile:
-    """Read the heap profile samples of an eventlog into a :class:`HeapProfile`.
-
-    ``source="eventlog"``; a cut log gives the complete samples, ``complete=False`` and a
-    ``note``. Raises :class:`InputError` when the log holds no heap profile at all. To keep
-    memory flat on a long log, iterate an :class:`EventlogHeapReader` instead.
-    """
-    return HeapProfile.read_all(EventlogHeapReader(source), "eventlog")
 
 
 def _fold(st: _State, e: ev.Event) -> HeapSample | None:

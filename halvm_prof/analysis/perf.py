@@ -1,0 +1,82 @@
+"""perf.data and its program's eventlog, from sources: how the commands reach
+:mod:`halvm_prof.perf`. Each input is opened once, by the command, as a source; the perf.data
+reader is the :class:`~halvm_prof.inputs.source.PerfSource`'s, the eventlog reader the
+:class:`~halvm_prof.inputs.source.EventlogSource`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import IO
+
+from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
+from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
+from halvm_prof.perf.merge import (
+    EventlogFacts,
+    EventlogFactsFold,
+    PerfMerge,
+    SampleInstant,
+    merge,
+    sample_instants,
+)
+from halvm_prof.perf.profile import PerfProfile, perf_profile
+
+Binary = str | os.PathLike[str]
+
+
+def perf_source(source: Source) -> PerfSource:
+    """``source`` as the perf.data it must be, or a one-line error saying what it is."""
+    if not isinstance(source, PerfSource):
+        raise source.refuse("this needs a perf.data file (perf record)")
+    return source
+
+
+def eventlog_source(source: Source) -> EventlogSource:
+    """``source`` as the eventlog it must be (a disk's content never is one)."""
+    log = source.content
+    if not isinstance(log, EventlogSource):
+        raise log.refuse("perf merge takes an eventlog (+RTS -l)")
+    return log
+
+
+def eventlog_facts(log: EventlogSource) -> EventlogFacts:
+    """The clock pair, task placements, GC pauses and START/STOP spans, in one pass over the
+    events they come from."""
+    fold = EventlogFactsFold()
+    for e in log.events(fold.types):
+        fold.add(e)
+    return fold.facts(log.reader.note() if log.reader is not None else None)
+
+
+def perf_report(perf: Source, binary: Binary) -> PerfProfile:
+    """The flat profile of ``binary``'s process in ``perf``."""
+    with perf_source(perf).perf_data() as data:
+        return perf_profile(data, binary)
+
+
+def perf_merge(perf: Source, log: Source, *, binary: Binary | None = None) -> PerfMerge:
+    """What ran in each GC pause and user span of ``log``: each input read once."""
+    facts = eventlog_facts(eventlog_source(log))
+    with perf_source(perf).perf_data() as data:
+        return merge(data, facts, binary=binary)
+
+
+def placed_samples(
+    perf: Source, facts: EventlogFacts, *, binary: Binary | None = None
+) -> Iterator[SampleInstant]:
+    """The program's samples on the eventlog's clock (``facts`` read from it), in file order."""
+    with perf_source(perf).perf_data() as data:
+        yield from sample_instants(data, facts, binary=binary)
+
+
+def merged_eventlog(
+    perf: Source, log: Source, out: IO[bytes], *, binary: Binary | None = None
+) -> MergedLog:
+    """``log`` with every sample of ``perf`` added as a perf event, written to ``out``. The
+    samples are placed before the log is copied, so the log is read twice (it must be a file);
+    perf.data once."""
+    events = eventlog_source(log)
+    facts = eventlog_facts(events)
+    with perf_source(perf).perf_data() as data:
+        return write_merged_eventlog(data, facts, events.open_reader(), out, binary=binary)
