@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,7 +97,8 @@ def _open(browser: Any, html: Path) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(html.as_uri())
-    WebDriverWait(browser, 20).until(
+    # Generous: the wait returns as soon as the page says it is ready.
+    WebDriverWait(browser, 120).until(
         lambda d: d.execute_script("return document.body.dataset.ready") == "true"
     )
 
@@ -507,13 +507,23 @@ def test_no_minus_zero_and_plurals_on_the_page(browser: Any, tmp_path: Path) -> 
     assert _errors(browser) == []
 
 
+# The time axis ECharts computed for a chart: its extent (ms) and how many ticks it made.
+TIME_AXIS = """
+const axis = arguments[0].getModel().getComponent('xAxis', 0).axis;
+return [axis.scale.getExtent(), axis.scale.getTicks().length];
+"""
+
+
+def time_axis_is_small(extent: list[float], ticks: int) -> bool:
+    """An axis from 0 on with a handful of ticks. One that started before 0 once made ECharts
+    spend tens of seconds and gigabytes on ticks with the page frozen."""
+    return extent[0] >= 0 and extent[1] > extent[0] and 1 < ticks <= 50
+
+
 @pytest.mark.parametrize("at", ["0.0", "2.5"])
 def test_a_single_census_draws_at_once(browser: Any, tmp_path: Path, at: str) -> None:
-    # A census at time 0 once made the chart's axis start before 0, where ECharts spent 15 s
-    # and more on ticks with the page frozen (drawing one census takes well under 0.1 s): the
-    # page must be ready within 5 s, not merely within the 20 s _open waits.
-    from selenium.webdriver.support.ui import WebDriverWait
-
+    # What froze the page is checked, not a time (which a busy machine stretches): the axis
+    # ECharts computed starts at 0 or later and has few ticks.
     hp = tmp_path / "one.hp"
     hp.write_text(
         'JOB "one"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
@@ -521,13 +531,12 @@ def test_a_single_census_draws_at_once(browser: Any, tmp_path: Path, at: str) ->
     )
     html = tmp_path / "r.html"
     write_file_report([str(hp)], html, title="one")
-    start = time.monotonic()
-    browser.get(html.as_uri())
-    WebDriverWait(browser, 5).until(
-        lambda d: d.execute_script("return document.body.dataset.ready") == "true"
+    _open(browser, html)
+    extent, ticks = browser.execute_script(
+        "return (function () {" + TIME_AXIS + "})(window.halvmReport.charts[0])"
     )
-    # A frozen page answers no script either: the wait above returns only once it thaws.
-    assert time.monotonic() - start < 5, "the page froze drawing one census"
+    assert time_axis_is_small(extent, ticks), (extent, ticks)
+    assert extent[0] <= float(at) * 1000 <= extent[1]
     assert _errors(browser) == []
     assert _ink(browser, 0) > 0.001
 

@@ -72,18 +72,22 @@ def _zoom(browser: Any, index: str, lo: float, hi: float) -> str:
     browser.execute_script(ZOOM, index, lo, hi)
 
     def settled(d: Any) -> bool:
-        view = d.execute_script(f"return window.halvmReport.runtime[{index}].view()")
+        runtime = f"window.halvmReport.runtime[{index}]"
+        view, drawn = d.execute_script(f"return [{runtime}.view(), {runtime}.drawn()]")
         # ECharts rounds the window to a precision that follows its width.
         tol = (hi - lo) * 0.01
-        return bool(abs(view[0] - lo) <= tol and abs(view[1] - hi) <= tol and view[2])
+        return bool(abs(view[0] - lo) <= tol and abs(view[1] - hi) <= tol and view[2] and drawn)
 
     try:
-        WebDriverWait(browser, 5).until(settled)
+        # The page's own state, not a time: on a busy machine a redraw can take seconds.
+        WebDriverWait(browser, 60).until(settled)
     except Exception as e:
         view = browser.execute_script(f"return window.halvmReport.runtime[{index}].view()")
         raise AssertionError(f"zoom to {lo}..{hi} shows {view}") from e
-    # Let the debounced redraw run and ECharts paint.
-    browser.execute_script("return new Promise((ok) => setTimeout(ok, 120))")
+    # The debounced redraw has run; ECharts paints by the next frame.
+    browser.execute_async_script(
+        "requestAnimationFrame(() => requestAnimationFrame(arguments[arguments.length - 1]))"
+    )
     mode: str = browser.execute_script(f"return window.halvmReport.runtime[{index}].view()[2]")
     return mode
 
@@ -251,7 +255,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
     tl = read_timeline(log)
     browser.get_log("browser")  # drop earlier messages
     browser.get(f"{base}/speedscope/index.html#profileURL={base}/run.json")
-    WebDriverWait(browser, 20).until(lambda d: "(1/" in d.execute_script(
+    WebDriverWait(browser, 120).until(lambda d: "(1/" in d.execute_script(
         "return document.body.innerText"))  # fmt: skip
     text = browser.execute_script("return document.body.innerText")
     assert browser.title == "run.json - speedscope"

@@ -239,6 +239,8 @@
     window.halvmReport.runtime[sec.dataset.index] = {
       charts: Object.fromEntries(Object.entries(charts).map(([k, v]) => [k, v.index])),
       view: () => [state.lo, state.hi, state.mode],
+      // A zoom's redraw is debounced: tests wait until none is pending.
+      drawn: () => pending === null,
       refresh: refresh,
     };
 

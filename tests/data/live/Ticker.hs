@@ -1,14 +1,16 @@
 -- A program to watch live: it keeps a growing map for N rounds of busy work, traces events
 -- (enough to fill the RTS's eventlog buffers while it runs, yet few enough for a live reader)
--- and, when asked, crashes at the end instead of exiting normally.
+-- and, when asked, crashes at the end instead of exiting normally. With "wait", it waits at
+-- the end until a file named "release" exists in its folder, so a test decides when it ends.
 module Main (main) where
 
 import Control.Concurrent (forkOn, threadDelay)
 import Control.Exception (evaluate)
-import Control.Monad (forM_, when)
+import Control.Monad (forM_, unless, when)
 import Data.List (foldl')
 import qualified Data.Map.Strict as M
 import Debug.Trace (traceEventIO)
+import System.Directory (doesFileExist)
 import System.Environment (getArgs)
 import System.IO (hFlush, stdout)
 
@@ -43,5 +45,11 @@ main = do
             _ <- evaluate (busy r)
             loop m' (r + 1)
   m <- loop M.empty 0
+  when ("wait" `elem` drop 1 args) waitForRelease
   when crash (error ("crashed after " ++ show rounds ++ " rounds"))
   print (M.size m)
+
+waitForRelease :: IO ()
+waitForRelease = do
+  released <- doesFileExist "release"
+  unless released (threadDelay 20000 >> waitForRelease)
