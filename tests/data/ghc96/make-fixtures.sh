@@ -12,7 +12,7 @@ root=${HALVM_GHC96_CHROOT:-/var/cache/halvm-prof/trixie}
 b=$(mktemp -d "$root/tmp/halvm-fixtures.XXXXXX")
 trap 'rm -rf "$b"' EXIT
 wd=/tmp/$(basename "$b")
-cp "$here"/Leaky.hs "$here"/ParFib.hs "$here"/Burn.hs "$here"/Ticky.hs "$here"/ShowEventlog.hs "$b"/
+cp "$here"/../corpus/src/Leaky.hs "$here"/../corpus/src/ParFib.hs "$here"/Burn.hs "$here"/Ticky.hs "$here"/ShowEventlog.hs "$b"/
 # Each command gets its own mount namespace with /proc (GHC needs it) mounted inside the chroot:
 # the mount ends with the process, so there is nothing to unmount, even after a kill. No --fork:
 # without a new PID namespace unshare execs the command itself.
