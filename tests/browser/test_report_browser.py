@@ -698,7 +698,8 @@ def test_time_profile_samples_flame_graph_follows_the_window(browser: Any, tmp_p
         f"return window.halvmReport.charts[window.halvmReport.samples[{i}].chart]"
         ".getOption().xAxis[0].max"
     )
-    assert abs(lo - 0.3 * end) < 1e-6 * end and abs(hi - 0.6 * end) < 1e-6 * end
+    # The page keeps the window to 0.1 ms.
+    assert abs(lo - 0.3 * end) <= 1e-4 and abs(hi - 0.6 * end) <= 1e-4
     width = data["samples"]["bin_width"]
     expected = sum(n for b, _, n in data["samples"]["bins"] if lo <= b * width <= hi)
     assert 0 < expected < printed
