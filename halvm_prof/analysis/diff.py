@@ -10,7 +10,6 @@ counts (``peak[*]>+20%,min=1M``), so tiny bands cannot fail a percentage gate.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
-from halvm_prof.inputs.source import Source, open_source
+from halvm_prof.inputs.source import Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
 
@@ -125,12 +124,6 @@ def diff_input(source: Source) -> CostCentreProfile | HeapScan:
     if content.kind in ("prof", "prof-json"):
         return content.cost_centres()
     return content.band_stats()
-
-
-def diff_files(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> ProfileDiff:
-    """:func:`diff_profiles` of the files at ``old`` and ``new``."""
-    with open_source(old) as a, open_source(new) as b:
-        return diff_profiles(diff_input(a), diff_input(b))
 
 
 def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
