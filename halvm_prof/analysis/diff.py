@@ -39,7 +39,7 @@ class Change:
     def pct(self) -> float | None:
         return 100.0 * self.delta / self.old if self.old else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"old": self.old, "new": self.new, "delta": self.delta, "pct": self.pct}
 
 
@@ -81,12 +81,12 @@ class ProfileDiff:
         return {
             "kind": self.kind,
             "notes": list(self.notes),
-            "totals": {k: c.to_dict() for k, c in self.totals.items()},
+            "totals": {k: c.to_json() for k, c in self.totals.items()},
             "changes": [
                 {
                     "name": r.name,
                     "impact": r.impact,
-                    **{k: c.to_dict() for k, c in r.changes.items()},
+                    **{k: c.to_json() for k, c in r.changes.items()},
                 }
                 for r in self.rows
             ],
