@@ -10,7 +10,6 @@ counts (``peak[*]>+20%,min=1M``), so tiny bands cannot fail a percentage gate.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
-from halvm_prof.inputs.source import Source, open_source
+from halvm_prof.inputs.source import Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
 
@@ -40,7 +39,7 @@ class Change:
     def pct(self) -> float | None:
         return 100.0 * self.delta / self.old if self.old else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"old": self.old, "new": self.new, "delta": self.delta, "pct": self.pct}
 
 
@@ -82,12 +81,12 @@ class ProfileDiff:
         return {
             "kind": self.kind,
             "notes": list(self.notes),
-            "totals": {k: c.to_dict() for k, c in self.totals.items()},
+            "totals": {k: c.to_json() for k, c in self.totals.items()},
             "changes": [
                 {
                     "name": r.name,
                     "impact": r.impact,
-                    **{k: c.to_dict() for k, c in r.changes.items()},
+                    **{k: c.to_json() for k, c in r.changes.items()},
                 }
                 for r in self.rows
             ],
@@ -125,12 +124,6 @@ def diff_input(source: Source) -> CostCentreProfile | HeapScan:
     if content.kind in ("prof", "prof-json"):
         return content.cost_centres()
     return content.band_stats()
-
-
-def diff_files(old: str | os.PathLike[str], new: str | os.PathLike[str]) -> ProfileDiff:
-    """:func:`diff_profiles` of the files at ``old`` and ``new``."""
-    with open_source(old) as a, open_source(new) as b:
-        return diff_profiles(diff_input(a), diff_input(b))
 
 
 def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:

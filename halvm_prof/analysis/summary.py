@@ -8,7 +8,6 @@ scheduler, GC and spark figures, a cost-centre report whole.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,7 +28,7 @@ from halvm_prof.formats.ipe import GroupBy, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
-from halvm_prof.inputs.source import EventlogSource, Source, open_source
+from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
 
@@ -268,14 +267,6 @@ def summarize(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table"
         names_note=names_note(scan.accumulator.band_names(), names),
         group_by=group_by,
     )
-
-
-def summarize_file(
-    target: str | os.PathLike[str], top_n: int = TOP, group_by: GroupBy = "info-table"
-) -> Summary:
-    """:func:`summarize` of the input at ``target``, opened for the call."""
-    with open_source(target) as source:
-        return summarize(source, top_n, group_by)
 
 
 def summarize_eventlog(

@@ -115,7 +115,7 @@ def info(disk_path: str, as_json: bool) -> None:
             hint="name an xvdp1/xvdp2 image (halvm-prof disk create makes one)",
         )
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result.to_json())
         return
     echo_text(render_disk_info(result), "disk")
 

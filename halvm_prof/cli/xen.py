@@ -91,7 +91,7 @@ def check(
                 "file": file,
                 "ok": result.ok,
                 "xen_parser": result.xen_checked,
-                "problems": [p.to_dict() for p in result.problems],
+                "problems": [p.to_json() for p in result.problems],
             }
         )
     else:

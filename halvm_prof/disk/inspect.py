@@ -32,7 +32,7 @@ class DiskInfo:
     recoverable_bytes: int
     problem: str | None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}
 
 

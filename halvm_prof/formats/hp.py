@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from typing import IO
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
 _HEADER_KEYS = {
@@ -229,21 +228,13 @@ def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> Hp
     return HpReader(stream, path)
 
 
-def read_hp(source: str | os.PathLike[str] | IO[bytes]) -> HeapProfile:
-    """Read a whole heap profile into memory (for reports; summaries should stream)."""
-    if isinstance(source, str | os.PathLike):
-        with open_input(source) as stream:
-            return read_hp(stream)
-    return HeapProfile.read_all(iter_hp(source))
-
-
 def _format_time(t: float) -> str:
     text = f"{t:.6f}"
     return text if float(text) == t else repr(t)
 
 
 def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
-    """Write ``profile`` in GHC's format; ``read_hp`` gives back an equal profile.
+    """Write ``profile`` in GHC's format; reading it back gives an equal profile.
 
     Samples are written as they are: a profile read from a file GHC closed keeps its closing
     (empty) census, and one that was cut reads back as not ``closed``.

@@ -11,12 +11,10 @@ gives the exact error. Both paths give identical figures (``tests/unit/test_heap
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof import native
-from halvm_prof.fileio import open_input
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
     HEADER_DEFAULTS,
@@ -87,14 +85,6 @@ def heap_stats_of(profile: HeapProfile) -> HeapScan:
         profile.source,
         profile.folded,
     )
-
-
-def scan_hp_file(path: str | os.PathLike[str]) -> HeapScan | None:
-    """Scan the heap profile at ``path``; None when the Python reader must do it (see above)."""
-    if _scanner_class() is None:
-        return None
-    with open_input(path) as stream:
-        return scan_hp(stream)
 
 
 def scan_hp(stream: IO[bytes]) -> HeapScan | None:

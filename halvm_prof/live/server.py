@@ -106,7 +106,7 @@ def _json(data: dict[str, Any]) -> str:
 
 
 def snapshot_json(snapshot: Snapshot) -> str:
-    """A snapshot as JSON: sorted keys, no NaN (the text of ``snapshot.to_dict()``)."""
+    """A snapshot as JSON: sorted keys, no NaN (the text of ``snapshot.to_json()``)."""
     return _json(_fields(snapshot))
 
 

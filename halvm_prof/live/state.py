@@ -148,7 +148,7 @@ class ExitView:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """Everything a viewer is shown; ``GET /snapshot.json`` is its :meth:`to_dict`.
+    """Everything a viewer is shown; ``GET /snapshot.json`` is its :meth:`to_json`.
 
     ``samples``: complete heap censuses so far; ``events``: eventlog events so far;
     ``last_time``: program seconds of the newest data shown; ``alive``: the source is still
@@ -174,7 +174,7 @@ class Snapshot:
     held_events: int
     caps: CapView | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 

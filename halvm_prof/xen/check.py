@@ -62,7 +62,7 @@ class Problem:
     message: str
     hint: str | None = None
 
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     def text(self, path: str) -> str:

@@ -31,7 +31,7 @@ from tests.browser.test_report_browser import (
     write_file_report,
 )
 from tests.conftest import DATA, in_ci, require_system
-from tests.eventlog_sources import read_timeline
+from tests.sources import read_timeline
 
 __all__ = ["browser"]
 OURS = DATA / "eventlog" / "ghc"

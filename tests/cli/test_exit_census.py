@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import heap_verdict
 from halvm_prof.cli import cli
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.live.state import LiveState
 from tests.ghc_programs import build
+from tests.sources import read_hp
 from tests.unit.test_follow import hp_follower
 
 BANDS = ["chunkA", "chunkB", "chunkC", "chunkD"]

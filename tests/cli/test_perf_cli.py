@@ -304,3 +304,20 @@ def test_perf_data_from_standard_input(tmp_path: Path) -> None:
     err = piped.stderr.decode()
     assert piped.returncode == 1 and "save it to a file first" in err, err
     assert len(err.strip().splitlines()) == 1 and "<stdin>" in err
+
+
+def test_perf_data_is_told_by_its_magic(tmp_path: Path) -> None:
+    from halvm_prof.inputs.source import PerfSource, open_source
+
+    # The name says nothing: the content does.
+    named = tmp_path / "run.hp"
+    named.write_bytes(Path(FULL).read_bytes())
+    with open_source(named) as source:
+        assert isinstance(source, PerfSource)
+    code, out, _ = run("perf", "report", BINARY, str(named), "--json")
+    assert code == 0 and json.loads(out) == json.loads(
+        run("perf", "report", BINARY, FULL, "--json")[1]
+    )
+    # Other commands name it and say what they need.
+    code, _, err = run("summary", str(named))
+    assert code == 1 and "is a perf.data file (perf record); this needs" in err, err

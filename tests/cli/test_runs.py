@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from halvm_prof.analysis.diff import diff_files
 from halvm_prof.cli import cli
 from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
+from tests.sources import diff_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"

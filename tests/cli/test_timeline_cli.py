@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli import cli
 from tests.conftest import DATA
-from tests.eventlog_sources import read_timeline
+from tests.sources import read_timeline
 
 LOG = DATA / "eventlog" / "ghc" / "timeline-N4.eventlog"
 

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.ghc_programs import build
+from tests.sources import read_hp
 from tests.unit.test_follow import hp_follower
 
 REPO = Path(__file__).resolve().parents[2]

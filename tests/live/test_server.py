@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.live.server import Hub, is_loopback
 from halvm_prof.live.state import MAX_BANDS, MAX_POINTS, OTHER, BoundedSeries, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS
-from tests.eventlog_sources import heap_profile_from_eventlog
 from tests.live.helpers import get_json, running
+from tests.sources import heap_profile_from_eventlog, read_hp
 from tests.unit.test_follow import eventlog_follower, hp_follower
 
 KEYS = {"source", "kind", "samples", "events", "last_time", "alive", "closed"}

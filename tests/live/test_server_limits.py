@@ -523,7 +523,7 @@ def test_snapshot_json_is_the_same_figure_as_the_stream(tmp_path: Path) -> None:
 @pytest.mark.parametrize("source", ["leaky-hc.hp", "leaky-hT.eventlog"])
 def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
     """What is served (serialised without asdict's copy, the age spliced in front) is the
-    text ``json.dumps(snapshot.to_dict(), sort_keys=True)`` gives, on real GHC output with
+    text ``json.dumps(snapshot.to_json(), sort_keys=True)`` gives, on real GHC output with
     heap bands, GC figures, capabilities and an exit view."""
     from dataclasses import replace
 
@@ -541,7 +541,7 @@ def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
     snap = replace(snap, exit=ExitView(1, None, True, ["crashed", "é \u2028"], "r.html"))
     for f in state.followers:
         f.close()
-    want = json.dumps(snap.to_dict(), sort_keys=True, allow_nan=False)
+    want = json.dumps(snap.to_json(), sort_keys=True, allow_nan=False)
     assert server.snapshot_json(snap) == want
     encoded = server.Encoded.of(snap, "x")
     assert encoded.body(encoded.made).decode() == want

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.diff import breaches, diff_files, diff_profiles, parse_threshold
+from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
 from halvm_prof.cli import cli
 from halvm_prof.errors import ConfigError
-from halvm_prof.inputs.load import load_profile
 from tests.conftest import CORPUS, DATA, Golden
+from tests.sources import diff_files, load_profile
 
 SAME = [*sorted(CORPUS.glob("*.hp")), *sorted(CORPUS.glob("*.prof")), CORPUS / "leaky-hT.eventlog"]
 
@@ -149,7 +149,7 @@ def test_rows_are_sorted_by_impact() -> None:
 def test_heap_diff_streams_without_loading_the_profiles(
     pure: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import halvm_prof.formats.hp as hp
+    from halvm_prof.model import HeapProfile
 
     if pure:
         monkeypatch.setenv("HALVM_PROF_PURE", "1")
@@ -157,7 +157,7 @@ def test_heap_diff_streams_without_loading_the_profiles(
     def no_loading(*_: object) -> None:
         raise AssertionError("diff read a whole .hp into memory")
 
-    monkeypatch.setattr(hp, "read_hp", no_loading)
+    monkeypatch.setattr(HeapProfile, "read_all", no_loading)
     old, new = DATA / "ghc/leaky-killed.hp", CORPUS / "leaky-hc.hp"
     streamed = diff_files(old, new)
     monkeypatch.undo()

@@ -14,10 +14,9 @@ from halvm_prof.formats.eventlog.heap import (
     stack_band,
 )
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.model import HeapSample
 from tests import ghc96
-from tests.eventlog_sources import heap_profile_from_eventlog
+from tests.sources import heap_profile_from_eventlog, read_hp
 
 HERE = ghc96.DATA
 

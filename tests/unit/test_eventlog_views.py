@@ -14,7 +14,7 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapSample
 from tests.conftest import CORPUS, DATA
-from tests.eventlog_sources import heap_profile_from_eventlog, read_timeline
+from tests.sources import heap_profile_from_eventlog, read_timeline
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 OURS = DATA / "eventlog" / "ghc"

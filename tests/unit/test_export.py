@@ -12,12 +12,12 @@ from click.testing import CliRunner
 
 from halvm_prof.analysis.weights import Weight
 from halvm_prof.cli import cli
-from halvm_prof.inputs.load import load_profile
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import EXPORTERS, guess_format
 from halvm_prof.render.folded import folded_stacks
 from halvm_prof.render.speedscope import SCHEMA, build_speedscope, frame_of
 from tests.conftest import CORPUS, DATA, Golden
+from tests.sources import load_profile
 
 SPEEDSCOPE_SCHEMA = json.loads((DATA / "speedscope/file-format-schema.json").read_text())
 REPORTS = [*sorted(CORPUS.glob("*.prof")), DATA / "ghc/leaky-P.prof", DATA / "ghc/leaky-pa.prof"]

@@ -18,7 +18,6 @@ import pytest
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
@@ -31,6 +30,7 @@ from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
 from tests.ghc_programs import build
+from tests.sources import read_hp
 
 HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
 # The logs and their number of capabilities (+RTS -N).

@@ -15,10 +15,10 @@ import pytest
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.prof_json import read_prof_json
 from tests import ghc96
+from tests.sources import read_hp
 
 HERE = ghc96.DATA
 NOT_FIXTURES = {"README.md"}

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from halvm_prof.analysis.costcentre import aggregate, hottest_path
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.model import (
@@ -21,6 +20,7 @@ from halvm_prof.model import (
     HeapSample,
 )
 from tests.conftest import CORPUS
+from tests.sources import read_hp
 
 
 def _measured(profile: HeapProfile) -> list[HeapSample]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.diff import diff_files, diff_input, diff_profiles
+from halvm_prof.analysis.diff import diff_input, diff_profiles
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
@@ -26,10 +26,10 @@ from halvm_prof.history.figures import run_figures
 from halvm_prof.history.store import Store
 from halvm_prof.history.trend import find_series, regressed, trend_page
 from halvm_prof.inputs.heap_scan import HeapScan
-from halvm_prof.inputs.load import load_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.history_html import render_trend_page, trend_page_data
+from tests.sources import diff_files, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

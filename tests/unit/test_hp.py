@@ -10,9 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.hp import iter_hp, read_hp, write_hp
+from halvm_prof.formats.hp import iter_hp, write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
+
+
+def read_hp(target: Path | io.BytesIO) -> HeapProfile:
+    """The .hp grammar's reading of a whole file (HpSource.heap_samples is this reader)."""
+    if isinstance(target, Path):
+        with target.open("rb") as f:
+            return HeapProfile.read_all(iter_hp(f, target))
+    return HeapProfile.read_all(iter_hp(target))
 
 HP_FILES = [
     *sorted(CORPUS.glob("*.hp")),
@@ -167,5 +175,8 @@ def test_write_then_read_gives_the_profile_back(profile: HeapProfile) -> None:
 
 
 def test_missing_file_is_one_line() -> None:
-    with pytest.raises(Exception, match="no such file"):
-        read_hp("/nonexistent/x.hp")
+    from halvm_prof.errors import InputError
+    from halvm_prof.inputs.source import open_source
+
+    with pytest.raises(InputError, match="no such file"):
+        open_source("/nonexistent/x.hp")

@@ -37,3 +37,12 @@ def test_readers_are_made_only_by_their_sources() -> None:
         "EventlogReader": {"inputs/source.py"},
         "PerfData": {"inputs/source.py"},
     }
+
+
+def test_results_have_to_json_not_to_dict() -> None:
+    found = [
+        str(p.relative_to(PACKAGE))
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "def to_dict(" in p.read_text(encoding="utf-8")
+    ]
+    assert found == []

@@ -14,9 +14,9 @@ from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.errors import InputError
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
 from tests.conftest import CORPUS, DATA
+from tests.sources import read_hp
 
 HP, PROF = CORPUS / "leaky-hd.hp", CORPUS / "leaky-hd.prof"
 KILLED = DATA / "ghc/leaky-killed.hp"
@@ -183,7 +183,7 @@ def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
 def test_the_heap_profile_is_streamed_not_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import halvm_prof.formats.hp as hp_format
+    from halvm_prof.model import HeapProfile
 
     hp = _disk(tmp_path, "h.disk", KILLED, None)
     expected = analyse(None, hp, memory_mib=4).to_json()
@@ -191,7 +191,7 @@ def test_the_heap_profile_is_streamed_not_loaded(
     def no_loading(*_: object) -> None:
         raise AssertionError("postmortem read a whole .hp into memory")
 
-    monkeypatch.setattr(hp_format, "read_hp", no_loading)
+    monkeypatch.setattr(HeapProfile, "read_all", no_loading)
     seen: list[float] = []
     pm = analyse(None, hp, memory_mib=4, heap_page=lambda s: seen.append(s.time))
     assert pm.to_json() == expected

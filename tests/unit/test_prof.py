@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.summary import summarize_file
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
 from halvm_prof.formats.prof_json import read_prof_json
 from halvm_prof.model import CallNode
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
+from tests.sources import summarize_file
 
 GHC = DATA / "ghc"
 TEXT = [

@@ -27,7 +27,6 @@ from halvm_prof.analysis.report import (
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli import cli
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
@@ -36,7 +35,7 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import PAGE_BUDGET, section_data
 from halvm_prof.timeline.model import Budget
 from tests.conftest import CORPUS, DATA, Golden
-from tests.eventlog_sources import read_timeline
+from tests.sources import read_hp, read_timeline
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
 HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]

@@ -14,12 +14,12 @@ from click.testing import CliRunner
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.cli import cli
 from halvm_prof.formats.calltree import MAX_CALLS
-from halvm_prof.formats.hp import read_hp
 from halvm_prof.inputs.heap_stats import accumulate, top_bands
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, folded_bands_note
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS
+from tests.sources import read_hp
 
 
 @pytest.mark.parametrize("hp", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from halvm_prof.cli import cli
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof_json import _loads_deep
-from halvm_prof.inputs.load import load_profile
 from halvm_prof.model import CostCentreProfile
 from tests.conftest import CORPUS
+from tests.sources import load_profile
 
 PJ = CORPUS / "leaky-pj.prof"
 PROF = CORPUS / "leaky-hc.prof"

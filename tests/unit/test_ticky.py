@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.summary import TickySummary, summarize_file
+from halvm_prof.analysis.summary import TickySummary
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.ticky import read_ticky_text
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.summary import render_summary
 from tests.conftest import DATA
+from tests.sources import summarize_file
 
 LOGS = DATA / "eventlog" / "ghc-events"
 TICKY_LOGS = [

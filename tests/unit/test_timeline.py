@@ -21,7 +21,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import build_timeline
 from halvm_prof.timeline.model import Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
-from tests.eventlog_sources import read_timeline
+from tests.sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"

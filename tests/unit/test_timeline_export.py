@@ -22,7 +22,7 @@ from halvm_prof.render.export import guess_format
 from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
 from halvm_prof.timeline.model import Span, Timeline
 from tests.conftest import CORPUS, DATA, Golden
-from tests.eventlog_sources import read_timeline
+from tests.sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 LOGS = [

@@ -1,0 +1,61 @@
+"""The tests' way in to whole profiles, as the commands go: an input opened as a source, then
+what the commands ask of it. An eventlog is opened with ``open_eventlog`` (as ``eventlog show``
+opens it: a log cut anywhere, even in its header, is still read as one)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import IO
+
+from halvm_prof.analysis.diff import ProfileDiff, diff_input, diff_profiles
+from halvm_prof.analysis.summary import TOP, Summary, summarize
+from halvm_prof.inputs.source import open_eventlog, open_source
+from halvm_prof.model import CostCentreProfile, HeapProfile
+from halvm_prof.timeline.build import TimelineSink
+from halvm_prof.timeline.model import Budget, Timeline
+
+Target = str | os.PathLike[str] | IO[bytes]
+
+
+def read_timeline(
+    log: Target, *, budget: Budget | None = None, sinks: Sequence[TimelineSink] = ()
+) -> Timeline:
+    """The runtime timeline of ``log``, read in time order."""
+    source = open_eventlog(log)
+    with source:
+        return source.timeline(budget=budget, sinks=sinks)
+
+
+def heap_profile_from_eventlog(log: Target) -> HeapProfile:
+    """The heap samples of ``log`` in memory (small logs only)."""
+    source = open_eventlog(log)
+    with source:
+        return source.heap_profile()
+
+
+def read_hp(target: Target) -> HeapProfile:
+    """A heap profile in memory: a ``.hp``'s, an eventlog's or a disk's (small inputs only)."""
+    with open_source(target) as source:
+        return source.heap_profile()
+
+
+def load_profile(target: Target) -> HeapProfile | CostCentreProfile:
+    """The whole profile, whatever its kind (a cost-centre report, or heap samples)."""
+    with open_source(target) as source:
+        content = source.content
+        if content.kind in ("prof", "prof-json"):
+            return content.cost_centres()
+        return content.heap_profile()
+
+
+def summarize_file(target: Target, top_n: int = TOP) -> Summary:
+    """What ``halvm-prof summary`` shows of ``target``."""
+    with open_source(target) as source:
+        return summarize(source, top_n)
+
+
+def diff_files(old: Target, new: Target) -> ProfileDiff:
+    """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
+    with open_source(old) as a, open_source(new) as b:
+        return diff_profiles(diff_input(a), diff_input(b))
