@@ -308,11 +308,13 @@ class TimelineBuilder:
     def add(self, e: Event) -> None:
         """Take one event (in time order)."""
         self.count += 1
-        t, et, cap, a = e.time, e.type, e.cap, e.args
-        if self.first is None or t < self.first:
-            self.first = t
+        t, et, cap, a, _ = e
         if t > self.last:
             self.last = t
+        elif self.first is None or t < self.first:
+            self.first = t
+        if self.first is None:
+            self.first = t
         if (
             not a
             and et not in (ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC)
@@ -396,7 +398,8 @@ class TimelineBuilder:
                 self.grid.spread("allocated", prev[0], t, value - prev[1])
             elif prev is None:
                 self.grid.spread("allocated", 0, t, value)
-            self._counter(t, "allocated", sum(v for _, v in self.allocated.values()))
+            if self.sinks:
+                self._counter(t, "allocated", sum(v for _, v in self.allocated.values()))
             return
         self.grid.peak(kind, t, value)
         self._counter(t, _COUNTER_NAME[et], value)
