@@ -31,6 +31,7 @@
 #define BLOCK_MARKER_EVENT 24
 #define NO_CAP 0xFFFF
 #define DATA_END 0xFFFF
+#define REGION_BYTES (256 << 10)
 
 static inline uint16_t be16(const unsigned char *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 static inline uint32_t be32(const unsigned char *p) {
@@ -222,7 +223,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             ecap = cap;
             if (remaining > 0) {
                 remaining -= nxt - pos;
-                if (t < r_min) r_min = t;
+                if (r_count == 0 || t < r_min) r_min = t;
                 r_count += 1;
                 if (remaining <= 0 && cap != -1) {
                     long long at = base + nxt;
@@ -234,6 +235,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 if (r_count == 0 || t < r_min) r_min = t;
                 r_count += 1;
             }
+        }
+        if (r_count && base + nxt - r_start >= REGION_BYTES) {
+            REGION(base + nxt);
+            r_start = base + nxt; r_count = 0;
         }
         if (wt != NULL) {
             unsigned char what = wt[etype];

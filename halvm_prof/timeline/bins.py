@@ -54,8 +54,15 @@ class BinGrid:
         """Add ``amount`` to the bin holding ``t``."""
         if t < 0:
             t = 0
-        self._fit(t)
-        self._sum(key)[t // self.width] += amount
+        # _fit inlined where it has nothing to merge: this runs for every collection.
+        if t >= self.width * self.slots:
+            self._fit(t)
+        elif t > self.top:
+            self.top = t
+        arr = self.sums.get(key)
+        if arr is None:
+            arr = self.sums[key] = [0] * self.slots
+        arr[t // self.width] += amount
 
     def peak(self, key: Hashable, t: int, value: int) -> None:
         """Keep the largest ``value`` seen in the bin holding ``t``."""
@@ -80,10 +87,16 @@ class BinGrid:
             if amount:
                 self.add(key, start, amount)
             return
-        self._fit(end - 1)
+        last_t = end - 1
+        if last_t >= self.width * self.slots:
+            self._fit(last_t)
+        elif last_t > self.top:
+            self.top = last_t
         w = self.width
-        arr = self._sum(key)
-        first, last = start // w, (end - 1) // w
+        arr = self.sums.get(key)
+        if arr is None:
+            arr = self.sums[key] = [0] * self.slots
+        first, last = start // w, last_t // w
         if first == last:
             arr[first] += amount
             return

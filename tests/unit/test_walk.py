@@ -3,6 +3,7 @@ generated logs, and both read what GHC writes where it declares something else."
 
 from __future__ import annotations
 
+import gzip
 import io
 import struct
 from pathlib import Path
@@ -307,3 +308,36 @@ def test_the_follower_reads_ipe_events_of_ghc_96() -> None:
     got += parser.finish()
     assert parser.error is None and parser.ended
     assert [e.type for e in got] == [169, 169, 169, 162, 164, 165]
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_regions_are_small_and_know_their_earliest_event(
+    pure: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A region cut inside a block (walk.REGION_BYTES) starts its earliest time afresh: a stale
+    # one made the time-ordered load hold a whole block's regions at once.
+    if pure:
+        monkeypatch.setenv("HALVM_PROF_PURE", "1")
+    else:
+        _compiled()
+    # the one fixture with blocks larger than a region (2.3 MB)
+    log = tmp_path / "stop.hT.eventlog"
+    log.write_bytes(
+        gzip.decompress((DATA / "eventlog/ghc-events/stop.hT.eventlog.gz").read_bytes())
+    )
+    data = log.read_bytes()
+    with EventlogReader(log) as r:
+        regions = r.regions()
+        codec = r.codec
+    assert codec is not None
+    inside_blocks = 0
+    for region in regions:
+        # the cut comes after the event that crosses the limit
+        assert region.end - region.offset < walk.REGION_BYTES + (1 << 16)
+        frames = walk_python(
+            data[region.offset : region.end], codec.walk_tables, codec.want_all, 1, 0, State(), True
+        ).frames
+        assert len(frames) == region.count
+        assert min(f[2] for f in frames) == region.min_time
+        inside_blocks += frames[0][1] != walk.BLOCK_MARKER
+    assert inside_blocks > 3

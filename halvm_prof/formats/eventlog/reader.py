@@ -48,9 +48,7 @@ T = TypeVar("T")
 CHUNK = 1 << 20
 #: A log's data section up to this size is kept from the region walk for the time-ordered
 #: load, so it is read once; a larger one is read twice (walk, then load), memory staying flat.
-KEEP_BYTES = 64 << 20
-#: A region is cut after this many bytes, so keys can hold its index and an offset in it.
-REGION_BYTES = 1 << 20
+KEEP_BYTES = 8 << 20
 _REL_BITS = 24
 _REL_MASK = (1 << _REL_BITS) - 1
 _IDX_BITS = 24
@@ -234,7 +232,7 @@ class EventlogReader:
         """Walk every complete event in file order (walk.py); the core of every reading mode.
 
         Yields (buffer, file offset of its first byte, :class:`Step`) per chunk; a step's
-        regions are closed ones, also those cut at :data:`REGION_BYTES`; with ``decode`` its
+        regions are closed ones (also those cut at ``walk.REGION_BYTES``); with ``decode`` its
         frames are events where the walk can decode them (:func:`events_of` does the rest).
         Sets :attr:`stop`.
         """
@@ -259,12 +257,6 @@ class EventlogReader:
                 else:
                     stop = Stop("corrupt", at, f"event type {etype} is not declared in the header")
                 self._done = True
-            elif state.r_count and base + pos - state.r_start > REGION_BYTES:
-                # Keep regions short enough for the offset bits of a sort key.
-                step.regions.append(
-                    (state.r_start, base + pos, state.r_cap, state.r_min, state.r_count)
-                )
-                state = state._replace(r_start=base + pos, r_count=0)
             yield buf, base, step
         end_at = stop.offset if stop is not None else base + pos
         if state.r_count:

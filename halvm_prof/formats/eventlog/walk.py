@@ -51,6 +51,10 @@ BLOCK_MARKER = 18
 BLOCK_MARKER_EVENT = HEAD_SIZE + BLOCK_HEADER.size
 NO_CAP = 0xFFFF
 
+#: A region is cut after this many bytes even inside a block, so what the time-ordered load
+#: holds of one region stays small (and a sort key can hold an index into it).
+REGION_BYTES = 256 << 10
+
 #: What ``want`` asks of each type: leave it, hand its frame back, or count it by time bucket.
 SKIP, KEEP, COUNT = 0, 1, 2
 
@@ -270,7 +274,7 @@ def walk_python(
             ecap = cap
             if remaining > 0:
                 remaining -= nxt - pos
-                if t < r_min:
+                if r_count == 0 or t < r_min:
                     r_min = t
                 r_count += 1
                 if remaining <= 0 and cap != -1:
@@ -283,6 +287,9 @@ def walk_python(
                 if r_count == 0 or t < r_min:
                     r_min = t
                 r_count += 1
+        if r_count and base + nxt - r_start >= REGION_BYTES:
+            regions.append((r_start, base + nxt, r_cap, r_min, r_count))
+            r_start, r_count = base + nxt, 0
         if want is not None:
             w = want[etype]
             if w == KEEP:
@@ -357,6 +364,7 @@ __all__ = [
     "CONTENT_LAYOUTS",
     "COUNT",
     "KEEP",
+    "REGION_BYTES",
     "SKIP",
     "State",
     "Step",
