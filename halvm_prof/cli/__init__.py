@@ -185,8 +185,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "summary": (
         "summary",
         "summary",
-        "Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof) or a "
-        "HaLVM profiling disk.",
+        "Summarise FILE: a heap profile (.hp or eventlog), a cost-centre report (.prof), a "
+        "ticky-ticky report (+RTS -r) or a HaLVM profiling disk.",
     ),
     "xen-config": (
         "xen",

@@ -118,7 +118,7 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
     from tests.ghc96 import run_in_chroot, work_dir
 
     with work_dir(prefix="names-") as d:
-        shutil.copy(HERE / "Leaky.hs", d)
+        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)  # as make-fixtures.sh does
         run_in_chroot(
             [
                 "ghc", "-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables",
