@@ -17,8 +17,8 @@ from halvm_prof.analysis.heap_groups import GroupedReader
 from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
 from halvm_prof.cli import cli
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ipe import UNNAMED_GROUP, BandNames, closure_type_name
-from halvm_prof.inputs.names import load_names
+from halvm_prof.formats.ipe import UNNAMED_GROUP, closure_type_name
+from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
 
@@ -113,8 +113,8 @@ def test_names_file_errors_are_one_line(tmp_path: Path) -> None:
 
 def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Path) -> None:
     """Built as make-fixtures.sh builds leaky-ipe (GHC is deterministic here: the same
-    addresses), the binary's symbols name the library and runtime tables the IPE entries leave,
-    and where both name a table they agree on its closure type."""
+    addresses), the binary holds the IPE entries its eventlog carries, and its symbols name the
+    library and runtime tables those leave, agreeing on closure types where both name one."""
     from tests.ghc96 import run_in_chroot, work_dir
 
     with work_dir(prefix="names-") as d:
@@ -131,21 +131,23 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
         shutil.copy(d / "leaky-ipe", binary)
     elf = load_names(binary)
     ipe = load_names(LOG)
-    both = [(t, elf.lookup(hex(t.address))) for t in ipe.tables]
+    # The binary's own IPE lists hold exactly the entries its run wrote into the eventlog.
+    assert [t for t in elf.tables if t.origin == "ipe"] == list(ipe.tables)  # by address
+    # The other tables by their symbols, with the closure type read from the table: where a
+    # symbol also follows an IPE-named table, the two agree on the type.
+    symbols = names_of_binary(str(binary), ipe=False)
+    both = [(t, symbols.lookup(hex(t.address))) for t in ipe.tables]
     agree = [(i, e) for i, e in both if e is not None]
     assert len(agree) > 10
     for i, e in agree:
         assert e is not None and i.closure_type == e.closure_type, (i, e)
-    # The runtime's byte arrays and the list cons of ghc-prim: named only by symbols.
+    # The runtime's byte arrays: named only by a symbol.
     bands = _hp_bands()
     arr = [b for b in bands if (t := elf.lookup(b)) and t.table == "stg_ARR_WORDS_info"]
     assert arr and elf.lookup(arr[0]).closure_type == "ARR_WORDS"  # type: ignore[union-attr]
-    # Eventlog first, then the binary: more bands named than by either alone.
-    both_names: BandNames = ipe.then(elf)
-    named = [b for b in bands if both_names.lookup(b)]
-    assert len(named) > max(
-        sum(1 for b in bands if ipe.lookup(b)), sum(1 for b in bands if elf.lookup(b))
-    )
+    # The binary names every band the eventlog names, by the same name, and more.
+    assert all(elf.full(b) == ipe.full(b) for b in bands if ipe.lookup(b))
+    assert sum(1 for b in bands if elf.lookup(b)) > sum(1 for b in bands if ipe.lookup(b))
     r = CliRunner().invoke(
         cli, ["summary", str(HP), "--names", str(LOG), "--names", str(binary), "--json"]
     )
