@@ -159,13 +159,12 @@ def _ipe_list(
     if raw is None:
         return []
     entries = list(_IPE_ENTRY.iter_unpack(raw))
+    # Read up to the last string's end (at most 4 KiB past its start); never more than
+    # MAX_STRINGS, whatever the offsets claim.
     last = max(max(e[1:]) for e in entries)
-    strings = None
-    for span in (4096, 1 << 16, 1 << 20, MAX_STRINGS):
-        if last + span <= MAX_STRINGS:
-            strings = _read(f, loads, strings_at, last + 1 + min(span, 4096))
-        if strings is not None and b"\0" in strings[last:]:
-            break
+    if last >= MAX_STRINGS:
+        return []
+    strings = _read(f, loads, strings_at, last + 4096) or _read(f, loads, strings_at, last + 1)
     if strings is None or b"\0" not in strings[last:]:
         return []
 

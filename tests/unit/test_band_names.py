@@ -195,3 +195,43 @@ def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) 
         assert NAMED in state.band_index
     finally:
         follower.close()
+
+
+def _ipe_buf_offset(binary: Path) -> int:
+    """Where the file holds Main_ipe_buf (an independent reading with pyelftools)."""
+    from elftools.elf.elffile import ELFFile
+
+    with binary.open("rb") as f:
+        elf = ELFFile(f)
+        symtab = elf.get_section_by_name(".symtab")
+        (value,) = [s["st_value"] for s in symtab.iter_symbols() if s.name == "Main_ipe_buf"]
+        for seg in elf.iter_segments():
+            if seg["p_type"] == "PT_LOAD" and 0 <= value - seg["p_vaddr"] < seg["p_filesz"]:
+                return int(seg["p_offset"] + value - seg["p_vaddr"])
+    raise AssertionError("no Main_ipe_buf")
+
+
+def test_a_damaged_ipe_list_falls_back_to_the_symbols(tmp_path: Path) -> None:
+    """A list claiming a huge count, or string offsets past any table, is not read (no memory
+    follows the claim): the tables keep their symbol names."""
+    from tests.ghc96 import run_in_chroot, work_dir
+
+    with work_dir(prefix="names-") as d:
+        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)
+        run_in_chroot(
+            ["ghc", "-O1", "-finfo-table-map", "-rtsopts", "-o", "leaky", "Leaky.hs"],
+            d,
+            capture_output=True,
+        )
+        good = tmp_path / "leaky"
+        shutil.copy(d / "leaky", good)
+    at = _ipe_buf_offset(good)
+    assert any(t.origin == "ipe" for t in load_names(good).tables)  # a non-profiled build too
+    for patch_at, patch in ((at + 16, (2**40).to_bytes(8, "little")), (at + 24 + 12, b"\xff" * 4)):
+        bad = tmp_path / "bad"
+        data = bytearray(good.read_bytes())
+        data[patch_at : patch_at + len(patch)] = patch
+        bad.write_bytes(bytes(data))
+        names = load_names(bad)
+        assert not any(t.origin == "ipe" for t in names.tables)
+        assert any(t.table == "stg_ARR_WORDS_info" for t in names.tables)
