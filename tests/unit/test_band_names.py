@@ -200,10 +200,12 @@ def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) 
 def _ipe_buf_offset(binary: Path) -> int:
     """Where the file holds Main_ipe_buf (an independent reading with pyelftools)."""
     from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
 
     with binary.open("rb") as f:
         elf = ELFFile(f)
         symtab = elf.get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
         (value,) = [s["st_value"] for s in symtab.iter_symbols() if s.name == "Main_ipe_buf"]
         for seg in elf.iter_segments():
             if seg["p_type"] == "PT_LOAD" and 0 <= value - seg["p_vaddr"] < seg["p_filesz"]:
