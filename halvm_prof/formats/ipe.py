@@ -3,11 +3,12 @@
 A ``-hi`` heap profile (GHC 9.2+, ``-finfo-table-map``) breaks the heap down by info table, and
 GHC writes each band as the table's address (``0x40c528``). The eventlog of a run carries one IPE
 event per table (address, table name, closure type, Haskell type, label, module, source span);
-the program's binary names each table by its ELF symbol (``Main_Record_con_info``,
-``stg_ARR_WORDS_info``). :class:`BandNames` holds either, and names bands wherever they are
-shown: the full form (:func:`ipe_description`, as the eventlog's heap profile names its bands)
-in tables and on hover, the short form in charts. An address that nothing names stays an
-address, and :attr:`BandNames.why_unnamed` says why.
+the program's binary holds the same entries (GHC 9.6's ``<Module>_ipe_buf`` lists) and names
+the other tables by their ELF symbols (``Main_Record_con_info``, ``stg_ARR_WORDS_info``).
+:class:`BandNames` holds either, and names bands wherever they are shown: the full form
+(:func:`ipe_description`, as the eventlog's heap profile names its bands) in tables and on
+hover, the short form in charts. An address that nothing names stays an address, and
+:attr:`BandNames.why_unnamed` says why.
 """
 
 from __future__ import annotations
@@ -232,8 +233,9 @@ class BandNames:
                 )
             else:
                 why.append(
-                    f"no symbol of {path} follows them (local tables such as thunks have none; "
-                    "--names with an eventlog of a -hi -l run adds their IPE entries)"
+                    f"neither the IPE data nor a symbol of {path} names them (modules built "
+                    "without -finfo-table-map have no IPE entries, and their local tables, "
+                    "thunks among them, no symbol)"
                 )
         return "; ".join(why)
 

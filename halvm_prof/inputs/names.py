@@ -1,14 +1,16 @@
 """The one way to name ``-hi`` bands from another file (``--names FILE`` of every command).
 
-FILE is an eventlog of the same binary (its IPE events name every table, GHC 9.2+ with
-``-finfo-table-map``) or the program's binary (each table's ELF symbol, read with pyelftools).
-Reading IPE data out of the binary itself (GHC 9.6 keeps it compressed in a data section) is not
-done: a binary gives its symbols only.
+FILE is an eventlog of the same binary (its IPE events name every table of the modules built
+with ``-finfo-table-map``) or the program's binary: its own IPE data (GHC 9.6's uncompressed
+``<Module>_ipe_buf`` lists, the same entries the eventlog carries) and, for the tables they leave
+(libraries and the runtime, built without the map), each table's ELF symbol, read with
+pyelftools.
 """
 
 from __future__ import annotations
 
 import os
+import struct
 from typing import IO
 
 from halvm_prof.errors import InputError
@@ -63,9 +65,10 @@ PROFILED_TABLE_SIZE = 32
 PROFILING_RTS_SYMBOL = "pushCostCentre"
 
 
-def names_of_binary(path: str) -> BandNames:
-    """Each info table's ELF symbol (a symbol ending in ``_info``), keyed by the address its
-    table starts at, with the closure type read from the table itself."""
+def names_of_binary(path: str, ipe: bool = True) -> BandNames:
+    """The binary's own IPE entries (unless ``ipe`` is False), and for the other tables their
+    ELF symbol (a symbol ending in ``_info``), keyed by the address the table starts at, with
+    the closure type read from the table itself."""
     from halvm_prof.perf.elf import ElfFile
     from halvm_prof.perf.names import parse_symbol
 
@@ -73,10 +76,11 @@ def names_of_binary(path: str) -> BandNames:
     symbols = [(start, name) for start, _end, name in elf.iter_symbols()]
     profiled = any(name == PROFILING_RTS_SYMBOL for _, name in symbols)
     size = PROFILED_TABLE_SIZE if profiled else TABLE_SIZE
-    tables = []
     with open(path, "rb") as f:
+        tables = ipe_of_binary(f, elf.loads, size) if ipe else []
+        named = {t.address for t in tables}
         for start, symbol in symbols:
-            if not symbol.endswith("_info") or start < size:
+            if not symbol.endswith("_info") or start < size or start - size in named:
                 continue
             table = start - size
             ghc = None if symbol.startswith("stg_") else parse_symbol(symbol)
@@ -94,6 +98,98 @@ def names_of_binary(path: str) -> BandNames:
             hint="give the unstripped program binary the profile came from",
         )
     return BandNames.of("elf", path, tables)
+
+
+#: The most IPE entries one module's list may claim, and the largest string table read.
+MAX_IPE_ENTRIES = 1_000_000
+MAX_STRINGS = 64 << 20
+#: GHC 9.6's ``IpeBufferEntry``: the table's (code) address and seven string-table offsets
+#: (table name, closure type, Haskell type, label, module, source file, source span), padded.
+_IPE_ENTRY = struct.Struct("<Q7I4x")
+_IPE_NODE = struct.Struct("<3Q")  # next, string table, count
+
+
+def _read(f: IO[bytes], loads: list[tuple[int, int, int]], at: int, n: int) -> bytes | None:
+    """``n`` bytes the program has at address ``at``, or None outside its loaded file bytes."""
+    for off, size, vaddr in loads:
+        if vaddr <= at and at + n <= vaddr + size:
+            f.seek(off + at - vaddr)
+            raw = f.read(n)
+            return raw if len(raw) == n else None
+    return None
+
+
+def ipe_of_binary(
+    f: IO[bytes], loads: list[tuple[int, int, int]], table_size: int
+) -> list[InfoTable]:
+    """The IPE entries a GHC 9.6 binary holds: one uncompressed list per module built with
+    ``-finfo-table-map`` (its ``<Module>_ipe_buf`` symbol). A list whose layout does not check
+    out (another GHC, compressed data) is left to the symbols."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    f.seek(0)
+    elf = ELFFile(f)
+    symtab = elf.get_section_by_name(".symtab")
+    if not isinstance(symtab, SymbolTableSection) or elf.elfclass != 64:
+        return []
+    strtab = elf.get_section(symtab["sh_link"]).data()
+    data = symtab.data()
+    tables: list[InfoTable] = []
+    # Unpacked with one struct over the section (pyelftools' per-symbol parse took seconds).
+    for name_at, _info, _other, _shndx, value, _size in struct.iter_unpack(
+        "<IBBHQQ", data[: len(data) // 24 * 24]
+    ):
+        end = strtab.find(b"\0", name_at)
+        if value and end >= name_at + 8 and strtab[end - 8 : end] == b"_ipe_buf":
+            tables += _ipe_list(f, loads, value, table_size)
+    return tables
+
+
+def _ipe_list(
+    f: IO[bytes], loads: list[tuple[int, int, int]], at: int, table_size: int
+) -> list[InfoTable]:
+    head = _read(f, loads, at, _IPE_NODE.size)
+    if head is None:
+        return []
+    _next, strings_at, count = _IPE_NODE.unpack(head)
+    if not 0 < count <= MAX_IPE_ENTRIES:
+        return []
+    raw = _read(f, loads, at + _IPE_NODE.size, count * _IPE_ENTRY.size)
+    if raw is None:
+        return []
+    entries = list(_IPE_ENTRY.iter_unpack(raw))
+    # Read up to the last string's end (at most 4 KiB past its start); never more than
+    # MAX_STRINGS, whatever the offsets claim.
+    last = max(max(e[1:]) for e in entries)
+    if last >= MAX_STRINGS:
+        return []
+    strings = _read(f, loads, strings_at, last + 4096) or _read(f, loads, strings_at, last + 1)
+    if strings is None or b"\0" not in strings[last:]:
+        return []
+
+    def text(i: int) -> str:
+        return strings[i : strings.index(b"\0", i)].decode("utf-8", "replace")
+
+    out = []
+    for code, name, desc, ty, label, module, file, span_at in entries:
+        if code < table_size or _read(f, loads, code - table_size, 1) is None:
+            return []  # not an info table's address: not the layout this reads
+        # As the runtime joins them for its IPE event (":" when both are empty).
+        where = f"{text(file)}:{text(span_at)}"
+        out.append(
+            InfoTable(
+                code - table_size,
+                text(name),
+                closure_type_name(text(desc)),
+                text(ty),
+                text(label),
+                text(module),
+                where,
+                "ipe",
+            )
+        )
+    return out
 
 
 def _closure_type(f: IO[bytes], loads: list[tuple[int, int, int]], at: int) -> str:

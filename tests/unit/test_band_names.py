@@ -17,8 +17,8 @@ from halvm_prof.analysis.heap_groups import GroupedReader
 from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
 from halvm_prof.cli import cli
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ipe import UNNAMED_GROUP, BandNames, closure_type_name
-from halvm_prof.inputs.names import load_names
+from halvm_prof.formats.ipe import UNNAMED_GROUP, closure_type_name
+from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
 
@@ -113,12 +113,12 @@ def test_names_file_errors_are_one_line(tmp_path: Path) -> None:
 
 def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Path) -> None:
     """Built as make-fixtures.sh builds leaky-ipe (GHC is deterministic here: the same
-    addresses), the binary's symbols name the library and runtime tables the IPE entries leave,
-    and where both name a table they agree on its closure type."""
+    addresses), the binary holds the IPE entries its eventlog carries, and its symbols name the
+    library and runtime tables those leave, agreeing on closure types where both name one."""
     from tests.ghc96 import run_in_chroot, work_dir
 
     with work_dir(prefix="names-") as d:
-        shutil.copy(HERE.parent / "corpus" / "src" / "Leaky.hs", d)
+        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)  # as make-fixtures.sh does
         run_in_chroot(
             [
                 "ghc", "-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables",
@@ -131,21 +131,23 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
         shutil.copy(d / "leaky-ipe", binary)
     elf = load_names(binary)
     ipe = load_names(LOG)
-    both = [(t, elf.lookup(hex(t.address))) for t in ipe.tables]
+    # The binary's own IPE lists hold exactly the entries its run wrote into the eventlog.
+    assert [t for t in elf.tables if t.origin == "ipe"] == list(ipe.tables)  # by address
+    # The other tables by their symbols, with the closure type read from the table: where a
+    # symbol also follows an IPE-named table, the two agree on the type.
+    symbols = names_of_binary(str(binary), ipe=False)
+    both = [(t, symbols.lookup(hex(t.address))) for t in ipe.tables]
     agree = [(i, e) for i, e in both if e is not None]
     assert len(agree) > 10
     for i, e in agree:
         assert e is not None and i.closure_type == e.closure_type, (i, e)
-    # The runtime's byte arrays and the list cons of ghc-prim: named only by symbols.
+    # The runtime's byte arrays: named only by a symbol.
     bands = _hp_bands()
     arr = [b for b in bands if (t := elf.lookup(b)) and t.table == "stg_ARR_WORDS_info"]
     assert arr and elf.lookup(arr[0]).closure_type == "ARR_WORDS"  # type: ignore[union-attr]
-    # Eventlog first, then the binary: more bands named than by either alone.
-    both_names: BandNames = ipe.then(elf)
-    named = [b for b in bands if both_names.lookup(b)]
-    assert len(named) > max(
-        sum(1 for b in bands if ipe.lookup(b)), sum(1 for b in bands if elf.lookup(b))
-    )
+    # The binary names every band the eventlog names, by the same name, and more.
+    assert all(elf.full(b) == ipe.full(b) for b in bands if ipe.lookup(b))
+    assert sum(1 for b in bands if elf.lookup(b)) > sum(1 for b in bands if ipe.lookup(b))
     r = CliRunner().invoke(
         cli, ["summary", str(HP), "--names", str(LOG), "--names", str(binary), "--json"]
     )
@@ -193,3 +195,45 @@ def test_every_command_takes_names_the_same_way(tmp_path: Path, store_url: str) 
         assert NAMED in state.band_index
     finally:
         follower.close()
+
+
+def _ipe_buf_offset(binary: Path) -> int:
+    """Where the file holds Main_ipe_buf (an independent reading with pyelftools)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    with binary.open("rb") as f:
+        elf = ELFFile(f)
+        symtab = elf.get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        (value,) = [s["st_value"] for s in symtab.iter_symbols() if s.name == "Main_ipe_buf"]
+        for seg in elf.iter_segments():
+            if seg["p_type"] == "PT_LOAD" and 0 <= value - seg["p_vaddr"] < seg["p_filesz"]:
+                return int(seg["p_offset"] + value - seg["p_vaddr"])
+    raise AssertionError("no Main_ipe_buf")
+
+
+def test_a_damaged_ipe_list_falls_back_to_the_symbols(tmp_path: Path) -> None:
+    """A list claiming a huge count, or string offsets past any table, is not read (no memory
+    follows the claim): the tables keep their symbol names."""
+    from tests.ghc96 import run_in_chroot, work_dir
+
+    with work_dir(prefix="names-") as d:
+        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)
+        run_in_chroot(
+            ["ghc", "-O1", "-finfo-table-map", "-rtsopts", "-o", "leaky", "Leaky.hs"],
+            d,
+            capture_output=True,
+        )
+        good = tmp_path / "leaky"
+        shutil.copy(d / "leaky", good)
+    at = _ipe_buf_offset(good)
+    assert any(t.origin == "ipe" for t in load_names(good).tables)  # a non-profiled build too
+    for patch_at, patch in ((at + 16, (2**40).to_bytes(8, "little")), (at + 24 + 12, b"\xff" * 4)):
+        bad = tmp_path / "bad"
+        data = bytearray(good.read_bytes())
+        data[patch_at : patch_at + len(patch)] = patch
+        bad.write_bytes(bytes(data))
+        names = load_names(bad)
+        assert not any(t.origin == "ipe" for t in names.tables)
+        assert any(t.table == "stg_ARR_WORDS_info" for t in names.tables)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from halvm_prof.analysis.heap_view import HeapView, band_passes, chart_bands
 from halvm_prof.analysis.report import streamed_heap_section
 from halvm_prof.inputs.source import open_source
@@ -50,3 +52,37 @@ def test_filtered_bands_leave_the_chart_and_other_but_stay_in_the_table() -> Non
     kept = [s for s in full.series if s.name not in hidden]
     for j in range(len(section.times)):
         assert sum(s.values[j] for s in section.series) == sum(s.values[j] for s in kept)
+
+
+def test_report_takes_eventlog2htmls_options(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from halvm_prof.cli import cli
+
+    page = tmp_path / "r.html"
+    r = CliRunner().invoke(
+        cli,
+        ["report", str(CORPUS / "leaky-hc.hp"), "-o", str(page), "--bands", "3", "--sort",
+         "slope", "--reverse", "-x", "PINNED", "-i", "main", "--y-axis", "1000000"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    text = page.read_text()
+    start = text.index('<script id="report-data" type="application/json">')
+    data = json.loads(text[start:].split(">", 1)[1].split("</script>", 1)[0])
+    (section,) = data["sections"]
+    assert section["view"] == {
+        "exclude": ["PINNED"],
+        "group_by": "info-table",
+        "include": ["main"],
+        "reverse": True,
+        "sort": "gradient",
+        "y_axis": 1000000,
+    }
+    slope = {b["band"]: b["slope"] for b in section["bands"]}
+    drawn = [s["name"] for s in section["series"] if s["name"] != "other"]
+    assert len(drawn) == 3 and [slope[n] for n in drawn] == sorted(slope[n] for n in drawn)
+    r = CliRunner().invoke(cli, ["report", str(CORPUS / "leaky-hc.hp"), "-o", str(page),
+                                 "--sort", "colour"])  # fmt: skip
+    assert r.exit_code == 2 and "colour" in r.output

@@ -64,6 +64,7 @@
     c.on("datazoom", update);
   }
 
+  const TABLE_ROWS = 500;
   // A sortable, searchable table. columns: [{key, label, fmt, name}], rows: objects.
   function table(parent, columns, rows, opts) {
     const wrap = el("div", { class: "table" });
@@ -78,20 +79,32 @@
     const thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
     const body = el("tbody"); t.appendChild(body);
     let shown = rows.slice();
+    // A large table (a -hi profile has thousands of bands) draws its first rows, and more on
+    // request: building every row at once froze the page for seconds.
+    const more = el("button", { class: "more" });
+    let limit = TABLE_ROWS;
     function draw() {
       body.textContent = "";
       const q = search.value.toLowerCase();
+      let matched = 0;
+      const frag = document.createDocumentFragment();
       for (const r of shown) {
         if (q && !String(r[columns[0].key]).toLowerCase().includes(q)) continue;
+        if (++matched > limit) continue;
         const tr = el("tr", opts && opts.rowClass ? { class: opts.rowClass(r) } : {});
         for (const c of columns) {
           const td = el("td", { class: c.name ? "name" : "" });
           if (c.render) c.render(td, r); else td.textContent = c.fmt ? c.fmt(r[c.key]) : String(r[c.key]);
           tr.appendChild(td);
         }
-        body.appendChild(tr);
+        frag.appendChild(tr);
       }
+      body.appendChild(frag);
+      const left = matched - limit;
+      more.hidden = left <= 0;
+      more.textContent = left > 0 ? `show ${num(Math.min(left, TABLE_ROWS))} more of ${num(left)} not shown` : "";
     }
+    more.addEventListener("click", () => { limit += TABLE_ROWS; draw(); });
     let current = -1, dir = 1;
     function sortBy(i, th) {
       dir = current === i ? -dir : (columns[i].name ? 1 : -1);
@@ -102,15 +115,15 @@
       th.classList.add(dir > 0 ? "sorted-asc" : "sorted-desc");
       draw();
     }
-    search.addEventListener("input", draw);
-    wrap.appendChild(search); wrap.appendChild(t); parent.appendChild(wrap);
+    search.addEventListener("input", () => { limit = TABLE_ROWS; draw(); });
+    wrap.appendChild(search); wrap.appendChild(t); wrap.appendChild(more); parent.appendChild(wrap);
     draw();
     return t;
   }
 
   function sparkline(td, values) {
     const ns = "http://www.w3.org/2000/svg", w = 80, h = 16;
-    const max = Math.max(1, ...values);
+    const max = Math.max(1, maxOf(values));
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("width", w); svg.setAttribute("height", h);
     const pts = values.map((v, i) => (i * w / Math.max(1, values.length - 1)).toFixed(1) + "," +
