@@ -46,7 +46,7 @@ def eventlog_facts(log: EventlogSource) -> EventlogFacts:
     fold = EventlogFactsFold()
     for e in log.events(fold.types):
         fold.add(e)
-    return fold.facts(log.reader.note() if log.reader is not None else None)
+    return fold.facts(log.reader.note() if log.reader is not None else None, log.name)
 
 
 def perf_report(perf: Source, binary: Binary) -> PerfProfile:

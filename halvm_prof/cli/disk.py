@@ -9,7 +9,6 @@ import click
 from halvm_prof.cli.common import check_output, echo_json, echo_text, force_option, json_option
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.inspect import inspect_image
-from halvm_prof.disk.layout import DATA_OFFSET
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
 from halvm_prof.fileio import OutputKind, output_target
@@ -75,17 +74,17 @@ def write(
         raise OutputError(
             f"is a {kind.value}, not a disk image", path=target, hint="name an image file"
         )
-    if kind is OutputKind.NEW:
-        size = Path(profile).stat().st_size if Path(profile).is_file() else 0
-        create_image(target, max(DATA_OFFSET + size, 1 << 20), force=False)
-    else:
+    if kind is not OutputKind.NEW:
         check_output(target, force=force, replaces_files=True)
-    try:
-        result = write_profile(profile, target, word=int(word), crash_after=crash_after, pace=pace)
-    except BaseException:
-        if kind is OutputKind.NEW:  # made above: a failed write leaves no image behind
-            target.unlink(missing_ok=True)
-        raise
+    # A new disk is made only once the input has been read and found to be a profile.
+    result = write_profile(
+        profile,
+        target,
+        word=int(word),
+        crash_after=crash_after,
+        pace=pace,
+        create=kind is OutputKind.NEW,
+    )
     if kind is OutputKind.NEW:
         click.echo(f"created {disk_path}")
     how = "closed" if result.closed else "not closed"

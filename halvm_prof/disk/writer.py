@@ -21,10 +21,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from halvm_prof.disk.image import create_image
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
 from halvm_prof.errors import ImageError, InputError, OutputError
 from halvm_prof.fileio import Prefixed, open_input, same_file
-from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+from halvm_prof.words import a
+
+#: Inputs never written onto a disk: nothing in them is a GHC profile (an empty file, zeros,
+#: random bytes), so the disk would hold a "profile" no reader can read.
+NOT_A_PROFILE = frozenset({"empty", "unknown"})
 
 _SECTORS_PER_BLOCK = BLOCK_SIZE // SECTOR_SIZE
 _COPY_CHUNK = 1 << 20
@@ -119,11 +125,16 @@ def _chunks_with_flushes(stream: IO[bytes], heap: bool) -> Iterator[tuple[bytes,
             yield chunk, False
         return
     pending: list[bytes] = []
-    for line in stream:
+    held = 0
+    # Lines read at most a chunk at a time and handed on past a chunk unflushed: a stream with
+    # no newline or no END_SAMPLE (zeros after a profile) must not grow without end.
+    while line := stream.readline(_COPY_CHUNK):
         pending.append(line)
-        if line.startswith(b"END_SAMPLE"):
-            yield b"".join(pending), True
+        held += len(line)
+        if line.startswith(b"END_SAMPLE") or held >= _COPY_CHUNK:
+            yield b"".join(pending), line.startswith(b"END_SAMPLE")
             pending.clear()
+            held = 0
     if pending:
         yield b"".join(pending), False
 
@@ -168,12 +179,16 @@ def write_profile(
     word: int = 8,
     crash_after: int | None = None,
     pace: float = 0.0,
+    create: bool = False,
 ) -> WriteResult:
     """Write the file ``profile`` onto the existing image ``disk`` as a HaLVM would.
 
     The caller decides whether ``disk`` may be written (see ``image.holds_profile``); this only
-    refuses a disk too small for the profile, as the runtime would fail ("Block write failed!").
+    refuses a disk too small for the profile, as the runtime would fail ("Block write failed!"),
+    and an input that is no profile a HaLVM writes (an empty file, random bytes, an eventlog).
     ``pace`` seconds pass before each sector write (to watch a disk fill, as ``live`` does).
+    ``create``: a missing ``disk`` is made, just large enough, once the input has been read
+    and found to be a profile, and removed again if the write fails.
     """
     if word not in (4, 8):
         raise OutputError(f"word size must be 4 or 8, not {word}")
@@ -193,58 +208,87 @@ def write_profile(
             given.seek(0)
         else:
             stream = io.BufferedReader(Prefixed(head, given))
-        heap = detect_kind(head) == "hp"
-        try:
-            fd = os.open(disk, os.O_RDWR)
-        except FileNotFoundError as e:
+        kind = detect_kind(head)
+        if kind in NOT_A_PROFILE:
             raise InputError(
-                "no such disk image", path=disk, hint="make one with `halvm-prof disk create`"
-            ) from e
-        except OSError as e:
-            raise OutputError(f"cannot open for writing: {e.strerror}", path=disk) from e
+                f"is not a profile a HaLVM writes on a disk: this looks like {a(KIND_NAMES[kind])}",
+                path=os.fspath(profile),
+                hint="give the .prof or .hp file GHC wrote",
+            )
+        made = create and not os.path.lexists(disk)
+        if made:
+            create_image(disk, max(DATA_OFFSET + size, 1 << 20), force=False)
         try:
-            capacity = os.fstat(fd).st_size - DATA_OFFSET
-            # The runtime writes whole sectors, so the last partial sector must fit too.
-            needed = -(-size // SECTOR_SIZE) * SECTOR_SIZE
-            if needed > capacity:
-                raise ImageError(
-                    f"the profile needs {needed} bytes but the disk holds {max(capacity, 0)}",
-                    path=disk,
-                    hint="make a larger disk with `halvm-prof disk create --size`",
-                )
-            if regular:
-                _reserve(fd, disk, DATA_OFFSET + needed)
-            writer = RuntimeWriter(fd, word, crash_after, pace)
-            crashed = False
-            written = 0
-            try:
-                for data, flush in _chunks_with_flushes(stream, heap):
-                    # A device or pipe has no size to check up front: stop where the disk ends
-                    # instead of growing the image without limit (`disk write /dev/zero`).
-                    written += len(data)
-                    if written > capacity:
-                        raise ImageError(
-                            f"the profile is larger than the disk ({max(capacity, 0)} bytes)",
-                            path=disk,
-                            hint="give a regular file, or make a larger disk",
-                        )
-                    writer.write(data)
-                    if flush:
-                        writer.flush()
-                writer.close()
-            except _Crashed:
-                crashed = True
-            except OSError as e:
-                # A full disk mid-write (a stream's size is not known up front): a partly
-                # written image would read as a crashed profile, so it is made blank again.
-                _blank(fd)
-                raise OutputError(
-                    f"cannot write: {e.strerror}; the disk was left blank",
-                    path=disk,
-                    hint="free some space and write it again",
-                ) from e
-        finally:
-            os.close(fd)
+            return _write(stream, size, kind == "hp", disk, word, crash_after, pace, regular)
+        except BaseException:
+            if made:  # made above: a failed write leaves no image behind
+                with contextlib.suppress(OSError):
+                    os.unlink(disk)
+            raise
+
+
+def _write(
+    stream: IO[bytes],
+    size: int,
+    heap: bool,
+    disk: str | os.PathLike[str],
+    word: int,
+    crash_after: int | None,
+    pace: float,
+    regular: bool,
+) -> WriteResult:
+    """The runtime's writes of ``stream`` (``size`` bytes if ``regular``) onto ``disk``."""
+    try:
+        fd = os.open(disk, os.O_RDWR)
+    except FileNotFoundError as e:
+        raise InputError(
+            "no such disk image", path=disk, hint="make one with `halvm-prof disk create`"
+        ) from e
+    except OSError as e:
+        raise OutputError(f"cannot open for writing: {e.strerror}", path=disk) from e
+    try:
+        capacity = os.fstat(fd).st_size - DATA_OFFSET
+        # The runtime writes whole sectors, so the last partial sector must fit too.
+        needed = -(-size // SECTOR_SIZE) * SECTOR_SIZE
+        if needed > capacity:
+            raise ImageError(
+                f"the profile needs {needed} bytes but the disk holds {max(capacity, 0)}",
+                path=disk,
+                hint="make a larger disk with `halvm-prof disk create --size`",
+            )
+        if regular:
+            _reserve(fd, disk, DATA_OFFSET + needed)
+        writer = RuntimeWriter(fd, word, crash_after, pace)
+        crashed = False
+        written = 0
+        try:
+            for data, flush in _chunks_with_flushes(stream, heap):
+                # A device or pipe has no size to check up front: stop where the disk ends
+                # instead of growing the image without limit (`disk write /dev/zero`).
+                written += len(data)
+                if written > capacity:
+                    raise ImageError(
+                        f"the profile is larger than the disk ({max(capacity, 0)} bytes)",
+                        path=disk,
+                        hint="give a regular file, or make a larger disk",
+                    )
+                writer.write(data)
+                if flush:
+                    writer.flush()
+            writer.close()
+        except _Crashed:
+            crashed = True
+        except OSError as e:
+            # A full disk mid-write (a stream's size is not known up front): a partly
+            # written image would read as a crashed profile, so it is made blank again.
+            _blank(fd)
+            raise OutputError(
+                f"cannot write: {e.strerror}; the disk was left blank",
+                path=disk,
+                hint="free some space and write it again",
+            ) from e
+    finally:
+        os.close(fd)
     return WriteResult(
         sector_writes=writer.sector_writes,
         crashed=crashed,

@@ -30,7 +30,7 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
-from halvm_prof.perf.symbolize import Frame, Symbolizer
+from halvm_prof.perf.symbolize import Frame, Symbolizer, not_run_error
 
 #: Functions listed per GC pause or span.
 TOP_FUNCTIONS = 5
@@ -68,6 +68,8 @@ class EventlogFacts:
     spans: tuple[Stretch, ...]
     duration: int
     note: str | None
+    #: The eventlog's name, for messages that must name it.
+    path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,12 +203,14 @@ class EventlogFactsFold:
                 opened, span_cap = self.open_spans[label].pop()
                 self.spans.append(Stretch(opened, t, span_cap, label))
 
-    def facts(self, note: str | None) -> EventlogFacts:
+    def facts(self, note: str | None, path: str | None = None) -> EventlogFacts:
         for changes in self.tid_caps.values():
             changes.sort()
         pauses = sorted(self.pauses, key=lambda p: (p.start, -1 if p.cap is None else p.cap))
         spans = sorted(self.spans, key=lambda s: (s.start, s.label))
-        return EventlogFacts(self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note)
+        return EventlogFacts(
+            self.wall, self.tid_caps, tuple(pauses), tuple(spans), self.last, note, path
+        )
 
 
 # -- alignment ---------------------------------------------------------------------------------
@@ -293,11 +297,39 @@ class _Table:
         return tuple(out)
 
 
+def perf_threads(data: PerfData) -> set[int]:
+    """Every process and thread id perf.data names (COMM, FORK/EXIT and MMAP records)."""
+    ids: set[int] = set()
+    for r in data.iter_records():
+        if isinstance(r, Comm | TaskEvent):
+            ids.update((r.pid, r.tid))
+        elif isinstance(r, Mmap):
+            ids.add(r.pid)
+    return ids
+
+
+def _check_same_run(facts: EventlogFacts, tids: set[int]) -> None:
+    """Refuse an eventlog of another run than perf.data's: the OS threads its RTS ran its
+    capabilities on (its task events) must be among the threads perf recorded (``tids``)."""
+    ours = set(facts.tid_caps)
+    if not ours or ours & tids:
+        return  # a log without task events: the clock check in merge() is what remains
+    shown = ", ".join(str(t) for t in sorted(ours)[:4]) + (", ..." if len(ours) > 4 else "")
+    raise InputError(
+        f"is not of the run perf.data recorded: none of its OS threads ({shown}) is in it",
+        path=facts.path,
+        hint="give the eventlog written by the run perf recorded",
+    )
+
+
 def _open_symbolizer(
     data: PerfData, facts: EventlogFacts, binary: str | os.PathLike[str] | None
 ) -> Symbolizer:
     if binary is None:
         found = program_binary(data, set(facts.tid_caps))
+        if found is None:
+            # Often because the eventlog is of another run (another read, on this error only).
+            _check_same_run(facts, perf_threads(data))
         if found is None or not os.path.isfile(found):
             raise InputError(
                 "cannot tell which binary was profiled"
@@ -392,10 +424,12 @@ def merge(
     caps: Counter[int | None] = Counter()
     total = in_run = gc_total = gc_in = 0
     first: int | None = None
+    tids: set[int] = set()
     for s, frame, t in _aligned(_samples(data, symbolizer), alignment):
         if first is None:
             first = s.time
         total += 1
+        tids.add(s.tid)
         if 0 <= t <= facts.duration:
             in_run += 1
         cap = cap_of(facts.tid_caps, s.tid, t)
@@ -410,6 +444,17 @@ def merge(
             gc_in += hit
         for i in spans.hits(t, cap, by_cap=False):
             spans.add(i, frame)
+    if not symbolizer.program_pids:
+        raise not_run_error(symbolizer.binary.path, data.path, data.features.cmdline)
+    if tids:
+        _check_same_run(facts, tids)
+    if total and not in_run and alignment.method == "wall-clock":
+        raise InputError(
+            "no sample of perf.data falls inside its run (both clocks read the wall clock): "
+            "they are of different runs",
+            path=facts.path,
+            hint="give the eventlog written by the run perf recorded",
+        )
     notes = [n for n in (facts.note, data.note()) if n]
     notes.extend(symbolizer.notes)
     if not facts.tid_caps:

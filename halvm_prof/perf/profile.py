@@ -21,7 +21,7 @@ from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
 from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, SampleBatch, TaskEvent
 from halvm_prof.perf.scan import Groups, Pending, tally, tally_chains
-from halvm_prof.perf.symbolize import Frame, Symbolizer
+from halvm_prof.perf.symbolize import Frame, Symbolizer, not_run_error
 
 if TYPE_CHECKING:
     from halvm_prof.model import CostCentreProfile
@@ -371,9 +371,8 @@ def perf_profile(
         notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
     notes.extend(symbolizer.notes)
     if not pids:
-        notes.append(
-            f"no process mapped {symbolizer.binary_base}: is it the program that was recorded?"
-        )
+        # Every sample would be another program's: 0 samples is no answer.
+        raise not_run_error(binary, data.path, data.features.cmdline)
     error = data.stop if data.stop is not None and data.stop.reason == "corrupt" else None
     complete = not data.header_notes and (data.stop is None or data.stop.reason == "end")
     if error is not None:

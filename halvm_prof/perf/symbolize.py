@@ -52,6 +52,20 @@ def _short_library(path: str) -> str:
     return base.split(".so", 1)[0] if ".so" in base else base
 
 
+def not_run_error(
+    binary: str | os.PathLike[str], data_path: str | None, cmdline: tuple[str, ...]
+) -> InputError:
+    """The error for a binary no process in perf.data mapped: every sample would be another
+    program's, so a profile of 0 samples is no answer."""
+    cmd = " ".join(cmdline)
+    recorded = f" (perf recorded: {cmd})" if cmd else ""
+    return InputError(
+        f"no process in {os.path.basename(data_path or 'perf.data')} ran this program{recorded}",
+        path=os.fspath(binary),
+        hint="give the binary that was profiled",
+    )
+
+
 class Symbolizer:
     """Resolves the sample addresses of the program ``binary`` and of what it mapped."""
 

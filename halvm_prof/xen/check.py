@@ -16,8 +16,10 @@ from typing import Literal
 from halvm_prof.disk.image import holds_profile
 from halvm_prof.errors import ConfigError, one_line
 from halvm_prof.fileio import open_input
+from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
 from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.units import format_size
+from halvm_prof.words import a
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.generate import HP_DEVICE, PROF_DEVICE
 from halvm_prof.xen.sizing import (
@@ -498,24 +500,67 @@ def _check_kernel(config: XlConfig, plan: RtsPlan, result: CheckResult) -> None:
             missing_hint(kernel, config.path),
         )
         return
+    for p in kernel_problems(config_file(kernel), kernel, plan):
+        result.add(line, p.severity, p.code, p.message, p.hint)
+
+
+#: How a kernel image xl loads begins: ELF, or one of the compressions its loader undoes.
+_IMAGE_MAGIC = (
+    b"\x7fELF",
+    b"\x1f\x8b",  # gzip
+    b"BZh",  # bzip2
+    b"\xfd7zXZ\x00",  # xz
+    b"\x5d\x00\x00",  # lzma
+    b"\x02\x21\x4c\x18",  # lz4 (legacy)
+    b"\x28\xb5\x2f\xfd",  # zstd
+)
+
+
+def kernel_problems(path: str, shown: str, plan: RtsPlan) -> list[Problem]:
+    """What is wrong with the kernel at ``path`` (named ``shown``) for a run with ``plan``'s
+    RTS flags: not a kernel image at all (an empty file, a profile), or built without the
+    ``-prof`` its flags need. ``xen-config check`` and ``prepare`` both ask (line left None)."""
+    with open_input(path) as f:
+        head = f.read(DETECT_BYTES)
+    if not head.startswith(_IMAGE_MAGIC):
+        kind = detect_kind(head)
+        what = (
+            f"this looks like {a(KIND_NAMES[kind])}"
+            if kind != "unknown"
+            else "it is neither an ELF image nor a compressed one"
+        )
+        return [
+            Problem(
+                None,
+                "error",
+                "not-a-kernel",
+                f"{shown!r} is not a kernel image xl can load: {what}",
+                "give the HaLVM kernel: the program GHC built for Xen",
+            )
+        ]
     if not plan.needs_profiled_build:
-        return
+        return []
     flags = " ".join(plan.profiled_flags)
-    build = kernel_build(config_file(kernel))
+    build = kernel_build(path)
     if build == "plain":
-        result.add(
-            line,
-            "error",
-            "not-profiled",
-            f"{flags} need a kernel built with -prof, and {kernel!r} is built without it: its "
-            "runtime stops at start",
-            "rebuild with ghc -prof (and -fprof-auto for cost centres), or use -hT",
-        )
-    elif build == "unknown":
-        result.add(
-            line,
-            "warning",
-            "not-profiled",
-            f"{kernel!r} does not look like a GHC program, so whether it is built with -prof "
-            f"(as {flags} need) cannot be checked",
-        )
+        return [
+            Problem(
+                None,
+                "error",
+                "not-profiled",
+                f"{flags} need a kernel built with -prof, and {shown!r} is built without it: "
+                "its runtime stops at start",
+                "rebuild with ghc -prof (and -fprof-auto for cost centres), or use -hT",
+            )
+        ]
+    if build == "unknown":
+        return [
+            Problem(
+                None,
+                "warning",
+                "not-profiled",
+                f"{shown!r} does not look like a GHC program, so whether it is built with -prof "
+                f"(as {flags} need) cannot be checked",
+            )
+        ]
+    return []

@@ -12,6 +12,7 @@ from halvm_prof.disk.image import create_image, holds_profile
 from halvm_prof.errors import InputError, OutputError
 from halvm_prof.fileio import atomic_write, check_overwrite
 from halvm_prof.rts import parse_rts
+from halvm_prof.xen.check import kernel_problems
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
 from halvm_prof.xen.sizing import DiskEstimate, SampleMeasure, estimate
 
@@ -50,7 +51,8 @@ def plan_prepare(
 ) -> PreparePlan:
     """Sizes, paths and config text of a run (absolute paths, so xl may run anywhere)."""
     name = name or default_name(kernel)
-    estimates = estimate(parse_rts(rts), duration, samples)
+    plan = parse_rts(rts)
+    estimates = estimate(plan, duration, samples)
     disks = tuple(
         PlannedDisk(
             e.device,
@@ -75,6 +77,10 @@ def plan_prepare(
         raise InputError(
             "no such kernel", path=kernel, hint="give the path of the HaLVM kernel image"
         )
+    # The kernel checks of xen-config check: a config it would refuse is not made.
+    for problem in kernel_problems(kernel, kernel, plan):
+        if problem.severity == "error":
+            raise InputError(problem.message, path=kernel, hint=problem.hint)
     return PreparePlan(name, Path(config_dir).absolute() / f"{name}.cfg", text, disks)
 
 

@@ -75,12 +75,13 @@ def test_a_cut_file_reports_what_it_holds_with_a_note() -> None:
     assert "cut short" in err and "every complete record" in err
 
 
-def test_a_binary_that_did_not_run_is_noted(tmp_path: Path) -> None:
+def test_a_binary_that_did_not_run_is_an_error(tmp_path: Path) -> None:
     other = tmp_path / "other"
     shutil.copy(BINARY, other)
     code, out, err = run("perf", "report", str(other), FULL, "--json")
-    assert code == 0 and json.loads(out)["samples"] == 0
-    assert "no process mapped other" in err
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
+    assert f"{other}: no process in work.perf.data ran this program" in err
+    assert "./work 1 +RTS" in err  # what perf did record
 
 
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:

@@ -369,7 +369,24 @@ def test_disk_create_and_write_refuse_a_fifo_without_opening_it(tmp_path: Path) 
 def test_disk_write_from_an_endless_stream_stops_at_the_disk_end(tmp_path: Path) -> None:
     disk = tmp_path / "new.disk"
     assert run("disk", "create", disk, "--size", "1M")[0] == 0
-    proc = child("disk", "write", "/dev/zero", disk, timeout=30)
+    # An endless stream that begins as a heap profile (one of zeros alone is no profile).
+    fifo = tmp_path / "endless.fifo"
+    os.mkfifo(fifo)
+    end = os.open(fifo, os.O_RDWR)  # read-write: opening does not wait for a reader
+    try:
+        writer = subprocess.Popen(["sh", "-c", f'cat "{HP}"; exec cat /dev/zero'], stdout=end)
+    finally:
+        os.close(end)
+    try:
+        proc = child("disk", "write", fifo, disk, timeout=30)
+    finally:
+        writer.kill()
+        writer.wait()
     err = one_line_error(proc.returncode, proc.stderr.decode())
     assert "larger than the disk" in err
     assert disk.stat().st_size == 1 << 20
+    zeros = tmp_path / "zeros.disk"
+    proc = child("disk", "write", "/dev/zero", zeros, timeout=30)
+    err = one_line_error(proc.returncode, proc.stderr.decode())
+    assert "is not a profile a HaLVM writes on a disk: this looks like an empty file" in err
+    assert not zeros.exists()
