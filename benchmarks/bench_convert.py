@@ -72,9 +72,9 @@ def bench(mib: int, work: Path) -> int:
     os.sync()  # writeback of the fresh images must not land inside a measurement
     out = work / "out"
     dd = shutil.which("dd")
-    # Each run writes a new file, as a first conversion does: replacing an existing output
-    # (measured apart below) makes ext4 flush the new file at the rename (auto_da_alloc), the
-    # price of never leaving a half-written output; dd overwrites in place and pays less.
+    # Each run writes a new file, as a first conversion does; replacing an existing output is
+    # measured apart below (atomic_write swaps the names, so ext4's flush at a rename over an
+    # existing file (auto_da_alloc) is not paid, and drops the old file's cached pages first).
     ours_cmd = ["sh", "-c", f'rm -f "{out}"; exec "$@"', "sh", *CONVERT, str(clean), str(out)]
     dd_cmd = [
         "sh",

@@ -288,6 +288,8 @@ def _open_named(path: Path) -> int:
 def _atomic_write(target: OutputTarget, mode: str) -> Iterator[IO[Any]]:
     directory = target.real.parent
     remove_stale_temporaries(directory)
+    if target.kind is OutputKind.FILE:
+        _release_cache(target.real)
     named: Path | None = None
     try:
         fd = _open_unnamed(directory)
@@ -327,6 +329,23 @@ def _atomic_write(target: OutputTarget, mode: str) -> Iterator[IO[Any]]:
     finally:
         if named is not None:
             _PENDING.discard(str(named))
+
+
+def _release_cache(path: Path) -> None:
+    """Let the kernel drop the cached pages of the file about to be replaced (its content is
+    untouched), as truncating it would: the new file's pages then reuse that memory instead of
+    fresh pages. Replacing a 512 MiB output took 3-8x longer without it on a virtual machine
+    whose fresh pages are slow to first touch (benchmarks/bench_convert.py)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _link_unnamed(fd: int, target: OutputTarget) -> Path | None:

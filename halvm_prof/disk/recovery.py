@@ -332,15 +332,17 @@ def _recover_hp(
     )
 
 
-_COPY_BUFFER = 4 << 20
+_COPY_BUFFER = 128 << 10
 
 
 def _copy_range(src: IO[bytes], offset: int, length: int, dst: IO[bytes]) -> None:
     """Copy ``length`` bytes of ``src`` from ``offset`` into ``dst`` in bounded memory.
 
-    Between real files this reads into one reused 4 MiB buffer with ``preadv``: measured faster
-    than ``sendfile`` and ``copy_file_range``, which are slow from the data area's 512-byte
-    offset (not page aligned), and than ``dd bs=1M`` (the benchmark compares).
+    Between real files this reads into one reused 128 KiB buffer with ``preadv``, the size
+    coreutils' cp uses: the buffer stays in the CPU's cache across the read and the write.
+    Measured on 512 MiB (median CPU time of 6 copies): 0.16-0.18 s, against 0.56 s for a 4 MiB
+    buffer (the size before, which leaves the cache) and 0.24 s for ``sendfile`` and
+    ``copy_file_range``, which the data area's 512-byte offset keeps off the page-aligned path.
     """
     if isinstance(src, io.BufferedReader) and isinstance(dst, io.BufferedWriter | io.FileIO):
         dst.flush()
