@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,9 +135,10 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     # The offline report of the run is linked and served.
     with urllib.request.urlopen(url + "report", timeout=10) as r:
         assert b"<html" in r.read(2000)
-    # Ctrl-C ends the server cleanly; the saved files are GHC's, byte for byte.
+    # Ctrl-C ends the server; run's exit status is the program's own (it crashed with code 1,
+    # by itself: the Ctrl-C came after); the saved files are GHC's, byte for byte.
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(30) == 0
+    assert proc.wait(30) == 1
     assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
     with EventlogReader(where / "run" / "ticker.eventlog") as reader:
         count = sum(1 for _ in reader.iter_events())
@@ -267,30 +269,31 @@ def test_a_page_refused_a_stream_polls_then_streams_once_one_is_free(
         assert taken.getresponse().status == 200
         try:
             browser.get(url)
-            _until(browser, "return window.halvmLive.polling && window.halvmLive.points", 15)
+            _until(browser, "return window.halvmLive.polling && window.halvmLive.points")
             assert "asks every second" in browser.find_element("id", "stale").text
             # A census written meanwhile is drawn from the polls.
             with hp.open("a") as f:
                 f.write("BEGIN_SAMPLE 1.0\nMAIN\t8192\nEND_SAMPLE 1.0\n")
-            _until(browser, "return window.halvmLive.points === 2", 15)
+            _until(browser, "return window.halvmLive.points === 2")
             ARTIFACTS.mkdir(exist_ok=True)
             browser.save_screenshot(str(ARTIFACTS / "live-stream-refused.png"))
             assert hub.viewers == 1
         finally:
             taken.close()
         # Once the stream is free the page takes it and stops polling.
-        _until(browser, "return window.halvmLive.polling === false", 20)
+        _until(browser, "return window.halvmLive.polling === false")
         _wait_for(lambda: hub.viewers == 1)
         snapshots = browser.execute_script("return window.halvmLive.snapshots")
         with hp.open("a") as f:
             f.write("BEGIN_SAMPLE 1.5\nMAIN\t2048\nEND_SAMPLE 1.5\n")
-        _until(browser, "return window.halvmLive.points === 3", 15)
+        _until(browser, "return window.halvmLive.points === 3")
         assert browser.execute_script("return window.halvmLive.snapshots") > snapshots
         assert "asks every second" not in browser.find_element("id", "stale").text
         browser.get("about:blank")
 
 
-def _wait_for(cond: Any, timeout: float = 10) -> None:
+def _wait_for(cond: Any, timeout: float = 300) -> None:
+    """Wait for a server-side state; the limit only ends a hang."""
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "timed out"
