@@ -135,8 +135,8 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     # The offline report of the run is linked and served.
     with urllib.request.urlopen(url + "report", timeout=10) as r:
         assert b"<html" in r.read(2000)
-    # Ctrl-C ends the server cleanly, with the status the program ended with by itself (1);
-    # the saved files are GHC's, byte for byte.
+    # Ctrl-C ends the server; run's exit status is the program's own (it crashed with code 1,
+    # by itself: the Ctrl-C came after); the saved files are GHC's, byte for byte.
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 1
     assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
@@ -293,7 +293,7 @@ def test_a_page_refused_a_stream_polls_then_streams_once_one_is_free(
 
 
 def _wait_for(cond: Any, timeout: float = 300) -> None:
-    """Wait for ``cond``; the limit only ends a hang, as in :func:`_until`."""
+    """Wait for a server-side state; the limit only ends a hang."""
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "timed out"

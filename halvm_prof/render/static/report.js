@@ -559,7 +559,9 @@
     });
     draw();
     window.halvmReport.samples = window.halvmReport.samples || {};
-    window.halvmReport.samples[sec.dataset.index] = { chart: charts.indexOf(c), state: state, draw: draw };
+    // drawn(): no debounced redraw of a zoom is pending (tests wait for it).
+    window.halvmReport.samples[sec.dataset.index] = { chart: charts.indexOf(c), state: state, draw: draw,
+      drawn: () => pending === null };
   }
 
   document.querySelectorAll("section.section").forEach((sec) => {
