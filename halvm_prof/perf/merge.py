@@ -308,7 +308,7 @@ def perf_threads(data: PerfData) -> set[int]:
     return ids
 
 
-def _check_same_run(facts: EventlogFacts, tids: set[int]) -> None:
+def _check_same_run(facts: EventlogFacts, tids: set[int], perf_path: str | None) -> None:
     """Refuse an eventlog of another run than perf.data's: the OS threads its RTS ran its
     capabilities on (its task events) must be among the threads perf recorded (``tids``)."""
     ours = set(facts.tid_caps)
@@ -316,7 +316,8 @@ def _check_same_run(facts: EventlogFacts, tids: set[int]) -> None:
         return  # a log without task events: the clock check in merge() is what remains
     shown = ", ".join(str(t) for t in sorted(ours)[:4]) + (", ..." if len(ours) > 4 else "")
     raise InputError(
-        f"is not of the run perf.data recorded: none of its OS threads ({shown}) is in it",
+        f"is not of the run {os.path.basename(perf_path or 'perf.data')} recorded: none of its "
+        f"OS threads ({shown}) is in it",
         path=facts.path,
         hint="give the eventlog written by the run perf recorded",
     )
@@ -329,7 +330,7 @@ def _open_symbolizer(
         found = program_binary(data, set(facts.tid_caps))
         if found is None:
             # Often because the eventlog is of another run (another read, on this error only).
-            _check_same_run(facts, perf_threads(data))
+            _check_same_run(facts, perf_threads(data), data.path)
         if found is None or not os.path.isfile(found):
             raise InputError(
                 "cannot tell which binary was profiled"
@@ -447,7 +448,7 @@ def merge(
     if not symbolizer.program_pids:
         raise not_run_error(symbolizer.binary.path, data.path, data.features.cmdline)
     if tids:
-        _check_same_run(facts, tids)
+        _check_same_run(facts, tids, data.path)
     if total and not in_run and alignment.method == "wall-clock":
         raise InputError(
             "no sample of perf.data falls inside its run (both clocks read the wall clock): "

@@ -47,7 +47,7 @@ def test_merge_with_an_empty_eventlog_is_refused(tmp_path: Path) -> None:
     err = _one_line_error(
         *run("perf", "merge", str(PERF / "work.perf.data"), str(empty), "--binary", BINARY)
     )
-    assert f"{empty}: holds no events to merge with" in err
+    assert f"{empty}: is empty" in err
     # As every other command refuses it.
     assert run("eventlog", "stats", str(empty))[0] == 1
 
