@@ -198,6 +198,20 @@ def remove_stale_temporaries(directory: str | os.PathLike[str]) -> list[str]:
     return removed
 
 
+def remove_stale_temporaries_near(args: Iterable[str]) -> None:
+    """At the start of any command: remove dead writers' temporary files in the current folder
+    and in the folders of the paths among ``args`` (a command line), so a file a killed run
+    left is gone after the next run of any command that names that folder, not only a write."""
+    folders = {"."}
+    for arg in args:
+        value = arg.partition("=")[2] if arg.startswith("--") and "=" in arg else arg
+        folder = os.path.dirname(value)
+        if folder and "\0" not in folder:
+            folders.add(folder)
+    for folder in folders:
+        remove_stale_temporaries(folder)
+
+
 def _temp_path(directory: Path, name: str) -> Path:
     # Keep the whole name under NAME_MAX (255 bytes) whatever the target's name.
     stem = os.fsencode(name)[:200].decode("utf-8", "ignore") or "out"

@@ -235,7 +235,8 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the ``halvm-prof`` command."""
-    from halvm_prof.fileio import install_signal_cleanup
+    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()
+    remove_stale_temporaries_near(sys.argv[1:])
     cli(prog_name="halvm-prof")

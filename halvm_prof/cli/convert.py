@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -132,7 +133,8 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
 
 def convert_profile_main() -> None:
     """Entry point of the ``convert-profile`` command."""
-    from halvm_prof.fileio import install_signal_cleanup
+    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()
+    remove_stale_temporaries_near(sys.argv[1:])
     convert_profile(prog_name="convert-profile")

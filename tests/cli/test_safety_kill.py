@@ -8,6 +8,7 @@ and looks at the folder.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -154,3 +155,23 @@ def test_replacing_keeps_readers_whole_and_leaves_no_name(tmp_path: Path) -> Non
         f.write("third")
         raise KeyError
     assert out.read_text() == "second" and os.listdir(tmp_path) == ["out.txt"]
+
+
+@pytest.mark.parametrize("where", ["cwd", "argument"])
+def test_any_later_command_removes_a_dead_writers_temporary_file(
+    tmp_path: Path, where: str
+) -> None:
+    """Not only a write: any command run in that folder, or naming a path in it, removes it."""
+    out_dir = _kill_mid_export(tmp_path, named=True)
+    assert len(os.listdir(out_dir)) == 1
+    shutil.copy(PROF, out_dir / "p.prof")
+    args = ["summary", "p.prof" if where == "cwd" else out_dir / "p.prof"]
+    done = subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *map(str, args)],
+        cwd=out_dir if where == "cwd" else ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(out_dir)) == ["p.prof"]

@@ -30,6 +30,32 @@ def test_fast_encoder_matches_the_construct_declaration(h: tuple[int, int, bool]
         assert pair["closed"] == int(closed) ^ 2 * p
 
 
+@given(st.binary(min_size=SECTOR_SIZE, max_size=SECTOR_SIZE), words)
+def test_fast_decoder_reads_what_the_construct_declaration_reads(sector: bytes, word: int) -> None:
+    """decode_status unpacks with struct (construct is not imported on the way): the pairs it
+    votes on are the construct declaration's, for any sector."""
+    from halvm_prof.disk.layout import _status_packer
+
+    parsed = status_sector(word).parse(sector)["pairs"]
+    flat = _status_packer(word)[0].unpack(sector)
+    assert [(p["size"], p["closed"]) for p in parsed] == list(
+        zip(flat[::2], flat[1::2], strict=True)
+    )
+
+
+def test_reading_a_disk_does_not_import_construct() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from halvm_prof.disk.layout import decode_status, encode_status; "
+        "assert decode_status(encode_status(5, True, 8)).size == 5; "
+        "print('construct' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 @given(headers())
 def test_word_size_is_detected_from_the_sector(h: tuple[int, int, bool]) -> None:
     word, size, closed = h
