@@ -370,7 +370,7 @@ class FleetHub:
         self.instance = secrets.token_hex(4)
         self.lock = threading.Lock()
         self.members = {
-            m.label: MemberHub(self, m, title=f"{title}: {m.label}") for m in fleet.members
+            m.label: MemberHub(self, m, title=f"halvm-prof live: {m.label}") for m in fleet.members
         }
         self._changed: asyncio.Event | None = None
         self._announced = -1

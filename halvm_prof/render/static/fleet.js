@@ -15,6 +15,7 @@
     while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
     return (i ? v.toFixed(1) : String(Math.round(v))) + " " + units[i];
   }
+  const seconds = (v) => Number(v.toPrecision(3)) + " s";
   const STATES = {
     waiting: "waiting for data", running: "running", closed: "closed",
     quiet: "quiet: not closed (crashed or hung)", failed: "failed",
@@ -66,11 +67,12 @@
     d.notes.textContent = t.notes.join("; ");
     d.chart.setOption({
       animation: false,
-      grid: { top: 8, left: 60, right: 8, bottom: 20 },
+      grid: { top: 8, left: 68, right: 10, bottom: 20 },
       tooltip: { trigger: "axis", valueFormatter: bytes },
       xAxis: { type: "value", min: "dataMin", max: (v) => Math.max(v.max, v.min + 1e-3),
-        axisLabel: { formatter: (v) => v.toFixed(1) + " s", hideOverlap: true } },
-      yAxis: { type: "value", min: 0, axisLabel: { formatter: bytes } },
+        splitNumber: 3, axisLabel: { formatter: seconds, hideOverlap: true } },
+      yAxis: { type: "value", min: 0, splitNumber: 3,
+        axisLabel: { formatter: bytes, hideOverlap: true } },
       series: [{ name: "heap", type: "line", symbol: t.times.length < 3 ? "circle" : "none",
         areaStyle: { opacity: 0.25 }, color: firing.length ? "#c00" : t.state === "quiet" ? "#888" : "#3366cc",
         data: t.times.map((x, k) => [x, t.totals[k]]) }],
