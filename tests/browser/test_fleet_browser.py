@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -47,7 +48,8 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
 ) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    with writing(tmp_path):
+    go = threading.Event()
+    with writing(tmp_path, go=go):
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -73,7 +75,10 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
             assert url.startswith("http://127.0.0.1:"), url
             browser.get_log("browser")  # what earlier pages logged
             browser.get(url)
-            # Drawn while the disks are still being written: the growing disk gains points.
+            # Three blank disks are three tiles before anything is written.
+            _until(browser, "return Object.keys(window.halvmFleet.tiles).length === 3")
+            go.set()
+            # Drawn while the disks are being written: the growing disk gains points.
             first = _until(browser, "const t = window.halvmFleet.tiles.grow; return t && t.points")
             _until(
                 browser,

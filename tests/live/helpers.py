@@ -66,22 +66,25 @@ THREE = (
 GROW_ALERT = "peak>+300%"
 
 
+def _write(plan: DiskPlan, disk: Path, go: threading.Event | None) -> None:
+    if go is not None:
+        go.wait(60)
+    write_profile(plan.profile, disk, pace=plan.pace, crash_after=plan.crash_after)
+
+
 @contextmanager
-def writing(folder: Path, plans: tuple[DiskPlan, ...] = THREE) -> Iterator[list[Path]]:
-    """Blank disks in ``folder``, each written in its own thread as a HaLVM would; yields
-    their paths at once (the writers start together) and joins the writers on exit."""
+def writing(
+    folder: Path, plans: tuple[DiskPlan, ...] = THREE, go: threading.Event | None = None
+) -> Iterator[list[Path]]:
+    """Blank disks in ``folder``, each written in its own thread as a HaLVM would (once ``go``
+    is set, if given); yields their paths at once and joins the writers on exit."""
     disks = []
     for p in plans:
         disk = folder / f"{p.name}.disk"
         create_image(disk, 1 << 20)
         disks.append(disk)
     threads = [
-        threading.Thread(
-            target=write_profile,
-            args=(p.profile, d),
-            kwargs={"pace": p.pace, "crash_after": p.crash_after},
-            daemon=True,
-        )
+        threading.Thread(target=_write, args=(p, d, go), daemon=True)
         for p, d in zip(plans, disks, strict=True)
     ]
     for t in threads:
@@ -89,5 +92,7 @@ def writing(folder: Path, plans: tuple[DiskPlan, ...] = THREE) -> Iterator[list[
     try:
         yield disks
     finally:
+        if go is not None:
+            go.set()
         for t in threads:
             t.join(60)

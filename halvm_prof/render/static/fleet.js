@@ -27,6 +27,16 @@
     return e;
   }
 
+  // The time axis: from the first census to the last; with none, or one, a fixed second from
+  // its whole second on (ECharts left to find the extent of no data spends a minute on ticks).
+  function extent(times) {
+    if (times.length >= 2 && times[times.length - 1] > times[0]) {
+      return { min: times[0], max: times[times.length - 1] };
+    }
+    const min = times.length ? Math.floor(Math.max(0, times[0])) : 0;
+    return { min: min, max: min + 1 };
+  }
+
   function tileOf(t) {
     let d = tiles.get(t.label);
     if (d) return d;
@@ -67,11 +77,11 @@
     d.notes.textContent = t.notes.join("; ");
     d.chart.setOption({
       animation: false,
-      grid: { top: 8, left: 68, right: 10, bottom: 20 },
+      grid: { top: 8, left: 68, right: 18, bottom: 20 },
       tooltip: { trigger: "axis", valueFormatter: bytes },
-      xAxis: { type: "value", min: "dataMin", max: (v) => Math.max(v.max, v.min + 1e-3),
-        splitNumber: 3, axisLabel: { formatter: seconds, hideOverlap: true } },
-      yAxis: { type: "value", min: 0, splitNumber: 3,
+      xAxis: Object.assign({ type: "value", splitNumber: 3,
+        axisLabel: { formatter: seconds, hideOverlap: true } }, extent(t.times)),
+      yAxis: { type: "value", min: 0, max: t.peak_total > 0 ? null : 1024, splitNumber: 3,
         axisLabel: { formatter: bytes, hideOverlap: true } },
       series: [{ name: "heap", type: "line", symbol: t.times.length < 3 ? "circle" : "none",
         areaStyle: { opacity: 0.25 }, color: firing.length ? "#c00" : t.state === "quiet" ? "#888" : "#3366cc",
