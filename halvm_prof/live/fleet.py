@@ -154,6 +154,7 @@ class MemberState(LiveState):
         self.every: HeapAccumulator | None = None
         self._fit = (0, 0.0, 0.0, 0.0, 0.0)
         self._t0 = 0.0
+        self._held: float | None = None
         super().__init__(source, kind, **followers)
 
     def _reset_heap(self) -> None:
@@ -162,26 +163,38 @@ class MemberState(LiveState):
         self.first = None
         self.every = HeapAccumulator() if self.keep_stats else None
         self._fit = (0, 0.0, 0.0, 0.0, 0.0)
+        self._held = None
 
     def add_sample(self, sample: HeapSample) -> None:
         super().add_sample(sample)
         total = sample.total
         self.spark.add(sample.time, total)
-        n, st, stt, sv, stv = self._fit
-        if n == 0:
-            self._t0 = sample.time
-        u = sample.time - self._t0  # times from the first census: no loss of precision
-        self._fit = (n + 1, st + u, stt + u * u, sv + total, stv + u * total)
+        if self._held is not None:
+            # The empty census held back was not the last: it counts like any other.
+            self._fit_add(self._held, 0)
+            self._held = None
+        if not sample.values and self._fit[0]:
+            # Perhaps GHC's census at exit, which the fits of summary leave out while it is last.
+            self._held = sample.time
+        else:
+            self._fit_add(sample.time, total)
         if self.every is not None:
             self.every.add(sample)
             if self.first is None and total > 0:
                 self.first = HeapAccumulator()
                 self.first.add(sample)
 
+    def _fit_add(self, t: float, total: int) -> None:
+        n, st, stt, sv, stv = self._fit
+        if n == 0:
+            self._t0 = t
+        u = t - self._t0  # times from the first census: no loss of precision
+        self._fit = (n + 1, st + u, stt + u * u, sv + total, stv + u * total)
+
     @property
     def slope(self) -> float:
-        """Bytes per second: the least-squares line of the heap total over every census (the
-        sum of the bands' slopes that ``summary`` reports)."""
+        """Bytes per second: the least-squares line of the heap total over every census but a
+        last empty one (GHC's at exit): the sum of the bands' slopes that ``summary`` fits."""
         n, st, stt, sv, stv = self._fit
         var = n * stt - st * st
         return (n * stv - st * sv) / var if n > 1 and var > 0 else 0.0
