@@ -234,3 +234,43 @@ def test_live_exit_when_done_exit_status_names_the_alert(tmp_path: Path) -> None
     create_image(blank, 1 << 20)
     done = live("blank.disk")
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_a_disk_whose_status_sector_did_not_change_is_not_decoded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet polls every disk ten times a second: an unchanged status sector, all of whose
+    committed data was read, costs a read, not a decoding (construct takes milliseconds)."""
+    from halvm_prof.disk.writer import write_profile
+    from halvm_prof.inputs import follow as follow_module
+
+    disk = tmp_path / "h.disk"
+    create_image(disk, 1 << 20)
+    write_profile(CORPUS / "leaky-hc.hp", disk, crash_after=10)
+    decoded = []
+    real = follow_module.decode_status
+
+    def counting(sector: bytes) -> Any:
+        decoded.append(1)
+        return real(sector)
+
+    monkeypatch.setattr(follow_module, "decode_status", counting)
+    follower = follow_module.DiskFollower(disk)
+    try:
+        first = follower.poll()
+        assert first and all(follower.poll() == [] for _ in range(10))
+        assert len(decoded) == 1
+        write_profile(CORPUS / "leaky-hc.hp", disk)  # the rest, closed
+        more = follower.poll()
+        assert len(decoded) == 2 and follower.closed
+        assert [s.total for s in first + more] == [
+            0,
+            9944736,
+            20538976,
+            69120760,
+            70838744,
+            12873992,
+            0,
+        ]
+    finally:
+        follower.close()

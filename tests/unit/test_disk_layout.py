@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from halvm_prof.disk.layout import SECTOR_SIZE, decode_status, encode_status, status_sector
+from halvm_prof.disk.layout import (
+    SECTOR_SIZE,
+    decode_status,
+    encode_status,
+    status_pairs,
+    status_sector,
+)
 
 words = st.sampled_from([4, 8])
 
@@ -28,6 +34,12 @@ def test_fast_encoder_matches_the_construct_declaration(h: tuple[int, int, bool]
     for p, pair in enumerate(pairs):
         assert pair["size"] == size ^ 2 * p
         assert pair["closed"] == int(closed) ^ 2 * p
+
+
+@given(words, st.binary(min_size=SECTOR_SIZE, max_size=SECTOR_SIZE))
+def test_fast_decoder_matches_the_construct_declaration(word: int, sector: bytes) -> None:
+    pairs = status_sector(word).parse(sector)["pairs"]
+    assert status_pairs(sector, word) == [(p["size"], p["closed"]) for p in pairs]
 
 
 @given(headers())
