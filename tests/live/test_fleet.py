@@ -274,3 +274,44 @@ def test_a_disk_whose_status_sector_did_not_change_is_not_decoded_again(
         ]
     finally:
         follower.close()
+
+
+def test_a_fleet_with_a_token_asks_it_everywhere_and_links_with_it(tmp_path: Path) -> None:
+    disks = []
+    for name in ("a", "b"):
+        disk = tmp_path / f"{name}.disk"
+        create_image(disk, 1 << 20)
+        disks.append(disk)
+    fleet = open_fleet([(d.stem, str(d)) for d in disks], title="t")
+    hub = FleetHub(fleet, title="t", token="s3cret", poll_interval=0.02)
+    try:
+        with running(hub) as url:
+            base = url.split("?")[0]
+            for path in ("", "fleet.json", "metrics", "s/a/", "s/a/snapshot.json", "s/b/metrics"):
+                try:
+                    urllib.request.urlopen(base + path, timeout=10)
+                    raise AssertionError(f"/{path} answered without the token")
+                except urllib.error.HTTPError as e:
+                    assert e.code == 403
+            tiles = get_json(base + "fleet.json?token=s3cret")["tiles"]
+            assert [t["href"] for t in tiles] == ["s/a/?token=s3cret", "s/b/?token=s3cret"]
+            assert get_json(base + "s/b/snapshot.json?token=s3cret")["source"] == str(disks[1])
+    finally:
+        fleet.close()
+
+
+def test_bad_fleet_command_lines_are_one_line_errors(tmp_path: Path) -> None:
+    disk = tmp_path / "a.disk"
+    create_image(disk, 1 << 20)
+    runner = CliRunner()
+    cases = [
+        (["live"], 2, "give a SOURCE"),
+        (["live", str(disk), str(tmp_path / "missing.disk")], 1, "missing.disk: no such file"),
+        (["live", "--tui", str(disk), "--label", f"b={disk}"], 2, "--tui shows one source"),
+        (["live", str(tmp_path / "*.hp")], 1, "matches no file"),
+    ]
+    for args, code, says in cases:
+        result = runner.invoke(cli, args)
+        assert result.exit_code == code, (args, result.output)
+        assert says in result.output, (args, result.output)
+        assert "Traceback" not in result.output
