@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,9 @@ def lags(url: str, probe: RuntimeWriter, rounds: int = 20) -> tuple[list[float],
     own: list[float] = []
     fleet: list[float] = []
 
+    def probe_own() -> int:
+        return int(get(url + "s/probe/snapshot.json")["samples"])
+
     def probe_tile() -> int:
         tiles = get(url + "fleet.json")["tiles"]
         n: int = next(t["samples"] for t in tiles if t["label"] == "probe")
@@ -167,8 +171,8 @@ def lags(url: str, probe: RuntimeWriter, rounds: int = 20) -> tuple[list[float],
         probe.write(census(i * 0.5, 4000))
         probe.flush()
         committed = time.perf_counter()
-        views = [
-            (own, lambda: int(get(url + "s/probe/snapshot.json")["samples"])),
+        views: list[tuple[list[float], Callable[[], int]]] = [
+            (own, probe_own),
             (fleet, probe_tile),
         ]
         for into, seen in views if i % 2 == 0 else reversed(views):

@@ -241,6 +241,7 @@ def test_a_disk_whose_status_sector_did_not_change_is_not_decoded_again(
 ) -> None:
     """A fleet polls every disk ten times a second: an unchanged status sector, all of whose
     committed data was read, costs a read, not a decoding (construct takes milliseconds)."""
+    from halvm_prof.disk.layout import decode_status
     from halvm_prof.disk.writer import write_profile
     from halvm_prof.inputs import follow as follow_module
 
@@ -248,7 +249,7 @@ def test_a_disk_whose_status_sector_did_not_change_is_not_decoded_again(
     create_image(disk, 1 << 20)
     write_profile(CORPUS / "leaky-hc.hp", disk, crash_after=10)
     decoded = []
-    real = follow_module.decode_status
+    real = decode_status
 
     def counting(sector: bytes) -> Any:
         decoded.append(1)
