@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
+from urllib.parse import quote
 
 from halvm_prof.analysis.diff import Threshold, breaches, diff_profiles, parse_threshold
 from halvm_prof.errors import ConfigError, InputError
@@ -267,7 +268,7 @@ class Member:
     def tile(self, token: str | None) -> Tile:
         s = self.state
         points = s.spark.shown()
-        q = f"?token={token}" if token else ""
+        q = f"?token={quote(token)}" if token else ""
         return Tile(
             label=self.label,
             source=s.source,

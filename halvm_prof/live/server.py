@@ -40,6 +40,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import uvicorn
 from starlette.applications import Starlette
@@ -819,8 +820,14 @@ def routes(hub: Hub | FleetHub) -> list[BaseRoute]:
         if not allowed(request):
             return refused()
         if not page_cache:
-            render = render_fleet_page if isinstance(hub, FleetHub) else render_live_page
-            page_cache.append(Page.of(render(hub.title, hub.token)))
+            if isinstance(hub, FleetHub):
+                html = render_fleet_page(hub.title, hub.token)
+            else:
+                fleet = None
+                if isinstance(hub, MemberHub):
+                    fleet = "../../" + (f"?token={quote(hub.token)}" if hub.token else "")
+                html = render_live_page(hub.title, hub.token, fleet)
+            page_cache.append(Page.of(html))
         p = page_cache[0]
         packed = "gzip" in request.headers.get("accept-encoding", "")
         etag = p.etag[:-1] + '-gz"' if packed else p.etag

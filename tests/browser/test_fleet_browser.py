@@ -116,6 +116,16 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
             assert shown == [t["label"] for t in fleet["tiles"]]
             ARTIFACTS.mkdir(exist_ok=True)
             browser.save_screenshot(str(ARTIFACTS / "live-fleet.png"))
+            # Ranked by peak alone when asked.
+            browser.execute_script(
+                "const s = document.getElementById('rank'); s.value = 'peak';"
+                "s.dispatchEvent(new Event('change'));"
+            )
+            by_peak = browser.execute_script(
+                "return [...document.querySelectorAll('.tile')].map((e) => e.dataset.label)"
+            )
+            peaks = sorted(fleet["tiles"], key=lambda t: (-t["peak_total"], t["label"]))
+            assert by_peak == [t["label"] for t in peaks]
             errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
             assert not errors, errors
             # A tile opens that source's own live view, drawn from its own snapshot.
@@ -134,6 +144,10 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
             )
             assert ink > 0.01
             browser.save_screenshot(str(ARTIFACTS / "live-fleet-grow.png"))
+            # And leads back to the fleet.
+            browser.find_element("id", "fleet-link").click()
+            _until(browser, "return window.halvmFleet && window.halvmFleet.snapshots")
+            assert browser.current_url == url
         finally:
             proc.send_signal(signal.SIGINT)
             try:
