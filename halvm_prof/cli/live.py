@@ -133,7 +133,7 @@ def _tui(hub: Hub) -> None:
     multiple=True,
     metavar="RULE",
     help="Mark a source whose heap changes so since its first census, in diff --fail-if's "
-    "words: 'peak>+100%', 'peak>64M' (a rise of 64 MiB), 'peak[*]>+50%,min=1M'. Repeatable.",
+    "words: 'peak>+100%', 'peak>50000000' (a rise in bytes), 'peak[*]>+50%,min=1M'. Repeatable.",
 )
 @click.option(
     "--caps",

@@ -316,3 +316,54 @@ def test_bad_fleet_command_lines_are_one_line_errors(tmp_path: Path) -> None:
         assert result.exit_code == code, (args, result.output)
         assert says in result.output, (args, result.output)
         assert "Traceback" not in result.output
+
+
+def test_a_fleet_of_every_kind_live_takes(tmp_path: Path) -> None:
+    """A .hp file, an eventlog (heap censuses and GC from its events) and a written disk in
+    one fleet: each tile is its own view's figures, and /metrics passes promtool."""
+    from halvm_prof.disk.writer import write_profile
+
+    disk = tmp_path / "vm.disk"
+    create_image(disk, 1 << 20)
+    write_profile(CORPUS / "leaky-hd.hp", disk)
+    sources = [
+        ("hp", str(CORPUS / "leaky-hc.hp")),
+        ("log", str(CORPUS / "leaky-hT.eventlog")),
+        ("vm", str(disk)),
+    ]
+    fleet = open_fleet(sources, title="t", alerts=parse_alerts(["peak>1000000"]))
+    hub = FleetHub(fleet, title="t", poll_interval=0.02)
+    try:
+        with running(hub) as url:
+            final = _wait(
+                lambda: (
+                    (f := get_json(url + "fleet.json"))
+                    and all(t["state"] == "closed" for t in f["tiles"])
+                    and f
+                )
+            )
+            own = {label: get_json(url + f"s/{label}/snapshot.json") for label, _ in sources}
+            metrics = _text(url + "metrics")
+    finally:
+        fleet.close()
+    tiles = {t["label"]: t for t in final["tiles"]}
+    assert {label: t["kind"] for label, t in tiles.items()} == {
+        "hp": "hp",
+        "log": "eventlog",
+        "vm": "disk",
+    }
+    for label, t in tiles.items():
+        assert t["samples"] == own[label]["samples"] > 0
+        assert t["peak_total"] == own[label]["heap"]["peak_total"]
+    assert tiles["log"]["events"] == own["log"]["events"] > 0
+    got = parse(metrics)
+    assert (
+        got[("halvm_prof_gc_collections_total", (("source", "log"),))]
+        == (own["log"]["gc"]["collections"])
+    )
+    assert ("halvm_prof_gc_collections_total", (("source", "hp"),)) not in got
+    promtool = require_program("promtool", "prometheus")
+    check = subprocess.run(
+        [promtool, "check", "metrics"], input=metrics, capture_output=True, text=True, check=False
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
