@@ -23,7 +23,7 @@ from halvm_prof.cli.common import (
 from halvm_prof.errors import InputError
 
 if TYPE_CHECKING:
-    from halvm_prof.live.server import Hub
+    from halvm_prof.live.server import FleetHub, Hub
 
 _SERVE_OPTIONS = [
     click.option(
@@ -52,7 +52,7 @@ def _serve_options(f: F) -> F:
 
 
 def _serve(
-    hub: Hub,
+    hub: Hub | FleetHub,
     *,
     host: str,
     port: int,
@@ -63,9 +63,10 @@ def _serve(
 ) -> None:
     """Print the page's URL (first line), then ``start`` (the program), then serve until
     Ctrl-C; or show the terminal view."""
-    from halvm_prof.live.server import bind, make_server, page_url
+    from halvm_prof.live.server import Hub, bind, make_server, page_url
 
     if tui:
+        assert isinstance(hub, Hub)
         click.echo(f"watching {hub.state.source} (Ctrl-C to stop)")
         if start is not None:
             start()
@@ -117,8 +118,23 @@ def _tui(hub: Hub) -> None:
 
 
 @click.command()
-@click.argument("source")
+@click.argument("sources", nargs=-1, metavar="SOURCE...")
 @_serve_options
+@click.option(
+    "--label",
+    "labelled",
+    multiple=True,
+    metavar="NAME=SOURCE",
+    help="Another source, shown as NAME (default: a source's file name). Repeatable.",
+)
+@click.option(
+    "--alert",
+    "alerts",
+    multiple=True,
+    metavar="RULE",
+    help="Mark a source whose heap changes so since its first census, in diff --fail-if's "
+    "words: 'peak>+100%', 'peak>50000000' (a rise in bytes), 'peak[*]>+50%,min=1M'. Repeatable.",
+)
 @click.option(
     "--caps",
     type=click.IntRange(min=1),
@@ -134,49 +150,107 @@ def _tui(hub: Hub) -> None:
     metavar="SECONDS",
     help="A source unchanged this long counts as no longer written.",
 )
+@click.option(
+    "--exit-when-done",
+    is_flag=True,
+    help="Stop serving once no source is written any more; exit 1 if an alert fired.",
+)
 @names_option
 def live(
-    source: str,
+    sources: tuple[str, ...],
     port: int,
     host: str,
     token: str | None,
     no_open: bool,
     tui: bool,
+    labelled: tuple[str, ...],
+    alerts: tuple[str, ...],
     caps: int,
     quiet_after: float,
+    exit_when_done: bool,
     names_file: tuple[str, ...],
 ) -> None:
     """Watch SOURCE while it is written: a .hp file, an eventlog file or FIFO, a HaLVM heap
     disk, or unix:PATH / tcp:HOST:PORT streaming an eventlog.
 
     Prints the page's URL first and serves it until Ctrl-C. GET /snapshot.json gives what the
-    page shows.
-    """
-    from halvm_prof.inputs.follow import EventlogFollower
-    from halvm_prof.inputs.source import open_followed
-    from halvm_prof.live.server import Hub
-    from halvm_prof.live.state import EVENT_TYPES, LiveState
+    page shows, GET /metrics the same for Prometheus.
 
+    Several sources (or a glob such as 'vms/*.disk', or --label NAME=SOURCE) make a fleet:
+    the page shows one small chart per source, ranked by heap slope and peak, each linking to
+    its own live view at /s/NAME/; GET /fleet.json gives the fleet page's figures.
+    """
+    from halvm_prof.live.fleet import Member, fleet_sources, follow, open_fleet, parse_alerts
+
+    if not sources and not labelled:
+        raise click.UsageError("give a SOURCE to watch (or several)")
+    rules = parse_alerts(alerts)
+    pairs = fleet_sources(sources, labelled)
     names = load_band_names(names_file)
-    with open_followed(source) as followed:
-        # The follower owns what it reads (for a file, a copy of the source's descriptor).
-        follower = followed.follow(quiet_after=quiet_after, types=EVENT_TYPES, caps=caps)
-    if isinstance(follower, EventlogFollower):
-        state = LiveState(source, "eventlog", eventlog=follower, band_names=names)
-    else:
-        state = LiveState(source, follower.kind, heap=follower, band_names=names)
-    title = f"halvm-prof live: {os.path.basename(source)}"
-    try:
-        _serve(
-            Hub(state, title=title, token=_token(host, token)),
-            host=host,
-            port=port,
-            no_open=no_open,
-            tui=tui,
+    single = len(sources) == 1 and not labelled and pairs[0][1] == sources[0]
+    stoppers: list[Callable[[], None]] = []
+    fired: list[str] = []
+    if single:
+        from halvm_prof.live.server import Hub
+
+        source = sources[0]
+        state = follow(
+            source, caps=caps, quiet_after=quiet_after, stats=bool(rules), band_names=names
         )
-    finally:
-        for f in state.followers:
-            f.close()
+        member = Member(pairs[0][0], state, rules)
+
+        def tick() -> None:
+            if exit_when_done and not state.alive():
+                for stop in stoppers:
+                    stop()
+
+        title = f"halvm-prof live: {os.path.basename(source)}"
+        try:
+            _serve(
+                Hub(state, title=title, token=_token(host, token), tick=tick, member=member),
+                host=host,
+                port=port,
+                no_open=no_open,
+                tui=tui,
+                stoppers=stoppers,
+            )
+        finally:
+            for f in state.followers:
+                f.close()
+        fired = [v.fired for v in member.alert_views if v.fired]
+    else:
+        if tui:
+            raise click.UsageError("--tui shows one source; a fleet is a page")
+        from halvm_prof.live.server import FleetHub
+
+        fleet = open_fleet(
+            pairs,
+            title=f"halvm-prof live: {len(pairs)} sources",
+            alerts=rules,
+            caps=caps,
+            quiet_after=quiet_after,
+            band_names=names,
+        )
+
+        def fleet_tick() -> None:
+            if exit_when_done and fleet.done:
+                for stop in stoppers:
+                    stop()
+
+        try:
+            _serve(
+                FleetHub(fleet, title=fleet.title, token=_token(host, token), tick=fleet_tick),
+                host=host,
+                port=port,
+                no_open=no_open,
+                tui=False,
+                stoppers=stoppers,
+            )
+        finally:
+            fleet.close()
+        fired = fleet.fired()
+    if fired:
+        raise click.ClickException("alert fired: " + "; ".join(fired))
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

@@ -723,6 +723,11 @@ class DiskFollower:
         if sector != self._last_sector:
             self._last_sector = sector
             self.last_growth = time.monotonic()
+        elif self.consumed >= self.committed:
+            # Nothing committed since a poll that read all there was: decoding the sector again
+            # (milliseconds with construct; a fleet polls tens of disks ten times a second)
+            # would tell the same.
+            return []
         status = decode_status(sector)
         self.health = status.health
         if not status.usable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from halvm_prof.live.fleet import AlertView
 from halvm_prof.live.state import OTHER, PAUSE_BUCKETS, Snapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -124,8 +125,28 @@ def metric_lines(snap: Snapshot, base: Sequence[tuple[str, str]] = ()) -> Iterab
         yield f
 
 
-def render_metrics(snaps: Iterable[tuple[Snapshot, Sequence[tuple[str, str]]]]) -> str:
-    """The exposition of several sources' snapshots (each with its labels), each family once."""
+def alert_lines(
+    alerts: Iterable[tuple[Sequence[tuple[str, str]], Sequence[AlertView]]],
+) -> Iterable[_Family]:
+    """``--alert`` rules of each source (with its labels): breached now, and ever."""
+    now = _Family("alert", "gauge", "1 while the --alert rule is breached.")
+    ever = _Family("alert_fired", "gauge", "1 once the --alert rule has been breached.")
+    for base, views in alerts:
+        for v in views:
+            labels = (*base, ("rule", v.rule))
+            now.add(int(v.firing), labels)
+            ever.add(int(v.fired is not None), labels)
+    if len(now.lines) > 2:
+        yield now
+        yield ever
+
+
+def render_metrics(
+    snaps: Iterable[tuple[Snapshot, Sequence[tuple[str, str]]]],
+    alerts: Iterable[tuple[Sequence[tuple[str, str]], Sequence[AlertView]]] = (),
+) -> str:
+    """The exposition of several sources' snapshots (each with its labels), each family once,
+    then the alerts."""
     families: dict[str, _Family] = {}
     for snap, base in snaps:
         for fam in metric_lines(snap, base):
@@ -134,4 +155,6 @@ def render_metrics(snaps: Iterable[tuple[Snapshot, Sequence[tuple[str, str]]]]) 
                 families[fam.name] = fam
             else:
                 known.lines.extend(fam.lines[2:])
+    for fam in alert_lines(alerts):
+        families[fam.name] = fam
     return "".join(line + "\n" for fam in families.values() for line in fam.lines)

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
 GENERATOR = "halvm-prof live"
 
 
-def render_live_page(title: str, token: str | None) -> str:
-    """The page: ECharts and the script inlined (offline), only the config as data."""
-    data = {"generator": GENERATOR, "title": title, "token": token}
+def render_live_page(title: str, token: str | None, fleet: str | None = None) -> str:
+    """The page: ECharts and the script inlined (offline), only the config as data. ``fleet``:
+    the address of the fleet page this source belongs to, linked from the header."""
+    data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
     return render_page("live.html.j2", data, ("live.js",), ("report.css",))
 
 

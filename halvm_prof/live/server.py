@@ -35,21 +35,25 @@ import os
 import resource
 import secrets
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from halvm_prof.errors import HalvmProfError
+from halvm_prof.live.fleet import Fleet, FleetSnapshot, Member
+from halvm_prof.live.fleet_page import render_fleet_page
 from halvm_prof.live.metrics import CONTENT_TYPE, render_metrics
 from halvm_prof.live.page import render_live_page
 from halvm_prof.live.state import LiveState, Snapshot
@@ -85,6 +89,13 @@ REFUSING = 32
 FD_RESERVE = BACKLOG + REFUSING + 32
 #: Seconds between two messages about connections the process has no descriptor for.
 ACCEPT_ERROR_EVERY = 10.0
+#: Seconds between two versions of a fleet's JSON, at least.
+FLEET_EVERY = 0.25
+#: A fleet member's own snapshot is serialised only while it is looked at: while one of its
+#: event streams is open, and this many seconds after its last request.
+WATCHED_FOR = 30.0
+
+T = TypeVar("T")
 
 log = logging.getLogger("uvicorn.error")
 
@@ -168,8 +179,10 @@ class Hub:
         tick: Callable[[], None] | None = None,
         report: Callable[[], str | None] | None = None,
         max_streams: int = MAX_STREAMS,
+        member: Member | None = None,
     ) -> None:
         self.state = state
+        self.member = member
         self.title = title
         self.poll_interval = poll_interval
         self.token = token
@@ -182,6 +195,7 @@ class Hub:
         #: Tells a restarted server's versions from an earlier one's in ETags.
         self.instance = secrets.token_hex(4)
         self._changed: asyncio.Event | None = None
+        self._announced = -1
         #: What viewers see: replaced (never changed) by the polling thread.
         self.encoded: Encoded = self._encode(state.snapshot())
 
@@ -195,7 +209,8 @@ class Hub:
         snap = enc.snapshot
         if snap.age is not None:
             snap = replace(snap, age=round(snap.age + max(0.0, now - enc.made), 3))
-        return render_metrics([(snap, ())])
+        alerts = [((), self.member.alert_views)] if self.member is not None else []
+        return render_metrics([(snap, ())], alerts)
 
     def _encode(self, snapshot: Snapshot) -> Encoded:
         self.encodings += 1
@@ -210,6 +225,8 @@ class Hub:
         """Poll the followers, run ``tick``, and publish the snapshot (in the worker thread)."""
         try:
             self.state.poll()
+            if self.member is not None:
+                self.member.evaluate()
             if self.tick is not None:
                 # What the poll read is shown while the tick runs (`run` writes its report
                 # in the tick that sees the program end).
@@ -222,15 +239,19 @@ class Hub:
         self._publish()
 
     async def run(self) -> None:
-        self._changed = asyncio.Event()
-        seen = -1
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
-            if self.encoded.version != seen:
-                seen = self.encoded.version
-                self._changed.set()
-                self._changed = asyncio.Event()
+            self.announce()
             await asyncio.sleep(self.poll_interval)
+
+    def announce(self) -> None:
+        """Wake the event streams if a new version was published (in the event loop)."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        if self.encoded.version != self._announced:
+            self._announced = self.encoded.version
+            self._changed.set()
+            self._changed = asyncio.Event()
 
     async def wait_change(self, version: int, timeout: float) -> None:
         """Return once the published snapshot is newer than ``version`` (or after ``timeout``)."""
@@ -240,6 +261,201 @@ class Hub:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), timeout)
+
+
+# -- a fleet ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FleetEncoded:
+    """A fleet snapshot serialised once for every viewer (as :class:`Encoded` is)."""
+
+    snapshot: FleetSnapshot
+    text: bytes
+    etag: str
+    event: bytes
+
+    @classmethod
+    def of(cls, snapshot: FleetSnapshot, instance: str) -> FleetEncoded:
+        text = _json(_fields(snapshot)).encode()  # the text of to_dict(), without its copy
+        event = b"event: fleet\ndata: " + text + b"\n\n"
+        return cls(snapshot, text, f'W/"{instance}-f{snapshot.version}"', event)
+
+    @property
+    def version(self) -> int:
+        return self.snapshot.version
+
+    def body(self, now: float) -> bytes:
+        del now
+        return self.text
+
+
+class MemberHub(Hub):
+    """One source of a fleet, served under ``/s/LABEL/`` with a single source's routes. It has
+    no polling task of its own: the fleet's worker polls it with the others, and serialises
+    its snapshot only while it is watched (:data:`WATCHED_FOR`; a request for a stale one
+    waits for the worker). Event streams are counted, and stopped, fleet-wide."""
+
+    def __init__(self, fleet: FleetHub, member: Member, *, title: str) -> None:
+        self.fleet = fleet
+        self.label = member.label
+        self.streams = 0
+        self.seen = -WATCHED_FOR
+        super().__init__(
+            member.state,
+            title=title,
+            poll_interval=fleet.poll_interval,
+            token=fleet.token,
+            member=member,
+        )
+
+    @property
+    def viewers(self) -> int:
+        return self.fleet.viewers
+
+    @viewers.setter
+    def viewers(self, n: int) -> None:
+        self.streams += n - self.fleet.viewers
+        self.fleet.viewers = n
+
+    @property
+    def max_streams(self) -> int:
+        return self.fleet.max_streams
+
+    @max_streams.setter
+    def max_streams(self, n: int) -> None:
+        del n  # the fleet's bound holds
+
+    @property
+    def stopping(self) -> bool:
+        return self.fleet.stopping
+
+    @stopping.setter
+    def stopping(self, value: bool) -> None:
+        if value:
+            self.fleet.stopping = True
+
+    @property
+    def watched(self) -> bool:
+        return self.streams > 0 or time.monotonic() - self.seen < WATCHED_FOR
+
+    @property
+    def stale(self) -> bool:
+        return self.encoded.version != self.state.version
+
+
+class FleetHub:
+    """Owns a :class:`Fleet`: one worker thread polls every source, publishes the fleet's
+    snapshot (at most once per :data:`FLEET_EVERY`) and the watched members' own, and wakes
+    the viewers. Work on the sources from the event loop goes through :meth:`locked`."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        *,
+        title: str,
+        poll_interval: float = POLL_INTERVAL,
+        token: str | None = None,
+        tick: Callable[[], None] | None = None,
+        max_streams: int = MAX_STREAMS,
+    ) -> None:
+        self.fleet = fleet
+        self.title = title
+        self.poll_interval = poll_interval
+        self.token = token
+        self.tick = tick
+        self.max_streams = max_streams
+        self.stopping = False
+        self.viewers = 0
+        self.encodings = 0
+        self.instance = secrets.token_hex(4)
+        self.lock = threading.Lock()
+        self.members = {
+            m.label: MemberHub(self, m, title=f"halvm-prof live: {m.label}") for m in fleet.members
+        }
+        self._changed: asyncio.Event | None = None
+        self._announced = -1
+        self._published_at = -FLEET_EVERY
+        self.encoded = self._encode()
+
+    def _encode(self) -> FleetEncoded:
+        self.encodings += 1
+        self._published_at = time.monotonic()
+        return FleetEncoded.of(self.fleet.snapshot(self.token), self.instance)
+
+    def poll_once(self) -> None:
+        """Poll every source, run ``tick``, publish what changed (in the worker thread)."""
+        with self.lock:
+            self.fleet.poll()
+            if self.tick is not None:
+                self.tick()
+            due = time.monotonic() - self._published_at >= FLEET_EVERY
+            if due and self.fleet.version != self.encoded.version:
+                self.encoded = self._encode()
+            for hub in self.members.values():
+                if hub.watched:
+                    hub._publish()
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        with self.lock:
+            return fn()
+
+    async def locked(self, fn: Callable[[], T]) -> T:
+        """``fn()`` in a worker thread, alone with the sources."""
+        return await asyncio.to_thread(self._locked, fn)
+
+    def metrics(self, now: float) -> str:
+        """``GET /metrics`` of every source, each with its ``source`` label (run locked)."""
+        del now
+        snaps = []
+        alerts = []
+        for m in self.fleet.members:
+            base = (("source", m.label),)
+            snaps.append((m.state.snapshot(), base))
+            alerts.append((base, m.alert_views))
+        return render_metrics(snaps, alerts)
+
+    async def run(self) -> None:
+        while not self.stopping:
+            await asyncio.to_thread(self.poll_once)
+            self.announce()
+            for hub in self.members.values():
+                hub.announce()
+            await asyncio.sleep(self.poll_interval)
+
+    def announce(self) -> None:
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        if self.encoded.version != self._announced:
+            self._announced = self.encoded.version
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def wait_change(self, version: int, timeout: float) -> None:
+        """Return once the fleet's snapshot is newer than ``version`` (or after ``timeout``)."""
+        if self.encoded.version != version or self._changed is None:
+            if self._changed is None:
+                await asyncio.sleep(min(timeout, self.poll_interval))
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+
+class Watch:
+    """ASGI middleware before a member's routes: marks it watched, and has a stale snapshot
+    published by the worker first, so a request never sees an old version."""
+
+    def __init__(self, app: ASGIApp, hub: MemberHub) -> None:
+        self.app = app
+        self.hub = hub
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hub = self.hub
+        if scope["type"] == "http":
+            hub.seen = time.monotonic()
+            if hub.stale and not hub.stopping:
+                await hub.fleet.locked(hub._publish)
+        await self.app(scope, receive, send)
 
 
 # -- Host names -------------------------------------------------------------------------------
@@ -584,8 +800,10 @@ def _not_modified(request: Request, etag: str) -> bool:
     return etag.removeprefix("W/") in tags or "*" in tags
 
 
-def routes(hub: Hub) -> list[BaseRoute]:
-    """The server's routes over ``hub``: one line each."""
+def routes(hub: Hub | FleetHub) -> list[BaseRoute]:
+    """The server's routes over ``hub``: one line each. A fleet's page is the small
+    multiples, its JSON ``/fleet.json``, and each source has a single source's routes under
+    ``/s/LABEL/``."""
 
     def allowed(request: Request) -> bool:
         if hub.token is None:
@@ -602,7 +820,14 @@ def routes(hub: Hub) -> list[BaseRoute]:
         if not allowed(request):
             return refused()
         if not page_cache:
-            page_cache.append(Page.of(render_live_page(hub.title, hub.token)))
+            if isinstance(hub, FleetHub):
+                html = render_fleet_page(hub.title, hub.token)
+            else:
+                fleet = None
+                if isinstance(hub, MemberHub):
+                    fleet = "../../" + (f"?token={quote(hub.token)}" if hub.token else "")
+                html = render_live_page(hub.title, hub.token, fleet)
+            page_cache.append(Page.of(html))
         p = page_cache[0]
         packed = "gzip" in request.headers.get("accept-encoding", "")
         etag = p.etag[:-1] + '-gz"' if packed else p.etag
@@ -664,7 +889,7 @@ def routes(hub: Hub) -> list[BaseRoute]:
     async def report(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        path = hub.report() if hub.report is not None else None
+        path = hub.report() if isinstance(hub, Hub) and hub.report is not None else None
         if path is None or not os.path.exists(path):
             return PlainTextResponse("no report yet: it is written when the program ends\n", 404)
         return FileResponse(path, media_type="text/html")
@@ -672,11 +897,28 @@ def routes(hub: Hub) -> list[BaseRoute]:
     async def metrics(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        return PlainTextResponse(hub.metrics(time.monotonic()), media_type=CONTENT_TYPE)
+        now = time.monotonic()
+        if isinstance(hub, FleetHub):
+            text = await hub.locked(lambda: hub.metrics(now))
+        else:
+            text = hub.metrics(now)
+        return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
     async def favicon(_request: Request) -> Response:
         return Response(status_code=204)
 
+    if isinstance(hub, FleetHub):
+        return [
+            Route("/", page),
+            Route("/fleet.json", snapshot),
+            Route("/events", events),
+            Route("/metrics", metrics),
+            Route("/favicon.ico", favicon),
+            *(
+                Mount(f"/s/{label}", app=Watch(Router(routes(member)), member))
+                for label, member in hub.members.items()
+            ),
+        ]
     return [
         Route("/", page),
         Route("/snapshot.json", snapshot),
@@ -687,7 +929,7 @@ def routes(hub: Hub) -> list[BaseRoute]:
     ]
 
 
-def create_app(hub: Hub, hosts: Hosts) -> Starlette:
+def create_app(hub: Hub | FleetHub, hosts: Hosts) -> Starlette:
     """The ASGI app over ``hub``, answering ``hosts``; starts and stops its polling task."""
 
     @contextlib.asynccontextmanager
@@ -744,7 +986,7 @@ class LiveServer(uvicorn.Server):
     """uvicorn's server that also ends the event streams when asked to stop (Ctrl-C), so
     shutdown does not wait for viewers that never hang up."""
 
-    def __init__(self, config: uvicorn.Config, hub: Hub, guard: Guard) -> None:
+    def __init__(self, config: uvicorn.Config, hub: Hub | FleetHub, guard: Guard) -> None:
         super().__init__(config)
         self.hub = hub
         self.guard = guard
@@ -759,7 +1001,7 @@ class LiveServer(uvicorn.Server):
 
 
 def make_server(
-    hub: Hub,
+    hub: Hub | FleetHub,
     sock: socket.socket,
     *,
     host: str | None = None,

@@ -22,6 +22,7 @@ def read_hp(target: Path | io.BytesIO) -> HeapProfile:
             return HeapProfile.read_all(iter_hp(f, target))
     return HeapProfile.read_all(iter_hp(target))
 
+
 HP_FILES = [
     *sorted(CORPUS.glob("*.hp")),
     DATA / "ghc/ops-hc.hp",

@@ -1,0 +1,12 @@
+"""The fleet page: one tile per source (small multiples), each linking to its own live page."""
+
+from __future__ import annotations
+
+from halvm_prof.live.page import GENERATOR
+from halvm_prof.render.html import render_page
+
+
+def render_fleet_page(title: str, token: str | None) -> str:
+    """The page: ECharts and the script inlined (offline), only the config as data."""
+    data = {"generator": GENERATOR, "title": title, "token": token}
+    return render_page("fleet.html.j2", data, ("fleet.js",), ("report.css", "fleet.css"))
