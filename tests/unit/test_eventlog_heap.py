@@ -1,9 +1,11 @@
-"""Heap profiles read from GHC 9.6.6 eventlogs equal the ``.hp`` GHC wrote in the same run
-(tests/data/ghc96: ``-hc -l``, ``-hi -l`` and ``-hT -l`` pairs)."""
+"""Heap profiles read from eventlogs equal the ``.hp`` GHC wrote in the same run (GHC 9.6.6's
+``-hc -l``, ``-hi -l`` and ``-hT -l`` pairs in tests/data/ghc96, GHC 9.0.2's ``-hc -l`` pair in
+tests/data/eventlog/ghc)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -16,25 +18,28 @@ from halvm_prof.formats.eventlog.heap import (
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.model import HeapSample
 from tests import ghc96
+from tests.conftest import DATA
 from tests.sources import heap_profile_from_eventlog, read_hp
 
 HERE = ghc96.DATA
+GHC90 = DATA / "eventlog" / "ghc"
 
 
-def _censuses(name: str) -> tuple[list[HeapSample], list[HeapSample]]:
+def _censuses(name: str, folder: Path = HERE) -> tuple[list[HeapSample], list[HeapSample]]:
     """The log's censuses and the .hp's, less the two empty ones GHC writes into the .hp
     alone (at start and at exit)."""
-    log = heap_profile_from_eventlog(HERE / f"{name}.eventlog")
+    log = heap_profile_from_eventlog(folder / f"{name}.eventlog")
     assert log.complete, log.note
-    hp = read_hp(HERE / f"{name}.hp")
+    hp = read_hp(folder / f"{name}.hp")
     assert not hp.samples[0].values and not hp.samples[-1].values
     return list(log.samples), list(hp.samples[1:-1])
 
 
-def test_hc_bands_are_named_as_the_hp_names_them() -> None:
+@pytest.mark.parametrize("folder", [HERE, GHC90], ids=["ghc-9.6.6", "ghc-9.0.2"])
+def test_hc_bands_are_named_as_the_hp_names_them(folder: Path) -> None:
     # The .hp writes "(N)stack": N is the RTS's number of the stack, which no event carries.
-    log, hp = _censuses("leaky-hc-l")
-    assert len(log) == len(hp) >= 5
+    log, hp = _censuses("leaky-hc-l", folder)
+    assert len(log) == len(hp) >= 3
     named = 0
     for ours, theirs in zip(log, hp, strict=True):
         want: dict[str, int] = {}
@@ -44,7 +49,7 @@ def test_hc_bands_are_named_as_the_hp_names_them() -> None:
         assert ours.values == want
         named += sum("/" in band for band in ours.values)
     # whole stacks, GHC's truncation included
-    assert named > 10
+    assert named >= len(log)
     assert any(band.endswith("...") for s in log for band in s.values)
     assert any(band.endswith(".CAF") for s in log for band in s.values)
 

@@ -413,16 +413,18 @@ class EventlogReader:
                 )
             keys, items = load(region, buf, ridx)
             del buf
+            limit = regions[order[j + 1]].min_time << _TIME_SHIFT if j + 1 < len(order) else None
+            if not pool and keys and (limit is None or keys[-1] < limit) and keys == sorted(keys):
+                # Nothing waits and the region is in time order before the next one begins (a
+                # log of one capability, mostly): its items are the batch as they are.
+                yield items
+                continue
             if keys:
                 held[ridx] = items
                 heapq.heappush(frees, (max(keys), ridx))
                 pool.extend(keys)
                 pool.sort()
-            if j + 1 < len(order):
-                limit = regions[order[j + 1]].min_time << _TIME_SHIFT
-                cut = bisect.bisect_left(pool, limit)
-            else:
-                cut = len(pool)
+            cut = len(pool) if limit is None else bisect.bisect_left(pool, limit)
             if cut:
                 batch = [held[(k >> _REL_BITS) & idx_mask][k & rel_mask] for k in pool[:cut]]
                 last = pool[cut - 1]

@@ -8,11 +8,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mkdir -p "${1:-$here}" && cd "${1:-$here}" && pwd)
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
-cp "$here"/../../corpus/src/ParFib.hs "$here"/Spin.hs "$here"/Timeline.hs "$b"/
+cp "$here"/../../corpus/src/ParFib.hs "$here"/../../corpus/src/Leaky.hs "$here"/Spin.hs "$here"/Timeline.hs "$b"/
 cd "$b"
 ghc -O1 -threaded -eventlog -rtsopts -outputdir o1 -o parfib ParFib.hs >/dev/null
 ghc -O1 -threaded -eventlog -rtsopts -outputdir o2 -o spin Spin.hs >/dev/null
 ghc -O1 -threaded -eventlog -rtsopts -outputdir o3 -o timeline Timeline.hs >/dev/null
+ghc -O1 -prof -fprof-auto -eventlog -rtsopts -outputdir o4 -o leaky Leaky.hs >/dev/null
+# A heap profile by cost-centre stack written twice by one run: into the eventlog and the .hp.
+./leaky 50000 +RTS -hc -l -i0.02 -RTS >/dev/null
+mv leaky.eventlog "$out/leaky-hc-l.eventlog"; mv leaky.hp "$out/leaky-hc-l.hp"
 # Full spark events (-lf) on two capabilities.
 ./parfib 20 +RTS -N2 -l -lf -RTS >/dev/null
 mv parfib.eventlog "$out/parfib-N2-lf.eventlog"
