@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-
 _SCALARS = frozenset({int, float, str, bool, type(None)})
 #: Field names per dataclass type: ``dataclasses.fields`` builds a tuple at every call.
 _FIELDS: dict[type, tuple[str, ...]] = {}
