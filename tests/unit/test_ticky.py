@@ -136,3 +136,10 @@ def test_ghc96_eventlog_and_text_report_name_the_same_counters() -> None:
         assert c["entries"] <= t["entries"] and c["allocs"] <= t["allocs"]
     # The busiest counter is the busiest in both.
     assert log["top"][0]["name"] == text["top"][0]["name"] == "Main.$wdigits{v r3cd} (fun)"
+
+
+def test_a_line_longer_than_ghc_writes_is_refused_not_read_whole() -> None:
+    head = (DATA / "ghc" / "ops-ticky.ticky").read_bytes().split(b"\n    Entries")[0]
+    with pytest.raises(FormatError, match="longer than 64 KiB") as e:
+        read_ticky_text(io.BytesIO(head + b"\n" + b"x" * (1 << 20)), "long.ticky")
+    assert e.value.line is not None
