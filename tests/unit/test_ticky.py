@@ -143,3 +143,20 @@ def test_a_line_longer_than_ghc_writes_is_refused_not_read_whole() -> None:
     with pytest.raises(FormatError, match="longer than 64 KiB") as e:
         read_ticky_text(io.BytesIO(head + b"\n" + b"x" * (1 << 20)), "long.ticky")
     assert e.value.line is not None
+
+
+def test_counters_beyond_the_bound_are_summed_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    import halvm_prof.analysis.ticky as ticky
+
+    monkeypatch.setattr(ticky, "MAX_COUNTERS", 1)
+    fold = TickyFold()
+    with open_source(LOGS / "ticky-new.eventlog") as src:
+        assert isinstance(src, EventlogSource)
+        src.timeline(also=[fold])
+    report = fold.report()
+    totals, _, _ = _reference(LOGS / "ticky-new")
+    names = {c.name for c in report.counters}
+    assert ticky.OTHER_COUNTERS in names and len(fold._counts) == 2
+    # Totals stay exact.
+    assert report.entries == sum(t[0] for t in totals.values())
+    assert report.allocs == sum(t[1] for t in totals.values())
