@@ -170,3 +170,50 @@ class ProfSampleFold:
             exact=tuple(self._exact),
             capabilities=tuple(sorted(self._caps)),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SampledRow:
+    """A cost centre's samples: where it was running (``self``) and on the stack at all."""
+
+    cost_centre: str
+    src: str
+    self: int
+    inclusive: int
+
+
+@dataclass(frozen=True, slots=True)
+class SamplesSummary:
+    """What ``summary`` says of an eventlog's time-profile samples."""
+
+    samples: int
+    tick_interval_ns: int
+    capabilities: int
+    top: tuple[SampledRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return data
+
+
+def samples_summary(ts: TimeSamples, top_n: int) -> SamplesSummary:
+    """The ``top_n`` cost centres with the most samples of their own, from the same counts the
+    report's flame graph draws."""
+    own: dict[int, int] = {}
+    inclusive: dict[int, int] = {}
+    for stack_index, n in ts.stack_counts().items():
+        stack = ts.stacks[stack_index]
+        if stack:
+            own[stack[-1]] = own.get(stack[-1], 0) + n
+        for cc in set(stack):
+            inclusive[cc] = inclusive.get(cc, 0) + n
+    order = sorted(inclusive, key=lambda c: (-own.get(c, 0), -inclusive[c], ts.frame_name(c)))
+    return SamplesSummary(
+        ts.samples,
+        ts.tick_interval_ns,
+        len(ts.capabilities),
+        tuple(
+            SampledRow(ts.frame_name(c), ts.cost_centres[c].src, own.get(c, 0), inclusive[c])
+            for c in order[:top_n]
+        ),
+    )

@@ -23,6 +23,7 @@ from halvm_prof.analysis.costcentre import (
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.heap_groups import GroupedReader, LiveNames, grouper
 from halvm_prof.analysis.heap_view import names_note
+from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_summary
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.formats.ipe import GroupBy, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
@@ -188,6 +189,8 @@ class EventlogSummary:
     kind: Literal["eventlog"] = "eventlog"
     #: Its ticky-ticky counters (+RTS -lT), when it has any.
     ticky: TickySummary | None = None
+    #: Its time-profile samples (+RTS -p -l), when it has any.
+    samples: SamplesSummary | None = None
 
     @property
     def complete(self) -> bool:
@@ -204,6 +207,8 @@ class EventlogSummary:
         data["no_heap"] = self.no_heap
         if self.ticky is not None:
             data["ticky"] = self.ticky.to_json()
+        if self.samples is not None:
+            data["samples"] = self.samples.to_json()
         return data
 
 
@@ -282,7 +287,8 @@ def summarize_eventlog(
     rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))))
     ticky = TickyFold()
-    stats = stats_of_timeline(source.timeline(also=[fold, ticky, live.fold]))
+    samples = ProfSampleFold()
+    stats = stats_of_timeline(source.timeline(also=[fold, ticky, live.fold, samples]))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader
@@ -300,7 +306,8 @@ def summarize_eventlog(
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     counters = ticky_summary(ticky.report(), top_n) if ticky.seen else None
-    return EventlogSummary(stats, heap, no_heap, ticky=counters)
+    sampled = samples_summary(samples.result(), top_n) if samples.samples else None
+    return EventlogSummary(stats, heap, no_heap, ticky=counters, samples=sampled)
 
 
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:

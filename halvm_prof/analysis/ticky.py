@@ -4,7 +4,7 @@ GHC writes, at each sampling, a begin event and one sample per counter holding w
 counted since the previous sample (the runtime resets each counter as it writes it), and at exit
 the counters' definitions (name, arity, argument kinds, info table). A counter's totals are the
 sums of its samples; a sample whose counter is never defined (a log cut before the definitions)
-is counted in ``undefined``.
+is counted in ``undefined``. Memory follows the counters, at most :data:`MAX_COUNTERS` of them.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ TICKY_BEGIN_SAMPLE = 212
 #: Counter values kept per sample for the series over time, across all counters; beyond it the
 #: series stop (totals stay exact).
 MAX_CELLS = 2_000_000
+#: Counters kept by their id; the samples of later ones are summed in one "(other counters)".
+MAX_COUNTERS = 100_000
+OTHER_COUNTERS = "(other counters)"
+_OTHER = -1
 
 
 @dataclass(slots=True)
@@ -63,7 +67,10 @@ class TickyFold:
         if t == TICKY_COUNTER_SAMPLE:
             c = self._counts.get(a[0])
             if c is None:
-                c = self._counts[a[0]] = _Counts()
+                cid = a[0] if len(self._counts) < MAX_COUNTERS else _OTHER
+                c = self._counts.get(cid)
+                if c is None:
+                    c = self._counts[cid] = _Counts()
             c.entries += a[1]
             c.allocs += a[2]
             c.allocd += a[3]
@@ -73,7 +80,9 @@ class TickyFold:
         elif t == TICKY_BEGIN_SAMPLE:
             self._times.append(e.time / 1e9)
         elif t == TICKY_COUNTER_DEF:
-            self._defs[a[0]] = (a[3], a[1], a[2], a[4])
+            # The definitions of counters sampled come last in a log: always kept.
+            if a[0] in self._counts or len(self._defs) < MAX_COUNTERS:
+                self._defs[a[0]] = (a[3], a[1], a[2], a[4])
         elif t == ev.PROGRAM_ARGS and a[1] and not self._program:
             self._program = " ".join(a[1])
 
@@ -83,7 +92,7 @@ class TickyFold:
         histories: dict[str, list[tuple[int, int, int]]] = {}
         undefined = 0
         for cid, counts in self._counts.items():
-            d = self._defs.get(cid)
+            d = (OTHER_COUNTERS, 0, "", 0) if cid == _OTHER else self._defs.get(cid)
             if d is None:
                 undefined += 1
                 continue

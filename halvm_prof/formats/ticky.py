@@ -19,6 +19,8 @@ from halvm_prof.jsonable import plain
 
 #: Counters kept over time in a report: the most allocating ones.
 OVER_TIME = 20
+#: The longest line read (a counter's name is a Haskell binder; GHC writes nothing near this).
+MAX_LINE = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,14 @@ def read_ticky_text(stream: IO[bytes], name: str) -> TickyReport:
     program = ""
     counters: list[TickyCounter] = []
     state = "before"
-    for number, raw in enumerate(stream, 1):
+    for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE + 1), b""), 1):
+        if len(raw) > MAX_LINE:
+            raise FormatError(
+                f"has a line longer than {MAX_LINE // 1024} KiB, which GHC never writes",
+                path=name,
+                line=number,
+                hint="give the file +RTS -r wrote, unchanged",
+            )
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if number == 1:
             program = line.strip()

@@ -22,6 +22,7 @@ from halvm_prof.formats.ipe import (
 )
 
 ELF_MAGIC = b"\x7fELF"
+NAMES_HINT = "give the .eventlog of a -hi run (+RTS -hi -l) or the program's binary"
 
 
 def load_names(path: str | os.PathLike[str]) -> BandNames:
@@ -33,15 +34,28 @@ def load_names(path: str | os.PathLike[str]) -> BandNames:
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror}", path=name) from e
     if head == ELF_MAGIC:
-        return names_of_binary(name)
+        try:
+            return names_of_binary(name)
+        except InputError as e:
+            raise InputError(
+                f"{e.message}; --names needs the whole program binary", path=name, hint=NAMES_HINT
+            ) from e
     from halvm_prof.inputs.source import EventlogSource, open_source
 
-    with open_source(name) as src:
+    try:
+        src = open_source(name)
+    except InputError as e:
+        raise InputError(
+            "is neither an eventlog nor a program binary, what --names takes",
+            path=name,
+            hint=NAMES_HINT,
+        ) from e
+    with src:
         if not isinstance(src, EventlogSource):
             raise InputError(
                 f"is {src.what}; --names takes an eventlog of the same binary or the program",
                 path=name,
-                hint="give the .eventlog of a -hi run (+RTS -hi -l) or the program's binary",
+                hint=NAMES_HINT,
             )
         fold = IpeFold()
         for event in src.events(fold.types):

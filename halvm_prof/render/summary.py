@@ -6,6 +6,7 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 from __future__ import annotations
 
 from halvm_prof.analysis.costcentre import CostCentreRow
+from halvm_prof.analysis.samples import SamplesSummary
 from halvm_prof.analysis.summary import (
     EventlogSummary,
     HeapSummary,
@@ -69,8 +70,27 @@ def render_eventlog(s: EventlogSummary) -> str:
     for span in d.user_spans:
         lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
     lines.append("(halvm-prof eventlog stats shows more)")
+    if s.samples is not None:
+        lines += ["", render_samples(s.samples).rstrip("\n")]
     if s.ticky is not None:
         lines += ["", render_ticky(s.ticky).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def render_samples(d: SamplesSummary) -> str:
+    """Time-profile samples: how many, and the cost centres that ran most."""
+    lines = [
+        _pair(
+            "time samples",
+            f"{plural(d.samples, 'sample', sep=',')} (+RTS -p -l), one per "
+            f"{d.tick_interval_ns / 1e6:g} ms tick on "
+            f"{plural(d.capabilities, 'capability', 'capabilities')}",
+        ),
+        "",
+        f"{'self':>8} {'inclusive':>10}  cost centre",
+    ]
+    for r in d.top:
+        lines.append(f"{r.self:>8,} {r.inclusive:>10,}  {r.cost_centre}")
     return "\n".join(lines) + "\n"
 
 

@@ -676,7 +676,7 @@ def test_time_profile_samples_flame_graph_follows_the_window(browser: Any, tmp_p
     sec = browser.find_element("css selector", f"section#section-{i}")
     root = "return arguments[0].querySelector('.flame div').dataset.weight"
     printed = sum(
-        "prof sample" in line
+        ", cost centre stack " in line
         for line in (DATA / "ghc96/burn-p-l-au.eventlog.reference").read_text().splitlines()
     )
     assert int(browser.execute_script(root, sec)) == data["samples"]["samples"] == printed

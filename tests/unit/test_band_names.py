@@ -237,3 +237,13 @@ def test_a_damaged_ipe_list_falls_back_to_the_symbols(tmp_path: Path) -> None:
         names = load_names(bad)
         assert not any(t.origin == "ipe" for t in names.tables)
         assert any(t.table == "stg_ARR_WORDS_info" for t in names.tables)
+
+
+def test_names_that_are_neither_log_nor_binary_say_what_names_takes(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    cut = tmp_path / "cut"
+    cut.write_bytes(b"\x7fELF" + b"\0" * 60)
+    for path, said in ((text, "neither an eventlog nor a program binary"), (cut, "whole program")):
+        r = CliRunner().invoke(cli, ["summary", str(HP), "--names", str(path)])
+        assert r.exit_code == 1 and said in r.output and "Traceback" not in r.output

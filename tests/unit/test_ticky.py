@@ -136,3 +136,27 @@ def test_ghc96_eventlog_and_text_report_name_the_same_counters() -> None:
         assert c["entries"] <= t["entries"] and c["allocs"] <= t["allocs"]
     # The busiest counter is the busiest in both.
     assert log["top"][0]["name"] == text["top"][0]["name"] == "Main.$wdigits{v r3cd} (fun)"
+
+
+def test_a_line_longer_than_ghc_writes_is_refused_not_read_whole() -> None:
+    head = (DATA / "ghc" / "ops-ticky.ticky").read_bytes().split(b"\n    Entries")[0]
+    with pytest.raises(FormatError, match="longer than 64 KiB") as e:
+        read_ticky_text(io.BytesIO(head + b"\n" + b"x" * (1 << 20)), "long.ticky")
+    assert e.value.line is not None
+
+
+def test_counters_beyond_the_bound_are_summed_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    import halvm_prof.analysis.ticky as ticky
+
+    monkeypatch.setattr(ticky, "MAX_COUNTERS", 1)
+    fold = TickyFold()
+    with open_source(LOGS / "ticky-new.eventlog") as src:
+        assert isinstance(src, EventlogSource)
+        src.timeline(also=[fold])
+    report = fold.report()
+    totals, _, _ = _reference(LOGS / "ticky-new")
+    names = {c.name for c in report.counters}
+    assert ticky.OTHER_COUNTERS in names and len(fold._counts) == 2
+    # Totals stay exact.
+    assert report.entries == sum(t[0] for t in totals.values())
+    assert report.allocs == sum(t[1] for t in totals.values())

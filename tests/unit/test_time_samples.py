@@ -23,6 +23,7 @@ from halvm_prof.cli import cli
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.export import export_timeline
 from halvm_prof.render.speedscope import build_speedscope_samples
+from halvm_prof.render.summary import render_summary
 from tests.conftest import DATA
 
 LOGS = [
@@ -173,3 +174,21 @@ def test_export_command_writes_speedscope_of_samples_or_says_why_not(tmp_path: P
     )
     assert r.exit_code == 1 and "no time-profile samples" in r.output
     assert "Traceback" not in r.output
+
+
+def test_summary_counts_the_samples_the_flame_graph_draws() -> None:
+    """summary and the report read the same counts: its total is the flame graph's root, each
+    cost centre's own samples add up to it."""
+    from halvm_prof.analysis.summary import EventlogSummary
+    from tests.sources import summarize_file
+
+    log = LOGS[0]
+    summary = summarize_file(log, 1000)
+    assert isinstance(summary, EventlogSummary) and summary.samples is not None
+    ts = _samples(log)
+    assert summary.samples.samples == sum(ts.stack_counts().values()) == len(_reference(log)[0])
+    assert sum(r.self for r in summary.samples.top) == summary.samples.samples
+    top = summary.samples.top[0]
+    ref, _ = _reference(log)
+    assert top.self == max(Counter(s[-1] for _, _, s in ref).values())
+    assert "time samples" in render_summary(summary)
