@@ -271,3 +271,32 @@ def test_ci_installs_speedscope() -> None:
     if not in_ci():
         pytest.skip("checked under CI=true")
     _speedscope()
+
+
+def test_binned_gc_bars_are_as_tall_as_the_longest_pause(browser: Any, tmp_path: Path) -> None:
+    # A real run whose longest pause (53 ms) is fifty times its coarsest bin: a bar of time in
+    # GC per bin could never reach it.
+    log = DATA / "corpus" / "leaky-hT.eventlog"
+    tl = read_timeline(log)
+    longest_ms = tl.gc.longest / 1e6
+    budget = Budget(collections=4)  # past the budget the page draws bins at every zoom
+    data = build_report_data([("t", RuntimeSection("t", tl))], title="pauses")
+    html = tmp_path / "r.html"
+    html.write_text(render_html(data, budget), encoding="utf-8")
+    _open(browser, html)
+    _, charts = _runtime(browser)
+    bars = browser.execute_script(
+        "const o = window.halvmReport.charts[arguments[0]].getOption();"
+        "return [o.series[0].name, o.series[0].data];",
+        charts["gc"],
+    )
+    assert bars[0] == "longest pause"
+    heights = [d[1] for d in bars[1]]
+    width_ms = (bars[1][1][0] - bars[1][0][0]) * 1000
+    assert longest_ms > 10 * width_ms
+    assert max(heights) == pytest.approx(longest_ms, abs=0.001)
+    # Each bar's collections and time in GC ride along for the tooltip.
+    assert sum(d[2] for d in bars[1]) == tl.gc.count
+    assert all(d[3] <= width_ms * 1.001 for d in bars[1])
+    _shot(browser, "timeline-gc-longest.png")
+    assert _errors(browser) == []

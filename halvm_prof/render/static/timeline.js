@@ -209,9 +209,14 @@
             return r && { type: "rect", shape: r, style: { fill: api.value(5) ? GC : "#c0504d" } };
           },
           data: gcs.map((g) => g.concat([(g[1] - g[0]) * 1000])) }]
-        : [{ name: "time in GC", type: "bar", barWidth: "100%", color: GC,
-          tooltip: { valueFormatter: (v) => num(v, 3) + " ms per bin" },
-          data: idx.map((i) => [mid(L, i), (L.pause[i] || 0) * L.width * 1000]) }] }, { replaceMerge: ["series"] });
+        // Binned: a bar is as tall as the longest pause begun in its bin (a pause can last far
+        // longer than a bin); the bin's collections and time in GC are on hover.
+        : [{ name: "longest pause", type: "bar", barWidth: "100%", color: GC,
+          tooltip: { formatter: (p) => `${num(p.value[0] - L.width / 2, 6)}–${num(p.value[0] + L.width / 2, 6)} s: ` +
+            `longest pause ${num(p.value[1], 3)} ms; ${p.value[2]} collection${p.value[2] === 1 ? "" : "s"}, ` +
+            `${num(p.value[3], 3)} ms in GC in this bin` },
+          data: idx.map((i) => [mid(L, i), L.longest[i] || 0, L.collections[i] || 0,
+            (L.pause[i] || 0) * L.width * 1000]) }] }, { replaceMerge: ["series"] });
       if (alloc) {
         const series = [{ name: "allocation rate", type: "line", step: "end", showSymbol: false, areaStyle: { opacity: 0.3 },
           data: idx.map((i) => [i * L.width, L.alloc_rate[i] || 0]) }];
