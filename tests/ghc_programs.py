@@ -20,6 +20,8 @@ SOURCES = {
     "Ticker": DATA / "live" / "Ticker.hs",
     # Four bands that grow linearly (the exit census, heap exhaustion under -M).
     "Grow": DATA / "live" / "Grow.hs",
+    # 160 user markers over the run (the timeline page's marker labels).
+    "Markers": DATA / "live" / "Markers.hs",
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]

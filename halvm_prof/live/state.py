@@ -94,15 +94,27 @@ class Band:
     values: list[int]
 
 
+#: The two clocks a live view's times are on. GHC stamps a ``.hp`` census with the program's
+#: mutator CPU seconds and an eventlog event with nanoseconds since the RTS started: in a run
+#: that waits or sleeps they part (4.5 s against 140 s), so no axis mixes them.
+Clock = Literal["cpu", "elapsed"]
+CLOCK_NAMES: dict[str, str] = {
+    "cpu": "s of the program's CPU time (heap profile)",
+    "elapsed": "s since the program started (eventlog)",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class LiveHeap:
-    """The heap by band: ``times`` and ``totals`` (bytes), and the top bands' values."""
+    """The heap by band: ``times`` and ``totals`` (bytes), and the top bands' values; ``clock``
+    is what ``times`` count (``cpu`` for a ``.hp`` or disk, ``elapsed`` for an eventlog's)."""
 
     times: list[float]
     totals: list[int]
     bands: list[Band]
     peak_total: int
     last_total: int
+    clock: Clock = "cpu"
 
 
 #: Upper bounds (seconds) of the pause histogram's buckets; the last bucket is +Inf.
@@ -151,8 +163,11 @@ class Snapshot:
     """Everything a viewer is shown; ``GET /snapshot.json`` is its :meth:`to_json`.
 
     ``samples``: complete heap censuses so far; ``events``: eventlog events so far;
-    ``last_time``: program seconds of the newest data shown; ``alive``: the source is still
-    being written (or the program still runs); ``closed``: the profile was closed cleanly;
+    ``last_time``: seconds of the newest census (or event) shown, on ``heap.clock``;
+    ``last_event_time``: the newest event's, on the eventlog's clock, when the heap is charted
+    from a ``.hp`` on the other clock; ``clocks``: what each clock counts; ``alive``: the
+    source is still being written (or the program still runs); ``closed``: the profile was
+    closed cleanly;
     ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag.
     """
 
@@ -173,6 +188,8 @@ class Snapshot:
     exit: ExitView | None
     held_events: int
     caps: CapView | None = None
+    last_event_time: float | None = None
+    clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -367,6 +384,7 @@ class LiveState:
             bands=bands,
             peak_total=self.peak_total,
             last_total=totals[-1][1] if totals else 0,
+            clock=self.heap_clock(),
         )
 
     def _gc_view(self) -> GcView | None:
@@ -408,9 +426,19 @@ class LiveState:
         main = self.heap_follower or self.eventlog_follower
         return bool(main is not None and main.closed)
 
+    def heap_clock(self) -> Clock:
+        return "elapsed" if self.heap_follower is None else "cpu"
+
     def last_time(self) -> float | None:
-        times = [t for t in (f.last_time for f in self.followers) if t is not None]
-        return max(times) if times else None
+        """The newest data's time on the heap chart's clock (the eventlog's without a .hp)."""
+        main = self.heap_follower or self.eventlog_follower
+        return main.last_time if main is not None else None
+
+    def last_event_time(self) -> float | None:
+        """The newest event's time, when the heap chart is on the other clock."""
+        if self.heap_follower is None or self.eventlog_follower is None:
+            return None
+        return self.eventlog_follower.last_time
 
     def notes(self) -> list[str]:
         notes = [n for n in (f.note for f in self.followers) if n]
@@ -432,6 +460,7 @@ class LiveState:
             samples=self.samples,
             events=self.events,
             last_time=self.last_time(),
+            last_event_time=self.last_event_time(),
             alive=self.alive(),
             closed=self.closed(),
             notes=self.notes(),

@@ -51,6 +51,8 @@ def _level(b: Bins) -> dict[str, Any]:
         "util": [round(u, 4) for u in b.utilization()],
         "collections": _dense(list(b.collections), 0),
         "pause": _share(b.pause, w),
+        # ms: a bar's height is its bin's longest pause, which may be far over the bin width
+        "longest": _dense([round(max(0, v) / 1e6, 3) for v in b.longest], 0),
         "sparks": [{"kind": k, "rate": [round(x / sec, 1) for x in v]} for k, v in sparks],
         "spark_source": source if sparks else "none",
         "pool": [_dense(list(p), -1) for p in b.pool],

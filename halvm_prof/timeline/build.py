@@ -264,6 +264,7 @@ class TimelineBuilder:
     def _collection(self, rec: Collection) -> None:
         self.grid.add("collections", rec.start)
         self.grid.cover("pause", rec.start, rec.end)
+        self.grid.peak("longest", rec.start, rec.pause)
         if len(self.collections) < self.budget.collections:
             self.collections.append(rec)
         else:
@@ -533,6 +534,7 @@ class TimelineBuilder:
             heap_size=g.max_series("size", n),
             heap_live=g.max_series("live", n),
             allocated=g.sum_series("allocated", n),
+            longest=g.max_series("longest", n),
         )
         levels = [finest]
         while levels[-1].count > 64:
@@ -554,6 +556,7 @@ def _coarser(b: Bins, f: int) -> Bins:
         heap_size=coarser_max(b.heap_size, f),
         heap_live=coarser_max(b.heap_live, f),
         allocated=coarser_sum(b.allocated, f),
+        longest=coarser_max(b.longest, f),
     )
 
 

@@ -232,6 +232,8 @@ class Bins:
     the whole run: collections starting in each bin, ns of collection pause, spark events by
     kind (``-lf``), sparks by counter deltas, largest pool size per capability (-1: no sample),
     largest heap size and live bytes (-1: no sample) and bytes allocated in each bin.
+    ``longest``: the longest pause (ns) of the collections starting in each bin (-1: none),
+    which ``pause`` (time in GC within the bin, at most its width) cannot show.
     """
 
     width: int
@@ -246,6 +248,7 @@ class Bins:
     heap_size: tuple[int, ...]
     heap_live: tuple[int, ...]
     allocated: tuple[int, ...]
+    longest: tuple[int, ...] = ()
 
     def utilization(self) -> tuple[float, ...]:
         """Share of all capabilities' time spent running Haskell threads, per bin."""

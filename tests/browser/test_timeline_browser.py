@@ -11,6 +11,7 @@ import functools
 import http.server
 import itertools
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from tests.browser.test_report_browser import (
     write_file_report,
 )
 from tests.conftest import DATA, in_ci, require_system
+from tests.ghc_programs import build
 from tests.sources import read_timeline
 
 __all__ = ["browser"]
@@ -271,3 +273,79 @@ def test_ci_installs_speedscope() -> None:
     if not in_ci():
         pytest.skip("checked under CI=true")
     _speedscope()
+
+
+def test_binned_gc_bars_are_as_tall_as_the_longest_pause(browser: Any, tmp_path: Path) -> None:
+    # A real run whose longest pause (53 ms) is fifty times its coarsest bin: a bar of time in
+    # GC per bin could never reach it.
+    log = DATA / "corpus" / "leaky-hT.eventlog"
+    tl = read_timeline(log)
+    longest_ms = tl.gc.longest / 1e6
+    budget = Budget(collections=4)  # past the budget the page draws bins at every zoom
+    data = build_report_data([("t", RuntimeSection("t", tl))], title="pauses")
+    html = tmp_path / "r.html"
+    html.write_text(render_html(data, budget), encoding="utf-8")
+    _open(browser, html)
+    _, charts = _runtime(browser)
+    bars = browser.execute_script(
+        "const o = window.halvmReport.charts[arguments[0]].getOption();"
+        "return [o.series[0].name, o.series[0].data];",
+        charts["gc"],
+    )
+    assert bars[0] == "longest pause"
+    heights = [d[1] for d in bars[1]]
+    width_ms = (bars[1][1][0] - bars[1][0][0]) * 1000
+    assert longest_ms > 10 * width_ms
+    assert max(heights) == pytest.approx(longest_ms, abs=0.001)
+    # Each bar's collections and time in GC ride along for the tooltip.
+    assert sum(d[2] for d in bars[1]) == tl.gc.count
+    assert all(d[3] <= width_ms * 1.001 for d in bars[1])
+    _shot(browser, "timeline-gc-longest.png")
+    assert _errors(browser) == []
+
+
+MARKS = """
+const r = window.halvmReport.runtime[arguments[0]];
+const c = window.halvmReport.charts[r.charts.activity];
+const data = c.getOption().series[0].markLine.data;
+return {shown: window.halvmReport.markers[arguments[0]],
+        labelled: data.filter((d) => d.label.show)
+          .map((d) => [d.name, c.convertToPixel({xAxisIndex: 0}, d.xAxis)])};
+"""
+
+
+def test_many_markers_are_labelled_apart_and_zooming_in_labels_the_rest(
+    browser: Any, tmp_path: Path
+) -> None:
+    exe = build("Markers", tmp_path)
+    subprocess.run([str(exe), "+RTS", "-l", "-RTS"], cwd=tmp_path, check=True, timeout=120,
+                   capture_output=True)  # fmt: skip
+    log = tmp_path / "markers.eventlog"
+    times = [m.time / 1e9 for m in read_timeline(log).markers]
+    assert len(times) == 160
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title="markers")
+    _open(browser, html)
+    index, _ = _runtime(browser)
+    whole = browser.execute_script(MARKS, index)
+    assert whole["shown"]["view"] == 160 and whole["shown"]["lines"] == 160
+    labelled = whole["labelled"]
+    # Labels stand apart (they were 160 on top of each other, a solid band), and the page says
+    # how many are labelled.
+    assert 1 < len(labelled) < 40 and whole["shown"]["labelled"] == len(labelled)
+    xs = [x for _, x in labelled]
+    assert all(b - a >= 89 for a, b in itertools.pairwise(xs))
+    lod = browser.execute_script("return document.querySelector('.lod').textContent")
+    assert f"160 markers in view, {len(labelled)} labelled: zoom in" in lod
+    _shot(browser, "timeline-markers-whole.png")
+    # Zoomed in on a few markers, every one in view has its label.
+    # (Three markers evenly enough spaced that a chart's width puts them far apart.)
+    k = min(range(20, 140), key=lambda i: max(times[i + 1] - times[i], times[i + 2] - times[i + 1])
+            / max(1e-12, min(times[i + 1] - times[i], times[i + 2] - times[i + 1])))  # fmt: skip
+    lo, hi = times[k], times[k + 2]
+    _zoom(browser, index, lo - (hi - lo) / 20, hi + (hi - lo) / 20)
+    near = browser.execute_script(MARKS, index)
+    assert near["shown"]["view"] == 3, near
+    assert near["shown"]["labelled"] == near["shown"]["view"], (near, lo, hi)
+    _shot(browser, "timeline-markers-zoomed.png")
+    assert _errors(browser) == []

@@ -315,3 +315,18 @@ def test_pure_python_timeline_is_the_same(log: Path, monkeypatch: pytest.MonkeyP
 def test_timeline_says_whether_the_log_holds_a_heap_profile() -> None:
     assert read_timeline(CORPUS / "leaky-hT.eventlog").heap_profile
     assert not read_timeline(CORPUS / "parfib-N2.eventlog").heap_profile
+
+
+@pytest.mark.parametrize(
+    "log",
+    [*sorted((DATA / "eventlog" / "ghc").glob("*.eventlog")), DATA / "corpus/leaky-hT.eventlog"],
+    ids=lambda p: p.name,
+)
+def test_each_bin_keeps_the_longest_pause_begun_in_it(log: Path) -> None:
+    tl = read_timeline(log)
+    for level in tl.bins:
+        assert len(level.longest) == level.count
+        # The run's longest pause stands in every level, however coarse.
+        assert max(level.longest, default=-1) == (tl.gc.longest if tl.gc.count else -1)
+        for c in tl.collections:
+            assert level.longest[c.start // level.width] >= c.pause

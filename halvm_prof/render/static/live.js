@@ -27,13 +27,14 @@
   // has no extent: the axis gets the second from the census's whole second on. (ECharts left
   // to find the extent of no data, or given one that starts before 0, spends tens of seconds
   // and gigabytes on ticks, and the page stops.)
-  function xAxis(times) {
+  function xAxis(times, name) {
     let min, max;
     if (times !== null && times.length < 2) {
       min = times.length ? Math.floor(Math.max(0, times[0])) * 1000 : 0;
       max = min + 1000;
     }
-    return { type: "time", name: "s", min: min, max: max,
+    return { type: "time", name: name || "s", nameLocation: "middle", nameGap: 28,
+      min: min, max: max,
       axisLabel: { formatter: seconds, hideOverlap: true },
       axisPointer: { label: { formatter: (p) => seconds(p.value) + " s" } } };
   }
@@ -52,8 +53,8 @@
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { type: "scroll", top: 0 },
-      grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis(s.heap.times),
+      grid: { top: 40, left: 80, right: 20, bottom: 50 },
+      xAxis: xAxis(s.heap.times, s.clocks[h.clock]),
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
     }, { replaceMerge: ["series"] });
@@ -62,13 +63,19 @@
       ", peak " + bytes(h.peak_total));
   }
 
+  // One clock per axis: the eventlog's series on the bottom axis (seconds since start), the
+  // censuses of a .hp on a top axis of their own (the program's CPU seconds), each named.
   function drawGc(s) {
     const g = s.gc;
+    const twoClocks = !!g && s.heap.clock !== "elapsed";
     const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
+      xAxisIndex: twoClocks ? 1 : 0,
       data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
     if (g) {
-      series.push({ name: "heap size", type: "line", symbol: "none", data: ms(g.heap_size) });
-      series.push({ name: "live bytes", type: "line", symbol: "none", data: ms(g.live_bytes) });
+      series.push({ name: "heap size", type: "line", symbol: "none", xAxisIndex: 0,
+        data: ms(g.heap_size) });
+      series.push({ name: "live bytes", type: "line", symbol: "none", xAxisIndex: 0,
+        data: ms(g.live_bytes) });
       text($("gc-meta"), g.collections + " collections, " + g.pause_total.toFixed(3) +
         " s paused in all, longest " + (g.pause_max * 1000).toFixed(1) + " ms; " +
         s.events + " events read" + (s.held_events ? ", " + s.held_events +
@@ -80,11 +87,15 @@
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: bytes },
       legend: { top: 0 },
-      grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis(g && g.heap_size.length ? null : s.heap.times),
+      grid: { top: twoClocks ? 80 : 40, left: 80, right: 20, bottom: 50 },
+      xAxis: twoClocks
+        ? [xAxis(g.heap_size.length ? null : [], s.clocks.elapsed),
+          Object.assign(xAxis(s.heap.times, s.clocks[s.heap.clock]), { position: "top" })]
+        : [xAxis(g && g.heap_size.length ? null : s.heap.times, s.clocks[s.heap.clock])],
       yAxis: { type: "value", axisLabel: { formatter: bytes } },
       series: series,
-    }, { replaceMerge: ["series"] });
+    }, { replaceMerge: ["series", "xAxis"] });
+    window.halvmLive.gcAxes = twoClocks ? 2 : 1;
   }
 
   // What each capability did: the share of each time bin spent running Haskell threads (solid)
@@ -121,8 +132,10 @@
   function drawStatus(s) {
     let state = s.alive ? "running" : s.closed ? "finished (profile closed)" : "stopped";
     if (s.exit) state = s.exit.crashed ? "crashed" : "exited normally";
+    const newest = (t, clock) => t.toFixed(2) + " " + s.clocks[clock];
     text($("status"), (s.program || s.source) + " [" + s.kind + "]: " + state +
-      (s.last_time !== null ? ", newest data at " + s.last_time.toFixed(2) + " s of program time" : ""));
+      (s.last_time !== null ? ", newest data at " + newest(s.last_time, s.heap.clock) : "") +
+      (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
     const notes = $("notes");
     notes.replaceChildren(...s.notes.map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));

@@ -64,9 +64,28 @@
     function label(t) { return s.labels[String(t)] ? `thread ${t} (${s.labels[String(t)]})` : `thread ${t}`; }
 
     // --- the charts ---------------------------------------------------------------------------
+    // User markers: a line each (at most MAX_MARK_LINES in view, evenly thinned) and a label
+    // only where it is MARK_GAP px from the last label, so many markers never overlap into a
+    // band; zooming in labels the rest. window.halvmReport.markers says what is shown.
+    const MAX_MARK_LINES = 400, MARK_GAP = 90;
     const markLine = s.markers.length ? { symbol: "none", precision: 9, silent: true,
       lineStyle: { color: "#7b3294", type: "solid" }, label: { formatter: (p) => p.name, color: "#7b3294" },
-      data: s.markers.map((m) => ({ xAxis: m[0], name: m[1] })) } : undefined;
+      data: [] } : undefined;
+    function markers(chart, lo, hi) {
+      const inView = s.markers.filter((m) => m[0] >= lo && m[0] <= hi);
+      const px = Math.max(1, chart.getWidth() - grid.left - grid.right);
+      const gap = (hi - lo) * MARK_GAP / px;
+      const stride = Math.ceil(inView.length / MAX_MARK_LINES) || 1;
+      let lastLabel = -Infinity, labelled = 0;
+      const data = [];
+      inView.forEach((m, k) => {
+        if (k % stride) return;
+        const show = m[0] - lastLabel >= gap;
+        if (show) { lastLabel = m[0]; labelled++; }
+        data.push({ xAxis: m[0], name: m[1], label: { show: show } });
+      });
+      return { view: inView.length, lines: data.length, labelled: labelled, data: data };
+    }
 
     heading("Activity: share of all capabilities running Haskell code");
     const activity = make("activity", 220);
@@ -179,7 +198,17 @@
         : `Binned: ${num(L.width * 1000, 6)} ms per bin` + (s.exact_until !== null
           ? `; exact events are in the page up to ${num(s.exact_until, 6)} s — zoom in there to see them.`
           : "; zoom in to see single events.");
-      activity.setOption({ series: [{ data: idx.map((i) => [i * L.width, L.util[i] * 100]) }] });
+      const marks = markLine ? markers(activity, lo, hi) : null;
+      activity.setOption({ series: [{ data: idx.map((i) => [i * L.width, L.util[i] * 100]),
+        markLine: marks ? Object.assign({}, markLine, { data: marks.data }) : undefined }] });
+      if (spans && marks) spans.setOption({ series: [{ markLine: Object.assign({}, markLine, { data: marks.data }) }] });
+      if (marks) {
+        window.halvmReport.markers = window.halvmReport.markers || {};
+        window.halvmReport.markers[sec.dataset.index] = { view: marks.view, lines: marks.lines, labelled: marks.labelled };
+        if (marks.labelled < marks.view) {
+          lod.textContent += ` ${num(marks.view)} markers in view, ${num(marks.labelled)} labelled: zoom in to read the rest.`;
+        }
+      }
       const capData = exact
         ? exact.map((iv) => [iv[0], iv[1], iv[2], iv[3], iv[4], iv[5], iv[6]])
         : idx.flatMap((i) => caps.map((_, c) => [c, i * L.width, (i + 1) * L.width, L.run[c][i] || 0, L.gc[c][i] || 0, -2]))
@@ -209,9 +238,14 @@
             return r && { type: "rect", shape: r, style: { fill: api.value(5) ? GC : "#c0504d" } };
           },
           data: gcs.map((g) => g.concat([(g[1] - g[0]) * 1000])) }]
-        : [{ name: "time in GC", type: "bar", barWidth: "100%", color: GC,
-          tooltip: { valueFormatter: (v) => num(v, 3) + " ms per bin" },
-          data: idx.map((i) => [mid(L, i), (L.pause[i] || 0) * L.width * 1000]) }] }, { replaceMerge: ["series"] });
+        // Binned: a bar is as tall as the longest pause begun in its bin (a pause can last far
+        // longer than a bin); the bin's collections and time in GC are on hover.
+        : [{ name: "longest pause", type: "bar", barWidth: "100%", color: GC,
+          tooltip: { formatter: (p) => `${num(p.value[0] - L.width / 2, 6)}–${num(p.value[0] + L.width / 2, 6)} s: ` +
+            `longest pause ${num(p.value[1], 3)} ms; ${p.value[2]} collection${p.value[2] === 1 ? "" : "s"}, ` +
+            `${num(p.value[3], 3)} ms in GC in this bin` },
+          data: idx.map((i) => [mid(L, i), L.longest[i] || 0, L.collections[i] || 0,
+            (L.pause[i] || 0) * L.width * 1000]) }] }, { replaceMerge: ["series"] });
       if (alloc) {
         const series = [{ name: "allocation rate", type: "line", step: "end", showSymbol: false, areaStyle: { opacity: 0.3 },
           data: idx.map((i) => [i * L.width, L.alloc_rate[i] || 0]) }];
