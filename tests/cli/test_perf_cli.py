@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
@@ -185,11 +189,24 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )
+    # Held until perf has attached: on a busy machine the program could otherwise run much of
+    # its second before perf starts, and the samples and their alignment say little.
+    os.kill(child.pid, signal.SIGSTOP)
+    folder = tmp_path / "attached"
+    result: list[tuple[int, str, str]] = []
+    recorder = threading.Thread(
+        target=lambda: result.append(
+            run("record", "--pid", str(child.pid), "-F", "2000", "-o", str(folder))
+        )
+    )
+    recorder.start()
     try:
-        folder = tmp_path / "attached"
-        code, out, err = run("record", "--pid", str(child.pid), "-F", "2000", "-o", str(folder))
+        assert _wait_for_perf_events(recorder), "perf never attached"
     finally:
+        os.kill(child.pid, signal.SIGCONT)
+        recorder.join(300)
         child.wait(60)
+    ((code, out, err),) = result
     assert code == 0, err
     assert f"its eventlog: {log}" in out
     code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")
@@ -197,6 +214,25 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
     code, out, err = run("perf", "merge", str(folder / "perf.data"), str(log), "--json")
     assert code == 0, err
     assert json.loads(out)["confidence"] >= 0.9
+
+
+def _wait_for_perf_events(recorder: threading.Thread, limit: float = 300) -> bool:
+    """Wait until a perf child of this process holds perf_event descriptors (it has attached),
+    while ``recorder`` runs; the limit only ends a hang."""
+    deadline = time.monotonic() + limit
+    me = str(os.getpid())
+    while recorder.is_alive() and time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if not proc.name.isdigit() or (proc / "comm").read_text().strip() != "perf":
+                    continue
+                status = (proc / "status").read_text().splitlines()
+                if f"PPid:\t{me}" not in status:
+                    continue
+                if any("perf_event" in os.readlink(fd) for fd in (proc / "fd").iterdir()):
+                    return True
+        time.sleep(0.02)
+    return False
 
 
 def test_record_pid_refuses_what_it_cannot_attach_to(tmp_path: Path) -> None:

@@ -26,14 +26,16 @@ def running(hub: Hub | FleetHub, host: str = "127.0.0.1", **options: Any) -> Ite
     server = make_server(hub, sock, host=host, **options)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    # A busy machine starts a server slowly: the limit only ends a hang.
+    deadline = time.monotonic() + 120
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert server.started, "the server did not start"
     try:
         yield page_url(sock, hub.token)
     finally:
         server.stop()
-        thread.join(10)
+        thread.join(120)
         sock.close()
         assert not thread.is_alive(), "the server did not stop"
 

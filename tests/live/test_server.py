@@ -190,25 +190,27 @@ def test_the_server_answers_while_a_poll_or_tick_takes_seconds(tmp_path: Path) -
     # a while to decode: both happen off the event loop, so viewers are answered meanwhile.
     hub, path = _hub(tmp_path)
     path.write_bytes((CORPUS / "leaky-hc.hp").read_bytes())
-    slow, busy, release = threading.Event(), threading.Event(), threading.Event()
+    slow, busy, release, done = (threading.Event() for _ in range(4))
 
     def slow_tick() -> None:
         if slow.is_set() and not release.is_set():
             busy.set()
-            release.wait(10)
+            # Held until the test has its answers (the limit only ends a hang): a tick on the
+            # event loop would keep every request below unanswered past get_json's timeout.
+            release.wait(300)
+            done.set()
 
     hub.tick = slow_tick
     with running(hub) as url:
         get_json(url + "snapshot.json")  # serving
         slow.set()
-        assert busy.wait(10)
-        start = time.monotonic()
+        assert busy.wait(300)
         for _ in range(5):
             snap = get_json(url + "snapshot.json")
-        answered = time.monotonic() - start
+        # Answered while the tick was still running, however busy the machine: no time bound.
+        assert not done.is_set()
         release.set()
         assert snap["samples"] > 0  # what the poll before the slow tick published
-        assert answered < 2, f"five snapshots took {answered:.1f} s while a tick ran"
 
 
 def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:

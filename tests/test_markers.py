@@ -1,0 +1,62 @@
+"""Which tests a run includes: the slow sweeps only under CI=true, --runslow or an explicit -m
+(tests/conftest.py), so the README's command stays quick and CI runs everything."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+SWEEP_TEST = """
+import pytest
+from tests.conftest import SWEEPS, sweep
+
+@pytest.mark.parametrize("every", SWEEPS)
+def test_sweep(every):
+    assert sweep(1000, every=every)[-1] == 999
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "ci", "ran"),
+    [
+        ((), False, ["sampled"]),
+        ((), True, ["every", "sampled"]),
+        (("--runslow",), False, ["every", "sampled"]),
+        (("-m", "slow"), False, ["every"]),
+        (("-m", "not slow"), True, ["sampled"]),
+    ],
+    ids=["default", "ci", "runslow", "only-slow", "ci-not-slow"],
+)
+def test_the_slow_sweeps_run_when_asked(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    ci: bool,
+    ran: list[str],
+) -> None:
+    monkeypatch.setenv("CI", "true" if ci else "")
+    pytester.makepyfile(test_sweep=SWEEP_TEST)
+    # The project's own conftest, as a plugin: its option, selection and marker.
+    result = pytester.runpytest_inprocess(
+        "-p", "tests.conftest", "-p", "no:cacheprovider", "-o", "markers=slow: sweeps", *args
+    )
+    passed = sorted(
+        r.nodeid.rsplit("[", 1)[1].rstrip("]")
+        for r in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+        if r.when == "call" and r.passed
+    )
+    assert passed == ran
+    deselected = 2 - len(ran)
+    assert result.ret == (0 if ran else 5)
+    assert (f"{deselected} deselected" in result.stdout.str()) == (deselected > 0)
+
+
+def test_the_sample_keeps_the_edges_a_prime_stride_and_the_boundaries() -> None:
+    from tests.conftest import sweep
+
+    picked = sweep(1000, every=False, stride=97, edge=4, around=(500,))
+    assert picked[:4] == [0, 1, 2, 3] and picked[-4:] == [996, 997, 998, 999]
+    assert {97, 194, 970} <= set(picked) and set(range(497, 504)) <= set(picked)
+    assert len(picked) < 30
+    assert sweep(1000, every=True, start=1) == list(range(1, 1000))
