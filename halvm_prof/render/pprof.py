@@ -178,10 +178,15 @@ class PprofBuilder:
         fid = self._functions.get(fkey)
         if fid is None:
             fid = self._functions[fkey] = len(self._functions) + 1
+            # pprof "demangles" a name equal to its system name, and takes one holding "::",
+            # "<>" or "[]" for demangled C++, cutting every (...) and <...> out of it: "I# ::
+            # Int (Main:Leaky.hs:14:53)" lost its span, "Data.Semigroup.<>" its operator. Only
+            # a mangled C++ symbol (perf's stacks) is given as a system name to demangle.
+            system = frame.name if frame.name.startswith("_Z") else ""
             self._p.function.add(
                 id=fid,
                 name=self._s(frame.name),
-                system_name=self._s(frame.name),
+                system_name=self._s(system),
                 filename=self._s(frame.file),
             )
         loc = self._locations[frame] = len(self._locations) + 1
