@@ -196,3 +196,47 @@ def test_a_hi_census_as_pprof_is_named_as_summary_names_it(tmp_path: Path) -> No
     shown = set(top_names(top))
     assert shown == {band for band, v in census.values.items() if v}
     assert "I#_Main_4_con_info :: Int (Main:Leaky.hs:14:53)" in shown
+
+
+def reference_sample_leaves(reference: Path) -> dict[str, int]:
+    """Samples per innermost cost centre, counted from the ghc-events text of a log."""
+    names: dict[str, str] = {}
+    leaves: dict[str, int] = {}
+    for line in reference.read_text().splitlines():
+        m = re.match(r"^\d+: cost centre (\d+) (.*) in (\S+) at ", line)
+        if m:
+            names[m.group(1)] = f"{m.group(3)}.{m.group(2)}"
+        m = re.match(r"^\d+: cap no \d+, prof sample \d+, cost centre stack (\d+)", line)
+        if m:
+            leaf = names[m.group(1)]
+            leaves[leaf] = leaves.get(leaf, 0) + 1
+    return leaves
+
+
+def test_an_eventlog_s_time_profile_samples_as_pprof(tmp_path: Path) -> None:
+    log = DATA / "ghc96" / "burn-p-l-au.eventlog"
+    out = tmp_path / "s.pb.gz"
+    export([str(log), "--to", "pprof", "-o", str(out), "--label", "run=7"])
+    want = reference_sample_leaves(log.with_name(log.name + ".reference"))
+    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    assert types == ["samples/count", "cpu/nanoseconds"]
+    assert sums == [sum(want.values()), sum(want.values()) * 1_000_000]  # ticks of 1 ms
+    top = go_pprof(["-top", "-sample_index=samples", "-nodefraction=0"], out, tmp_path)
+    assert "service_name=burn" in top and "run=7" in top
+    flat = {m.group(2): int(m.group(1)) for m in re.finditer(r"(?m)^\s*(\d+)\s.*%\s\s(\S+)$", top)}
+    assert {k: v for k, v in flat.items() if v} == want
+    # From a pipe, read once: the same bytes.
+    piped = CliRunner().invoke(
+        main,
+        ["export", "-", "--to", "pprof", "-o", "-", "--label", "run=7"],
+        input=log.read_bytes(),
+    )
+    assert piped.exit_code == 0 and piped.stdout_bytes == out.read_bytes()
+
+
+def test_a_log_without_samples_or_heap_profile_is_refused_for_pprof(tmp_path: Path) -> None:
+    out = tmp_path / "x.pb.gz"
+    log = DATA / "ghc96" / "parfib-N2-l.eventlog"
+    r = CliRunner().invoke(main, ["export", str(log), "--to", "pprof", "-o", str(out)])
+    assert r.exit_code == 1 and str(log) in r.output and "holds no heap profile" in r.output
+    assert not out.exists()
