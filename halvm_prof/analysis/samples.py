@@ -102,7 +102,7 @@ class ProfSampleFold:
     """Folds the time-profile events of one pass; :meth:`result` gives the samples."""
 
     types: frozenset[int] = frozenset(
-        {ev.HEAP_PROF_COST_CENTRE, ev.PROF_SAMPLE_COST_CENTRE, ev.PROF_BEGIN}
+        {ev.HEAP_PROF_COST_CENTRE, ev.PROF_SAMPLE_COST_CENTRE, ev.PROF_BEGIN, ev.PROGRAM_ARGS}
     )
 
     def __init__(self) -> None:
@@ -114,6 +114,7 @@ class ProfSampleFold:
         self._caps: set[int] = set()
         self.samples = 0
         self.tick_interval = 0
+        self.program = ""  # the program's name (its first argument), for the exports
         # Samples may name a cost centre before its declaration (a log's blocks per
         # capability): their stacks hold the log's ids until the end.
         self._pending: list[tuple[int, ...]] = []
@@ -142,6 +143,8 @@ class ProfSampleFold:
                 self._ccs.append(SampledCostCentre(a[1], a[2], a[3]))
         elif t == ev.PROF_BEGIN:
             self.tick_interval = a[0]
+        elif t == ev.PROGRAM_ARGS and a[1] and not self.program:
+            self.program = a[1][0].rsplit("/", 1)[-1]
 
     def result(self) -> TimeSamples:
         ccs = list(self._ccs)

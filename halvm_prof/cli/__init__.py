@@ -133,7 +133,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "export",
         "Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, an "
         "eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof "
-        "(--to pprof: a .prof, a heap census of a .hp, eventlog or disk).",
+        "(--to pprof: a .prof, an eventlog's time-profile samples, a heap census of a .hp, "
+        "eventlog or disk).",
     ),
     "extract": (
         "convert",

@@ -18,6 +18,7 @@ from halvm_prof.cli.common import (
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
+from halvm_prof.errors import InputError
 from halvm_prof.inputs.source import CostCentreSource, EventlogSource, ProfJsonSource, Source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import (
@@ -50,9 +51,9 @@ from halvm_prof.render.export import (
 )
 @click.option(
     "--census",
-    default="peak",
-    show_default=True,
-    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1).",
+    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1; "
+    "default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
+    "unless --census asks for its heap census.",
 )
 @click.option(
     "--label",
@@ -69,19 +70,20 @@ def export(
     fmt: str | None,
     weight: str,
     output: str | None,
-    census: str,
+    census: str | None,
     labels: tuple[str, ...],
     names_file: tuple[str, ...],
     force: bool,
 ) -> None:
     """Export FILE: a cost-centre profile (.prof, text or -pj) as flame-graph input, an
     eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof
-    (--to pprof: a .prof, a heap census of a .hp, eventlog or disk)."""
+    (--to pprof: a .prof, an eventlog's time-profile samples, a heap census of a .hp, eventlog
+    or disk)."""
     from halvm_prof.analysis.census import parse_choice
 
     if output == STDOUT:
         output = None
-    which = parse_choice(census)
+    which = None if census is None else parse_choice(census)
     pairs = parse_labels(labels)
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])
@@ -156,18 +158,36 @@ def parse_labels(labels: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def pprof_export(log: Source, which: str | int, pairs: dict[str, str]) -> tuple[bytes, str]:
-    """The pprof bytes of ``log``'s profile, and a few words on what they hold."""
+def pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
+    """The pprof bytes of ``log``'s profile, and a few words on what they hold. ``which`` is
+    the census asked for (None: an eventlog's time-profile samples, else the peak census)."""
     from halvm_prof.analysis.census import pick_census
-    from halvm_prof.render.pprof import PprofMeta, pprof_of_census, pprof_of_cost_centres
+    from halvm_prof.analysis.samples import ProfSampleFold
+    from halvm_prof.render.pprof import (
+        PprofMeta,
+        pprof_of_census,
+        pprof_of_cost_centres,
+        pprof_of_samples,
+    )
 
     if isinstance(log, (CostCentreSource, ProfJsonSource)):
         profile = log.cost_centres()
         meta = PprofMeta(profile.program, _labels(pairs, profile.program))
         built = pprof_of_cost_centres(profile, meta, alloc=True)
         return built.to_bytes(), f"pprof: {built.total[0]:,} ticks, {built.total[2]:,} bytes"
-    reader = log.heap_samples()
-    chosen = pick_census(reader, which, log.name)
+    fold = ProfSampleFold()
+    # An eventlog's samples fold rides along its heap samples' pass: the log is read once.
+    also = [fold] if isinstance(log, EventlogSource) and which is None else []
+    reader = log.heap_samples(also=also) if isinstance(log, EventlogSource) else log.heap_samples()
+    try:
+        chosen = pick_census(reader, which or "peak", log.name)
+    except InputError:
+        if not fold.samples:
+            raise
+    if fold.samples:
+        program = fold.program or log.name
+        built = pprof_of_samples(fold.result(), PprofMeta(program, _labels(pairs, program)))
+        return built.to_bytes(), f"pprof: {fold.samples:,} time-profile samples"
     program = reader.header.job.split(" ", 1)[0] or log.name
     meta = PprofMeta(program, _labels(pairs, program), time_nanos=0)
     built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)

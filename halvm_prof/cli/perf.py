@@ -21,6 +21,7 @@ from halvm_prof.cli.common import (
     output_option,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
+from halvm_prof.words import plural
 
 
 def _note(text: str | None) -> None:
@@ -294,7 +295,10 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
         f"{': ' + caps if caps else ''}; {done.names:,} function names)"
     )
     if done.outside:
-        _note(f"{done.outside:,} samples came before the eventlog's clock starts: left out")
+        _note(
+            f"{plural(done.outside, 'sample', sep=',')} before the eventlog's clock starts: "
+            "left out"
+        )
     _note(done.note)
 
 

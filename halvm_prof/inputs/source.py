@@ -412,10 +412,11 @@ class EventlogSource(Source):
             self.reader = EventlogReader(stream, name=self.name)
             yield self.reader
 
-    def heap_samples(self) -> HeapSampleReader:
+    def heap_samples(self, also: Sequence[EventFold] = ()) -> HeapSampleReader:
+        """The heap samples; each of ``also`` rides along their pass."""
         from halvm_prof.formats.eventlog.heap import EventlogHeapReader
 
-        return named(EventlogHeapReader(self.open_reader()), self.band_names)
+        return named(EventlogHeapReader(self.open_reader(), also), self.band_names)
 
     def band_stats(self) -> HeapScan:
         from halvm_prof.inputs.heap_scan import stats_of_reader

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from halvm_prof.analysis.census import stack_of_band
+from halvm_prof.analysis.samples import TimeSamples
 from halvm_prof.analysis.weights import frame_name, self_weights
 from halvm_prof.model import CostCentreProfile, HeapSample
 from halvm_prof.render.speedscope import frame_of
@@ -178,10 +179,15 @@ class PprofBuilder:
         fid = self._functions.get(fkey)
         if fid is None:
             fid = self._functions[fkey] = len(self._functions) + 1
+            # pprof "demangles" a name equal to its system name, and takes one holding "::",
+            # "<>" or "[]" for demangled C++, cutting every (...) and <...> out of it: "I# ::
+            # Int (Main:Leaky.hs:14:53)" lost its span, "Data.Semigroup.<>" its operator. Only
+            # a mangled C++ symbol (perf's stacks) is given as a system name to demangle.
+            system = frame.name if frame.name.startswith("_Z") else ""
             self._p.function.add(
                 id=fid,
                 name=self._s(frame.name),
-                system_name=self._s(frame.name),
+                system_name=self._s(system),
                 filename=self._s(frame.file),
             )
         loc = self._locations[frame] = len(self._locations) + 1
@@ -233,6 +239,18 @@ def pprof_of_cost_centres(
         a = bytes_of.get(id(node), 0)
         if t or a:
             out.add(path, [t, t * interval, a] if alloc else [t, t * interval])
+    return out
+
+
+def pprof_of_samples(ts: TimeSamples, meta: PprofMeta) -> PprofBuilder:
+    """An eventlog's time-profile samples (``+RTS -p -l``) as pprof: per cost-centre stack,
+    samples and CPU time (samples x the tick interval)."""
+    interval = ts.tick_interval_ns
+    types = [("samples", "count"), ("cpu", "nanoseconds")]
+    out = PprofBuilder(types, meta, period_type=("cpu", "nanoseconds"), period=interval)
+    for stack, n in sorted(ts.stack_counts().items()):
+        frames = [_frame(ts.frame_name(cc), ts.cost_centres[cc].src) for cc in ts.stacks[stack]]
+        out.add(frames, [n, n * interval])
     return out
 
 

@@ -116,6 +116,13 @@ def test_merge_text_golden(golden: Golden) -> None:
     golden.check("perf-merge.txt", out)
 
 
+def test_merge_counts_the_samples_it_leaves_out_in_words(tmp_path: Path) -> None:
+    out = tmp_path / "m.eventlog"
+    log = str(PERF / "work.eventlog")
+    code, _, err = run("perf", "merge", FULL, log, "--binary", BINARY, "-o", str(out))
+    assert code == 0 and "note: 1 sample before the eventlog's clock starts" in err, err
+
+
 def test_merge_without_k_mono_warns() -> None:
     code, out, err = run(
         "perf",

@@ -54,6 +54,12 @@ def raw_totals(raw: str) -> tuple[list[str], list[int]]:
     return types, sums
 
 
+def top_names(top: str) -> list[str]:
+    """The names of ``go tool pprof -top``'s rows (after flat, flat%, sum%, cum, cum%)."""
+    row = re.compile(r"^\s*\S+\s+\S+%\s+\S+%\s+\S+\s+\S+%\s\s(.*)$")
+    return [m.group(1) for m in map(row.match, top.splitlines()) if m]
+
+
 def export(args: list[str]) -> None:
     result = CliRunner().invoke(main, ["export", *args])
     assert result.exit_code == 0, result.output
@@ -162,3 +168,75 @@ def test_a_census_past_the_end_and_bad_options_are_one_line_errors(tmp_path: Pat
     assert not Path(out).exists()
     with open_source(CORPUS / "leaky-hc.hp") as s:
         assert pick_census(s.heap_samples(), "peak", s.name).count == 7
+
+
+def test_go_pprof_shows_haskell_names_as_written(tmp_path: Path) -> None:
+    # Names pprof's C++ heuristic would cut: an operator, a tuple type, an IPE band's span.
+    names = ["Data.Semigroup.<>", "(,)", "I#_Main_4_con_info :: Int (Main:Leaky.hs:14:53)"]
+    b = PprofBuilder([("inuse_space", "bytes")], PprofMeta("prog"))
+    for i, name in enumerate(names):
+        b.add([PprofFrame(name)], [1000 * (i + 1)])
+    out = tmp_path / "n.pb.gz"
+    out.write_bytes(b.to_bytes())
+    top = go_pprof(["-top"], out, tmp_path)
+    assert sorted(top_names(top)) == sorted(names)
+
+
+def test_a_hi_census_as_pprof_is_named_as_summary_names_it(tmp_path: Path) -> None:
+    ghc96 = DATA / "ghc96"
+    hp, log = ghc96 / "leaky-hi.hp", ghc96 / "leaky-hi-l.eventlog"
+    out = tmp_path / "hi.pb.gz"
+    export([str(hp), "--to", "pprof", "--names", str(log), "-o", str(out)])
+    from halvm_prof.inputs.names import load_names
+
+    with open_source(hp) as s:
+        s.band_names = load_names(str(log))
+        census = pick_census(s.heap_samples(), "peak", s.name).sample
+    top = go_pprof(["-top", "-nodefraction=0"], out, tmp_path)
+    shown = set(top_names(top))
+    assert shown == {band for band, v in census.values.items() if v}
+    assert "I#_Main_4_con_info :: Int (Main:Leaky.hs:14:53)" in shown
+
+
+def reference_sample_leaves(reference: Path) -> dict[str, int]:
+    """Samples per innermost cost centre, counted from the ghc-events text of a log."""
+    names: dict[str, str] = {}
+    leaves: dict[str, int] = {}
+    for line in reference.read_text().splitlines():
+        m = re.match(r"^\d+: cost centre (\d+) (.*) in (\S+) at ", line)
+        if m:
+            names[m.group(1)] = f"{m.group(3)}.{m.group(2)}"
+        m = re.match(r"^\d+: cap no \d+, prof sample \d+, cost centre stack (\d+)", line)
+        if m:
+            leaf = names[m.group(1)]
+            leaves[leaf] = leaves.get(leaf, 0) + 1
+    return leaves
+
+
+def test_an_eventlog_s_time_profile_samples_as_pprof(tmp_path: Path) -> None:
+    log = DATA / "ghc96" / "burn-p-l-au.eventlog"
+    out = tmp_path / "s.pb.gz"
+    export([str(log), "--to", "pprof", "-o", str(out), "--label", "run=7"])
+    want = reference_sample_leaves(log.with_name(log.name + ".reference"))
+    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    assert types == ["samples/count", "cpu/nanoseconds"]
+    assert sums == [sum(want.values()), sum(want.values()) * 1_000_000]  # ticks of 1 ms
+    top = go_pprof(["-top", "-sample_index=samples", "-nodefraction=0"], out, tmp_path)
+    assert "service_name=burn" in top and "run=7" in top
+    flat = {m.group(2): int(m.group(1)) for m in re.finditer(r"(?m)^\s*(\d+)\s.*%\s\s(\S+)$", top)}
+    assert {k: v for k, v in flat.items() if v} == want
+    # From a pipe, read once: the same bytes.
+    piped = CliRunner().invoke(
+        main,
+        ["export", "-", "--to", "pprof", "-o", "-", "--label", "run=7"],
+        input=log.read_bytes(),
+    )
+    assert piped.exit_code == 0 and piped.stdout_bytes == out.read_bytes()
+
+
+def test_a_log_without_samples_or_heap_profile_is_refused_for_pprof(tmp_path: Path) -> None:
+    out = tmp_path / "x.pb.gz"
+    log = DATA / "ghc96" / "parfib-N2-l.eventlog"
+    r = CliRunner().invoke(main, ["export", str(log), "--to", "pprof", "-o", str(out)])
+    assert r.exit_code == 1 and str(log) in r.output and "holds no heap profile" in r.output
+    assert not out.exists()

@@ -156,11 +156,13 @@ class EventlogHeapReader:
 
     After iteration: ``header`` (program and date from the log), ``complete`` and ``note`` as
     for a ``.hp`` file. Iteration raises :class:`InputError` at the end when the log holds no heap
-    profile at all. Memory holds one census and the band names, never the log.
+    profile at all. Memory holds one census and the band names, never the log. Each of ``also``
+    rides along the same pass (and has seen the whole log when that error is raised).
     """
 
-    def __init__(self, reader: EventlogReader) -> None:
+    def __init__(self, reader: EventlogReader, also: Sequence[ev.EventFold] = ()) -> None:
         self._reader = reader
+        self._also = also
         self.header = HeapHeader(job="", date="")
         self.marks: list[float] = []
         self.complete = True
@@ -172,8 +174,16 @@ class EventlogHeapReader:
         ready: list[HeapSample] = []
         fold = EventlogHeapFold(ready.append)
         reader = self._reader
-        for e in reader.iter_events(set(fold.types)):
-            fold.add(e)
+        wanted: set[int] | None = set(fold.types)
+        for other in self._also:
+            wanted = None if wanted is None or other.types is None else wanted | other.types
+        side = [(f.types, f.add) for f in self._also]
+        for e in reader.iter_events(wanted):
+            for types, add in side:
+                if types is None or e.type in types:
+                    add(e)
+            if e.type in fold.types:
+                fold.add(e)
             if ready:
                 yield from ready
                 ready.clear()
