@@ -84,6 +84,11 @@ _COUNTER_NAME = {
 }
 _HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
+_RUN_THREAD, _STOP_THREAD = ev.RUN_THREAD, ev.STOP_THREAD
+_SCHEDULE = frozenset({ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START})
+_GC_FOLD = frozenset({ev.GC_END, ev.REQUEST_PAR_GC, ev.GC_STATS_GHC})
+#: Types read even without a payload.
+_BARE = frozenset({ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC, *_SPARK_EVENT})
 #: The types :meth:`TimelineBuilder.add` reads; it only counts the others (their number, first
 #: and last time), so the time-ordered pass counts those in the walk (GC-heavy logs are half
 #: GC idle/working/done and sync events).
@@ -318,29 +323,27 @@ class TimelineBuilder:
             self.first = t
         if self.first is None:
             self.first = t
-        if (
-            not a
-            and et not in (ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC)
-            and (et not in _SPARK_EVENT)
-        ):
+        # Sets of plain ints, not ev.X look-ups: this runs for every event.
+        if not a and et not in _BARE:
             return  # an unknown or malformed event: nothing to read from it
+        if et in _SCHEDULE and cap is not None:
+            if et == _RUN_THREAD:
+                self._run(cap, t, a[0])
+            elif et == _STOP_THREAD:
+                self._stop(cap, t, a[0], a[1])
+            else:
+                self._gc_start(cap, t)
+            return
+        if et in _GC_FOLD:
+            self.gcs.add(e)
+            return
         kind = _SPARK_EVENT.get(et)
         if kind is not None:
             self.spark_events[kind] += 1
             self.spark_seen = True
             self.grid.add(("spark", kind), t)
             return
-        if cap is not None and et in (ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START):
-            if et == ev.RUN_THREAD:
-                self._run(cap, t, a[0])
-            elif et == ev.STOP_THREAD:
-                self._stop(cap, t, a[0], a[1])
-            else:
-                self._gc_start(cap, t)
-            return
-        if et == ev.GC_END or et == ev.REQUEST_PAR_GC or et == ev.GC_STATS_GHC:
-            self.gcs.add(e)
-        elif et in _HEAP_KIND:
+        if et in _HEAP_KIND:
             self._heap(et, cap, t, a[1])
         elif et == ev.SPARK_COUNTERS:
             self._spark_counters(cap, t, a)

@@ -15,6 +15,9 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.timeline.model import Collection, GcSummary
 
+_GC_START, _GC_END, _REQUEST_PAR_GC, _GC_STATS_GHC = (
+    ev.GC_START, ev.GC_END, ev.REQUEST_PAR_GC, ev.GC_STATS_GHC,
+)  # fmt: skip
 #: Called with (capability, start, end, cut) when a capability's share of a collection ends.
 ShareHook = Callable[[int, int, int, bool], None]
 #: Called with each collection as it closes.
@@ -69,17 +72,17 @@ class CollectionFold:
 
     def add(self, e: Event) -> None:
         """Take one event of :attr:`types` (others are ignored)."""
-        t, cap = e.type, e.cap
-        if t == ev.GC_START:
+        time, t, cap, args, _ = e
+        if t == _GC_START:
             if cap is not None:
-                self.start(cap, e.time)
-        elif t == ev.GC_END:
+                self.start(cap, time)
+        elif t == _GC_END:
             if cap is not None:
-                self.end(cap, e.time)
-        elif t == ev.REQUEST_PAR_GC:
+                self.end(cap, time)
+        elif t == _REQUEST_PAR_GC:
             self.request_par = True
-        elif t == ev.GC_STATS_GHC and len(e.args) >= 6:
-            self.stats(cap, e.args)
+        elif t == _GC_STATS_GHC and len(args) >= 6:
+            self.stats(cap, args)
 
     def in_gc(self, cap: int) -> bool:
         return cap in self.shares
