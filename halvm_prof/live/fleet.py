@@ -323,7 +323,7 @@ class FleetSnapshot:
     firing: int
     done: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 

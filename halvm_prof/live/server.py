@@ -277,7 +277,7 @@ class FleetEncoded:
 
     @classmethod
     def of(cls, snapshot: FleetSnapshot, instance: str) -> FleetEncoded:
-        text = _json(_fields(snapshot)).encode()  # the text of to_dict(), without its copy
+        text = _json(_fields(snapshot)).encode()  # the text of to_json(), without its copy
         event = b"event: fleet\ndata: " + text + b"\n\n"
         return cls(snapshot, text, f'W/"{instance}-f{snapshot.version}"', event)
 

@@ -192,9 +192,9 @@ def test_page_is_rendered_once_and_answers_if_none_match(
     renders = []
     from halvm_prof.live.page import render_live_page as real
 
-    def counted(title: str, token: str | None) -> str:
+    def counted(title: str, token: str | None, fleet: str | None = None) -> str:
         renders.append(title)
-        return real(title, token)
+        return real(title, token, fleet)
 
     monkeypatch.setattr(server, "render_live_page", counted)
     hub, _ = _hub(tmp_path)
