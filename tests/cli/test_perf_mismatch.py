@@ -31,7 +31,7 @@ def test_merge_with_the_eventlog_of_another_run_is_refused() -> None:
     other = str(PERF / "work-n2.eventlog")
     for extra in ([], ["--binary", BINARY], ["--json", "--binary", BINARY]):
         err = _one_line_error(*run("perf", "merge", str(PERF / "work.perf.data"), other, *extra))
-        assert f"{other}: is not of the run perf.data recorded: none of its OS threads" in err
+        assert f"{other}: is not of the run work.perf.data recorded: none of its OS threads" in err
         assert "give the eventlog written by the run perf recorded" in err
     # The right pairs still merge, with every sample inside the run but a few at its edges.
     for stem in ("work", "work-n2", "work-late"):
