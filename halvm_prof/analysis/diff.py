@@ -10,6 +10,7 @@ counts (``peak[*]>+20%,min=1M``), so tiny bands cannot fail a percentage gate.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,11 @@ from halvm_prof.units import parse_size
 
 PROF_METRICS = ("time", "alloc", "entries")
 HEAP_METRICS = ("peak", "residency")
+#: Eventlog totals a diff of two stored runs compares (their figures, history/figures.py).
+EVENTLOG_METRICS = ("duration", "collections", "gc_time", "gc_longest", "threads", "sparks")
+#: Two figures this close are the same: a figure made from a report's percentages is summed in
+#: another order when it comes back from the store, and differs in its last bits only.
+SAME = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +39,9 @@ class Change:
 
     @property
     def delta(self) -> float:
+        """``new - old``; 0 when they differ by float rounding only (see :data:`SAME`)."""
+        if math.isclose(self.old, self.new, rel_tol=SAME, abs_tol=0.0):
+            return 0.0
         return self.new - self.old
 
     @property
@@ -91,6 +100,13 @@ class ProfileDiff:
                 for r in self.rows
             ],
         }
+
+
+def diff_totals(kind: str, old: dict[str, float], new: dict[str, float]) -> ProfileDiff:
+    """A diff of totals only (an eventlog's figures, stored: no rows to compare), over the
+    metrics both sides have, in ``EVENTLOG_METRICS`` order for an eventlog."""
+    order = EVENTLOG_METRICS if kind == "eventlog" else tuple(sorted(old))
+    return ProfileDiff(kind, {m: Change(old[m], new[m]) for m in order if m in old and m in new})
 
 
 def _prof_values(p: CostCentreProfile) -> dict[str, dict[str, float]]:

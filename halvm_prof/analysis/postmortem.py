@@ -267,9 +267,10 @@ def analyse(
     return pm
 
 
-def heap_verdict(path: str | os.PathLike[str]) -> Postmortem:
+def heap_verdict(path: str | os.PathLike[str], exhausted: str | None = None) -> Postmortem:
     """The heap part of the verdict for a heap profile file: a local run that crashed (``run``)
-    has no disks, only the ``.hp`` GHC wrote."""
+    has no disks, only the ``.hp`` GHC wrote. ``exhausted``: the RTS said the heap was
+    exhausted (its words), which the headline then says first."""
     pm = Postmortem([])
     with open_source(path) as source:
         # The trend is over the last third of the censuses, so their number comes first: a
@@ -284,6 +285,10 @@ def heap_verdict(path: str | os.PathLike[str]) -> Postmortem:
         # A local program has no VM whose memory the heap could be compared with.
         pm.verdict = [line for line in pm.verdict if not line.startswith("The VM's memory")]
         pm.headline = "The run did not finish cleanly" + (f"; {concern}." if concern else ".")
+    if exhausted:
+        pm.headline = f"The heap was exhausted ({exhausted})" + (
+            f"; {concern}." if pm.heap is not None and concern else "."
+        )
     pm.verdict.insert(0, f"Verdict: {pm.headline}")
     return pm
 

@@ -155,10 +155,10 @@ def trend(
 @click.argument("new")
 @click.option(
     "--kind",
-    type=click.Choice(["prof", "hp"]),
+    type=click.Choice(["prof", "hp", "eventlog"]),
     default=None,
-    help="Compare the cost-centre reports or the heap profiles (default: the reports when "
-    "both runs have one).",
+    help="Compare only the cost-centre reports, the heap profiles or the eventlogs' figures "
+    "(default: each of them that both runs have).",
 )
 @click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
 @store_option
@@ -166,24 +166,25 @@ def trend(
 def diff_runs(
     old: str, new: str, kind: str | None, top: int, store_url: str | None, as_json: bool
 ) -> None:
-    """Compare two stored runs (number, `last`, label or commit), as `halvm-prof diff` does."""
-    from halvm_prof.analysis.diff import diff_profiles
-    from halvm_prof.history.baseline import stored_profile
+    """Compare two stored runs (number, `last`, label or commit), as `halvm-prof diff` does:
+    their cost-centre reports, heap profiles and eventlogs' figures, each that both have."""
+    from halvm_prof.history.baseline import run_diffs
     from halvm_prof.history.store import open_store
     from halvm_prof.render.diff import render_diff
-    from halvm_prof.render.history import render_pair
+    from halvm_prof.render.history import render_pair, render_part
 
     with open_store(store_url) as store:
         a, b = store.resolve(old), store.resolve(new)
         fa, fb = store.figures(a.id), store.figures(b.id)
-    if kind is None:
-        has_prof = all(any(f.scope == "cc" for f in fs) for fs in (fa, fb))
-        kind = "prof" if has_prof else "hp"
-    result = diff_profiles(stored_profile(a, fa, kind), stored_profile(b, fb, kind))
+    diffs = run_diffs(a, fa, b, fb, kind)
     if as_json:
-        echo_json(result.to_json() | {"old": a.id, "new": b.id})
-    else:
-        echo_text(render_pair(a, b) + render_diff(result, top))
+        if kind is not None:
+            echo_json(diffs[0].to_json() | {"old": a.id, "new": b.id})
+        else:
+            echo_json({"old": a.id, "new": b.id, "diffs": [d.to_json() for d in diffs]})
+        return
+    parts = [render_part(d.kind) + render_diff(d, top) for d in diffs]
+    echo_text(render_pair(a, b) + "\n".join(parts))
 
 
 @runs.command()

@@ -120,6 +120,52 @@ def stored_profile(
     return heap_of(run, figures) if kind == "hp" else prof_of(run, figures)
 
 
+#: What a run may hold that a diff compares, in the order ``runs diff`` shows them.
+DIFF_KINDS = ("prof", "hp", "eventlog")
+
+
+def _holds(figures: Sequence[Figure], kind: str) -> bool:
+    if kind == "prof":
+        return any(f.scope == "cc" for f in figures)
+    name = "heap" if kind == "hp" else "eventlog"
+    return any(f.scope == "total" and f.name == name for f in figures)
+
+
+def run_diffs(
+    old: RunInfo,
+    old_figures: Sequence[Figure],
+    new: RunInfo,
+    new_figures: Sequence[Figure],
+    kind: str | None = None,
+) -> list[ProfileDiff]:
+    """The diffs of two stored runs: of ``kind`` only, or of every kind both hold (a run's
+    reports, heap profiles and eventlogs; an eventlog by its totals)."""
+    from halvm_prof.analysis.diff import diff_profiles, diff_totals
+
+    kinds = [kind] if kind else [k for k in DIFF_KINDS if all(
+        _holds(fs, k) for fs in (old_figures, new_figures))]  # fmt: skip
+    if not kinds:
+        raise InputError(
+            f"runs {old.id} and {new.id} hold no kind of profile in common",
+            hint="runs show RUN lists what each holds",
+        )
+    out = []
+    for k in kinds:
+        if k == "eventlog":
+            totals = [
+                {f.metric: f.value for f in fs if f.scope == "total" and f.name == "eventlog"}
+                for fs in (old_figures, new_figures)
+            ]
+            out.append(diff_totals("eventlog", totals[0], totals[1]))
+        else:
+            out.append(
+                diff_profiles(
+                    stored_profile(old, old_figures, k), stored_profile(new, new_figures, k)
+                )
+            )
+    return out
+
+
 def diff_against(
     path: str, ref: str, store_url: str | None = None, names: BandNames | None = None
 ) -> tuple[ProfileDiff, str, str]:

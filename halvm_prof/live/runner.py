@@ -230,6 +230,7 @@ class Run:
         self._ended_at: float | None = None
         self._report_written = False
         self._stderr: ErrorTail | None = None
+        self._exhausted: str | None = None
         #: The program was stopped by us (Ctrl-C), not ended by itself.
         self.stopped = False
 
@@ -341,12 +342,13 @@ class Run:
         exhausted = heap_exhausted(code if sig is None else None, said) if crashed else None
         if exhausted:
             first += f": its heap was exhausted (the RTS said: {exhausted})"
+        self._exhausted = exhausted
         verdict = [first]
         saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
         if crashed and self.saved_hp.exists() and self.saved_hp.stat().st_size:
             from halvm_prof.analysis.postmortem import heap_verdict
 
-            verdict += heap_verdict(self.saved_hp).verdict
+            verdict += heap_verdict(self.saved_hp, exhausted).verdict
         report = self._write_report(crashed) if saved else None
         verdict.append("saved " + ", ".join(str(p) for p in saved) if saved else "nothing saved")
         return ExitView(
@@ -379,7 +381,7 @@ class Run:
         if crashed and self.saved_hp.exists():
             from halvm_prof.analysis.postmortem import heap_verdict
 
-            postmortem = heap_verdict(self.saved_hp).result()
+            postmortem = heap_verdict(self.saved_hp, self._exhausted).result()
         try:
             with stack:
                 data = build_report_data(

@@ -9,12 +9,30 @@ from __future__ import annotations
 from halvm_prof.analysis.diff import Change, ProfileDiff
 from halvm_prof.words import unsigned_zero
 
-_UNITS = {"time": "s", "alloc": "B", "entries": "", "peak": "B", "residency": "B·s"}
+_UNITS = {
+    "time": "s",
+    "alloc": "B",
+    "entries": "",
+    "peak": "B",
+    "residency": "B·s",
+    # an eventlog's stored figures
+    "duration": "s",
+    "collections": "",
+    "gc_time": "s",
+    "gc_longest": "s",
+    "threads": "",
+    "sparks": "",
+}
+#: Decimals of the metrics that are not counts.
+_DECIMALS = {"time": 3, "duration": 6, "gc_time": 6, "gc_longest": 6}
+#: What a diff's rows are, by kind.
+_ROWS = {"prof": "cost centre", "hp": "band"}
 
 
 def _amount(value: float, metric: str, sign: bool = False) -> str:
-    value = unsigned_zero(value, 3 if metric == "time" else 0)
-    text = f"{value:+,.3f}" if metric == "time" else f"{value:+,.0f}"
+    places = _DECIMALS.get(metric, 0)
+    value = unsigned_zero(value, places)
+    text = f"{value:+,.{places}f}"
     text = text if sign and value else text.lstrip("+")
     return f"{text} {_UNITS[metric]}".rstrip()
 
@@ -38,8 +56,10 @@ def render_diff(diff: ProfileDiff, top: int) -> str:
     for m, c in diff.totals.items():
         old, new, delta = cells[m]
         lines.append(f"{m:<12}{old:>{w}}{new:>{w}}{delta:>{w}}{_pct(c):>9}")
-    what = "cost centre" if diff.kind == "prof" else "band"
+    what = _ROWS.get(diff.kind)
     changed = [r for r in diff.rows if r.changed]
+    if what is None:  # totals only (an eventlog's)
+        return "".join(f"{line.rstrip()}\n" for line in lines)
     if not changed:
         lines += ["", f"no change in any {what}"]
         return "".join(f"{line.rstrip()}\n" for line in lines)

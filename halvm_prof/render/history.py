@@ -88,6 +88,18 @@ def _run_name(run: RunInfo) -> str:
     return f"run {run.id}" + (f" ({extra})" if extra else "")
 
 
+_PARTS = {
+    "prof": "cost-centre reports",
+    "hp": "heap profiles",
+    "eventlog": "eventlogs (runtime figures)",
+}
+
+
+def render_part(kind: str) -> str:
+    """The heading of one part of ``runs diff``."""
+    return f"== {_PARTS.get(kind, kind)} ==\n"
+
+
 def render_pair(old: RunInfo, new: RunInfo) -> str:
     """The heading of ``runs diff``: which runs are compared."""
     return _lines([f"old: {_run_name(old)}", f"new: {_run_name(new)}", ""])

@@ -61,3 +61,25 @@ def test_live_gc_figures_equal_eventlog_stats_on_a_parallel_run(leaky_n2: Path) 
     assert gc.collections == offline.gc_count
     assert gc.pause_total == pytest.approx(offline.gc_total, abs=1e-9)
     assert gc.pause_max == pytest.approx(offline.gc_longest, abs=1e-9)
+
+
+def test_live_heap_and_capability_figures_equal_the_offline_ones(leaky_n2: Path) -> None:
+    from halvm_prof.analysis.summary import summarize
+    from halvm_prof.inputs.source import open_source
+
+    snap = _live(leaky_n2 / "leaky.eventlog", leaky_n2 / "leaky.hp")
+    with open_source(leaky_n2 / "leaky.hp") as hp:
+        heap = summarize(hp)
+    assert heap.kind == "hp"
+    # The censuses charted live are the ones the summary counts (GHC's exit census included)
+    # and their peak is the summary's.
+    assert snap.samples == heap.samples == len(snap.heap.times)
+    assert snap.heap.peak_total == heap.peak_total
+    # Each capability's running time, summed over the live bins, is eventlog stats' mutator time.
+    offline = {c.cap: c for c in eventlog_stats(leaky_n2 / "leaky.eventlog").caps}
+    assert snap.caps is not None and snap.caps.caps == sorted(offline)
+    for k, cap in enumerate(snap.caps.caps):
+        ran = sum(snap.caps.run[k]) * snap.caps.width
+        gc = sum(snap.caps.gc[k]) * snap.caps.width
+        assert ran == pytest.approx(offline[cap].mutator, rel=0.01, abs=snap.caps.width)
+        assert gc == pytest.approx(offline[cap].gc, rel=0.01, abs=snap.caps.width)

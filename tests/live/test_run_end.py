@@ -52,6 +52,10 @@ def test_run_returns_the_exit_status_of_a_heap_exhausted_program(tmp_path: Path)
     assert "Heap exhausted; Current maximum heap size is 10485760 bytes" in out
     assert "Heap exhausted" in err
     assert "heap was still growing at the end" in out
+    # The verdict's headline, on the terminal and in the saved report, starts from it too.
+    assert "Verdict: The heap was exhausted (Heap exhausted; Current maximum heap size" in out
+    report = (tmp_path / "saved" / "report.html").read_text()
+    assert "The heap was exhausted (Heap exhausted;" in report
 
 
 def test_run_tells_the_end_at_once_without_exit_when_done(tmp_path: Path) -> None:
