@@ -196,6 +196,11 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )
+    # Past its exec: before that, /proc shows our command line and record finds no eventlog.
+    cmdline = Path(f"/proc/{child.pid}/cmdline")
+    deadline = time.monotonic() + 30
+    while b"+RTS" not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     # Held until perf has attached: on a busy machine the program could otherwise run much of
     # its second before perf starts, and the samples and their alignment say little.
     os.kill(child.pid, signal.SIGSTOP)
