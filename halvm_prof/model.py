@@ -7,7 +7,7 @@ share :class:`CostCentreProfile`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -71,6 +71,46 @@ class HeapSampleReader(Protocol):
     @property
     def folded(self) -> bool: ...
     def __iter__(self) -> Iterator[HeapSample]: ...
+
+
+class MappedSampleReader:
+    """A heap reader whose samples pass through ``mapping`` (bands named, grouped); what it
+    tells after its last sample is the inner reader's."""
+
+    def __init__(
+        self, reader: HeapSampleReader, mapping: Callable[[HeapSample], HeapSample]
+    ) -> None:
+        self._reader = reader
+        self._mapping = mapping
+
+    def __iter__(self) -> Iterator[HeapSample]:
+        mapping = self._mapping
+        for s in self._reader:
+            yield mapping(s)
+
+    @property
+    def header(self) -> HeapHeader:
+        return self._reader.header
+
+    @property
+    def marks(self) -> list[float]:
+        return self._reader.marks
+
+    @property
+    def complete(self) -> bool:
+        return self._reader.complete
+
+    @property
+    def closed(self) -> bool:
+        return self._reader.closed
+
+    @property
+    def note(self) -> str | None:
+        return self._reader.note
+
+    @property
+    def folded(self) -> bool:
+        return self._reader.folded
 
 
 @dataclass(slots=True)

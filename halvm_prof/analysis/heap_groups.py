@@ -6,11 +6,11 @@ IPE events, or ``--names``); a band nothing names is grouped apart, under a labe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ipe import BandNames, GroupBy, IpeFold
-from halvm_prof.model import HeapHeader, HeapSample, HeapSampleReader
+from halvm_prof.model import HeapSample, HeapSampleReader, MappedSampleReader
 
 Names = Callable[[], BandNames | None]
 
@@ -70,37 +70,10 @@ class LiveNames:
         return self._cached
 
 
-class GroupedReader:
-    """A heap reader whose samples are grouped (see :func:`grouper`)."""
-
-    def __init__(self, reader: HeapSampleReader, names: BandNames | None, by: GroupBy) -> None:
-        self._reader = reader
-        self._group = grouper(lambda: names, by, names.path if names else "the profile")
-
-    def __iter__(self) -> Iterator[HeapSample]:
-        for s in self._reader:
-            yield self._group(s)
-
-    @property
-    def header(self) -> HeapHeader:
-        return self._reader.header
-
-    @property
-    def marks(self) -> list[float]:
-        return self._reader.marks
-
-    @property
-    def complete(self) -> bool:
-        return self._reader.complete
-
-    @property
-    def closed(self) -> bool:
-        return self._reader.closed
-
-    @property
-    def note(self) -> str | None:
-        return self._reader.note
-
-    @property
-    def folded(self) -> bool:
-        return self._reader.folded
+def grouped_reader(
+    reader: HeapSampleReader, names: BandNames | None, by: GroupBy
+) -> MappedSampleReader:
+    """``reader`` with its samples' bands grouped (see :func:`grouper`)."""
+    return MappedSampleReader(
+        reader, grouper(lambda: names, by, names.path if names else "the profile")
+    )

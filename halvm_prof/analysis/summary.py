@@ -21,7 +21,7 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
-from halvm_prof.analysis.heap_groups import GroupedReader, LiveNames, grouper
+from halvm_prof.analysis.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.analysis.heap_view import names_note
 from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_summary
 from halvm_prof.analysis.ticky import TickyFold
@@ -265,7 +265,7 @@ def summarize(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table"
     if names is None and group_by == "info-table":
         scan = content.band_stats()
     else:
-        scan = stats_of_reader(GroupedReader(content.heap_samples(), names, group_by), "hp")
+        scan = stats_of_reader(grouped_reader(content.heap_samples(), names, group_by), "hp")
     summary = heap_summary(scan, top_n)
     return dataclasses.replace(
         summary,

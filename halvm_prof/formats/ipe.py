@@ -20,7 +20,7 @@ from typing import Any, Literal
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import ipe_description
 from halvm_prof.jsonable import plain
-from halvm_prof.model import HeapHeader, HeapSample, HeapSampleReader
+from halvm_prof.model import HeapSample
 
 #: GHC's closure types by number (``rts/include/rts/storage/ClosureTypes.h``, GHC 9.2-9.12);
 #: an IPE event's closure description is one of these numbers.
@@ -320,40 +320,3 @@ def renaming(names: BandNames | None) -> Callable[[HeapSample], HeapSample]:
     if names is None:
         return lambda s: s
     return BandRenamer(names).sample
-
-
-class NamedHeapReader:
-    """A heap reader whose bands are named as :class:`BandRenamer` names them."""
-
-    def __init__(self, reader: HeapSampleReader, names: BandNames) -> None:
-        self._reader = reader
-        self.renamer = BandRenamer(names)
-
-    def __iter__(self) -> Iterator[HeapSample]:
-        sample = self.renamer.sample
-        for s in self._reader:
-            yield sample(s)
-
-    @property
-    def header(self) -> HeapHeader:
-        return self._reader.header
-
-    @property
-    def marks(self) -> list[float]:
-        return self._reader.marks
-
-    @property
-    def complete(self) -> bool:
-        return self._reader.complete
-
-    @property
-    def closed(self) -> bool:
-        return self._reader.closed
-
-    @property
-    def note(self) -> str | None:
-        return self._reader.note
-
-    @property
-    def folded(self) -> bool:
-        return self._reader.folded

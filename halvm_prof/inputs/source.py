@@ -561,9 +561,10 @@ def named(reader: HeapSampleReader, names: BandNames | None) -> HeapSampleReader
     """``reader`` with its bands named by ``names`` (unchanged without names)."""
     if names is None:
         return reader
-    from halvm_prof.formats.ipe import NamedHeapReader
+    from halvm_prof.formats.ipe import BandRenamer
+    from halvm_prof.model import MappedSampleReader
 
-    return NamedHeapReader(reader, names)
+    return MappedSampleReader(reader, BandRenamer(names).sample)
 
 
 def _make(

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.heap_groups import GroupedReader
+from halvm_prof.analysis.heap_groups import grouped_reader
 from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
 from halvm_prof.cli import cli
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ipe import UNNAMED_GROUP, closure_type_name
+from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
@@ -78,18 +78,18 @@ def test_a_hp_named_by_the_eventlog_of_its_run_shows_the_logs_bands() -> None:
 
 
 @pytest.mark.parametrize("by", ["closure-type", "module", "source-file"])
-def test_groups_are_sums_of_their_bands(by: str) -> None:
+def test_groups_are_sums_of_their_bands(by: GroupBy) -> None:
     names = load_names(LOG)
     with open_source(HP) as src:
         plain = list(src.heap_samples())
     with open_source(HP) as src:
-        grouped = list(GroupedReader(src.heap_samples(), names, by))  # type: ignore[arg-type]
+        grouped = list(grouped_reader(src.heap_samples(), names, by))
     assert len(plain) == len(grouped)
     for p, g in zip(plain, grouped, strict=True):
         expected: dict[str, int] = defaultdict(int)
         for band, value in p.values.items():
             t = names.lookup(band)
-            key = UNNAMED_GROUP if t is None else t.group(by)  # type: ignore[arg-type]
+            key = UNNAMED_GROUP if t is None else t.group(by)
             expected[key] += value
         assert g.values == dict(expected) and sum(g.values.values()) == p.total
     keys = {k for g in grouped for k in g.values}
