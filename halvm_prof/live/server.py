@@ -161,7 +161,35 @@ class Encoded:
         return b'{"age": ' + shown.encode() + b", " + self.rest[1:]
 
 
-class Hub:
+class Versions:
+    """What a hub and a fleet share: they publish numbered versions (``encoded.version``, set
+    by the polling thread) and wake the event streams waiting on a newer one."""
+
+    encoded: Encoded | FleetEncoded
+    poll_interval: float
+    _changed: asyncio.Event | None = None
+    _announced = -1
+
+    def announce(self) -> None:
+        """Wake the event streams if a new version was published (in the event loop)."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        if self.encoded.version != self._announced:
+            self._announced = self.encoded.version
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def wait_change(self, version: int, timeout: float) -> None:
+        """Return once the published snapshot is newer than ``version`` (or after ``timeout``)."""
+        if self.encoded.version != version or self._changed is None:
+            if self._changed is None:
+                await asyncio.sleep(min(timeout, self.poll_interval))
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+
+class Hub(Versions):
     """Owns the state, polls it, and wakes the viewers when it changes.
 
     ``tick`` runs after each poll (``run`` checks its program there). ``stopping`` ends
@@ -194,8 +222,6 @@ class Hub:
         self.encodings = 0
         #: Tells a restarted server's versions from an earlier one's in ETags.
         self.instance = secrets.token_hex(4)
-        self._changed: asyncio.Event | None = None
-        self._announced = -1
         #: What viewers see: replaced (never changed) by the polling thread.
         self.encoded: Encoded = self._encode(state.snapshot())
 
@@ -244,23 +270,6 @@ class Hub:
             self.announce()
             await asyncio.sleep(self.poll_interval)
 
-    def announce(self) -> None:
-        """Wake the event streams if a new version was published (in the event loop)."""
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        if self.encoded.version != self._announced:
-            self._announced = self.encoded.version
-            self._changed.set()
-            self._changed = asyncio.Event()
-
-    async def wait_change(self, version: int, timeout: float) -> None:
-        """Return once the published snapshot is newer than ``version`` (or after ``timeout``)."""
-        if self.encoded.version != version or self._changed is None:
-            if self._changed is None:
-                await asyncio.sleep(min(timeout, self.poll_interval))
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout)
 
 
 # -- a fleet ----------------------------------------------------------------------------------
@@ -344,7 +353,7 @@ class MemberHub(Hub):
         return self.encoded.version != self.state.version
 
 
-class FleetHub:
+class FleetHub(Versions):
     """Owns a :class:`Fleet`: one worker thread polls every source, publishes the fleet's
     snapshot (at most once per :data:`FLEET_EVERY`) and the watched members' own, and wakes
     the viewers. Work on the sources from the event loop goes through :meth:`locked`."""
@@ -373,8 +382,6 @@ class FleetHub:
         self.members = {
             m.label: MemberHub(self, m, title=f"halvm-prof live: {m.label}") for m in fleet.members
         }
-        self._changed: asyncio.Event | None = None
-        self._announced = -1
         self._published_at = -FLEET_EVERY
         self.encoded = self._encode()
 
@@ -423,22 +430,6 @@ class FleetHub:
                 hub.announce()
             await asyncio.sleep(self.poll_interval)
 
-    def announce(self) -> None:
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        if self.encoded.version != self._announced:
-            self._announced = self.encoded.version
-            self._changed.set()
-            self._changed = asyncio.Event()
-
-    async def wait_change(self, version: int, timeout: float) -> None:
-        """Return once the fleet's snapshot is newer than ``version`` (or after ``timeout``)."""
-        if self.encoded.version != version or self._changed is None:
-            if self._changed is None:
-                await asyncio.sleep(min(timeout, self.poll_interval))
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout)
 
 
 class Watch:
