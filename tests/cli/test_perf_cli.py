@@ -213,7 +213,7 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
         except BaseException as e:  # handed to the test's thread
             result.append(e)
 
-    recorder = threading.Thread(target=record)
+    recorder = threading.Thread(target=record, daemon=True)
     recorder.start()
     try:
         assert _wait_for_perf_events(recorder), "perf never attached"
