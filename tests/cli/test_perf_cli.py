@@ -205,12 +205,15 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
     # its second before perf starts, and the samples and their alignment say little.
     os.kill(child.pid, signal.SIGSTOP)
     folder = tmp_path / "attached"
-    result: list[tuple[int, str, str]] = []
-    recorder = threading.Thread(
-        target=lambda: result.append(
-            run("record", "--pid", str(child.pid), "-F", "2000", "-o", str(folder))
-        )
-    )
+    result: list[tuple[int, str, str] | BaseException] = []
+
+    def record() -> None:
+        try:
+            result.append(run("record", "--pid", str(child.pid), "-F", "2000", "-o", str(folder)))
+        except BaseException as e:  # handed to the test's thread
+            result.append(e)
+
+    recorder = threading.Thread(target=record, daemon=True)
     recorder.start()
     try:
         assert _wait_for_perf_events(recorder), "perf never attached"
@@ -218,7 +221,10 @@ def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
         os.kill(child.pid, signal.SIGCONT)
         recorder.join(300)
         child.wait(60)
-    ((code, out, err),) = result
+    assert result, "record did not return"
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    code, out, err = result[0]
     assert code == 0, err
     assert f"its eventlog: {log}" in out
     code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")
