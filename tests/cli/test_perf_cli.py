@@ -110,6 +110,25 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
         assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["report", "merge"])
+def test_a_binary_that_is_a_fifo_is_refused_not_waited_on(command: str, tmp_path: Path) -> None:
+    import sys
+
+    fifo = tmp_path / "work"
+    os.mkfifo(fifo)
+    args = (
+        ["perf", "report", str(fifo), FULL]
+        if command == "report"
+        else ["perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", str(fifo)]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"Error: {fifo}: is not a regular file")
+    assert len(done.stderr.splitlines()) == 1
+
+
 def test_merge_text_golden(golden: Golden) -> None:
     code, out, err = run("perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", BINARY)
     assert code == 0 and "warning" not in err
