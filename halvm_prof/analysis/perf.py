@@ -63,11 +63,16 @@ def perf_merge(perf: Source, log: Source, *, binary: Binary | None = None) -> Pe
 
 
 def placed_samples(
-    perf: Source, facts: EventlogFacts, *, binary: Binary | None = None
+    perf: Source,
+    facts: EventlogFacts,
+    *,
+    binary: Binary | None = None,
+    told: list[tuple[str, str]] | None = None,
 ) -> Iterator[SampleInstant]:
-    """The program's samples on the eventlog's clock (``facts`` read from it), in file order."""
+    """The program's samples on the eventlog's clock (``facts`` read from it), in file order;
+    ``told`` as for :func:`halvm_prof.perf.merge.sample_instants`."""
     with perf_source(perf).perf_data() as data:
-        yield from sample_instants(data, facts, binary=binary)
+        yield from sample_instants(data, facts, binary=binary, told=told)
 
 
 def merged_eventlog(

@@ -29,6 +29,13 @@ def _note(text: str | None) -> None:
         click.echo(f"note: {text}", err=True)
 
 
+def _told(told: tuple[tuple[str, str], ...]) -> None:
+    """What reading perf.data told (an alignment that is a guess, a cut file), as the
+    text merge says it."""
+    for kind, text in told:
+        click.echo(f"{kind}: {text}", err=True)
+
+
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.option("--eventlog", is_flag=True, help="Also write the program's eventlog (+RTS -l).")
 @click.option(
@@ -299,6 +306,7 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
             f"{plural(done.outside, 'sample', sep=',')} before the eventlog's clock starts: "
             "left out"
         )
+    _told(done.told)
     _note(done.note)
 
 
@@ -309,6 +317,8 @@ def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output
 
     with open_input_source(perf_data) as perf, open_input_source(eventlog) as source:
         log = eventlog_source(source)
+        told: list[tuple[str, str]] = []
         with atomic_write(output, "wb") as out:
-            tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary)
+            tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary, told=told)
     click.echo(f"wrote {output} (perfetto: {len(tl.caps)} capabilities, {placed} perf samples)")
+    _told(tuple(told))

@@ -10,10 +10,12 @@ pyelftools.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from typing import IO
 
 from halvm_prof.errors import InputError
+from halvm_prof.fileio import open_input
 from halvm_prof.formats.ipe import (
     BandNames,
     InfoTable,
@@ -28,11 +30,14 @@ NAMES_HINT = "give the .eventlog of a -hi run (+RTS -hi -l) or the program's bin
 def load_names(path: str | os.PathLike[str]) -> BandNames:
     """The info-table names FILE holds: an eventlog's IPE events, or a binary's symbols."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            head = f.read(4)
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=name) from e
+    # A FIFO nobody writes is refused, not waited on forever; one that is written is read once,
+    # as a stream (a binary is read by its path, so only a regular file can be one).
+    raw = open_input(name)
+    if not stat.S_ISREG(os.stat(name).st_mode):
+        with raw:
+            return _names_of_eventlog(raw, name)
+    with raw:
+        head = raw.read(4)
     if head == ELF_MAGIC:
         try:
             return names_of_binary(name)
@@ -40,10 +45,14 @@ def load_names(path: str | os.PathLike[str]) -> BandNames:
             raise InputError(
                 f"{e.message}; --names needs the whole program binary", path=name, hint=NAMES_HINT
             ) from e
+    return _names_of_eventlog(name, name)
+
+
+def _names_of_eventlog(target: str | IO[bytes], name: str) -> BandNames:
     from halvm_prof.inputs.source import EventlogSource, open_source
 
     try:
-        src = open_source(name)
+        src = open_source(target, name=name)
     except InputError as e:
         raise InputError(
             "is neither an eventlog nor a program binary, what --names takes",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 import struct
 from collections import Counter
 from collections.abc import Iterator
@@ -97,6 +98,14 @@ class ElfFile:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
         try:
+            mode = os.stat(self.path).st_mode
+            # A FIFO would block open() until some program wrote it; an ELF file is read by seeking.
+            if not stat.S_ISREG(mode):
+                raise InputError(
+                    "is not a regular file (a FIFO, device or folder), which a binary is",
+                    path=self.path,
+                    hint="give the program's binary, built with ghc -g",
+                )
             self._stream: IO[bytes] = open(self.path, "rb")  # noqa: SIM115
         except OSError as e:
             raise InputError(f"cannot open: {e.strerror}", path=self.path) from e

@@ -26,7 +26,9 @@ from halvm_prof.perf.reader import PerfData
 @dataclass(frozen=True, slots=True)
 class MergedLog:
     """What was written: the log's own events, the samples added (by capability, None for
-    the global block), the samples left out (before the log's clock starts), the names."""
+    the global block), the samples left out (before the log's clock starts), the names, how
+    the log ended (``note``) and what perf.data's reading told (``told``, as
+    :func:`~halvm_prof.perf.merge.sample_instants` gives it)."""
 
     events: int
     samples: int
@@ -34,6 +36,7 @@ class MergedLog:
     outside: int
     names: int
     note: str | None
+    told: tuple[tuple[str, str], ...] = ()
 
 
 def write_merged_eventlog(
@@ -51,7 +54,8 @@ def write_merged_eventlog(
     # order: perf writes each CPU's buffer in turn, so the file's order is not time order.
     pending: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
     outside = 0
-    for s in sample_instants(data, facts, binary=binary):
+    told: list[tuple[str, str]] = []
+    for s in sample_instants(data, facts, binary=binary, told=told):
         if s.time_ns < 0:
             outside += 1
             continue
@@ -90,7 +94,7 @@ def write_merged_eventlog(
             key=lambda x: (x[0] is None, x[0] or 0),
         )
     )
-    return MergedLog(events, sum(added.values()), by_cap, outside, len(names), note)
+    return MergedLog(events, sum(added.values()), by_cap, outside, len(names), note, tuple(told))
 
 
 def _header_bytes(stream: IO[bytes], size: int) -> bytes:

@@ -490,8 +490,15 @@ def sample_instants(
     facts: EventlogFacts,
     *,
     binary: str | os.PathLike[str] | None = None,
+    told: list[tuple[str, str]] | None = None,
 ) -> Iterator[SampleInstant]:
-    """The program's samples, aligned, in file order (one pass, memory flat in samples)."""
+    """The program's samples, aligned, in file order (one pass, memory flat in samples). At
+    the end, ``told`` receives what :func:`merge` would say too, as ``("warning", text)`` (an
+    alignment that is a guess) and ``("note", text)`` (perf.data cut short, symbols missing)."""
     symbolizer, alignment = _prepare(data, facts, binary)
     for s, frame, t in _aligned(_samples(data, symbolizer), alignment):
         yield SampleInstant(t, cap_of(facts.tid_caps, s.tid, t), s.tid, frame.name, frame.category)
+    if told is not None:
+        if alignment.warning:
+            told.append(("warning", alignment.warning))
+        told.extend(("note", n) for n in (data.note(), *symbolizer.notes) if n)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from halvm_prof.history.figures import Figure
 from halvm_prof.history.store import RunInfo, TrendPoint
@@ -17,14 +17,20 @@ def _files(run: RunInfo) -> str:
     return ", ".join(f.kind + (" (disk)" if f.disk else "") for f in run.files)
 
 
+def _label_width(labels: Iterable[str | None]) -> int:
+    """The label column: 20 wide, or as wide as the longest label, so columns stay aligned."""
+    return max([20, *(len(label) for label in labels if label)])
+
+
 def render_runs(runs: Sequence[RunInfo]) -> str:
     """One line per run, oldest first."""
     if not runs:
         return "no runs stored (add one with `halvm-prof runs add FILE...`)\n"
-    lines = [f"{'run':>6}  {'added (UTC)':<25}  {'commit':<12}  {'label':<20}  files"]
+    w = _label_width(r.label for r in runs)
+    lines = [f"{'run':>6}  {'added (UTC)':<25}  {'commit':<12}  {'label':<{w}}  files"]
     for r in runs:
         lines.append(
-            f"{r.id:>6}  {r.added:<25}  {(r.commit or '-')[:12]:<12}  {r.label or '-':<20}  "
+            f"{r.id:>6}  {r.added:<25}  {(r.commit or '-')[:12]:<12}  {r.label or '-':<{w}}  "
             f"{_files(r)}"
         )
     return _lines(lines)
@@ -66,7 +72,8 @@ def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint
     lines = [f"{metric} of {name} ({scope}), {len(points)} runs"]
     if not points:
         return _lines(lines)
-    lines.append(f"{'run':>6}  {'commit':<12}  {'label':<20}  {'value':>22}  {'change':>9}")
+    w = _label_width(p.label for p in points)
+    lines.append(f"{'run':>6}  {'commit':<12}  {'label':<{w}}  {'value':>22}  {'change':>9}")
     previous: float | None = None
     for p in points:
         if previous is None or p.value == previous:
@@ -76,7 +83,7 @@ def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint
         else:
             change = f"{100 * (p.value - previous) / abs(previous):+.1f}%"
         lines.append(
-            f"{p.run:>6}  {(p.commit or '-')[:12]:<12}  {p.label or '-':<20}  "
+            f"{p.run:>6}  {(p.commit or '-')[:12]:<12}  {p.label or '-':<{w}}  "
             f"{figure(p.value):>22}  {change:>9}"
         )
         previous = p.value

@@ -18,17 +18,19 @@ def write_perfetto_with_samples(
     out: IO[bytes],
     *,
     binary: str | os.PathLike[str] | None = None,
+    told: list[tuple[str, str]] | None = None,
 ) -> tuple[Timeline, int]:
     """The eventlog's Perfetto trace with each perf sample as an instant on its capability's
     ``perf samples`` track; the log is read once (the merge's facts ride along the timeline's
     pass). Samples from before the runtime's clock started are left out. Returns the timeline and
-    how many samples were placed."""
+    how many samples were placed; ``told`` receives what reading perf.data told
+    (:func:`halvm_prof.perf.merge.sample_instants`)."""
     writer = PerfettoWriter(out)
     facts_fold = EventlogFactsFold()
     tl = log.timeline(also=[facts_fold], sinks=[writer])
     facts = facts_fold.facts(tl.note)
     placed = 0
-    for si in placed_samples(perf, facts, binary=binary):
+    for si in placed_samples(perf, facts, binary=binary, told=told):
         if si.time_ns < 0:
             continue  # before the runtime's clock started (perf starts first): not on the trace
         track = "perf samples" if si.cap is None else f"perf samples cap {si.cap}"

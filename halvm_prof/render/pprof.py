@@ -230,7 +230,10 @@ def pprof_of_cost_centres(
     types = [("samples", "count"), ("cpu", "nanoseconds")]
     if alloc:
         types.append(("alloc_space", "bytes"))
-    out = PprofBuilder(types, meta, period_type=("cpu", "nanoseconds"), period=interval)
+    # pprof's readers show the last sample type unless told: a time profile opens on its time.
+    out = PprofBuilder(
+        types, meta, period_type=("cpu", "nanoseconds"), period=interval, default="cpu"
+    )
     path: list[PprofFrame] = []
     for depth, node in profile.root.walk():
         del path[depth:]

@@ -110,6 +110,25 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
         assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["report", "merge"])
+def test_a_binary_that_is_a_fifo_is_refused_not_waited_on(command: str, tmp_path: Path) -> None:
+    import sys
+
+    fifo = tmp_path / "work"
+    os.mkfifo(fifo)
+    args = (
+        ["perf", "report", str(fifo), FULL]
+        if command == "report"
+        else ["perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", str(fifo)]
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"Error: {fifo}: is not a regular file")
+    assert len(done.stderr.splitlines()) == 1
+
+
 def test_merge_text_golden(golden: Golden) -> None:
     code, out, err = run("perf", "merge", FULL, str(PERF / "work.eventlog"), "--binary", BINARY)
     assert code == 0 and "warning" not in err
@@ -121,6 +140,21 @@ def test_merge_counts_the_samples_it_leaves_out_in_words(tmp_path: Path) -> None
     log = str(PERF / "work.eventlog")
     code, _, err = run("perf", "merge", FULL, log, "--binary", BINARY, "-o", str(out))
     assert code == 0 and "note: 1 sample before the eventlog's clock starts" in err, err
+
+
+@pytest.mark.parametrize("suffix", [".eventlog", ".pftrace"])
+def test_merge_into_a_file_says_what_the_text_merge_says(suffix: str, tmp_path: Path) -> None:
+    # A cut perf.data lost its clock data: the samples are placed by a guess, and the outputs
+    # must say so as the text merge does.
+    cut, log = str(PERF / "work-cut.perf.data"), str(PERF / "work.eventlog")
+    _, _, text_err = run("perf", "merge", cut, log, "--binary", BINARY)
+    told = [line for line in text_err.splitlines() if "perf.data" in line]
+    assert any(line.startswith("warning: perf.data has no clock data") for line in told)
+    assert any("the file is cut short" in line for line in told)
+    out = tmp_path / f"m{suffix}"
+    code, _, err = run("perf", "merge", cut, log, "--binary", BINARY, "-o", str(out))
+    assert code == 0 and out.exists()
+    assert [line for line in err.splitlines() if "perf.data" in line] == told
 
 
 def test_merge_without_k_mono_warns() -> None:

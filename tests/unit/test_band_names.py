@@ -247,3 +247,37 @@ def test_names_that_are_neither_log_nor_binary_say_what_names_takes(tmp_path: Pa
     for path, said in ((text, "neither an eventlog nor a program binary"), (cut, "whole program")):
         r = CliRunner().invoke(cli, ["summary", str(HP), "--names", str(path)])
         assert r.exit_code == 1 and said in r.output and "Traceback" not in r.output
+
+
+def test_names_from_a_fifo_nobody_writes_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "names.fifo"
+    os.mkfifo(fifo)
+    out = tmp_path / "x.pb.gz"
+    argv = ["export", str(HP), "--to", "pprof", "--names", str(fifo), "-o", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *argv], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr == (
+        f"Error: {fifo}: is a FIFO that no program writes (start the program that writes it "
+        "first; `halvm-prof live` waits for one)\n"
+    )
+
+
+def test_names_from_a_written_fifo_are_read_once(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "names.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(LOG.read_bytes()))
+    writer.start()
+    try:
+        names = load_names(fifo)
+    finally:
+        writer.join(timeout=30)
+    assert names.tables == load_names(LOG).tables

@@ -83,6 +83,8 @@ def test_a_cost_centre_report_as_pprof_has_the_report_s_totals(name: str, tmp_pa
     assert sums == [profile.total_ticks, profile.total_ticks * interval, profile.total_alloc]
     top = go_pprof(["-top", "-sample_index=alloc_space"], out, tmp_path)
     assert "commit=abc123" in top and "service_name=leaky-prof" in top
+    # A time profile opens on its time, as Go's own CPU profiles do.
+    assert "Type: cpu" in go_pprof(["-top"], out, tmp_path).splitlines()
 
 
 @pytest.mark.parametrize(

@@ -43,3 +43,18 @@ def test_render_trend(golden: Golden) -> None:
     ]
     golden.check("history/trend.txt", render_trend("band", "(12)Main.leak", "peak", points))
     assert render_trend("band", "x", "peak", []) == "peak of x (band), 0 runs\n"
+
+
+def test_a_long_label_keeps_the_columns_aligned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    runs = [_run(1, "parfib-N4-l-lost-end.eventlog", None), _run(2, "v2", None)]
+    rows = render_runs(runs).splitlines()
+    assert len({row.index("hp") for row in rows[1:]}) == 1  # the files column
+    assert rows[0].index("files") == rows[1].index("hp")
+    points = [
+        TrendPoint(1, "a-label-of-thirty-characters", None, 1.0),
+        TrendPoint(2, None, None, 2.0),
+    ]
+    header, *rows = render_trend("heap", "total", "peak", points).splitlines()[1:]
+    end = header.index("value") + len("value")  # the values are right-aligned under it
+    assert [row[end - 1] for row in rows] == ["1", "2"]
