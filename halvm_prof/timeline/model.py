@@ -21,7 +21,7 @@ SPARK_KINDS: tuple[SparkKind, ...] = ("created", "converted", "fizzled", "gcd", 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """How many exact records of each kind that grows with the log are kept: by the model
-    (the defaults), or carried by a page (``render.timeline_page.PAGE_BUDGET``)."""
+    (the defaults), or carried by a page (:data:`PAGE_BUDGET`)."""
 
     intervals: int = 200_000
     collections: int = 50_000
@@ -35,6 +35,13 @@ class Budget:
     #: Numbers in all bin levels a page carries (many capabilities: the finest levels are left
     #: out; the model keeps every level).
     bin_numbers: int = 1_000_000
+
+
+#: Exact records the report's runtime section carries at most (bins are always whole): fewer than
+#: the model keeps, so a page stays within a few megabytes. The report's pass keeps no more than
+#: this either (``analysis.report.eventlog_sections``): what the page leaves out was a fifth of
+#: ``report``'s memory on a GC-heavy log.
+PAGE_BUDGET = Budget(intervals=60_000, collections=20_000, spans=5_000, markers=2_000)
 
 
 @dataclass(frozen=True, slots=True)
