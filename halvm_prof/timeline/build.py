@@ -179,6 +179,8 @@ class TimelineBuilder:
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
         self.heap_profile = False
+        #: Heap events feed only heap points, bins and sinks: without them they are counted.
+        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.budget.bins > 0
 
     # -- keeping within the budget ----------------------------------------------------------
 
@@ -344,7 +346,8 @@ class TimelineBuilder:
             self.grid.add(("spark", kind), t)
             return
         if et in _HEAP_KIND:
-            self._heap(et, cap, t, a[1])
+            if self.reads_heap:
+                self._heap(et, cap, t, a[1])
         elif et == ev.SPARK_COUNTERS:
             self._spark_counters(cap, t, a)
         elif et == ev.CREATE_THREAD:
@@ -479,7 +482,7 @@ class TimelineBuilder:
             heap=tuple(self.heap),
             tasks=tuple(self.tasks),
             wall_clock=self.wall,
-            bins=self._bins([c.cap for c in caps]),
+            bins=self._bins([c.cap for c in caps]) if self.budget.bins > 0 else (),
             exact_until=self.exact_until,
             dropped=tuple(sorted(self.dropped.items())),
             heap_profile=self.heap_profile,
@@ -649,7 +652,8 @@ def _spark_counting_loader(
     kinds = {t: k for t, k in _SPARK_EVENT.items() if t < ntypes and codec.known[t]}
     # Every type the builder reads stays an event, also where the log does not know it: add()
     # counts such events the same way, so the choice cannot change the figures.
-    only_counted = {t for t in range(ntypes) if t not in _READS} - (wanted or set())
+    reads = _READS if b.reads_heap else _READS - set(_HEAP_KIND)
+    only_counted = {t for t in range(ntypes) if t not in reads} - (wanted or set())
     if wanted is None:
         only_counted = set()
     want = want_table(ntypes, None, set(kinds) | only_counted)

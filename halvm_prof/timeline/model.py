@@ -28,7 +28,8 @@ class Budget:
     spans: int = 20_000
     markers: int = 20_000
     points: int = 50_000
-    #: Bins of the finest resolution (between half of this and this many over the run).
+    #: Bins of the finest resolution (between half of this and this many over the run); 0:
+    #: no bins (:data:`FIGURES`).
     bins: int = 4096
     #: Threads a page lists (the model keeps every thread's record).
     threads: int = 5_000
@@ -36,6 +37,10 @@ class Budget:
     #: out; the model keeps every level).
     bin_numbers: int = 1_000_000
 
+
+#: A pass for the figures alone (``eventlog stats``): no exact records, no bins, so heap
+#: events, which feed only those, are counted in the walk and never made.
+FIGURES = Budget(intervals=0, collections=0, spans=0, markers=0, points=0, bins=0)
 
 #: Exact records the report's runtime section carries at most (bins are always whole): fewer than
 #: the model keeps, so a page stays within a few megabytes. The report's pass keeps no more than
@@ -270,7 +275,8 @@ class Timeline:
 
     ``end`` is the time of the last event; ``exact_until`` the time up to which the exact
     lists are whole (None: whole to the end), ``dropped`` how many records of each kind the
-    budget left out; ``complete``/``note`` as for every reader.
+    budget left out; ``bins`` is empty where the budget asked for none; ``complete``/``note``
+    as for every reader.
     """
 
     events: int
