@@ -179,8 +179,12 @@ class TimelineBuilder:
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
         self.heap_profile = False
-        #: Heap events feed only heap points, bins and sinks: without them they are counted.
-        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.budget.bins > 0
+        # A figures-only pass (``FIGURES``) makes no record nobody keeps or sees, and heap
+        # events, which feed only heap points, bins and sinks, are counted in the walk.
+        self.binned = self.budget.bins > 0
+        self.makes_intervals = bool(self.sinks) or self.budget.intervals > 0
+        self.makes_collections = bool(self.sinks) or self.budget.collections > 0 or self.binned
+        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.binned
 
     # -- keeping within the budget ----------------------------------------------------------
 
@@ -219,13 +223,21 @@ class TimelineBuilder:
         c.mutator += length
         th = self._thread(thread)
         th.run_time += length
-        self.grid.cover(("run", c.cap), start, max(start, t))
-        self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
+        if self.binned:
+            self.grid.cover(("run", c.cap), start, max(start, t))
+        if self.makes_intervals:
+            self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
+        else:
+            self._drop("intervals", start)
 
     def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
         self._cap(cap, start).gc += end - start
-        self.grid.cover(("gc", cap), start, end)
-        self._interval(Interval(cap, start, end, "gc", None, None, cut))
+        if self.binned:
+            self.grid.cover(("gc", cap), start, end)
+        if self.makes_intervals:
+            self._interval(Interval(cap, start, end, "gc", None, None, cut))
+        else:
+            self._drop("intervals", start)
 
     def _run(self, cap: int, t: int, thread: int) -> None:
         c = self._cap(cap, t)
@@ -269,6 +281,9 @@ class TimelineBuilder:
         self.gcs.start(cap, t)
 
     def _collection(self, rec: Collection) -> None:
+        if not self.makes_collections:
+            self._drop("collections", rec.start)
+            return
         self.grid.add("collections", rec.start)
         self.grid.cover("pause", rec.start, rec.end)
         self.grid.peak("longest", rec.start, rec.pause)
