@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
 from halvm_prof.inputs.source import EventlogSource, open_source
-from halvm_prof.timeline.model import NS, SparkTotals, Timeline
+from halvm_prof.timeline.model import FIGURES, NS, SparkTotals, Timeline
 
 _NS = float(NS)
 
@@ -160,9 +160,9 @@ def eventlog_stats(source: EventlogSource | str | os.PathLike[str] | IO[bytes]) 
     """:class:`EventlogStats` of an eventlog (a source, or a path or stream opened as one),
     read once, in time order."""
     if isinstance(source, EventlogSource):
-        return stats_of_timeline(source.timeline())
+        return stats_of_timeline(source.timeline(budget=FIGURES))
     with open_source(source) as opened:
         log = opened.content
         if not isinstance(log, EventlogSource):
             raise log.refuse("this needs an eventlog (+RTS -l)")
-        return stats_of_timeline(log.timeline())
+        return stats_of_timeline(log.timeline(budget=FIGURES))

@@ -394,6 +394,7 @@ def eventlog_sections(
     """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
     pass over the log."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.timeline.model import PAGE_BUDGET
 
     heap = HeapSectionBuilder(top_bands, view)
     # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
@@ -404,7 +405,8 @@ def eventlog_sections(
     heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))))
     ticky = TickyFold()
     samples = ProfSampleFold()
-    tl = source.timeline(also=[heap_fold, ticky, samples, live.fold])
+    # The page's budget: the model's would keep exact records the page never carries.
+    tl = source.timeline(also=[heap_fold, ticky, samples, live.fold], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, tl)]
     reader = source.reader

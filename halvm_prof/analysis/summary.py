@@ -280,6 +280,7 @@ def summarize_eventlog(
     """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics
     (``-hi`` bands named by the log's IPE events, then by ``--names``, and grouped)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.timeline.model import FIGURES
 
     acc = HeapAccumulator()
     live = LiveNames(source.band_names, source.name)
@@ -288,7 +289,10 @@ def summarize_eventlog(
     fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))))
     ticky = TickyFold()
     samples = ProfSampleFold()
-    stats = stats_of_timeline(source.timeline(also=[fold, ticky, live.fold, samples]))
+    # Figures only: no exact records or bins (timeline.model.FIGURES).
+    stats = stats_of_timeline(
+        source.timeline(also=[fold, ticky, live.fold, samples], budget=FIGURES)
+    )
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader

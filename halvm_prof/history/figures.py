@@ -138,11 +138,12 @@ def _eventlog_figures(
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.formats.ipe import renaming
     from halvm_prof.inputs.heap_stats import HeapAccumulator
+    from halvm_prof.timeline.model import FIGURES
 
     acc = HeapAccumulator()
     rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(rename(s)))
-    st = stats_of_timeline(source.timeline(also=[fold] if with_heap else []))
+    st = stats_of_timeline(source.timeline(also=[fold] if with_heap else [], budget=FIGURES))
     heap: HeapScan | None = None
     if source.reader is not None and with_heap and source.reader.header is not None:
         fold.finish(source.reader)

@@ -63,7 +63,7 @@ def render_page(template: str, data: Any, scripts: Sequence[str], styles: Sequen
 
 def section_json(section: Section, budget: Budget | None = None) -> dict[str, Any]:
     """A section as the page reads it: a runtime timeline laid out for the page (within
-    ``budget``, :data:`~halvm_prof.render.timeline_page.PAGE_BUDGET` by default)."""
+    ``budget``, :data:`~halvm_prof.timeline.model.PAGE_BUDGET` by default)."""
     if isinstance(section, RuntimeSection):
         return section_data(section.timeline, section.title, budget)
     return section.to_json()

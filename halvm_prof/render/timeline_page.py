@@ -12,14 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from halvm_prof.timeline.build import stop_reason
-from halvm_prof.timeline.model import NS, Bins, Budget, Collection, Interval, Timeline
+from halvm_prof.timeline.model import (
+    NS,
+    PAGE_BUDGET,
+    Bins,
+    Budget,
+    Collection,
+    Interval,
+    Timeline,
+)
 
 KIND = "runtime"
-
-
-#: Exact records the page carries at most (bins are always whole): fewer than the model keeps,
-#: so a page stays within a few megabytes.
-PAGE_BUDGET = Budget(intervals=60_000, collections=20_000, spans=5_000, markers=2_000)
 
 
 def _s(ns: int) -> float:

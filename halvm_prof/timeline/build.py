@@ -84,7 +84,7 @@ _COUNTER_NAME = {
 }
 _HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
-_RUN_THREAD, _STOP_THREAD = ev.RUN_THREAD, ev.STOP_THREAD
+_RUN_THREAD, _STOP_THREAD, _GC_END = ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_END
 _SCHEDULE = frozenset({ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START})
 _GC_FOLD = frozenset({ev.GC_END, ev.REQUEST_PAR_GC, ev.GC_STATS_GHC})
 #: Types read even without a payload.
@@ -179,6 +179,12 @@ class TimelineBuilder:
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
         self.heap_profile = False
+        # A figures-only pass (``FIGURES``) makes no record nobody keeps or sees, and heap
+        # events, which feed only heap points, bins and sinks, are counted in the walk.
+        self.binned = self.budget.bins > 0
+        self.makes_intervals = bool(self.sinks) or self.budget.intervals > 0
+        self.makes_collections = bool(self.sinks) or self.budget.collections > 0 or self.binned
+        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.binned
 
     # -- keeping within the budget ----------------------------------------------------------
 
@@ -217,13 +223,21 @@ class TimelineBuilder:
         c.mutator += length
         th = self._thread(thread)
         th.run_time += length
-        self.grid.cover(("run", c.cap), start, max(start, t))
-        self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
+        if self.binned:
+            self.grid.cover(("run", c.cap), start, max(start, t))
+        if self.makes_intervals:
+            self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
+        else:
+            self._drop("intervals", start)
 
     def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
         self._cap(cap, start).gc += end - start
-        self.grid.cover(("gc", cap), start, end)
-        self._interval(Interval(cap, start, end, "gc", None, None, cut))
+        if self.binned:
+            self.grid.cover(("gc", cap), start, end)
+        if self.makes_intervals:
+            self._interval(Interval(cap, start, end, "gc", None, None, cut))
+        else:
+            self._drop("intervals", start)
 
     def _run(self, cap: int, t: int, thread: int) -> None:
         c = self._cap(cap, t)
@@ -267,6 +281,9 @@ class TimelineBuilder:
         self.gcs.start(cap, t)
 
     def _collection(self, rec: Collection) -> None:
+        if not self.makes_collections:
+            self._drop("collections", rec.start)
+            return
         self.grid.add("collections", rec.start)
         self.grid.cover("pause", rec.start, rec.end)
         self.grid.peak("longest", rec.start, rec.pause)
@@ -335,7 +352,12 @@ class TimelineBuilder:
                 self._gc_start(cap, t)
             return
         if et in _GC_FOLD:
-            self.gcs.add(e)
+            # The fold's finer calls for its two commonest types: a call less per event.
+            if et == _GC_END:
+                if cap is not None:
+                    self.gcs.end(cap, t)
+            else:
+                self.gcs.add(e)
             return
         kind = _SPARK_EVENT.get(et)
         if kind is not None:
@@ -344,7 +366,8 @@ class TimelineBuilder:
             self.grid.add(("spark", kind), t)
             return
         if et in _HEAP_KIND:
-            self._heap(et, cap, t, a[1])
+            if self.reads_heap:
+                self._heap(et, cap, t, a[1])
         elif et == ev.SPARK_COUNTERS:
             self._spark_counters(cap, t, a)
         elif et == ev.CREATE_THREAD:
@@ -479,7 +502,7 @@ class TimelineBuilder:
             heap=tuple(self.heap),
             tasks=tuple(self.tasks),
             wall_clock=self.wall,
-            bins=self._bins([c.cap for c in caps]),
+            bins=self._bins([c.cap for c in caps]) if self.budget.bins > 0 else (),
             exact_until=self.exact_until,
             dropped=tuple(sorted(self.dropped.items())),
             heap_profile=self.heap_profile,
@@ -621,9 +644,14 @@ def _timeline_pass(
         wanted: set[int] | None = set()
         for f in also:
             wanted = None if f.types is None or wanted is None else wanted | f.types
+        take = b.add
         for batch in reader.sweep(_spark_counting_loader(reader, b, wanted)):
+            if not side:
+                for e in batch:
+                    take(e)
+                continue
             for e in batch:
-                b.add(e)
+                take(e)
                 for types, add in side:
                     if types is None or e.type in types:
                         add(e)
@@ -649,7 +677,8 @@ def _spark_counting_loader(
     kinds = {t: k for t, k in _SPARK_EVENT.items() if t < ntypes and codec.known[t]}
     # Every type the builder reads stays an event, also where the log does not know it: add()
     # counts such events the same way, so the choice cannot change the figures.
-    only_counted = {t for t in range(ntypes) if t not in _READS} - (wanted or set())
+    reads = _READS if b.reads_heap else _READS - set(_HEAP_KIND)
+    only_counted = {t for t in range(ntypes) if t not in reads} - (wanted or set())
     if wanted is None:
         only_counted = set()
     want = want_table(ntypes, None, set(kinds) | only_counted)

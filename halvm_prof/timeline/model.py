@@ -21,20 +21,32 @@ SPARK_KINDS: tuple[SparkKind, ...] = ("created", "converted", "fizzled", "gcd", 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """How many exact records of each kind that grows with the log are kept: by the model
-    (the defaults), or carried by a page (``render.timeline_page.PAGE_BUDGET``)."""
+    (the defaults), or carried by a page (:data:`PAGE_BUDGET`)."""
 
     intervals: int = 200_000
     collections: int = 50_000
     spans: int = 20_000
     markers: int = 20_000
     points: int = 50_000
-    #: Bins of the finest resolution (between half of this and this many over the run).
+    #: Bins of the finest resolution (between half of this and this many over the run); 0:
+    #: no bins (:data:`FIGURES`).
     bins: int = 4096
     #: Threads a page lists (the model keeps every thread's record).
     threads: int = 5_000
     #: Numbers in all bin levels a page carries (many capabilities: the finest levels are left
     #: out; the model keeps every level).
     bin_numbers: int = 1_000_000
+
+
+#: A pass for the figures alone (``eventlog stats``): no exact records, no bins, so heap
+#: events, which feed only those, are counted in the walk and never made.
+FIGURES = Budget(intervals=0, collections=0, spans=0, markers=0, points=0, bins=0)
+
+#: Exact records the report's runtime section carries at most (bins are always whole): fewer than
+#: the model keeps, so a page stays within a few megabytes. The report's pass keeps no more than
+#: this either (``analysis.report.eventlog_sections``): what the page leaves out was a fifth of
+#: ``report``'s memory on a GC-heavy log.
+PAGE_BUDGET = Budget(intervals=60_000, collections=20_000, spans=5_000, markers=2_000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +275,8 @@ class Timeline:
 
     ``end`` is the time of the last event; ``exact_until`` the time up to which the exact
     lists are whole (None: whole to the end), ``dropped`` how many records of each kind the
-    budget left out; ``complete``/``note`` as for every reader.
+    budget left out; ``bins`` is empty where the budget asked for none; ``complete``/``note``
+    as for every reader.
     """
 
     events: int

@@ -18,6 +18,7 @@ from halvm_prof.analysis.postmortem import DiskReport, Verdict
 from halvm_prof.analysis.report import (
     MAX_POINTS,
     HeapSection,
+    RuntimeSection,
     build_report_data,
     heap_section,
     prof_section,
@@ -32,8 +33,8 @@ from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import page_json, render_html
-from halvm_prof.render.timeline_page import PAGE_BUDGET, section_data
-from halvm_prof.timeline.model import Budget
+from halvm_prof.render.timeline_page import section_data
+from halvm_prof.timeline.model import PAGE_BUDGET, Budget
 from tests.conftest import CORPUS, DATA, Golden
 from tests.sources import read_hp, read_timeline
 
@@ -275,3 +276,50 @@ def test_report_reads_standard_input(tmp_path: Path) -> None:
         assert a == b and a["sections"], name
     r = CliRunner().invoke(cli, ["report", "-", "-", "-o", str(tmp_path / "x.html")], input=b"")
     assert r.exit_code == 2 and "once" in r.stderr
+
+
+def _eventlog_fixtures() -> list[Path]:
+    return sorted(
+        [
+            *(DATA / "eventlog").rglob("*.eventlog"),
+            *(DATA / "ghc96").glob("*.eventlog"),
+            *(DATA / "perf").glob("*.eventlog"),
+            *CORPUS.glob("*.eventlog"),
+        ]
+    )
+
+
+def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same() -> None:
+    # The report's pass keeps only what the page carries (a fifth of report's memory on a
+    # GC-heavy log); its runtime section must be the page the model's budget gives.
+    logs = _eventlog_fixtures()
+    assert len(logs) > 20
+    for log in logs:
+        with open_source(log) as source:
+            runtime = sections_of("t", source)[0]
+        assert isinstance(runtime, RuntimeSection)
+        assert runtime.timeline.budget == PAGE_BUDGET, log
+        whole = read_timeline(log)
+        assert whole.budget == Budget()
+        assert section_data(runtime.timeline, "t") == section_data(whole, "t"), log
+
+
+def test_a_timeline_over_the_page_budget_gives_the_same_page_with_either_budget() -> None:
+    from halvm_prof.formats.eventlog import events as ev
+    from halvm_prof.formats.eventlog.events import Event
+    from halvm_prof.timeline.build import build_timeline
+
+    def events() -> Iterator[Event]:
+        t = 0
+        for i in range(PAGE_BUDGET.intervals + 5_000):
+            cap = i % 4
+            yield Event(t, ev.RUN_THREAD, cap, (i % 50 + 1,), 0)
+            yield Event(t + 1_500, ev.STOP_THREAD, cap, (i % 50 + 1, 1 + i % 5, 0), 0)
+            t += 500
+
+    page = build_timeline(events(), budget=PAGE_BUDGET)
+    whole = build_timeline(events())
+    assert len(whole.intervals) > PAGE_BUDGET.intervals >= len(page.intervals)
+    data = section_data(page, "t")
+    assert data["exact_until"] is not None
+    assert data == section_data(whole, "t")

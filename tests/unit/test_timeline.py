@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.analysis.eventlog_stats import eventlog_stats, stats_of_timeline
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.timeline.build import build_timeline
-from halvm_prof.timeline.model import Budget, Interval, Timeline
+from halvm_prof.timeline.build import TimelineBuilder, build_timeline
+from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
 from tests.sources import read_timeline
 
@@ -330,3 +330,57 @@ def test_each_bin_keeps_the_longest_pause_begun_in_it(log: Path) -> None:
         assert max(level.longest, default=-1) == (tl.gc.longest if tl.gc.count else -1)
         for c in tl.collections:
             assert level.longest[c.start // level.width] >= c.pause
+
+
+def _fixtures() -> list[Path]:
+    return sorted(
+        [
+            *(DATA / "eventlog").rglob("*.eventlog"),
+            *(DATA / "ghc96").glob("*.eventlog"),
+            *(DATA / "perf").glob("*.eventlog"),
+            *CORPUS.glob("*.eventlog"),
+        ]
+    )
+
+
+#: What a figures-only pass leaves out: exact records and bins.
+_RECORDS = {"intervals", "collections", "markers", "spans", "heap", "bins", "exact_until",
+            "dropped", "budget"}  # fmt: skip
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled walk", "python walk"])
+def test_a_figures_only_pass_gives_the_same_figures(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if pure:
+        monkeypatch.setenv("HALVM_PROF_PURE", "1")
+    else:
+        monkeypatch.delenv("HALVM_PROF_PURE", raising=False)
+    logs = _fixtures()
+    assert len(logs) > 20
+    for log in logs:
+        whole = read_timeline(log)
+        figures = read_timeline(log, budget=FIGURES)
+        assert figures.bins == () and figures.budget == FIGURES, log
+        assert not (figures.intervals or figures.collections or figures.heap or figures.spans)
+        for name in Timeline.__dataclass_fields__.keys() - _RECORDS:
+            assert getattr(figures, name) == getattr(whole, name), (log, name)
+        assert stats_of_timeline(figures) == stats_of_timeline(whole), log
+        # Heap events counted in the walk, or given to add() and passed over: the same.
+        with EventlogReader(log) as r:
+            plain = build_timeline(r.iter_sorted(), budget=FIGURES)
+        for name in Timeline.__dataclass_fields__.keys() - {"complete", "note"}:
+            assert getattr(figures, name) == getattr(plain, name), (log, name)
+
+
+def test_eventlog_stats_never_reads_a_heap_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Heap events are a sixth of a GC-heavy log and feed nothing stats prints.
+    log = CORPUS / "leaky-hT.eventlog"
+    assert read_timeline(log).heap
+    before = eventlog_stats(log)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a heap event was read")
+
+    monkeypatch.setattr(TimelineBuilder, "_heap", refuse)
+    assert eventlog_stats(log) == before
