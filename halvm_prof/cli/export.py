@@ -161,6 +161,15 @@ def parse_labels(labels: tuple[str, ...]) -> dict[str, str]:
 def pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
     """The pprof bytes of ``log``'s profile, and a few words on what they hold. ``which`` is
     the census asked for (None: an eventlog's time-profile samples, else the peak census)."""
+    from halvm_prof.render.pprof import PprofRangeError
+
+    try:
+        return _pprof_export(log, which, pairs)
+    except PprofRangeError as e:
+        raise InputError(str(e), path=log.name, hint="is the profile damaged?") from e
+
+
+def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
     from halvm_prof.analysis.census import pick_census
     from halvm_prof.analysis.samples import ProfSampleFold
     from halvm_prof.render.pprof import (

@@ -110,6 +110,14 @@ def message_class(name: str) -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
 
 
+#: pprof's values are signed 64-bit integers.
+INT64 = (-(2**63), 2**63 - 1)
+
+
+class PprofRangeError(ValueError):
+    """A value that pprof's 64-bit fields cannot hold (a damaged profile's figure)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PprofFrame:
     """A frame: its name, and where known its source file and line."""
@@ -199,6 +207,10 @@ class PprofBuilder:
         """One sample: ``stack`` from the root down, one value per sample type."""
         if len(values) != self._width:
             raise ValueError(f"{len(values)} values for {self._width} sample types")
+        for v in values:
+            if not INT64[0] <= v <= INT64[1]:
+                where = stack[-1].name if stack else "the profile"
+                raise PprofRangeError(f"{where} has {v:,}, more than pprof's 64-bit values hold")
         sample = self._p.sample.add()
         # pprof lists a sample's locations leaf first.
         sample.location_id.extend(self._location(f) for f in reversed(stack))

@@ -242,3 +242,17 @@ def test_a_log_without_samples_or_heap_profile_is_refused_for_pprof(tmp_path: Pa
     r = CliRunner().invoke(main, ["export", str(log), "--to", "pprof", "-o", str(out)])
     assert r.exit_code == 1 and str(log) in r.output and "holds no heap profile" in r.output
     assert not out.exists()
+
+
+def test_a_value_past_pprof_s_64_bits_is_a_one_line_error(tmp_path: Path) -> None:
+    # A damaged .hp: one band of a real profile claims 2^64 bytes, which summary takes.
+    lines = (DATA / "ghc96" / "leaky-hc.hp").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "\t" in line)
+    band = lines[at].split("\t")[0]
+    lines[at] = f"{band}\t{2**64}\n"
+    hp, out = tmp_path / "damaged.hp", tmp_path / "x.pb.gz"
+    hp.write_text("".join(lines))
+    r = CliRunner().invoke(main, ["export", str(hp), "--to", "pprof", "-o", str(out)])
+    assert r.exit_code == 1 and "internal error" not in r.output
+    assert r.output.startswith(f"Error: {hp}: ") and "more than pprof's 64-bit values" in r.output
+    assert len(r.output.splitlines()) == 1 and not out.exists()
