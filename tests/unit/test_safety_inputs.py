@@ -117,3 +117,25 @@ def test_errors_are_one_printable_line() -> None:
 def test_a_path_with_a_newline_is_a_one_line_error(tmp_path: Path) -> None:
     code, _, err = run("summary", tmp_path / "no\nsuch.hp")
     assert code == 1 and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("what", ["/dev/zero", "stdin"])
+def test_eventlog_show_of_an_endless_non_eventlog_stream_stops_at_its_start(what: str) -> None:
+    # eventlog show reads any input as an eventlog; an input that cannot seek is copied to a
+    # temporary file first, which for /dev/zero or a pipe of zeros never ended (nor the disk).
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "halvm_prof", "eventlog", "show"]
+    if what == "stdin":
+        with open("/dev/zero", "rb") as zeros:
+            done = subprocess.run(
+                [*argv, "-"], stdin=zeros, capture_output=True, text=True, timeout=20
+            )
+        name = "<stdin>"
+    else:
+        done = subprocess.run([*argv, what], capture_output=True, text=True, timeout=20)
+        name = what
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"Error: {name} at byte 0: expected the header begin marker")
+    assert len(done.stderr.splitlines()) == 1

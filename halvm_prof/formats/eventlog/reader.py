@@ -31,7 +31,12 @@ from typing import IO, Any, Literal, TypeVar
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.eventlog.events import Codec, Event
-from halvm_prof.formats.eventlog.layout import Header, IncompleteHeader, read_header
+from halvm_prof.formats.eventlog.layout import (
+    HEADER_BEGIN,
+    Header,
+    IncompleteHeader,
+    read_header,
+)
 from halvm_prof.formats.eventlog.walk import (
     BLOCK_MARKER,
     WALKED_CAP,
@@ -499,8 +504,13 @@ def events_of(
 
 
 def spool(stream: IO[bytes]) -> IO[bytes]:
-    """Copy a stream that cannot seek (a pipe) to a temporary file, so it can be sorted."""
+    """Copy a stream that cannot seek (a pipe) to a temporary file, so it can be sorted. A
+    stream that does not start as an eventlog is not copied past its first bytes, which the
+    reader refuses: /dev/zero or a pipe of anything else would fill the disk for ever."""
     tmp = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
-    shutil.copyfileobj(stream, tmp, CHUNK)
+    head = stream.read(len(HEADER_BEGIN))
+    tmp.write(head)
+    if head == HEADER_BEGIN:
+        shutil.copyfileobj(stream, tmp, CHUNK)
     tmp.seek(0)
     return tmp
