@@ -96,6 +96,10 @@ def export(
         eventlog = isinstance(log, EventlogSource)
         if fmt is None:
             fmt = guess_format(output) if output else ("chrome-trace" if eventlog else "folded")
+        if fmt != PPROF.name and (census is not None or labels):
+            # Said rather than dropped: the user expects a census or labels in the output.
+            given = "--census" if census is not None else "--label"
+            raise click.UsageError(f"{given} goes with --to pprof, not --to {fmt}")
         if fmt in TIMELINE_EXPORTERS:
             if not isinstance(log, EventlogSource):
                 raise log.refuse(f"--to {fmt} takes an eventlog (+RTS -l)")

@@ -256,3 +256,18 @@ def test_a_value_past_pprof_s_64_bits_is_a_one_line_error(tmp_path: Path) -> Non
     assert r.exit_code == 1 and "internal error" not in r.output
     assert r.output.startswith(f"Error: {hp}: ") and "more than pprof's 64-bit values" in r.output
     assert len(r.output.splitlines()) == 1 and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--to", "folded", "--census", "3"], "--census goes with --to pprof, not --to folded"),
+        (["--to", "speedscope", "--label", "a=b"], "--label goes with --to pprof"),
+        (["--label", "a=b"], "--label goes with --to pprof, not --to folded"),  # the default
+    ],
+)
+def test_pprof_options_with_another_format_are_refused(
+    args: list[str], says: str, tmp_path: Path
+) -> None:
+    r = CliRunner().invoke(main, ["export", str(DATA / "ghc96" / "leaky-p.prof"), *args])
+    assert r.exit_code == 2 and says in r.output, r.output
