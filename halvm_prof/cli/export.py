@@ -158,6 +158,9 @@ def parse_labels(labels: tuple[str, ...]) -> dict[str, str]:
         key, eq, value = item.partition("=")
         if not eq or not key:
             raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--label")
+        if key in out:
+            # pprof allows one value per key on a sample: which one was meant is not ours to pick.
+            raise click.BadParameter(f"{key!r} is given twice", param_hint="--label")
         out[key] = value
     return out
 

@@ -271,3 +271,12 @@ def test_pprof_options_with_another_format_are_refused(
 ) -> None:
     r = CliRunner().invoke(main, ["export", str(DATA / "ghc96" / "leaky-p.prof"), *args])
     assert r.exit_code == 2 and says in r.output, r.output
+
+
+def test_a_label_given_twice_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "x.pb.gz"
+    prof = str(DATA / "ghc96" / "leaky-p.prof")
+    r = CliRunner().invoke(
+        main, ["export", prof, "-o", str(out), "--label", "a=1", "--label", "a=2"]
+    )
+    assert r.exit_code == 2 and "'a' is given twice" in r.output and not out.exists()
