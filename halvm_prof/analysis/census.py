@@ -28,7 +28,7 @@ def parse_choice(text: str) -> str | int:
         return text
     if text.isdigit() and int(text) >= 1:
         return int(text)
-    raise InputError(f"--census takes peak, last or a census number from 1, not {text!r}")
+    raise InputError(f"takes peak, last or a census number from 1, not {text!r}")
 
 
 def cost_centre_bands(job: str) -> bool:

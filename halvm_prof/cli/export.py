@@ -83,7 +83,10 @@ def export(
 
     if output == STDOUT:
         output = None
-    which = None if census is None else parse_choice(census)
+    try:
+        which = None if census is None else parse_choice(census)
+    except InputError as e:
+        raise click.BadParameter(e.message, param_hint="--census") from e
     pairs = parse_labels(labels)
     if output:
         check_output(output, force=force, replaces_files=True, inputs=[file])

@@ -164,7 +164,9 @@ def test_a_census_past_the_end_and_bad_options_are_one_line_errors(tmp_path: Pat
     r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--census", "99"])
     assert r.exit_code == 1 and "holds 7 complete censuses; --census 99" in r.output
     r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--census", "x"])
-    assert r.exit_code != 0 and "--census takes peak, last" in r.output
+    assert r.exit_code == 2 and "Invalid value for --census: takes peak, last" in r.output
+    r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--census", "0"])
+    assert r.exit_code == 2 and "a census number from 1, not '0'" in r.output
     r = runner.invoke(main, ["export", str(CORPUS / "leaky-hc.hp"), "-o", out, "--label", "x"])
     assert r.exit_code == 2 and "not KEY=VALUE" in r.output
     assert not Path(out).exists()
