@@ -94,6 +94,10 @@ class EventlogStats:
     wall_clock_start: float | None = None
     complete: bool = True
     note: str | None = None
+    #: Event classes the log holds none of although it holds events ("scheduler", "GC"): the
+    #: program ran with ``+RTS -l`` flags that left them out, so their figures are not zeros
+    #: but unknown.
+    unrecorded: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (capabilities, threads and spans in a fixed order)."""
@@ -119,6 +123,12 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
     ]
     mutator = sum(c.mutator for c in caps)
     sparks = tl.sparks if tl.sparks.source != "none" else tl.spark_events
+    unrecorded: list[str] = []
+    if tl.events and not tl.threads and not any(c.runs for c in tl.caps):
+        unrecorded.append("scheduler")
+    # GHC collects at least once at exit, so a whole log without a collection left GC out.
+    if tl.events and tl.complete and not tl.gc.count:
+        unrecorded.append("GC")
     return EventlogStats(
         events=tl.events,
         duration=duration,
@@ -153,6 +163,15 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
         wall_clock_start=tl.wall_clock.wall(0) / _NS if tl.wall_clock else None,
         complete=tl.complete,
         note=tl.note,
+        unrecorded=tuple(unrecorded),
+    )
+
+
+def unrecorded_note(classes: tuple[str, ...]) -> str:
+    """What a summary says of the event classes a log left out."""
+    return (
+        f"not recorded: the log has no {' or '.join(classes)} events (the program's +RTS -l "
+        "flags left them out)"
     )
 
 

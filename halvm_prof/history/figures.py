@@ -149,19 +149,23 @@ def _eventlog_figures(
         fold.finish(source.reader)
         if fold.holds_heap_profile:
             heap = scan_of(fold, acc, "eventlog")
+    # What the log left out (+RTS -l flags) is unknown, not zero: nothing is stored for it.
+    gc_known = "GC" not in st.unrecorded
+    scheduler_known = "scheduler" not in st.unrecorded
     out = [
         Figure("total", "eventlog", metric, float(value))
-        for metric, value in (
-            ("collections", st.gc_count),
-            ("gc_time", st.gc_total),
-            ("gc_longest", st.gc_longest),
-            ("duration", st.duration),
-            ("events", st.events),
-            ("threads", st.threads_created),
-            ("sparks", st.sparks.created),
+        for metric, value, known in (
+            ("collections", st.gc_count, gc_known),
+            ("gc_time", st.gc_total, gc_known),
+            ("gc_longest", st.gc_longest, gc_known),
+            ("duration", st.duration, True),
+            ("events", st.events, True),
+            ("threads", st.threads_created, scheduler_known),
+            ("sparks", st.sparks.created, True),
         )
+        if known
     ]
-    for cap in st.caps:
+    for cap in st.caps if scheduler_known else []:
         name = f"cap {cap.cap}"
         for metric, value in (
             ("mutator", cap.mutator),

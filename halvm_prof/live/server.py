@@ -271,7 +271,6 @@ class Hub(Versions):
             await asyncio.sleep(self.poll_interval)
 
 
-
 # -- a fleet ----------------------------------------------------------------------------------
 
 
@@ -429,7 +428,6 @@ class FleetHub(Versions):
             for hub in self.members.values():
                 hub.announce()
             await asyncio.sleep(self.poll_interval)
-
 
 
 class Watch:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats
+from halvm_prof.analysis.eventlog_stats import EventlogStats, SparkStats, unrecorded_note
 from halvm_prof.words import plural
 
 
@@ -19,16 +19,25 @@ def _sparks(label: str, s: SparkStats) -> str:
 
 def format_stats(st: EventlogStats) -> str:
     """The text report of ``eventlog stats`` (fixed layout; times in seconds)."""
-    lines = [
-        f"{'events':<18}{st.events}",
-        f"{'duration':<18}{_seconds(st.duration)} s",
-        f"{'GC':<18}{plural(st.gc_count, 'collection')}, total {_seconds(st.gc_total)} s, "
-        f"longest {_seconds(st.gc_longest)} s",
-        f"{'':<18}{st.gc_parallel} parallel; by generation: "
-        + (", ".join(f"{g}: {n}" for g, n in sorted(st.gc_by_generation.items())) or "none"),
-        f"{'utilization':<18}{100 * st.utilization:.1f}% of all capabilities' time in Haskell code",
-        f"{'threads created':<18}{st.threads_created}",
-    ]
+    lines = [f"{'events':<18}{st.events}", f"{'duration':<18}{_seconds(st.duration)} s"]
+    if "GC" in st.unrecorded:
+        lines.append(f"{'GC':<18}{unrecorded_note(('GC',))}")
+    else:
+        lines += [
+            f"{'GC':<18}{plural(st.gc_count, 'collection')}, total {_seconds(st.gc_total)} s, "
+            f"longest {_seconds(st.gc_longest)} s",
+            f"{'':<18}{st.gc_parallel} parallel; by generation: "
+            + (", ".join(f"{g}: {n}" for g, n in sorted(st.gc_by_generation.items())) or "none"),
+        ]
+    scheduler = "scheduler" in st.unrecorded
+    if scheduler:
+        lines.append(f"{'utilization':<18}{unrecorded_note(('scheduler',))}")
+    else:
+        lines += [
+            f"{'utilization':<18}{100 * st.utilization:.1f}% of all capabilities' time in "
+            "Haskell code",
+            f"{'threads created':<18}{st.threads_created}",
+        ]
     if st.sparks.source != "none":
         lines.append(_sparks("sparks (counters)", st.sparks))
     if st.spark_events.source != "none":
@@ -37,7 +46,7 @@ def format_stats(st: EventlogStats) -> str:
         lines.append(f"{'sparks':<18}none recorded")
     else:
         lines.append(f"{'spark rate':<18}{st.spark_rate:.1f} created per second")
-    if st.caps:
+    if st.caps and not scheduler:
         lines.append("")
         lines.append(f"{'cap':>5} {'busy s':>12} {'mutator s':>12} {'GC s':>12} {'idle s':>12}")
         for c in st.caps:

@@ -6,6 +6,7 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 from __future__ import annotations
 
 from halvm_prof.analysis.costcentre import CostCentreRow
+from halvm_prof.analysis.eventlog_stats import unrecorded_note
 from halvm_prof.analysis.samples import SamplesSummary
 from halvm_prof.analysis.summary import (
     EventlogSummary,
@@ -50,13 +51,19 @@ def render_eventlog(s: EventlogSummary) -> str:
     ]
     if s.no_heap:
         lines.append(_pair("heap samples", f"none: {s.no_heap}"))
+    gc = (
+        unrecorded_note(("GC",))
+        if "GC" in d.unrecorded
+        else f"{plural(d.gc_count, 'collection', sep=',')}, {d.gc_total:.6f} s in all, "
+        f"longest {d.gc_longest:.6f} s"
+    )
+    scheduler = "scheduler" in d.unrecorded
     lines += [
+        _pair("GC", gc),
         _pair(
-            "GC",
-            f"{plural(d.gc_count, 'collection', sep=',')}, {d.gc_total:.6f} s in all, "
-            f"longest {d.gc_longest:.6f} s",
+            "threads",
+            unrecorded_note(("scheduler",)) if scheduler else f"{d.threads_created} created",
         ),
-        _pair("threads", f"{d.threads_created} created"),
         _pair(
             "sparks",
             "none recorded"
@@ -65,7 +72,7 @@ def render_eventlog(s: EventlogSummary) -> str:
             f"{sparks.fizzled}, gcd {sparks.gcd}, overflowed {sparks.overflowed}",
         ),
     ]
-    for cap in d.caps:
+    for cap in [] if scheduler else d.caps:
         lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy:.6f} s, idle {cap.idle:.6f} s"))
     for span in d.user_spans:
         lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
