@@ -82,6 +82,8 @@ _COUNTER_NAME = {
     ev.BLOCKS_SIZE: "blocks size",
     ev.HEAP_ALLOCATED: "allocated",
 }
+#: A time bucket wider than any run (ns).
+_ONE_BUCKET = 1 << 62
 _HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
 _RUN_THREAD, _STOP_THREAD, _GC_END = ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_END
@@ -702,7 +704,9 @@ def _spark_counting_loader(
     shift = sort_key(1, 0, 0).bit_length() - 1
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
-        w = grid.width
+        # Without bins, one time bucket: the grid's first width (1 us) would give the walk a
+        # count per microsecond to hand back.
+        w = grid.width if b.binned else _ONE_BUCKET
         step = region_frames(codec, buf, want, w, decode_for=region)
         out = events_of(step.frames, buf, codec, region.offset, problems, region.cap)
         key_base = sort_key(0, ridx, 0)
