@@ -82,6 +82,8 @@ _COUNTER_NAME = {
     ev.BLOCKS_SIZE: "blocks size",
     ev.HEAP_ALLOCATED: "allocated",
 }
+#: A time bucket wider than any run (ns).
+_ONE_BUCKET = 1 << 62
 _HEAP_PROFILE = {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_BIO_PROF_SAMPLE_BEGIN}
 FINISHED = 5
 _RUN_THREAD, _STOP_THREAD, _GC_END = ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_END
@@ -153,6 +155,15 @@ class TimelineBuilder:
     def __init__(self, budget: Budget | None = None, sinks: Sequence[TimelineSink] = ()) -> None:
         self.budget = budget or Budget()
         self.sinks = list(sinks)
+        # A figures-only pass (``FIGURES``) makes no record nobody keeps or sees, and heap
+        # events, which feed only heap points, bins and sinks, are counted in the walk.
+        self.binned = self.budget.bins > 0
+        self.makes_intervals = bool(self.sinks) or self.budget.intervals > 0
+        self.makes_collections = bool(self.sinks) or self.budget.collections > 0 or self.binned
+        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.binned
+        #: Intervals not made (their number, the earliest start): dropped, as the budget says.
+        self.unmade = 0
+        self.unmade_from: int | None = None
         self.grid = BinGrid(self.budget.bins)
         self.count = 0
         self.first: int | None = None
@@ -161,7 +172,9 @@ class TimelineBuilder:
         self.threads: dict[int, _Thread] = {}
         self.intervals: list[Interval] = []
         self.collections: list[Collection] = []
-        self.gcs = CollectionFold(self._gc_share, self._collection)
+        self.gcs = CollectionFold(
+            self._gc_share, self._collection if self.makes_collections else None
+        )
         self.counters: dict[int, tuple[int, ...]] = {}
         self.counter_time: dict[int, int] = {}
         self.spark_events = dict.fromkeys(SPARK_KINDS, 0)
@@ -179,17 +192,16 @@ class TimelineBuilder:
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
         self.heap_profile = False
-        # A figures-only pass (``FIGURES``) makes no record nobody keeps or sees, and heap
-        # events, which feed only heap points, bins and sinks, are counted in the walk.
-        self.binned = self.budget.bins > 0
-        self.makes_intervals = bool(self.sinks) or self.budget.intervals > 0
-        self.makes_collections = bool(self.sinks) or self.budget.collections > 0 or self.binned
-        self.reads_heap = bool(self.sinks) or self.budget.points > 0 or self.binned
 
     # -- keeping within the budget ----------------------------------------------------------
 
     def _drop(self, kind: str, t: int) -> None:
         self.dropped[kind] = self.dropped.get(kind, 0) + 1
+        if self.exact_until is None or t < self.exact_until:
+            self.exact_until = t
+
+    def _left_out(self, kind: str, n: int, t: int) -> None:
+        self.dropped[kind] = self.dropped.get(kind, 0) + n
         if self.exact_until is None or t < self.exact_until:
             self.exact_until = t
 
@@ -228,7 +240,9 @@ class TimelineBuilder:
         if self.makes_intervals:
             self._interval(Interval(c.cap, start, max(start, t), "run", thread, status, cut))
         else:
-            self._drop("intervals", start)
+            self.unmade += 1
+            if self.unmade_from is None or start < self.unmade_from:
+                self.unmade_from = start
 
     def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
         self._cap(cap, start).gc += end - start
@@ -237,7 +251,9 @@ class TimelineBuilder:
         if self.makes_intervals:
             self._interval(Interval(cap, start, end, "gc", None, None, cut))
         else:
-            self._drop("intervals", start)
+            self.unmade += 1
+            if self.unmade_from is None or start < self.unmade_from:
+                self.unmade_from = start
 
     def _run(self, cap: int, t: int, thread: int) -> None:
         c = self._cap(cap, t)
@@ -281,9 +297,6 @@ class TimelineBuilder:
         self.gcs.start(cap, t)
 
     def _collection(self, rec: Collection) -> None:
-        if not self.makes_collections:
-            self._drop("collections", rec.start)
-            return
         self.grid.add("collections", rec.start)
         self.grid.cover("pause", rec.start, rec.end)
         self.grid.peak("longest", rec.start, rec.pause)
@@ -456,6 +469,11 @@ class TimelineBuilder:
             if c.run_open is not None:
                 self._close_run(c, end, None, cut=True)
         self.gcs.finish(end)
+        # What was never made was dropped all the same.
+        if self.unmade_from is not None:
+            self._left_out("intervals", self.unmade, self.unmade_from)
+        if not self.makes_collections and self.gcs.first_start is not None:
+            self._left_out("collections", self.gcs.count, self.gcs.first_start)
         for label in sorted(self.open_spans):
             for start, depth in self.open_spans[label]:
                 self._span(Span(label, start, max(start, end), depth, cut=True))
@@ -686,7 +704,9 @@ def _spark_counting_loader(
     shift = sort_key(1, 0, 0).bit_length() - 1
 
     def load(region: Region, buf: bytes, ridx: int) -> tuple[list[int], list[Event]]:
-        w = grid.width
+        # Without bins, one time bucket: the grid's first width (1 us) would give the walk a
+        # count per microsecond to hand back.
+        w = grid.width if b.binned else _ONE_BUCKET
         step = region_frames(codec, buf, want, w, decode_for=region)
         out = events_of(step.frames, buf, codec, region.offset, problems, region.cap)
         key_base = sort_key(0, ridx, 0)

@@ -63,6 +63,8 @@ class CollectionFold:
         self.shares: dict[int, tuple[int, _Open]] = {}
         self.per_cap: dict[int, int] = {}
         self.count = 0
+        #: When the first collection began (collections begin in time order).
+        self.first_start: int | None = None
         self.total = 0
         self.longest = 0
         self.parallel = 0
@@ -97,6 +99,8 @@ class CollectionFold:
             self._close(col, cut=False)
             col = None
         if col is None:
+            if self.first_start is None:
+                self.first_start = t
             col = self.current = _Open(self.count, t, self.request_par)
             self.count += 1
             self.request_par = False
@@ -146,18 +150,7 @@ class CollectionFold:
             self.current = None
         self.last_closed = col
         parallel = col.par or len(col.caps) > 1 or (col.threads or 0) > 1
-        rec = Collection(
-            col.index,
-            col.start,
-            col.end,
-            tuple(sorted(col.caps)),
-            parallel,
-            col.gen,
-            col.copied,
-            col.threads,
-            cut,
-        )
-        pause = rec.pause
+        pause = col.end - col.start  # Collection.pause
         self.total += pause
         self.longest = max(self.longest, pause)
         self.parallel += parallel
@@ -165,7 +158,20 @@ class CollectionFold:
             self.by_gen[col.gen] = self.by_gen.get(col.gen, 0) + 1
         self.copied += col.copied or 0
         if self.on_collection is not None:
-            self.on_collection(rec)
+            # Made only for someone who takes it (a figures-only pass does not).
+            self.on_collection(
+                Collection(
+                    col.index,
+                    col.start,
+                    col.end,
+                    tuple(sorted(col.caps)),
+                    parallel,
+                    col.gen,
+                    col.copied,
+                    col.threads,
+                    cut,
+                )
+            )
 
     def summary(self) -> GcSummary:
         """Totals of the collections so far (an open one counts; its pause once closed)."""

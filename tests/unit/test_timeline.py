@@ -366,6 +366,14 @@ def test_a_figures_only_pass_gives_the_same_figures(
         for name in Timeline.__dataclass_fields__.keys() - _RECORDS:
             assert getattr(figures, name) == getattr(whole, name), (log, name)
         assert stats_of_timeline(figures) == stats_of_timeline(whole), log
+        if whole.exact_until is None:
+            # Every record the whole timeline keeps was left out, and said so.
+            kept = {"intervals": whole.intervals, "collections": whole.collections,
+                    "spans": whole.spans, "markers": whole.markers}  # fmt: skip
+            assert dict(figures.dropped) == {k: len(v) for k, v in kept.items() if v}, log
+            starts = [i.start for i in whole.intervals] + [c.start for c in whole.collections]
+            starts += [s.start for s in whole.spans] + [m.time for m in whole.markers]
+            assert figures.exact_until == (min(starts) if starts else None), log
         # Heap events counted in the walk, or given to add() and passed over: the same.
         with EventlogReader(log) as r:
             plain = build_timeline(r.iter_sorted(), budget=FIGURES)
