@@ -5,6 +5,7 @@
 module Main (main) where
 
 import Control.Exception (evaluate)
+import Data.IORef (newIORef, writeIORef)
 import Data.List (foldl')
 import Foreign.StablePtr (newStablePtr)
 import System.Environment (getArgs)
@@ -25,6 +26,11 @@ busy r = foldl' (+) 0 [ (x * x) `mod` 7 | x <- [r .. r + 1500000] ]
 main :: IO ()
 main = do
   args <- getArgs
+  -- What is kept so far is also held from a stable pointer, a root to the very end: when -M is
+  -- exceeded, the RTS throws HeapOverflow to main, and without it the unwound loop would free
+  -- everything before GHC's last census (a census that does not show the exhausted heap).
+  held <- newIORef []
+  _ <- newStablePtr held
   let rounds = case args of (a:_) -> read a; _ -> 100
       loop :: Int -> [[Int]] -> IO [[Int]]
       loop r kept
@@ -33,6 +39,7 @@ main = do
             let new = [chunkA r, chunkB r, chunkC r, chunkD r]
             _ <- evaluate (foldl' (+) 0 (map (foldl' (+) 0) new))
             _ <- evaluate (busy r)
+            writeIORef held (new ++ kept)
             loop (r + 1) (new ++ kept)
   kept <- loop 0 []
   -- Kept to the end, as a long-running server keeps its state: a stable pointer is a root even
