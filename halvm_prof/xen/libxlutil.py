@@ -1,4 +1,4 @@
-"""Xen's own xl config parser (``libxlutil``, Debian package libxenmisc4.17), via ctypes.
+"""Xen's own xl config parser (``libxlutil``, Debian package libxenmisc4.17 or 4.20), via ctypes.
 
 Used as a referee: what Xen reads from a config, and from each disk spec, is compared with what
 our reader (:mod:`halvm_prof.xen.xlcfg`) reads. No hypervisor and no compiler are needed. Without
@@ -11,11 +11,14 @@ import contextlib
 import ctypes
 import ctypes.util
 import faulthandler
+import glob
 import os
 import pickle
+import re
 import resource
 import select
 import signal
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -25,16 +28,15 @@ from typing import TypeVar
 
 from halvm_prof.xen.xlcfg import Value
 
-_XLUTIL = ("libxlutil.so.4.17", "libxlutil.so")
-_XENLIGHT = ("libxenlight.so.4.17", "libxenlight.so")
-# libxl_disk_format in libxl_types.idl (Xen 4.17).
+# libxl_disk_format in libxl_types.idl (Xen 4.17; the same in 4.20).
 _FORMATS = {0: "unknown", 1: "qcow", 2: "qcow2", 3: "vhd", 4: "raw", 5: "empty", 6: "qed"}
 _XLU_STRING = 0
 T = TypeVar("T")
 
 
 class _Disk(ctypes.Structure):
-    """The leading fields of ``libxl_device_disk`` (Xen 4.17), padded well past its real size."""
+    """The leading fields of ``libxl_device_disk`` (Xen 4.17 to 4.20: the same), padded well past
+    its real size."""
 
     _fields_ = (
         ("backend_domid", ctypes.c_uint32),
@@ -51,10 +53,29 @@ class _Disk(ctypes.Structure):
     )
 
 
-def _open_first(names: tuple[str, ...]) -> ctypes.CDLL | None:
-    for name in names:
-        with contextlib.suppress(OSError):
-            return ctypes.CDLL(name)
+def _library_dirs() -> list[str]:
+    """Where the dynamic linker looks for Xen's libraries (``LD_LIBRARY_PATH`` first)."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    extra = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    usual = ["/usr/local/lib", "/usr/lib", "/lib"]
+    arch = [f"{d}/{multiarch}" for d in usual if multiarch]
+    return [*extra, *arch, "/usr/lib64", *usual]
+
+
+def _versions(stem: str) -> dict[tuple[int, int], str]:
+    """Each ``STEM.so.MAJOR.MINOR`` (the soname Xen gives a release) found, by version."""
+    found: dict[tuple[int, int], str] = {}
+    for folder in _library_dirs():
+        for path in glob.glob(os.path.join(glob.escape(folder), f"{stem}.so.*")):
+            m = re.fullmatch(rf"{re.escape(stem)}\.so\.(\d+)\.(\d+)", os.path.basename(path))
+            if m:
+                found.setdefault((int(m[1]), int(m[2])), path)
+    return found
+
+
+def _open(path: str) -> ctypes.CDLL | None:
+    with contextlib.suppress(OSError):
+        return ctypes.CDLL(path)
     return None
 
 
@@ -63,13 +84,29 @@ class _Libs:
     xlu: ctypes.CDLL
     libc: ctypes.CDLL
     xl: ctypes.CDLL | None
+    #: Xen's release the libraries belong to (from their soname), None for a bare ``.so``.
+    version: tuple[int, int] | None
+
+
+def _open_xen() -> tuple[ctypes.CDLL, ctypes.CDLL | None, tuple[int, int] | None] | None:
+    """The newest libxlutil that loads, with libxenlight of the same release."""
+    lights = _versions("libxenlight")
+    for version, path in sorted(_versions("libxlutil").items(), reverse=True):
+        lib = _open(path)
+        if lib is not None:
+            light = lights.get(version)
+            return lib, None if light is None else _open(light), version
+    # A build of Xen's own (make install) may leave only the unversioned development link.
+    lib = _open("libxlutil.so")
+    return None if lib is None else (lib, _open("libxenlight.so"), None)
 
 
 @cache
 def _load() -> _Libs | None:
-    lib = _open_first(_XLUTIL)
-    if lib is None:
+    opened = _open_xen()
+    if opened is None:
         return None
+    lib, xl, version = opened
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     vp, cp, ci = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     libc.fopen.restype, libc.fopen.argtypes = vp, [cp, cp]
@@ -86,16 +123,21 @@ def _load() -> _Libs | None:
     lib.xlu_cfg_value_get_string.argtypes = [vp, vp, ctypes.POINTER(cp), ci]
     lib.xlu_cfg_value_get_list.argtypes = [vp, vp, ctypes.POINTER(vp), ci]
     lib.xlu_disk_parse.argtypes = [vp, ci, ctypes.POINTER(cp), ctypes.POINTER(_Disk)]
-    xl = _open_first(_XENLIGHT)
     if xl is not None:
         xl.libxl_device_disk_init.argtypes = [ctypes.POINTER(_Disk)]
         xl.libxl_device_disk_dispose.argtypes = [ctypes.POINTER(_Disk)]
-    return _Libs(lib, libc, xl)
+    return _Libs(lib, libc, xl, version)
 
 
 def available() -> bool:
     """True when Xen's libxlutil can be loaded."""
     return _load() is not None
+
+
+def version() -> tuple[int, int] | None:
+    """Xen's release of the loaded libxlutil, e.g. (4, 17); None when unknown or absent."""
+    libs = _load()
+    return None if libs is None else libs.version
 
 
 def disks_available() -> bool:
@@ -107,7 +149,7 @@ def disks_available() -> bool:
 def _libs() -> _Libs:
     libs = _load()
     if libs is None:
-        raise RuntimeError("Xen's libxlutil is not installed (Debian package libxenmisc4.17)")
+        raise RuntimeError("Xen's libxlutil is not installed (Debian package libxenmisc4.*)")
     return libs
 
 
@@ -327,7 +369,7 @@ def parse_disk_with_xen(spec: str) -> XenDisk:
 def _parse_disk(spec: str) -> XenDisk:
     libs = _libs()
     if libs.xl is None:
-        raise RuntimeError("Xen's libxenlight is not installed (Debian package libxenmisc4.17)")
+        raise RuntimeError("Xen's libxenlight is not installed (Debian package libxenmisc4.*)")
     with _report(libs) as (fp, read_report):
         cfg = libs.xlu.xlu_cfg_init(fp, b"disk")
         if not cfg:

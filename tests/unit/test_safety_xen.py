@@ -91,7 +91,7 @@ def test_a_nul_byte_in_a_path_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_huge_disk_spec_is_not_given_to_xen(tmp_path: Path) -> None:
-    require_system(libxlutil.disks_available(), "Xen's libxlutil (Debian package libxenmisc4.17)")
+    require_system(libxlutil.disks_available(), "Xen's libxlutil (Debian package libxenmisc4.*)")
     cfg = tmp_path / "spec.cfg"
     cfg.write_text(
         HEADER + 'disk = ["format=raw,vdev=xvdp2,access=w,target=' + "a" * 30000 + '"]\n'
@@ -107,7 +107,7 @@ def test_a_huge_disk_spec_is_not_given_to_xen(tmp_path: Path) -> None:
 def test_xens_crash_is_one_line_and_its_stderr_stays_out_of_ours(
     capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    require_system(libxlutil.disks_available(), "Xen's libxlutil (Debian package libxenmisc4.17)")
+    require_system(libxlutil.disks_available(), "Xen's libxlutil (Debian package libxenmisc4.*)")
     # A 30 KB disk spec corrupts xlu_disk_parse's heap: glibc aborts the child.
     monkeypatch.setattr(libxlutil, "MAX_XEN_DISK_SPEC", 1 << 30)
     disk = libxlutil.parse_disk_with_xen("format=raw,vdev=xvdp2,access=w,target=" + "a" * 30000)
@@ -131,7 +131,7 @@ def test_the_child_has_a_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_large_config_is_not_given_to_xen(tmp_path: Path) -> None:
-    require_system(libxlutil.available(), "Xen's libxlutil (Debian package libxenmisc4.17)")
+    require_system(libxlutil.available(), "Xen's libxlutil (Debian package libxenmisc4.*)")
     cfg = tmp_path / "many.cfg"
     cfg.write_text(HEADER + "".join(f"k{i} = {i}\n" for i in range(12000)))
     start = time.monotonic()
@@ -142,7 +142,7 @@ def test_a_large_config_is_not_given_to_xen(tmp_path: Path) -> None:
 
 
 def test_a_config_named_in_non_utf8_is_read_by_xen(tmp_path: Path) -> None:
-    require_system(libxlutil.available(), "Xen's libxlutil (Debian package libxenmisc4.17)")
+    require_system(libxlutil.available(), "Xen's libxlutil (Debian package libxenmisc4.*)")
     cfg = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.cfg"))
     cfg.write_text('name = "x"\nkernel = "k"\nmemory = 64\n')
     result = check_file(cfg)
