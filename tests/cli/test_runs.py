@@ -155,11 +155,13 @@ def test_bad_store_is_one_line(url: str, message: str) -> None:
 
 
 def test_newer_store_is_refused(tmp_path: Path) -> None:
+    import contextlib
     import sqlite3
 
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
     assert run("runs", "list", "--store", url).exit_code == 0
-    with sqlite3.connect(tmp_path / "r.sqlite") as conn:
+    # closing(): the connection's own "with" commits but leaves it open (Python 3.13 warns).
+    with contextlib.closing(sqlite3.connect(tmp_path / "r.sqlite")) as conn, conn:
         conn.execute("UPDATE halvm_meta SET value = '99' WHERE key = 'schema_version'")
     r = run("runs", "list", "--store", url)
     assert r.exit_code == 1 and "made by a newer halvm-prof" in r.output

@@ -4,6 +4,7 @@ migrations, concurrency and the errors a user can hit."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -269,8 +270,8 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert store.trend("total", "heap", "peak")[1].value == direct
         new = store.add(run_figures([GHC / "names-hc.hp"]), label="v2")
         assert new.id == 4 and store.resolve("v2").program == "names"
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM halvm_meta").fetchall() == [("2",)]
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # Python 3.13 warns of an unclosed one
+        assert conn.execute("SELECT value FROM halvm_meta").fetchall() == [("2",)]
 
 
 def test_a_schema_1_store_is_upgraded_on_both_stores(store_url: str) -> None:
