@@ -389,6 +389,13 @@ class PerfData:
 
     def _read_attrs(self, h: L.FileHeader) -> tuple[EventAttr, ...]:
         size = int(h.attr_size)
+        if h.attrs.size == 0 and size >= L.ATTR_MIN_SIZE + 16:
+            # What perf writes when it set up no event at all, e.g. without /sys (a chroot).
+            raise self._error(
+                "holds no events: perf record set none up",
+                24,
+                "record again where perf works (perf needs /proc and /sys mounted)",
+            )
         if size < L.ATTR_MIN_SIZE + 16 or h.attrs.size % size or h.attrs.size == 0:
             raise self._error(f"bad attribute section ({h.attrs.size} bytes of {size})", 24)
         if h.attrs.offset + h.attrs.size > self.file_size:

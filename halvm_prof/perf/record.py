@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.errors import InputError, OutputError, ToolError
+from halvm_prof.perf import layout as L
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
 DEFAULT_FREQUENCY = 999
@@ -102,6 +103,9 @@ def record(
     err = done.stderr.decode("utf-8", "replace")
     if not perf_data.exists() or perf_data.stat().st_size == 0:
         raise _failure(err, exe, eventlog)
+    if not _has_events(perf_data):
+        perf_data.unlink()  # it holds nothing, and would ask for --force next time
+        raise _no_events(err, exe)
     if log is not None and not log.exists():
         failure = _failure(err, exe, eventlog)
         if failure.message.startswith("perf record failed"):
@@ -176,9 +180,36 @@ def record_pid(
         done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     except OSError as e:
         raise ToolError(f"cannot run perf: {e.strerror}", path=perf) from e
+    err = done.stderr.decode("utf-8", "replace")
     if not perf_data.exists() or perf_data.stat().st_size == 0:
-        raise _failure(done.stderr.decode("utf-8", "replace"), f"pid {pid}", False)
+        raise _failure(err, f"pid {pid}", False)
+    if not _has_events(perf_data):
+        perf_data.unlink()
+        raise _no_events(err, f"pid {pid}")
     return RecordRun(str(out), str(perf_data), log, 0, tuple(cmd))
+
+
+def _has_events(perf_data: Path) -> bool:
+    """Whether perf wrote a perf.data with its events declared. Without /sys (a chroot), perf
+    6.12 sets up no event, exits 0 and leaves a header with an empty attribute section."""
+    try:
+        with perf_data.open("rb") as f:
+            raw = f.read(L.FILE_HEADER_SIZE)
+    except OSError:
+        return True  # the reader says what is wrong with it
+    if len(raw) < L.FILE_HEADER_SIZE or raw[:8] != L.MAGIC_BYTES:
+        return True
+    return L.file_header(raw).attrs.size > 0
+
+
+def _no_events(err: str, exe: str) -> ToolError:
+    first = next((line.strip() for line in err.splitlines() if line.strip()), None)
+    return ToolError(
+        "perf set up no events and recorded nothing" + (f" ({first})" if first else ""),
+        path=exe,
+        hint="perf needs /proc and /sys mounted (in a chroot too); "
+        "run perf record yourself to see why",
+    )
 
 
 def _run_folder(folder: str | os.PathLike[str], force: bool) -> Path:
