@@ -177,9 +177,13 @@ def test_record_without_perf_says_what_to_do(monkeypatch: pytest.MonkeyPatch) ->
     assert code == 1 and "perf is not installed" in err and "linux-perf" in err
 
 
+#: What perf 6.12 (Debian 13) writes in a chroot without /sys (README there).
+NO_EVENTS = PERF / "chroot" / "no-events.perf.data"
+
+
 def test_a_perf_data_without_events_is_refused_in_one_line() -> None:
     """What perf 6.12 (Debian 13) writes in a chroot without /sys: exit 0, no event declared."""
-    data = str(PERF / "no-events.perf.data")
+    data = str(NO_EVENTS)
     code, out, err = run("perf", "report", BINARY, data)
     assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
     assert f"{data} at byte 24: holds no events: perf record set none up" in err
@@ -193,9 +197,7 @@ def test_record_says_when_perf_set_up_no_events(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "perf"  # does what perf 6.12 does without /sys: writes that file, exits 0
-    fake.write_text(
-        f'#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\ncp {PERF / "no-events.perf.data"} "$2"\n'
-    )
+    fake.write_text(f'#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\ncp {NO_EVENTS} "$2"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     for args in (["--", BINARY, "1"], ["--pid", str(os.getpid())]):
