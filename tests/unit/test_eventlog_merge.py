@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from halvm_prof.cli import cli
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.walk import BLOCK_MARKER
-from tests.conftest import DATA, require_program
+from tests.conftest import DATA, require_program, require_system
 
 PERF = DATA / "perf"
 BINARY, DATA_FILE, LOG = PERF / "work", PERF / "work-n2.perf.data", PERF / "work-n2.eventlog"
@@ -23,7 +23,13 @@ BINARY, DATA_FILE, LOG = PERF / "work", PERF / "work-n2.perf.data", PERF / "work
 
 def ghc_events_reader() -> Path:
     """``PerfEvents.hs`` built against Debian's ghc-events, once per source."""
-    ghc = require_program("ghc", "ghc, libghc-ghc-events-dev")
+    ghc = require_program("ghc", "ghc")
+    listed = subprocess.run(
+        [ghc, "-e", "return ()", "-package", "ghc-events"], capture_output=True, check=False
+    )
+    require_system(
+        listed.returncode == 0, "ghc-events for GHC (Debian package libghc-ghc-events-dev)"
+    )
     source = PERF / "PerfEvents.hs"
     key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"halvm-prof-perfevents-{key}"
