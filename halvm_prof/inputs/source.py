@@ -328,18 +328,8 @@ class EventlogSource(Source):
     consumers can share that pass (:meth:`events` with ``also``)."""
 
     kind = "eventlog"
-
-    def __init__(
-        self,
-        stream: IO[bytes],
-        name: str,
-        *,
-        seekable: bool,
-        owned: bool = True,
-        feed: Feed | None = None,
-    ):
-        super().__init__(stream, name, seekable=seekable, owned=owned, feed=feed)
-        self.reader: EventlogReader | None = None
+    #: The reader of the latest pass; after it, its ``note()``/``error()`` tell how the log ended.
+    reader: EventlogReader | None = None
 
     def follow(
         self,
@@ -428,18 +418,7 @@ class CostCentreSource(Source):
     """A text cost-centre report (``+RTS -p``, ``-P``, ``-pa``)."""
 
     kind: ClassVar[SourceKind] = "prof"
-
-    def __init__(
-        self,
-        stream: IO[bytes],
-        name: str,
-        *,
-        seekable: bool,
-        owned: bool = True,
-        feed: Feed | None = None,
-    ):
-        super().__init__(stream, name, seekable=seekable, owned=owned, feed=feed)
-        self._profile: CostCentreProfile | None = None
+    _profile: CostCentreProfile | None = None
 
     def cost_centres(self) -> CostCentreProfile:
         if self._profile is None:
