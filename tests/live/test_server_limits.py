@@ -413,21 +413,34 @@ def test_a_page_that_stops_reading_its_stream_is_closed(tmp_path: Path) -> None:
             stuck.close()
 
 
-def test_accept_errors_are_one_line_now_and_then(caplog: pytest.LogCaptureFixture) -> None:
+def test_accept_errors_are_one_line_now_and_then() -> None:
+    # uvicorn's logging config (set by any earlier in-process server) stops "uvicorn" from
+    # propagating to the root logger, where caplog listens: listen on the logger itself.
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    server_log = logging.getLogger("uvicorn.error")
+    collect = Collect(logging.WARNING)
+    server_log.addHandler(collect)
+    level = server_log.level
+    server_log.setLevel(logging.WARNING)
     loop = asyncio.new_event_loop()
     try:
         quiet_accept_errors(loop)
-        with caplog.at_level(logging.WARNING):
-            for _ in range(1000):
-                loop.call_exception_handler(
-                    {
-                        "message": "socket.accept() out of system resource",
-                        "exception": OSError(24, "Too many open files"),
-                    }
-                )
+        for _ in range(1000):
+            loop.call_exception_handler(
+                {
+                    "message": "socket.accept() out of system resource",
+                    "exception": OSError(24, "Too many open files"),
+                }
+            )
     finally:
         loop.close()
-    lines = [r.getMessage() for r in caplog.records]
+        server_log.removeHandler(collect)
+        server_log.setLevel(level)
     assert lines == [
         "halvm-prof: cannot accept connections (Too many open files); they wait until some close"
     ]
