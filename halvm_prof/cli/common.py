@@ -241,8 +241,11 @@ def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = F
 
 
 @contextlib.contextmanager
-def open_output(output: str, mode: Literal["wb", "w"] = "wb") -> Iterator[IO[Any]]:
-    """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write`."""
+def open_output(
+    output: str, mode: Literal["wb", "w"] = "wb", *, size: int | None = None
+) -> Iterator[IO[Any]]:
+    """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write` (``size``: the
+    bytes about to be written, where known)."""
     if output == STDOUT:
         stream: IO[Any] = binary_stdout() if "b" in mode else sys.stdout
         yield stream
@@ -250,7 +253,7 @@ def open_output(output: str, mode: Literal["wb", "w"] = "wb") -> Iterator[IO[Any
         return
     from halvm_prof.fileio import atomic_write
 
-    with atomic_write(output, mode) as f:
+    with atomic_write(output, mode, size=size) as f:
         yield f
 
 

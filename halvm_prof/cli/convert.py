@@ -44,7 +44,7 @@ def _extract(
         committed = image.status.size if image.status.usable else None
         with progress(f"recovering {Path(disk).name}", committed):
             recovery = plan_recovery(image, raw=raw, count_samples=count)
-            with open_output(output) as out:
+            with open_output(output, size=recovery.output_size) as out:
                 copy_recovered(image, recovery, out)
     return recovery
 
