@@ -28,7 +28,7 @@ ROUNDS = 5
 CONVERT = [
     sys.executable,
     "-c",
-    "from halvm_prof.cli.convert import convert_profile_main as m; m()",
+    "from halvm_prof.cli.c_tool import main; main()",
 ]
 
 

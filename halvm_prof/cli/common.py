@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
+from halvm_prof.cli.plain import STDOUT as STDOUT
+from halvm_prof.cli.plain import binary_stdout as binary_stdout
+from halvm_prof.cli.plain import check_output as check_output
+from halvm_prof.cli.plain import open_output as open_output
 from halvm_prof.errors import OutputError
 
 if TYPE_CHECKING:
@@ -78,35 +81,6 @@ def dumps_json(data: Any) -> str:
 
 def echo_json(data: Any) -> None:
     click.echo(dumps_json(data), nl=False)
-
-
-#: The output name that means standard output.
-STDOUT = "-"
-
-
-def check_output(
-    output: str | os.PathLike[str],
-    *,
-    force: bool,
-    replaces_files: bool,
-    inputs: Iterable[str | os.PathLike[str] | None] = (),
-) -> None:
-    """The one overwrite policy of every command that writes (``fileio.check_overwrite``).
-
-    Call it before any work, so a refusal costs nothing. ``-`` (standard output) passes.
-    """
-    if os.fspath(output) == STDOUT:
-        return
-    from halvm_prof.disk.image import holds_profile
-    from halvm_prof.fileio import check_overwrite
-
-    check_overwrite(
-        output,
-        force=force,
-        replaces_files=replaces_files,
-        inputs=inputs,
-        holds_profile=holds_profile,
-    )
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
@@ -194,11 +168,6 @@ def binary_stdin() -> IO[bytes]:
     return sys.stdin.buffer
 
 
-def binary_stdout() -> IO[bytes]:
-    """Standard output as bytes."""
-    return sys.stdout.buffer
-
-
 def echo_text(text: str, output: str | None = None) -> None:
     """Print a text output (no newline added): escaped by ``words.printable`` (terminal
     escapes, bytes that are not UTF-8), then coloured by the rules of ``output`` (see
@@ -238,23 +207,6 @@ def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = F
     with atomic_write(output, "wb") as f:
         f.write(data)
     click.echo(f"wrote {output}{f' ({what})' if what else ''}", err=err)
-
-
-@contextlib.contextmanager
-def open_output(
-    output: str, mode: Literal["wb", "w"] = "wb", *, size: int | None = None
-) -> Iterator[IO[Any]]:
-    """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write` (``size``: the
-    bytes about to be written, where known)."""
-    if output == STDOUT:
-        stream: IO[Any] = binary_stdout() if "b" in mode else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    from halvm_prof.fileio import atomic_write
-
-    with atomic_write(output, mode, size=size) as f:
-        yield f
 
 
 def say(text: str, output: str | None) -> None:

@@ -1,6 +1,7 @@
-"""``convert-profile DISK FILE`` and ``halvm-prof extract``: get a profile off a disk.
+"""``convert-profile`` and ``halvm-prof extract``: get a profile off a disk.
 
-``convert-profile`` keeps the C tool's arguments and stdout lines, so scripts keep working.
+``convert-profile`` keeps the C tool's arguments and stdout lines, so scripts keep working; its
+plain form ``DISK FILE`` starts without click (:mod:`halvm_prof.cli.c_tool`).
 """
 
 from __future__ import annotations
@@ -11,53 +12,16 @@ from pathlib import Path
 import click
 
 from halvm_prof import __version__
-from halvm_prof.cli import HalvmCommand, one_line_paths
+from halvm_prof.cli.app import HalvmCommand, one_line_paths
 from halvm_prof.cli.common import (
     STDOUT,
-    check_output,
     dumps_json,
     force_option,
     json_option,
-    open_output,
     say,
 )
-from halvm_prof.cli.progress import progress
-from halvm_prof.disk.image import DiskImage
-from halvm_prof.disk.recovery import Recovery, copy_recovered, plan_recovery
-from halvm_prof.errors import OutputError
-from halvm_prof.fileio import same_file
-
-
-def _extract(
-    disk: str,
-    output: str,
-    raw: bool,
-    force: bool,
-    *,
-    replaces_files: bool,
-    count: bool | None = None,
-) -> Recovery:
-    if output != STDOUT and same_file(disk, output):
-        raise OutputError("is the disk being read", path=output, hint="name another output file")
-    check_output(output, force=force, replaces_files=replaces_files, inputs=[disk])
-    with DiskImage.open(disk) as image:
-        committed = image.status.size if image.status.usable else None
-        with progress(f"recovering {Path(disk).name}", committed):
-            recovery = plan_recovery(image, raw=raw, count_samples=count)
-            with open_output(output, size=recovery.output_size) as out:
-                copy_recovered(image, recovery, out)
-    return recovery
-
-
-def _report_lines(rec: Recovery) -> list[str]:
-    lines = [f"NOTE: {note}" for note in rec.notes]
-    if rec.samples is not None and not rec.complete:
-        what = "sample" if rec.samples == 1 else "samples"
-        lines.append(f"Recovered {rec.samples} complete heap {what}")
-    if rec.dropped_bytes:
-        lines.append(f"Dropped {rec.dropped_bytes} bytes of an incomplete sample or line")
-    return lines
-
+from halvm_prof.cli.plain import convert_lines, report_lines
+from halvm_prof.cli.plain import extract as extract_profile
 
 _raw_option = click.option(
     "--raw", is_flag=True, help="Copy exactly the committed bytes, as the C tool does."
@@ -76,13 +40,8 @@ def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     A crashed heap profile comes back well formed: every complete sample, nothing cut.
     FILE "-" is standard output (the messages then go to standard error).
     """
-    # The C tool replaced FILE whatever it was; we keep that, except for a disk with a profile.
-    rec = _extract(disk, file, raw, force, replaces_files=True)
-    if not rec.status.closed:
-        say("WARNING: Profile not cleanly closed.", file)
-    for line in _report_lines(rec):
+    for line in convert_lines(disk, file, raw, force):
         say(line, file)
-    say(f"Transferring {rec.output_size} bytes", file)
 
 
 one_line_paths(convert_profile)  # not loaded through the halvm-prof group, which does this
@@ -102,7 +61,7 @@ one_line_paths(convert_profile)  # not loaded through the halvm-prof group, whic
 @force_option
 def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> None:
     """Extract the profile on DISK into OUTPUT, recovering what a crash left."""
-    rec = _extract(disk, output, raw, force, replaces_files=False, count=True)
+    rec = extract_profile(disk, output, raw, force, replaces_files=False, count=True)
     if as_json:
         say(
             dumps_json(
@@ -127,12 +86,13 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
     state = "closed cleanly" if rec.status.closed else "not closed cleanly"
     where = "standard output" if output == STDOUT else output
     say(f"wrote {rec.output_size} bytes ({rec.kind}) to {where}; the profile was {state}", output)
-    for line in _report_lines(rec):
+    for line in report_lines(rec):
         say(line, output)
 
 
 def convert_profile_main() -> None:
-    """Entry point of the ``convert-profile`` command."""
+    """``convert-profile`` with any command line (:mod:`halvm_prof.cli.c_tool` runs the C
+    tool's own form without click)."""
     from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()

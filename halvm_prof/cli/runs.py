@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from halvm_prof.cli import HalvmGroup
+from halvm_prof.cli.app import HalvmGroup
 from halvm_prof.cli.common import (
     echo_json,
     echo_text,

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp

@@ -247,7 +247,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
     from click.testing import CliRunner
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from halvm_prof.cli import cli
+    from halvm_prof.cli.app import cli
 
     base, folder = served
     log = OURS / "timeline-N4.eventlog"

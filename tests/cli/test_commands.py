@@ -12,7 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 
 NAMES = cli.list_commands(click.Context(cli))
 
@@ -44,7 +44,7 @@ def test_each_command_loads_and_helps(name: str) -> None:
 def test_summary_imports_only_what_it_needs() -> None:
     # A fresh interpreter: only the chosen command's module is imported at start.
     code = (
-        "import sys; from halvm_prof.cli import cli; "
+        "import sys; from halvm_prof.cli.app import cli; "
         "cmd = cli.get_command(None, 'summary'); "
         "print(sorted(m for m in sys.modules if m.startswith('halvm_prof.cli.')))"
     )
@@ -52,7 +52,8 @@ def test_summary_imports_only_what_it_needs() -> None:
     # Besides the command, only the shared helpers (the progress bar imports rich only when it
     # is about to show).
     assert out.stdout.strip() == (
-        "['halvm_prof.cli.common', 'halvm_prof.cli.progress', 'halvm_prof.cli.summary']"
+        "['halvm_prof.cli.app', 'halvm_prof.cli.common', 'halvm_prof.cli.plain', "
+        "'halvm_prof.cli.progress', 'halvm_prof.cli.summary']"
     )
     code = "import sys; import halvm_prof.cli.progress; print('rich' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -74,8 +75,7 @@ def test_shell_completion_works_as_the_readme_says() -> None:
     runs = {
         "halvm-prof": [sys.executable, "-m", "halvm_prof"],
         "convert-profile": [
-            sys.executable, "-c", "from halvm_prof.cli.convert import convert_profile_main; "
-            "convert_profile_main()",
+            sys.executable, "-c", "from halvm_prof.cli.c_tool import main; main()",
         ],
     }  # fmt: skip
     for var, shell, prog in lines:

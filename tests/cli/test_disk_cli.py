@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from pyfakefs.fake_filesystem import FakeFilesystem
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.cli.convert import convert_profile
 from halvm_prof.disk.layout import DATA_OFFSET, encode_status
 from tests.conftest import CORPUS
@@ -197,7 +197,7 @@ def test_bad_images_fail_fast_in_a_real_process(tmp_path: Path, content: bytes) 
         [
             sys.executable,
             "-c",
-            "from halvm_prof.cli.convert import convert_profile_main as m; m()",
+            "from halvm_prof.cli.c_tool import main; main()",
             str(disk),
             str(tmp_path / "out"),
         ],

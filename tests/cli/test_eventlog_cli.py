@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from tests.conftest import CORPUS, DATA, require_program
 

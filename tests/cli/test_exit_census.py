@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import heap_verdict
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.live.state import LiveState
 from tests.ghc_programs import build
 from tests.sources import read_hp

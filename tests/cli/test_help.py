@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from halvm_prof.cli import _COMMANDS, cli
+from halvm_prof.cli.app import _COMMANDS, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,6 +44,8 @@ def test_help_imports_no_command_and_no_heavy_library() -> None:
         "halvm_prof",
         "halvm_prof.__main__",
         "halvm_prof.cli",
+        "halvm_prof.cli.app",
+        "halvm_prof.cli.plain",
         "halvm_prof.errors",
         "halvm_prof.words",
         "halvm_prof.fileio",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from tests.conftest import CORPUS
 from tests.unit.test_xen import build_ghc_programs

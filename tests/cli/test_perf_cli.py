@@ -16,7 +16,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.perf.reader import PerfData
 from tests.conftest import DATA, Golden, require_program
 

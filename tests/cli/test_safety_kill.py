@@ -41,7 +41,7 @@ def _start(code: str, *args: str | Path) -> subprocess.Popen[bytes]:
 _CLI = (
     "import sys; from halvm_prof import fileio\n"
     "if sys.argv.pop(1) == '1': fileio._O_TMPFILE = 0\n"
-    "from halvm_prof.cli import main; sys.argv[0] = 'halvm-prof'; main()"
+    "from halvm_prof.cli.app import main; sys.argv[0] = 'halvm-prof'; main()"
 )
 
 

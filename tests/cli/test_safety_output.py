@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.fileio import TEMP_MARK, atomic_write
 from tests.conftest import CORPUS, DATA
 
@@ -146,8 +146,8 @@ def test_a_fifo_output_without_reader_is_refused_at_once(tmp_path: Path) -> None
     for args in cases:
         if args[0] == "convert-profile":
             proc = subprocess.run(
-                [sys.executable, "-c", "from halvm_prof.cli.convert import *; "
-                 "convert_profile_main()", *map(str, args[1:])],
+                [sys.executable, "-c", "from halvm_prof.cli.c_tool import main; main()",
+                 *map(str, args[1:])],
                 capture_output=True, timeout=20, cwd=ROOT, stdin=subprocess.DEVNULL,
                 env=os.environ | {"PYTHONPATH": str(ROOT)},
             )  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.summary import summarize
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS

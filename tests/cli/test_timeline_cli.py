@@ -7,7 +7,7 @@ import re
 
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from tests.conftest import DATA
 from tests.sources import read_timeline
 

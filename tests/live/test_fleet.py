@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.inputs.source import open_source

@@ -15,7 +15,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.live.page import tui_view

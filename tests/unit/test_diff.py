@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.errors import ConfigError
 from tests.conftest import CORPUS, DATA, Golden
 from tests.sources import diff_files, load_profile

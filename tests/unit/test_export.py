@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.weights import Weight
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import EXPORTERS, guess_format
 from halvm_prof.render.folded import folded_stacks

@@ -148,7 +148,7 @@ def test_a_replaced_large_file_is_freed_by_another_process(tmp_path: Path) -> No
         [
             sys.executable,
             "-c",
-            "from halvm_prof.cli.convert import convert_profile_main as m; m()",
+            "from halvm_prof.cli.c_tool import main; main()",
             str(disk),
             str(out),
         ],

@@ -59,7 +59,7 @@ def test_report_takes_eventlog2htmls_options(tmp_path: Path) -> None:
 
     from click.testing import CliRunner
 
-    from halvm_prof.cli import cli
+    from halvm_prof.cli.app import cli
 
     page = tmp_path / "r.html"
     r = CliRunner().invoke(

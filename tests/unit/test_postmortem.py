@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.errors import InputError
 from halvm_prof.formats.prof import read_prof

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import prof_section
 from halvm_prof.analysis.summary import summarize_prof
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
 from tests.conftest import CORPUS, DATA
 

@@ -27,7 +27,7 @@ from halvm_prof.analysis.report import (
 )
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.disk import recovery
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.inspect import inspect_image

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.analysis.summary import HeapSummary, summarize
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.calltree import MAX_CALLS
 from halvm_prof.inputs.heap_stats import accumulate, top_bands
 from halvm_prof.inputs.source import open_source

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.prof_json import _loads_deep
 from halvm_prof.model import CostCentreProfile

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.render import perfetto as pf
 from halvm_prof.render.chrome_trace import write_chrome_trace

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.history.store import open_store
 from tests.conftest import DATA
 

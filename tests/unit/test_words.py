@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from halvm_prof.cli import cli
+from halvm_prof.cli.app import cli
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.words import plural, show_bytes, unsigned_zero
