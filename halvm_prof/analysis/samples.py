@@ -5,9 +5,11 @@ On each profiler tick the runtime writes, per capability, the cost-centre stack 
 are declared once (``EVENT_HEAP_PROF_COST_CENTRE``). Each sample counts once: the flame graph of
 the whole run, or of any window of it, adds up to the samples in it.
 
-Memory is bounded: stacks beyond :data:`MAX_STACKS` are counted in one ``(other stacks)``
-stack; counts are kept per time bin (at most :data:`MAX_BINS` bins, whose width doubles as the
-run grows, see :class:`SampleBins`); the first :data:`MAX_EXACT` samples are kept one by one for
+Memory is bounded: the cost centres declared past the bounds of
+:mod:`halvm_prof.formats.eventlog.costcentres` are counted, not kept (a stack naming one shows
+its number); stacks beyond :data:`MAX_STACKS` are counted in one ``(other stacks)`` stack;
+counts are kept per time bin (at most :data:`MAX_BINS` bins, whose width doubles as the run
+grows, see :class:`SampleBins`); the first :data:`MAX_EXACT` samples are kept one by one for
 the exports, which say so when they stop early.
 """
 
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
 from halvm_prof.jsonable import plain
 
 MAX_STACKS = 10_000
@@ -41,7 +44,8 @@ class TimeSamples:
     ``stacks`` are tuples of indices into ``cost_centres``, outermost first (``()`` is the
     "(other stacks)" stack, used only past :data:`MAX_STACKS`); ``bins`` are
     ``(bin, stack, count)`` with bins ``bin_width`` seconds wide from 0; ``exact`` holds the
-    first :data:`MAX_EXACT` samples as ``(time_ns, capability, stack)``.
+    first :data:`MAX_EXACT` samples as ``(time_ns, capability, stack)``; ``dropped_declarations``
+    counts the cost-centre declarations past the bounds, which were not kept.
     """
 
     cost_centres: tuple[SampledCostCentre, ...]
@@ -52,6 +56,12 @@ class TimeSamples:
     bins: tuple[tuple[int, int, int], ...]
     exact: tuple[tuple[int, int, int], ...]
     capabilities: tuple[int, ...]
+    dropped_declarations: int = 0
+
+    @property
+    def note(self) -> str | None:
+        """What the output says of declarations that were not kept, if any."""
+        return dropped_note(self.dropped_declarations) if self.dropped_declarations else None
 
     @property
     def exact_complete(self) -> bool:
@@ -108,6 +118,7 @@ class ProfSampleFold:
     def __init__(self) -> None:
         self._ids: dict[int, int] = {}  # the log's cost-centre id -> index
         self._ccs: list[SampledCostCentre] = []
+        self._budget = DeclarationBudget()
         self._stacks: dict[tuple[int, ...], int] = {}
         self._bins = SampleBins()
         self._exact: list[tuple[int, int, int]] = []
@@ -138,7 +149,7 @@ class ProfSampleFold:
             if len(self._exact) < MAX_EXACT:
                 self._exact.append((e.time, a[0], index))
         elif t == ev.HEAP_PROF_COST_CENTRE:
-            if a[0] not in self._ids:
+            if a[0] not in self._ids and self._budget.admit(a[1], a[2], a[3]):
                 self._ids[a[0]] = len(self._ccs)
                 self._ccs.append(SampledCostCentre(a[1], a[2], a[3]))
         elif t == ev.PROF_BEGIN:
@@ -172,6 +183,7 @@ class ProfSampleFold:
             bins=tuple(sorted((b, s, n) for (b, s), n in self._bins.counts.items())),
             exact=tuple(self._exact),
             capabilities=tuple(sorted(self._caps)),
+            dropped_declarations=self._budget.dropped,
         )
 
 
@@ -193,6 +205,7 @@ class SamplesSummary:
     tick_interval_ns: int
     capabilities: int
     top: tuple[SampledRow, ...]
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = plain(self)
@@ -219,4 +232,5 @@ def samples_summary(ts: TimeSamples, top_n: int) -> SamplesSummary:
             SampledRow(ts.frame_name(c), ts.cost_centres[c].src, own.get(c, 0), inclusive[c])
             for c in order[:top_n]
         ),
+        ts.note,
     )

@@ -93,6 +93,7 @@ def render_samples(d: SamplesSummary) -> str:
             f"{d.tick_interval_ns / 1e6:g} ms tick on "
             f"{plural(d.capabilities, 'capability', 'capabilities')}",
         ),
+        *([_pair("note", d.note)] if d.note else []),
         "",
         f"{'self':>8} {'inclusive':>10}  cost centre",
     ]

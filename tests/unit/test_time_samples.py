@@ -192,3 +192,57 @@ def test_summary_counts_the_samples_the_flame_graph_draws() -> None:
     ref, _ = _reference(log)
     assert top.self == max(Counter(s[-1] for _, _, s in ref).values())
     assert "time samples" in render_summary(summary)
+
+
+def _declaring_log(path: Path, labels: list[str], sampled: list[int]) -> None:
+    """A log declaring one cost centre per label (ids from 1), then one time sample per id in
+    ``sampled``, written through the eventlog writer."""
+    import struct
+
+    from halvm_prof.formats.eventlog.write import BlockWriter
+    from tests.eventlog_bytes import cstrs, header, variable
+
+    with path.open("wb") as f:
+        f.write(header())
+        w = BlockWriter(f)
+        for i, label in enumerate(labels, 1):
+            w.add(
+                -1, i, variable(161, i, struct.pack(">I", i) + cstrs(label, "M", "M.hs:1") + b"\0")
+            )
+        t = len(labels) + 1
+        for cc in sampled:
+            w.add(0, t, variable(167, t, struct.pack(">IQBI", 0, 1, 1, cc)))
+            t += 1
+        w.end()
+
+
+def test_cost_centre_declarations_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
+    """A log may claim any number of cost centres: the fold keeps MAX_COST_CENTRES of them, a
+    sample naming a later one shows its number, and summary says how many were not kept."""
+    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRES
+
+    log = tmp_path / "many.eventlog"
+    n = MAX_COST_CENTRES + 3
+    _declaring_log(log, [f"f{i}" for i in range(1, n + 1)], [1, n])
+    ts = _samples(log)
+    assert len(ts.cost_centres) == MAX_COST_CENTRES + 1  # the last one: by its number
+    assert ts.dropped_declarations == 3
+    assert {ts.frame_name(s[-1]) for s in ts.stacks} == {"M.f1", f"cost centre {n}"}
+    r = CliRunner().invoke(cli, ["summary", str(log)])
+    assert r.exit_code == 0, r.output
+    assert f"3 cost-centre declarations past the first {MAX_COST_CENTRES:,}" in r.output
+
+
+def test_cost_centre_declaration_text_kept_is_bounded(tmp_path: Path) -> None:
+    """Few declarations with names as long as an event allows: kept up to the text bound."""
+    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRE_TEXT
+
+    log = tmp_path / "long.eventlog"
+    long = 60_000
+    n = MAX_COST_CENTRE_TEXT // long + 10
+    _declaring_log(log, [f"{i:05}" + "x" * (long - 5) for i in range(n)], [1])
+    ts = _samples(log)
+    kept = sum(len(c.label) + len(c.module) + len(c.src) for c in ts.cost_centres)
+    assert kept <= MAX_COST_CENTRE_TEXT
+    assert ts.dropped_declarations >= 10
+    assert len(ts.cost_centres) + ts.dropped_declarations == n

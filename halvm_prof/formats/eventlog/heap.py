@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapSample
 
@@ -46,6 +47,8 @@ class _State:
     breakdown: int | None = None
     #: cost centre id -> (label, module)
     cost_centres: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: bounds what ``cost_centres`` keeps (a log may claim any number of declarations)
+    declared: DeclarationBudget = field(default_factory=DeclarationBudget)
     #: ``+RTS -L``: the longest cost-centre stack name (GHC's default 25)
     ccs_length: int = 25
     stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
@@ -134,6 +137,8 @@ class EventlogHeapFold:
         if st.current is not None:
             notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
         self.complete = not notes
+        if st.declared.dropped:
+            notes.append(dropped_note(st.declared.dropped))
         self.note = "; ".join(notes) if notes else None
 
     @property
@@ -234,7 +239,8 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
         st.began = True
         st.breakdown = a[2]
     elif t == ev.HEAP_PROF_COST_CENTRE:
-        st.cost_centres[a[0]] = (a[1], a[2])
+        if a[0] not in st.cost_centres and st.declared.admit(a[1], a[2]):
+            st.cost_centres[a[0]] = (a[1], a[2])
     elif t == ev.IPE:
         st.ipe[a[0]] = ipe_description(a[1], a[3], a[5], a[6])
     elif t == ev.PROGRAM_ARGS:
