@@ -55,6 +55,7 @@ typedef struct {
     Py_ssize_t ncur, nprev, cap_list;
     Py_ssize_t line_in_census;
     Py_ssize_t max_bands; /* names beyond this many are summed in OTHER_BANDS */
+    int drop_numbers;     /* a -hc profile: "(N)stack" is band "stack" (formats/stacks.py) */
     Py_ssize_t other;     /* the id of OTHER_BANDS once a name has been folded, else -1 */
     int in_header, in_census, last_empty, partial;
     int held;         /* an empty census is held back: GHC's exit census if it stays last */
@@ -310,6 +311,12 @@ static int band_line(Scanner *s, const char *p, const char *e, const char *tab) 
         if (c > 9) return 0;
         v = v * 10 + c;
     }
+    if (s->drop_numbers && *p == '(') {
+        /* "(" digits ")" and at least one character more, as drop_stack_number takes it */
+        const char *q = p + 1;
+        while (q < tab && *q >= '0' && *q <= '9') q++;
+        if (q > p + 1 && q < tab && *q == ')' && q + 1 < tab) p = q + 1;
+    }
     Py_ssize_t id = band_id(s, p, (size_t)(tab - p));
     if (id < 0) return -1;
     s->line_in_census++;
@@ -484,10 +491,13 @@ static PyObject *Scanner_state(Scanner *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"max_bands", NULL};
+    static char *kwlist[] = {"max_bands", "drop_numbers", NULL};
     Py_ssize_t max_bands = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|n", kwlist, &max_bands)) return -1;
+    int drop_numbers = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|np", kwlist, &max_bands, &drop_numbers))
+        return -1;
     s->max_bands = max_bands;
+    s->drop_numbers = drop_numbers;
     s->other = -1;
     if (s->marks) {
         PyErr_SetString(PyExc_RuntimeError, "Scanner is already initialised");

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import HeapSample, HeapSampleReader
-from halvm_prof.rts import split_rts
 from halvm_prof.words import plural
 
 
@@ -29,13 +28,6 @@ def parse_choice(text: str) -> str | int:
     if text.isdigit() and int(text) >= 1:
         return int(text)
     raise InputError(f"takes peak, last or a census number from 1, not {text!r}")
-
-
-def cost_centre_bands(job: str) -> bool:
-    """Whether a profile's job line asked for a breakdown by cost-centre stack."""
-    _, rts = split_rts(job.split())
-    modes = [f[2:3] for f in rts if f.startswith("-h")]
-    return bool(modes) and modes[-1] in ("", "c")
 
 
 def pick_census(reader: HeapSampleReader, which: str | int, name: str) -> Census:
@@ -64,11 +56,7 @@ def pick_census(reader: HeapSampleReader, which: str | int, name: str) -> Census
     return Census(best, best_number, count, cost_centre_bands(reader.header.job))
 
 
-# GHC's -hc band: "(ccs id)inner/caller/...", cut with "..." past -L characters.
-_CCS_ID = re.compile(r"^\(\d+\)")
-
-
 def stack_of_band(band: str) -> list[str]:
     """The cost-centre stack a ``-hc`` band names, outermost first (as far as GHC kept it)."""
-    parts = [p for p in _CCS_ID.sub("", band).split("/") if p]
+    parts = [p for p in drop_stack_number(band).split("/") if p]
     return list(reversed(parts)) or [band]

@@ -1,7 +1,9 @@
 """Compare two cost-centre or two heap profiles, and gate on thresholds.
 
 Cost centres are compared by time in seconds (ticks x tick interval, so runs with different
-intervals compare), allocated bytes and entries; bands by peak and integrated residency.
+intervals compare), allocated bytes and entries; bands by peak and integrated residency, or by
+peak alone between a ``.hp`` and an eventlog, whose census times are on different clocks
+(:func:`heap_metrics`). Bands are named alike in both (:mod:`halvm_prof.formats.stacks`).
 Thresholds (``alloc>+5%``, ``peak>=1000000``, ``time<-10%``) apply to the whole-profile totals;
 with a scope, to one cost centre or band (``time[Main.step]>+10%``, names as the diff lists them)
 or to each of them (``alloc[*]>+20%``). ``,min=AMOUNT`` sets the least absolute change that
@@ -18,6 +20,7 @@ from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
 from halvm_prof.inputs.source import Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
@@ -123,6 +126,14 @@ def _prof_values(p: CostCentreProfile) -> dict[str, dict[str, float]]:
     return out
 
 
+def heap_metrics(old_source: str, new_source: str) -> tuple[str, ...]:
+    """What two heap profiles read from ``old_source`` and ``new_source`` (``hp``, ``eventlog``)
+    compare. A ``.hp`` times its censuses by the program's CPU time (the mutator's), an eventlog
+    by the time elapsed, in which collections and the censuses themselves take most of a
+    profiled run: the same run's residency differs tenfold, so only peaks compare."""
+    return HEAP_METRICS if old_source == new_source else ("peak",)
+
+
 def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     acc = p.accumulator
     stats = acc.stats()
@@ -164,7 +175,7 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
         kind = "prof"
     elif isinstance(old, HeapScan) and isinstance(new, HeapScan):
         (a, ta), (b, tb) = _heap_values(old), _heap_values(new)
-        metrics = HEAP_METRICS
+        metrics = heap_metrics(old.source, new.source)
         totals = {m: Change(ta[m], tb[m]) for m in metrics}
         kind = "hp"
     else:
@@ -172,7 +183,7 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
             "cannot compare a heap profile with a cost-centre profile",
             hint="give two .prof files or two heap profiles",
         )
-    impact_of = ("time", "alloc") if kind == "prof" else ("residency", "peak")
+    impact_of = ("time", "alloc") if kind == "prof" else tuple(reversed(metrics))
     rows = []
     for name in sorted(set(a) | set(b)):
         changes = {
@@ -184,9 +195,6 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
     return ProfileDiff(kind, totals, tuple(rows), tuple(_notes(old, new)))
 
 
-_BREAKDOWN = re.compile(r"(?:^|\s)-h([a-zA-Z]?)")
-
-
 def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan) -> list[str]:
     notes = []
     if isinstance(old, HeapScan) and isinstance(new, HeapScan):
@@ -194,14 +202,14 @@ def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan)
             kinds = {"hp": "a .hp file", "eventlog": "an eventlog's heap samples"}
             notes.append(
                 f"the old profile is {kinds.get(old.source, old.source)} and the new one "
-                f"{kinds.get(new.source, new.source)}: GHC names and measures their bands "
-                "differently (an eventlog's -hT census is not a .hp census), so the figures "
-                "below are not comparable; compare two of one kind"
+                f"{kinds.get(new.source, new.source)}: a .hp times its censuses in the "
+                "program's CPU seconds, an eventlog in elapsed seconds, so only peaks are "
+                "compared (residency would differ by the clock alone)"
             )
-        a, b = (_BREAKDOWN.findall(p.header.job) for p in (old, new))
-        if a and b and a != b:
+        a, b = (heap_breakdown(p.header.job) for p in (old, new))
+        if a is not None and b is not None and a != b:
             notes.append(
-                f"the profiles break the heap down differently (-h{a[-1]} and -h{b[-1]}): "
+                f"the profiles break the heap down differently (-h{a} and -h{b}): "
                 "their bands do not correspond"
             )
     for which, p in (("old", old), ("new", new)):
@@ -304,9 +312,28 @@ def diff_kind(source: Source) -> str:
     return "prof" if source.content.kind in ("prof", "prof-json") else "heap"
 
 
-def check_thresholds(texts: Sequence[str], kind: str | None = None) -> None:
-    """Refuse a bad ``--fail-if`` rule before any work: for ``kind`` (``prof`` or ``heap``),
-    or, before the inputs are known, a rule that fits neither."""
+def diff_metrics(old: Source, new: Source) -> tuple[str, ...]:
+    """What a diff of ``old`` and ``new`` compares, known before any reading."""
+    if diff_kind(old) == "prof":
+        return PROF_METRICS
+    kinds = ["eventlog" if s.content.kind == "eventlog" else "hp" for s in (old, new)]
+    return heap_metrics(*kinds)
+
+
+def _not_compared(t: Threshold, metrics: Sequence[str]) -> ConfigError:
+    return ConfigError(
+        f"threshold {t.text!r}: {t.metric} is not compared between a .hp and an eventlog "
+        "(their census times are on different clocks)",
+        hint=f"gate on {', '.join(metrics)}, or compare two profiles of one kind",
+    )
+
+
+def check_thresholds(
+    texts: Sequence[str], kind: str | None = None, metrics: Sequence[str] | None = None
+) -> None:
+    """Refuse a bad ``--fail-if`` rule before any work: for ``kind`` (``prof`` or ``heap``)
+    and, when known, the ``metrics`` the diff compares; or, before the inputs are known, a rule
+    that fits neither."""
     for text in texts:
         if kind is None:
             m = _THRESHOLD.match(text)
@@ -321,7 +348,9 @@ def check_thresholds(texts: Sequence[str], kind: str | None = None) -> None:
                 )
             parse_threshold(text, "prof" if metric in PROF_METRICS else "heap")
         else:
-            parse_threshold(text, kind)
+            t = parse_threshold(text, kind)
+            if metrics is not None and t.metric not in metrics:
+                raise _not_compared(t, metrics)
 
 
 def _measured(t: Threshold, value: float, name: str | None = None) -> str:
@@ -340,6 +369,8 @@ def breaches(diff: ProfileDiff, thresholds: list[str]) -> list[str]:
     what = "cost centre" if diff.kind == "prof" else "band"
     for text in thresholds:
         t = parse_threshold(text, diff.kind)
+        if t.metric not in diff.metrics:
+            raise _not_compared(t, diff.metrics)
         if t.scope is None:
             measured = t.breached(diff.totals[t.metric])
             if measured is not None:

@@ -9,6 +9,7 @@ from halvm_prof.analysis.diff import (
     check_thresholds,
     diff_input,
     diff_kind,
+    diff_metrics,
     diff_profiles,
 )
 from halvm_prof.cli.common import (
@@ -75,7 +76,7 @@ def diff(
             open_input_source(old, names=names) as a,
             open_input_source(new, names=names) as b,
         ):
-            check_thresholds(thresholds, diff_kind(a))
+            check_thresholds(thresholds, diff_kind(a), diff_metrics(a, b))
             result = diff_profiles(diff_input(a), diff_input(b))
     check_thresholds(thresholds, result.kind)  # a stored run's kind is known only now
     failed = breaches(result, list(thresholds))

@@ -11,7 +11,8 @@ it with another empty census (``endHeapProfiling`` in the RTS's ``ProfHeap.c``).
 that closing census was cut between censuses or left by a killed program: the reader says so
 (``closed``), although every line in it is whole. ``-hb`` profiles write all their censuses at
 exit, so a killed ``-hb`` run holds only the first, empty census. Inside ``JOB`` GHC doubles a
-``"`` (``""``); the reader undoes that and the writer does it.
+``"`` (``""``); the reader undoes that and the writer does it. A ``-hc`` profile's band is named
+without GHC's ``(N)`` (:mod:`halvm_prof.formats.stacks`), as its eventlog names it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from halvm_prof.errors import FormatError
+from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
 _HEADER_KEYS = {
@@ -109,6 +111,9 @@ class HpReader:
         lines = iter(self._stream)
         # Band names repeat in every census: decode each once.
         names: dict[bytes, str] = {}
+        # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
+        kept: set[str] = set()
+        numbered: bool | None = None  # "(N)stack" bands: known once the header is read
         number = 0
         in_header = True
         last_empty = False
@@ -121,6 +126,8 @@ class HpReader:
                 break
             keyword, _, rest = raw.rstrip(b"\r\n").partition(b" ")
             if keyword == KEYWORD_BEGIN:
+                if numbered is None:
+                    numbered = cost_centre_bands(self._fields["job"])
                 in_header = False
                 begin_line = number
                 sample = HeapSample(self._time(rest, number))
@@ -151,13 +158,19 @@ class HpReader:
                         ) from None
                     band = names.get(name)
                     if band is None:
-                        if len(names) < MAX_BANDS:
-                            band = names[name] = name.rstrip(b"\r").decode(
-                                "utf-8", "surrogateescape"
-                            )
-                        else:
-                            band = OTHER_BANDS
-                            self.folded = True
+                        band = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
+                        if numbered:
+                            band = drop_stack_number(band)
+                        if band not in kept:
+                            if len(kept) < MAX_BANDS:
+                                kept.add(band)
+                            else:
+                                band = OTHER_BANDS
+                                self.folded = True
+                        # Lines' names are cached up to a bound: past it, numbered names of
+                        # one band could otherwise grow the cache without end.
+                        if len(names) < 2 * MAX_BANDS:
+                            names[name] = band
                     values[band] = values.get(band, 0) + amount
                 if not ended:
                     self._cut(cut_in_sample_note(begin_line, sample.time))
@@ -221,6 +234,23 @@ def header_field(keyword: bytes, rest: bytes) -> tuple[str, str] | None:
     """The header field a ``KEYWORD rest`` line sets, as (field, value), or None."""
     field = _HEADER_KEYS.get(keyword)
     return None if field is None else (field, _quoted(rest))
+
+
+def leading_job(data: bytes, final: bool) -> str | None:
+    """The ``JOB`` of the header that ``data``, a file's first bytes, begins with, as the reader
+    takes it (``""`` without one); None when the header goes on past ``data`` (``final``: it
+    is the whole file)."""
+    job = ""
+    pos = 0
+    while (nl := data.find(b"\n", pos)) >= 0:
+        keyword, _, rest = data[pos:nl].rstrip(b"\r").partition(b" ")
+        pos = nl + 1
+        if keyword in (KEYWORD_BEGIN, KEYWORD_MARK):
+            return job
+        field = header_field(keyword, rest)
+        if field is not None and field[0] == "job":
+            job = field[1]
+    return job if final else None
 
 
 def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:

@@ -21,8 +21,10 @@ from halvm_prof.formats.hp import (
     cut_in_line_note,
     cut_in_sample_note,
     header_field,
+    leading_job,
     unclosed_note,
 )
+from halvm_prof.formats.stacks import cost_centre_bands
 from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 #: Bytes read at a time: large enough that the per-call cost vanishes, small enough to stay flat.
 CHUNK = 1 << 22
+#: A header longer than this (GHC's is a few lines) is left to the Python reader.
+HEADER_BYTES = 1 << 20
 
 
 def _scanner_class() -> type[_hpscan.Scanner] | None:
@@ -92,11 +96,20 @@ def scan_hp(stream: IO[bytes]) -> HeapScan | None:
     scanner_class = _scanner_class()
     if scanner_class is None:
         return None
-    scanner = scanner_class(MAX_BANDS)
+    scanner: _hpscan.Scanner | None = None
     pending = b""
     while True:
         chunk = stream.read(CHUNK)
         data = pending + chunk if pending else chunk
+        if scanner is None:
+            # The header says how bands are named (a -hc profile's "(N)"): read it first.
+            job = leading_job(data, not chunk)
+            if job is None:
+                if len(data) > HEADER_BYTES or not chunk:
+                    return None
+                pending = data
+                continue
+            scanner = scanner_class(MAX_BANDS, cost_centre_bands(job))
         used = scanner.feed(data, not chunk)
         if used < 0:
             return None

@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.heap import (
-    ccs_length,
-    ipe_description,
-    stack_band,
-)
+from halvm_prof.formats.eventlog.heap import ipe_description
 from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import HeapSample
 from tests import ghc96
 from tests.conftest import DATA

@@ -236,3 +236,40 @@ def test_a_profile_within_the_limit_folds_nothing() -> None:
 def summarize_file_data(data: bytes) -> dict[str, object]:
     with open_source(io.BytesIO(data), name="many.hp") as source:
         return summarize(source).to_json()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.integers(0, 400),
+                st.sampled_from(["f/main", "g/main", "MAIN", "(other bands)", "M.CAF", ")x"]),
+                st.integers(0, 1 << 40),
+            ),
+            max_size=8,
+        ),
+        max_size=6,
+    ),
+    st.sampled_from(["p +RTS -hc -i0.1", "p +RTS -hr", "p +RTS -h -L40"]),
+    st.integers(1, 64),
+)
+def test_numbered_stacks_scan_as_the_python_reader_reads(
+    censuses: list[list[tuple[int, str, int]]], job: str, chunk: int
+) -> None:
+    """A -hc profile's "(N)stack" is the band "stack" in both readers (stacks of one cut name
+    summed); another breakdown's names stay as written."""
+    out = [f'JOB "{job}"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
+    want = []
+    for t, census in enumerate(censuses):
+        out.append(f"BEGIN_SAMPLE {t}.0\n")
+        values: dict[str, int] = {}
+        for n, name, v in census:
+            out.append(f"({n}){name}\t{v}\n")
+            band = name if "-hr" not in job else f"({n}){name}"
+            values[band] = values.get(band, 0) + v
+        out.append(f"END_SAMPLE {t}.0\n")
+        want.append(values)
+    data = "".join(out).encode()
+    same(scanned(data, chunk), data)
+    assert [s.values for s in iter_hp(io.BytesIO(data))] == want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import iter_hp, write_hp
+from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number, heap_breakdown
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 
@@ -46,8 +48,11 @@ def _independent_count(data: bytes) -> tuple[int, set[bytes]]:
 
 @pytest.mark.parametrize("path", HP_FILES, ids=lambda p: p.name)
 def test_corpus_reads_and_writes_back_byte_for_byte(path: Path) -> None:
+    """Byte for byte, but for the stack numbers of a -hc profile, which the reader drops."""
     data = path.read_bytes()
     profile = read_hp(path)
+    if "-hc" in profile.header.job:
+        data = re.sub(rb"(?m)^\([0-9]+\)(?=[^\t])", b"", data)
     samples, bands = _independent_count(data)
     assert len(profile.samples) == samples
     assert {b.encode() for b in profile.bands()} == bands
@@ -56,6 +61,44 @@ def test_corpus_reads_and_writes_back_byte_for_byte(path: Path) -> None:
     out = io.BytesIO()
     write_hp(profile, out)
     assert out.getvalue() == data
+
+
+HR = CORPUS / "leaky-hr.hp"
+
+
+@pytest.mark.parametrize(
+    ("job", "breakdown", "by_stack"),
+    [
+        ("p 1 +RTS -hc -i0.02", "c", True),
+        ("p +RTS -p -h", "", True),
+        ("p +RTS -hr -i0.02", "r", False),
+        ("p +RTS -hd -hcmain", "d", False),  # -hc<name> restricts, it does not break down
+        ("p -hc +RTS -hy", "y", False),  # a program argument, not an RTS flag
+        ("p +RTS -hy -RTS -hc", "y", False),
+        ("p", None, False),
+    ],
+)
+def test_the_job_line_tells_the_breakdown(job: str, breakdown: str | None, by_stack: bool) -> None:
+    assert heap_breakdown(job) == breakdown
+    assert cost_centre_bands(job) is by_stack
+
+
+def test_a_hc_band_is_its_stack_without_ghcs_number() -> None:
+    head = b'JOB "p +RTS -hc"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    body = b"BEGIN_SAMPLE 1.0\n(12)f/main\t8\n(13)f/main\t16\nMAIN\t4\n(14)\t2\n(x)y\t1\n"
+    samples = list(iter_hp(io.BytesIO(head + body + b"END_SAMPLE 1.0\n")))
+    # two stacks whose cut names are equal are one band, as in the eventlog
+    assert samples == [HeapSample(1.0, {"f/main": 24, "MAIN": 4, "(14)": 2, "(x)y": 1})]
+    assert drop_stack_number("(304)mkRecord/buildIndex.\\...") == "mkRecord/buildIndex.\\..."
+
+
+def test_a_retainer_profile_keeps_its_set_numbers() -> None:
+    """-hr names retainer sets "(N)CAF,MAIN": the number tells apart sets of one name."""
+    profile = read_hp(HR)
+    bands = profile.bands()
+    assert "(3)CAF" in bands and "(31)CAF" in bands
+    _, raw = _independent_count(HR.read_bytes())
+    assert {b.encode() for b in bands} == raw
 
 
 def test_streaming_reader_reports_header_and_marks() -> None:

@@ -4,10 +4,9 @@ A program run with ``+RTS -l`` and a heap profiling mode (``-hT`` without profil
 ``-hc``, ``-hy``, ``-hb`` and the others with it) writes each census as a sample-begin event,
 one event per band and a sample-end event. Bands are named as eventlog2html names them: the
 label GHC wrote (closure type, type, module, ...); for cost-centre stacks (``-hc``) the stack as
-the ``.hp`` of the same run names it (:func:`stack_band`: ``inner/outer``, ``M.CAF``, cut to
-``-L`` characters), without the ``(N)`` in front: that is the RTS's number of the stack, which the
-eventlog does not carry; for info tables (``-hi``) the table's source description when the log
-carries its IPE event.
+the ``.hp`` of the same run names it, by the one rule of :mod:`halvm_prof.formats.stacks`
+(``inner/outer``, ``M.CAF``, cut to ``-L`` characters, no ``(N)``); for info tables (``-hi``)
+the table's source description when the log carries its IPE event.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
 from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapSample
 
 _TYPES = {
@@ -261,37 +261,6 @@ def _band(st: _State, name: str) -> str:
         return name
     st.folded = True
     return OTHER_BANDS
-
-
-def ccs_length(args: Sequence[str], default: int = 25) -> int:
-    """The ``+RTS -L<n>`` of a command line: how long a cost-centre stack's name may be."""
-    length = default
-    in_rts = False
-    for arg in args[1:]:
-        if arg == "+RTS":
-            in_rts = True
-        elif arg == "-RTS":
-            in_rts = False
-        elif in_rts and arg.startswith("-L") and arg[2:].isdigit() and int(arg[2:]) > 0:
-            length = int(arg[2:])
-    return length
-
-
-def stack_band(names: Sequence[tuple[str, str]], max_length: int = 25) -> str:
-    """A cost-centre stack's band name as GHC writes it into a ``.hp`` (``fprint_ccs`` in
-    ``rts/ProfHeap.c``), without the stack's number: ``names`` are (label, module) of its cost
-    centres, innermost first, MAIN left out; a CAF is ``Module.CAF``; ``/`` joins the others; a
-    name over ``max_length`` characters keeps ``max_length - 4`` of them and ``...``."""
-    if not names:
-        return "MAIN"
-    parts = []
-    for i, (label, module) in enumerate(names):
-        if label == "CAF":
-            parts.append(f"{module}.CAF")
-        else:
-            parts.append(label + ("/" if i + 1 < len(names) else ""))
-    text = "".join(parts)
-    return text if len(text) <= max_length else text[: max(0, max_length - 4)] + "..."
 
 
 def _stack_name(st: _State, stack: tuple[int, ...]) -> str:
