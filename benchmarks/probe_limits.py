@@ -2,12 +2,12 @@
 
 ``python benchmarks/probe_limits.py [--quick]`` makes the inputs of issues 10 and 14 (sparse disks
 that claim a terabyte, devices and disk images given as configs, a 4 GB declared eventlog field,
-deep call trees, numbers GHC never writes, a million markers or bands, a fed-once FIFO...) in a
-temporary folder, runs the commands that read them, and prints time, peak memory and the first
-line of stderr. A run fails when it is slower or larger than the limits, or when it ends in an
-internal error, a traceback or an exit code other than 0 and 1 ("slow" marks a run over the time
-limit that stayed under 100 MB: work streamed, as the acceptance allows). ``--quick`` leaves out the
-inputs of a million things. Exit status 1 when any run failed.
+deep call trees, numbers GHC never writes, a million markers, bands or cost centres, a fed-once
+FIFO...) in a temporary folder, runs the commands that read them, and prints time, peak memory
+and the first line of stderr. A run fails when it is slower or larger than the limits, or when
+it ends in an internal error, a traceback or an exit code other than 0 and 1 ("slow" marks a run
+over the time limit that stayed under 100 MB: work streamed, as the acceptance allows).
+``--quick`` leaves out the inputs of a million things. Exit status 1 when any run failed.
 """
 
 from __future__ import annotations
@@ -130,6 +130,23 @@ def _labels_eventlog(threads: int) -> bytes:
     return b"".join(out)
 
 
+def _cost_centres_eventlog(declared: int) -> bytes:
+    """A ``-p -l`` eventlog declaring ``declared`` cost centres, then a sample of the last."""
+    specs = [(161, 0xFFFF, b"Cost center definition"), (167, 0xFFFF, b"Time profile sample")]
+    out = [b"hdrb", b"hetb"]
+    for etype, size, desc in specs:
+        out += [b"etb\0", struct.pack(">HHI", etype, size, len(desc)), desc]
+        out += [struct.pack(">I", 0), b"ete\0"]
+    out += [b"hete", b"hdre", b"datb"]
+    for i in range(1, declared + 1):
+        body = struct.pack(">I", i) + f"f{i}\0Main\0Main.hs:{i}\0".encode() + b"\0"
+        out.append(struct.pack(">HQH", 161, i, len(body)) + body)
+    sample = struct.pack(">IQBI", 0, 1, 1, declared)
+    out.append(struct.pack(">HQH", 167, declared + 1, len(sample)) + sample)
+    out.append(struct.pack(">H", 0xFFFF))
+    return b"".join(out)
+
+
 def _bands_hp(bands: int) -> str:
     parts = ['JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
     for t in range(2):
@@ -175,6 +192,7 @@ def make_inputs(d: Path, quick: bool) -> dict[str, Path]:
         put("rows-500k.prof", _wide_prof(500_000))
         put("nodes-1m-pj.prof", _wide_pj(1_000_000))
         put("labels-200k.eventlog", _labels_eventlog(200_000))
+        put("cost-centres-1m.eventlog", _cost_centres_eventlog(1_000_000))
     return made
 
 

@@ -28,6 +28,12 @@ def plural(count: int, noun: str, many: str | None = None, *, sep: str = "") -> 
     return f"{number} {many}"
 
 
+def joined(*notes: str | None) -> str | None:
+    """The notes that are there, in one line; None when there is none."""
+    text = "; ".join(n for n in notes if n)
+    return text or None
+
+
 def a(noun: str) -> str:
     """``noun`` with its indefinite article, by its first letter ("an empty file")."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

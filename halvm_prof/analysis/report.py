@@ -36,6 +36,7 @@ from halvm_prof.model import (
     HeapSampleReader,
     folded_bands_note,
 )
+from halvm_prof.words import joined
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -262,9 +263,11 @@ class SamplesSection:
     kind: Literal["samples"] = "samples"
     complete: bool = True
     note: str | None = None
+    #: What was not kept (cost-centre declarations past the bounds), said on the page.
+    limit_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = plain(self)
+        data: dict[str, Any] = _without_limit_note(plain(self))
         data["samples"] = self.samples.to_json()
         return data
 
@@ -413,22 +416,23 @@ def eventlog_sections(
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
     if heap_fold.holds_heap_profile:
-        sections.append(
-            heap.section(
-                f"{name}: heap profile",
-                heap_fold.header,
-                heap_fold.marks,
-                heap_fold.complete,
-                heap_fold.note,
-                "eventlog",
-                heap_fold.folded,
-                live(),
-            )
+        section = heap.section(
+            f"{name}: heap profile",
+            heap_fold.header,
+            heap_fold.marks,
+            heap_fold.complete,
+            heap_fold.note,
+            "eventlog",
+            heap_fold.folded,
+            live(),
         )
+        limit = joined(section.limit_note, heap_fold.declarations_note)
+        sections.append(dataclasses.replace(section, limit_note=limit))
     if samples.samples:
+        ts = samples.result()
         sections.append(
             SamplesSection(
-                f"{name}: time-profile samples", samples.result(), tl.end / 1e9, runtime=-1
+                f"{name}: time-profile samples", ts, tl.end / 1e9, runtime=-1, limit_note=ts.note
             )
         )
     if ticky.seen:

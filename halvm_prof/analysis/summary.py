@@ -32,6 +32,7 @@ from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
+from halvm_prof.words import joined
 
 TOP = 10
 
@@ -305,7 +306,9 @@ def summarize_eventlog(
     elif fold.holds_heap_profile:
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
         heap = dataclasses.replace(
-            heap, names_note=names_note(acc.band_names(), live()), group_by=group_by
+            heap,
+            names_note=joined(names_note(acc.band_names(), live()), fold.declarations_note),
+            group_by=group_by,
         )
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT

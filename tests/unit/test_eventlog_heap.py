@@ -101,3 +101,47 @@ def test_ccs_length_reads_rts_minus_l() -> None:
     assert ccs_length(["./p", "+RTS", "-L40", "-RTS"]) == 40
     assert ccs_length(["./p", "-L40"]) == 25  # a program argument, not an RTS flag
     assert ccs_length(["./p", "+RTS", "-Lx"]) == 25
+
+
+def test_cost_centre_declarations_kept_are_bounded(tmp_path: Path) -> None:
+    """A -hc log claiming more cost centres than MAX_COST_CENTRES: the fold keeps that many,
+    a stack naming a later one shows its number, and the profile says so."""
+    import struct
+
+    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRES
+    from halvm_prof.formats.eventlog.write import BlockWriter
+    from tests.eventlog_bytes import cstrs, fixed, header, variable
+
+    n = MAX_COST_CENTRES + 2
+    log = tmp_path / "many-hc.eventlog"
+    with log.open("wb") as f:
+        f.write(header())
+        w = BlockWriter(f)
+        w.add(-1, 0, variable(160, 0, struct.pack(">BQI", 0, 10**7, 1) + cstrs(*[""] * 7)))
+        for i in range(1, n + 1):
+            decl = struct.pack(">I", i) + cstrs(f"f{i}", "M", "M.hs:1") + b"\0"
+            w.add(-1, i, variable(161, i, decl))
+        t = n + 1
+        w.add(-1, t, fixed(162, t, struct.pack(">Q", 1)))
+        for stack, size in (((1,), 16), ((n, 1), 32)):
+            sample = struct.pack(">BQB", 0, size, len(stack)) + b"".join(
+                struct.pack(">I", cc) for cc in stack
+            )
+            w.add(-1, t, variable(163, t, sample))
+        w.add(-1, t, fixed(165, t, struct.pack(">Q", 1)))
+        w.end()
+    profile = heap_profile_from_eventlog(log)
+    assert [s.values for s in profile.samples] == [{"f1": 16, f"{n}/f1": 32}]
+    said = f"2 cost-centre declarations past the first {MAX_COST_CENTRES:,}"
+    from click.testing import CliRunner
+
+    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.cli.app import cli
+    from halvm_prof.inputs.source import open_source
+
+    r = CliRunner().invoke(cli, ["summary", str(log)])
+    assert r.exit_code == 0 and said in r.output, r.output
+    with open_source(log) as source:
+        data = build_report_data([("log", source)], title="t")
+    (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
+    assert heap.limit_note is not None and said in heap.limit_note

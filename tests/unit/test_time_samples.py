@@ -228,9 +228,14 @@ def test_cost_centre_declarations_kept_are_bounded_and_the_rest_said(tmp_path: P
     assert len(ts.cost_centres) == MAX_COST_CENTRES + 1  # the last one: by its number
     assert ts.dropped_declarations == 3
     assert {ts.frame_name(s[-1]) for s in ts.stacks} == {"M.f1", f"cost centre {n}"}
+    said = f"3 cost-centre declarations past the first {MAX_COST_CENTRES:,}"
     r = CliRunner().invoke(cli, ["summary", str(log)])
     assert r.exit_code == 0, r.output
-    assert f"3 cost-centre declarations past the first {MAX_COST_CENTRES:,}" in r.output
+    assert said in r.output
+    page = log.with_suffix(".html")
+    r = CliRunner().invoke(cli, ["report", str(log), "-o", str(page)])
+    assert r.exit_code == 0, r.output
+    assert said in page.read_text()
 
 
 def test_cost_centre_declaration_text_kept_is_bounded(tmp_path: Path) -> None:

@@ -137,14 +137,18 @@ class EventlogHeapFold:
         if st.current is not None:
             notes.append(f"the census at {st.current.time:.3f}s is unfinished and was left out")
         self.complete = not notes
-        if st.declared.dropped:
-            notes.append(dropped_note(st.declared.dropped))
         self.note = "; ".join(notes) if notes else None
 
     @property
     def folded(self) -> bool:
         """Band names beyond MAX_BANDS were summed in OTHER_BANDS."""
         return self._st.folded
+
+    @property
+    def declarations_note(self) -> str | None:
+        """Why some stacks name a cost centre by its number: the declarations not kept."""
+        dropped = self._st.declared.dropped
+        return dropped_note(dropped) if dropped else None
 
     def no_heap_profile(self, path: str | None) -> InputError:
         """The error for a log without a heap profile."""
