@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from halvm_prof.analysis.diff import ProfileDiff
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ipe import BandNames
+from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.history.figures import Figure, FileInfo
 from halvm_prof.history.store import RunInfo
 from halvm_prof.inputs.heap_scan import HeapScan
@@ -27,23 +28,29 @@ def _file(run: RunInfo, kinds: tuple[str, ...]) -> FileInfo | None:
 
 
 def heap_of(run: RunInfo, figures: Sequence[Figure]) -> HeapScan:
-    """The stored heap figures of ``run`` as a :class:`HeapScan` (peak and residency only)."""
+    """The stored heap figures of ``run`` as a :class:`HeapScan` (peak and residency only).
+
+    A ``-hc`` ``.hp`` stored before bands lost GHC's ``(N)`` has its bands named by today's
+    rule (:mod:`halvm_prof.formats.stacks`), so it compares with today's files; stacks whose
+    names become one band add up (their peaks too: the most they can have held at once)."""
     bands: dict[str, _Band] = {}
     totals = {f.metric: f.value for f in figures if f.scope == "total" and f.name == "heap"}
     if not totals:
         raise InputError(f"run {run.id} has no heap profile", hint="give a run that has one")
+    info = _file(run, ("hp", "eventlog"))
+    job = info.job if info else ""
+    numbered = info is not None and info.kind == "hp" and cost_centre_bands(job)
     for f in figures:
         if f.scope != "band" or f.metric not in ("peak", "residency"):
             continue
-        band = bands.setdefault(f.name, _Band(n_present=1))
+        name = drop_stack_number(f.name) if numbered else f.name
+        band = bands.setdefault(name, _Band(n_present=1))
         if f.metric == "peak":
-            band.max = int(f.value)
+            band.max += int(f.value)
         else:
-            band.integrated = f.value
+            band.integrated += f.value
     # One census's worth of sums, so stats() is defined; only max and integrated are read.
     acc = HeapAccumulator(samples=1, peak_total=int(totals["peak"]), _bands=bands)
-    info = _file(run, ("hp", "eventlog"))
-    job = info.job if info else ""
     return HeapScan(
         header=HeapHeader(job=job, date=""),
         marks=[],

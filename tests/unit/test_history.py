@@ -274,6 +274,26 @@ def test_a_schema_1_store_is_upgraded_in_place(tmp_path: Path) -> None:
         assert conn.execute("SELECT value FROM halvm_meta").fetchall() == [("2",)]
 
 
+def test_a_hc_run_stored_with_ghcs_stack_numbers_compares_with_the_file_today(
+    tmp_path: Path,
+) -> None:
+    """Run 2 of the schema-1 store is names-hc.hp, stored when bands were '(N)stack': the same
+    file diffed against it today has each band on both sides, with the same peak (residency
+    was stored when the exit census still counted)."""
+    from halvm_prof.history.baseline import diff_against
+
+    path = tmp_path / "old.sqlite"
+    shutil.copy(V1_STORE, path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        stored = [n for (n,) in conn.execute("SELECT name FROM halvm_series WHERE scope='band'")]
+    assert any(n.startswith("(151)") for n in stored)
+    result, _, _ = diff_against(str(GHC / "names-hc.hp"), "2", f"sqlite:///{path}")
+    bands = heap_stats(GHC / "names-hc.hp").accumulator.band_names()
+    assert sorted(r.name for r in result.rows) == sorted(bands)
+    for r in result.rows:
+        assert r.changes["peak"].old == r.changes["peak"].new > 0, r.name
+
+
 def test_a_schema_1_store_is_upgraded_on_both_stores(store_url: str) -> None:
     with Store(store_url, version=1) as old:
         assert old.version == 1
