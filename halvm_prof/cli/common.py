@@ -191,7 +191,9 @@ def emit(text: str, output: str | None, what: str = "") -> None:
 
     with atomic_write(output) as f:
         f.write(text)
-    click.echo(f"wrote {output}{f' ({what})' if what else ''}")
+    from halvm_prof.render.messages import wrote
+
+    click.echo(wrote(output, what))
 
 
 def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = False) -> None:
@@ -206,7 +208,9 @@ def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = F
 
     with atomic_write(output, "wb") as f:
         f.write(data)
-    click.echo(f"wrote {output}{f' ({what})' if what else ''}", err=err)
+    from halvm_prof.render.messages import wrote
+
+    click.echo(wrote(output, what), err=err)
 
 
 def say(text: str, output: str | None) -> None:

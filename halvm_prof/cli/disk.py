@@ -13,6 +13,7 @@ from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
 from halvm_prof.fileio import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
+from halvm_prof.render.messages import shown_path
 from halvm_prof.units import format_size, parse_size
 
 
@@ -32,7 +33,7 @@ def create(path: str, size: str, force: bool) -> None:
     """
     nbytes = parse_size(size)
     create_image(path, nbytes, force=force)
-    click.echo(f"created {path}: {format_size(nbytes)} sparse raw image")
+    click.echo(f"created {shown_path(path)}: {format_size(nbytes)} sparse raw image")
 
 
 @disk.command()
@@ -86,7 +87,7 @@ def write(
         create=kind is OutputKind.NEW,
     )
     if kind is OutputKind.NEW:
-        click.echo(f"created {disk_path}")
+        click.echo(f"created {shown_path(disk_path)}")
     how = "closed" if result.closed else "not closed"
     if result.crashed:
         click.echo(
@@ -95,8 +96,8 @@ def write(
         )
     else:
         click.echo(
-            f"wrote {result.profile_size} bytes onto {disk_path} as an {GUEST[result.word]} "
-            f"in {result.sector_writes} sector writes ({how})"
+            f"wrote {result.profile_size} bytes onto {shown_path(disk_path)} as an "
+            f"{GUEST[result.word]} in {result.sector_writes} sector writes ({how})"
         )
 
 

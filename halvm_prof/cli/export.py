@@ -29,6 +29,8 @@ from halvm_prof.render.export import (
     formats_help,
     guess_format,
 )
+from halvm_prof.render.messages import wrote
+from halvm_prof.words import plural
 
 
 @click.command()
@@ -130,9 +132,8 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
 
         with atomic_write(output, "wb") as f:
             tl = export_timeline(log, fmt, f)
-        click.echo(
-            f"wrote {output} ({fmt}: {len(tl.caps)} capabilities, {tl.gc.count} collections)"
-        )
+        caps, collections = plural(len(tl.caps), "capability"), plural(tl.gc.count, "collection")
+        click.echo(wrote(output, f"{fmt}: {caps}, {collections}"))
     if tl.note:
         click.echo(f"note: {tl.note}", err=True)
 
