@@ -15,6 +15,7 @@ from halvm_prof.fileio import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
 from halvm_prof.render.messages import shown_path
 from halvm_prof.units import format_size, parse_size
+from halvm_prof.words import plural
 
 
 @click.group()
@@ -91,13 +92,13 @@ def write(
     how = "closed" if result.closed else "not closed"
     if result.crashed:
         click.echo(
-            f"crashed after {result.sector_writes} sector writes: the status sector commits "
-            f"{result.committed_size} of {result.profile_size} bytes ({how})"
+            f"crashed after {plural(result.sector_writes, 'sector write')}: the status sector "
+            f"commits {result.committed_size} of {result.profile_size} bytes ({how})"
         )
     else:
         click.echo(
             f"wrote {result.profile_size} bytes onto {shown_path(disk_path)} as an "
-            f"{GUEST[result.word]} in {result.sector_writes} sector writes ({how})"
+            f"{GUEST[result.word]} in {plural(result.sector_writes, 'sector write')} ({how})"
         )
 
 

@@ -194,7 +194,8 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
         profile = log.cost_centres()
         meta = PprofMeta(profile.program, _labels(pairs, profile.program))
         built = pprof_of_cost_centres(profile, meta, alloc=True)
-        return built.to_bytes(), f"pprof: {built.total[0]:,} ticks, {built.total[2]:,} bytes"
+        ticks = plural(built.total[0], "tick", sep=",")
+        return built.to_bytes(), f"pprof: {ticks}, {built.total[2]:,} bytes"
     fold = ProfSampleFold()
     # An eventlog's samples fold rides along its heap samples' pass: the log is read once.
     also = [fold] if isinstance(log, EventlogSource) and which is None else []
@@ -207,7 +208,7 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
     if fold.samples:
         program = fold.program or log.name
         built = pprof_of_samples(fold.result(), PprofMeta(program, _labels(pairs, program)))
-        return built.to_bytes(), f"pprof: {fold.samples:,} time-profile samples"
+        return built.to_bytes(), f"pprof: {plural(fold.samples, 'time-profile sample', sep=',')}"
     program = reader.header.job.split(" ", 1)[0] or log.name
     meta = PprofMeta(program, _labels(pairs, program), time_nanos=0)
     built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)
@@ -223,7 +224,7 @@ def pprof_of_perf(profile: CostCentreProfile, pairs: dict[str, str]) -> tuple[by
 
     meta = PprofMeta(profile.program, _labels(pairs, profile.program))
     built = pprof_of_cost_centres(profile, meta, alloc=False)
-    return built.to_bytes(), f"pprof: {built.total[0]:,} samples"
+    return built.to_bytes(), f"pprof: {plural(built.total[0], 'sample', sep=',')}"
 
 
 def _labels(pairs: dict[str, str], program: str) -> tuple[tuple[str, str], ...]:

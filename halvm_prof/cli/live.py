@@ -22,7 +22,7 @@ from halvm_prof.cli.common import (
 )
 from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
-from halvm_prof.words import printable
+from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
     from halvm_prof.live.server import FleetHub, Hub
@@ -227,7 +227,7 @@ def live(
 
         fleet = open_fleet(
             pairs,
-            title=f"halvm-prof live: {len(pairs)} sources",
+            title=f"halvm-prof live: {plural(len(pairs), 'source')}",
             alerts=rules,
             caps=caps,
             quiet_after=quiet_after,
