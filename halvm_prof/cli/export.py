@@ -16,6 +16,7 @@ from halvm_prof.cli.common import (
     load_band_names,
     names_option,
     open_input_source,
+    tell,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.errors import InputError
@@ -135,7 +136,7 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
         caps, collections = plural(len(tl.caps), "capability"), plural(tl.gc.count, "collection")
         click.echo(wrote(output, f"{fmt}: {caps}, {collections}"))
     if tl.note:
-        click.echo(f"note: {tl.note}", err=True)
+        tell(f"note: {tl.note}", err=True)
 
 
 def _speedscope_samples(log: EventlogSource) -> str:
@@ -149,7 +150,7 @@ def _speedscope_samples(log: EventlogSource) -> str:
     if not ts.samples:
         raise log.refuse("it holds no time-profile samples: run a -prof program with +RTS -p -l")
     if tl.note:
-        click.echo(f"note: {tl.note}", err=True)
+        tell(f"note: {tl.note}", err=True)
     if not ts.exact_complete:
         click.echo(f"note: the first {len(ts.exact):,} of {ts.samples:,} samples", err=True)
     return render_speedscope_samples(ts, log.name)

@@ -19,6 +19,7 @@ from halvm_prof.cli.common import (
     old_spelling,
     open_input_source,
     output_option,
+    tell,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 from halvm_prof.render.messages import shown_path, wrote
@@ -27,14 +28,14 @@ from halvm_prof.words import plural
 
 def _note(text: str | None) -> None:
     if text:
-        click.echo(f"note: {text}", err=True)
+        tell(f"note: {text}", err=True)
 
 
 def _told(told: tuple[tuple[str, str], ...]) -> None:
     """What reading perf.data told (an alignment that is a guess, a cut file), as the
     text merge says it."""
     for kind, text in told:
-        click.echo(f"{kind}: {text}", err=True)
+        tell(f"{kind}: {text}", err=True)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -277,7 +278,7 @@ def merge(
     else:
         echo_text(format_perf_merge(result, top))
     if result.alignment.warning:
-        click.echo(f"warning: {result.alignment.warning}", err=True)
+        tell(f"warning: {result.alignment.warning}", err=True)
     for note in result.notes:
         _note(note)
 

@@ -155,7 +155,7 @@ def prepare(
     click.echo("afterwards:")
     for disk in plan.disks:
         out = "HaLVM.prof" if disk.device == PROF_DEVICE else "HaLVM.hp"
-        click.echo(f"  convert-profile {_show(disk.path)} {plan.name}-{out}")
+        click.echo(f"  convert-profile {_show(disk.path)} {shown_path(f'{plan.name}-{out}')}")
 
 
 def _show(path: Path) -> str:

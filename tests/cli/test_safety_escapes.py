@@ -169,3 +169,23 @@ def test_disk_write_and_runs_report_name_their_path_escaped(tmp_path: Path) -> N
     _names_it_escaped(halvm("runs", "add", CORPUS / "leaky-hc.hp", "--store", store), "added ")
     page = _bad(tmp_path, ".html")
     _names_it_escaped(halvm("runs", "report", "--store", store, "-o", page), "wrote ")
+
+
+def test_notes_name_their_file_escaped(tmp_path: Path) -> None:
+    """A note names the file it is about ("note: PATH: the log ends ..."): it was printed raw."""
+    cut = _bad(tmp_path, ".eventlog")
+    data = (CORPUS / "parfib-N2.eventlog").read_bytes()
+    Path(os.fsdecode(cut)).write_bytes(data[: len(data) // 2])
+    for args in (
+        ["eventlog", "stats", cut],
+        ["eventlog", "show", cut],
+        ["export", cut, "--to", "perfetto", "-o", tmp_path / "cut.pftrace"],
+    ):
+        _names_it_escaped(halvm(*args), "note: ")
+
+
+def test_demo_names_its_folder_escaped_and_never_as_markup(tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path) + b"/[bold]" + BAD_PATH_PART
+    done = halvm("demo", folder)
+    _names_it_escaped(done, "Next: ")
+    assert "[bold]" + SHOWN_PATH_PART in done.stdout.decode()
