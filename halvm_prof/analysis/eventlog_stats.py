@@ -191,7 +191,6 @@ def _stats(log: EventlogSource) -> EventlogStats:
     """The figures of ``log``; a log that ends inside its header has none (not zeros): the
     reader's one-line error, as ``eventlog show`` gives."""
     timeline = log.timeline(budget=FIGURES)
-    headerless = log.reader.headerless() if log.reader is not None else None
-    if headerless is not None:
+    if (headerless := log.headerless()) is not None:
         raise headerless
     return stats_of_timeline(timeline)

@@ -80,6 +80,36 @@ def test_stats_of_a_log_cut_in_its_header_is_show_s_one_line_error(
     assert _run("stats", str(path))[0] == 0
 
 
+def test_traces_and_merges_of_a_log_cut_in_its_header_are_that_error(tmp_path: Path) -> None:
+    """export --to perfetto/chrome-trace and perf merge wrote a trace of nothing ("0
+    capabilities, 0 collections") or placed samples by nothing, and exited 0."""
+    perf = DATA / "perf"
+    data = (perf / "work.eventlog").read_bytes()
+    cut = tmp_path / "cut.eventlog"
+    cut.write_bytes(data[: data.index(b"datb") // 2])
+    error = f"Error: {cut}: the log stops inside its header, at byte {cut.stat().st_size}: "
+    out = tmp_path / "out"
+    merge = [
+        "perf",
+        "merge",
+        str(perf / "work.perf.data"),
+        str(cut),
+        "--binary",
+        str(perf / "work"),
+    ]
+    for args in (
+        ["export", str(cut), "--to", "perfetto", "-o", f"{out}.pftrace"],
+        ["export", str(cut), "--to", "chrome-trace", "-o", f"{out}.json"],
+        merge,
+        [*merge, "-o", f"{out}.pftrace"],
+        [*merge, "-o", f"{out}.eventlog"],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.stderr.startswith(error) and result.stderr.count("\n") == 1, result.stderr
+        assert result.stdout == "" and list(tmp_path.iterdir()) == [cut]
+
+
 def test_show_follow_prints_file_order(tmp_path: Path) -> None:
     code, out, _ = _run("show", "--follow", "--poll", "0.01", "--idle-timeout", "1", str(PARFIB))
     assert code == 0
