@@ -208,7 +208,7 @@ def test_an_end_sample_time_that_is_no_number_is_one_line(
     from both readers."""
     from click.testing import CliRunner
 
-    from halvm_prof.cli import cli
+    from halvm_prof.cli.app import cli
 
     lines = hp.read_bytes().splitlines(keepends=True)
     at = [i for i, line in enumerate(lines) if line.startswith(b"END_SAMPLE")][2]
