@@ -11,6 +11,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -184,7 +185,8 @@ static Py_ssize_t add_band(Scanner *s, const char *name, size_t len, uint64_t h,
     return id;
 }
 
-/* Parse [p, e) as a time the way float() would; 0 when it is not in the plain form. */
+/* Parse [p, e) as a time the way float() would; 0 when it is not in the plain form or not
+   finite ("1e400"), which the Python reader refuses. */
 static int parse_time(const char *p, const char *e, double *out) {
     size_t n = (size_t)(e - p);
     if (n == 0 || n > MAX_TIME_TEXT) return 0;
@@ -201,6 +203,7 @@ static int parse_time(const char *p, const char *e, double *out) {
         PyErr_Clear();
         return 0;
     }
+    if (!isfinite(v)) return 0;
     *out = v;
     return 1;
 }

@@ -179,9 +179,18 @@ def eventlog_stats(source: EventlogSource | str | os.PathLike[str] | IO[bytes]) 
     """:class:`EventlogStats` of an eventlog (a source, or a path or stream opened as one),
     read once, in time order."""
     if isinstance(source, EventlogSource):
-        return stats_of_timeline(source.timeline(budget=FIGURES))
+        return _stats(source)
     with open_source(source) as opened:
         log = opened.content
         if not isinstance(log, EventlogSource):
             raise log.refuse("this needs an eventlog (+RTS -l)")
-        return stats_of_timeline(log.timeline(budget=FIGURES))
+        return _stats(log)
+
+
+def _stats(log: EventlogSource) -> EventlogStats:
+    """The figures of ``log``; a log that ends inside its header has none (not zeros): the
+    reader's one-line error, as ``eventlog show`` gives."""
+    timeline = log.timeline(budget=FIGURES)
+    if (headerless := log.headerless()) is not None:
+        raise headerless
+    return stats_of_timeline(timeline)

@@ -46,6 +46,8 @@ def eventlog_facts(log: EventlogSource) -> EventlogFacts:
     fold = EventlogFactsFold()
     for e in log.events(fold.types):
         fold.add(e)
+    if (headerless := log.headerless()) is not None:
+        raise headerless  # no clock, task or pause to place a sample by
     return fold.facts(log.reader.note() if log.reader is not None else None, log.name)
 
 

@@ -191,7 +191,9 @@ def emit(text: str, output: str | None, what: str = "") -> None:
 
     with atomic_write(output) as f:
         f.write(text)
-    click.echo(f"wrote {output}{f' ({what})' if what else ''}")
+    from halvm_prof.render.messages import wrote
+
+    click.echo(wrote(output, what))
 
 
 def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = False) -> None:
@@ -206,9 +208,23 @@ def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = F
 
     with atomic_write(output, "wb") as f:
         f.write(data)
-    click.echo(f"wrote {output}{f' ({what})' if what else ''}", err=err)
+    from halvm_prof.render.messages import wrote
+
+    click.echo(wrote(output, what), err=err)
 
 
 def say(text: str, output: str | None) -> None:
-    """A message about the work done: on stderr when stdout carries the output (``-o -``)."""
-    click.echo(text, err=output == STDOUT)
+    """A message about the work done: on stderr when stdout carries the output (``-o -``);
+    escaped by ``words.printable`` (a JSON document keeps its lines)."""
+    from halvm_prof.words import printable
+
+    click.echo(printable(text), err=output == STDOUT)
+
+
+def tell(text: str, *, err: bool = False) -> None:
+    """A one-line message (a note, a warning): escaped by ``words.printable``, a newline in a
+    name it quotes included, so a path or label read from a file cannot break the line or
+    reach the terminal as an escape."""
+    from halvm_prof.words import printable
+
+    click.echo(printable(text, newlines=False), err=err)

@@ -22,6 +22,7 @@ from halvm_prof.cli.common import (
 )
 from halvm_prof.cli.plain import convert_lines, report_lines
 from halvm_prof.cli.plain import extract as extract_profile
+from halvm_prof.render.messages import shown_path
 
 _raw_option = click.option(
     "--raw", is_flag=True, help="Copy exactly the committed bytes, as the C tool does."
@@ -84,7 +85,7 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
         )
         return
     state = "closed cleanly" if rec.status.closed else "not closed cleanly"
-    where = "standard output" if output == STDOUT else output
+    where = "standard output" if output == STDOUT else shown_path(output)
     say(f"wrote {rec.output_size} bytes ({rec.kind}) to {where}; the profile was {state}", output)
     for line in report_lines(rec):
         say(line, output)

@@ -6,12 +6,15 @@ from textwrap import indent
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.demo import run_demo
 from halvm_prof.inputs.source import open_source
+from halvm_prof.render.messages import shown_path
 from halvm_prof.render.summary import render_summary
+from halvm_prof.words import printable
 
 
 @click.command()
@@ -22,7 +25,9 @@ def demo(directory: str) -> None:
     DIRECTORY defaults to ./disk_images. Its demo-*.disk files are replaced on every run.
     """
     steps = run_demo(directory)
-    table = Table(title=f"HaLVM profiling disks in {directory}", title_justify="left")
+    # Paths are shown escaped (words.printable) and never read as rich markup ("[b]").
+    shown = escape(shown_path(directory))
+    table = Table(title=f"HaLVM profiling disks in {shown}", title_justify="left")
     for column in ("device", "disk", "run", "committed", "recovered", "samples", "dropped"):
         table.add_column(
             column,
@@ -49,12 +54,14 @@ def demo(directory: str) -> None:
     console = Console(width=max(100, Console().width), soft_wrap=False)
     console.print(table)
     for step in steps:
-        console.print(f"\n{step.source} -> [bold]{step.output}[/bold]", highlight=False)
+        came, went = escape(shown_path(step.source)), escape(shown_path(step.output))
+        console.print(f"\n{came} -> [bold]{went}[/bold]", highlight=False)
         for note in step.recovery.notes:
-            console.print(f"  note: {note}", highlight=False)
+            console.print(f"  note: {escape(printable(note, newlines=False))}", highlight=False)
         with open_source(step.output) as source:
             data = summarize(source, top_n=3)
         click.echo(indent(render_summary(data), "  "), nl=False)
     click.echo(
-        f"\nNext: halvm-prof report {directory}/HaLVM.hp {directory}/HaLVM.prof -o report.html"
+        f"\nNext: halvm-prof report {shown_path(directory)}/HaLVM.hp "
+        f"{shown_path(directory)}/HaLVM.prof -o report.html"
     )

@@ -13,7 +13,9 @@ from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
 from halvm_prof.fileio import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
+from halvm_prof.render.messages import shown_path
 from halvm_prof.units import format_size, parse_size
+from halvm_prof.words import plural
 
 
 @click.group()
@@ -32,7 +34,7 @@ def create(path: str, size: str, force: bool) -> None:
     """
     nbytes = parse_size(size)
     create_image(path, nbytes, force=force)
-    click.echo(f"created {path}: {format_size(nbytes)} sparse raw image")
+    click.echo(f"created {shown_path(path)}: {format_size(nbytes)} sparse raw image")
 
 
 @disk.command()
@@ -86,17 +88,17 @@ def write(
         create=kind is OutputKind.NEW,
     )
     if kind is OutputKind.NEW:
-        click.echo(f"created {disk_path}")
+        click.echo(f"created {shown_path(disk_path)}")
     how = "closed" if result.closed else "not closed"
     if result.crashed:
         click.echo(
-            f"crashed after {result.sector_writes} sector writes: the status sector commits "
-            f"{result.committed_size} of {result.profile_size} bytes ({how})"
+            f"crashed after {plural(result.sector_writes, 'sector write')}: the status sector "
+            f"commits {result.committed_size} of {result.profile_size} bytes ({how})"
         )
     else:
         click.echo(
-            f"wrote {result.profile_size} bytes onto {disk_path} as an {GUEST[result.word]} "
-            f"in {result.sector_writes} sector writes ({how})"
+            f"wrote {result.profile_size} bytes onto {shown_path(disk_path)} as an "
+            f"{GUEST[result.word]} in {plural(result.sector_writes, 'sector write')} ({how})"
         )
 
 

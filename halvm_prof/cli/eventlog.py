@@ -16,6 +16,7 @@ from halvm_prof.cli.common import (
     echo_text,
     json_option,
     open_input_source,
+    tell,
 )
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
@@ -40,7 +41,7 @@ def _open(file: str) -> Iterator[EventlogReader]:
 
 def _note(text: str | None) -> None:
     if text:
-        click.echo(f"note: {text}", err=True)
+        tell(f"note: {text}", err=True)
 
 
 @eventlog.command()

@@ -16,6 +16,7 @@ from halvm_prof.cli.common import (
     load_band_names,
     names_option,
     open_input_source,
+    tell,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.errors import InputError
@@ -29,6 +30,8 @@ from halvm_prof.render.export import (
     formats_help,
     guess_format,
 )
+from halvm_prof.render.messages import wrote
+from halvm_prof.words import plural
 
 
 @click.command()
@@ -130,11 +133,10 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
 
         with atomic_write(output, "wb") as f:
             tl = export_timeline(log, fmt, f)
-        click.echo(
-            f"wrote {output} ({fmt}: {len(tl.caps)} capabilities, {tl.gc.count} collections)"
-        )
+        caps, collections = plural(len(tl.caps), "capability"), plural(tl.gc.count, "collection")
+        click.echo(wrote(output, f"{fmt}: {caps}, {collections}"))
     if tl.note:
-        click.echo(f"note: {tl.note}", err=True)
+        tell(f"note: {tl.note}", err=True)
 
 
 def _speedscope_samples(log: EventlogSource) -> str:
@@ -148,7 +150,7 @@ def _speedscope_samples(log: EventlogSource) -> str:
     if not ts.samples:
         raise log.refuse("it holds no time-profile samples: run a -prof program with +RTS -p -l")
     if tl.note:
-        click.echo(f"note: {tl.note}", err=True)
+        tell(f"note: {tl.note}", err=True)
     if not ts.exact_complete:
         click.echo(f"note: the first {len(ts.exact):,} of {ts.samples:,} samples", err=True)
     return render_speedscope_samples(ts, log.name)
@@ -193,7 +195,8 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
         profile = log.cost_centres()
         meta = PprofMeta(profile.program, _labels(pairs, profile.program))
         built = pprof_of_cost_centres(profile, meta, alloc=True)
-        return built.to_bytes(), f"pprof: {built.total[0]:,} ticks, {built.total[2]:,} bytes"
+        ticks = plural(built.total[0], "tick", sep=",")
+        return built.to_bytes(), f"pprof: {ticks}, {built.total[2]:,} bytes"
     fold = ProfSampleFold()
     # An eventlog's samples fold rides along its heap samples' pass: the log is read once.
     also = [fold] if isinstance(log, EventlogSource) and which is None else []
@@ -206,7 +209,7 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
     if fold.samples:
         program = fold.program or log.name
         built = pprof_of_samples(fold.result(), PprofMeta(program, _labels(pairs, program)))
-        return built.to_bytes(), f"pprof: {fold.samples:,} time-profile samples"
+        return built.to_bytes(), f"pprof: {plural(fold.samples, 'time-profile sample', sep=',')}"
     program = reader.header.job.split(" ", 1)[0] or log.name
     meta = PprofMeta(program, _labels(pairs, program), time_nanos=0)
     built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)
@@ -222,7 +225,7 @@ def pprof_of_perf(profile: CostCentreProfile, pairs: dict[str, str]) -> tuple[by
 
     meta = PprofMeta(profile.program, _labels(pairs, profile.program))
     built = pprof_of_cost_centres(profile, meta, alloc=False)
-    return built.to_bytes(), f"pprof: {built.total[0]:,} samples"
+    return built.to_bytes(), f"pprof: {plural(built.total[0], 'sample', sep=',')}"
 
 
 def _labels(pairs: dict[str, str], program: str) -> tuple[tuple[str, str], ...]:

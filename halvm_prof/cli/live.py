@@ -21,6 +21,8 @@ from halvm_prof.cli.common import (
     output_option,
 )
 from halvm_prof.errors import InputError
+from halvm_prof.render.messages import shown_path
+from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
     from halvm_prof.live.server import FleetHub, Hub
@@ -67,7 +69,7 @@ def _serve(
 
     if tui:
         assert isinstance(hub, Hub)
-        click.echo(f"watching {hub.state.source} (Ctrl-C to stop)")
+        click.echo(f"watching {shown_path(hub.state.source)} (Ctrl-C to stop)")
         if start is not None:
             start()
         _tui(hub)
@@ -225,7 +227,7 @@ def live(
 
         fleet = open_fleet(
             pairs,
-            title=f"halvm-prof live: {len(pairs)} sources",
+            title=f"halvm-prof live: {plural(len(pairs), 'source')}",
             alerts=rules,
             caps=caps,
             quiet_after=quiet_after,
@@ -343,9 +345,9 @@ def run(
                 return
             told_end.append(True)
             for line in end.verdict:
-                click.echo(line)
+                click.echo(printable(line, newlines=False))
             if end.report:
-                click.echo(f"report: {end.report}")
+                click.echo(f"report: {shown_path(end.report)}")
 
     def tick() -> None:
         runner.tick()

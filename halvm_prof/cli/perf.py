@@ -19,21 +19,23 @@ from halvm_prof.cli.common import (
     old_spelling,
     open_input_source,
     output_option,
+    tell,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
+from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.words import plural
 
 
 def _note(text: str | None) -> None:
     if text:
-        click.echo(f"note: {text}", err=True)
+        tell(f"note: {text}", err=True)
 
 
 def _told(told: tuple[tuple[str, str], ...]) -> None:
     """What reading perf.data told (an alignment that is a guess, a cut file), as the
     text merge says it."""
     for kind, text in told:
-        click.echo(f"{kind}: {text}", err=True)
+        tell(f"{kind}: {text}", err=True)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -96,9 +98,9 @@ def record(
             duration=duration,
             force=force,
         )
-        click.echo(f"wrote {done.perf_data}")
+        click.echo(wrote(done.perf_data))
         if done.eventlog:
-            click.echo(f"its eventlog: {done.eventlog}")
+            click.echo(f"its eventlog: {shown_path(done.eventlog)}")
         return
     if duration is not None:
         raise click.UsageError("--duration goes with --pid")
@@ -113,9 +115,9 @@ def record(
         call_graph=call_graph,
         force=force,
     )
-    click.echo(f"wrote {done.perf_data}")
+    click.echo(wrote(done.perf_data))
     if done.eventlog:
-        click.echo(f"wrote {done.eventlog}")
+        click.echo(wrote(done.eventlog))
     if done.exit_code:
         _note(f"{program[0]} exited with code {done.exit_code}")
 
@@ -197,7 +199,7 @@ def report(
 
             with atomic_write(export_to) as f:
                 f.write(text)
-            click.echo(f"wrote {export_to} ({what})", err=True)
+            click.echo(wrote(export_to, what), err=True)
         else:
             emit(text, export_to, what)
     for note in profile.notes:
@@ -276,7 +278,7 @@ def merge(
     else:
         echo_text(format_perf_merge(result, top))
     if result.alignment.warning:
-        click.echo(f"warning: {result.alignment.warning}", err=True)
+        tell(f"warning: {result.alignment.warning}", err=True)
     for note in result.notes:
         _note(note)
 
@@ -297,9 +299,11 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
     caps = ", ".join(
         f"{n:,} on {'no capability' if c is None else f'capability {c}'}" for c, n in done.by_cap
     )
+    events = plural(done.events, "event", sep=",")
+    samples = plural(done.samples, "perf sample", sep=",")
+    names = plural(done.names, "function name", sep=",")
     click.echo(
-        f"wrote {output} ({done.events:,} events of the log, {done.samples:,} perf samples"
-        f"{': ' + caps if caps else ''}; {done.names:,} function names)"
+        wrote(output, f"{events} of the log, {samples}{': ' + caps if caps else ''}; {names}")
     )
     if done.outside:
         _note(
@@ -320,5 +324,6 @@ def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output
         told: list[tuple[str, str]] = []
         with atomic_write(output, "wb") as out:
             tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary, told=told)
-    click.echo(f"wrote {output} (perfetto: {len(tl.caps)} capabilities, {placed} perf samples)")
+    caps = plural(len(tl.caps), "capability")
+    click.echo(wrote(output, f"perfetto: {caps}, {plural(placed, 'perf sample')}"))
     _told(tuple(told))

@@ -113,8 +113,11 @@ def extract(
 
 
 def report_lines(rec: Recovery) -> list[str]:
-    """What the recovery found, as the C tool's ``NOTE:``/``Recovered``/``Dropped`` lines."""
-    lines = [f"NOTE: {note}" for note in rec.notes]
+    """What the recovery found, as the C tool's ``NOTE:``/``Recovered``/``Dropped`` lines (a
+    note escaped by ``words.printable``, one line, in both forms of ``convert-profile``)."""
+    from halvm_prof.words import printable
+
+    lines = [f"NOTE: {printable(note, newlines=False)}" for note in rec.notes]
     if rec.samples is not None and not rec.complete:
         what = "sample" if rec.samples == 1 else "samples"
         lines.append(f"Recovered {rec.samples} complete heap {what}")

@@ -12,6 +12,7 @@ from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, j
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import InputError
+from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
 
@@ -103,6 +104,6 @@ def postmortem(
         else:
             echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
             if output:
-                click.echo(f"wrote {output}")
+                click.echo(wrote(output))
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")

@@ -16,6 +16,8 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 
+from halvm_prof.words import printable
+
 #: Seconds of work before the bar appears (``HALVM_PROF_PROGRESS_DELAY`` overrides, for tests).
 DELAY = 2.0
 _REFRESH = 0.1
@@ -91,13 +93,14 @@ def _show(what: str, total: int | None, start: int, stop: threading.Event) -> No
         TransferSpeedColumn,
     )
 
-    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    # The label names an input: escaped, and never read as rich markup ("[b]").
+    columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False)]
     if total:
         columns.append(BarColumn())
     columns += [DownloadColumn(binary_units=True), TransferSpeedColumn(), TimeElapsedColumn()]
     console = Console(file=sys.stderr)
     with Progress(*columns, console=console, transient=True, auto_refresh=False) as bar:
-        task = bar.add_task(what, total=total or None)
+        task = bar.add_task(printable(what, newlines=False), total=total or None)
         while True:
             done = (bytes_read() or start) - start
             bar.update(task, completed=min(done, total) if total else done)

@@ -27,6 +27,7 @@ from halvm_prof.cli.common import (
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.fileio import display_name
 from halvm_prof.render.html import write_report
+from halvm_prof.render.messages import wrote
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | os.PathLike[str] | None]) -> None:
@@ -155,4 +156,4 @@ def report(
             ]
             data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
         write_page(output, data)
-    say(f"wrote {output}", output)
+    say(wrote(output), output)

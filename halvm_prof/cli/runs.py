@@ -17,6 +17,8 @@ from halvm_prof.cli.common import (
     names_option,
     refuse_existing,
 )
+from halvm_prof.render.messages import shown_path, wrote
+from halvm_prof.words import plural
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,7 +72,10 @@ def add(
             }
         )
     else:
-        click.echo(f"added run {run.id} ({len(figures.figures)} figures) to {store.where}")
+        click.echo(
+            f"added run {run.id} ({plural(len(figures.figures), 'figure')}) "
+            f"to {shown_path(store.where)}"
+        )
 
 
 @runs.command(name="list")
@@ -197,7 +202,7 @@ def remove(run_refs: tuple[str, ...], store_url: str | None) -> None:
     with open_store(store_url) as store:
         ids = sorted({store.resolve(r).id for r in run_refs})
         count = store.remove(ids)
-    click.echo(f"removed {count} run{'s' if count != 1 else ''}: {', '.join(map(str, ids))}")
+    click.echo(f"removed {plural(count, 'run')}: {', '.join(map(str, ids))}")
 
 
 @runs.command()
@@ -211,7 +216,7 @@ def prune(keep: int, store_url: str | None) -> None:
 
     with open_store(store_url) as store:
         count = store.prune(keep)
-    click.echo(f"removed {count} run{'s' if count != 1 else ''}, kept the newest {keep}")
+    click.echo(f"removed {plural(count, 'run')}, kept the newest {keep}")
 
 
 @runs.command()
@@ -239,4 +244,4 @@ def report(
     with open_store(store_url) as store:
         page = trend_page(store, last=last, top=top, pct=threshold)
     write_trend_page(page, output)
-    click.echo(f"wrote {output} ({len(page.runs)} runs)")
+    click.echo(wrote(output, plural(len(page.runs), "run")))

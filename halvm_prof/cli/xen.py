@@ -15,6 +15,7 @@ from halvm_prof.cli.common import (
     force_option,
     json_option,
 )
+from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
@@ -149,15 +150,15 @@ def prepare(
             f"created {_show(disk.path)} ({format_size(disk.estimate.suggested)}) for "
             f"{disk.device}: {disk.estimate.basis}"
         )
-    click.echo(f"wrote {_show(plan.config_path)}")
+    click.echo(wrote(_show(plan.config_path)))
     click.echo(f"\nrun it:\n  xl create {_show(plan.config_path)}")
     click.echo("afterwards:")
     for disk in plan.disks:
         out = "HaLVM.prof" if disk.device == PROF_DEVICE else "HaLVM.hp"
-        click.echo(f"  convert-profile {_show(disk.path)} {plan.name}-{out}")
+        click.echo(f"  convert-profile {_show(disk.path)} {shown_path(f'{plan.name}-{out}')}")
 
 
 def _show(path: Path) -> str:
     """A path as the user reads it best: relative to the current folder when inside it."""
     rel = os.path.relpath(path)
-    return str(path) if rel.startswith("..") else rel
+    return shown_path(path if rel.startswith("..") else rel)

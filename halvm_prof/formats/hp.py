@@ -17,6 +17,7 @@ without GHC's ``(N)`` (:mod:`halvm_prof.formats.stacks`), as its eventlog names 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -101,11 +102,20 @@ class HpReader:
             what, path=self.path, line=line, hint="is this a GHC heap profile (.hp)?"
         )
 
-    def _time(self, value: bytes, line: int) -> float:
+    def _time(self, keyword: bytes, value: bytes, line: int) -> float:
+        """The seconds after ``keyword`` on ``line``: a finite number, as GHC writes it (Python's
+        ``float`` also takes "nan" and "inf", and "1e400" overflows to inf)."""
         try:
-            return float(value)
+            time = float(value)
         except ValueError:
-            raise self._error(line, f"not a time: {value.decode('utf-8', 'replace')!r}") from None
+            time = math.nan
+        if math.isfinite(time):
+            return time
+        text = value.strip().decode("utf-8", "surrogateescape")
+        if not text:
+            raise self._error(line, f"{keyword.decode()} has no time")
+        wrong = "is not a number of seconds" if math.isnan(time) else "is out of range"
+        raise self._error(line, f"{keyword.decode()} time {text[:40]!r} {wrong}")
 
     def __iter__(self) -> Iterator[HeapSample]:
         lines = iter(self._stream)
@@ -130,7 +140,7 @@ class HpReader:
                     numbered = cost_centre_bands(self._fields["job"])
                 in_header = False
                 begin_line = number
-                sample = HeapSample(self._time(rest, number))
+                sample = HeapSample(self._time(keyword, rest, number))
                 values = sample.values
                 ended = False
                 # The census's band lines, in a tight loop: this is where the time goes.
@@ -139,10 +149,12 @@ class HpReader:
                     if raw[-1:] != b"\n":
                         break
                     if raw.startswith(KEYWORD_END) and b"\t" not in raw:
-                        end = self._time(raw[10:], number)
+                        end = self._time(KEYWORD_END, raw[10:], number)
                         if end != sample.time:
                             raise self._error(
-                                number, f"END_SAMPLE {end} closes the sample begun at {sample.time}"
+                                number,
+                                f"END_SAMPLE {raw[10:].strip().decode()} does not match the "
+                                f"BEGIN_SAMPLE {sample.time} of line {begin_line}",
                             )
                         ended = True
                         break
@@ -179,7 +191,7 @@ class HpReader:
                 last_empty, last_time = not values, sample.time
                 yield sample
             elif keyword == KEYWORD_MARK:
-                self.marks.append(self._time(rest, number))
+                self.marks.append(self._time(keyword, rest, number))
                 in_header = False
             elif in_header and keyword in _HEADER_KEYS:
                 self._fields[_HEADER_KEYS[keyword]] = _quoted(rest)

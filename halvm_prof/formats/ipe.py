@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.heap import ipe_description
+from halvm_prof.formats.eventlog.heap import ipe_description, source_location
 from halvm_prof.jsonable import plain
 from halvm_prof.model import HeapSample
 
@@ -119,7 +119,8 @@ def band_address(band: str) -> int | None:
 @dataclass(frozen=True, slots=True)
 class InfoTable:
     """One info table: from an IPE event (every field) or an ELF symbol (``table``, and the
-    module and closure kind read from the symbol's name)."""
+    module and closure kind read from the symbol's name). ``srcloc`` is kept without its
+    empty parts (:func:`~halvm_prof.formats.eventlog.heap.source_location`)."""
 
     address: int
     table: str
@@ -129,6 +130,10 @@ class InfoTable:
     module: str
     srcloc: str
     origin: Origin
+
+    def __post_init__(self) -> None:
+        # Every way in (IPE events, a binary's IPE entries) names a table alike.
+        object.__setattr__(self, "srcloc", source_location(self.srcloc))
 
     @property
     def full(self) -> str:

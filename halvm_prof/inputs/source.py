@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
-from halvm_prof.errors import HalvmProfError, InputError
+from halvm_prof.errors import FormatError, HalvmProfError, InputError
 from halvm_prof.fileio import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
@@ -343,6 +343,13 @@ class EventlogSource(Source):
         return EventlogFollower(
             self._follow_feed(), types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
         )
+
+    def headerless(self) -> FormatError | None:
+        """After a pass: the reader's one-line error when the log ends inside its header (no
+        event could be read), else None. A command whose output is the log's figures or trace
+        raises it rather than show a run of nothing as zeros; one that describes the file (a
+        summary) says instead where it stops."""
+        return None if self.reader is None else self.reader.headerless()
 
     def open_reader(self) -> EventlogReader:
         """A reader at the log's start; after a pass, its ``note()``/``error()`` tell how the

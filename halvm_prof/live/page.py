@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from halvm_prof.render.html import render_page
+from halvm_prof.words import plural
 
 if TYPE_CHECKING:
     from halvm_prof.live.state import Snapshot
@@ -45,7 +46,7 @@ def tui_view(snap: Snapshot, top: int = 8) -> RenderableType:
         head,
         Text(
             f"heap now {_bytes(heap.last_total)}, peak {_bytes(heap.peak_total)}, "
-            f"{snap.samples} censuses"
+            f"{plural(snap.samples, 'census')}"
         ),
     ]
     table = Table(box=None, show_header=True, header_style="bold")

@@ -27,6 +27,7 @@ from halvm_prof.errors import InputError, OutputError
 from halvm_prof.inputs.follow import FifoFeed, FileFeed
 from halvm_prof.inputs.source import stream_source
 from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
+from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import heap_exhausted, parse_rts
 
 #: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
@@ -350,7 +351,7 @@ class Run:
 
             verdict += heap_verdict(self.saved_hp, exhausted).verdict
         report = self._write_report(crashed) if saved else None
-        verdict.append("saved " + ", ".join(str(p) for p in saved) if saved else "nothing saved")
+        verdict.append("saved " + ", ".join(map(shown_path, saved)) if saved else "nothing saved")
         return ExitView(
             code=code if sig is None else None,
             signal=sig,

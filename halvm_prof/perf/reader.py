@@ -21,6 +21,7 @@ from halvm_prof.fileio import open_input
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.stop import Stop
+from halvm_prof.words import plural
 
 #: Bytes read at a time from the data section.
 CHUNK = 1 << 20
@@ -465,7 +466,7 @@ class PerfData:
         if self.stop is not None and self.stop.reason != "end":
             parts.append(f"reading stopped at byte {self.stop.offset}: {self.stop.message}")
         if self.lost:
-            parts.append(f"the kernel lost {self.lost} samples (try a lower --frequency)")
+            parts.append(f"the kernel lost {plural(self.lost, 'sample')} (try a lower --frequency)")
         if not parts:
             return None
         where = self.path or "perf.data"

@@ -162,12 +162,20 @@ def guess_format(output: str, among: Collection[str] | None = None) -> str:
     raise InputError(f"cannot tell the export format from the name {output!r}", hint=hint)
 
 
+def _refuse_headerless(log: EventlogSource) -> None:
+    """A trace of a log cut inside its header would be a run of nothing: its one-line error
+    instead (``eventlog show``'s and ``eventlog stats``' word)."""
+    if (headerless := log.headerless()) is not None:
+        raise headerless
+
+
 def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
     """Write the ``fmt`` export of the eventlog ``log`` to ``out`` in one pass; the timeline
     returned carries the log's ``complete``/``note``."""
     writer = TIMELINE_EXPORTERS[fmt].writer(out)
     if fmt != "perfetto":
         tl = log.timeline(sinks=[writer])
+        _refuse_headerless(log)
         writer.close(tl)
         return tl
     from halvm_prof.analysis.samples import ProfSampleFold
@@ -176,6 +184,7 @@ def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
     assert isinstance(writer, PerfettoWriter)
     fold = ProfSampleFold()
     tl = log.timeline(sinks=[writer], also=[fold])
+    _refuse_headerless(log)
     # Time-profile samples (+RTS -p -l): an instant per sample on its capability's track,
     # named by the innermost cost centre, the whole stack as an argument.
     ts = fold.result()

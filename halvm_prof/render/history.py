@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from halvm_prof.history.figures import Figure
 from halvm_prof.history.store import RunInfo, TrendPoint
-from halvm_prof.words import figure
+from halvm_prof.words import figure, plural
 
 
 def _lines(lines: Sequence[str]) -> str:
@@ -69,7 +69,7 @@ def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
 
 def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint]) -> str:
     """One line per run, oldest first, with the change from the run before."""
-    lines = [f"{metric} of {name} ({scope}), {len(points)} runs"]
+    lines = [f"{metric} of {name} ({scope}), {plural(len(points), 'run')}"]
     if not points:
         return _lines(lines)
     w = _label_width(p.label for p in points)

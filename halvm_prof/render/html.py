@@ -17,6 +17,7 @@ import jinja2
 from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
 from halvm_prof.fileio import atomic_write
 from halvm_prof.render.timeline_page import section_data
+from halvm_prof.words import plural
 
 if TYPE_CHECKING:
     from halvm_prof.timeline.model import Budget
@@ -31,13 +32,15 @@ def static_text(name: str) -> str:
 
 
 def jinja_environment() -> jinja2.Environment:
-    """The templates' environment: autoescaped, strict, ``tojson`` with sorted keys."""
+    """The templates' environment: autoescaped, strict, ``tojson`` with sorted keys, and
+    ``plural`` (``words.plural``: ``{{ n|plural("run") }}``)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters["plural"] = plural
     env.policies["json.dumps_kwargs"] = {
         "sort_keys": True,
         "separators": (",", ":"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from halvm_prof.words import plural
+
 if TYPE_CHECKING:  # the merge's eventlog reader is not needed to print a report
     from halvm_prof.perf.merge import IntervalSamples, PerfMerge
     from halvm_prof.perf.profile import PerfProfile
@@ -50,7 +52,7 @@ def format_perf_report(p: PerfProfile, top: int = 20) -> str:
         + (f", {p.other_samples} of other processes" if p.other_samples else ""),
     ]
     if p.lost:
-        lines.append(f"{'lost':<10}{p.lost} samples")
+        lines.append(f"{'lost':<10}{plural(p.lost, 'sample')}")
     lines += _table(
         "by category",
         ("category", ""),
@@ -121,8 +123,8 @@ def format_perf_merge(m: PerfMerge, top: int = 10) -> str:
     else:
         lines.append(
             f"{'confidence':<12}{100 * m.confidence:.1f}% "
-            f"({m.gc_samples_in_pauses} of {m.gc_samples} samples in GC functions fall inside "
-            "the eventlog's GC pauses)"
+            f"({m.gc_samples_in_pauses} of {plural(m.gc_samples, 'sample')} in GC functions fall "
+            "inside the eventlog's GC pauses)"
         )
     caps = ", ".join(f"cap {'?' if c is None else c}: {n}" for c, n in m.caps)
     lines.append(f"{'by cap':<12}{caps or 'none'}")

@@ -28,6 +28,8 @@ def write_perfetto_with_samples(
     writer = PerfettoWriter(out)
     facts_fold = EventlogFactsFold()
     tl = log.timeline(also=[facts_fold], sinks=[writer])
+    if (headerless := log.headerless()) is not None:
+        raise headerless  # a trace of nothing, its samples placed by nothing
     facts = facts_fold.facts(tl.note)
     placed = 0
     for si in placed_samples(perf, facts, binary=binary, told=told):

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from halvm_prof.words import plural
 from tests.browser.test_report_browser import ARTIFACTS, INK
 from tests.browser.test_report_browser import browser as browser
 from tests.live.helpers import GROW_ALERT, writing
@@ -107,6 +108,13 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
             grow = browser.find_element("css selector", '.tile[data-label="grow"]')
             assert "alerting" in grow.get_attribute("class")
             assert f"ALERT {GROW_ALERT} (measured peak +" in grow.text
+            status = browser.find_element("id", "status").text
+            assert status.startswith("3 sources, 0 running; ") and "; 1 alert firing" in status
+            assert all(
+                f" · {plural(t['points'], 'census')} · "
+                in browser.find_element("css selector", f'.tile[data-label="{label}"]').text
+                for label, t in tiles.items()
+            )
             alerts = browser.find_element("id", "alerts")
             assert alerts.is_displayed() and alerts.text.startswith("grow: ")
             # Tiles in the server's rank order (slope, then peak).

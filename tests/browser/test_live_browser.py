@@ -228,6 +228,9 @@ def test_a_page_with_no_census_or_one_at_time_0_is_drawn_at_once(
         browser.get(url)
         _until(browser, "return window.halvmLive && window.halvmLive.snapshots > 0")
         assert browser.execute_script("return window.halvmLive.points") == censuses
+        if censuses:  # was "1 complete censuses"
+            meta = browser.find_element("id", "heap-meta").text
+            assert meta.startswith("1 complete census; now "), meta
         # What froze the page is checked, not a time: the axes ECharts computed are small.
         for chart in ("heap-chart", "gc-chart"):
             extent, ticks = browser.execute_script(

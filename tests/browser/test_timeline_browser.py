@@ -11,6 +11,7 @@ import functools
 import http.server
 import itertools
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -348,4 +349,20 @@ def test_many_markers_are_labelled_apart_and_zooming_in_labels_the_rest(
     assert near["shown"]["view"] == 3, near
     assert near["shown"]["labelled"] == near["shown"]["view"], (near, lo, hi)
     _shot(browser, "timeline-markers-zoomed.png")
+    assert _errors(browser) == []
+
+
+def test_counts_of_one_are_worded_singular(browser: Any, tmp_path: Path) -> None:
+    """Was "1 collections" (GHC 9.6's parfib -N2 collects once) on the runtime section's line;
+    a one-capability log said "1 capability" already, and says it still."""
+    html = tmp_path / "one.html"
+    files = [str(DATA / "ghc96/parfib-N2-l.eventlog"), str(DATA / "ghc96/leaky-hT-l.eventlog")]
+    write_file_report(files, html, title="one")
+    _open(browser, html)
+    metas = [m.text for m in browser.find_elements("css selector", "section.section p.meta")]
+    parfib = next(m for m in metas if "2 capabilities" in m)
+    assert " — 1 collection (" in parfib and "1 collections" not in parfib
+    assert re.search(r" — 9 threads — [\d,]+ sparks created", parfib)
+    leaky = next(m for m in metas if "on 1 capability —" in m)
+    assert re.search(r" — [\d,]+ collections \(0 parallel\)", leaky)
     assert _errors(browser) == []

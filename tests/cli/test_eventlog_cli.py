@@ -59,6 +59,57 @@ def test_show_of_a_cut_log_prints_complete_events_and_a_note(tmp_path: Path) -> 
         assert set(events) <= set(reference.split(b"\n")), cut
 
 
+@pytest.mark.parametrize("log", [PARFIB, DATA / "ghc96/parfib-N2-l.eventlog"], ids=["9.0", "9.6"])
+def test_stats_of_a_log_cut_in_its_header_is_show_s_one_line_error(
+    tmp_path: Path, log: Path
+) -> None:
+    """Was exit 0 with "events 0 ... GC 0 collections": figures of a log no event of which can
+    be read, shown as zeros."""
+    data = log.read_bytes()
+    header_end = data.index(b"datb")  # the data section's marker ends the header
+    for cut in (4, 5, 100, header_end // 2, header_end - 1, header_end):
+        path = tmp_path / "cut.eventlog"
+        path.write_bytes(data[:cut])
+        code, out, err = _run("stats", str(path))
+        assert code == 1 and out == b"", (cut, out)
+        assert err.startswith(f"Error: {path}: the log stops inside its header, at byte {cut}")
+        assert err.count("\n") == 1, err
+        assert _run("show", str(path))[2] == err  # the same word as show's
+        assert _run("stats", "--json", str(path))[:2] == (1, b"")
+    path.write_bytes(data[: header_end + 4])  # the whole header, no event yet: figures of it
+    assert _run("stats", str(path))[0] == 0
+
+
+def test_traces_and_merges_of_a_log_cut_in_its_header_are_that_error(tmp_path: Path) -> None:
+    """export --to perfetto/chrome-trace and perf merge wrote a trace of nothing ("0
+    capabilities, 0 collections") or placed samples by nothing, and exited 0."""
+    perf = DATA / "perf"
+    data = (perf / "work.eventlog").read_bytes()
+    cut = tmp_path / "cut.eventlog"
+    cut.write_bytes(data[: data.index(b"datb") // 2])
+    error = f"Error: {cut}: the log stops inside its header, at byte {cut.stat().st_size}: "
+    out = tmp_path / "out"
+    merge = [
+        "perf",
+        "merge",
+        str(perf / "work.perf.data"),
+        str(cut),
+        "--binary",
+        str(perf / "work"),
+    ]
+    for args in (
+        ["export", str(cut), "--to", "perfetto", "-o", f"{out}.pftrace"],
+        ["export", str(cut), "--to", "chrome-trace", "-o", f"{out}.json"],
+        merge,
+        [*merge, "-o", f"{out}.pftrace"],
+        [*merge, "-o", f"{out}.eventlog"],
+    ):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.stderr.startswith(error) and result.stderr.count("\n") == 1, result.stderr
+        assert result.stdout == "" and list(tmp_path.iterdir()) == [cut]
+
+
 def test_show_follow_prints_file_order(tmp_path: Path) -> None:
     code, out, _ = _run("show", "--follow", "--poll", "0.01", "--idle-timeout", "1", str(PARFIB))
     assert code == 0

@@ -142,6 +142,15 @@ def test_merge_counts_the_samples_it_leaves_out_in_words(tmp_path: Path) -> None
     assert code == 0 and "note: 1 sample before the eventlog's clock starts" in err, err
 
 
+def test_merge_to_perfetto_words_one_capability(tmp_path: Path) -> None:
+    """Was "(perfetto: 1 capabilities, ...)": the program ran on one capability."""
+    out = tmp_path / "m.pftrace"
+    log = str(PERF / "work.eventlog")
+    code, said, err = run("perf", "merge", FULL, log, "--binary", BINARY, "-o", str(out))
+    assert code == 0, err
+    assert said.startswith(f"wrote {out} (perfetto: 1 capability, "), said
+
+
 @pytest.mark.parametrize("suffix", [".eventlog", ".pftrace"])
 def test_merge_into_a_file_says_what_the_text_merge_says(suffix: str, tmp_path: Path) -> None:
     # A cut perf.data lost its clock data: the samples are placed by a guess, and the outputs

@@ -63,7 +63,7 @@ def test_add_list_show_trend(store_url: str) -> None:
         for i, b in enumerate(BREAKDOWNS)
     ]
     r = run("runs", "trend", "heap", "--last", "1", "--store", store_url)
-    assert r.exit_code == 0 and "peak of heap (total), 1 runs" in r.stdout
+    assert r.exit_code == 0 and "peak of heap (total), 1 run\n" in r.stdout
     r = run("runs", "trend", "Main.lazySum", "--metric", "alloc", "--store", store_url)
     assert r.exit_code == 0 and r.stdout.startswith("alloc of Main.lazySum (cc), 3 runs")
 
@@ -135,6 +135,10 @@ def test_remove_prune_report(store_url: str, tmp_path: Path) -> None:
     assert run("runs", "report", "-o", str(out), "--store", store_url).exit_code == 1
     r = run("runs", "prune", "--keep", "1", "--store", store_url)
     assert r.exit_code == 0 and r.stdout.startswith("removed 1 run,")
+    # One run left: "1 run", never "1 runs", on the command's line and on the page.
+    r = run("runs", "report", "-o", str(out), "--force", "--store", store_url)
+    assert r.exit_code == 0 and r.stdout == f"wrote {out} (1 run)\n", r.output
+    assert "1 run, oldest first" in out.read_text()
     r = run("runs", "list", "--json", "--store", store_url)
     assert [x["run"] for x in json.loads(r.stdout)] == [3]
 

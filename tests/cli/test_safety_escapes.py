@@ -108,3 +108,84 @@ def test_runs_store_and_print_a_name_that_is_not_utf8(tmp_path: Path, store_url:
         assert "\x1b" not in out and "\x07" not in out, out
     assert r"v1\x1b]8;;http://x\x07link" in outputs[0]
     assert SHOWN in outputs[2] and SHOWN in outputs[3]
+
+
+#: An output name with a newline, a terminal-title escape and a byte that is not UTF-8: the
+#: line naming it must show it escaped, on one line.
+BAD_PATH_PART = b"out\n\x1b]0;pwned\x07\xff"
+SHOWN_PATH_PART = r"out\n\x1b]0;pwned\x07\xff"
+
+
+def _names_it_escaped(done: subprocess.CompletedProcess[bytes], lead: str) -> None:
+    assert done.returncode == 0, done.stderr
+    said = (done.stdout + done.stderr).decode("utf-8")  # strict: valid UTF-8
+    lines = [line for line in said.splitlines() if line.startswith(lead)]
+    assert len(lines) == 1 and SHOWN_PATH_PART in lines[0], said
+    assert "\x1b" not in said and "\x07" not in said, said
+
+
+def _bad(tmp_path: Path, suffix: str) -> bytes:
+    return os.fsencode(tmp_path) + b"/" + BAD_PATH_PART + suffix.encode()
+
+
+PERF = CORPUS.parent / "perf"
+XEN = ["xen-config", "--kernel", "k", "--memory", "64", "--rts", "-hc", "--hp-disk", "h"]
+MERGE = [
+    "perf",
+    "merge",
+    PERF / "work.perf.data",
+    PERF / "work.eventlog",
+    "--binary",
+    PERF / "work",
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "suffix", "lead"),
+    [
+        (["export", CORPUS / "leaky-hc.prof", "-o"], ".folded", "wrote "),
+        (["export", CORPUS / "leaky-hc.prof", "--to", "pprof", "-o"], ".pb.gz", "wrote "),
+        (["export", CORPUS / "parfib-N2.eventlog", "--to", "perfetto", "-o"], ".pftrace", "wrote "),
+        (["report", CORPUS / "leaky-hc.hp", "-o"], ".html", "wrote "),
+        ([*XEN, "-o"], ".cfg", "wrote "),
+        (["disk", "create", "--size", "1M"], ".disk", "created "),
+        (["extract", ROOT / "disk_images/demo-hp.disk", "-o"], ".hp", "wrote "),
+        (["perf", "report", PERF / "work", PERF / "work.perf.data", "-o"], ".folded", "wrote "),
+        ([*MERGE, "-o"], ".pftrace", "wrote "),
+        ([*MERGE, "-o"], ".eventlog", "wrote "),
+    ],
+)  # fmt: skip
+def test_a_written_path_is_named_escaped(
+    tmp_path: Path, args: list[str | Path], suffix: str, lead: str
+) -> None:
+    """Was printed raw: a newline split the line, ESC ] ... BEL retitled the terminal."""
+    _names_it_escaped(halvm(*args, _bad(tmp_path, suffix)), lead)
+
+
+def test_disk_write_and_runs_report_name_their_path_escaped(tmp_path: Path) -> None:
+    disk = _bad(tmp_path, ".disk")
+    _names_it_escaped(halvm("disk", "write", CORPUS / "leaky-hc.hp", disk), "wrote ")
+    store = b"sqlite://" + _bad(tmp_path, ".sqlite")
+    _names_it_escaped(halvm("runs", "add", CORPUS / "leaky-hc.hp", "--store", store), "added ")
+    page = _bad(tmp_path, ".html")
+    _names_it_escaped(halvm("runs", "report", "--store", store, "-o", page), "wrote ")
+
+
+def test_notes_name_their_file_escaped(tmp_path: Path) -> None:
+    """A note names the file it is about ("note: PATH: the log ends ..."): it was printed raw."""
+    cut = _bad(tmp_path, ".eventlog")
+    data = (CORPUS / "parfib-N2.eventlog").read_bytes()
+    Path(os.fsdecode(cut)).write_bytes(data[: len(data) // 2])
+    for args in (
+        ["eventlog", "stats", cut],
+        ["eventlog", "show", cut],
+        ["export", cut, "--to", "perfetto", "-o", tmp_path / "cut.pftrace"],
+    ):
+        _names_it_escaped(halvm(*args), "note: ")
+
+
+def test_demo_names_its_folder_escaped_and_never_as_markup(tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path) + b"/[bold]" + BAD_PATH_PART
+    done = halvm("demo", folder)
+    _names_it_escaped(done, "Next: ")
+    assert "[bold]" + SHOWN_PATH_PART in done.stdout.decode()

@@ -168,6 +168,23 @@ def test_tui_view_shows_heap_bands_and_status() -> None:
     assert biggest[:30] in text
 
 
+def test_tui_view_of_one_census_says_census(tmp_path: Path) -> None:
+    """Was "1 censuses": the first census of the corpus profile, alone."""
+    from rich.console import Console
+
+    lines = (CORPUS / "leaky-hc.hp").read_text().splitlines(keepends=True)
+    one = tmp_path / "one.hp"
+    one.write_text("".join(lines[: lines.index("END_SAMPLE 0.000000\n") + 1]))
+    follower = hp_follower(one)
+    state = LiveState(str(one), "hp", heap=follower)
+    state.poll()
+    console = Console(width=100, record=True)
+    console.print(tui_view(state.snapshot()))
+    follower.close()
+    text = console.export_text()
+    assert "1 census" in text and "1 censuses" not in text, text
+
+
 def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> None:
     exe = build("Ticker", tmp_path)
     run = _halvm("run", "--no-open", "-N2", "-o", "saved", "--", str(exe), "10000", cwd=tmp_path)

@@ -144,6 +144,14 @@ def test_pure_switch_and_same_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     assert summarize_file(path).to_json() == fast
 
 
+def test_a_time_out_of_range_is_left_to_python() -> None:
+    """ "1e400" parsed as inf, so the scanner summed a census the Python reader refuses."""
+    data = HEAD + b"BEGIN_SAMPLE 1e400\nband\t12\nEND_SAMPLE 1e400\n"
+    assert scanned(data) is None
+    with pytest.raises(FormatError, match="BEGIN_SAMPLE time '1e400' is out of range"):
+        python_reading(data)
+
+
 def test_sums_beyond_64_bits_stay_exact() -> None:
     big = 999_999_999_999_999_999
     body = b"".join(b"BEGIN_SAMPLE %d\nband\t%d\nEND_SAMPLE %d\n" % (t, big, t) for t in range(40))

@@ -167,8 +167,10 @@ def test_job_with_quotes_as_ghc_escapes_them() -> None:
     [
         (b'JOB "x"\nBEGIN_SAMPLE 0\nno tab here\nEND_SAMPLE 0\n', 3, "band line"),
         (b'JOB "x"\nBEGIN_SAMPLE 0\nband\t12x\nEND_SAMPLE 0\n', 3, "whole number"),
-        (b'JOB "x"\nBEGIN_SAMPLE 0\nEND_SAMPLE 1\n', 3, "closes the sample"),
-        (b'JOB "x"\nBEGIN_SAMPLE zero\n', 2, "not a time"),
+        (b'JOB "x"\nBEGIN_SAMPLE 0\nEND_SAMPLE 1\n', 3, "END_SAMPLE 1 does not match the BEGIN"),
+        (b'JOB "x"\nBEGIN_SAMPLE zero\n', 2, "BEGIN_SAMPLE time 'zero' is not a number"),
+        (b'JOB "x"\nBEGIN_SAMPLE nan\n', 2, "BEGIN_SAMPLE time 'nan' is not a number"),
+        (b'JOB "x"\nMARK inf\n', 2, "MARK time 'inf' is out of range"),
         (b"hello world\n", 1, "unexpected line"),
     ],
 )
@@ -224,3 +226,43 @@ def test_missing_file_is_one_line() -> None:
 
     with pytest.raises(InputError, match="no such file"):
         open_source("/nonexistent/x.hp")
+
+
+@pytest.mark.parametrize(
+    ("end", "message"),
+    [
+        (b"nan", "END_SAMPLE time 'nan' is not a number of seconds"),
+        (b"NaN", "END_SAMPLE time 'NaN' is not a number of seconds"),
+        (b"1e400", "END_SAMPLE time '1e400' is out of range"),
+        (b"-inf", "END_SAMPLE time '-inf' is out of range"),
+        (b"0.0x", "END_SAMPLE time '0.0x' is not a number of seconds"),
+        (b"", "END_SAMPLE has no time"),
+    ],
+)
+@pytest.mark.parametrize("pure", ["1", ""], ids=["python", "compiled"])
+@pytest.mark.parametrize(
+    "hp", [CORPUS / "leaky-hc.hp", DATA / "ghc96/leaky-hc.hp"], ids=["9.0", "9.6"]
+)
+def test_an_end_sample_time_that_is_no_number_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hp: Path, end: bytes, message: str, pure: str
+) -> None:
+    """Was "END_SAMPLE nan closes the sample begun at 0.04" (Python's float takes "nan"; the
+    compiled scanner took "1e400" as inf): now what is wrong, on the file's line, the same
+    from both readers."""
+    from click.testing import CliRunner
+
+    from halvm_prof.cli.app import cli
+
+    lines = hp.read_bytes().splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if line.startswith(b"END_SAMPLE")][2]
+    lines[at] = b"END_SAMPLE " + end + b"\n"
+    bad = tmp_path / "bad.hp"
+    bad.write_bytes(b"".join(lines))
+    monkeypatch.setenv("HALVM_PROF_PURE", pure)
+    for command in (["summary"], ["report", "-o", str(tmp_path / "r.html")]):
+        result = CliRunner().invoke(cli, [*command, str(bad)])
+        assert result.exit_code == 1 and result.stdout == ""
+        assert result.stderr == (
+            f"Error: {bad}:{at + 1}: {message} (is this a GHC heap profile (.hp)?)\n"
+        )
+    assert not (tmp_path / "r.html").exists()

@@ -43,6 +43,7 @@ def test_render_trend(golden: Golden) -> None:
     ]
     golden.check("history/trend.txt", render_trend("band", "(12)Main.leak", "peak", points))
     assert render_trend("band", "x", "peak", []) == "peak of x (band), 0 runs\n"
+    assert render_trend("band", "x", "peak", points[:1]).startswith("peak of x (band), 1 run\n")
 
 
 def test_a_long_label_keeps_the_columns_aligned(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -237,6 +237,23 @@ def test_export_command_writes_both(tmp_path: Path) -> None:
     )
 
 
+def test_export_words_counts_of_one(tmp_path: Path) -> None:
+    """Was "(perfetto: 1 capabilities, ...)" of a one-capability log and "1 collections" of
+    GHC 9.6's parfib -N2 log, which collects once."""
+    runner = CliRunner()
+    one_cap = runner.invoke(
+        cli, ["export", str(CORPUS / "leaky-hT.eventlog"), "-o", str(tmp_path / "a.pftrace")]
+    )
+    assert one_cap.exit_code == 0, one_cap.output
+    assert "(perfetto: 1 capability, " in one_cap.stdout
+    one_gc = runner.invoke(
+        cli,
+        ["export", str(DATA / "ghc96/parfib-N2-l.eventlog"), "-o", str(tmp_path / "b.trace.json")],
+    )
+    assert one_gc.exit_code == 0, one_gc.output
+    assert one_gc.stdout.endswith("(chrome-trace: 2 capabilities, 1 collection)\n")
+
+
 def test_chrome_trace_golden(golden: Golden) -> None:
     buf = io.BytesIO()
     with EventlogReader(CORPUS / "parfib-N2.eventlog") as r:

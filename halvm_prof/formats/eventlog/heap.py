@@ -76,8 +76,20 @@ def format_date(unix_seconds: int) -> str:
         return f"Unix time {unix_seconds} s (out of range)"
 
 
+def source_location(srcloc: str) -> str:
+    """An IPE event's source location as shown: GHC 9.4+ writes the file and the span joined
+    by ":" even when either is empty (":" for a table with no location, as GHC 9.6 gives
+    its code blocks); the empty parts are left out."""
+    file, colon, span = srcloc.partition(":")
+    if not colon or (file and span):
+        return srcloc
+    return file or span
+
+
 def ipe_description(table: str, type_desc: str, module: str, srcloc: str) -> str:
-    """The band name of an info table with known provenance."""
+    """The band name of an info table with known provenance (no empty location:
+    ``block_c3ky_info (Main)``, never ``(Main::)``)."""
+    srcloc = source_location(srcloc)
     where = f"{module}:{srcloc}" if srcloc else module
     return f"{table} :: {type_desc} ({where})" if type_desc else f"{table} ({where})"
 

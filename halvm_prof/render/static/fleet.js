@@ -20,6 +20,8 @@
     waiting: "waiting for data", running: "running", closed: "closed",
     quiet: "quiet: not closed (crashed or hung)", failed: "failed",
   };
+  // "1 census", "2 censuses": the noun plural unless the count is one (words.plural's rule).
+  function plural(n, noun, many) { return n + " " + (n === 1 ? noun : many || noun + "s"); }
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -70,7 +72,7 @@
     d.rank.textContent = "#" + (i + 1);
     d.badge.className = "badge " + t.state;
     d.badge.textContent = STATES[t.state] || t.state;
-    d.figures.textContent = t.kind + " · " + t.samples + " censuses · now " + bytes(t.last_total) +
+    d.figures.textContent = t.kind + " · " + plural(t.samples, "census", "censuses") + " · now " + bytes(t.last_total) +
       " · peak " + bytes(t.peak_total) + " · slope " + bytes(t.slope) + "/s";
     d.alerts.replaceChildren(...fired.map((a) => el("div", null,
       (a.firing ? "ALERT " : "fired earlier: ") + (a.firing ? a.measured : a.fired))));
@@ -107,9 +109,8 @@
     const box = $("tiles");
     list.forEach((t) => box.appendChild(tiles.get(t.label).box));
     const running = f.tiles.filter((t) => t.state === "running").length;
-    $("status").textContent = f.tiles.length + " sources, " + running + " running" +
-      (f.done ? "; every source has stopped" : "") + "; " + f.firing + " alert" +
-      (f.firing === 1 ? "" : "s") + " firing";
+    $("status").textContent = plural(f.tiles.length, "source") + ", " + running + " running" +
+      (f.done ? "; every source has stopped" : "") + "; " + plural(f.firing, "alert") + " firing";
     $("status").className = f.firing ? "warn" : "note";
     const lines = f.tiles.flatMap((t) => t.alerts.filter((a) => a.firing)
       .map((a) => t.label + ": " + a.measured));

@@ -19,6 +19,8 @@
     return (i ? v.toFixed(1) : String(v)) + " " + units[i];
   }
   function text(el, s) { el.textContent = s; }
+  // "1 census", "2 censuses": the noun plural unless the count is one (words.plural's rule).
+  function plural(n, noun, many) { return n + " " + (n === 1 ? noun : many || noun + "s"); }
   // A time axis (ms), as in the offline report: ECharts stacks only the values beside it (two
   // value axes would stack x as well).
   const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
@@ -59,7 +61,7 @@
       series: series,
     }, { replaceMerge: ["series"] });
     window.halvmLive.points = h.times.length;
-    text($("heap-meta"), s.samples + " complete censuses; now " + bytes(h.last_total) +
+    text($("heap-meta"), plural(s.samples, "complete census", "complete censuses") + "; now " + bytes(h.last_total) +
       ", peak " + bytes(h.peak_total));
   }
 
@@ -124,7 +126,7 @@
       yAxis: { type: "value", min: 0, max: 100, axisLabel: { formatter: "{value}%" } },
       series: series,
     }, { replaceMerge: ["series"] });
-    text($("caps-meta"), c.caps.length + " capabilit" + (c.caps.length === 1 ? "y" : "ies") +
+    text($("caps-meta"), plural(c.caps.length, "capability", "capabilities") +
       ", bins of " + (c.width * 1000).toPrecision(3) + " ms; the share of each bin running " +
       "Haskell code or collecting garbage (idle otherwise)");
   }

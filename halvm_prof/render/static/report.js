@@ -424,7 +424,7 @@
     table(sec, columns, s.table);
     if (s.folded.length) {
       const d = el("details", { class: "folded" });
-      d.appendChild(el("summary", {}, `${num(s.folded.length)} cost centre${s.folded.length === 1 ? "" : "s"} ` +
+      d.appendChild(el("summary", {}, `${plural(s.folded.length, "cost centre")} ` +
         "with nothing recorded (0% time and allocation, e.g. CAFs never entered)"));
       table(d, columns, s.folded);
       sec.appendChild(d);
@@ -568,7 +568,7 @@
     const s = data.sections[Number(sec.dataset.index)];
     // Sections drawn by their own scripts (timeline.js) register in window.halvmSections.
     const own = window.halvmSections && window.halvmSections[s.kind];
-    if (own) own(sec, s, { el: el, num: num, bytes: bytes, table: table, chart: chart });
+    if (own) own(sec, s, { el: el, num: num, plural: plural, bytes: bytes, table: table, chart: chart });
     else if (s.kind === "heap") heap(sec, s);
     else if (s.kind === "prof") prof(sec, s);
     else if (s.kind === "ticky") ticky(sec, s);

@@ -10,7 +10,7 @@
 
   window.halvmSections = window.halvmSections || {};
   window.halvmSections.runtime = function (sec, s, h) {
-    const { el, num, bytes, table, chart } = h;
+    const { el, num, plural, bytes, table, chart } = h;
     const caps = s.caps, ncap = caps.length, levels = s.levels;
     const end = Math.max(s.duration, 1e-9);
     const group = "runtime-" + sec.dataset.index;
@@ -18,10 +18,10 @@
     const state = { lo: 0, hi: end, mode: "" };
     const sm = s.summary;
     sec.appendChild(el("p", { class: "meta" },
-      `${num(sm.events)} events over ${num(end, 6)} s on ${ncap} capabilit${ncap === 1 ? "y" : "ies"}` +
-      ` — ${num(sm.collections)} collections (${num(sm.parallel)} parallel), ` +
+      `${plural(sm.events, "event")} over ${num(end, 6)} s on ${plural(ncap, "capability", "capabilities")}` +
+      ` — ${plural(sm.collections, "collection")} (${num(sm.parallel)} parallel), ` +
       `GC ${num(sm.gc_total * 1000, 3)} ms in all, longest ${num(sm.gc_longest * 1000, 3)} ms` +
-      ` — ${num(sm.threads)} threads — ${num(sm.sparks_created)} sparks created` +
+      ` — ${plural(sm.threads, "thread")} — ${plural(sm.sparks_created, "spark")} created` +
       (s.wall_clock !== null ? ` — started ${new Date(s.wall_clock * 1000).toISOString()}` : "")));
     const lod = el("p", { class: "meta lod" });
     sec.appendChild(lod);
@@ -206,7 +206,7 @@
         window.halvmReport.markers = window.halvmReport.markers || {};
         window.halvmReport.markers[sec.dataset.index] = { view: marks.view, lines: marks.lines, labelled: marks.labelled };
         if (marks.labelled < marks.view) {
-          lod.textContent += ` ${num(marks.view)} markers in view, ${num(marks.labelled)} labelled: zoom in to read the rest.`;
+          lod.textContent += ` ${plural(marks.view, "marker")} in view, ${num(marks.labelled)} labelled: zoom in to read the rest.`;
         }
       }
       const capData = exact
