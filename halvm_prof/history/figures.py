@@ -143,7 +143,11 @@ def _eventlog_figures(
     acc = HeapAccumulator()
     rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(rename(s)))
-    st = stats_of_timeline(source.timeline(also=[fold] if with_heap else [], budget=FIGURES))
+    timeline = source.timeline(also=[fold] if with_heap else [], budget=FIGURES)
+    # A log cut inside its header has no figures: storing them as zeros would be a lie.
+    if (headerless := source.headerless()) is not None:
+        raise headerless
+    st = stats_of_timeline(timeline)
     heap: HeapScan | None = None
     if source.reader is not None and with_heap and source.reader.header is not None:
         fold.finish(source.reader)

@@ -221,3 +221,18 @@ def test_runs_diff_compares_every_kind_both_runs_hold(store_url: str) -> None:
     assert "== eventlogs (runtime figures) ==" in text
     n = stats.gc_count
     assert re.search(rf"^collections +{n} +{n} +0 +=$", text, re.M), text
+
+
+def test_a_log_cut_in_its_header_is_refused_not_stored_as_zeros(
+    tmp_path: Path, store_url: str
+) -> None:
+    """`runs add` stored events 0, collections 0 for a log no event of which can be read."""
+    data = (DATA / "perf" / "work.eventlog").read_bytes()
+    cut = tmp_path / "cut.eventlog"
+    cut.write_bytes(data[: data.index(b"datb") // 2])
+    r = run("runs", "add", str(cut), "--store", store_url)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.startswith(f"Error: {cut}: the log stops inside its header, at byte ")
+    assert r.stderr.count("\n") == 1, r.stderr
+    r = run("runs", "list", "--json", "--store", store_url)
+    assert r.exit_code == 0 and json.loads(r.stdout) == [], r.output
