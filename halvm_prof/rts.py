@@ -11,6 +11,7 @@ and write none on their own; ``-hr`` writes the ``.prof`` too; ``-hT`` alone wor
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -124,6 +125,9 @@ def parse_rts(text: str) -> RtsPlan:
             if value and not _C_DOUBLE.match(value):
                 raise ConfigError(f"GHC's RTS refuses {flag}: bad value for -i", hint="e.g. -i0.5")
             interval = max(0.0, float(value)) if value else 0.0
+            if math.isinf(interval):
+                # The RTS would turn it into a time in nanoseconds, which it overflows.
+                raise ConfigError(f"{flag}: the interval is out of range", hint="e.g. -i0.5")
     return RtsPlan(
         tuple(flags),
         time_flag,

@@ -82,3 +82,10 @@ def test_a_disk_of_the_suggested_size_lasts_the_run(
     assert time_to_fill(usable_capacity(hp.suggested), per, interval) >= duration
     # and the margin is real: the bare expected size would not last much longer than the run
     assert time_to_fill(hp.expected, per, interval) <= duration + 2 * interval
+
+
+@pytest.mark.parametrize("flag", ["-i1e400", "-i1e309", "-iinf", "-iINFINITY"])
+def test_an_interval_out_of_range_is_refused(flag: str) -> None:
+    """strtod reads these as infinity, which the RTS then turns into an overflowed time."""
+    with pytest.raises(ConfigError, match=f"{flag}: "):
+        parse_rts(f"-hc {flag}")
