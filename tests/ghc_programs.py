@@ -20,6 +20,9 @@ SOURCES = {
     "Ticker": DATA / "live" / "Ticker.hs",
     # Four bands that grow linearly (the exit census, heap exhaustion under -M).
     "Grow": DATA / "live" / "Grow.hs",
+    # Grow's bands, until -M is exceeded; a handler of HeapOverflow then works on (a heap that
+    # falls at once at the end).
+    "Collapse": DATA / "live" / "Collapse.hs",
     # 160 user markers over the run (the timeline page's marker labels).
     "Markers": DATA / "live" / "Markers.hs",
 }

@@ -5,12 +5,16 @@ which recovers its profile as convert-profile would and reads it through a bound
 image (no temporary file); the heap profile is parsed once, streamed, so memory follows its bands,
 not the size of the disk. The heap trend before the end is the least-squares slope of the total
 over the last third of the censuses; the bands growing fastest are those with the steepest slope
-over that same stretch (the shared band accumulator, fed only the last third).
+over that same stretch (the shared band accumulator, fed only the last third). A heap that falls
+at once from near its peak and stays down (:class:`HeapFall`: a program that runs out of heap
+lets go of everything as the exception unwinds it) has its trend taken before that fall, which
+would otherwise read as "falling".
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,6 +35,10 @@ MEMORY_WARN = 0.8
 GROWTH_SHARE = 0.05
 #: How many growing bands the verdict names.
 GROWING_BANDS = 5
+#: A census below this share of the one before falls at once (:class:`HeapFall`)...
+FALL_SHARE = 0.5
+#: ...when the one before held at least this share of the peak so far.
+FALL_FROM_PEAK = 0.8
 
 DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
 #: What a recovered profile is, by the kind its content shows (formats.detect).
@@ -62,6 +70,16 @@ class DiskReport:
         return _HOLDS.get(self.kind or "", DEVICES.get(self.device, "profile"))
 
 
+@dataclass(frozen=True, slots=True)
+class HeapFall:
+    """The heap fell at once, from near its peak, and stayed down to the last census."""
+
+    from_time: float
+    from_total: int
+    to_time: float
+    to_total: int
+
+
 @dataclass(slots=True)
 class HeapRun:
     """What the verdict needs of the recovered heap profile, gathered while streaming it."""
@@ -74,6 +92,8 @@ class HeapRun:
     tail_duration: float
     tail_slope: float  # of the census totals over that stretch
     tail_stats: list[BandStats]
+    #: Set when the heap fell at once before the end: the tail then ends before the fall.
+    fall: HeapFall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +120,8 @@ class HeapFacts:
     growing_bands: tuple[GrowingBand, ...]
     #: Peak residency over the VM's memory, when the memory is known.
     peak_share_of_memory: float | None = None
+    #: The heap's fall at once before the end, if it fell so (the trend is taken before it).
+    fall: HeapFall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +139,9 @@ class Verdict:
         heap: dict[str, Any] = {}
         if self.heap is not None:
             heap = plain(self.heap)
-            if self.heap.peak_share_of_memory is None:
-                del heap["peak_share_of_memory"]
+            for optional in ("peak_share_of_memory", "fall"):
+                if heap[optional] is None:
+                    del heap[optional]
         return {
             "disks": [plain(d) for d in self.disks],
             "memory_mib": self.memory_mib,
@@ -191,6 +214,24 @@ def _status_of(report: DiskReport, path: str) -> None:
         report.closed = image.status.closed if image.status.usable else None
 
 
+@dataclass(slots=True)
+class _Tail:
+    """The last third's accumulators: the bands, the totals, and the first census."""
+
+    bands: HeapAccumulator = field(default_factory=HeapAccumulator)
+    totals: HeapAccumulator = field(default_factory=HeapAccumulator)
+    first: HeapSample | None = None
+    last: HeapSample | None = None
+
+    def add(self, sample: HeapSample) -> None:
+        self.first = self.first or sample
+        self.bands.add(sample)
+        # An empty census stays empty, so the accumulator knows GHC's exit census.
+        self.totals.add(HeapSample(sample.time, {"total": sample.total} if sample.values else {}))
+        if sample.values or self.last is None:
+            self.last = sample
+
+
 def read_heap_run(
     reader: HeapSampleReader, samples: int, also: Callable[[HeapSample], None] | None = None
 ) -> HeapRun | None:
@@ -198,34 +239,55 @@ def read_heap_run(
     third (``samples`` is their number, counted by recovery) into the trend; ``also`` is
     given each census too (the page's heap chart). Memory follows the bands, not the disk."""
     start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
-    whole, tail, totals = HeapAccumulator(), HeapAccumulator(), HeapAccumulator()
-    last = first = before_last = None
+    whole, tail, everything = HeapAccumulator(), _Tail(), _Tail()
+    # The last third and the whole run as they stood before the heap fell at once, while it
+    # stays down.
+    before_fall: tuple[_Tail, _Tail, HeapFall] | None = None
+    previous: HeapSample | None = None
     for i, sample in enumerate(reader):
         whole.add(sample)
         if also is not None:
             also(sample)
-        if i < start:
-            continue
-        first = first or sample
-        before_last, last = last, sample
-        tail.add(sample)
-        # An empty census stays empty, so the accumulator knows GHC's exit census.
-        totals.add(HeapSample(sample.time, {"total": sample.total} if sample.values else {}))
-    if first is None or last is None:
+        if sample.values:
+            if before_fall is not None and sample.total >= FALL_SHARE * before_fall[2].from_total:
+                before_fall = None  # it grew back: not a fall at the end
+            if (
+                i >= start
+                and previous is not None
+                and sample.total < FALL_SHARE * previous.total
+                and previous.total >= FALL_FROM_PEAK * whole.peak_total
+            ):
+                drop = HeapFall(previous.time, previous.total, sample.time, sample.total)
+                before_fall = (copy.deepcopy(tail), copy.deepcopy(everything), drop)
+            previous = sample
+        # GHC's census at exit measures nothing: it is neither a fall nor a rise.
+        everything.add(sample)
+        if i >= start:
+            tail.add(sample)
+    if tail.first is None or tail.last is None:
         return None
-    if whole.exit_census is not None and before_last is not None:
-        # GHC's census at exit measures nothing: the last census is the one before it.
-        last = before_last
-    fit = totals.stats()
+    last = tail.last
+    fall: HeapFall | None = None
+    if before_fall is not None:
+        # The trend before the fall: over the last third if enough of it came before the fall,
+        # else over the whole run up to the fall.
+        tail_before, run_before, drop = before_fall
+        if tail_before.totals.samples >= 3:
+            tail, fall = tail_before, drop
+        elif run_before.totals.samples >= 2:
+            tail, fall = run_before, drop
+    assert tail.first is not None and tail.last is not None  # a copy of a tail that had them
+    fit = tail.totals.stats()
     return HeapRun(
         samples=whole.censuses,
         acc=whole,
         last_time=last.time,
         last_total=last.total,
-        tail_from=first.time,
-        tail_duration=last.time - first.time,
+        tail_from=tail.first.time,
+        tail_duration=tail.last.time - tail.first.time,
         tail_slope=fit[0].slope if fit else 0.0,
-        tail_stats=tail.stats() if tail.samples >= 2 else [],
+        tail_stats=tail.bands.stats() if tail.bands.samples >= 2 else [],
+        fall=fall,
     )
 
 
@@ -367,25 +429,41 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         trend_bytes_per_s=slope,
         trend_from=run.tail_from,
         growing_bands=tuple(GrowingBand(s.name, s.slope, s.r2) for s in growing),
+        fall=run.fall,
     )
     v.append(
         f"Last census at {run.last_time:.3f} s: {run.last_total:,} bytes live; "
         f"peak {acc.peak_total:,} bytes at {acc.peak_time:.3f} s."
     )
+    fall = run.fall
+    before = "before the end" if fall is None else "before the fall"
+    if fall is not None:
+        v.append(
+            f"The heap fell at once from {fall.from_total:,} bytes ({fall.from_time:.3f} s) to "
+            f"{fall.to_total:,} bytes ({fall.to_time:.3f} s) and stayed down: what the program "
+            "held was let go together, as when a heap overflow unwinds it; the trend is taken "
+            "before that fall."
+        )
     if run.samples < 2:
         v.append("One census only: no trend can be told.")
     else:
         v.append(
-            f"Heap trend before the end (from {run.tail_from:.3f} s): {trend}, "
+            f"Heap trend {before} (from {run.tail_from:.3f} s): {trend}, "
             f"{unsigned_zero(slope):+,.0f} bytes/s ({unsigned_zero(slope / 2**20, 1):+,.1f} MiB/s)."
         )
     if growing:
         v.append(
-            "Fastest-growing bands before the end: "
+            f"Fastest-growing bands {before}: "
             + ", ".join(f"{s.name} ({s.slope:+,.0f} bytes/s)" for s in growing)
             + "."
         )
-    concern = "the heap was still growing at the end" if trend == "rising" else ""
+    concern = ""
+    if trend == "rising":
+        concern = (
+            "the heap was still growing at the end"
+            if fall is None
+            else "the heap grew until it fell at once at the end"
+        )
     if pm.memory_mib:
         share = acc.peak_total / (pm.memory_mib << 20)
         pm.facts = replace(pm.facts, peak_share_of_memory=share)

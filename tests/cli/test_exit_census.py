@@ -65,3 +65,43 @@ def test_heap_exhausted_run_reads_as_rising_not_falling(tmp_path: Path) -> None:
     assert pm.facts.trend == "rising", pm.verdict
     assert pm.facts.last_total == profile.samples[-2].total > 0
     assert "heap was still growing at the end" in pm.headline
+
+
+def test_a_heap_that_falls_at_once_at_the_end_reads_as_grown_until_it_fell(tmp_path: Path) -> None:
+    """Without Grow's stable pointer, a HeapOverflow caught by main lets go of everything the
+    loop kept; the censuses taken in the handler showed the heap "falling" at -200 MiB/s."""
+    exe = build("Collapse", tmp_path)
+    ran = subprocess.run(
+        [str(exe), "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 2 and "heap exhausted; the handler cleaned up" in ran.stderr
+    profile = read_hp(tmp_path / "collapse.hp")
+    measured = [s for s in profile.samples if s.values]
+    peak = max(s.total for s in measured)
+    assert measured[-1].total < peak / 10  # the fall is in the profile itself
+    pm = heap_verdict(tmp_path / "collapse.hp")
+    assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
+    assert pm.facts.trend == "rising", pm.verdict
+    assert pm.facts.fall.from_total == peak and pm.facts.fall.to_total < peak / 10
+    assert pm.facts.last_total == measured[-1].total
+    assert "the heap grew until it fell at once at the end" in pm.headline
+    assert any(line.startswith("The heap fell at once from") for line in pm.verdict)
+    assert pm.facts.trend_from < pm.facts.fall.from_time  # the trend is taken before it
+
+
+def test_a_heap_that_falls_and_grows_back_has_no_fall(tmp_path: Path) -> None:
+    """A fall that the heap recovers from is part of the trend, not its end."""
+    rows = [(0.1 * i, 1000 * (i + 1)) for i in range(12)]
+    rows[8] = (0.8, 100)  # one deep dip near the end...
+    path = tmp_path / "dip.hp"
+    lines = ['JOB "dip"', 'DATE "today"', 'SAMPLE_UNIT "seconds"', 'VALUE_UNIT "bytes"']
+    for t, total in rows:
+        lines += [f"BEGIN_SAMPLE {t:.2f}", f"main\t{total}", f"END_SAMPLE {t:.2f}"]
+    path.write_text("\n".join(lines) + "\n")
+    pm = heap_verdict(path)  # ...after which it grows back above where it fell from
+    assert pm.facts is not None and pm.facts.fall is None and pm.facts.trend == "rising"
