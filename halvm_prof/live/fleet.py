@@ -21,7 +21,7 @@ import glob
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -32,7 +32,7 @@ from halvm_prof.inputs.follow import EventlogFollower
 from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import open_followed
-from halvm_prof.live.state import EVENT_TYPES, BoundedSeries, Kind, LiveState
+from halvm_prof.live.state import EVENT_TYPES, AlertView, BoundedSeries, Kind, LiveState
 from halvm_prof.model import HeapHeader, HeapSample
 
 #: Points of a tile's heap series (the member's own page keeps its full series).
@@ -132,17 +132,6 @@ def fleet_sources(specs: Sequence[str], labelled: Sequence[str]) -> list[tuple[s
 # -- members --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AlertView:
-    """One rule on one source: ``firing`` now (``measured`` says by how much), and the line
-    of the first time it fired (``fired``; it stays once fired)."""
-
-    rule: str
-    firing: bool
-    measured: str
-    fired: str | None
-
-
 class MemberState(LiveState):
     """A live view's state that also keeps what the fleet needs of each census: the tile's
     short series, the running sums of the total's linear fit, and (with alerts) the band
@@ -219,41 +208,53 @@ class MemberState(LiveState):
 
 
 class Member:
-    """One source of a fleet: its label, its state, its alerts."""
+    """One source (of a fleet, or ``live``'s only one): its label, its state, its alerts.
+
+    The alerts' views live in the state (``state.alerts``), so the source's own snapshot, its
+    tile and ``/metrics`` show one and the same evaluation."""
 
     def __init__(self, label: str, state: MemberState, alerts: Sequence[Threshold] = ()) -> None:
         self.label = label
         self.state = state
         self.alerts = list(alerts)
-        self._views = [AlertView(t.text, False, "", None) for t in self.alerts]
+        state.alerts = [AlertView(t.text, False, "", None) for t in self.alerts]
+        state.touch()
         self._evaluated = -1
 
     @property
     def alert_views(self) -> list[AlertView]:
-        return self._views
+        return self.state.alerts
 
     def evaluate(self) -> None:
         """Compare the first non-empty census with every census so far, once per change."""
         s = self.state
         if not self.alerts or s.version == self._evaluated:
             return
-        self._evaluated = s.version
+        before = s.alerts
         if s.first is None or s.every is None:
-            return
-        header = s.header()
-        old = HeapScan(header, [], True, False, None, s.first)
-        new = HeapScan(header, [], True, False, None, s.every)
-        diff = diff_profiles(old, new)
-        views = []
-        for t, before in zip(self.alerts, self._views, strict=True):
-            try:
-                hit = breaches(diff, [t.text])
-            except ConfigError:
-                hit = []  # the band it names has not appeared yet
-            line = hit[0] if hit else ""
-            fired = before.fired or (f"{self.label}: {line}" if hit else None)
-            views.append(AlertView(t.text, bool(hit), line, fired))
-        self._views = views
+            # Nothing to compare (yet, or again: the file was written anew): none is firing.
+            views = [replace(v, firing=False, measured="") for v in before]
+        else:
+            header = s.header()
+            old = HeapScan(header, [], True, False, None, s.first)
+            new = HeapScan(header, [], True, False, None, s.every)
+            diff = diff_profiles(old, new)
+            now = s.totals.latest[0] if s.totals.latest else None
+            views = []
+            for t, was in zip(self.alerts, before, strict=True):
+                try:
+                    hit = breaches(diff, [t.text])
+                except ConfigError:
+                    hit = []  # the band it names has not appeared yet
+                line = hit[0] if hit else ""
+                if was.fired is None and hit:
+                    views.append(AlertView(t.text, True, line, f"{self.label}: {line}", now))
+                else:
+                    views.append(replace(was, firing=bool(hit), measured=line))
+        if views != before:
+            s.alerts = views
+            s.touch()  # a snapshot shows the alerts: this is a new version of it
+        self._evaluated = s.version
 
     def status(self) -> State:
         s = self.state

@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from halvm_prof.live.fleet import AlertView
-from halvm_prof.live.state import OTHER, PAUSE_BUCKETS, Snapshot
+from halvm_prof.live.state import OTHER, PAUSE_BUCKETS, AlertView, Snapshot
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PREFIX = "halvm_prof_"
@@ -128,27 +127,36 @@ def metric_lines(snap: Snapshot, base: Sequence[tuple[str, str]] = ()) -> Iterab
 def alert_lines(
     alerts: Iterable[tuple[Sequence[tuple[str, str]], Sequence[AlertView]]],
 ) -> Iterable[_Family]:
-    """``--alert`` rules of each source (with its labels): breached now, and ever."""
+    """``--alert`` rules of each source (with its labels): breached now, and ever, and when."""
     now = _Family("alert", "gauge", "1 while the --alert rule is breached.")
     ever = _Family("alert_fired", "gauge", "1 once the --alert rule has been breached.")
+    when = _Family(
+        "alert_fired_time_seconds",
+        "gauge",
+        "Program time (the heap census clock) of the newest census when the --alert rule "
+        "first fired.",
+    )
     for base, views in alerts:
         for v in views:
             labels = (*base, ("rule", v.rule))
             now.add(int(v.firing), labels)
             ever.add(int(v.fired is not None), labels)
+            if v.fired_at is not None:
+                when.add(v.fired_at, labels)
     if len(now.lines) > 2:
         yield now
         yield ever
+    if len(when.lines) > 2:
+        yield when
 
 
-def render_metrics(
-    snaps: Iterable[tuple[Snapshot, Sequence[tuple[str, str]]]],
-    alerts: Iterable[tuple[Sequence[tuple[str, str]], Sequence[AlertView]]] = (),
-) -> str:
+def render_metrics(snaps: Iterable[tuple[Snapshot, Sequence[tuple[str, str]]]]) -> str:
     """The exposition of several sources' snapshots (each with its labels), each family once,
-    then the alerts."""
+    then the snapshots' alerts."""
     families: dict[str, _Family] = {}
+    alerts = []
     for snap, base in snaps:
+        alerts.append((base, snap.alerts))
         for fam in metric_lines(snap, base):
             known = families.get(fam.name)
             if known is None:

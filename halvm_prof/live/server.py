@@ -235,8 +235,7 @@ class Hub(Versions):
         snap = enc.snapshot
         if snap.age is not None:
             snap = replace(snap, age=round(snap.age + max(0.0, now - enc.made), 3))
-        alerts = [((), self.member.alert_views)] if self.member is not None else []
-        return render_metrics([(snap, ())], alerts)
+        return render_metrics([(snap, ())])
 
     def _encode(self, snapshot: Snapshot) -> Encoded:
         self.encodings += 1
@@ -413,13 +412,9 @@ class FleetHub(Versions):
     def metrics(self, now: float) -> str:
         """``GET /metrics`` of every source, each with its ``source`` label (run locked)."""
         del now
-        snaps = []
-        alerts = []
-        for m in self.fleet.members:
-            base = (("source", m.label),)
-            snaps.append((m.state.snapshot(), base))
-            alerts.append((base, m.alert_views))
-        return render_metrics(snaps, alerts)
+        return render_metrics(
+            (m.state.snapshot(), (("source", m.label),)) for m in self.fleet.members
+        )
 
     async def run(self) -> None:
         while not self.stopping:

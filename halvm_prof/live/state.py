@@ -159,6 +159,20 @@ class ExitView:
 
 
 @dataclass(frozen=True, slots=True)
+class AlertView:
+    """One ``--alert`` rule on one source: ``firing`` now (``measured`` says by how much), and
+    the line of the first time it fired (``fired``; it stays once fired) with the time of the
+    newest census then (``fired_at``, on the heap chart's clock: the census that breached the
+    rule, or a later one read in the same poll)."""
+
+    rule: str
+    firing: bool
+    measured: str
+    fired: str | None
+    fired_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything a viewer is shown; ``GET /snapshot.json`` is its :meth:`to_json`.
 
@@ -168,7 +182,8 @@ class Snapshot:
     from a ``.hp`` on the other clock; ``clocks``: what each clock counts; ``alive``: the
     source is still being written (or the program still runs); ``closed``: the profile was
     closed cleanly;
-    ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag.
+    ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag;
+    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box).
     """
 
     source: str
@@ -190,6 +205,7 @@ class Snapshot:
     caps: CapView | None = None
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
+    alerts: list[AlertView] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -247,6 +263,8 @@ class LiveState:
         self._stopped = False
         self._failure: str | None = None
         self._heap_restarts = 0
+        #: The --alert rules as they stand: set by whoever evaluates them (``fleet.Member``).
+        self.alerts: list[AlertView] = []
 
     def _reset_heap(self) -> None:
         """Forget the censuses charted so far."""
@@ -473,6 +491,7 @@ class LiveState:
             exit=self.exit,
             held_events=held,
             caps=self._cap_view(),
+            alerts=self.alerts,
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
