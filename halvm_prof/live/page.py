@@ -21,7 +21,7 @@ def render_live_page(title: str, token: str | None, fleet: str | None = None) ->
     """The page: ECharts and the script inlined (offline), only the config as data. ``fleet``:
     the address of the fleet page this source belongs to, linked from the header."""
     data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
-    return render_page("live.html.j2", data, ("live.js",), ("report.css",))
+    return render_page("live.html.j2", data, ("live.js",), ("report.css", "live.css"))
 
 
 def _bytes(n: float) -> str:
@@ -65,6 +65,15 @@ def tui_view(snap: Snapshot, top: int = 8) -> RenderableType:
                 f"{g.pause_max * 1000:.1f} ms; {snap.events} events"
             )
         )
+    for a in snap.alerts:
+        if a.firing:
+            said = f"breached now: {a.measured}"
+        else:
+            said = "not breached now" if a.fired is not None else "not breached"
+        if a.fired is not None:
+            at = "" if a.fired_at is None else f" at {a.fired_at:.3f} {snap.clocks[heap.clock]}"
+            said += f"; first fired{at}: {a.fired}"
+        lines.append(Text(f"alert {a.rule}: {said}", style="bold red" if a.firing else ""))
     lines += [Text(n, style="yellow") for n in snap.notes]
     if snap.exit is not None:
         lines += [Text(v, style="red" if snap.exit.crashed else "") for v in snap.exit.verdict]

@@ -231,6 +231,9 @@ def test_a_page_with_no_census_or_one_at_time_0_is_drawn_at_once(
         if censuses:  # was "1 complete censuses"
             meta = browser.find_element("id", "heap-meta").text
             assert meta.startswith("1 complete census; now "), meta
+        # Without --alert, no alert box (the page looks as it did before there were alerts).
+        assert not browser.find_element("id", "alerts").is_displayed()
+        assert browser.execute_script("return window.halvmLive.alerts.rules") == 0
         # What froze the page is checked, not a time: the axes ECharts computed are small.
         for chart in ("heap-chart", "gc-chart"):
             extent, ticks = browser.execute_script(
@@ -341,4 +344,107 @@ def test_heap_and_gc_chart_puts_each_clock_on_its_own_axis(
     browser.save_screenshot(str(ARTIFACTS / "live-two-clocks.png"))
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
+    browser.get("about:blank")
+
+
+#: A rule whose band name is markup: the page shows it as text, never as an element.
+MARKUP_RULE = "peak[<img src=x onerror=window.pwned=1>]>+5%"
+
+
+def test_live_page_shows_each_alert_rule_and_the_one_that_fired(
+    browser: Any, tmp_path: Path
+) -> None:
+    from tests.conftest import CORPUS
+    from tests.live.helpers import GROW_ALERT
+    from tests.live.test_metrics import parse
+
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    header, *censuses = data.split(b"BEGIN_SAMPLE")
+    hp = tmp_path / "grow.hp"
+    hp.write_bytes(header)
+    rules = [GROW_ALERT, "peak>+5000%", MARKUP_RULE]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", str(hp), "--no-open"]
+        + [arg for rule in rules for arg in ("--alert", rule)],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    items = (
+        "return [...document.querySelectorAll('#alert-list li')].map((li) => ({rule:"
+        " li.querySelector('code').textContent, text: li.textContent, firing:"
+        " li.dataset.firing, fired: li.dataset.fired, at: li.dataset.firedAt || null}))"
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.snapshots > 0")
+        # Every rule is listed before any census: none breached.
+        assert browser.find_element("id", "alerts").is_displayed()
+        shown = browser.execute_script(items)
+        assert [i["rule"] for i in shown] == rules
+        assert all(i["firing"] == "0" and i["fired"] == "0" for i in shown)
+        # Censuses up to the one before the breach (leaky-hc's third non-empty census is
+        # over four times its first): drawn, still nothing breached.
+        with hp.open("ab") as f:
+            for census in censuses[:3]:
+                f.write(b"BEGIN_SAMPLE" + census)
+        _until(browser, "return window.halvmLive.points === 3")
+        assert browser.execute_script("return window.halvmLive.alerts") == {
+            "rules": 3,
+            "firing": 0,
+            "fired": 0,
+        }
+        # The census that breaches it: the page says so, at that census's time.
+        breach_time = float(censuses[3].split(b"\n", 1)[0])
+        with hp.open("ab") as f:
+            f.write(b"BEGIN_SAMPLE" + censuses[3])
+        _until(browser, "return window.halvmLive.alerts.fired === 1")
+        at = browser.execute_script(
+            "return document.querySelector('#alert-list li.firing').dataset.firedAt"
+        )
+        assert float(at) == breach_time
+        with hp.open("ab") as f:
+            for census in censuses[4:]:
+                f.write(b"BEGIN_SAMPLE" + census)
+        _until(browser, "return window.halvmLive.points === 7")
+        snap = _snapshot(url)
+        _until(browser, f"return window.halvmLive.version >= {snap['version']}")
+        with urllib.request.urlopen(url + "metrics", timeout=10) as r:
+            metrics = parse(r.read().decode())
+        shown = browser.execute_script(items)
+        pwned = browser.execute_script("return window.pwned !== undefined")
+        assert "firing" in browser.find_element("id", "alerts").get_attribute("class")
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "live-alert-fired.png"))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    # The page shows what the snapshot and /metrics say of each rule.
+    clock = snap["clocks"][snap["heap"]["clock"]]
+    assert [i["rule"] for i in shown] == [a["rule"] for a in snap["alerts"]] == rules
+    for item, alert in zip(shown, snap["alerts"], strict=True):
+        labels = (("rule", alert["rule"]),)
+        assert item["firing"] == ("1" if alert["firing"] else "0")
+        assert metrics[("halvm_prof_alert", labels)] == alert["firing"]
+        assert item["fired"] == ("1" if alert["fired"] else "0")
+        assert metrics[("halvm_prof_alert_fired", labels)] == (alert["fired"] is not None)
+        if alert["fired_at"] is not None:
+            assert float(item["at"]) == alert["fired_at"]
+            assert metrics[("halvm_prof_alert_fired_time_seconds", labels)] == alert["fired_at"]
+            # The first firing's line, without the label and rule the item starts with.
+            first = alert["fired"].removeprefix(f"grow: {alert['rule']} ")
+            assert first.startswith("(measured ")
+            assert f"first fired at {alert['fired_at']:.3f} {clock} {first}" in item["text"]
+        if alert["firing"]:
+            now = alert["measured"].removeprefix(alert["rule"] + " ")
+            assert now.startswith("(measured ") and f"breached now {now}" in item["text"]
+    grow, never, markup = shown
+    assert grow["firing"] == "1" and never["text"].endswith(": not breached")
+    assert markup["firing"] == "0" and markup["rule"] == MARKUP_RULE
+    assert float(grow["at"]) == breach_time and not pwned
     browser.get("about:blank")

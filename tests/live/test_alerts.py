@@ -155,3 +155,32 @@ def test_without_rules_the_snapshot_has_no_alert_and_metrics_no_alert_family(
     assert snap.samples == 7 and snap.to_json()["alerts"] == []
     text = render_metrics([(snap, ())])
     assert "halvm_prof_heap_bytes" in text and "halvm_prof_alert" not in text
+
+
+def test_tui_view_shows_each_rule(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from halvm_prof.live.page import tui_view
+
+    path = tmp_path / "p.hp"
+    path.write_bytes(PROFILE.read_bytes())
+    state = follow(str(path), quiet_after=60, stats=True)
+    member = Member("p", state, parse_alerts(RULES[:2]))
+    try:
+        state.poll()
+        member.evaluate()
+        snap = state.snapshot()
+    finally:
+        for follower in state.followers:
+            follower.close()
+    console = Console(width=400, record=True)
+    console.print(tui_view(snap))
+    text = console.export_text()
+    grow = snap.alerts[0]
+    # Read whole in one poll: it fired at the newest census then, the last.
+    assert grow.fired_at == snap.last_time
+    assert (
+        f"alert {GROW_ALERT}: breached now: {grow.measured}; first fired at "
+        f"{grow.fired_at:.3f} s of the program's CPU time (heap profile): p: {grow.measured}"
+    ) in text
+    assert "alert peak>+5000%: not breached\n" in text

@@ -160,6 +160,42 @@
     }
   }
 
+  // The --alert rules (none: no box): each one breached now, fired earlier, or not, with the
+  // time of the newest census when it first fired; the same figures as /metrics and the fleet.
+  function drawAlerts(s) {
+    const box = $("alerts");
+    const alerts = s.alerts || [];
+    box.hidden = !alerts.length;
+    const firing = alerts.filter((a) => a.firing).length;
+    const fired = alerts.filter((a) => a.fired !== null).length;
+    window.halvmLive.alerts = { rules: alerts.length, firing: firing, fired: fired };
+    if (!alerts.length) return;
+    box.className = "verdict alerts" + (firing ? " firing" : "");
+    text($("alerts-head"), "Alerts: " + firing + " of " + alerts.length + " breached now" +
+      (fired > firing ? ", " + (fired - firing) + " fired earlier" : ""));
+    const clock = s.clocks[s.heap.clock];
+    $("alert-list").replaceChildren(...alerts.map((a) => {
+      const li = document.createElement("li");
+      li.className = a.firing ? "firing" : a.fired !== null ? "fired" : "clear";
+      li.dataset.rule = a.rule;
+      li.dataset.firing = a.firing ? "1" : "0";
+      li.dataset.fired = a.fired !== null ? "1" : "0";
+      if (a.fired_at !== null) li.dataset.firedAt = String(a.fired_at);
+      const rule = document.createElement("code");
+      rule.textContent = a.rule;
+      // The lines repeat the rule (and the source's label) that the item starts with.
+      const after = (line, head) => line.startsWith(head) ? line.slice(head.length).trim() : line;
+      const parts = [a.firing ? "breached now " + after(a.measured, a.rule)
+        : a.fired !== null ? "not breached now" : "not breached"];
+      if (a.fired !== null) {
+        const at = a.fired_at !== null ? " at " + a.fired_at.toFixed(3) + " " + clock : "";
+        parts.push("first fired" + at + " " + after(a.fired.slice(a.fired.indexOf(": ") + 2), a.rule));
+      }
+      li.append(rule, document.createTextNode(": " + parts.join("; ")));
+      return li;
+    }));
+  }
+
   function staleness() {
     const el = $("stale");
     if (!connected) { text(el, "not connected to halvm-prof: the view is frozen"); el.className = "warn"; return; }
@@ -175,7 +211,7 @@
   function show(s) {
     last = s; receivedAt = Date.now();
     window.halvmLive.snapshots++; window.halvmLive.version = s.version;
-    drawStatus(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
+    drawStatus(s); drawAlerts(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
   }
 
   // Only the newest snapshot is drawn: a message just keeps its text, and one timer draws
