@@ -115,6 +115,9 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
                 in browser.find_element("css selector", f'.tile[data-label="{label}"]').text
                 for label, t in tiles.items()
             )
+            # When it fired: the figure the source's own page and /metrics give.
+            fired_at = expected["grow"]["alerts"][0]["fired_at"]
+            assert f"first fired at {fired_at:.3f} s" in grow.text
             alerts = browser.find_element("id", "alerts")
             assert alerts.is_displayed() and alerts.text.startswith("grow: ")
             # Tiles in the server's rank order (slope, then peak).

@@ -74,8 +74,10 @@
     d.badge.textContent = STATES[t.state] || t.state;
     d.figures.textContent = t.kind + " · " + plural(t.samples, "census", "censuses") + " · now " + bytes(t.last_total) +
       " · peak " + bytes(t.peak_total) + " · slope " + bytes(t.slope) + "/s";
+    // When it first fired: the newest census's time then, as the source's own page says it.
+    const when = (a) => a.fired_at !== null ? "; first fired at " + a.fired_at.toFixed(3) + " s" : "";
     d.alerts.replaceChildren(...fired.map((a) => el("div", null,
-      (a.firing ? "ALERT " : "fired earlier: ") + (a.firing ? a.measured : a.fired))));
+      (a.firing ? "ALERT " : "fired earlier: ") + (a.firing ? a.measured : a.fired) + when(a))));
     d.notes.textContent = t.notes.join("; ");
     d.chart.setOption({
       animation: false,
