@@ -218,7 +218,7 @@ class Member:
         self.state = state
         self.alerts = list(alerts)
         state.alerts = [AlertView(t.text, False, "", None) for t in self.alerts]
-        state.touch()
+        state.touch()  # a snapshot made before this one knew of no rule
         self._evaluated = -1
 
     @property
