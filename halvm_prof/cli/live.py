@@ -47,6 +47,16 @@ _SERVE_OPTIONS = [
 ]
 
 
+_alert_option = click.option(
+    "--alert",
+    "alerts",
+    multiple=True,
+    metavar="RULE",
+    help="Mark a source whose heap changes so since its first census, in diff --fail-if's "
+    "words: 'peak>+100%', 'peak>50000000' (a rise in bytes), 'peak[*]>+50%,min=1M'. Repeatable.",
+)
+
+
 def _serve_options(f: F) -> F:
     for option in reversed(_SERVE_OPTIONS):
         f = option(f)
@@ -129,14 +139,7 @@ def _tui(hub: Hub) -> None:
     metavar="NAME=SOURCE",
     help="Another source, shown as NAME (default: a source's file name). Repeatable.",
 )
-@click.option(
-    "--alert",
-    "alerts",
-    multiple=True,
-    metavar="RULE",
-    help="Mark a source whose heap changes so since its first census, in diff --fail-if's "
-    "words: 'peak>+100%', 'peak>50000000' (a rise in bytes), 'peak[*]>+50%,min=1M'. Repeatable.",
-)
+@_alert_option
 @click.option(
     "--caps",
     type=click.IntRange(min=1),
@@ -282,6 +285,7 @@ def live(
 )
 @click.option("--rts", "rts", multiple=True, help="Another RTS flag for the program.")
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
+@_alert_option
 def run(
     command: tuple[str, ...],
     port: int,
@@ -298,16 +302,21 @@ def run(
     caps: int | None,
     rts: tuple[str, ...],
     exit_when_done: bool,
+    alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
 
     Everything the program's RTS writes is saved, byte for byte, into the run folder
     (PROGRAM.hp, PROGRAM.eventlog, and report.html once it ends). How the program ended is
     printed as soon as it has (a crash with the post-mortem verdict). Serves until Ctrl-C
-    (which also stops the program). Returns the program's exit status when it ended by itself.
+    (which also stops the program). Returns the program's exit status when it ended by itself;
+    when that is 0 and an --alert rule fired, 1.
     """
+    from halvm_prof.live.fleet import parse_alerts
     from halvm_prof.live.runner import Run
     from halvm_prof.live.server import Hub
+
+    rules = parse_alerts(alerts)
 
     argv = list(command)
     if argv and argv[0] == "--":
@@ -332,6 +341,7 @@ def run(
         heap_flag=heap_flag,
         rts=extra,
         caps=caps or 1,
+        alerts=rules,
     )
     stoppers: list[Callable[[], None]] = []
     told = threading.Lock()
@@ -364,6 +374,7 @@ def run(
         token=_token(host, token),
         tick=tick,
         report=runner.report,
+        member=runner.member,
     )
     try:
         _serve(
@@ -382,3 +393,6 @@ def run(
     if status:
         # The program's own status, as a shell running it directly would have seen it.
         click.get_current_context().exit(status)
+    member = runner.member
+    if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
+        raise click.ClickException("alert fired: " + "; ".join(fired))

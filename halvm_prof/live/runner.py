@@ -19,14 +19,17 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from halvm_prof.analysis.diff import Threshold
 from halvm_prof.errors import InputError, OutputError
 from halvm_prof.inputs.follow import FifoFeed, FileFeed
 from halvm_prof.inputs.source import stream_source
-from halvm_prof.live.state import EVENT_TYPES, ExitView, LiveState
+from halvm_prof.live.fleet import Member, MemberState
+from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import heap_exhausted, parse_rts
 
@@ -202,6 +205,7 @@ class Run:
         heap_flag: str | None = None,
         rts: list[str] | None = None,
         caps: int = 1,
+        alerts: Sequence[Threshold] = (),
     ) -> None:
         if not heap and not eventlog:
             raise InputError("nothing to watch", hint="drop --no-heap or --no-eventlog")
@@ -223,9 +227,16 @@ class Run:
         self.saved_eventlog = folder / f"{self.name}.eventlog"
         self.report_path = folder / "report.html"
         self.proc: subprocess.Popen[bytes] | None = None
-        self.state = LiveState(
-            " ".join(argv), "hp" if heap else "eventlog", censuses_from_eventlog=not heap
-        )
+        source = " ".join(argv)
+        kind: Kind = "hp" if heap else "eventlog"
+        self.state: LiveState
+        #: The run's ``--alert`` rules, kept as ``live`` keeps a source's (None without rules).
+        self.member: Member | None = None
+        if alerts:
+            state = MemberState(source, kind, stats=True, censuses_from_eventlog=not heap)
+            self.state, self.member = state, Member(self.name, state, alerts)
+        else:
+            self.state = LiveState(source, kind, censuses_from_eventlog=not heap)
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
         self._ended_at: float | None = None

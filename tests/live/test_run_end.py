@@ -103,3 +103,56 @@ def test_flags_the_rts_would_refuse_are_one_line(tmp_path: Path) -> None:
         assert len(err.strip().splitlines()) == 1 and said in err, err
         assert "Usage" not in out + err and "rts" in err
         assert not (tmp_path / "saved").exists()
+
+
+def _alerts_of(url: str) -> list[dict[str, object]]:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(url.rstrip("/") + "/snapshot.json", timeout=10) as r:
+        alerts: list[dict[str, object]] = json.load(r)["alerts"]
+    return alerts
+
+
+def test_run_alerts_show_on_its_page_and_in_its_exit_status(tmp_path: Path) -> None:
+    """`run --alert` keeps the rules as `live` does: the page's snapshot shows the rule fired
+    once the program's heap grew so, and a program that ends well then exits 1, naming it."""
+    import time
+
+    exe = build("Grow", tmp_path)
+    rule, never = "peak>+100%", "peak>+1000000%"
+    with _run("--alert", rule, "--alert", never, "--interval", "0.02", "--out", "saved", "--",
+              str(exe), "60", cwd=tmp_path) as run:  # fmt: skip
+        assert run.stdout is not None
+        url = run.stdout.readline().strip()
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                alerts = _alerts_of(url)
+                if alerts and alerts[0]["fired"]:
+                    break
+                time.sleep(0.1)
+            assert [a["rule"] for a in alerts] == [rule, never]
+            assert alerts[0]["fired"] and alerts[0]["fired_at"] is not None, alerts
+            assert not alerts[1]["fired"] and not alerts[1]["firing"], alerts
+        finally:
+            run.send_signal(signal.SIGINT)
+            run.wait(timeout=30)
+    done = _run("--alert", rule, "--exit-when-done", "--interval", "0.02", "--out", "again",
+                "--", str(exe), "60", cwd=tmp_path)  # fmt: skip
+    out, err = _communicate(done, 120)
+    assert "grow exited with code 0" in out
+    assert done.returncode == 1, (out, err)
+    assert err.startswith("Error: alert fired: ") and err.count("\n") == 1, err
+    quiet = _run("--alert", never, "--exit-when-done", "--interval", "0.02", "--out", "third",
+                 "--", str(exe), "60", cwd=tmp_path)  # fmt: skip
+    assert _communicate(quiet, 120) and quiet.returncode == 0
+
+
+def test_a_program_s_own_failure_comes_before_an_alert(tmp_path: Path) -> None:
+    exe = build("Grow", tmp_path)
+    run = _run("--alert", "peak>+100%", "--exit-when-done", "--rts=-M10m", "--out", "saved",
+               "--", str(exe), "60", cwd=tmp_path)  # fmt: skip
+    out, err = _communicate(run, 120)
+    assert run.returncode == 251, (out, err)
+    assert "alert fired" not in err
