@@ -108,7 +108,7 @@ def test_cost_centre_declarations_kept_are_bounded(tmp_path: Path) -> None:
     a stack naming a later one shows its number, and the profile says so."""
     import struct
 
-    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRES
+    from halvm_prof.formats.eventlog.declarations import MAX_COST_CENTRES
     from halvm_prof.formats.eventlog.write import BlockWriter
     from tests.eventlog_bytes import cstrs, fixed, header, variable
 

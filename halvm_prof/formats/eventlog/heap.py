@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget, dropped_note
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapSample
