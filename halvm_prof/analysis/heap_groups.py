@@ -49,11 +49,12 @@ def need_names(by: GroupBy, where: str) -> InputError:
 
 class LiveNames:
     """The names an eventlog's IPE events give so far, then those given by ``--names``; for
-    :func:`grouper` during one pass."""
+    :func:`grouper` during one pass. ``fold`` takes the IPE events (the heap fold's own, which
+    it feeds, so the entries are kept once)."""
 
-    def __init__(self, given: BandNames | None, path: str) -> None:
+    def __init__(self, given: BandNames | None, path: str, fold: IpeFold | None = None) -> None:
         self.given = given
-        self.fold = IpeFold()
+        self.fold = IpeFold() if fold is None else fold
         self.path = path
         self._cached: BandNames | None = None
         self._count = -1
