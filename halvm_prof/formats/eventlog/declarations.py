@@ -62,6 +62,11 @@ class DeclarationBudget:
         self.text += size
         return True
 
+    def refuse(self, count: int) -> None:
+        """Count ``count`` declarations as not kept without looking at them (a reader that
+        stops at the first one refused, so that its work stays bounded too)."""
+        self.dropped += count
+
     def note(self) -> str | None:
         """What the output says of the declarations not kept; None when all were."""
         return dropped_note(self.dropped, self.kind) if self.dropped else None
