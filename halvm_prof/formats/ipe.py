@@ -257,7 +257,8 @@ class BandNames:
     @property
     def why_unnamed(self) -> str:
         """Why an address may stay unnamed, for the page and the summary."""
-        why = []
+        # Entries not kept come first: they, not the build, may be why a band is unnamed.
+        why = [dropped_note(self.dropped, "IPE")] if self.dropped else []
         for origin, path in self.sources:
             if origin == "ipe":
                 why.append(
@@ -270,8 +271,6 @@ class BandNames:
                     "without -finfo-table-map have no IPE entries, and their local tables, "
                     "thunks among them, no symbol)"
                 )
-        if self.dropped:
-            why.append(dropped_note(self.dropped, "IPE"))
         return "; ".join(why)
 
     def to_json(self) -> dict[str, Any]:
