@@ -148,9 +148,9 @@ def _cost_centres_eventlog(declared: int) -> bytes:
     return b"".join(out)
 
 
-def _ipe_eventlog(declared: int) -> bytes:
+def _ipe_eventlog(declared: int, interleaved: bool = False) -> bytes:
     """A ``-hi -l`` eventlog declaring ``declared`` IPE entries, then a census of the first
-    table and the last."""
+    table and the last; ``interleaved``: a census of each table right after its entry."""
     specs = [
         (160, 0xFFFF, b"Start of heap profile"),
         (162, 8, b"Start of heap profile sample"),
@@ -165,17 +165,23 @@ def _ipe_eventlog(declared: int) -> bytes:
     out += [b"hete", b"hdre", b"datb"]
     begin = struct.pack(">BQI", 0, 10**7, 8) + b"\0" * 7
     out.append(struct.pack(">HQH", 160, 0, len(begin)) + begin)
+
+    def census(t: int, tables: tuple[int, ...]) -> None:
+        out.append(struct.pack(">HQQ", 162, t, 1))
+        for table in tables:
+            sample = struct.pack(">BQ", 0, 64) + f"0x{16 * table:x}\0".encode()
+            out.append(struct.pack(">HQH", 164, t, len(sample)) + sample)
+        out.append(struct.pack(">HQQ", 165, t, 1))
+
     for i in range(1, declared + 1):
         body = struct.pack(">Q", 16 * i) + (
-            f"t{i}_info\08\0Int -> Int\0\0Main\0Main.hs:{i}:1-9\0".encode()
+            f"t{i}_info\08\0Int -> Int\0\0M{i % 7}\0Main.hs:{i}:1-9\0".encode()
         )
         out.append(struct.pack(">HQH", 169, i, len(body)) + body)
-    t = declared + 1
-    out.append(struct.pack(">HQQ", 162, t, 1))
-    for table in (1, declared):
-        sample = struct.pack(">BQ", 0, 64) + f"0x{16 * table:x}\0".encode()
-        out.append(struct.pack(">HQH", 164, t, len(sample)) + sample)
-    out.append(struct.pack(">HQQ", 165, t, 1))
+        if interleaved:
+            census(i, (i,))
+    if not interleaved:
+        census(declared + 1, (1, declared))
     out.append(struct.pack(">H", 0xFFFF))
     return b"".join(out)
 
@@ -227,6 +233,7 @@ def make_inputs(d: Path, quick: bool) -> dict[str, Path]:
         put("labels-200k.eventlog", _labels_eventlog(200_000))
         put("cost-centres-1m.eventlog", _cost_centres_eventlog(1_000_000))
         put("ipe-1m.eventlog", _ipe_eventlog(1_000_000))
+        put("ipe-interleaved-100k.eventlog", _ipe_eventlog(100_000, interleaved=True))
     return made
 
 
@@ -246,6 +253,8 @@ def commands(path: Path, out: Path) -> list[list[str]]:
         cmds.append(["export", p])
     if path.suffix == ".eventlog" or path.suffix == "":
         cmds += [["eventlog", "show", p], ["eventlog", "stats", p]]
+    if path.name.startswith("ipe-"):
+        cmds.append(["summary", "--group-by", "module", p])
     if path.suffix == ".bin":
         cmds.append(["disk", "info", p])
     return cmds

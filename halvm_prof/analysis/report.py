@@ -425,7 +425,7 @@ def eventlog_sections(
             heap_fold.note,
             "eventlog",
             heap_fold.folded,
-            live(),
+            live.names(),
         )
         limit = joined(section.limit_note, heap_fold.declarations_note)
         sections.append(dataclasses.replace(section, limit_note=limit))

@@ -306,7 +306,7 @@ def summarize_eventlog(
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
         heap = dataclasses.replace(
             heap,
-            names_note=joined(names_note(acc.band_names(), live()), fold.declarations_note),
+            names_note=joined(names_note(acc.band_names(), live.names()), fold.declarations_note),
             group_by=group_by,
         )
     else:

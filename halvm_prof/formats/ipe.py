@@ -287,6 +287,10 @@ class IpeFold:
 
     def __init__(self) -> None:
         self._tables: dict[int, InfoTable] = {}
+        #: the tables by the full names :meth:`full` gave (the bands' names), so that grouping
+        #: during the pass never rebuilds a BandNames (entries interleaved with censuses made
+        #: that quadratic); only the tables bands use, not every entry
+        self._by_name: dict[str, InfoTable] = {}
         self.budget = DeclarationBudget("IPE")
 
     def add(self, e: ev.Event) -> None:
@@ -316,9 +320,24 @@ class IpeFold:
         return self.budget.dropped
 
     def full(self, address: int) -> str | None:
-        """The full name of the table at ``address``, if an entry kept names it."""
+        """The full name of the table at ``address``, if an entry kept names it (the heap
+        fold's name for its band, which :meth:`lookup` then finds)."""
         t = self._tables.get(address)
-        return None if t is None else t.full
+        if t is None:
+            return None
+        name = t.full
+        other = self._by_name.get(name)
+        if other is None or t.address < other.address:  # as BandNames: the lowest address
+            self._by_name[name] = t
+        return name
+
+    def lookup(self, band: str) -> InfoTable | None:
+        """The table a band stands for so far: by a name :meth:`full` gave, or its address."""
+        named = self._by_name.get(band)
+        if named is not None:
+            return named
+        address = band_address(band)
+        return None if address is None else self._tables.get(address)
 
     def names(self, path: str) -> BandNames:
         return BandNames.of("ipe", path, self._tables.values(), self.budget.dropped)

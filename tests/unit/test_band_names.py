@@ -331,6 +331,9 @@ def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> 
         data = build_report_data([("log", src)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert "not kept" not in f"{heap.names_note} {heap.limit_note}"
+    # The chart's short labels come from the names the pass kept, every named band's.
+    drawn = [s.name for s in heap.series if names.lookup(s.name) is not None]
+    assert drawn and heap.labels == {b: names.short(b) for b in drawn}
 
 
 def _ipe_entries_log(path: Path, strings: list[tuple[str, ...]]) -> None:
