@@ -4,8 +4,10 @@ A log declares things once and names them by number later. A ``-prof`` program d
 of its cost centres (``EVENT_HEAP_PROF_COST_CENTRE``: id, label, module, source location), all at
 start-up, before any sample; a ``-finfo-table-map`` program declares each info table (``EVENT_IPE``:
 address, table, closure type, Haskell type, label, module, source span), also before the first
-census. A real program declares hundreds to a few tens of thousands of either; a log may claim
-any number, each with several strings of up to 64 KiB. Every fold that keeps them admits each
+census. A real program declares hundreds to a few tens of thousands of cost centres (a large
+program built with ``-finfo-table-map`` may declare more IPE entries than are kept: its later
+tables are then shown by address); a log may claim any number, each with several strings of up
+to 64 KiB. Every fold that keeps them admits each
 through a :class:`DeclarationBudget`: the first :data:`MAX_COST_CENTRES` cost centres within
 :data:`MAX_COST_CENTRE_TEXT` bytes of text, the first :data:`MAX_IPE_ENTRIES` IPE entries within
 :data:`MAX_IPE_TEXT`, and counts the rest. First come, because the log gives no better order: no
