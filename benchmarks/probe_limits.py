@@ -2,12 +2,13 @@
 
 ``python benchmarks/probe_limits.py [--quick]`` makes the inputs of issues 10 and 14 (sparse disks
 that claim a terabyte, devices and disk images given as configs, a 4 GB declared eventlog field,
-deep call trees, numbers GHC never writes, a million markers, bands or cost centres, a fed-once
-FIFO...) in a temporary folder, runs the commands that read them, and prints time, peak memory
-and the first line of stderr. A run fails when it is slower or larger than the limits, or when
-it ends in an internal error, a traceback or an exit code other than 0 and 1 ("slow" marks a run
-over the time limit that stayed under 100 MB: work streamed, as the acceptance allows).
-``--quick`` leaves out the inputs of a million things. Exit status 1 when any run failed.
+deep call trees, numbers GHC never writes, a million markers, bands, cost centres or IPE
+entries, a fed-once FIFO...) in a temporary folder, runs the commands that read them, and
+prints time, peak memory and the first line of stderr. A run fails when it is slower or larger
+than the limits, or when it ends in an internal error, a traceback or an exit code other than 0
+and 1 ("slow" marks a run over the time limit that stayed under 100 MB: work streamed, as the
+acceptance allows). ``--quick`` leaves out the inputs of a million things. Exit status 1 when
+any run failed.
 """
 
 from __future__ import annotations
@@ -147,6 +148,44 @@ def _cost_centres_eventlog(declared: int) -> bytes:
     return b"".join(out)
 
 
+def _ipe_eventlog(declared: int, interleaved: bool = False) -> bytes:
+    """A ``-hi -l`` eventlog declaring ``declared`` IPE entries, then a census of the first
+    table and the last; ``interleaved``: a census of each table right after its entry."""
+    specs = [
+        (160, 0xFFFF, b"Start of heap profile"),
+        (162, 8, b"Start of heap profile sample"),
+        (164, 0xFFFF, b"Heap profile string sample"),
+        (165, 8, b"End of heap profile sample"),
+        (169, 0xFFFF, b"An IPE entry"),
+    ]
+    out = [b"hdrb", b"hetb"]
+    for etype, size, desc in specs:
+        out += [b"etb\0", struct.pack(">HHI", etype, size, len(desc)), desc]
+        out += [struct.pack(">I", 0), b"ete\0"]
+    out += [b"hete", b"hdre", b"datb"]
+    begin = struct.pack(">BQI", 0, 10**7, 8) + b"\0" * 7
+    out.append(struct.pack(">HQH", 160, 0, len(begin)) + begin)
+
+    def census(t: int, tables: tuple[int, ...]) -> None:
+        out.append(struct.pack(">HQQ", 162, t, 1))
+        for table in tables:
+            sample = struct.pack(">BQ", 0, 64) + f"0x{16 * table:x}\0".encode()
+            out.append(struct.pack(">HQH", 164, t, len(sample)) + sample)
+        out.append(struct.pack(">HQQ", 165, t, 1))
+
+    for i in range(1, declared + 1):
+        body = struct.pack(">Q", 16 * i) + (
+            f"t{i}_info\08\0Int -> Int\0\0M{i % 7}\0Main.hs:{i}:1-9\0".encode()
+        )
+        out.append(struct.pack(">HQH", 169, i, len(body)) + body)
+        if interleaved:
+            census(i, (i,))
+    if not interleaved:
+        census(declared + 1, (1, declared))
+    out.append(struct.pack(">H", 0xFFFF))
+    return b"".join(out)
+
+
 def _bands_hp(bands: int) -> str:
     parts = ['JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n']
     for t in range(2):
@@ -193,6 +232,8 @@ def make_inputs(d: Path, quick: bool) -> dict[str, Path]:
         put("nodes-1m-pj.prof", _wide_pj(1_000_000))
         put("labels-200k.eventlog", _labels_eventlog(200_000))
         put("cost-centres-1m.eventlog", _cost_centres_eventlog(1_000_000))
+        put("ipe-1m.eventlog", _ipe_eventlog(1_000_000))
+        put("ipe-interleaved-100k.eventlog", _ipe_eventlog(100_000, interleaved=True))
     return made
 
 
@@ -212,6 +253,8 @@ def commands(path: Path, out: Path) -> list[list[str]]:
         cmds.append(["export", p])
     if path.suffix == ".eventlog" or path.suffix == "":
         cmds += [["eventlog", "show", p], ["eventlog", "stats", p]]
+    if path.name.startswith("ipe-"):
+        cmds.append(["summary", "--group-by", "module", p])
     if path.suffix == ".bin":
         cmds.append(["disk", "info", p])
     return cmds

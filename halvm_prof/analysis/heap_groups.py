@@ -7,15 +7,25 @@ IPE events, or ``--names``); a band nothing names is grouped apart, under a labe
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ipe import BandNames, GroupBy, IpeFold
+from halvm_prof.formats.ipe import UNNAMED_GROUP, BandNames, GroupBy, IpeFold
 from halvm_prof.model import HeapSample, HeapSampleReader, MappedSampleReader
 
-Names = Callable[[], BandNames | None]
+
+class Groups(Protocol):
+    """What grouping asks of names: :class:`BandNames`, or :class:`LiveNames` during a pass."""
+
+    def __len__(self) -> int: ...
+
+    def group(self, band: str, by: GroupBy) -> str: ...
 
 
-def group_sample(sample: HeapSample, names: BandNames, by: GroupBy) -> HeapSample:
+Names = Callable[[], Groups | None]
+
+
+def group_sample(sample: HeapSample, names: Groups, by: GroupBy) -> HeapSample:
     """``sample`` with its bands summed by group."""
     out: dict[str, int] = {}
     for band, value in sample.values.items():
@@ -48,26 +58,39 @@ def need_names(by: GroupBy, where: str) -> InputError:
 
 
 class LiveNames:
-    """The names an eventlog's IPE events give so far, then those given by ``--names``; for
-    :func:`grouper` during one pass."""
+    """The names an eventlog's IPE events give so far, then those given by ``--names``: for
+    :func:`grouper` during one pass (calling it gives itself, once there are names: each
+    lookup goes to the fold's tables as they stand, never a rebuilt :class:`BandNames`), and
+    as :class:`BandNames` when the pass is over (:meth:`names`). ``fold`` is the heap fold's
+    (:class:`~halvm_prof.formats.eventlog.heap.EventlogHeapFold` given it), which names the
+    bands this groups: the entries are kept once, and found by the names the fold gave."""
 
-    def __init__(self, given: BandNames | None, path: str) -> None:
+    def __init__(self, given: BandNames | None, path: str, fold: IpeFold) -> None:
         self.given = given
-        self.fold = IpeFold()
+        self.fold = fold
         self.path = path
-        self._cached: BandNames | None = None
-        self._count = -1
 
-    def __call__(self) -> BandNames | None:
-        count = self.fold.count
-        if count != self._count:
-            own = self.fold.names(self.path)
-            if self.given is None:
-                self._cached = own if count else None
-            else:
-                self._cached = own.then(self.given) if count else self.given
-            self._count = count
-        return self._cached
+    def __call__(self) -> LiveNames | None:
+        return self if self.fold.count or self.given is not None else None
+
+    def __len__(self) -> int:
+        return self.fold.count + (len(self.given) if self.given is not None else 0)
+
+    def group(self, band: str, by: GroupBy) -> str:
+        """As :meth:`BandNames.group` of :meth:`names` at this point of the pass."""
+        t = self.fold.lookup(band)
+        if t is not None:
+            return t.group(by)
+        if self.given is not None:
+            return self.given.group(band, by)
+        return band if by == "info-table" else UNNAMED_GROUP
+
+    def names(self) -> BandNames | None:
+        """The names of the whole pass: the log's own, then those given."""
+        if not self.fold.count:
+            return self.given
+        own = self.fold.names(self.path)
+        return own if self.given is None else own.then(self.given)
 
 
 def grouped_reader(

@@ -93,10 +93,12 @@ NO_NAMES = (
 
 
 def names_note(bands: Sequence[str], names: BandNames | None) -> str | None:
-    """Why some ``-hi`` bands are still addresses (``0x40c528``), or None when none is."""
+    """Why some ``-hi`` bands are still addresses (``0x40c528``), or None when none is; IPE
+    entries the names could not keep are said either way (a band drawn later, or in another
+    view, may be one of theirs)."""
     unnamed = sum(1 for b in bands if b.startswith("0x") and band_address(b) is not None)
     if not unnamed:
-        return None
+        return None if names is None else names.dropped_note
     why = names.why_unnamed if names is not None else NO_NAMES
     return (
         f"{unnamed} band{'s are' if unnamed != 1 else ' is'} info-table "

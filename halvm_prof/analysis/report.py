@@ -23,7 +23,7 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.formats.ipe import BandNames, renaming
+from halvm_prof.formats.ipe import BandNames, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source
@@ -402,14 +402,15 @@ def eventlog_sections(
     heap = HeapSectionBuilder(top_bands, view)
     # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
     # (source.band_names) names the addresses they leave.
-    live = LiveNames(source.band_names, source.name)
+    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
+    live = LiveNames(source.band_names, source.name, ipe)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
-    heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))))
+    heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))), ipe)
     ticky = TickyFold()
     samples = ProfSampleFold()
     # The page's budget: the model's would keep exact records the page never carries.
-    tl = source.timeline(also=[heap_fold, ticky, samples, live.fold], budget=PAGE_BUDGET)
+    tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
     sections: list[Section] = [RuntimeSection(title, tl)]
     reader = source.reader
@@ -424,7 +425,7 @@ def eventlog_sections(
             heap_fold.note,
             "eventlog",
             heap_fold.folded,
-            live(),
+            live.names(),
         )
         limit = joined(section.limit_note, heap_fold.declarations_note)
         sections.append(dataclasses.replace(section, limit_note=limit))

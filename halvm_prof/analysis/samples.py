@@ -6,7 +6,7 @@ are declared once (``EVENT_HEAP_PROF_COST_CENTRE``). Each sample counts once: th
 the whole run, or of any window of it, adds up to the samples in it.
 
 Memory is bounded: the cost centres declared past the bounds of
-:mod:`halvm_prof.formats.eventlog.costcentres` are counted, not kept (a stack naming one shows
+:mod:`halvm_prof.formats.eventlog.declarations` are counted, not kept (a stack naming one shows
 its number); stacks beyond :data:`MAX_STACKS` are counted in one ``(other stacks)`` stack;
 counts are kept per time bin (at most :data:`MAX_BINS` bins, whose width doubles as the run
 grows, see :class:`SampleBins`); the first :data:`MAX_EXACT` samples are kept one by one for
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget, dropped_note
 from halvm_prof.jsonable import plain
 
 MAX_STACKS = 10_000

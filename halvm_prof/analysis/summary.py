@@ -25,7 +25,7 @@ from halvm_prof.analysis.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.analysis.heap_view import names_note
 from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_summary
 from halvm_prof.analysis.ticky import TickyFold
-from halvm_prof.formats.ipe import GroupBy, renaming
+from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
@@ -284,16 +284,15 @@ def summarize_eventlog(
     from halvm_prof.timeline.model import FIGURES
 
     acc = HeapAccumulator()
-    live = LiveNames(source.band_names, source.name)
+    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
+    live = LiveNames(source.band_names, source.name, ipe)
     group = grouper(live, group_by, source.name)
     rename = renaming(source.band_names)
-    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))))
+    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))), ipe)
     ticky = TickyFold()
     samples = ProfSampleFold()
     # Figures only: no exact records or bins (timeline.model.FIGURES).
-    stats = stats_of_timeline(
-        source.timeline(also=[fold, ticky, live.fold, samples], budget=FIGURES)
-    )
+    stats = stats_of_timeline(source.timeline(also=[fold, ticky, samples], budget=FIGURES))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader
@@ -307,7 +306,7 @@ def summarize_eventlog(
         heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
         heap = dataclasses.replace(
             heap,
-            names_note=joined(names_note(acc.band_names(), live()), fold.declarations_note),
+            names_note=joined(names_note(acc.band_names(), live.names()), fold.declarations_note),
             group_by=group_by,
         )
     else:

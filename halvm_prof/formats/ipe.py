@@ -13,12 +13,13 @@ hover, the short form in charts. An address that nothing names stays an address,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.heap import ipe_description, source_location
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget, dropped_note
 from halvm_prof.jsonable import plain
 from halvm_prof.model import HeapSample
 
@@ -107,6 +108,24 @@ def closure_type_name(desc: str) -> str:
     return desc
 
 
+def source_location(srcloc: str) -> str:
+    """An IPE event's source location as shown: GHC 9.4+ writes the file and the span joined
+    by ":" even when either is empty (":" for a table with no location, as GHC 9.6 gives
+    its code blocks); the empty parts are left out."""
+    file, colon, span = srcloc.partition(":")
+    if not colon or (file and span):
+        return srcloc
+    return file or span
+
+
+def ipe_description(table: str, type_desc: str, module: str, srcloc: str) -> str:
+    """The band name of an info table with known provenance (no empty location:
+    ``block_c3ky_info (Main)``, never ``(Main::)``)."""
+    srcloc = source_location(srcloc)
+    where = f"{module}:{srcloc}" if srcloc else module
+    return f"{table} :: {type_desc} ({where})" if type_desc else f"{table} ({where})"
+
+
 def band_address(band: str) -> int | None:
     """The info-table address a ``-hi`` band is named by (``0x40c528``, or bare hex)."""
     text = band.strip()
@@ -120,7 +139,7 @@ def band_address(band: str) -> int | None:
 class InfoTable:
     """One info table: from an IPE event (every field) or an ELF symbol (``table``, and the
     module and closure kind read from the symbol's name). ``srcloc`` is kept without its
-    empty parts (:func:`~halvm_prof.formats.eventlog.heap.source_location`)."""
+    empty parts (:func:`source_location`)."""
 
     address: int
     table: str
@@ -170,10 +189,12 @@ class InfoTable:
 class BandNames:
     """Info tables by address, from one or more files (``sources``: each an eventlog's IPE
     events or a binary's symbols; the first to name an address wins). Bands are looked up by
-    address or by the full name already given."""
+    address or by the full name already given. ``dropped`` counts the IPE entries the files
+    declared past the bounds of :class:`DeclarationBudget`, which were not kept."""
 
     sources: tuple[tuple[Origin, str], ...]
     tables: tuple[InfoTable, ...]
+    dropped: int = 0
     _by_address: dict[int, InfoTable] = field(default_factory=dict, compare=False, repr=False)
     _by_name: dict[str, InfoTable] = field(default_factory=dict, compare=False, repr=False)
 
@@ -183,8 +204,10 @@ class BandNames:
             self._by_name.setdefault(t.full, t)
 
     @classmethod
-    def of(cls, origin: Origin, path: str, tables: Iterable[InfoTable]) -> BandNames:
-        return cls(((origin, path),), tuple(sorted(tables, key=lambda t: t.address)))
+    def of(
+        cls, origin: Origin, path: str, tables: Iterable[InfoTable], dropped: int = 0
+    ) -> BandNames:
+        return cls(((origin, path),), tuple(sorted(tables, key=lambda t: t.address)), dropped)
 
     def then(self, other: BandNames) -> BandNames:
         """These names, and ``other``'s for the addresses these leave (an eventlog's IPE
@@ -192,7 +215,7 @@ class BandNames:
         mine = {t.address for t in self.tables}
         extra = [t for t in other.tables if t.address not in mine]
         tables = tuple(sorted([*self.tables, *extra], key=lambda t: t.address))
-        return BandNames((*self.sources, *other.sources), tables)
+        return BandNames((*self.sources, *other.sources), tables, self.dropped + other.dropped)
 
     @property
     def path(self) -> str:
@@ -227,9 +250,15 @@ class BandNames:
         return t.group(by)
 
     @property
+    def dropped_note(self) -> str | None:
+        """What the output says of the IPE entries not kept, if any."""
+        return dropped_note(self.dropped, "IPE") if self.dropped else None
+
+    @property
     def why_unnamed(self) -> str:
         """Why an address may stay unnamed, for the page and the summary."""
-        why = []
+        # Entries not kept come first: they, not the build, may be why a band is unnamed.
+        why = [dropped_note(self.dropped, "IPE")] if self.dropped else []
         for origin, path in self.sources:
             if origin == "ipe":
                 why.append(
@@ -250,27 +279,68 @@ class BandNames:
 
 
 class IpeFold:
-    """The IPE events of one pass, as :class:`BandNames` (:meth:`names`)."""
+    """The IPE events of one pass, as :class:`BandNames` (:meth:`names`): the first entry of
+    each address, within the bounds of an ``IPE`` :class:`DeclarationBudget` (``budget``
+    counts the entries past them, which are not kept: their bands stay addresses)."""
 
     types: frozenset[int] = frozenset({ev.IPE})
 
     def __init__(self) -> None:
         self._tables: dict[int, InfoTable] = {}
+        #: the tables by the full names :meth:`full` gave (the bands' names), so that grouping
+        #: during the pass never rebuilds a BandNames (entries interleaved with censuses made
+        #: that quadratic); only the tables bands use, not every entry
+        self._by_name: dict[str, InfoTable] = {}
+        self.budget = DeclarationBudget("IPE")
 
     def add(self, e: ev.Event) -> None:
         a = e.args
         if len(a) < 7:
             return  # malformed payload: reported by the reader
-        self._tables.setdefault(
-            a[0], InfoTable(a[0], a[1], closure_type_name(a[2]), a[3], a[4], a[5], a[6], "ipe")
+        if a[0] in self._tables or not self.budget.admit(*a[1:7]):
+            return
+        # One module's entries share its name and often a type: held once, not per entry.
+        self._tables[a[0]] = InfoTable(
+            a[0],
+            a[1],
+            closure_type_name(a[2]),
+            sys.intern(a[3]),
+            a[4],
+            sys.intern(a[5]),
+            a[6],
+            "ipe",
         )
 
     @property
     def count(self) -> int:
         return len(self._tables)
 
+    @property
+    def dropped(self) -> int:
+        return self.budget.dropped
+
+    def full(self, address: int) -> str | None:
+        """The full name of the table at ``address``, if an entry kept names it (the heap
+        fold's name for its band, which :meth:`lookup` then finds)."""
+        t = self._tables.get(address)
+        if t is None:
+            return None
+        name = t.full
+        other = self._by_name.get(name)
+        if other is None or t.address < other.address:  # as BandNames: the lowest address
+            self._by_name[name] = t
+        return name
+
+    def lookup(self, band: str) -> InfoTable | None:
+        """The table a band stands for so far: by a name :meth:`full` gave, or its address."""
+        named = self._by_name.get(band)
+        if named is not None:
+            return named
+        address = band_address(band)
+        return None if address is None else self._tables.get(address)
+
     def names(self, path: str) -> BandNames:
-        return BandNames.of("ipe", path, self._tables.values())
+        return BandNames.of("ipe", path, self._tables.values(), self.budget.dropped)
 
 
 def unique_full_names(names: BandNames, bands: Iterable[str]) -> Iterator[tuple[str, str]]:

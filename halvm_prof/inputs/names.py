@@ -16,6 +16,7 @@ from typing import IO
 
 from halvm_prof.errors import InputError
 from halvm_prof.fileio import open_input
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.ipe import (
     BandNames,
     InfoTable,
@@ -89,9 +90,10 @@ PROFILING_RTS_SYMBOL = "pushCostCentre"
 
 
 def names_of_binary(path: str, ipe: bool = True) -> BandNames:
-    """The binary's own IPE entries (unless ``ipe`` is False), and for the other tables their
-    ELF symbol (a symbol ending in ``_info``), keyed by the address the table starts at, with
-    the closure type read from the table itself."""
+    """The binary's own IPE entries (unless ``ipe`` is False; as many as an ``IPE``
+    :class:`DeclarationBudget` admits, the rest counted), and for the other tables their ELF
+    symbol (a symbol ending in ``_info``), keyed by the address the table starts at, with the
+    closure type read from the table itself."""
     from halvm_prof.perf.elf import ElfFile
     from halvm_prof.perf.names import parse_symbol
 
@@ -99,8 +101,9 @@ def names_of_binary(path: str, ipe: bool = True) -> BandNames:
     symbols = [(start, name) for start, _end, name in elf.iter_symbols()]
     profiled = any(name == PROFILING_RTS_SYMBOL for _, name in symbols)
     size = PROFILED_TABLE_SIZE if profiled else TABLE_SIZE
+    budget = DeclarationBudget("IPE")
     with open(path, "rb") as f:
-        tables = ipe_of_binary(f, elf.loads, size) if ipe else []
+        tables = ipe_of_binary(f, elf.loads, size, budget) if ipe else []
         named = {t.address for t in tables}
         for start, symbol in symbols:
             if not symbol.endswith("_info") or start < size or start - size in named:
@@ -120,12 +123,14 @@ def names_of_binary(path: str, ipe: bool = True) -> BandNames:
             path=path,
             hint="give the unstripped program binary the profile came from",
         )
-    return BandNames.of("elf", path, tables)
+    return BandNames.of("elf", path, tables, budget.dropped)
 
 
 #: The most IPE entries one module's list may claim, and the largest string table read.
-MAX_IPE_ENTRIES = 1_000_000
+MAX_LIST_ENTRIES = 1_000_000
 MAX_STRINGS = 64 << 20
+#: The longest string of an entry read (an eventlog's IPE strings fit in a 64 KiB event).
+MAX_STRING = 64 << 10
 #: GHC 9.6's ``IpeBufferEntry``: the table's (code) address and seven string-table offsets
 #: (table name, closure type, Haskell type, label, module, source file, source span), padded.
 _IPE_ENTRY = struct.Struct("<Q7I4x")
@@ -143,14 +148,20 @@ def _read(f: IO[bytes], loads: list[tuple[int, int, int]], at: int, n: int) -> b
 
 
 def ipe_of_binary(
-    f: IO[bytes], loads: list[tuple[int, int, int]], table_size: int
+    f: IO[bytes],
+    loads: list[tuple[int, int, int]],
+    table_size: int,
+    budget: DeclarationBudget | None = None,
 ) -> list[InfoTable]:
     """The IPE entries a GHC 9.6 binary holds: one uncompressed list per module built with
     ``-finfo-table-map`` (its ``<Module>_ipe_buf`` symbol). A list whose layout does not check
-    out (another GHC, compressed data) is left to the symbols."""
+    out (another GHC, compressed data) is left to the symbols. Entries are kept while
+    ``budget`` admits them; from the first it refuses on, the rest are counted, not read (every
+    entry may point at one long string: reading them all is work the file merely claims)."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
 
+    budget = DeclarationBudget("IPE") if budget is None else budget
     f.seek(0)
     elf = ELFFile(f)
     symtab = elf.get_section_by_name(".symtab")
@@ -165,23 +176,33 @@ def ipe_of_binary(
     ):
         end = strtab.find(b"\0", name_at)
         if value and end >= name_at + 8 and strtab[end - 8 : end] == b"_ipe_buf":
-            tables += _ipe_list(f, loads, value, table_size)
+            tables += _ipe_list(f, loads, value, table_size, budget)
     return tables
 
 
 def _ipe_list(
-    f: IO[bytes], loads: list[tuple[int, int, int]], at: int, table_size: int
+    f: IO[bytes],
+    loads: list[tuple[int, int, int]],
+    at: int,
+    table_size: int,
+    budget: DeclarationBudget,
 ) -> list[InfoTable]:
     head = _read(f, loads, at, _IPE_NODE.size)
     if head is None:
         return []
     _next, strings_at, count = _IPE_NODE.unpack(head)
-    if not 0 < count <= MAX_IPE_ENTRIES:
+    if not 0 < count <= MAX_LIST_ENTRIES:
         return []
     raw = _read(f, loads, at + _IPE_NODE.size, count * _IPE_ENTRY.size)
     if raw is None:
         return []
     entries = list(_IPE_ENTRY.iter_unpack(raw))
+    for code, *_offsets in entries:
+        if code < table_size or _read(f, loads, code - table_size, 1) is None:
+            return []  # not an info table's address: not the layout this reads
+    if budget.dropped:
+        budget.refuse(len(entries))
+        return []
     # Read up to the last string's end (at most 4 KiB past its start); never more than
     # MAX_STRINGS, whatever the offsets claim.
     last = max(max(e[1:]) for e in entries)
@@ -192,22 +213,26 @@ def _ipe_list(
         return []
 
     def text(i: int) -> str:
-        return strings[i : strings.index(b"\0", i)].decode("utf-8", "replace")
+        end = strings.find(b"\0", i, i + MAX_STRING)
+        return strings[i : end if end >= 0 else i + MAX_STRING].decode("utf-8", "replace")
 
     out = []
-    for code, name, desc, ty, label, module, file, span_at in entries:
-        if code < table_size or _read(f, loads, code - table_size, 1) is None:
-            return []  # not an info table's address: not the layout this reads
+    for k, (code, name, desc, ty, label, module, file, span_at) in enumerate(entries):
         # As the runtime joins them for its IPE event (":" when both are empty).
+        fields = [text(name), text(desc), text(ty), text(label), text(module)]
         where = f"{text(file)}:{text(span_at)}"
+        if not budget.admit(*fields, where):
+            budget.refuse(len(entries) - k - 1)
+            break
+        table, kind, type_desc, label_text, module_text = fields
         out.append(
             InfoTable(
                 code - table_size,
-                text(name),
-                closure_type_name(text(desc)),
-                text(ty),
-                text(label),
-                text(module),
+                table,
+                closure_type_name(kind),
+                type_desc,
+                label_text,
+                module_text,
                 where,
                 "ipe",
             )

@@ -301,3 +301,115 @@ def test_names_from_a_written_fifo_are_read_once(tmp_path: Path) -> None:
     finally:
         writer.join(timeout=30)
     assert names.tables == load_names(LOG).tables
+
+
+def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> None:
+    """GHC 9.6's -hi fixtures are far inside the IPE bound: every entry ghc-events prints is
+    kept and names its bands as before, and no output speaks of entries not kept."""
+    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.formats.eventlog import events as ev
+    from halvm_prof.formats.ipe import IpeFold, ipe_description
+    from halvm_prof.inputs.source import EventlogSource
+
+    names = load_names(LOG)
+    assert names.dropped == 0 and names.dropped_note is None
+    assert {t.address for t in names.tables} == set(_entries())
+    fold = IpeFold()
+    with open_source(LOG) as src:
+        assert isinstance(src, EventlogSource)
+        events = list(src.events(fold.types))
+    for e in events:
+        fold.add(e)
+    assert fold.count == len(_entries()) and fold.dropped == 0
+    for e in events:
+        want = ipe_description(e.args[1], e.args[3], e.args[5], e.args[6])
+        assert e.type == ev.IPE and fold.full(e.args[0]) == want
+    for files in ([str(LOG)], ["--names", str(LOG), str(HP)]):
+        r = CliRunner().invoke(cli, ["summary", *files])
+        assert r.exit_code == 0 and "not kept" not in r.output, r.output
+    with open_source(LOG) as src:
+        data = build_report_data([("log", src)], title="t")
+    (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
+    assert "not kept" not in f"{heap.names_note} {heap.limit_note}"
+    # The chart's short labels come from the names the pass kept, every named band's.
+    drawn = [s.name for s in heap.series if names.lookup(s.name) is not None]
+    assert drawn and heap.labels == {b: names.short(b) for b in drawn}
+
+
+def _ipe_entries_log(path: Path, strings: list[tuple[str, ...]]) -> None:
+    """A log of one IPE event per ``strings`` (table, closure type, type, label, module, file),
+    GHC 9.6's framing, addresses 0x1000, 0x1010, ..."""
+    from halvm_prof.formats.eventlog.write import BlockWriter
+    from tests.eventlog_bytes import header, ipe_96
+
+    with path.open("wb") as f:
+        f.write(header())
+        w = BlockWriter(f)
+        for i, (*five, src) in enumerate(strings, 1):
+            w.add(-1, i, ipe_96(i, 0x1000 + 16 * i, five, src, "1:1"))
+        w.end()
+
+
+def test_names_of_a_log_past_the_ipe_bound_are_bounded_and_say_so(tmp_path: Path) -> None:
+    """--names of a log claiming more IPE entries than are kept: the first MAX_IPE_ENTRIES,
+    the rest counted, and a .hp named by it says how many were not kept."""
+    from halvm_prof.formats.eventlog.declarations import MAX_IPE_ENTRIES
+
+    n = MAX_IPE_ENTRIES + 5
+    log = tmp_path / "many.eventlog"
+    _ipe_entries_log(log, [(f"T{i}_info", "15", "", "", "M", "M.hs") for i in range(1, n + 1)])
+    names = load_names(log)
+    assert len(names) == MAX_IPE_ENTRIES and names.dropped == 5
+    assert names.tables[-1].table == f"T{MAX_IPE_ENTRIES}_info"  # first come
+    said = f"5 IPE entries past the first {MAX_IPE_ENTRIES:,}"
+    assert names.dropped_note is not None and said in names.dropped_note
+    assert said in names.why_unnamed
+    r = CliRunner().invoke(cli, ["summary", "--names", str(log), str(HP)])
+    assert r.exit_code == 0 and said in r.output, r.output
+
+
+def test_ipe_text_kept_is_bounded(tmp_path: Path) -> None:
+    """Few IPE entries with strings as long as an event allows: kept up to the text bound."""
+    from halvm_prof.formats.eventlog.declarations import MAX_IPE_TEXT
+
+    long = 10_000
+    n = MAX_IPE_TEXT // (6 * long) + 10
+    log = tmp_path / "long.eventlog"
+    _ipe_entries_log(log, [(f"{i:05}" + "x" * (long - 5),) + ("y" * long,) * 5 for i in range(n)])
+    names = load_names(log)
+    kept = sum(
+        len(t.table) + len(t.type_desc) + len(t.label) + len(t.module) + len(t.srcloc)
+        for t in names.tables
+    )
+    assert kept <= MAX_IPE_TEXT
+    assert names.dropped >= 10 and len(names) + names.dropped == n
+
+
+def test_a_binarys_ipe_list_pointing_every_entry_at_one_long_string_is_bounded() -> None:
+    """A module's IPE list in a binary whose entries all point at one 60 KiB string: the
+    entries kept hold at most MAX_IPE_TEXT of text, the rest are counted (the old reader made
+    every entry's seven strings: 600 entries were 250 MB, a million would never end)."""
+    import io
+    import struct
+
+    from halvm_prof.formats.eventlog.declarations import MAX_IPE_TEXT, DeclarationBudget
+    from halvm_prof.inputs.names import _IPE_ENTRY, _IPE_NODE, _ipe_list
+
+    count, base, table_size = 600, 0x10000, 16
+    entries_at = base + _IPE_NODE.size
+    strings_at = entries_at + count * _IPE_ENTRY.size
+    tables_at = strings_at + 60_001
+    image = bytearray(_IPE_NODE.pack(0, strings_at, count))
+    for i in range(count):  # each entry's code just past its own table; every string at 0
+        at = 60_000 if i == count - 1 else 0  # the last at the NUL: the string table's end
+        image += _IPE_ENTRY.pack(tables_at + table_size * (i + 1), *[at] * 7)
+    image += b"s" * 60_000 + b"\0" + bytes(table_size * (count + 1))
+    budget = DeclarationBudget("IPE")
+    tables = _ipe_list(io.BytesIO(bytes(image)), [(0, len(image), base)], base, table_size, budget)
+    kept = sum(
+        sum(map(len, (t.table, t.closure_type, t.type_desc, t.label, t.module, t.srcloc)))
+        for t in tables
+    )
+    assert 0 < len(tables) < count and kept <= MAX_IPE_TEXT
+    assert budget.kept == len(tables) and len(tables) + budget.dropped == count
+    assert struct.calcsize("<Q7I4x") == _IPE_ENTRY.size

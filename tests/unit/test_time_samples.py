@@ -219,7 +219,7 @@ def _declaring_log(path: Path, labels: list[str], sampled: list[int]) -> None:
 def test_cost_centre_declarations_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     """A log may claim any number of cost centres: the fold keeps MAX_COST_CENTRES of them, a
     sample naming a later one shows its number, and summary says how many were not kept."""
-    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRES
+    from halvm_prof.formats.eventlog.declarations import MAX_COST_CENTRES
 
     log = tmp_path / "many.eventlog"
     n = MAX_COST_CENTRES + 3
@@ -240,7 +240,7 @@ def test_cost_centre_declarations_kept_are_bounded_and_the_rest_said(tmp_path: P
 
 def test_cost_centre_declaration_text_kept_is_bounded(tmp_path: Path) -> None:
     """Few declarations with names as long as an event allows: kept up to the text bound."""
-    from halvm_prof.formats.eventlog.costcentres import MAX_COST_CENTRE_TEXT
+    from halvm_prof.formats.eventlog.declarations import MAX_COST_CENTRE_TEXT
 
     log = tmp_path / "long.eventlog"
     long = 60_000

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.costcentres import DeclarationBudget, dropped_note
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget, dropped_note
 from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.formats.ipe import IpeFold
 from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapSample
 
@@ -52,7 +53,10 @@ class _State:
     #: ``+RTS -L``: the longest cost-centre stack name (GHC's default 25)
     ccs_length: int = 25
     stacks: dict[tuple[int, ...], str] = field(default_factory=dict)
-    ipe: dict[int, str] = field(default_factory=dict)
+    #: the log's IPE entries (bounded; shared with whoever names or groups bands by them)
+    ipe: IpeFold = field(default_factory=IpeFold)
+    #: -hi labels already named by an IPE entry (at most MAX_BANDS)
+    named: dict[str, str] = field(default_factory=dict)
     current: HeapSample | None = None
     #: Band names given so far (bounded by MAX_BANDS; later ones are OTHER_BANDS).
     bands: set[str] = field(default_factory=set)
@@ -76,40 +80,34 @@ def format_date(unix_seconds: int) -> str:
         return f"Unix time {unix_seconds} s (out of range)"
 
 
-def source_location(srcloc: str) -> str:
-    """An IPE event's source location as shown: GHC 9.4+ writes the file and the span joined
-    by ":" even when either is empty (":" for a table with no location, as GHC 9.6 gives
-    its code blocks); the empty parts are left out."""
-    file, colon, span = srcloc.partition(":")
-    if not colon or (file and span):
-        return srcloc
-    return file or span
-
-
-def ipe_description(table: str, type_desc: str, module: str, srcloc: str) -> str:
-    """The band name of an info table with known provenance (no empty location:
-    ``block_c3ky_info (Main)``, never ``(Main::)``)."""
-    srcloc = source_location(srcloc)
-    where = f"{module}:{srcloc}" if srcloc else module
-    return f"{table} :: {type_desc} ({where})" if type_desc else f"{table} ({where})"
-
-
-def _info_table_key(label: str) -> int | None:
+def _info_table_name(st: _State, label: str) -> str:
+    """A -hi band's name: its table's IPE description, or its address when no entry kept
+    names it (an entry may come later, so only names found are remembered)."""
+    name = st.named.get(label)
+    if name is not None:
+        return name
     try:
-        return int(label, 16)
+        name = st.ipe.full(int(label, 16))
     except ValueError:
-        return None
+        return label
+    if name is None:
+        return label
+    if len(st.named) < MAX_BANDS:
+        st.named[label] = name
+    return name
 
 
 class EventlogHeapFold:
     """The heap samples of an eventlog, taken from its events as one pass hands them over (see
     :meth:`halvm_prof.inputs.source.EventlogSource.events`): each census completed goes to
-    ``on_sample``; :meth:`finish` then tells what a ``.hp`` reader tells after its last one."""
+    ``on_sample``; :meth:`finish` then tells what a ``.hp`` reader tells after its last one.
+    ``ipe`` is the fold the log's IPE entries go to (given when another part of the pass names
+    or groups bands by them too, so they are kept once)."""
 
     types: frozenset[int] = frozenset(_TYPES)
 
-    def __init__(self, on_sample: Callable[[HeapSample], None]) -> None:
-        self._st = _State()
+    def __init__(self, on_sample: Callable[[HeapSample], None], ipe: IpeFold | None = None) -> None:
+        self._st = _State() if ipe is None else _State(ipe=ipe)
         self._on_sample = on_sample
         self.header = HeapHeader(job="", date="")
         self.marks: list[float] = []  # eventlogs mark time with user markers, not MARK lines
@@ -233,8 +231,7 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
         if st.current is not None:
             label = a[2]
             if st.breakdown == _BY_INFO_TABLE:
-                key = _info_table_key(label)
-                label = st.ipe.get(key, label) if key is not None else label
+                label = _info_table_name(st, label)
             label = _band(st, label)
             values = st.current.values
             values[label] = values.get(label, 0) + a[1]
@@ -258,7 +255,7 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
         if a[0] not in st.cost_centres and st.declared.admit(a[1], a[2]):
             st.cost_centres[a[0]] = (a[1], a[2])
     elif t == ev.IPE:
-        st.ipe[a[0]] = ipe_description(a[1], a[3], a[5], a[6])
+        st.ipe.add(e)
     elif t == ev.PROGRAM_ARGS:
         if a[1] and not st.program:
             st.program = os.path.basename(a[1][0])
