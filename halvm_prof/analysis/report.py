@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
-from halvm_prof.analysis.heap_groups import LiveNames, grouper
+from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.summary import BandRow, band_row
@@ -23,9 +23,10 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.formats.ipe import BandNames, IpeFold, renaming
+from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
+from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import HeapAccumulator
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -133,6 +134,22 @@ class Peak:
 
 
 @dataclass(frozen=True, slots=True)
+class HeapGrouping:
+    """A ``-hi`` section's bands summed by another grouping (``by``), for the page's switch:
+    what the section itself holds when the report is made with ``--group-by BY`` (the chart's
+    series at the same drawn censuses, the table's rows, trends and labels). The rows are
+    statistics over every census, which neither the bands' rows nor the drawn censuses give."""
+
+    by: GroupBy
+    series: tuple[BandSeries, ...]
+    bands: tuple[BandRow, ...]
+    sparks: dict[str, tuple[int, ...]]
+    hidden: int
+    labels: dict[str, str]
+    names_note: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class HeapSection:
     """A heap profile: the drawn censuses (``times`` x ``series``), statistics over all."""
 
@@ -163,9 +180,15 @@ class HeapSection:
     names_note: str | None = None
     #: What was folded to keep the section bounded (bands beyond MAX_BANDS), or None.
     limit_note: str | None = None
+    #: A named ``-hi`` profile's other groupings (``view.group_by`` is the one above), in
+    #: ``GROUPINGS`` order; none for other profiles.
+    groupings: tuple[HeapGrouping, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return _without_limit_note(plain(self))
+        data = _without_limit_note(plain(self))
+        if not self.groupings:
+            del data["groupings"]  # every other profile keeps its JSON as it was
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,18 +303,116 @@ Section = HeapSection | ProfSection | RuntimeSection | TickySection | SamplesSec
 Input = Source | HeapProfile | CostCentreProfile | Section
 
 
-class HeapSectionBuilder:
-    """Band statistics over every census (the shared accumulator) and the censuses to draw."""
+class OtherGroupings:
+    """A ``-hi`` profile's groupings other than ``shown``, kept in the same pass as the section's
+    own: each grouping's statistics over every census, and its censuses at the stretches the
+    section draws (scored by the same totals, so the thinning keeps the same censuses).
+    ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
+    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
 
-    def __init__(self, top_bands: int = TOP_BANDS, view: HeapView | None = None) -> None:
+    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+        self.names = names
+        self.info_tables = info_tables
+        self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
+        self.drawn: Thinner[dict[GroupBy, HeapSample]] = Thinner(MAX_POINTS)
+        self.on = True
+
+    def add(self, sample: HeapSample, score: int) -> None:
+        """Take one census (its bands as GHC wrote them, named), scored as the section's."""
+        if not self.on:
+            return
+        known = self.names()
+        if known is None or not len(known) or not self.info_tables():
+            self.on = False
+            self.accs.clear()
+            self.drawn = Thinner(MAX_POINTS)
+            return
+        grouped = {
+            by: sample if by == "info-table" else group_sample(sample, known, by)
+            for by in self.accs
+        }
+        for by, g in grouped.items():
+            self.accs[by].add(g)
+        self.drawn.add(grouped, score)
+
+    def groupings(
+        self, top_bands: int, view: HeapView, names: BandNames | None
+    ) -> tuple[HeapGrouping, ...]:
+        if not self.on or not self.drawn.count:
+            return ()
+        drawn = self.drawn.items()
+        out = []
+        for by, acc in self.accs.items():
+            shown = _shown(acc, [d[by] for d in drawn], top_bands, view, names)
+            out.append(HeapGrouping(by, *shown))
+        return tuple(out)
+
+
+def _shown(
+    acc: HeapAccumulator,
+    samples: list[HeapSample],
+    top_bands: int,
+    view: HeapView,
+    names: BandNames | None,
+) -> tuple[
+    tuple[BandSeries, ...],
+    tuple[BandRow, ...],
+    dict[str, tuple[int, ...]],
+    int,
+    dict[str, str],
+    str | None,
+]:
+    """What a section shows of one grouping's bands: the chart's series at the drawn
+    ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
+    stats: list[BandStats] = acc.stats() if acc.samples else []
+    top = chart_bands(stats, top_bands, view)
+    shown = {s.name for s in stats if view.shows(s.name)}
+    rest = shown.difference(top)
+    series = [BandSeries(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
+    if rest:
+        series.append(
+            BandSeries(
+                "other",
+                tuple(sum(v for k, v in s.values.items() if k in rest) for s in samples),
+            )
+        )
+    spark = [samples[i] for i in _spread(len(samples), SPARK_POINTS)]
+    # Summed in the accumulator's order, as the summary sums it: the same share to the bit.
+    total = sum(s.integrated for s in acc.iter_stats())
+    return (
+        tuple(series),
+        tuple(band_row(s, total, acc.peak_total) for s in stats),
+        {s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+        len(stats) - len(shown),
+        short_labels(top, names),
+        names_note([s.name for s in stats], names),
+    )
+
+
+class HeapSectionBuilder:
+    """Band statistics over every census (the shared accumulator) and the censuses to draw;
+    with ``others``, a ``-hi`` profile's other groupings too."""
+
+    def __init__(
+        self,
+        top_bands: int = TOP_BANDS,
+        view: HeapView | None = None,
+        others: OtherGroupings | None = None,
+    ) -> None:
         self.top_bands = top_bands
         self.view = view or HeapView()
         self.acc = HeapAccumulator()
         self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
+        self.others = others
 
-    def add(self, sample: HeapSample) -> None:
+    def add(self, sample: HeapSample, named: HeapSample | None = None) -> None:
+        """Take a census grouped as the view asks; ``named``: the same census before grouping
+        (``sample`` when it is not grouped), for the other groupings."""
+        total = sample.total
         self.acc.add(sample)
-        self.drawn.add(sample, sample.total)
+        self.drawn.add(sample, total)
+        if self.others is not None:
+            self.others.add(sample if named is None else named, total)
 
     def section(
         self,
@@ -304,22 +425,11 @@ class HeapSectionBuilder:
         folded: bool = False,
         names: BandNames | None = None,
     ) -> HeapSection:
-        stats = self.acc.stats() if self.acc.samples else []
-        top = chart_bands(stats, self.top_bands, self.view)
-        shown = {s.name for s in stats if self.view.shows(s.name)}
-        rest = shown.difference(top)
         samples = self.drawn.items()
-        series = [BandSeries(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
-        if rest:
-            series.append(
-                BandSeries(
-                    "other",
-                    tuple(sum(v for k, v in s.values.items() if k in rest) for s in samples),
-                )
-            )
-        spark = [samples[i] for i in _spread(len(samples), SPARK_POINTS)]
-        # Summed in the accumulator's order, as the summary sums it: the same share to the bit.
-        total = sum(s.integrated for s in self.acc.iter_stats())
+        series, bands, sparks, hidden, labels, note_of_names = _shown(
+            self.acc, samples, self.top_bands, self.view, names
+        )
+        others = self.others
         return HeapSection(
             title=title,
             source=source,
@@ -331,16 +441,17 @@ class HeapSectionBuilder:
             samples=self.acc.censuses,
             drawn=len(samples),
             times=tuple(s.time for s in samples),
-            series=tuple(series),
+            series=series,
             marks=tuple(marks),
             peak=Peak(self.acc.peak_total, self.acc.peak_time),
-            bands=tuple(band_row(s, total, self.acc.peak_total) for s in stats),
-            sparks={s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+            bands=bands,
+            sparks=sparks,
             limit_note=folded_bands_note() if folded else None,
             view=self.view,
-            hidden=len(stats) - len(shown),
-            labels=short_labels(top, names),
-            names_note=names_note([s.name for s in stats], names),
+            hidden=hidden,
+            labels=labels,
+            names_note=note_of_names,
+            groupings=() if others is None else others.groupings(self.top_bands, self.view, names),
         )
 
 
@@ -372,10 +483,12 @@ def streamed_heap_section(
 ) -> HeapSection:
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
-    section = HeapSectionBuilder(top_bands, view)
+    shown = view.group_by if view is not None else "info-table"
+    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
-        section.add(group(sample))
+        section.add(group(sample), sample)
     return section.section(
         title,
         reader.header,
@@ -399,14 +512,21 @@ def eventlog_sections(
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
-    heap = HeapSectionBuilder(top_bands, view)
     # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
     # (source.band_names) names the addresses they leave.
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
+    shown = view.group_by if view is not None else "info-table"
+    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
-    heap_fold = EventlogHeapFold(lambda s: heap.add(group(rename(s))), ipe)
+
+    def add(sample: HeapSample) -> None:
+        named = rename(sample)
+        heap.add(group(named), named)
+
+    heap_fold = EventlogHeapFold(add, ipe)
     ticky = TickyFold()
     samples = ProfSampleFold()
     # The page's budget: the model's would keep exact records the page never carries.

@@ -127,6 +127,11 @@ class EventlogHeapFold:
         return self._st.program
 
     @property
+    def by_info_table(self) -> bool:
+        """Whether the log's heap profile is ``-hi`` (known from its start)."""
+        return self._st.breakdown == _BY_INFO_TABLE
+
+    @property
     def holds_heap_profile(self) -> bool:
         """Whether the log began a heap profile or gave a sample (known after the pass)."""
         return self._st.began or self._st.any_sample

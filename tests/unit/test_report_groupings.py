@@ -1,0 +1,107 @@
+"""The report of a named ``-hi`` profile carries its other groupings for the page's switch
+(GHC 9.6.6 fixtures): each is what ``report --group-by X`` shows and its rows are what
+``summary --group-by X --json`` gives; other profiles carry none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from halvm_prof.analysis.report import build_report_data
+from halvm_prof.cli.app import cli
+from halvm_prof.formats.ipe import GROUPINGS
+from halvm_prof.inputs.source import open_source
+from halvm_prof.render.html import page_json
+from tests.conftest import DATA, Golden
+from tests.unit.test_render_html import page_data
+
+HERE = DATA / "ghc96"
+LOG = HERE / "leaky-hi-l.eventlog"
+NAMES = ("--names", str(LOG))
+#: (file, options): the log naming its own bands, the .hp of its run and of a run without -l.
+CASES = [(LOG, ()), (HERE / "leaky-hi-l.hp", NAMES), (HERE / "leaky-hi.hp", NAMES)]
+SHOWN = ("series", "bands", "sparks", "hidden", "labels", "names_note")
+
+
+def _heap(path: Path, options: tuple[str, ...], tmp_path: Path, *more: str) -> dict[str, Any]:
+    """The heap section of the page ``report`` writes."""
+    page = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["report", str(path), "-o", str(page), *options, *more])
+    assert r.exit_code == 0, r.output
+    heaps: list[dict[str, Any]] = [
+        s for s in page_data(page.read_text())["sections"] if s["kind"] == "heap"
+    ]
+    (heap,) = heaps
+    return heap
+
+
+def _summary_rows(path: Path, options: tuple[str, ...], by: str) -> list[dict[str, Any]]:
+    r = CliRunner().invoke(
+        cli, ["summary", str(path), *options, "--group-by", by, "--json", "--top", "100000"]
+    )
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    heap = data["heap"] if data["kind"] == "eventlog" else data
+    rows: list[dict[str, Any]] = heap["top"]
+    assert len(rows) == heap["bands"]  # every group listed
+    return rows
+
+
+@pytest.mark.parametrize(("path", "options"), CASES, ids=lambda c: getattr(c, "name", ""))
+def test_each_grouping_is_what_group_by_shows(
+    path: Path, options: tuple[str, ...], tmp_path: Path
+) -> None:
+    sections = {by: _heap(path, options, tmp_path, "--group-by", by) for by in GROUPINGS}
+    rows = {by: _summary_rows(path, options, by) for by in GROUPINGS}
+    for shown, section in sections.items():
+        assert section["view"]["group_by"] == shown
+        others = section["groupings"]
+        assert [g["by"] for g in others] == [by for by in GROUPINGS if by != shown]
+        for g in others:
+            alone = sections[g["by"]]
+            # The same figures as the page made with --group-by, at the same censuses.
+            assert {k: g[k] for k in SHOWN} == {k: alone[k] for k in SHOWN}
+            assert g["bands"] == rows[g["by"]]
+            assert section["times"] == alone["times"] and section["peak"] == alone["peak"]
+        # Groups are sums of their bands: the same residency over time in every grouping.
+        assert section["bands"] == rows[shown]
+        integrated = [sum(b["integrated"] for b in g["bands"]) for g in [section, *others]]
+        assert max(integrated) - min(integrated) <= 1e-9 * max(integrated)
+    by_module = next(g for g in sections["info-table"]["groupings"] if g["by"] == "module")
+    assert "Main" in {b["band"] for b in by_module["bands"]}
+
+
+@pytest.mark.parametrize(
+    ("path", "options"),
+    [
+        (HERE / "leaky-hi.hp", ()),  # -hi, but nothing names its tables
+        (HERE / "leaky-hc-l.hp", NAMES),  # names given, but bands are cost-centre stacks
+        (HERE / "leaky-hT-l.eventlog", ()),
+        (HERE / "leaky-hc-l.eventlog", ()),
+    ],
+    ids=lambda c: getattr(c, "name", ""),
+)
+def test_other_profiles_carry_no_groupings(
+    path: Path, options: tuple[str, ...], tmp_path: Path
+) -> None:
+    assert "groupings" not in _heap(path, options, tmp_path)
+
+
+def test_hi_report_data_golden(golden: Golden) -> None:
+    """The page's data of a named -hi .hp, with its groupings (also: written twice, the same)."""
+    from halvm_prof.inputs.names import load_names
+
+    def data() -> str:
+        with open_source(HERE / "leaky-hi-l.hp") as hp:
+            hp.band_names = load_names(LOG)
+            out = page_json(build_report_data([("leaky-hi-l.hp", hp)], title="hi"))
+        out["generator"] = "halvm-prof"
+        return json.dumps(out, sort_keys=True, indent=1) + "\n"
+
+    text = data()
+    assert text == data()
+    golden.check("report/leaky-hi-l.json", text)
