@@ -763,3 +763,117 @@ def test_hi_bands_named_short_in_the_legend_full_in_the_table(browser: Any, tmp_
     assert _totals(by_module) == _totals(section)
     assert _errors(browser) == []
     _shot(browser, "report-hi-by-module.png")
+
+
+def _sections(html: Path) -> list[dict[str, Any]]:
+    """The sections of a written page's data block."""
+    import json
+
+    m = re.search(
+        r'<script id="report-data" type="application/json">(.*?)</script>', html.read_text()
+    )
+    assert m is not None
+    sections: list[dict[str, Any]] = json.loads(m[1])["sections"]
+    return sections
+
+
+def _summary_rows(path: Path, options: tuple[str, ...], by: str) -> list[dict[str, Any]]:
+    """Every row ``summary --group-by BY --json`` gives of a heap profile."""
+    import json
+
+    r = CliRunner().invoke(
+        cli, ["summary", str(path), *options, "--group-by", by, "--json", "--top", "100000"]
+    )
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    heap = data["heap"] if data["kind"] == "eventlog" else data
+    rows: list[dict[str, Any]] = heap["top"]
+    assert len(rows) == heap["bands"]
+    return rows
+
+
+# What the heap chart draws now: each band's values, by name (the stack's order aside).
+DRAWN = """
+const s = window.halvmReport.charts[arguments[0]].getOption().series;
+return Object.fromEntries(s.map((x) => [x.name, x.data.map((p) => p[1])]));
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "options"),
+    [
+        (DATA / "ghc96/leaky-hi-l.eventlog", ()),
+        (DATA / "ghc96/leaky-hi-l.hp", ("--names", str(DATA / "ghc96/leaky-hi-l.eventlog"))),
+    ],
+    ids=lambda c: getattr(c, "name", ""),
+)
+def test_hi_grouping_switches_on_the_page(
+    browser: Any, path: Path, options: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A named -hi profile's page switches its chart and table between groupings, from the
+    keyboard too; each grouping shows the figures of report and summary --group-by."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    html = tmp_path / "r.html"
+    write_file_report([str(path)], html, title="hi groups", options=options)
+    _open(browser, html)
+    index = browser.execute_script(
+        "return window.halvmReport.data.sections.findIndex((s) => s.kind === 'heap')"
+    )
+    sec = browser.find_element("css selector", f"section#section-{index}")
+    chart = browser.execute_script(
+        "const d = arguments[0].querySelector('.chart');"
+        "return window.halvmReport.charts.findIndex((c) => c.getDom() === d)",
+        sec,
+    )
+    heap = f"window.halvmReport.charts[{chart}].halvmHeap"
+    pick = sec.find_element("css selector", ".heap-controls select.group-by")
+    assert pick.accessible_name.startswith("group by")
+    assert [o.get_attribute("value") for o in Select(pick).options] == [
+        "info-table",
+        "closure-type",
+        "module",
+        "source-file",
+    ]
+    # From the keyboard: the control takes the focus and an arrow key picks the next grouping.
+    browser.execute_script("arguments[0].focus()", pick)
+    assert browser.switch_to.active_element == pick
+    pick.send_keys(Keys.ARROW_DOWN)
+    assert browser.execute_script(f"return {heap}.grouping()") == "closure-type"
+    assert sec.get_attribute("data-group-by") == "closure-type"
+    for by in ("module", "source-file", "closure-type", "info-table"):
+        Select(pick).select_by_value(by)
+        assert browser.execute_script(f"return {heap}.grouping()") == by
+        # The table: the rows of summary --group-by, every figure, and those names drawn.
+        rows = _summary_rows(path, options, by)
+        assert browser.execute_script(f"return {heap}.rows()") == rows
+        cells = [td.text for td in sec.find_elements("css selector", "tbody tr td:first-child")]
+        assert cells == [r["band"] for r in rows][:500]
+        assert len(sec.find_elements("css selector", "tbody tr td svg")) == len(cells)
+        # The chart: the series of report --group-by, at the same censuses.
+        alone = tmp_path / f"{by}.html"
+        write_file_report([str(path)], alone, title=by, options=(*options, "--group-by", by))
+        section = _sections(alone)[index]
+        assert browser.execute_script(DRAWN, chart) == {
+            s["name"]: s["values"] for s in section["series"]
+        }
+        legend = browser.execute_script(
+            f"return window.halvmReport.charts[{chart}].getOption().legend[0].data"
+        )
+        assert sorted(legend) == sorted(s["name"] for s in section["series"])
+        assert _errors(browser) == []
+        if by == "module":
+            browser.execute_script("arguments[0].scrollIntoView()", sec)
+            _shot(browser, f"report-hi-switched-{path.suffix[1:]}.png")
+
+
+def test_no_grouping_control_without_info_table_names(browser: Any, tmp_path: Path) -> None:
+    """A -hc profile, and a -hi one nothing names, show no grouping control."""
+    for path in (DATA / "ghc96/leaky-hc.hp", DATA / "ghc96/leaky-hi.hp"):
+        html = tmp_path / "r.html"
+        write_file_report([str(path)], html, title="plain")
+        _open(browser, html)
+        assert browser.find_elements("css selector", "select.group-by") == []
+        assert browser.find_elements("css selector", "select.sort")  # the other controls stay
+        assert _errors(browser) == []

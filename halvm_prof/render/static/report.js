@@ -172,9 +172,21 @@
                  ["streamgraph", "streamgraph"]];
   const SORTS = [["size", "size"], ["stddev", "standard deviation"], ["name", "name"],
                  ["number", "number"], ["gradient", "slope"]];
-  // The heap chart's controls, above the chart.
-  function controls(sec) {
+  // What a -hi profile's bands can be summed by (halvm_prof.formats.ipe.GROUPINGS).
+  const GROUPS = [["info-table", "info table"], ["closure-type", "closure type"],
+                  ["module", "module"], ["source-file", "source file"]];
+  // The heap chart's controls, above the chart; a named -hi profile's grouping first.
+  function controls(sec, s) {
     const bar = el("div", { class: "heap-controls" });
+    if (s.groupings && s.groupings.length) {
+      const have = new Set([s.view.group_by, ...s.groupings.map((g) => g.by)]);
+      const label = el("label", { class: "group-by" }, "group by ");
+      const pick = el("select", { class: "group-by", title: "what the bands are summed by" });
+      for (const [v, text] of GROUPS) if (have.has(v)) pick.appendChild(el("option", { value: v }, text));
+      pick.value = s.view.group_by;
+      label.appendChild(pick);
+      bar.appendChild(label);
+    }
     const views = el("span", { class: "views" });
     for (const [v, label] of VIEWS) views.appendChild(el("button", { class: "view", "data-view": v }, label));
     bar.appendChild(views);
@@ -240,13 +252,23 @@
       sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
       return;
     }
-    if (s.names_note) sec.appendChild(el("p", { class: "note names-note" }, s.names_note));
-    if (s.hidden) {
-      sec.appendChild(el("p", { class: "note" }, `${plural(s.hidden, "band")} left out of the chart by ` +
-        "the report's include/exclude options (the table lists every band)."));
+    // A named -hi profile's groupings, the one the report was made with first: each holds
+    // what the chart and the table show of it (series, bands, sparks, labels, notes).
+    const groupings = [Object.assign({}, s, { by: s.view.group_by })].concat(s.groupings || []);
+    let g = groupings[0];
+    const namesNote = el("p", { class: "note names-note" });
+    const hiddenNote = el("p", { class: "note hidden-note" });
+    sec.appendChild(namesNote); sec.appendChild(hiddenNote);
+    function notes() {
+      namesNote.textContent = g.names_note || "";
+      namesNote.hidden = !g.names_note;
+      hiddenNote.textContent = g.hidden ? `${plural(g.hidden, "band")} left out of the chart by ` +
+        "the report's include/exclude options (the table lists every band)." : "";
+      hiddenNote.hidden = !g.hidden;
     }
+    notes();
     const c = chart(sec, controls(sec, s));
-    const stats = new Map(s.bands.map((b) => [b.band, b]));
+    let stats = new Map(g.bands.map((b) => [b.band, b]));
     // The views of eventlog2html: stacked areas, lines, normalized (each census's shown total
     // is 100%) and a streamgraph (the stack centred on zero).
     const st = { mode: "stacked", sort: s.view.sort, reverse: s.view.reverse,
@@ -260,7 +282,7 @@
     const unit = (v) => num(v / 1000, 3) + " " + s.units[0];
     // The bands drawn now: the page's filters and order over the bands the file chose.
     function bands() {
-      const kept = s.series.filter((b) => bandPasses(b.name, st.include, st.exclude));
+      const kept = g.series.filter((b) => bandPasses(b.name, st.include, st.exclude));
       const named = kept.filter((b) => stats.has(b.name)), rest = kept.filter((b) => !stats.has(b.name));
       named.sort((a, b) => sortKeyCompare(stats.get(a.name), stats.get(b.name), st.sort));
       if (st.reverse) named.reverse();
@@ -314,7 +336,7 @@
         tooltip: { trigger: "axis", valueFormatter: (x) => (pct ? num(x, 1) + "%" : bytes(x)) },
         // Named -hi bands: the short label in the legend, the full name on hover and in the table.
         legend: { type: "scroll", top: 0, data: bands().map((b) => b.name),
-                  formatter: (n) => s.labels[n] || n,
+                  formatter: (n) => g.labels[n] || n,
                   tooltip: { show: true, formatter: (p) => p.name } },
         grid: { top: 55, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
@@ -340,21 +362,47 @@
       if (st.mode === "normalized" || st.mode === "streamgraph") redraw();
     });
     keepRound(c, yAxis);
-    c.halvmHeap = { state: st, redraw: redraw, bands: () => bands().map((b) => b.name) };
+    const heading = el("h3", {}, "Bands");
+    const rows = el("div", { class: "bands" });
+    // Another grouping: its bands in the chart (the legend's choices start afresh, the zoom
+    // stays) and in the table.
+    function group(by) {
+      const next = groupings.find((x) => x.by === by);
+      if (!next || next === g) return;
+      g = next;
+      stats = new Map(g.bands.map((b) => [b.band, b]));
+      notes();
+      c.setOption(option(all), { replaceMerge: ["series", "legend"] });
+      redraw();
+      bandTable();
+      heading.textContent = g.by === "info-table" ? "Bands" : "Bands by " + g.by.replace("-", " ");
+      sec.dataset.groupBy = g.by;
+    }
+    c.halvmHeap = { state: st, redraw: redraw, bands: () => bands().map((b) => b.name),
+                    grouping: () => g.by, rows: () => g.bands, group: group };
     wireControls(sec, s, st, redraw, () => ({
-      title: s.title, units: s.units, times: s.times,
+      title: s.title, units: s.units, times: s.times, group_by: g.by,
       series: bands().map((b) => ({ name: b.name, values: b.values })),
     }));
-    sec.appendChild(el("h3", {}, "Bands"));
-    table(sec, [
-      { key: "band", label: "band", name: true },
-      { key: "integrated", label: "residency × time", fmt: (v) => bytes(v) + "·" + s.units[0].slice(0, 1) },
-      { key: "mean", label: "mean", fmt: bytes }, { key: "max", label: "max", fmt: bytes },
-      { key: "stddev", label: "stddev", fmt: bytes }, { key: "intercept", label: "intercept", fmt: bytes },
-      { key: "slope", label: "slope /s", fmt: (v) => bytes(v) + "/s" },
-      { key: "r2", label: "R²", fmt: (v) => v.toFixed(2) },
-      { key: "max", label: "trend", render: (td, r) => sparkline(td, s.sparks[r.band]) },
-    ], s.bands, { rowClass: (r) => (r.leak ? "leak" : "") });
+    const pick = sec.querySelector(".heap-controls select.group-by");
+    if (pick) pick.addEventListener("change", () => group(pick.value));
+    sec.appendChild(heading);
+    sec.appendChild(rows);
+    function bandTable() {
+      rows.textContent = "";
+      table(rows, [
+        { key: "band", label: "band", name: true },
+        { key: "integrated", label: "residency × time", fmt: (v) => bytes(v) + "·" + s.units[0].slice(0, 1) },
+        { key: "mean", label: "mean", fmt: bytes }, { key: "max", label: "max", fmt: bytes },
+        { key: "stddev", label: "stddev", fmt: bytes }, { key: "intercept", label: "intercept", fmt: bytes },
+        { key: "slope", label: "slope /s", fmt: (v) => bytes(v) + "/s" },
+        { key: "r2", label: "R²", fmt: (v) => v.toFixed(2) },
+        { key: "max", label: "trend", render: (td, r) => sparkline(td, g.sparks[r.band]) },
+      ], g.bands, { rowClass: (r) => (r.leak ? "leak" : "") });
+    }
+    bandTable();
+    heading.textContent = g.by === "info-table" ? "Bands" : "Bands by " + g.by.replace("-", " ");
+    sec.dataset.groupBy = g.by;
   }
 
   function tree(parent, node) {
