@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from halvm_prof.analysis.report import build_report_data
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.ipe import GROUPINGS
+from halvm_prof.formats.ipe import GROUPINGS, GroupBy
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.html import page_json
 from tests.conftest import DATA, Golden
@@ -105,3 +105,45 @@ def test_hi_report_data_golden(golden: Golden) -> None:
     text = data()
     assert text == data()
     golden.check("report/leaky-hi-l.json", text)
+
+
+def test_groupings_draw_the_censuses_group_by_draws_when_thinned(tmp_path: Path) -> None:
+    """More censuses than a chart draws (the thinning keeps each stretch's peak): every grouping
+    is still drawn at the censuses, and with the values, of the report made with --group-by.
+    The bands are the real log's info tables (and one it does not name), the values generated."""
+    import random
+
+    from halvm_prof.analysis.heap_view import HeapView
+    from halvm_prof.analysis.report import MAX_POINTS, HeapSection
+    from halvm_prof.formats.hp import write_hp
+    from halvm_prof.inputs.names import load_names
+    from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+
+    names = load_names(LOG)
+    bands = [*(hex(t.address) for t in names.tables[:40]), "0x1234"]
+    rng = random.Random(7)
+    samples = [
+        HeapSample(i / 100, {b: rng.randrange(0, 1 << 20) for b in rng.sample(bands, 12)})
+        for i in range(3 * MAX_POINTS)
+    ]
+    hp = tmp_path / "gen.hp"
+    with hp.open("wb") as f:
+        write_hp(HeapProfile(HeapHeader("gen +RTS -hi -RTS", "now"), samples), f)
+
+    def section(by: GroupBy) -> HeapSection:
+        with open_source(hp) as src:
+            src.band_names = names
+            data = build_report_data([("gen", src)], title="g", view=HeapView(group_by=by))
+        (heap,) = data.sections
+        assert isinstance(heap, HeapSection)
+        return heap
+
+    sections = {by: section(by) for by in GROUPINGS}
+    first = sections["info-table"]
+    assert MAX_POINTS <= first.drawn < first.samples == 3 * MAX_POINTS
+    for s in sections.values():
+        assert s.times == first.times and len(s.groupings) == len(GROUPINGS) - 1
+        for g in s.groupings:
+            alone = sections[g.by]
+            assert (g.series, g.bands, g.sparks) == (alone.series, alone.bands, alone.sparks)
+            assert len(g.series) > 1
