@@ -338,31 +338,25 @@ class OtherGroupings:
     def groupings(
         self, top_bands: int, view: HeapView, names: BandNames | None
     ) -> tuple[HeapGrouping, ...]:
+        """Each other grouping as the section would show it (none when turned off)."""
         if not self.on or not self.drawn.count:
             return ()
         drawn = self.drawn.items()
-        out = []
-        for by, acc in self.accs.items():
-            shown = _shown(acc, [d[by] for d in drawn], top_bands, view, names)
-            out.append(HeapGrouping(by, *shown))
-        return tuple(out)
+        return tuple(
+            _grouping(by, acc, [d[by] for d in drawn], top_bands, view, names)
+            for by, acc in self.accs.items()
+        )
 
 
-def _shown(
+def _grouping(
+    by: GroupBy,
     acc: HeapAccumulator,
     samples: list[HeapSample],
     top_bands: int,
     view: HeapView,
     names: BandNames | None,
-) -> tuple[
-    tuple[BandSeries, ...],
-    tuple[BandRow, ...],
-    dict[str, tuple[int, ...]],
-    int,
-    dict[str, str],
-    str | None,
-]:
-    """What a section shows of one grouping's bands: the chart's series at the drawn
+) -> HeapGrouping:
+    """What a section shows of the bands of one grouping: the chart's series at the drawn
     ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
     stats: list[BandStats] = acc.stats() if acc.samples else []
     top = chart_bands(stats, top_bands, view)
@@ -379,13 +373,14 @@ def _shown(
     spark = [samples[i] for i in _spread(len(samples), SPARK_POINTS)]
     # Summed in the accumulator's order, as the summary sums it: the same share to the bit.
     total = sum(s.integrated for s in acc.iter_stats())
-    return (
-        tuple(series),
-        tuple(band_row(s, total, acc.peak_total) for s in stats),
-        {s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
-        len(stats) - len(shown),
-        short_labels(top, names),
-        names_note([s.name for s in stats], names),
+    return HeapGrouping(
+        by=by,
+        series=tuple(series),
+        bands=tuple(band_row(s, total, acc.peak_total) for s in stats),
+        sparks={s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+        hidden=len(stats) - len(shown),
+        labels=short_labels(top, names),
+        names_note=names_note([s.name for s in stats], names),
     )
 
 
@@ -426,9 +421,7 @@ class HeapSectionBuilder:
         names: BandNames | None = None,
     ) -> HeapSection:
         samples = self.drawn.items()
-        series, bands, sparks, hidden, labels, note_of_names = _shown(
-            self.acc, samples, self.top_bands, self.view, names
-        )
+        own = _grouping(self.view.group_by, self.acc, samples, self.top_bands, self.view, names)
         others = self.others
         return HeapSection(
             title=title,
@@ -441,16 +434,16 @@ class HeapSectionBuilder:
             samples=self.acc.censuses,
             drawn=len(samples),
             times=tuple(s.time for s in samples),
-            series=series,
+            series=own.series,
             marks=tuple(marks),
             peak=Peak(self.acc.peak_total, self.acc.peak_time),
-            bands=bands,
-            sparks=sparks,
+            bands=own.bands,
+            sparks=own.sparks,
             limit_note=folded_bands_note() if folded else None,
             view=self.view,
-            hidden=hidden,
-            labels=labels,
-            names_note=note_of_names,
+            hidden=own.hidden,
+            labels=own.labels,
+            names_note=own.names_note,
             groupings=() if others is None else others.groupings(self.top_bands, self.view, names),
         )
 
