@@ -21,6 +21,7 @@ from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.formats.hp import write_hp
+from halvm_prof.formats.ipe import GROUPINGS
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
@@ -800,23 +801,29 @@ return Object.fromEntries(s.map((x) => [x.name, x.data.map((p) => p[1])]));
 
 
 @pytest.mark.parametrize(
-    ("path", "options"),
+    ("path", "options", "first"),
     [
-        (DATA / "ghc96/leaky-hi-l.eventlog", ()),
-        (DATA / "ghc96/leaky-hi-l.hp", ("--names", str(DATA / "ghc96/leaky-hi-l.eventlog"))),
+        pytest.param(DATA / "ghc96/leaky-hi-l.eventlog", (), "info-table", id="eventlog"),
+        pytest.param(
+            DATA / "ghc96/leaky-hi-l.hp",
+            ("--names", str(DATA / "ghc96/leaky-hi-l.eventlog")),
+            "info-table",
+            id="hp-named",
+        ),
+        pytest.param(DATA / "ghc96/leaky-hi-l.eventlog", (), "module", id="eventlog-by-module"),
     ],
-    ids=lambda c: getattr(c, "name", ""),
 )
 def test_hi_grouping_switches_on_the_page(
-    browser: Any, path: Path, options: tuple[str, ...], tmp_path: Path
+    browser: Any, path: Path, options: tuple[str, ...], first: str, tmp_path: Path
 ) -> None:
-    """A named -hi profile's page switches its chart and table between groupings, from the
-    keyboard too; each grouping shows the figures of report and summary --group-by."""
+    """A named -hi profile's page (made with --group-by FIRST) switches its chart and table
+    between groupings, from the keyboard too; each grouping shows the figures of report and
+    summary --group-by."""
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
     html = tmp_path / "r.html"
-    write_file_report([str(path)], html, title="hi groups", options=options)
+    write_file_report([str(path)], html, title="hi groups", options=(*options, "--group-by", first))
     _open(browser, html)
     index = browser.execute_script(
         "return window.halvmReport.data.sections.findIndex((s) => s.kind === 'heap')"
@@ -836,13 +843,16 @@ def test_hi_grouping_switches_on_the_page(
         "module",
         "source-file",
     ]
+    assert pick.get_attribute("value") == first
+    assert browser.execute_script(f"return {heap}.grouping()") == first
     # From the keyboard: the control takes the focus and an arrow key picks the next grouping.
     browser.execute_script("arguments[0].focus()", pick)
     assert browser.switch_to.active_element == pick
     pick.send_keys(Keys.ARROW_DOWN)
-    assert browser.execute_script(f"return {heap}.grouping()") == "closure-type"
-    assert sec.get_attribute("data-group-by") == "closure-type"
-    for by in ("module", "source-file", "closure-type", "info-table"):
+    following = GROUPINGS[GROUPINGS.index(first) + 1]
+    assert browser.execute_script(f"return {heap}.grouping()") == following
+    assert sec.get_attribute("data-group-by") == following
+    for by in ("module", "source-file", "closure-type", "info-table", first):
         Select(pick).select_by_value(by)
         assert browser.execute_script(f"return {heap}.grouping()") == by
         # The table: the rows of summary --group-by, every figure, and those names drawn.
@@ -863,7 +873,7 @@ def test_hi_grouping_switches_on_the_page(
         )
         assert sorted(legend) == sorted(s["name"] for s in section["series"])
         assert _errors(browser) == []
-        if by == "module":
+        if by == "module" and first == "info-table":
             browser.execute_script("arguments[0].scrollIntoView()", sec)
             _shot(browser, f"report-hi-switched-{path.suffix[1:]}.png")
 
