@@ -876,6 +876,14 @@ def test_hi_grouping_switches_on_the_page(
         if by == "module" and first == "info-table":
             browser.execute_script("arguments[0].scrollIntoView()", sec)
             _shot(browser, f"report-hi-switched-{path.suffix[1:]}.png")
+    # A view chosen before the switch holds after it: normalized shares add up to 100%.
+    sec.find_element("css selector", "button.view[data-view=normalized]").click()
+    Select(pick).select_by_value("closure-type")
+    drawn = browser.execute_script(DRAWN, chart)
+    assert len(drawn) > 2
+    sums = [sum(v[j] for v in drawn.values()) for j in range(len(next(iter(drawn.values()))))]
+    assert all(abs(x - 100) < 1e-6 or x == 0 for x in sums), sums
+    assert _errors(browser) == []
 
 
 def test_no_grouping_control_without_info_table_names(browser: Any, tmp_path: Path) -> None:
