@@ -86,6 +86,8 @@ class EventlogStats:
     caps: list[CapStats] = field(default_factory=list)
     threads_created: int = 0
     threads: list[ThreadStats] = field(default_factory=list)
+    #: What was not kept of the threads (past ``declarations.MAX_THREADS``) and their labels.
+    threads_note: str | None = None
     utilization: float = 0.0
     sparks: SparkStats = field(default_factory=SparkStats)
     spark_events: SparkStats = field(default_factory=SparkStats)
@@ -138,7 +140,7 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
         gc_parallel=tl.gc.parallel,
         gc_by_generation={str(g): n for g, n in tl.gc.by_generation},
         caps=caps,
-        threads_created=sum(1 for t in tl.threads if t.created is not None),
+        threads_created=sum(1 for t in tl.threads if t.created is not None) + tl.threads_dropped,
         threads=[
             ThreadStats(
                 t.thread,
@@ -152,6 +154,7 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
             )
             for t in tl.threads
         ],
+        threads_note=tl.threads_note,
         utilization=mutator / (duration * len(caps)) if caps and duration > 0 else 0.0,
         sparks=tl.sparks,
         spark_events=tl.spark_events,

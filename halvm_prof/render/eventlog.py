@@ -68,6 +68,8 @@ def format_stats(st: EventlogStats) -> str:
                 f"{t.thread:>7} {t.runs:>6} {_seconds(t.run_time):>12} "
                 f"{_seconds(t.blocked):>12} {t.migrations:>5}  {why}{label}"
             )
+        if st.threads_note:
+            lines.append(st.threads_note)
     if st.user_spans:
         width = max(5, *(len(s.label) for s in st.user_spans))
         lines.append("")

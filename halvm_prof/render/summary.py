@@ -64,6 +64,7 @@ def render_eventlog(s: EventlogSummary) -> str:
             "threads",
             unrecorded_note(("scheduler",)) if scheduler else f"{d.threads_created} created",
         ),
+        *([_pair("note", d.threads_note)] if d.threads_note and not scheduler else []),
         _pair(
             "sparks",
             "none recorded"

@@ -121,7 +121,7 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
             "parallel": tl.gc.parallel,
             "gc_total": _s(tl.gc.total),
             "gc_longest": _s(tl.gc.longest),
-            "threads": len(tl.threads),
+            "threads": len(tl.threads) + tl.threads_dropped,
             "sparks_created": max(tl.sparks.created, tl.spark_events.created),
         },
         "levels": [_level(b) for b in _levels(tl.bins, len(caps), budget.bin_numbers)],
@@ -169,5 +169,6 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
             for t in threads
         ],
         "threads_shown": len(threads),
+        "threads_note": tl.threads_note,
         "heap_profile": tl.heap_profile,
     }

@@ -5,9 +5,11 @@ The builder is a state machine per capability (running thread N, in GC, or idle)
 events in time order (:meth:`EventlogReader.iter_sorted`); in file order each capability's own
 figures stay right, but collections and spans that cross capabilities may not.
 
-Memory follows the number of capabilities, threads, tasks and bins. What grows with the log is
-kept exactly up to a :class:`Budget` and handed, whole, to any :class:`TimelineSink` (the
-exporters stream through one).
+Memory follows the number of capabilities, tasks and bins, and of threads up to a
+``"thread"`` :class:`DeclarationBudget` (the first ``MAX_THREADS`` created, within
+``MAX_THREAD_TEXT`` bytes of labels; the rest counted). What grows with the log is kept exactly
+up to a :class:`Budget` and handed, whole, to any :class:`TimelineSink` (the exporters stream
+through one).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.eventlog.events import Event, EventFold
 from halvm_prof.timeline.bins import BinGrid, coarser_max, coarser_sum
 from halvm_prof.timeline.collections import CollectionFold
@@ -170,6 +173,7 @@ class TimelineBuilder:
         self.last = 0
         self.caps: dict[int, _Cap] = {}
         self.threads: dict[int, _Thread] = {}
+        self.thread_budget = DeclarationBudget("thread")
         self.intervals: list[Interval] = []
         self.collections: list[Collection] = []
         self.gcs = CollectionFold(
@@ -219,9 +223,15 @@ class TimelineBuilder:
             c = self.caps[cap] = _Cap(cap, t)
         return c
 
-    def _thread(self, thread: int) -> _Thread:
+    def _thread(self, thread: int, created: bool = False) -> _Thread | None:
+        """The record of ``thread``; None for a thread past the budget. Only a creation counts
+        a thread not kept: a thread met again cannot be told from one met first without a
+        record of it."""
         th = self.threads.get(thread)
         if th is None:
+            budget = self.thread_budget
+            if (not created and budget.full()) or not budget.admit():
+                return None
             th = self.threads[thread] = _Thread(thread)
         return th
 
@@ -234,7 +244,8 @@ class TimelineBuilder:
         length = max(0, t - start)
         c.mutator += length
         th = self._thread(thread)
-        th.run_time += length
+        if th is not None:
+            th.run_time += length
         if self.binned:
             self.grid.cover(("run", c.cap), start, max(start, t))
         if self.makes_intervals:
@@ -263,6 +274,8 @@ class TimelineBuilder:
         c.run_open = (t, thread)
         c.runs += 1
         th = self._thread(thread)
+        if th is None:
+            return
         th.runs += 1
         if th.caps is None:
             th.caps = set()
@@ -279,6 +292,8 @@ class TimelineBuilder:
         if c.run_open is not None and c.run_open[1] == thread:
             self._close_run(c, t, status)
         th = self._thread(thread)
+        if th is None:
+            return
         if th.stops is None:
             th.stops = {}
         th.stops[status] = th.stops.get(status, 0) + 1
@@ -384,14 +399,19 @@ class TimelineBuilder:
         elif et == ev.SPARK_COUNTERS:
             self._spark_counters(cap, t, a)
         elif et == ev.CREATE_THREAD:
-            th = self._thread(a[0])
-            th.created, th.created_cap = t, cap
+            th = self._thread(a[0], created=True)
+            if th is not None:
+                th.created, th.created_cap = t, cap
             if cap is not None:
                 self._cap(cap, t)
         elif et == ev.MIGRATE_THREAD:
-            self._thread(a[0]).migrations += 1
+            th = self._thread(a[0])
+            if th is not None:
+                th.migrations += 1
         elif et == ev.THREAD_LABEL:
-            self._thread(a[0]).label = a[1]
+            th = self._thread(a[0])
+            if th is not None and self.thread_budget.retext(th.label, a[1]):
+                th.label = a[1]
         elif et == ev.USER_MSG:
             self._user(a[0], t)
         elif et == ev.USER_MARKER:
@@ -523,6 +543,8 @@ class TimelineBuilder:
             bins=self._bins([c.cap for c in caps]) if self.budget.bins > 0 else (),
             exact_until=self.exact_until,
             dropped=tuple(sorted(self.dropped.items())),
+            threads_dropped=self.thread_budget.dropped,
+            threads_note=self.thread_budget.note(),
             heap_profile=self.heap_profile,
             complete=complete,
             note=note,

@@ -31,7 +31,7 @@ class Budget:
     #: Bins of the finest resolution (between half of this and this many over the run); 0:
     #: no bins (:data:`FIGURES`).
     bins: int = 4096
-    #: Threads a page lists (the model keeps every thread's record).
+    #: Threads a page lists (the model keeps the first ``declarations.MAX_THREADS``).
     threads: int = 5_000
     #: Numbers in all bin levels a page carries (many capabilities: the finest levels are left
     #: out; the model keeps every level).
@@ -298,6 +298,10 @@ class Timeline:
     bins: tuple[Bins, ...]
     exact_until: int | None = None
     dropped: tuple[tuple[str, int], ...] = ()
+    #: Threads created past the ones ``threads`` keeps (``declarations.MAX_THREADS``), and what
+    #: the output says of them and of labels not kept (None: every thread and label kept).
+    threads_dropped: int = 0
+    threads_note: str | None = None
     #: Whether the log holds heap profile events (``-h``), which the report reads on its own.
     heap_profile: bool = False
     complete: bool = True

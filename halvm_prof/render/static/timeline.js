@@ -287,5 +287,6 @@
       { key: "runs", label: "runs", fmt: num }, { key: "run", label: "run s", fmt: (v) => num(v, 6) },
       { key: "blocked", label: "waiting s", fmt: (v) => num(v, 6) },
       { key: "migrations", label: "migrations", fmt: num }, { key: "stops", label: "stops", name: true }], s.threads);
+    if (s.threads_note) sec.appendChild(el("p", { class: "note" }, s.threads_note));
   };
 })();
