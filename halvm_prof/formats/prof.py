@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
@@ -220,7 +221,8 @@ def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
         raise _error(path, max(last, 1), "the report stops before its call tree")
     words = command.split()
     args, rts = split_rts(words[1:])
-    tree, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path, flat)
+    with few_collections():
+        tree, complete, note = _parse_tree(lines, _Columns.from_header(header), last, path, flat)
     return CostCentreProfile(
         program=words[0] if words else "",
         arguments=args,

@@ -16,10 +16,12 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator
+from itertools import chain, islice
 from typing import IO, Any
 
 import ijson
 
+from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
@@ -281,15 +283,18 @@ def _read_streaming(stream: _Tee, path: str | None) -> CostCentreProfile:
     fields: dict[str, Any] = {}
     centres: dict[int, CostCentre] | None = None
     tree: CallTree | None = None
-    for event, key in events:
+    while True:
+        # Not a for loop: reading the tree may hand back another iterator of the rest.
+        event, key = next(events, (None, None))
         if event == "end_map":
             break
-        if event != "map_key":
+        if event != "map_key" or not isinstance(key, str):
             raise _NotStreamable
         if key == "profile":
             if centres is None:
                 raise _NotStreamable
-            tree = _stream_tree(events, centres)
+            with few_collections():
+                tree, events = _stream_tree(events, centres)
         elif key == "cost_centres":
             centres = _centres(_value(events))
         else:
@@ -326,8 +331,22 @@ def _centres(raw: Any) -> dict[int, CostCentre]:
         raise _NotStreamable from e
 
 
-def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentre]) -> CallTree:
-    """The call tree, node by node: a node goes to the builder when its ``children`` begin."""
+#: The events after a node's ``{`` as GHC writes them (as ijson's C backend names them): its
+#: four numbers in this order, then its children.
+_HEAD_EVENTS = ("map_key", "number") * 4 + ("map_key", "start_array")
+_HEAD_KEYS = ("id", "entries", "alloc", "ticks", "children")
+
+
+def _stream_tree(
+    events: Iterator[tuple[str, Any]], centres: dict[int, CostCentre]
+) -> tuple[CallTree, Iterator[tuple[str, Any]]]:
+    """The call tree, node by node: a node goes to the builder when its ``children`` begin;
+    and the events that follow it.
+
+    A node's ten events after its ``{`` are taken at once and checked against GHC's order
+    (``_HEAD_EVENTS``): a loop turn per event was most of the time of a large report. At the
+    first node in another order, they are read again one by one, as is the rest.
+    """
     builder = CallTreeBuilder(exact=True, counts=True)
     add = builder.add
     # The scalar fields of the open node not yet given to the builder, and the open depth.
@@ -335,6 +354,7 @@ def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentr
     depth = -1
     key: str | None = None
     limit = 1 << 64
+    fast = True
 
     def emit(raw: dict[str, Any], depth: int) -> None:
         try:
@@ -349,33 +369,61 @@ def _stream_tree(events: Iterator[tuple[str, Any]], centres: dict[int, CostCentr
             raise _NotStreamable from e
         add(depth, node)
 
-    # Events in order of frequency: four numbers and five keys a node, then the brackets.
-    for event, value in events:
-        if event == "integer" or event == "number":
-            if raw is None or key not in _NODE_FIELDS or not -limit < value < limit:
-                raise _NotStreamable
-            raw[key] = value
-        elif event == "map_key":
-            key = value
-            if key == "children" and raw is not None:
-                emit(raw, depth)
-                raw = None
-        elif event == "start_map":
-            depth += 1
-            raw = {}
-        elif event == "end_map":
-            if raw is not None:
-                emit(raw, depth)
-                raw = None
-            depth -= 1
-            if depth < 0:
-                return builder.finish()
-        elif event in ("start_array", "end_array"):
-            if key != "children":
-                raise _NotStreamable
+    while True:
+        # Events in order of frequency: four numbers and five keys a node, then the brackets.
+        for event, value in events:
+            if event == "integer" or event == "number":
+                if raw is None or key not in _NODE_FIELDS or not -limit < value < limit:
+                    raise _NotStreamable
+                raw[key] = value
+            elif event == "map_key":
+                key = value
+                if key == "children" and raw is not None:
+                    emit(raw, depth)
+                    raw = None
+            elif event == "start_map":
+                depth += 1
+                raw = {}
+                if not fast:
+                    continue
+                head = tuple(islice(events, 10))
+                kinds, values = zip(*head, strict=True) if head else ((), ())
+                if kinds == _HEAD_EVENTS and values[::2] == _HEAD_KEYS:
+                    number, entries, alloc, ticks = values[1:8:2]
+                    if not (
+                        -limit < number < limit
+                        and -limit < entries < limit
+                        and -limit < alloc < limit
+                        and -limit < ticks < limit
+                    ):
+                        raise _NotStreamable
+                    cc = centres.get(number)
+                    if cc is None:
+                        raise _NotStreamable
+                    node = CallNode(
+                        cc, int(number), int(entries), ticks=int(ticks), alloc=int(alloc)
+                    )
+                    add(depth, node)
+                    raw, key = None, "children"
+                    continue
+                # Not GHC's order: these events and all after them one by one.
+                fast = False
+                events = chain(head, events)
+                break
+            elif event == "end_map":
+                if raw is not None:
+                    emit(raw, depth)
+                    raw = None
+                depth -= 1
+                if depth < 0:
+                    return builder.finish(), events
+            elif event in ("start_array", "end_array"):
+                if key != "children":
+                    raise _NotStreamable
+            else:
+                raise _NotStreamable  # a string, float or literal where GHC writes none
         else:
-            raise _NotStreamable  # a string, float or literal where GHC writes none
-    raise _NotStreamable
+            raise _NotStreamable
 
 
 def _profile(data: Any, path: str | None) -> CostCentreProfile:

@@ -14,11 +14,10 @@ through one).
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from halvm_prof.collector import few_collections
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.eventlog.events import Event, EventFold
@@ -655,21 +654,8 @@ def timeline_of_reader(
     :class:`Event`\\ s (nor reach ``also``); the result is that of :func:`build_timeline` over
     ``iter_sorted()``.
     """
-    with _few_collections():
+    with few_collections():
         return _timeline_pass(reader, budget, sinks, also)
-
-
-@contextlib.contextmanager
-def _few_collections() -> Iterator[None]:
-    """Python's cycle collector runs after every 700 container allocations and walks the young
-    objects: a pass makes millions of short-lived events and keeps records (no cycles among
-    them), so it was a third of a GC-heavy log's time. Collect a hundred times less often."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], 100_000), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _timeline_pass(
