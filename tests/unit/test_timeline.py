@@ -420,7 +420,7 @@ def _threads_log(
 
 def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     """A log may create any number of threads: the timeline keeps MAX_THREADS, counts the rest,
-    still counts a later thread's run on its capability, and stats and summary say so."""
+    still counts a later thread's run on its capability, and stats, summary and report say so."""
     from click.testing import CliRunner
 
     from halvm_prof.cli.app import cli
@@ -443,6 +443,10 @@ def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 0, r.output
         assert said in r.output
+    page = tmp_path / "threads.html"
+    r = CliRunner().invoke(cli, ["report", str(log), "-o", str(page)])
+    assert r.exit_code == 0, r.output
+    assert said in page.read_text()
 
 
 def test_thread_labels_kept_are_bounded_by_their_bytes(tmp_path: Path) -> None:
