@@ -4,7 +4,10 @@ GHC's RTS frames them (``rts/eventlog/EventLog.c``), including what it declares 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from halvm_prof.formats.eventlog.write import BlockWriter
 
 #: (number, declared payload size or None for variable, description)
 TYPES: tuple[tuple[int, int | None, str], ...] = (
@@ -75,3 +78,21 @@ def heap_sample_string(t: int, label: str, residency: int) -> bytes:
 
 
 END = b"\xff\xff"
+
+
+def threads_log(path: Path, threads: int, label: Callable[[int, int], str], times: int = 1) -> None:
+    """A log creating ``threads`` threads, labelling each ``times`` times (``label(thread,
+    time)``), then running the last one for 1 us, written through the eventlog writer."""
+    with path.open("wb") as f:
+        f.write(header((*TYPES, (44, None, "Thread label"))))
+        w = BlockWriter(f)
+        t = 0
+        for i in range(1, threads + 1):
+            w.add(0, t, fixed(0, t, struct.pack(">I", i)))
+            for k in range(times):
+                text = struct.pack(">I", i) + label(i, k).encode()
+                w.add(0, t + 1 + k, variable(44, t + 1 + k, text))
+            t += 1 + times
+        w.add(0, t, fixed(1, t, struct.pack(">I", threads)))
+        w.add(0, t + 1000, fixed(2, t + 1000, struct.pack(">IHI", threads, 5, 0)))
+        w.end()

@@ -366,3 +366,21 @@ def test_counts_of_one_are_worded_singular(browser: Any, tmp_path: Path) -> None
     leaky = next(m for m in metas if "on 1 capability —" in m)
     assert re.search(r" — [\d,]+ collections \(0 parallel\)", leaky)
     assert _errors(browser) == []
+
+
+def test_threads_past_the_bound_are_counted_and_said(browser: Any, tmp_path: Path) -> None:
+    """A log creating more threads than the timeline keeps: the section's line counts them
+    all, and the thread table's note says how many were not kept."""
+    from halvm_prof.formats.eventlog.declarations import MAX_THREADS
+    from tests.eventlog_bytes import threads_log
+
+    log = tmp_path / "threads.eventlog"
+    threads_log(log, MAX_THREADS + 3, lambda i, _: f"worker {i}")
+    html = tmp_path / "threads.html"
+    write_file_report([str(log)], html, title="threads")
+    _open(browser, html)
+    metas = [m.text for m in browser.find_elements("css selector", "section.section p.meta")]
+    assert any(f" — {MAX_THREADS + 3:,} threads — " in m for m in metas), metas
+    notes = [n.text for n in browser.find_elements("css selector", "section.section p.note")]
+    assert any(f"3 threads past the first {MAX_THREADS:,} were not kept" in n for n in notes)
+    assert _errors(browser) == []

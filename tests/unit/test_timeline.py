@@ -7,11 +7,10 @@ import itertools
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
+from tests.eventlog_bytes import threads_log
 from tests.sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
@@ -395,29 +395,6 @@ def test_eventlog_stats_never_reads_a_heap_event(monkeypatch: pytest.MonkeyPatch
     assert eventlog_stats(log) == before
 
 
-def _threads_log(
-    path: Path, threads: int, label: Callable[[int, int], str], times: int = 1
-) -> None:
-    """A log creating ``threads`` threads, labelling each ``times`` times (``label(thread,
-    time)``), then running the last one for 1 us, written through the eventlog writer."""
-    from halvm_prof.formats.eventlog.write import BlockWriter
-    from tests.eventlog_bytes import TYPES, fixed, header, variable
-
-    with path.open("wb") as f:
-        f.write(header((*TYPES, (44, None, "Thread label"))))
-        w = BlockWriter(f)
-        t = 0
-        for i in range(1, threads + 1):
-            w.add(0, t, fixed(0, t, struct.pack(">I", i)))
-            for k in range(times):
-                text = struct.pack(">I", i) + label(i, k).encode()
-                w.add(0, t + 1 + k, variable(44, t + 1 + k, text))
-            t += 1 + times
-        w.add(0, t, fixed(1, t, struct.pack(">I", threads)))
-        w.add(0, t + 1000, fixed(2, t + 1000, struct.pack(">IHI", threads, 5, 0)))
-        w.end()
-
-
 def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     """A log may create any number of threads: the timeline keeps MAX_THREADS, counts the rest,
     still counts a later thread's run on its capability, and stats, summary and report say so."""
@@ -428,7 +405,7 @@ def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
 
     log = tmp_path / "threads.eventlog"
     n = MAX_THREADS + 3
-    _threads_log(log, n, lambda i, _: f"worker {i}")
+    threads_log(log, n, lambda i, _: f"worker {i}")
     tl = read_timeline(log)
     assert len(tl.threads) == MAX_THREADS
     assert tl.threads[-1].thread == MAX_THREADS
@@ -457,7 +434,7 @@ def test_thread_labels_kept_are_bounded_by_their_bytes(tmp_path: Path) -> None:
     size = 0xFFFF - 4
     fit = MAX_THREAD_TEXT // size
     log = tmp_path / "labels.eventlog"
-    _threads_log(log, fit + 5, lambda i, _: chr(ord("a") + i % 26) * size)
+    threads_log(log, fit + 5, lambda i, _: chr(ord("a") + i % 26) * size)
     tl = read_timeline(log)
     assert [t.label is not None for t in tl.threads] == [True] * fit + [False] * 5
     assert tl.threads[0].label == "b" * size
@@ -465,7 +442,7 @@ def test_thread_labels_kept_are_bounded_by_their_bytes(tmp_path: Path) -> None:
     assert tl.threads_note == "5 labels past the first 4 MiB were not kept"
 
     again = tmp_path / "again.eventlog"
-    _threads_log(again, 1, lambda _, k: str(k % 10) * size, times=fit + 5)
+    threads_log(again, 1, lambda _, k: str(k % 10) * size, times=fit + 5)
     tl = read_timeline(again)
     assert tl.threads[0].label == str((fit + 4) % 10) * size
     assert tl.threads_note is None
