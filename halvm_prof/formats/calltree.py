@@ -208,10 +208,9 @@ class CallTreeBuilder:
         drop = finished[keep:]
         del finished[keep:]
         dropped = {id(r.node) for r in drop}
-        for r in drop:
-            other = self._others.pop(id(r.node), None)
-            if other is not None:
-                dropped.add(id(other))
+        others = self._others
+        for owner in others.keys() & dropped:
+            dropped.add(id(others.pop(owner)))
         # Only the kept parents of dropped subtrees lose children: filtering every kept node's
         # children instead was a third of a prune.
         parents: dict[int, CallNode] = {}
