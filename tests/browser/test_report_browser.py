@@ -26,6 +26,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
+from tests.unit.test_report_groupings import summary_rows
 
 
 def write_file_report(
@@ -778,21 +779,6 @@ def _sections(html: Path) -> list[dict[str, Any]]:
     return sections
 
 
-def _summary_rows(path: Path, options: tuple[str, ...], by: str) -> list[dict[str, Any]]:
-    """Every row ``summary --group-by BY --json`` gives of a heap profile."""
-    import json
-
-    r = CliRunner().invoke(
-        cli, ["summary", str(path), *options, "--group-by", by, "--json", "--top", "100000"]
-    )
-    assert r.exit_code == 0, r.output
-    data = json.loads(r.stdout)
-    heap = data["heap"] if data["kind"] == "eventlog" else data
-    rows: list[dict[str, Any]] = heap["top"]
-    assert len(rows) == heap["bands"]
-    return rows
-
-
 # What the heap chart draws now: each band's values, by name (the stack's order aside).
 DRAWN = """
 const s = window.halvmReport.charts[arguments[0]].getOption().series;
@@ -856,7 +842,7 @@ def test_hi_grouping_switches_on_the_page(
         Select(pick).select_by_value(by)
         assert browser.execute_script(f"return {heap}.grouping()") == by
         # The table: the rows of summary --group-by, every figure, and those names drawn.
-        rows = _summary_rows(path, options, by)
+        rows = summary_rows(path, options, by)
         assert browser.execute_script(f"return {heap}.rows()") == rows
         cells = [td.text for td in sec.find_elements("css selector", "tbody tr td:first-child")]
         assert cells == [r["band"] for r in rows][:500]

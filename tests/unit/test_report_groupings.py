@@ -39,7 +39,9 @@ def _heap(path: Path, options: tuple[str, ...], tmp_path: Path, *more: str) -> d
     return heap
 
 
-def _summary_rows(path: Path, options: tuple[str, ...], by: str) -> list[dict[str, Any]]:
+def summary_rows(path: Path, options: tuple[str, ...], by: str) -> list[dict[str, Any]]:
+    """Every row ``summary --group-by BY --json`` gives of a heap profile (the browser test's
+    figures too)."""
     r = CliRunner().invoke(
         cli, ["summary", str(path), *options, "--group-by", by, "--json", "--top", "100000"]
     )
@@ -56,7 +58,7 @@ def test_each_grouping_is_what_group_by_shows(
     path: Path, options: tuple[str, ...], tmp_path: Path
 ) -> None:
     sections = {by: _heap(path, options, tmp_path, "--group-by", by) for by in GROUPINGS}
-    rows = {by: _summary_rows(path, options, by) for by in GROUPINGS}
+    rows = {by: summary_rows(path, options, by) for by in GROUPINGS}
     for shown, section in sections.items():
         assert section["view"]["group_by"] == shown
         others = section["groupings"]
