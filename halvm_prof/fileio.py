@@ -282,8 +282,16 @@ def _write_through(target: OutputTarget, mode: str) -> Iterator[IO[Any]]:
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
     f: IO[Any] = os.fdopen(fd, mode, **_text_args(mode))  # type: ignore[call-overload]
-    with f:
-        yield f
+    try:
+        with f:
+            yield f
+    except BrokenPipeError:
+        raise  # the reader went away: the caller decides what that means
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        # /dev/full and the like: name the output, which the OS error does not.
+        raise OutputError(f"cannot write: {e.strerror}", path=target.given) from e
 
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)

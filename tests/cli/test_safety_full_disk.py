@@ -123,3 +123,28 @@ def test_runs_add_into_a_new_store_on_a_full_disk_leaves_no_store(small_fs: Path
     assert code == 1 and err.count("\n") == 1, err
     assert str(store) in err and "full" in err, err
     assert sorted(os.listdir(small_fs)) == ["filler"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert-profile"],
+        ["extract", "-o"],
+        ["report", "-o"],
+    ],
+    ids=["convert-profile", "extract", "report"],
+)
+def test_a_full_device_is_named_in_the_error(args: list[str]) -> None:
+    """/dev/full is written through, never replaced: "No space left on device" used to come
+    without the output's name."""
+    full = Path("/dev/full")
+    require_system(full.exists(), "/dev/full (Linux)")
+    disk = Path(__file__).resolve().parents[2] / "disk_images" / "demo-hp.disk"
+    if args[0] == "convert-profile":
+        from halvm_prof.cli.convert import convert_profile
+
+        result = CliRunner().invoke(convert_profile, [str(disk), str(full)])
+        code, err = result.exit_code, result.stderr
+    else:
+        code, _, err = run(*args[:1], str(disk if args[0] == "extract" else HP), *args[1:], full)
+    _one_line(code, err, full)
