@@ -185,11 +185,14 @@
       rule.textContent = a.rule;
       // The lines repeat the rule (and the source's label) that the item starts with.
       const after = (line, head) => line.startsWith(head) ? line.slice(head.length).trim() : line;
-      const parts = [a.firing ? "breached now " + after(a.measured, a.rule)
+      const now = a.firing ? after(a.measured, a.rule) : "";
+      const parts = [a.firing ? "breached now " + now
         : a.fired !== null ? "not breached now" : "not breached"];
       if (a.fired !== null) {
         const at = a.fired_at !== null ? " at " + a.fired_at.toFixed(3) + " " + clock : "";
-        parts.push("first fired" + at + " " + after(a.fired.slice(a.fired.indexOf(": ") + 2), a.rule));
+        const then = after(a.fired.slice(a.fired.indexOf(": ") + 2), a.rule);
+        // The same measure as now says nothing new.
+        parts.push("first fired" + at + (then === now ? "" : " " + then));
       }
       li.append(rule, document.createTextNode(": " + parts.join("; ")));
       return li;
