@@ -166,9 +166,28 @@ class Versions:
     by the polling thread) and wake the event streams waiting on a newer one."""
 
     encoded: Encoded | FleetEncoded
-    poll_interval: float
     _changed: asyncio.Event | None = None
     _announced = -1
+
+    def __init__(
+        self,
+        *,
+        title: str,
+        poll_interval: float,
+        token: str | None,
+        tick: Callable[[], None] | None,
+        max_streams: int,
+    ) -> None:
+        self.title = title
+        self.poll_interval = poll_interval
+        self.token = token
+        self.tick = tick
+        self.max_streams = max_streams
+        self.stopping = False
+        self.viewers = 0
+        self.encodings = 0
+        #: Tells a restarted server's versions from an earlier one's in ETags.
+        self.instance = secrets.token_hex(4)
 
     def announce(self) -> None:
         """Wake the event streams if a new version was published (in the event loop)."""
@@ -209,19 +228,16 @@ class Hub(Versions):
         max_streams: int = MAX_STREAMS,
         member: Member | None = None,
     ) -> None:
+        super().__init__(
+            title=title,
+            poll_interval=poll_interval,
+            token=token,
+            tick=tick,
+            max_streams=max_streams,
+        )
         self.state = state
         self.member = member
-        self.title = title
-        self.poll_interval = poll_interval
-        self.token = token
-        self.tick = tick
         self.report = report
-        self.max_streams = max_streams
-        self.stopping = False
-        self.viewers = 0
-        self.encodings = 0
-        #: Tells a restarted server's versions from an earlier one's in ETags.
-        self.instance = secrets.token_hex(4)
         #: What viewers see: replaced (never changed) by the polling thread.
         self.encoded: Encoded = self._encode(state.snapshot())
 
@@ -366,16 +382,14 @@ class FleetHub(Versions):
         tick: Callable[[], None] | None = None,
         max_streams: int = MAX_STREAMS,
     ) -> None:
+        super().__init__(
+            title=title,
+            poll_interval=poll_interval,
+            token=token,
+            tick=tick,
+            max_streams=max_streams,
+        )
         self.fleet = fleet
-        self.title = title
-        self.poll_interval = poll_interval
-        self.token = token
-        self.tick = tick
-        self.max_streams = max_streams
-        self.stopping = False
-        self.viewers = 0
-        self.encodings = 0
-        self.instance = secrets.token_hex(4)
         self.lock = threading.Lock()
         self.members = {
             m.label: MemberHub(self, m, title=f"halvm-prof live: {m.label}") for m in fleet.members
