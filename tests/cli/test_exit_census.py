@@ -105,3 +105,23 @@ def test_a_heap_that_falls_and_grows_back_has_no_fall(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     pm = heap_verdict(path)  # ...after which it grows back above where it fell from
     assert pm.facts is not None and pm.facts.fall is None and pm.facts.trend == "rising"
+
+
+def test_the_fall_at_the_end_on_ghc_9_6() -> None:
+    """GHC 9.6.6's RTS throws and profiles the same way: the same program, the same verdict."""
+    from tests import ghc96
+
+    source = Path(__file__).resolve().parents[1] / "data" / "live" / "Collapse.hs"
+    with ghc96.work_dir() as folder:
+        exe = ghc96.build(source, ["-O1", "-prof", "-fprof-auto", "-rtsopts"], folder)
+        ran = ghc96.run_in_chroot(
+            [f"./{exe}", "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
+            folder,
+            check=False,
+            timeout=120,
+        )
+        assert ran.returncode == 2, ran.stderr
+        pm = heap_verdict(folder / "collapse.hp")
+    assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
+    assert pm.facts.trend == "rising", pm.verdict
+    assert "the heap grew until it fell at once at the end" in pm.headline
