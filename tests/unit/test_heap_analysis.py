@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from halvm_prof.analysis.costcentre import aggregate, hottest_path
-from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.model import (
     CallNode,
@@ -20,6 +19,7 @@ from halvm_prof.model import (
     HeapSample,
 )
 from tests.conftest import CORPUS
+from tests.readers import prof_at
 from tests.sources import read_hp
 
 
@@ -97,7 +97,7 @@ def test_recursion_is_not_counted_twice() -> None:
 
 
 def test_aggregate_on_a_real_report_matches_its_top_table() -> None:
-    profile = read_prof(CORPUS / "leaky-hc.prof")
+    profile = prof_at(CORPUS / "leaky-hc.prof")
     totals = {t.name: t for t in aggregate(profile)}
     # The report's own flat table: buildIndex.\ 29.1 39.8, score 22.7 4.4, mkRecord 10.0 33.3.
     assert totals["Main.buildIndex.\\"].individual_time == pytest.approx(29.1)

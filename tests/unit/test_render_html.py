@@ -28,7 +28,6 @@ from halvm_prof.analysis.report import (
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
@@ -36,6 +35,7 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import PAGE_BUDGET, Budget
 from tests.conftest import CORPUS, DATA, Golden
+from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
@@ -135,7 +135,7 @@ def test_edge_cases_empty_one_census_and_cut(tmp_path: Path) -> None:
 
 def test_prof_section_weights_and_exact_columns() -> None:
     for path, exact in ((CORPUS / "leaky-hc.prof", False), (DATA / "ghc/leaky-P.prof", True)):
-        profile = read_prof(path)
+        profile = prof_at(path)
         data = prof_section(profile, "p").to_json()
         assert data["exact"] is exact
         rows = data["table"] + data["folded"]
@@ -253,7 +253,7 @@ def test_the_report_and_the_summary_give_a_cost_centre_the_same_row() -> None:
     path = DATA / "ghc" / "leaky-P.prof"
     with open_source(path) as source:
         summary = summarize(source, 5)
-    profile = read_prof(path)
+    profile = prof_at(path)
     table = {(r.cost_centre, r.module, r.src): r for r in prof_section(profile, "p").table}
     rows = summary.top_time  # type: ignore[union-attr]
     assert rows and all(table[(r.cost_centre, r.module, r.src)] == r for r in rows)

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats, stats_of_timeline
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
 from tests.eventlog_bytes import threads_log
+from tests.readers import eventlog_reader
 from tests.sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
@@ -226,7 +226,7 @@ def test_spark_counters_and_events_agree_on_the_lf_log() -> None:
 
 def test_file_order_gives_the_same_capability_figures() -> None:
     log = OURS / "timeline-N4.eventlog"
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         unsorted = build_timeline(r.iter_events())
     tl = read_timeline(log)
     assert [(c.cap, c.mutator, c.gc, c.runs) for c in unsorted.caps] == [
@@ -298,7 +298,7 @@ def test_killed_program_gives_a_cut_timeline(spin: Path) -> None:
 def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
     # read_timeline counts spark events where each block is read; build_timeline takes every
     # event from iter_sorted(): the same timeline, field by field.
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         plain = build_timeline(r.iter_sorted())
     fast = read_timeline(log)
     for name in Timeline.__dataclass_fields__:
@@ -376,7 +376,7 @@ def test_a_figures_only_pass_gives_the_same_figures(
             starts += [s.start for s in whole.spans] + [m.time for m in whole.markers]
             assert figures.exact_until == (min(starts) if starts else None), log
         # Heap events counted in the walk, or given to add() and passed over: the same.
-        with EventlogReader(log) as r:
+        with eventlog_reader(log) as r:
             plain = build_timeline(r.iter_sorted(), budget=FIGURES)
         for name in Timeline.__dataclass_fields__.keys() - {"complete", "note"}:
             assert getattr(figures, name) == getattr(plain, name), (log, name)

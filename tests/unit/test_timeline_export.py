@@ -22,6 +22,7 @@ from halvm_prof.render.export import guess_format
 from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
 from halvm_prof.timeline.model import Span, Timeline
 from tests.conftest import CORPUS, DATA, Golden
+from tests.readers import eventlog_reader
 from tests.sources import read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
@@ -36,7 +37,7 @@ LOGS = [
 def _perfetto(log: Path | bytes, instants: list[Instant] | None = None) -> tuple[Any, Timeline]:
     buf = io.BytesIO()
     source = io.BytesIO(log) if isinstance(log, bytes) else log
-    with EventlogReader(source) as r:
+    with eventlog_reader(source) as r:
         tl = write_perfetto(r.iter_sorted(), buf, instants=instants or [])
     trace = pb.Trace()
     trace.ParseFromString(buf.getvalue())
@@ -193,7 +194,7 @@ def test_nest_lanes_keeps_each_lane_nested() -> None:
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_chrome_trace_is_the_format_the_issue_names(log: Path) -> None:
     buf = io.BytesIO()
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         tl = write_chrome_trace(r.iter_sorted(), buf)
     data = json.loads(buf.getvalue())
     events = data["traceEvents"]
@@ -256,7 +257,7 @@ def test_export_words_counts_of_one(tmp_path: Path) -> None:
 
 def test_chrome_trace_golden(golden: Golden) -> None:
     buf = io.BytesIO()
-    with EventlogReader(CORPUS / "parfib-N2.eventlog") as r:
+    with eventlog_reader(CORPUS / "parfib-N2.eventlog") as r:
         write_chrome_trace(r.iter_sorted(), buf)
     golden.check("timeline/parfib-N2.trace.json", buf.getvalue().decode("utf-8"))
 
