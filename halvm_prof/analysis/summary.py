@@ -28,7 +28,7 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
+from halvm_prof.inputs.heap_stats import BandStats, GrowingBand, HeapAccumulator, top_bands
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -88,13 +88,6 @@ def band_row(s: BandStats, total_integrated: float, peak_total: int) -> BandRow:
 
 
 @dataclass(frozen=True, slots=True)
-class LeakSuspect:
-    band: str
-    slope: float
-    r2: float
-
-
-@dataclass(frozen=True, slots=True)
 class HeapSummary:
     """A heap profile's summary. ``complete`` means the input ended cleanly: no census or line
     cut, and (for a ``.hp``) GHC's closing census is there."""
@@ -113,7 +106,7 @@ class HeapSummary:
     closed: bool
     note: str | None
     top: tuple[BandRow, ...]
-    leak_suspects: tuple[LeakSuspect, ...]
+    leak_suspects: tuple[GrowingBand, ...]
     source: str
     kind: Literal["hp"] = "hp"
     #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
@@ -337,7 +330,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         closed=scan.closed,
         note=scan.note,
         top=tuple(band_row(s, kept.total_integrated, acc.peak_total) for s in kept.top),
-        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
+        leak_suspects=tuple(GrowingBand.of(s) for s in kept.leak_suspects),
         source=scan.source,
         leak_suspects_folded=kept.leak_suspects_folded,
         bands_folded=scan.folded,

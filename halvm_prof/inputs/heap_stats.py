@@ -52,6 +52,20 @@ class BandStats:
     peak_time: float = 0.0  # when the band first reached ``max`` (sample unit)
 
 
+@dataclass(frozen=True, slots=True)
+class GrowingBand:
+    """A band whose fit rises: its slope (value-unit per sample-unit) and R². A summary's leak
+    suspect, a post-mortem's band growing before the end."""
+
+    band: str
+    slope: float
+    r2: float
+
+    @classmethod
+    def of(cls, stats: BandStats) -> GrowingBand:
+        return cls(stats.name, stats.slope, stats.r2)
+
+
 @dataclass(slots=True)
 class _Band:
     n_present: int = 0

@@ -113,7 +113,7 @@ def test_eventlog_figures(store_url: str) -> None:
     assert got["total", "eventlog", "gc_time"] == st.gc_total
     assert len(st.caps) == 2
     for cap in st.caps:
-        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy
+        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy_s
     for span in st.user_spans:
         assert got["span", span.label, "count"] == span.count
 

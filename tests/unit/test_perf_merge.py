@@ -173,11 +173,11 @@ def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
         assert len(facts.gc_pauses) == sum(c.collections for c in st.caps)
         assert len(facts.gc_pauses) >= st.gc_count
         per_cap = sum(p.end - p.start for p in facts.gc_pauses) / 1e9
-        assert per_cap == pytest.approx(sum(c.gc for c in st.caps))
+        assert per_cap == pytest.approx(sum(c.gc_s for c in st.caps))
         for span in st.user_spans:
             mine = [s for s in facts.spans if s.label == span.label]
             assert len(mine) == span.count
-            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total)
+            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total_s)
 
 
 def test_samples_written_before_their_mapping_are_merged() -> None:

@@ -160,7 +160,7 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
     # Shares of each bin: time running per capability adds up to its mutator time.
     for i, cap in enumerate(tl.caps):
         # (each share is rounded to 4 decimals: at most half a unit off per bin)
-        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator)
+        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator_ns)
         assert off <= finest["count"] * tl.bins[0].width * 5e-5
     assert [lv["count"] for lv in data["levels"]] == [b.count for b in tl.bins]
     small = section_data(tl, "t", Budget(intervals=20, collections=5))
