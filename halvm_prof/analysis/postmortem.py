@@ -401,7 +401,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     threshold = GROWTH_SHARE * acc.peak_total
     growing = sorted(
         (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
-        key=lambda s: (-s.slope, s.name),
+        key=lambda s: (-s.slope, s.band),
     )[:GROWING_BANDS]
     trend: Literal["rising", "falling", "flat"] = (
         "rising"
@@ -445,7 +445,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     if growing:
         v.append(
             f"Fastest-growing bands {before}: "
-            + ", ".join(f"{s.name} ({s.slope:+,.0f} bytes/s)" for s in growing)
+            + ", ".join(f"{s.band} ({s.slope:+,.0f} bytes/s)" for s in growing)
             + "."
         )
     concern = ""

@@ -83,7 +83,7 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
             (float(s.max), s.integrated, s.mean, s.slope, s.r2, s.peak_time),
             strict=True,
         ):
-            out.append(Figure("band", s.name, metric, value))
+            out.append(Figure("band", s.band, metric, value))
     for metric, value in (
         ("peak", float(acc.peak_total)),
         ("peak_time", acc.peak_time),

@@ -99,7 +99,7 @@ def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
     assert data["samples"] == 5000
     assert data["times"][0] == 0.0 and data["times"][-1] == samples[-1].time
     assert samples[3333].time in data["times"]
-    exact = {s.name: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
+    exact = {s.band: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
     assert {b["band"]: (b["integrated"], b["max"], b["slope"]) for b in data["bands"]} == exact
     assert [s["name"] for s in data["series"]][-1] == "other"  # 20 bands: the top 15 + other
     assert data["peak"] == {"total": samples[3333].total, "time": samples[3333].time}
