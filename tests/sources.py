@@ -12,6 +12,8 @@ from halvm_prof.analysis.diff import ProfileDiff, diff_input, diff_profiles
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.inputs.source import open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile
+from halvm_prof.render.chrome_trace import ChromeTraceWriter
+from halvm_prof.render.perfetto import Instant, PerfettoWriter
 from halvm_prof.timeline.build import TimelineSink
 from halvm_prof.timeline.model import Budget, Timeline
 
@@ -25,6 +27,25 @@ def read_timeline(
     source = open_eventlog(log)
     with source:
         return source.timeline(budget=budget, sinks=sinks)
+
+
+def perfetto_trace(log: Target, out: IO[bytes], instants: Sequence[Instant] = ()) -> Timeline:
+    """``log``'s Perfetto trace with the caller's ``instants``, written to ``out`` as ``export``
+    writes it: the writer rides the log's one pass."""
+    writer = PerfettoWriter(out)
+    tl = read_timeline(log, sinks=[writer])
+    for instant in instants:
+        writer.instant(instant)
+    writer.close(tl)
+    return tl
+
+
+def chrome_trace(log: Target, out: IO[bytes]) -> Timeline:
+    """``log``'s Trace Event Format JSON, written to ``out`` as ``export`` writes it."""
+    writer = ChromeTraceWriter(out)
+    tl = read_timeline(log, sinks=[writer])
+    writer.close(tl)
+    return tl
 
 
 def heap_profile_from_eventlog(log: Target) -> HeapProfile:

@@ -41,6 +41,7 @@ from halvm_prof.timeline.model import (
     ThreadStop,
     Timeline,
     WallClock,
+    stop_reason,
 )
 
 if TYPE_CHECKING:
@@ -105,15 +106,6 @@ _READS = frozenset(
         ev.TASK_MIGRATE, ev.TASK_DELETE, ev.WALL_CLOCK_TIME,
     }
 )  # fmt: skip
-
-
-def stop_reason(status: int) -> str:
-    """The reason of a stop status, without the per-stop detail ghc-events adds."""
-    if status == 2:
-        return "stack overflow"
-    if status == 8:
-        return "blocked on a black hole"
-    return ev.STOP_STATUS.get(status, f"unknown stop status {status}")
 
 
 class _Thread:
