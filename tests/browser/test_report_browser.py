@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
@@ -26,6 +25,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
+from tests.sources import postmortem_of
 from tests.unit.test_report_groupings import summary_rows
 
 
@@ -315,7 +315,7 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
     chart = HeapSectionBuilder()
-    pm = analyse(None, hp, memory_mib=64, heap_page=chart.add)
+    pm = postmortem_of(None, hp, memory_mib=64, heap_page=chart.add)
     assert pm.heap is not None and pm.heap_reader is not None
     r, title = pm.heap_reader, "heap profile (recovered from xvdp2)"
     page = tmp_path / "pm.html"
