@@ -262,7 +262,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
         "return document.body.innerText"))  # fmt: skip
     text = browser.execute_script("return document.body.innerText")
     assert browser.title == "run.json - speedscope"
-    caps = [c.cap for c in tl.caps if c.runs or c.gc]
+    caps = [c.cap for c in tl.caps if c.runs or c.gc_ns]
     assert f"cap {caps[0]} (tid {caps[0]}) (1/{len(caps)})" in text
     logs = [e["message"] for e in browser.get_log("browser")]
     assert any("Importing as Trace Event Format profile" in m for m in logs), logs
