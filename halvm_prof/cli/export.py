@@ -112,7 +112,7 @@ def export(
             _export_timeline(log, fmt, output)
             return
         if fmt == "speedscope" and isinstance(log, EventlogSource):
-            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, evented")
+            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, a tick each")
             return
         if fmt == PPROF.name:
             data, what = pprof_export(log, which, pairs)
@@ -140,7 +140,7 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
 
 
 def _speedscope_samples(log: EventlogSource) -> str:
-    """The log's time-profile samples (+RTS -p -l) as speedscope's evented profiles."""
+    """The log's time-profile samples (+RTS -p -l) as speedscope's sampled profiles."""
     from halvm_prof.analysis.samples import ProfSampleFold
     from halvm_prof.render.speedscope import render_speedscope_samples
 
