@@ -54,8 +54,9 @@ from halvm_prof.words import plural
 )
 @click.option(
     "--census",
-    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1; "
-    "default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
+    help="With --to pprof of a heap profile: which census (peak: the largest; last: the last "
+    "with anything in it, not GHC's empty census at exit; or its number from 1, counting every "
+    "census; default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
     "unless --census asks for its heap census.",
 )
 @click.option(
