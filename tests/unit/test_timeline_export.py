@@ -221,7 +221,7 @@ def test_chrome_trace_spans_are_durations_and_a_cut_one_says_so() -> None:
     # timeline-N4's program exits inside a START/STOP span: no STOP may be made up for it.
     log = LOGS[1]
     buf = io.BytesIO()
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         tl = write_chrome_trace(r.iter_sorted(), buf)
     assert any(s.cut for s in tl.spans) and any(not s.cut for s in tl.spans)
     events = json.loads(buf.getvalue())["traceEvents"]
