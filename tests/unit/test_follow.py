@@ -472,3 +472,52 @@ def test_the_followed_input_is_opened_once(tmp_path: Path) -> None:
             got += len(batch)
         assert got == count and follower.closed, path.name
         follower.close()
+
+
+@pytest.mark.parametrize(
+    ("start", "found"),
+    [
+        (b"\0" * 8, "0x00000000"),
+        (bytes(range(200, 256)), "0xc8c9cacb"),
+        ((CORPUS / "leaky-hc.hp").read_bytes()[:64], "heap profile"),
+        (b"hdrbXXXX", "event types begin"),
+    ],
+)
+def test_an_eventlog_stream_is_refused_on_its_first_bytes(start: bytes, found: str) -> None:
+    """A stream of zeros, random bytes or a .hp was kept whole while waiting for a header
+    (300 MB of zeros to `live tcp:` took 1.09 GB and exited 0)."""
+    parser = EventlogParser("tcp:127.0.0.1:9")
+    # Fed as it would arrive, a byte at a time: refused on the first 8 bytes.
+    for i in range(len(start)):
+        parser.feed(start[i : i + 1])
+        if parser.error is not None:
+            break
+    assert i < 8 and parser.error is not None and found in str(parser.error)
+    assert "tcp:127.0.0.1:9" in str(parser.error)
+    # What comes after is not kept.
+    parser.feed(b"\0" * (1 << 20))
+    assert len(parser._buf) == 0
+
+
+def test_an_eventlog_header_is_held_up_to_its_bound() -> None:
+    from halvm_prof.formats.eventlog.layout import MAX_HEADER
+
+    parser = EventlogParser("x")
+    parser.feed(b"hdrbhetb")
+    chunk = b"\1" * 65536
+    for _ in range(2 * MAX_HEADER // len(chunk)):
+        parser.feed(chunk)
+        if parser.error is not None:
+            break
+    assert parser.error is not None and "goes on past" in str(parser.error)
+    assert len(parser._buf) == 0
+
+
+def test_a_real_log_fed_in_bits_still_reads(tmp_path: Path) -> None:
+    data = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    parser = EventlogParser("x")
+    got = 0
+    for i in range(0, len(data), 3):
+        got += len(parser.feed(data[i : i + 3]))
+    got += len(parser.finish())
+    assert parser.error is None and parser.ended and got > 0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from halvm_prof.formats.ghc_names import parse_symbol
 from halvm_prof.perf.elf import ElfFile
-from halvm_prof.perf.names import parse_symbol
 from halvm_prof.perf.reader import Mmap, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Symbolizer
 from tests.conftest import require_program

@@ -168,7 +168,9 @@ def test_cut_log_exports_mark_the_cut() -> None:
         chrome_trace(io.BytesIO(data[:cut]), buf)
         events = json.loads(buf.getvalue())["traceEvents"]
         cut_x = [e for e in events if e["ph"] == "X" and "cut" in e.get("args", {})]
-        assert len(cut_x) == sum(1 for iv in tl.intervals if iv.cut)
+        assert len(cut_x) == sum(1 for iv in tl.intervals if iv.cut) + sum(
+            1 for s in tl.spans if s.cut
+        )
 
 
 def test_nest_lanes_keeps_each_lane_nested() -> None:
@@ -193,8 +195,9 @@ def test_chrome_trace_is_the_format_the_issue_names(log: Path) -> None:
     data = json.loads(buf.getvalue())
     events = data["traceEvents"]
     meta = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
-    assert meta == {c.cap: f"cap {c.cap}" for c in tl.caps if c.runs or c.gc_ns}
-    xs = [e for e in events if e["ph"] == "X"]
+    caps = {tid: name for tid, name in meta.items() if not name.startswith("user spans")}
+    assert caps == {c.cap: f"cap {c.cap}" for c in tl.caps if c.runs or c.gc_ns}
+    xs = [e for e in events if e["ph"] == "X" and e["cat"] != "span"]
     assert len(xs) == len(tl.intervals)
     for cap in tl.caps:
         run = sum(e["dur"] for e in xs if e["tid"] == cap.cap and e["name"].startswith("thread "))
@@ -206,6 +209,34 @@ def test_chrome_trace_is_the_format_the_issue_names(log: Path) -> None:
     instants = [(e["ts"], e["name"]) for e in events if e["ph"] == "i" and e["cat"] == "marker"]
     assert instants == [(m.time / 1000, m.text) for m in tl.markers]
     assert any(e["ph"] == "C" and e["name"] == "heap size" for e in events)
+
+
+def test_chrome_trace_spans_are_durations_and_a_cut_one_says_so() -> None:
+    # timeline-N4's program exits inside a START/STOP span: no STOP may be made up for it.
+    log = LOGS[1]
+    buf = io.BytesIO()
+    tl = chrome_trace(log, buf)
+    assert any(s.cut for s in tl.spans) and any(not s.cut for s in tl.spans)
+    events = json.loads(buf.getvalue())["traceEvents"]
+    assert not [e for e in events if e["name"].startswith(("START ", "STOP "))]
+    spans = [e for e in events if e.get("cat") == "span"]
+    assert {e["ph"] for e in spans} == {"X"}
+    got = sorted((e["ts"], e["dur"], e["name"], "cut" in e.get("args", {})) for e in spans)
+    want = sorted((s.start / 1000, (s.end - s.start) / 1000, s.label, s.cut) for s in tl.spans)
+    assert got == want
+    # Complete events on one row nest, as the trace viewers require.
+    rows: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for e in spans:
+        rows[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    for tid, row in rows.items():
+        assert names[tid].startswith("user spans")
+        stack: list[tuple[float, float]] = []
+        for start, end in sorted(row, key=lambda r: (r[0], -r[1])):
+            while stack and stack[-1][1] <= start:
+                stack.pop()
+            assert not stack or end <= stack[-1][1]
+            stack.append((start, end))
 
 
 def test_export_command_writes_both(tmp_path: Path) -> None:
