@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
-from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
+from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
@@ -223,8 +223,8 @@ class ProfSection:
     total_alloc: int
     complete: bool
     note: str | None
-    table: tuple[CostCentreRow, ...]
-    folded: tuple[CostCentreRow, ...]
+    table: tuple[CostCentreTotals, ...]
+    folded: tuple[CostCentreTotals, ...]
     tree: tuple[TreeNode, ...]
     kind: Literal["prof"] = "prof"
     #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
@@ -581,7 +581,7 @@ def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
 def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
     """The section of a cost-centre profile: the table, most time (then allocation) first and
     rows that record nothing folded apart, and the call tree with flame weights."""
-    rows = [cost_centre_row(t) for t in aggregate(profile)]
+    rows = [t.rounded() for t in aggregate(profile)]
     rows.sort(
         key=lambda r: (
             -r.individual_time,
