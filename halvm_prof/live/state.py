@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, renaming
@@ -506,6 +507,12 @@ class LiveState:
         if self.heap_follower is None or self.eventlog_follower is None:
             return None
         return self.eventlog_follower.last_time
+
+    def refused(self) -> HalvmProfError | None:
+        """Why the eventlog followed is no eventlog at all (a stream of zeros, a .hp sent to a
+        socket), else None: there is nothing to show, ever."""
+        f = self.eventlog_follower
+        return f.refused if f is not None else None
 
     def notes(self) -> list[str]:
         notes = [n for n in (f.note for f in self.followers) if n]

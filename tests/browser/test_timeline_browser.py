@@ -263,7 +263,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
         "return document.body.innerText"))  # fmt: skip
     text = browser.execute_script("return document.body.innerText")
     assert browser.title == "run.json - speedscope"
-    caps = [c.cap for c in tl.caps if c.runs or c.gc]
+    caps = [c.cap for c in tl.caps if c.runs or c.gc_ns]
     # A row per capability, then the user spans' rows (the spans as durations).
     rows = len(caps) + len(nest_lanes(tl.spans))
     assert f"cap {caps[0]} (tid {caps[0]}) (1/{rows})" in text
