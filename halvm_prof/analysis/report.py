@@ -499,8 +499,9 @@ def eventlog_sections(
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
+    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
+    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    (second, or alone)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
@@ -524,7 +525,8 @@ def eventlog_sections(
     # The page's budget: the model's would keep exact records the page never carries.
     tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, tl)]
+    runtime = RuntimeSection(title, tl)
+    sections: list[Section] = []
     reader = source.reader
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
@@ -550,6 +552,10 @@ def eventlog_sections(
         )
     if ticky.seen:
         sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    # The page leads with what the log was recorded for (its heap profile, time-profile
+    # samples or ticky counters, in that order); the runtime timeline, which every -l log
+    # has, follows, unless it is all the log holds.
+    sections.insert(1 if sections else 0, runtime)
     return sections
 
 
@@ -681,14 +687,13 @@ def build_report_data(
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        first = len(sections)
-        for section in sections_of(label, item, top_bands, view):
+        mine = sections_of(label, item, top_bands, view)
+        # A log's samples follow the zoom of the same log's runtime section, wherever it is.
+        base = len(sections)
+        runtime = next((base + i for i, s in enumerate(mine) if s.kind == "runtime"), -1)
+        for section in mine:
             _check_finite(section, where)
             if isinstance(section, SamplesSection):
-                # The same log's runtime section comes first among its sections.
-                runtime = next(
-                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
-                )
                 section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(

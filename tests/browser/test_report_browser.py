@@ -881,3 +881,37 @@ def test_no_grouping_control_without_info_table_names(browser: Any, tmp_path: Pa
         assert browser.find_elements("css selector", "select.group-by") == []
         assert browser.find_elements("css selector", "select.sort")  # the other controls stay
         assert _errors(browser) == []
+
+
+FIRST_SCREEN = """
+const s = document.querySelector('section.section');
+const chart = s.querySelector('div.chart');
+return [s.className, s.querySelector('h2').textContent,
+        chart ? chart.getBoundingClientRect().bottom : null, window.innerHeight];
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "kind"),
+    [
+        (DATA / "ghc96" / "leaky-hi-l.eventlog", "heap"),
+        (DATA / "ghc96" / "burn-p-l-au.eventlog", "samples"),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else str(v),
+)
+def test_an_eventlog_s_page_opens_on_what_it_was_recorded_for(
+    browser: Any, tmp_path: Path, log: Path, kind: str
+) -> None:
+    # A -hi -l log is run for its heap by source: the heap chart fills the first screen, the
+    # runtime timeline follows.
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title=log.name)
+    _open(browser, html)
+    assert _errors(browser) == []
+    cls, title, bottom, height = browser.execute_script(FIRST_SCREEN)
+    assert cls.split() == ["section", kind], title
+    if kind == "heap":
+        assert title.endswith(": heap profile") and bottom is not None and bottom <= height
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    assert kinds[1] == "runtime"
+    _shot(browser, f"report-first-screen-{log.stem}.png")
