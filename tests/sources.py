@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import IO
 
-from halvm_prof.analysis.diff import ProfileDiff, diff_input, diff_profiles
+from halvm_prof.analysis.diff import ProfileDiff, diff_sources
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.inputs.source import open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile
@@ -58,4 +58,4 @@ def summarize_file(target: Target, top_n: int = TOP) -> Summary:
 def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
-        return diff_profiles(diff_input(a), diff_input(b))
+        return diff_sources(a, b)
