@@ -17,6 +17,7 @@ import shutil
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -40,6 +41,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapSample
 from tests.conftest import DATA
 from tests.ghcchroot import CHROOTS, GHC910, Chroot
+from tests.unit.test_z_names import z_encoded
 
 BUILDS = {
     "prof": ["-prof", "-finfo-table-map", "-fdistinct-constructor-tables"],
@@ -68,7 +70,7 @@ def _hi_run(chroot: Chroot, build: str, keep: Path) -> HiRun:
             exe = chroot.build(
                 DATA / "corpus" / "src" / "Leaky.hs", ["-O1", "-rtsopts", *BUILDS[build]], d
             )
-            chroot.run([f"./{exe}", "30000", "+RTS", "-hi", "-l", "-i0.01", "-RTS"], d)
+            chroot.run([f"./{exe}", "50000", "+RTS", "-hi", "-l", "-i0.002", "-RTS"], d)
             out = keep / f"{chroot.ghc}-{build}"
             out.mkdir()
             for suffix in ("", ".hp", ".eventlog"):
@@ -190,8 +192,6 @@ def test_a_910_binary_with_compressed_ipe_lists_names_the_same(keep: Path, tmp_p
 
 
 def test_no_output_of_a_hi_profile_named_by_its_binary_is_z_encoded(keep: Path) -> None:
-    from tests.unit.test_z_names import z_encoded
-
     run = _hi_run(GHC910, "noprof", keep)
     for argv in (
         ["summary", str(run.hp), "--names", str(run.binary), "--top", "1000"],
@@ -314,3 +314,34 @@ def test_a_node_whose_sizes_do_not_check_out_is_left_to_the_symbols() -> None:
         bad = bytearray(image)
         struct.pack_into("<Q", bad, 8 * field, value)
         assert _read(bytes(bad), IpeSymbol("Main_ipe_buf", BASE, 0)) == []
+
+
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_report_of_a_hp_named_by_its_binary_has_the_grouping_switch(
+    build: str, keep: Path, tmp_path: Path
+) -> None:
+    """``report X.hp --names BINARY`` (GHC 9.10): the page carries every other grouping, and
+    its module grouping's Main is the eventlog page's Main."""
+    from tests.unit.test_render_html import page_data
+
+    run = _hi_run(GHC910, build, keep)
+
+    def heap(*argv: str) -> dict[str, Any]:
+        page = tmp_path / "r.html"
+        r = CliRunner().invoke(cli, ["report", *argv, "-o", str(page)])
+        assert r.exit_code == 0, r.output
+        (section,) = [s for s in page_data(page.read_text())["sections"] if s["kind"] == "heap"]
+        return section
+
+    named = heap(str(run.hp), "--names", str(run.binary))
+    assert [g["by"] for g in named["groupings"]] == ["closure-type", "module", "source-file"]
+    assert not z_encoded(json.dumps(named))
+    own = heap(str(run.eventlog))
+    main = [
+        {
+            b["band"]: b["max"]
+            for b in next(g for g in s["groupings"] if g["by"] == "module")["bands"]
+        }["Main"]
+        for s in (named, own)
+    ]
+    assert main[0] == main[1] > 0
