@@ -330,7 +330,8 @@ def test_report_of_a_hp_named_by_its_binary_has_the_grouping_switch(
         page = tmp_path / "r.html"
         r = CliRunner().invoke(cli, ["report", *argv, "-o", str(page)])
         assert r.exit_code == 0, r.output
-        (section,) = [s for s in page_data(page.read_text())["sections"] if s["kind"] == "heap"]
+        sections: list[dict[str, Any]] = page_data(page.read_text())["sections"]
+        (section,) = [s for s in sections if s["kind"] == "heap"]
         return section
 
     named = heap(str(run.hp), "--names", str(run.binary))
