@@ -307,9 +307,12 @@ class OtherGroupings:
     own: each grouping's statistics over every census, and its censuses at the stretches the
     section draws (scored by the same totals, so the thinning keeps the same censuses).
     ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
+    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
+    ``--group-by`` would fail."""
 
-    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+    def __init__(
+        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
+    ) -> None:
         self.names = names
         self.info_tables = info_tables
         self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
@@ -321,7 +324,7 @@ class OtherGroupings:
         if not self.on:
             return
         known = self.names()
-        if known is None or not len(known) or not self.info_tables():
+        if known is None or not len(known) or not self.info_tables(sample):
             self.on = False
             self.accs.clear()
             self.drawn = Thinner(MAX_POINTS)
@@ -465,6 +468,25 @@ def heap_section(
     )
 
 
+def info_table_census(
+    reader: HeapSampleReader, names: BandNames | None
+) -> Callable[[HeapSample], bool]:
+    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
+    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
+    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
+    census tells nothing either way)."""
+
+    def by_info_table(sample: HeapSample) -> bool:
+        breakdown = heap_breakdown(reader.header.job)
+        if breakdown is not None:
+            return breakdown == "i"
+        if names is None:
+            return False
+        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
+
+    return by_info_table
+
+
 def streamed_heap_section(
     reader: HeapSampleReader,
     title: str,
@@ -476,7 +498,7 @@ def streamed_heap_section(
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
@@ -510,7 +532,7 @@ def eventlog_sections(
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
