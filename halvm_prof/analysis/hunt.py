@@ -499,6 +499,20 @@ def _listed(shares: Sequence[Share], n: int = 3) -> str:
     return ", ".join(f"{s.name} {_percent(s.share)}" for s in shares[:n])
 
 
+def _named(name: str) -> str:
+    """A constructor as Haskell writes it when it is an operator (``:`` as ``(:)``)."""
+    return f"({name})" if name and not (name[0].isalnum() or name[0] in "<[_*(-") else name
+
+
+def _what(descriptions: Sequence[Share], types: Sequence[Share]) -> str | None:
+    """What a suspect is: its main closure descriptions, then their types."""
+    said = ", ".join(_named(s.name) for s in descriptions[:3])
+    typed = ", ".join(s.name for s in types[:3])
+    if said and typed:
+        return f"{said} (type {typed})"
+    return said or (f"type {typed}" if typed else None)
+
+
 def _shares(profile: Profile | None) -> tuple[Share, ...]:
     if profile is None:
         return ()
@@ -547,10 +561,7 @@ def judge(
         thunks = sum(s.share for s in types if is_thunk_type(s.name))
         kind = "thunks" if thunks >= 0.5 else "data"
         evidence.append(f"-hy: {_listed(types)}")
-    what_parts = [s.name for s in descriptions[:3]]
-    if types:
-        what_parts.append("of type " + ", ".join(s.name for s in types[:3]))
-    what = " ".join(what_parts) if what_parts else None
+    what = _what(descriptions, types)
 
     # Who holds it.
     holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
