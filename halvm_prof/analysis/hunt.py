@@ -496,7 +496,7 @@ def _percent(share: float) -> str:
 
 
 def _listed(shares: Sequence[Share], n: int = 3) -> str:
-    return ", ".join(f"{s.name} {_percent(s.share)}" for s in shares[:n])
+    return ", ".join(f"{_named(s.name)} {_percent(s.share)}" for s in shares[:n])
 
 
 def _named(name: str) -> str:

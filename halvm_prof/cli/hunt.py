@@ -4,11 +4,16 @@ holds it, and whether it is used again, from the heap profiling modes of a ``-pr
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from halvm_prof.cli.common import echo_json, echo_text, json_option, tell
+
+if TYPE_CHECKING:
+    from halvm_prof.analysis.hunt import HuntResult
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -76,35 +81,53 @@ def hunt(
         from halvm_prof.cli.report import check_html_output
 
         check_html_output(page, True, command if from_files else ())
-    if from_files:
-        result = _from_files(command, max_suspects)
-    else:
-        from halvm_prof.live.hunt import hunt_program
+    with contextlib.ExitStack() as stack:
+        if from_files:
+            result = _from_files(command, max_suspects)
+            producer_file = result.runs[0].file if result.runs else None
+        else:
+            from halvm_prof.live.hunt import hunt_program
 
-        outcome = hunt_program(
-            list(command),
-            Path(output) if output is not None else None,
-            timeout=timeout,
-            interval=interval,
-            max_suspects=max_suspects,
-            say=lambda line: tell(line, err=True),
-        )
-        result = outcome.result
-    if page is not None:
-        from halvm_prof.analysis.report import build_report_data
-        from halvm_prof.cli.report import write_page
-        from halvm_prof.render.messages import wrote
-
-        data = build_report_data([], title=f"{result.program}: leak hunt", hunt=result)
-        write_page(page, data)
-        tell(wrote(page), err=True)
+            folder = output
+            if folder is None and page is not None:
+                # The page shows the -hc run's profile: kept until it is written.
+                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-"))
+            outcome = hunt_program(
+                list(command),
+                Path(folder) if folder is not None else None,
+                timeout=timeout,
+                interval=interval,
+                max_suspects=max_suspects,
+                say=lambda line: tell(line, err=True),
+            )
+            result = outcome.result
+            producer_file = result.runs[0].file
+        if page is not None:
+            write_hunt_page(page, result, producer_file)
     if as_json:
         echo_json(result.to_json())
     else:
         echo_text(hunt_text(result), "hunt")
 
 
-def _from_files(files: tuple[str, ...], max_suspects: int):  # type: ignore[no-untyped-def]
+def write_hunt_page(page: str, result: HuntResult, producer_file: str | None) -> None:
+    """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
+    from halvm_prof.analysis.report import Input, build_report_data
+    from halvm_prof.cli.common import open_input_source
+    from halvm_prof.cli.report import write_page
+    from halvm_prof.render.messages import wrote
+
+    with contextlib.ExitStack() as stack:
+        inputs: list[tuple[str, Input]] = []
+        if producer_file is not None:
+            source = stack.enter_context(open_input_source(producer_file))
+            inputs.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
+        data = build_report_data(inputs, title=f"{result.program}: leak hunt", hunt=result)
+    write_page(page, data)
+    tell(wrote(page), err=True)
+
+
+def _from_files(files: tuple[str, ...], max_suspects: int) -> HuntResult:
     from halvm_prof.analysis.hunt import hunt_files
     from halvm_prof.cli.common import open_input_source
 
