@@ -83,7 +83,7 @@ def hunt(
         check_html_output(page, True, command if from_files else ())
     with contextlib.ExitStack() as stack:
         if from_files:
-            result = _from_files(command, max_suspects)
+            result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
             from halvm_prof.live.hunt import hunt_program
@@ -110,7 +110,9 @@ def hunt(
         echo_text(hunt_text(result), "hunt")
 
 
-def write_hunt_page(page: str, result: HuntResult, producer_file: str | None) -> None:
+def write_hunt_page(
+    page: str, result: HuntResult, producer_file: str | None, title: str | None = None
+) -> None:
     """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
     from halvm_prof.analysis.report import Input, build_report_data
     from halvm_prof.cli.common import open_input_source
@@ -122,12 +124,13 @@ def write_hunt_page(page: str, result: HuntResult, producer_file: str | None) ->
         if producer_file is not None:
             source = stack.enter_context(open_input_source(producer_file))
             inputs.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
-        data = build_report_data(inputs, title=f"{result.program}: leak hunt", hunt=result)
+        data = build_report_data(inputs, title=title or f"{result.program}: leak hunt", hunt=result)
     write_page(page, data)
     tell(wrote(page), err=True)
 
 
-def _from_files(files: tuple[str, ...], max_suspects: int) -> HuntResult:
+def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResult:
+    """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
     from halvm_prof.analysis.hunt import hunt_files
     from halvm_prof.cli.common import open_input_source
 

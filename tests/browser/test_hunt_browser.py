@@ -73,3 +73,28 @@ def test_hunt_page_shows_why_it_is_kept_first(
         assert len(set(tops)) == 1
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / f"hunt-{name.lower()}.png"))
+
+
+def test_report_of_a_hunts_files_shows_why_it_is_kept_first(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    runs = tmp_path / "runs"
+    with program("9.0", "Accum", tmp_path) as hunted:
+        monkeypatch.chdir(hunted.cwd)
+        args = ["hunt", "--json", "--suspects", "1", "-o", str(runs), "--", *hunted.command]
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    (s,) = json.loads(result.stdout)["suspects"]
+    page = tmp_path / "report.html"
+    files = sorted(map(str, runs.glob("*.hp")))
+    done = CliRunner().invoke(cli, ["report", "--hunt", *files, "-o", str(page)])
+    assert done.exit_code == 0, done.output
+    _open(browser, page)
+    assert not _errors(browser)
+    headings = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h2")]
+    assert headings[0] == "Why it is kept"
+    verdict = browser.find_element(By.CSS_SELECTOR, "#suspect-0 .suspect-verdict").text
+    assert verdict == s["verdict"]
+    assert browser.execute_script("return window.halvmReport.hunt[0].length") == 3
