@@ -17,6 +17,7 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
@@ -665,9 +666,13 @@ class ReportData:
     sections: tuple[Section, ...]
     generator: str
     postmortem: Verdict | None = None
+    #: A leak hunt's verdicts: the page shows "Why it is kept" first.
+    hunt: HuntResult | None = None
 
     @property
-    def page(self) -> Literal["report", "postmortem"]:
+    def page(self) -> Literal["report", "postmortem", "hunt"]:
+        if self.hunt is not None:
+            return "hunt"
         return "report" if self.postmortem is None else "postmortem"
 
 
@@ -704,8 +709,10 @@ def build_report_data(
     postmortem: Verdict | None = None,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
+    hunt: HuntResult | None = None,
 ) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
+    """The page's data: the sections of each (label, input); ``hunt``: a leak hunt's
+    verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
@@ -724,4 +731,5 @@ def build_report_data(
         sections=tuple(sections),
         generator=f"halvm-prof {__version__}",
         postmortem=postmortem,
+        hunt=hunt,
     )
