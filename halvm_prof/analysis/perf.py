@@ -107,6 +107,4 @@ def perf_annotate(
             binary = recorded_program(data)
         addresses: Counter[int] = Counter()
         profile = perf_profile(data, binary, addresses=addresses)
-    return annotate(
-        profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs
-    )
+    return annotate(profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs)

@@ -18,6 +18,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from halvm_prof.errors import InputError
@@ -34,6 +35,8 @@ RULE = (
     "each instruction's samples are split evenly among the source spans GHC's notes give its "
     "block, and each span's share evenly among the lines it covers"
 )
+#: Uncovered lines between two covered ones shown, up to this many in a row.
+GAP_LINES = 8
 #: A source file larger than this is not read (its lines are shown without text).
 MAX_SOURCE_BYTES = 16 << 20
 
@@ -77,8 +80,8 @@ class SourceLineShare:
     line: int
     text: str | None
     share: float
-    #: (start column, end column) of the spans on this line, 1-based and inclusive-exclusive
-    marks: tuple[tuple[int, int], ...]
+    #: the spans that cover this line (GHC's notation, as in :class:`SpanShare`)
+    spans: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +181,7 @@ def choose(
         piece = _Piece(low, high, fn, elf)
         if symbol in piece.names():
             hits.append((piece, 0))
-    for start, end, name in elf.iter_symbols():
+    for start, _end, name in elf.iter_symbols():
         if start in found or any(p.low == start for p, _ in hits):
             continue
         if name == symbol or zdecode(name.removesuffix("_info")) == symbol:
@@ -294,24 +297,29 @@ def _block(spans: tuple[SourceSpan, ...], lines: list[AsmLine]) -> AsmBlock:
 def _line_shares(
     shares: dict[SourceSpan, float], folders: Sequence[str]
 ) -> tuple[tuple[SourceLineShare, ...], tuple[str, ...]]:
-    """Every line the spans cover, with its share (see :data:`RULE`) and the spans' columns."""
+    """Every line the spans cover, with its share (see :data:`RULE`) and those spans."""
     per_line: dict[tuple[str, int], float] = defaultdict(float)
-    marks: dict[tuple[str, int], set[tuple[int, int]]] = defaultdict(set)
+    covering: dict[tuple[str, int], list[SourceSpan]] = defaultdict(list)
     for s, v in shares.items():
         first, last = s.start_line, max(s.start_line, s.end_line)
         count = last - first + 1
         for line in range(first, last + 1):
             per_line[(s.file, line)] += v / count
-            # GHC's end column is one past the span's last character
-            start = s.start_col if line == first else 1
-            end = s.end_col if line == last else 0
-            marks[(s.file, line)].add((start, end))
+            covering[(s.file, line)].append(s)
+    # Short stretches between covered lines are shown too (share 0), so the source reads on.
+    for file in {f for f, _ in per_line}:
+        covered = sorted(n for f, n in per_line if f == file)
+        for a, b in pairwise(covered):
+            if b - a <= GAP_LINES:
+                for n in range(a + 1, b):
+                    per_line.setdefault((file, n), 0.0)
     texts = _sources({f for f, _ in per_line}, folders)
     out = []
     for (file, line), v in sorted(per_line.items()):
         lines = texts.get(file)
         text = lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
-        out.append(SourceLineShare(file, line, text, v, tuple(sorted(marks[(file, line)]))))
+        spans = tuple(str(x) for x in sorted(covering[(file, line)]))
+        out.append(SourceLineShare(file, line, text, v, spans))
     return tuple(out), tuple(sorted(f for f, t in texts.items() if t is None))
 
 
@@ -327,8 +335,7 @@ def recorded_program(data: PerfData) -> str:
                 break
     if found is None or not os.path.isfile(found):
         raise InputError(
-            "cannot tell which binary was profiled"
-            + (f" ({found} is not there)" if found else ""),
+            "cannot tell which binary was profiled" + (f" ({found} is not there)" if found else ""),
             path=data.path,
             hint="give it with --binary",
         )

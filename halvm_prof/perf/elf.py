@@ -475,6 +475,31 @@ def _span_of(die: DIE) -> SourceSpan | None:
         return None
 
 
+def _entry_range(die: DIE, r: tuple[int, int]) -> tuple[int, int]:
+    """The procedure's own code: from its entry to the first of its blocks.
+
+    GHC since 9.2 starts a procedure that has an info table one byte before the table's end
+    (its Note [Info Offset], so that a return address at the code's start still falls in the
+    procedure for unwinders): the code starts a byte later. Its tables are aligned to 8 bytes,
+    so such a start lies one byte short of that alignment. Since then the procedure's range
+    also spans its blocks and the info tables between them, which are not its entry's code.
+    """
+    low, high = r
+    link = die.attributes.get("DW_AT_MIPS_linkage_name") or die.attributes.get("DW_AT_linkage_name")
+    if link is not None and _text(link.value).endswith("_info") and low % 8 == 7:
+        low += 1
+    stack = list(die.iter_children())
+    while stack:
+        d = stack.pop()
+        if d.tag != "DW_TAG_lexical_block":
+            continue
+        b = _pc_range(d)
+        if b is not None and low <= b[0] < high:
+            high = b[0]
+        stack.extend(d.iter_children())
+    return low, high
+
+
 def _collect_blocks(
     die: DIE,
     inherited: tuple[SourceSpan, ...],
@@ -489,6 +514,8 @@ def _collect_blocks(
                 own.append(span)
     spans = tuple(own) or inherited
     r = _pc_range(die)
+    if r is not None and die.tag == "DW_TAG_subprogram":
+        r = _entry_range(die, r)
     # Every piece of code is kept, with an empty set where no note covers it: the annotation
     # disassembles exactly these ranges (what lies between them is info tables, not code).
     if r is not None and r[1] > r[0]:

@@ -205,9 +205,7 @@ class _Accumulator:
     when it was sampled, and against those perf wrote after it.
     """
 
-    def __init__(
-        self, symbolizer: Symbolizer, addresses: Counter[int] | None = None
-    ):
+    def __init__(self, symbolizer: Symbolizer, addresses: Counter[int] | None = None):
         self.symbolizer = symbolizer
         #: the samples in the program's binary by address in it, when asked (the annotation)
         self.addresses = addresses
