@@ -22,10 +22,10 @@ from itertools import pairwise
 from typing import Any
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ghc_names import zdecode
 from halvm_prof.jsonable import plain
 from halvm_prof.perf.disasm import MAX_INSTRUCTIONS, Decoded, disassemble, find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
-from halvm_prof.perf.names import zdecode
 from halvm_prof.perf.profile import PerfProfile
 from halvm_prof.perf.reader import Mmap, PerfData
 from halvm_prof.perf.symbolize import named_frame

@@ -19,10 +19,11 @@ from halvm_prof.errors import InputError
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf.annotate import RULE, FunctionAnnotation, PerfAnnotation
 from halvm_prof.perf.elf import ElfFile
-from halvm_prof.perf.reader import Mmap, PerfData
+from halvm_prof.perf.reader import Mmap
 from tests.conftest import DATA, require_program
 from tests.ghcchroot import GHC96, GHC910, Chroot
 from tests.perf_oracle import PerfLine, perf_annotate_lines, readelf_blocks
+from tests.readers import perf_data
 
 PERF = DATA / "perf"
 WORK = PERF / "Work.hs"
@@ -231,7 +232,7 @@ def test_the_recorded_binary_is_found_without_binary() -> None:
 
 
 def test_a_moved_binary_must_be_given() -> None:
-    with open_source(PERF / "work.perf.data") as source, PerfData(PERF / "work.perf.data") as d:
+    with open_source(PERF / "work.perf.data") as source, perf_data(PERF / "work.perf.data") as d:
         recorded = next(r.filename for r in d.iter_records() if isinstance(r, Mmap))
         assert not Path(recorded).exists()
         with pytest.raises(InputError, match="give it with --binary"):
