@@ -25,6 +25,8 @@ SOURCES = {
     "Collapse": DATA / "live" / "Collapse.hs",
     # 160 user markers over the run (the timeline page's marker labels).
     "Markers": DATA / "live" / "Markers.hs",
+    # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
+    "Sleepy": DATA / "live" / "Sleepy.hs",
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
