@@ -21,6 +21,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -524,6 +525,56 @@ typedef struct {
     PyObject *obj;
 } Rec;
 
+/* Made records (Interval, Collection, HeapPoint: frozen dataclasses with slots and no
+ * __post_init__) are filled in slot by slot, as their __init__ would: calling __init__, which
+ * sets each field through object.__setattr__, was most of a report's pass. A class whose
+ * fields are not all slots is called instead. */
+#define MAX_FIELDS 9
+typedef struct { PyTypeObject *cls; int nfields; Py_ssize_t offset[MAX_FIELDS]; } Maker;
+
+static int maker_init(Maker *m, PyObject *cls, const char *const *fields, int n) {
+    m->cls = (PyTypeObject *)cls;
+    m->nfields = 0;
+    if (!PyType_Check(cls)) return 0;
+    for (int i = 0; i < n; i++) {
+        PyObject *d = PyDict_GetItemString(((PyTypeObject *)cls)->tp_dict, fields[i]);
+        if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) return 0;
+        PyMemberDef *def = ((PyMemberDescrObject *)d)->d_member;
+        if (def->type != T_OBJECT_EX) return 0;
+        m->offset[i] = def->offset;
+    }
+    m->nfields = n;
+    return 0;
+}
+
+/* A record of values (references stolen; NULL on error, the values released). */
+static PyObject *make(Maker *m, PyObject **values, int n) {
+    for (int i = 0; i < n; i++)
+        if (values[i] == NULL) {
+            for (int j = 0; j < n; j++) Py_XDECREF(values[j]);
+            return NULL;
+        }
+    PyObject *o;
+    if (m->nfields == n) {
+        o = m->cls->tp_alloc(m->cls, 0);
+        if (o == NULL) {
+            for (int j = 0; j < n; j++) Py_DECREF(values[j]);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) *(PyObject **)((char *)o + m->offset[i]) = values[i];
+        return o;
+    }
+    PyObject *args = PyTuple_New(n);
+    if (args == NULL) {
+        for (int j = 0; j < n; j++) Py_DECREF(values[j]);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(args, i, values[i]);
+    o = PyObject_Call((PyObject *)m->cls, args, NULL);
+    Py_DECREF(args);
+    return o;
+}
+
 /* How the pass treats each type. */
 enum { T_SKIP = 0, T_COUNT = 1, T_SPARK = 2, T_READ = 3, T_PY = 4 };
 /* What the fold does with a type it reads. */
@@ -545,6 +596,7 @@ typedef struct {
     signed char *heap;    /* heap kind 0 size, 1 live, 2 blocks, 3 allocated; -1 */
     /* Python classes and callbacks */
     PyObject *event_cls, *interval_cls, *collection_cls, *point_cls;
+    Maker m_interval, m_collection, m_point;
     PyObject *decode, *on_event, *sinks;
     PyObject *s_run, *s_gc, *heap_kinds[4], *counter_names[4];
     /* the budget */
@@ -653,12 +705,13 @@ static int fold_interval(Fold *f, long cap, uint64_t start, uint64_t end, int ru
     }
     int keep = PyList_GET_SIZE(f->intervals) < f->b_intervals;
     if (!keep && PyList_GET_SIZE(f->sinks) == 0) return fold_drop(f, &f->drop_intervals, start);
-    PyObject *iv = PyObject_CallFunction(
-        f->interval_cls, "lKKONNO", cap, (unsigned long long)start, (unsigned long long)end,
-        run ? f->s_run : f->s_gc,
+    PyObject *v[7] = {
+        PyLong_FromLong(cap), PyLong_FromUnsignedLongLong(start), PyLong_FromUnsignedLongLong(end),
+        Py_NewRef(run ? f->s_run : f->s_gc),
         run ? PyLong_FromUnsignedLong(thread) : Py_NewRef(Py_None),
         status >= 0 ? PyLong_FromLong(status) : Py_NewRef(Py_None),
-        cut ? Py_True : Py_False);
+        Py_NewRef(cut ? Py_True : Py_False)};
+    PyObject *iv = make(&f->m_interval, v, 7);
     if (iv == NULL) return -1;
     int rc = 0;
     if (keep) rc = PyList_Append(f->intervals, iv);
@@ -739,8 +792,8 @@ static int gcs_close(Fold *f, Col *col) {
         if (grid_spread(&f->grid, (uint64_t)K_PAUSE << 17, col->start, col->end, pause) < 0) return -1;
         if (grid_peak(&f->grid, (uint64_t)K_LONGEST << 17, col->start, pause) < 0) return -1;
     }
-    int keep = PyList_GET_SIZE(f->collections) < f->b_collections;
-    if (!keep && PyList_GET_SIZE(f->sinks) == 0) return fold_drop(f, &f->drop_collections, col->start);
+    int kept = PyList_GET_SIZE(f->collections) < f->b_collections;
+    if (!kept && PyList_GET_SIZE(f->sinks) == 0) return fold_drop(f, &f->drop_collections, col->start);
     /* sorted caps */
     for (int i = 1; i < col->ncaps; i++)
         for (int j = i; j > 0 && col->caps[j - 1] > col->caps[j]; j--) {
@@ -753,14 +806,15 @@ static int gcs_close(Fold *f, Col *col) {
         if (v == NULL) { Py_DECREF(caps); return -1; }
         PyTuple_SET_ITEM(caps, i, v);
     }
-    PyObject *rec = PyObject_CallFunction(
-        f->collection_cls, "LKKNONNNO", col->index, (unsigned long long)col->start,
-        (unsigned long long)col->end, caps, parallel ? Py_True : Py_False,
+    PyObject *v[9] = {
+        PyLong_FromLongLong(col->index), PyLong_FromUnsignedLongLong(col->start),
+        PyLong_FromUnsignedLongLong(col->end), caps, Py_NewRef(parallel ? Py_True : Py_False),
         opt_u64(col->has_gen, col->gen), opt_u64(col->has_gen, col->copied),
-        opt_u64(col->has_gen, col->threads), Py_False);
+        opt_u64(col->has_gen, col->threads), Py_NewRef(Py_False)};
+    PyObject *rec = make(&f->m_collection, v, 9);
     if (rec == NULL) return -1;
     int rc = 0;
-    if (keep) rc = PyList_Append(f->collections, rec);
+    if (kept) rc = PyList_Append(f->collections, rec);
     else fold_drop(f, &f->drop_collections, col->start);
     if (rc == 0) rc = call_sinks(f, "collection", rec);
     Py_DECREF(rec);
@@ -821,8 +875,9 @@ static int gcs_stats(Fold *f, const uint64_t *a) {
 
 static int heap_event(Fold *f, int kind, long cap, uint64_t t, uint64_t value) {
     if (PyList_GET_SIZE(f->heap_points) < f->b_points) {
-        PyObject *p = PyObject_CallFunction(f->point_cls, "KOK", (unsigned long long)t,
-                                            f->heap_kinds[kind], (unsigned long long)value);
+        PyObject *v[3] = {PyLong_FromUnsignedLongLong(t), Py_NewRef(f->heap_kinds[kind]),
+                          PyLong_FromUnsignedLongLong(value)};
+        PyObject *p = make(&f->m_point, v, 3);
         if (p == NULL) return -1;
         int rc = PyList_Append(f->heap_points, p);
         Py_DECREF(p);
@@ -1133,6 +1188,13 @@ static int Fold_init(Fold *f, PyObject *args, PyObject *kw) {
     }
     Py_INCREF(f->event_cls); Py_INCREF(f->interval_cls); Py_INCREF(f->collection_cls);
     Py_INCREF(f->point_cls); Py_INCREF(f->decode); Py_INCREF(f->on_event);
+    static const char *const iv_fields[7] = {"cap", "start", "end", "kind", "thread", "status", "cut"};
+    static const char *const col_fields[9] = {"index", "start", "end", "caps", "parallel",
+                                              "generation", "copied", "par_threads", "cut"};
+    static const char *const point_fields[3] = {"time", "kind", "value"};
+    maker_init(&f->m_interval, f->interval_cls, iv_fields, 7);
+    maker_init(&f->m_collection, f->collection_cls, col_fields, 9);
+    maker_init(&f->m_point, f->point_cls, point_fields, 3);
     f->sinks = Py_NewRef(sinks);
     f->s_run = PyUnicode_InternFromString("run");
     f->s_gc = PyUnicode_InternFromString("gc");
