@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from halvm_prof.analysis.diff import ProfileDiff, diff_input, diff_profiles
+from halvm_prof.analysis.diff import ProfileDiff, diff_sources
 from halvm_prof.analysis.eventlog_stats import EventlogStats, eventlog_stats
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
@@ -107,4 +107,4 @@ def summarize_file(target: Target, top_n: int = TOP) -> Summary:
 def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
-        return diff_profiles(diff_input(a), diff_input(b))
+        return diff_sources(a, b)

@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING
 
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
+from halvm_prof.perf.annotate import PerfAnnotation, annotate, recorded_program
 from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
 from halvm_prof.perf.merge import (
     EventlogFacts,
@@ -108,3 +109,23 @@ def merged_eventlog(
     facts = eventlog_facts(events)
     with perf_source(perf).perf_data() as data:
         return write_merged_eventlog(data, facts, events.open_reader(), out, binary=binary)
+
+
+def perf_annotate(
+    perf: Source,
+    binary: Binary | None,
+    *,
+    symbol: str | None = None,
+    top: int = 3,
+    source_dirs: tuple[str, ...] = (),
+) -> PerfAnnotation:
+    """The annotation of the hottest Haskell functions (or those named ``symbol``) of the
+    program in ``perf``; ``binary`` None: the program perf recorded, where it still is."""
+    from collections import Counter
+
+    with perf_source(perf).perf_data() as data:
+        if binary is None:
+            binary = recorded_program(data)
+        addresses: Counter[int] = Counter()
+        profile = perf_profile(data, binary, addresses=addresses)
+    return annotate(profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs)

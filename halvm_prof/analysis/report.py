@@ -17,6 +17,7 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
@@ -307,9 +308,12 @@ class OtherGroupings:
     own: each grouping's statistics over every census, and its censuses at the stretches the
     section draws (scored by the same totals, so the thinning keeps the same censuses).
     ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
+    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
+    ``--group-by`` would fail."""
 
-    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+    def __init__(
+        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
+    ) -> None:
         self.names = names
         self.info_tables = info_tables
         self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
@@ -321,7 +325,7 @@ class OtherGroupings:
         if not self.on:
             return
         known = self.names()
-        if known is None or not len(known) or not self.info_tables():
+        if known is None or not len(known) or not self.info_tables(sample):
             self.on = False
             self.accs.clear()
             self.drawn = Thinner(MAX_POINTS)
@@ -465,6 +469,25 @@ def heap_section(
     )
 
 
+def info_table_census(
+    reader: HeapSampleReader, names: BandNames | None
+) -> Callable[[HeapSample], bool]:
+    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
+    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
+    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
+    census tells nothing either way)."""
+
+    def by_info_table(sample: HeapSample) -> bool:
+        breakdown = heap_breakdown(reader.header.job)
+        if breakdown is not None:
+            return breakdown == "i"
+        if names is None:
+            return False
+        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
+
+    return by_info_table
+
+
 def streamed_heap_section(
     reader: HeapSampleReader,
     title: str,
@@ -476,7 +499,7 @@ def streamed_heap_section(
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
@@ -499,8 +522,9 @@ def eventlog_sections(
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
+    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
+    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    (second, or alone)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
@@ -509,7 +533,7 @@ def eventlog_sections(
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
@@ -524,7 +548,8 @@ def eventlog_sections(
     # The page's budget: the model's would keep exact records the page never carries.
     tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, tl)]
+    runtime = RuntimeSection(title, tl)
+    sections: list[Section] = []
     reader = source.reader
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
@@ -550,6 +575,10 @@ def eventlog_sections(
         )
     if ticky.seen:
         sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    # The page leads with what the log was recorded for (its heap profile, time-profile
+    # samples or ticky counters, in that order); the runtime timeline, which every -l log
+    # has, follows, unless it is all the log holds.
+    sections.insert(1 if sections else 0, runtime)
     return sections
 
 
@@ -637,9 +666,13 @@ class ReportData:
     sections: tuple[Section, ...]
     generator: str
     postmortem: Verdict | None = None
+    #: A leak hunt's verdicts: the page shows "Why it is kept" first.
+    hunt: HuntResult | None = None
 
     @property
-    def page(self) -> Literal["report", "postmortem"]:
+    def page(self) -> Literal["report", "postmortem", "hunt"]:
+        if self.hunt is not None:
+            return "hunt"
         return "report" if self.postmortem is None else "postmortem"
 
 
@@ -676,19 +709,20 @@ def build_report_data(
     postmortem: Verdict | None = None,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
+    hunt: HuntResult | None = None,
 ) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
+    """The page's data: the sections of each (label, input); ``hunt``: a leak hunt's
+    verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        first = len(sections)
-        for section in sections_of(label, item, top_bands, view):
+        mine = sections_of(label, item, top_bands, view)
+        # A log's samples follow the zoom of the same log's runtime section, wherever it is.
+        base = len(sections)
+        runtime = next((base + i for i, s in enumerate(mine) if s.kind == "runtime"), -1)
+        for section in mine:
             _check_finite(section, where)
             if isinstance(section, SamplesSection):
-                # The same log's runtime section comes first among its sections.
-                runtime = next(
-                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
-                )
                 section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(
@@ -697,4 +731,5 @@ def build_report_data(
         sections=tuple(sections),
         generator=f"halvm-prof {__version__}",
         postmortem=postmortem,
+        hunt=hunt,
     )

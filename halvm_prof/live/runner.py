@@ -124,8 +124,8 @@ class RunPlan:
     flags: list[str] = field(default_factory=list)
 
 
-def rts_way(program: str) -> str:
-    """The program's RTS way (``rts_thr_p``...), from ``+RTS --info``."""
+def rts_info(program: str) -> dict[str, str]:
+    """What the program's RTS says of itself (``+RTS --info``: its way, GHC version...)."""
     try:
         out = subprocess.run(
             [program, "+RTS", "--info", "-RTS"],
@@ -138,14 +138,22 @@ def rts_way(program: str) -> str:
         raise InputError("no such program", path=program, hint="check the path") from e
     except (OSError, subprocess.TimeoutExpired) as e:
         raise InputError(f"cannot run it: {e}", path=program) from e
-    for line in out.splitlines():
-        if '"RTS way"' in line:
-            return line.split(",", 1)[1].strip().strip('")')
-    raise InputError(
-        "does not answer +RTS --info as a GHC program does",
-        path=program,
-        hint="run needs a program built by GHC",
-    )
+    info = dict(_INFO_LINE.findall(out))
+    if "RTS way" not in info:
+        raise InputError(
+            "does not answer +RTS --info as a GHC program does",
+            path=program,
+            hint="build it with GHC",
+        )
+    return info
+
+
+_INFO_LINE = re.compile(r'\("([^"]*)", *"([^"]*)"\)')
+
+
+def rts_way(program: str) -> str:
+    """The program's RTS way (``rts_thr_p``...), from ``+RTS --info``."""
+    return rts_info(program)["RTS way"]
 
 
 def plan_rts(

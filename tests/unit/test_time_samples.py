@@ -24,7 +24,7 @@ from halvm_prof.render.export import finish_trace
 from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
-from tests.conftest import DATA
+from tests.conftest import CORPUS, DATA
 
 LOGS = [
     DATA / "ghc96" / "burn-p-l-au.eventlog",
@@ -93,13 +93,16 @@ def test_a_window_counts_the_samples_of_its_bins() -> None:
     assert 0 < sum(window.values()) < ts.samples
 
 
-def test_report_section_is_placed_after_its_runtime_section() -> None:
-    with open_source(LOGS[0]) as src:
-        data = build_report_data([("burn", src)], title="t")
+def test_report_leads_with_the_samples_and_names_their_runtime_section() -> None:
+    # A -p -l log was recorded for its samples: they lead, the runtime timeline they follow
+    # (its zoom) comes next.
+    with open_source(CORPUS / "leaky-hc.hp") as hp, open_source(LOGS[0]) as src:
+        data = build_report_data([("other", hp), ("burn", src)], title="t")
     kinds = [s.kind for s in data.sections]
-    section = data.sections[kinds.index("samples")]
+    assert kinds == ["heap", "samples", "runtime"]
+    section = data.sections[1]
     assert isinstance(section, SamplesSection)
-    assert section.runtime == kinds.index("runtime") < kinds.index("samples")
+    assert section.runtime == 2
     assert section.samples.samples == len(_reference(LOGS[0])[0])
     assert "exact" not in section.to_json()["samples"]
 
