@@ -99,7 +99,8 @@ class Memory:
         return None
 
     def holds(self, at: int) -> bool:
-        return self.read(at, 1) is not None
+        """Whether the program has a file byte at ``at`` (asked of every entry: no read)."""
+        return any(vaddr <= at < vaddr + size for _off, size, vaddr in self.loads)
 
     def c_string(self, at: int) -> str | None:
         """The NUL-ended string at ``at`` (at most :data:`MAX_STRING` bytes of it)."""
