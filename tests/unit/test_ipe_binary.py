@@ -191,16 +191,32 @@ def test_a_910_binary_with_compressed_ipe_lists_names_the_same(keep: Path, tmp_p
     assert not any(t.origin == "ipe" for t in load_names(squeezed).tables)
 
 
-def test_no_output_of_a_hi_profile_named_by_its_binary_is_z_encoded(keep: Path) -> None:
+def test_no_output_of_a_hi_profile_named_by_its_binary_is_z_encoded(
+    keep: Path, tmp_path: Path
+) -> None:
+    """Before, every table the IPE data left showed its symbol (ghczmprim_GHCziTypes_ZC_...)
+    in summary, report, pprof and the --group-by keys."""
+    import gzip
+
     run = _hi_run(GHC910, "noprof", keep)
+    names = ["--names", str(run.binary)]
     for argv in (
-        ["summary", str(run.hp), "--names", str(run.binary), "--top", "1000"],
-        ["summary", str(run.hp), "--names", str(run.binary), "--group-by", "module"],
-        ["summary", str(run.hp), "--names", str(run.binary), "--json"],
+        ["summary", str(run.hp), *names, "--top", "1000"],
+        ["summary", str(run.hp), *names, "--group-by", "module"],
+        ["summary", str(run.hp), *names, "--group-by", "closure-type", "--json"],
+        ["diff", str(run.hp), str(run.eventlog), *names, "--json"],
     ):
         r = CliRunner().invoke(cli, argv)
         assert r.exit_code == 0, r.output
+        assert (
+            ":_con_info (GHC.Types)" in r.output or "GHC.Types" in r.output or "CONSTR" in r.output
+        )
         assert not z_encoded(r.output), z_encoded(r.output)
+    out = tmp_path / "hi.pb.gz"
+    r = CliRunner().invoke(cli, ["export", str(run.hp), "--to", "pprof", "-o", str(out), *names])
+    assert r.exit_code == 0, r.output
+    raw = gzip.decompress(out.read_bytes())
+    assert b"(GHC.Types)" in raw and not z_encoded(raw)
     symbols = names_of_binary(str(run.binary), ipe=False)
     assert not z_encoded(" ".join(t.full + " " + t.short for t in symbols.tables))
 
