@@ -17,6 +17,7 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
@@ -521,8 +522,9 @@ def eventlog_sections(
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
+    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
+    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    (second, or alone)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
@@ -546,7 +548,8 @@ def eventlog_sections(
     # The page's budget: the model's would keep exact records the page never carries.
     tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, tl)]
+    runtime = RuntimeSection(title, tl)
+    sections: list[Section] = []
     reader = source.reader
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
@@ -572,6 +575,10 @@ def eventlog_sections(
         )
     if ticky.seen:
         sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    # The page leads with what the log was recorded for (its heap profile, time-profile
+    # samples or ticky counters, in that order); the runtime timeline, which every -l log
+    # has, follows, unless it is all the log holds.
+    sections.insert(1 if sections else 0, runtime)
     return sections
 
 
@@ -659,9 +666,13 @@ class ReportData:
     sections: tuple[Section, ...]
     generator: str
     postmortem: Verdict | None = None
+    #: A leak hunt's verdicts: the page shows "Why it is kept" first.
+    hunt: HuntResult | None = None
 
     @property
-    def page(self) -> Literal["report", "postmortem"]:
+    def page(self) -> Literal["report", "postmortem", "hunt"]:
+        if self.hunt is not None:
+            return "hunt"
         return "report" if self.postmortem is None else "postmortem"
 
 
@@ -698,19 +709,20 @@ def build_report_data(
     postmortem: Verdict | None = None,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
+    hunt: HuntResult | None = None,
 ) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
+    """The page's data: the sections of each (label, input); ``hunt``: a leak hunt's
+    verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        first = len(sections)
-        for section in sections_of(label, item, top_bands, view):
+        mine = sections_of(label, item, top_bands, view)
+        # A log's samples follow the zoom of the same log's runtime section, wherever it is.
+        base = len(sections)
+        runtime = next((base + i for i, s in enumerate(mine) if s.kind == "runtime"), -1)
+        for section in mine:
             _check_finite(section, where)
             if isinstance(section, SamplesSection):
-                # The same log's runtime section comes first among its sections.
-                runtime = next(
-                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
-                )
                 section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(
@@ -719,4 +731,5 @@ def build_report_data(
         sections=tuple(sections),
         generator=f"halvm-prof {__version__}",
         postmortem=postmortem,
+        hunt=hunt,
     )

@@ -18,6 +18,7 @@ Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import os
@@ -31,6 +32,7 @@ from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 if TYPE_CHECKING:
     from halvm_prof.disk.image import DiskImage
+    from halvm_prof.disk.layout import StatusReading
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
@@ -655,6 +657,54 @@ def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> D
     except BaseException:
         stream.close()
         raise
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DiskAttempt:
+    """A disk a post-mortem was given as ``device``: opened as a source (recovery included),
+    or why not (``problem``), with its status sector when that still reads (``status``)."""
+
+    device: str
+    path: str
+    source: DiskSource | None
+    problem: str | None = None
+    status: StatusReading | None = None
+
+
+def try_disk(device: str, path: str | os.PathLike[str]) -> DiskAttempt:
+    """Open the disk ``path`` (given as ``device``) as a source, its samples counted; one that
+    recovery refuses is kept with the error and the status sector (so a verdict can still say
+    what it is)."""
+    from halvm_prof.disk.image import DiskImage
+
+    path = os.fspath(path)
+    try:
+        return DiskAttempt(device, path, open_disk(path, count_samples=True))
+    except HalvmProfError as e:
+        status = None
+        with contextlib.suppress(HalvmProfError, OSError), DiskImage.open(path) as image:
+            status = image.status
+        return DiskAttempt(device, path, None, e.message, status)
+
+
+@contextlib.contextmanager
+def open_disks(
+    prof_disk: str | os.PathLike[str] | None, hp_disk: str | os.PathLike[str] | None
+) -> Iterator[list[DiskAttempt]]:
+    """The time profile's disk (``xvdp1``) and the heap profile's (``xvdp2``) that were given,
+    each opened once (:func:`try_disk`) and closed at the end."""
+    if prof_disk is None and hp_disk is None:
+        raise InputError("no disk to look at", hint="give --prof-disk, --hp-disk or --config")
+    attempts: list[DiskAttempt] = []
+    try:
+        for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
+            if path is not None:
+                attempts.append(try_disk(device, path))
+        yield attempts
+    finally:
+        for attempt in attempts:
+            if attempt.source is not None:
+                attempt.source.close()
 
 
 def _disk_follower(source: Source, quiet_after: float | None) -> Follower:

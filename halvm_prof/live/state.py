@@ -22,6 +22,7 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
@@ -185,7 +186,8 @@ class Snapshot:
     source is still being written (or the program still runs); ``closed``: the profile was
     closed cleanly;
     ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag;
-    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box).
+    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box);
+    ``server_cpu``: what watching costs this process (the page shows it).
     """
 
     source: str
@@ -208,6 +210,8 @@ class Snapshot:
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
     alerts: list[AlertView] = field(default_factory=list)
+    #: this process's own CPU over the wall time since the view was made, as of the snapshot
+    server_cpu: ServerCpu | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -232,6 +236,7 @@ class LiveState:
         band_names: BandNames | None = None,
     ) -> None:
         self.source = source
+        self.server_clock = ServerClock()
         # -hi bands named by --names (an eventlog's own IPE events name them in its fold).
         self._rename = renaming(band_names)
         # Chart the eventlog's censuses only when no .hp follower charts them.
@@ -524,7 +529,14 @@ class LiveState:
             self._snapshot = self._build()
         s = self._snapshot
         age = round(time.monotonic() - self._last_data, 3) if self._has_data else None
-        return replace(s, age=age, alive=self.alive(), closed=self.closed(), notes=self.notes())
+        return replace(
+            s,
+            age=age,
+            alive=self.alive(),
+            closed=self.closed(),
+            notes=self.notes(),
+            server_cpu=self.server_clock.read(),
+        )
 
     def _build(self) -> Snapshot:
         held = self.eventlog_follower.parser.held if self.eventlog_follower else 0
@@ -548,6 +560,7 @@ class LiveState:
             held_events=held,
             caps=self._cap_view(),
             alerts=self.alerts,
+            server_cpu=self.server_clock.read(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
