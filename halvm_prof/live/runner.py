@@ -31,7 +31,7 @@ from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.render.messages import shown_path
-from halvm_prof.rts import heap_exhausted, parse_rts
+from halvm_prof.rts import RUN_FIFO, heap_exhausted, parse_rts
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -269,7 +269,7 @@ class Run:
                 )
         flags = list(self.plan.flags)
         if self.plan.eventlog:
-            fifo = self.folder / ".eventlog.fifo"
+            fifo = self.folder / RUN_FIFO
             with contextlib.suppress(FileNotFoundError):
                 fifo.unlink()
             os.mkfifo(fifo)
@@ -347,7 +347,7 @@ class Run:
         self.state.stop_polling()
         self.finished = True
         with contextlib.suppress(FileNotFoundError):
-            (self.folder / ".eventlog.fifo").unlink()
+            (self.folder / RUN_FIFO).unlink()
         self.state.exit = self._exit_view(code)
         self.state.touch()
 

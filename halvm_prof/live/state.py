@@ -24,9 +24,11 @@ from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
+from halvm_prof.rts import no_census_why
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
 from halvm_prof.timeline.model import Collection
+from halvm_prof.words import plural
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
@@ -212,6 +214,8 @@ class Snapshot:
     alerts: list[AlertView] = field(default_factory=list)
     #: this process's own CPU over the wall time since the view was made, as of the snapshot
     server_cpu: ServerCpu | None = None
+    #: Why the heap chart has nothing to show and what to change, or None when it has.
+    heap_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -561,9 +565,29 @@ class LiveState:
             caps=self._cap_view(),
             alerts=self.alerts,
             server_cpu=self.server_clock.read(),
+            heap_why=self._heap_why(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
+
+    def _heap_why(self) -> str | None:
+        if self.peak_total:
+            return None
+        if self.heap_follower is None and not self._census.holds_heap_profile:
+            if not self.events:
+                return None  # nothing read yet: the log may still begin a heap profile
+            return (
+                "This run has no heap profile: the program was started without a heap flag "
+                "(+RTS -hT; -hc, -hy and the others on a -prof build). halvm-prof run adds "
+                "one unless --no-heap."
+            )
+        if self.alive() and self.exit is None:
+            return (
+                "No census with anything in it yet: GHC takes one each heap profile interval "
+                "(+RTS -i)."
+            )
+        held = plural(self.samples, "census", "censuses")
+        return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
 
     def refresh_flags(self) -> None:
         """Count a change when ``alive``, ``closed`` or the notes changed without new data."""
