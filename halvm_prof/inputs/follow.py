@@ -29,7 +29,6 @@ import socket
 import struct
 import time
 from collections import deque
-from collections.abc import Iterator
 from typing import IO, ClassVar, Literal, Protocol, cast
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
@@ -52,14 +51,12 @@ from halvm_prof.formats.eventlog.layout import (
     parse_header,
 )
 from halvm_prof.formats.eventlog.walk import State, walker
-from halvm_prof.formats.hp import HpReader
+from halvm_prof.formats.hp import MAX_LINE, HpReader
 from halvm_prof.model import HeapHeader, HeapSample
 
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
 _MAX_POLL_READS = 16
-#: A ``.hp`` line longer than this is not GHC's (GHC's band names are short): an error.
-MAX_HP_LINE = 1 << 20
 #: Events held back for ordering; past this the oldest are handed out anyway (and a note says
 #: so), so a capability that never hands over a block cannot make memory grow without end.
 MAX_HELD_EVENTS = 200_000
@@ -264,9 +261,9 @@ class _Lines:
         self.name = name
         self.lines: deque[bytes] = deque()
 
-    def __iter__(self) -> Iterator[bytes]:
-        while self.lines:
-            yield self.lines.popleft()
+    def readline(self, _limit: int = -1) -> bytes:
+        # Lines come in bounded (HpParser refuses a longer one) and whole.
+        return self.lines.popleft() if self.lines else b""
 
 
 class HpParser:
@@ -307,9 +304,9 @@ class HpParser:
         buf = self._partial + data
         lines = buf.split(b"\n")
         self._partial = lines.pop()
-        if len(self._partial) > MAX_HP_LINE:
+        if len(self._partial) > MAX_LINE:
             self.error = FormatError(
-                f"a line longer than {MAX_HP_LINE} bytes",
+                f"a line longer than {MAX_LINE >> 20} MiB, which GHC never writes",
                 path=self.name,
                 hint="is this a GHC heap profile (.hp)?",
             )
