@@ -138,7 +138,7 @@ def heap_metrics(old_source: str, new_source: str) -> tuple[str, ...]:
 def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     acc = p.accumulator
     stats = acc.stats()
-    rows = {s.name: {"peak": float(s.max), "residency": s.integrated} for s in stats}
+    rows = {s.band: {"peak": float(s.max), "residency": s.integrated} for s in stats}
     return rows, {"peak": float(acc.peak_total), "residency": sum(s.integrated for s in stats)}
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
+from halvm_prof.inputs.heap_stats import BandStats, GrowingBand, HeapAccumulator
 from halvm_prof.inputs.source import DiskSource, open_disk, open_source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
@@ -94,15 +94,6 @@ class HeapRun:
     tail_stats: list[BandStats]
     #: Set when the heap fell at once before the end: the tail then ends before the fall.
     fall: HeapFall | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GrowingBand:
-    """A band growing before the end: its slope over the last third and the fit's R²."""
-
-    band: str
-    slope: float
-    r2: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +401,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     threshold = GROWTH_SHARE * acc.peak_total
     growing = sorted(
         (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
-        key=lambda s: (-s.slope, s.name),
+        key=lambda s: (-s.slope, s.band),
     )[:GROWING_BANDS]
     trend: Literal["rising", "falling", "flat"] = (
         "rising"
@@ -428,7 +419,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         trend=trend,
         trend_bytes_per_s=slope,
         trend_from=run.tail_from,
-        growing_bands=tuple(GrowingBand(s.name, s.slope, s.r2) for s in growing),
+        growing_bands=tuple(GrowingBand.of(s) for s in growing),
         fall=run.fall,
     )
     v.append(
@@ -454,7 +445,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     if growing:
         v.append(
             f"Fastest-growing bands {before}: "
-            + ", ".join(f"{s.name} ({s.slope:+,.0f} bytes/s)" for s in growing)
+            + ", ".join(f"{s.band} ({s.slope:+,.0f} bytes/s)" for s in growing)
             + "."
         )
     concern = ""

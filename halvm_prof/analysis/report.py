@@ -18,7 +18,6 @@ from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
-from halvm_prof.analysis.summary import BandRow, band_row
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
@@ -26,7 +25,7 @@ from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -142,7 +141,7 @@ class HeapGrouping:
 
     by: GroupBy
     series: tuple[BandSeries, ...]
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     sparks: dict[str, tuple[int, ...]]
     hidden: int
     labels: dict[str, str]
@@ -166,7 +165,7 @@ class HeapSection:
     series: tuple[BandSeries, ...]
     marks: tuple[float, ...]
     peak: Peak
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     #: Each band's values at a few censuses, for the table's trend column.
     sparks: dict[str, tuple[int, ...]]
     kind: Literal["heap"] = "heap"
@@ -360,7 +359,7 @@ def _grouping(
     ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
     stats: list[BandStats] = acc.stats() if acc.samples else []
     top = chart_bands(stats, top_bands, view)
-    shown = {s.name for s in stats if view.shows(s.name)}
+    shown = {s.band for s in stats if view.shows(s.band)}
     rest = shown.difference(top)
     series = [BandSeries(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
     if rest:
@@ -376,11 +375,11 @@ def _grouping(
     return HeapGrouping(
         by=by,
         series=tuple(series),
-        bands=tuple(band_row(s, total, acc.peak_total) for s in stats),
-        sparks={s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+        bands=tuple(with_share(s, total, acc.peak_total) for s in stats),
+        sparks={s.band: tuple(x.values.get(s.band, 0) for x in spark) for s in stats},
         hidden=len(stats) - len(shown),
         labels=short_labels(top, names),
-        names_note=names_note([s.name for s in stats], names),
+        names_note=names_note([s.band for s in stats], names),
     )
 
 

@@ -54,8 +54,9 @@ from halvm_prof.words import plural
 )
 @click.option(
     "--census",
-    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1; "
-    "default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
+    help="With --to pprof of a heap profile: which census (peak: the largest; last: the last "
+    "with anything in it, not GHC's empty census at exit; or its number from 1, counting every "
+    "census; default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
     "unless --census asks for its heap census.",
 )
 @click.option(
@@ -112,7 +113,7 @@ def export(
             _export_timeline(log, fmt, output)
             return
         if fmt == "speedscope" and isinstance(log, EventlogSource):
-            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, evented")
+            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, a tick each")
             return
         if fmt == PPROF.name:
             data, what = pprof_export(log, which, pairs)
@@ -140,7 +141,7 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
 
 
 def _speedscope_samples(log: EventlogSource) -> str:
-    """The log's time-profile samples (+RTS -p -l) as speedscope's evented profiles."""
+    """The log's time-profile samples (+RTS -p -l) as speedscope's sampled profiles."""
     from halvm_prof.analysis.samples import ProfSampleFold
     from halvm_prof.render.speedscope import render_speedscope_samples
 

@@ -205,7 +205,8 @@ def live(
         member = Member(pairs[0][0], state, rules)
 
         def tick() -> None:
-            if exit_when_done and not state.alive():
+            # A stream that is no eventlog ends the command: there is nothing to show, ever.
+            if (exit_when_done and not state.alive()) or state.refused() is not None:
                 for stop in stoppers:
                     stop()
 
@@ -222,6 +223,9 @@ def live(
         finally:
             for f in state.followers:
                 f.close()
+        refused = state.refused()
+        if refused is not None:
+            raise refused
         fired = [v.fired for v in member.alert_views if v.fired]
     else:
         if tui:

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
-from halvm_prof.fileio import Prefixed, open_input
+from halvm_prof.fileio import Prefixed, StreamReader, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class Window(io.RawIOBase):
         return len(data)
 
 
-class Source:
+class Source(StreamReader):
     """An opened input of one kind. Use it as a context manager, or call :meth:`close`.
 
     ``stream`` reads the input from its start; ``seekable`` says whether it can be read again
@@ -172,10 +172,9 @@ class Source:
         owned: bool = True,
         feed: Feed | None = None,
     ):
-        self.stream = stream
+        super().__init__(stream, owned=owned)
         self.name = name
         self.seekable = seekable
-        self._owned = owned
         self._used = False
         self._digest: Digest | None = None
         #: What :meth:`follow` reads when the input is a stream being written (see
@@ -196,16 +195,9 @@ class Source:
         return _WHAT[self.kind]
 
     def close(self) -> None:
-        if self._owned:
-            self.stream.close()
+        super().close()
         if self._feed is not None:
             self._feed.close()
-
-    def __enter__(self) -> Source:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

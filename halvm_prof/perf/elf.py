@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ghc_names import is_generated_label, parse_symbol
 from halvm_prof.perf import symcache
-from halvm_prof.perf.names import is_generated_label, parse_symbol
 
 # pyelftools is loaded only when a binary is read, not when its tables come from the cache.
 if TYPE_CHECKING:

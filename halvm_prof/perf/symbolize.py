@@ -15,10 +15,10 @@ import os
 from typing import NamedTuple
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ghc_names import parse_symbol, zdecode
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import Category, rts_category
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
-from halvm_prof.perf.names import parse_symbol, zdecode
 from halvm_prof.perf.reader import BuildId, Mmap, TaskEvent
 
 #: Addresses at or above this are the kernel's (x86-64's canonical upper half).

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from tests.browser.test_report_browser import ARTIFACTS, INK, TIME_AXIS, time_axis_is_small
 from tests.browser.test_report_browser import browser as browser
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 1
     assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         count = sum(1 for _ in reader.iter_events())
         assert reader.stop is not None and reader.stop.reason == "end"
     assert count == final["events"]
@@ -150,7 +150,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     assert caps["caps"] == [0, 1]
     running: dict[int, int] = {}
     ran = {0: 0, 1: 0}
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         for e in reader.iter_sorted():
             if e.type == 1 and e.cap is not None:
                 running[e.cap] = e.time

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from halvm_prof.perf.reader import PerfData
 from tests.conftest import DATA, Golden, require_program
+from tests.readers import perf_data
 
 PERF = DATA / "perf"
 BINARY = str(PERF / "work")
@@ -243,7 +243,7 @@ def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert f"wrote {folder / 'perf.data'}" in out
-    with PerfData(folder / "perf.data") as p:
+    with perf_data(folder / "perf.data") as p:
         a = p.attrs[0]
         assert a.name == "cpu-clock" and a.use_clockid and p.features.clock_data is not None
     code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")

@@ -81,5 +81,5 @@ def test_live_heap_and_capability_figures_equal_the_offline_ones(leaky_n2: Path)
     for k, cap in enumerate(snap.caps.caps):
         ran = sum(snap.caps.run[k]) * snap.caps.width
         gc = sum(snap.caps.gc[k]) * snap.caps.width
-        assert ran == pytest.approx(offline[cap].mutator, rel=0.01, abs=snap.caps.width)
-        assert gc == pytest.approx(offline[cap].gc, rel=0.01, abs=snap.caps.width)
+        assert ran == pytest.approx(offline[cap].mutator_s, rel=0.01, abs=snap.caps.width)
+        assert gc == pytest.approx(offline[cap].gc_s, rel=0.01, abs=snap.caps.width)

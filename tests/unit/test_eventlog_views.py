@@ -171,10 +171,10 @@ def test_stats_agree_with_ghc_events_counts(log: Path) -> None:
         start = re.findall(rf"^(\d+): (?:cap \d+: )?START {label}$", text, re.M)
         stop = re.findall(rf"^(\d+): (?:cap \d+: )?STOP {label}$", text, re.M)
         assert span.count == 1 and span.unfinished == 0
-        assert round(span.total * 1e9) == int(stop[0]) - int(start[0])
+        assert round(span.total_s * 1e9) == int(stop[0]) - int(start[0])
     assert [c.cap for c in st.caps] == [0, 1]
     for c in st.caps:
-        assert 0 < c.busy <= st.duration and c.idle >= 0
+        assert 0 < c.busy_s <= st.duration and c.idle_s >= 0
 
 
 def test_stats_of_a_cut_log_say_so() -> None:

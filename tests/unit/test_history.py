@@ -67,12 +67,12 @@ def test_band_trends_are_the_files_own_figures(store_url: str) -> None:
             stored = {(f.name, f.metric): f.value for f in store.figures(run) if f.scope == "band"}
             expected = {}
             for s in scan.accumulator.stats():
-                expected[s.name, "peak"] = float(s.max)
-                expected[s.name, "residency"] = s.integrated
-                expected[s.name, "mean"] = s.mean
-                expected[s.name, "slope"] = s.slope
-                expected[s.name, "r2"] = s.r2
-                expected[s.name, "peak_time"] = s.peak_time
+                expected[s.band, "peak"] = float(s.max)
+                expected[s.band, "residency"] = s.integrated
+                expected[s.band, "mean"] = s.mean
+                expected[s.band, "slope"] = s.slope
+                expected[s.band, "r2"] = s.r2
+                expected[s.band, "peak_time"] = s.peak_time
             assert stored == expected
         assert store.trend("total", "heap", "peak", last=2) == peak[-2:]
 
@@ -113,7 +113,7 @@ def test_eventlog_figures(store_url: str) -> None:
     assert got["total", "eventlog", "gc_time"] == st.gc_total
     assert len(st.caps) == 2
     for cap in st.caps:
-        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy
+        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy_s
     for span in st.user_spans:
         assert got["span", span.label, "count"] == span.count
 
@@ -124,7 +124,7 @@ def test_eventlog_heap_counts_only_without_a_hp() -> None:
     assert any(f.scope == "band" for f in alone.figures)
     with_hp = run_figures([log, CORPUS / "leaky-hc.hp"])
     bands = {f.name for f in with_hp.figures if f.scope == "band"}
-    assert bands == {s.name for s in heap_stats(CORPUS / "leaky-hc.hp").accumulator.stats()}
+    assert bands == {s.band for s in heap_stats(CORPUS / "leaky-hc.hp").accumulator.stats()}
     with pytest.raises(InputError, match="gives prof figures"):
         run_figures([CORPUS / "leaky-hc.prof", CORPUS / "leaky-hy.prof"])
 
@@ -139,7 +139,7 @@ def test_a_disk_image_is_recovered_first(tmp_path: Path) -> None:
     got = {(f.name, f.metric): f.value for f in run.figures}
     assert got["heap", "peak"] == expected.peak_total
     for s in expected.stats():
-        assert got[s.name, "residency"] == s.integrated
+        assert got[s.band, "residency"] == s.integrated
 
 
 def test_runs_are_found_by_number_label_commit_and_last(store_url: str) -> None:

@@ -14,8 +14,8 @@ from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.errors import InputError
-from halvm_prof.formats.prof import read_prof
 from tests.conftest import CORPUS, DATA
+from tests.readers import prof_at
 from tests.sources import read_hp
 
 HP, PROF = CORPUS / "leaky-hd.hp", CORPUS / "leaky-hd.prof"
@@ -78,7 +78,7 @@ def test_clean_run(tmp_path: Path) -> None:
     prof, hp = _disk(tmp_path, "p.disk", PROF, None), _disk(tmp_path, "h.disk", HP, None)
     pm = analyse(prof, hp, memory_mib=1024)
     assert all(d.closed for d in pm.disks) and pm.prof is not None and pm.heap is not None
-    assert pm.prof.total_alloc == read_prof(PROF).total_alloc
+    assert pm.prof.total_alloc == prof_at(PROF).total_alloc
     assert pm.facts is not None
     assert pm.heap.samples == pm.facts.samples == len(read_hp(HP).samples)
     v = "\n".join(pm.verdict)
@@ -205,7 +205,7 @@ def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
     hp, prof = _disk(tmp_path, "h.disk", HP, None), _disk(tmp_path, "p.disk", PROF, None)
     pm = analyse(hp, prof, memory_mib=1024)
     assert pm.heap is not None and pm.heap.samples == len(read_hp(HP).samples)
-    assert pm.prof is not None and pm.prof.total_alloc == read_prof(PROF).total_alloc
+    assert pm.prof is not None and pm.prof.total_alloc == prof_at(PROF).total_alloc
     by_device = {d.device: d for d in pm.disks}
     assert by_device["xvdp1"].what == "heap profile" and by_device["xvdp1"].kind == "hp"
     assert by_device["xvdp2"].what == "time profile"

@@ -16,8 +16,9 @@ from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import prof_section
 from halvm_prof.analysis.summary import summarize_prof
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
+from halvm_prof.formats.prof import LOST_IN_CUT
 from tests.conftest import CORPUS, DATA
+from tests.readers import prof_at
 
 REPORTS = [CORPUS / "leaky-hd.prof", DATA / "ghc" / "leaky-P.prof", DATA / "ghc96" / "leaky-p.prof"]
 
@@ -50,7 +51,7 @@ def _flat_table(profile: Path) -> dict[str, float]:
 def test_a_report_cut_in_its_tree_keeps_the_flat_tables_figures(
     tmp_path: Path, report: Path
 ) -> None:
-    whole = read_prof(report)
+    whole = prof_at(report)
     flat = _flat_table(report)
     assert len(flat) >= 3
     cut_in_tree = 0
@@ -87,6 +88,6 @@ def test_a_whole_report_is_not_taken_for_a_cut_one() -> None:
                    *(DATA / "ghc96").glob("*.prof")]:  # fmt: skip
         if report.read_bytes().lstrip().startswith(b"{"):
             continue  # -pj
-        p = read_prof(report)
+        p = prof_at(report)
         assert p.complete, (report, p.note)
         assert all(n.cc != LOST_IN_CUT for _, n in p.root.walk())

@@ -1,16 +1,14 @@
 """Time-profile samples of eventlogs (+RTS -p -l): counted as ghc-events prints them, drawn as
-flame-graph weights that add up to the sample count, exported to speedscope (evented) and
+flame-graph weights that add up to the sample count, exported to speedscope (a tick per sample) and
 Perfetto (instants), each checked by reading the output back."""
 
 from __future__ import annotations
 
-import bisect
 import io
 import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
@@ -104,40 +102,28 @@ def test_report_section_is_placed_after_its_runtime_section() -> None:
     assert "exact" not in section.to_json()["samples"]
 
 
-def _replay(profile: dict[str, Any]) -> dict[int, list[int]]:
-    """The stack open after the events at each time of an evented profile; fails on a bad
-    nesting."""
-    stack: list[int] = []
-    at: dict[int, list[int]] = {}
-    last = profile["startValue"]
-    for e in profile["events"]:
-        assert e["at"] >= last
-        last = e["at"]
-        if e["type"] == "O":
-            stack.append(e["frame"])
-        else:
-            assert stack.pop() == e["frame"]
-        at[e["at"]] = list(stack)
-    assert not stack and last == profile["endValue"]
-    return at
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
-def test_speedscope_evented_profile_holds_each_sample(log: Path) -> None:
+def test_speedscope_profile_weighs_each_sample_its_tick(log: Path) -> None:
     ts = _samples(log)
     doc = build_speedscope_samples(ts, log.name)
     jsonschema.validate(doc, SCHEMA)
-    assert {p["type"] for p in doc["profiles"]} == {"evented"}
     frames = [f["name"] for f in doc["shared"]["frames"]]
     ref, _ = _reference(log)
+    tick = ts.tick_interval_ns
+    assert tick > 0
     for cap, profile in zip(ts.capabilities, doc["profiles"], strict=True):
-        at = _replay(profile)
-        times = sorted(at)
-        for t, c, stack in ref:
-            if c == cap:
-                # At each sample's time the open frames are its stack.
-                now = at[times[bisect.bisect_right(times, t) - 1]]
-                assert [frames[i] for i in now] == list(stack)
+        assert profile["type"] == "sampled" and profile["unit"] == "nanoseconds"
+        mine = [s for t, c, s in sorted(ref) if c == cap]
+        # In time order, the stacks ghc-events prints; the whole weighs the samples' ticks.
+        assert [tuple(frames[i] for i in s) for s in profile["samples"]] == mine
+        assert sum(profile["weights"]) == len(mine) * tick
+        # Each frame's total (as speedscope's left-heavy view adds it) is its samples' ticks.
+        total: Counter[str] = Counter()
+        for stack, w in zip(profile["samples"], profile["weights"], strict=True):
+            for name in {frames[i] for i in stack}:
+                total[name] += w
+        want = Counter(name for s in mine for name in set(s))
+        assert total == {name: n * tick for name, n in want.items()}
 
 
 def test_perfetto_export_has_an_instant_per_sample() -> None:
@@ -167,7 +153,7 @@ def test_export_command_writes_speedscope_of_samples_or_says_why_not(tmp_path: P
     out = tmp_path / "burn.speedscope.json"
     r = CliRunner().invoke(cli, ["export", str(LOGS[0]), "-o", str(out)])
     assert r.exit_code == 0, r.output
-    assert json.loads(out.read_text())["profiles"][0]["type"] == "evented"
+    assert json.loads(out.read_text())["profiles"][0]["type"] == "sampled"
     r = CliRunner().invoke(
         cli,
         ["export", str(DATA / "ghc96/leaky-gc-l.eventlog"), "--to", "speedscope"],

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import os
 import shutil
 import struct
 import tempfile
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal, TypeVar
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import (
     HEADER_BEGIN,
@@ -71,25 +70,17 @@ class Region:
     count: int
 
 
-class EventlogReader:
-    """Reads one eventlog from a path or a binary stream.
+class EventlogReader(StreamReader):
+    """Reads one eventlog from a binary stream (``owned``: closed with the reader).
 
     The header is read at once (:class:`FormatError` if it is not an eventlog; a log cut inside
     its header gets ``header`` None and a ``stop``). Events are read lazily by
     :meth:`iter_events` (file order), :meth:`iter_sorted` (time order) or :meth:`follow`.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | IO[bytes], *, name: str | None = None):
-        if isinstance(source, (str, os.PathLike)):
-            self.path: str | None = os.fspath(source)
-            self.stream: IO[bytes] = open_input(source)
-            self._owned = True
-        else:
-            self.path = name if name is not None else getattr(source, "name", None)
-            if not isinstance(self.path, str):
-                self.path = None
-            self.stream = source
-            self._owned = False
+    def __init__(self, stream: IO[bytes], *, name: str | None = None, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path: str | None = stream_name(stream, name)
         self.stop: Stop | None = None
         self.problems: list[str] = []
         self._start = self._tell()
@@ -108,18 +99,6 @@ class EventlogReader:
                     "truncated", e.offset, f"the log stops inside its header, at byte {e.offset}"
                 )
         self.codec = Codec(self.header) if self.header is not None else None
-
-    # -- context management ------------------------------------------------------------------
-
-    def close(self) -> None:
-        if self._owned:
-            self.stream.close()
-
-    def __enter__(self) -> EventlogReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _tell(self) -> int:
         try:
