@@ -37,6 +37,7 @@ from halvm_prof.inputs.heap_stats import (
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
+from halvm_prof.rts import shown_job
 from halvm_prof.words import joined
 
 TOP = 10
@@ -283,7 +284,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
     kept = top_bands(acc, top_n)
 
     return HeapSummary(
-        job=header.job,
+        job=shown_job(header.job),
         date=header.date,
         sample_unit=header.sample_unit,
         value_unit=header.value_unit,

@@ -247,9 +247,10 @@
     sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${plural(s.samples, "sample")}` +
       (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
         "statistics use all)" : "") +
-      (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
-    if (!s.samples) {
-      sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
+      (s.samples && !s.empty_why ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
+    if (s.empty_why) {
+      // No census, or only empty ones: the reason and what to change, not an empty chart.
+      sec.appendChild(el("p", { class: "warn empty" }, s.empty_why));
       return;
     }
     // A named -hi profile's groupings, the one the report was made with first: each holds
