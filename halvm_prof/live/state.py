@@ -640,6 +640,7 @@ class LiveState:
             )
         held = plural(self.samples, "census", "censuses")
         return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
+
     def stale_why(self) -> str:
         """Why the newest data can lag, said for the GHC that writes it once its eventlog
         has said which GHC that is."""
