@@ -121,9 +121,9 @@ class Hunter:
     def check(self) -> str:
         """Refuse a program that is not a profiled GHC program, or files a run would replace;
         its GHC version."""
-        info = rts_info(self.argv[0])
-        way = info.get("RTS way", "")
-        if "p" not in way.split("_"):
+        info, _ = rts_info(list(self.argv))
+        way = info.way
+        if not info.profiled:
             raise InputError(
                 f"built without -prof (its RTS is {way}): the hunt needs cost centres",
                 path=self.argv[0],
@@ -136,7 +136,7 @@ class Hunter:
                     path=path,
                     hint="move it away, or run the hunt from another folder",
                 )
-        return info.get("GHC version", "")
+        return info.version
 
     def run(self, mode: str, flags: Sequence[str], producer: str | None = None) -> ModeRun:
         """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder."""
