@@ -405,3 +405,12 @@ def test_report_of_a_hp_named_by_its_binary_has_the_grouping_switch(
         for s in (named, own)
     ]
     assert main[0] == main[1] > 0
+
+
+@pytest.mark.parametrize("version", ["9.8", "9.10.3"])
+def test_a_list_flagged_compressed_that_is_not_zstd_is_left_to_the_symbols(version: str) -> None:
+    """The flag set over plain entries and strings: no zstd frame there, no names, no error."""
+    image, _first = _node_image(version)
+    bad = bytearray(image)
+    struct.pack_into("<Q", bad, 8, 1)
+    assert _read(bytes(bad), IpeSymbol("Main_ipe_buf", BASE, 0)) == []
