@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
-from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
+from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
@@ -240,8 +241,8 @@ class ProfSection:
     total_alloc: int
     complete: bool
     note: str | None
-    table: tuple[CostCentreRow, ...]
-    folded: tuple[CostCentreRow, ...]
+    table: tuple[CostCentreTotals, ...]
+    folded: tuple[CostCentreTotals, ...]
     tree: tuple[TreeNode, ...]
     kind: Literal["prof"] = "prof"
     #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
@@ -324,9 +325,12 @@ class OtherGroupings:
     own: each grouping's statistics over every census, and its censuses at the stretches the
     section draws (scored by the same totals, so the thinning keeps the same censuses).
     ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
+    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
+    ``--group-by`` would fail."""
 
-    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+    def __init__(
+        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
+    ) -> None:
         self.names = names
         self.info_tables = info_tables
         self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
@@ -338,7 +342,7 @@ class OtherGroupings:
         if not self.on:
             return
         known = self.names()
-        if known is None or not len(known) or not self.info_tables():
+        if known is None or not len(known) or not self.info_tables(sample):
             self.on = False
             self.accs.clear()
             self.drawn = Thinner(MAX_POINTS)
@@ -483,6 +487,25 @@ def heap_section(
     )
 
 
+def info_table_census(
+    reader: HeapSampleReader, names: BandNames | None
+) -> Callable[[HeapSample], bool]:
+    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
+    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
+    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
+    census tells nothing either way)."""
+
+    def by_info_table(sample: HeapSample) -> bool:
+        breakdown = heap_breakdown(reader.header.job)
+        if breakdown is not None:
+            return breakdown == "i"
+        if names is None:
+            return False
+        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
+
+    return by_info_table
+
+
 def streamed_heap_section(
     reader: HeapSampleReader,
     title: str,
@@ -494,7 +517,7 @@ def streamed_heap_section(
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
@@ -528,7 +551,7 @@ def eventlog_sections(
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
@@ -605,7 +628,7 @@ def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
 def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
     """The section of a cost-centre profile: the table, most time (then allocation) first and
     rows that record nothing folded apart, and the call tree with flame weights."""
-    rows = [cost_centre_row(t) for t in aggregate(profile)]
+    rows = [t.rounded() for t in aggregate(profile)]
     rows.sort(
         key=lambda r: (
             -r.individual_time,
@@ -661,9 +684,13 @@ class ReportData:
     sections: tuple[Section, ...]
     generator: str
     postmortem: Verdict | None = None
+    #: A leak hunt's verdicts: the page shows "Why it is kept" first.
+    hunt: HuntResult | None = None
 
     @property
-    def page(self) -> Literal["report", "postmortem"]:
+    def page(self) -> Literal["report", "postmortem", "hunt"]:
+        if self.hunt is not None:
+            return "hunt"
         return "report" if self.postmortem is None else "postmortem"
 
 
@@ -700,8 +727,10 @@ def build_report_data(
     postmortem: Verdict | None = None,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
+    hunt: HuntResult | None = None,
 ) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
+    """The page's data: the sections of each (label, input); ``hunt``: a leak hunt's
+    verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
@@ -720,4 +749,5 @@ def build_report_data(
         sections=tuple(sections),
         generator=f"halvm-prof {__version__}",
         postmortem=postmortem,
+        hunt=hunt,
     )

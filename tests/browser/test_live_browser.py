@@ -455,6 +455,24 @@ def test_live_page_shows_each_alert_rule_and_the_one_that_fired(
     browser.get("about:blank")
 
 
+@pytest.mark.parametrize("live_run", [("10", "wait")], indirect=True, ids=["10-rounds"])
+def test_live_page_shows_the_servers_own_cpu_share(
+    browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
+) -> None:
+    proc, url, _ = live_run
+    browser.get_log("browser")
+    browser.get(url)
+    share = float(_until(browser, "return document.getElementById('server-cpu').dataset.share"))
+    shown = browser.find_element("id", "server-cpu").text
+    assert shown.startswith(f"this server's own CPU: {share * 100:.1f}% of one core (")
+    own = _snapshot(url)["server_cpu"]
+    # the process's CPU time over its wall time since it began serving: well under a core
+    assert 0 < own["cpu_seconds"] < own["wall_seconds"] and 0 < own["share"] < 0.9
+    assert own["share"] == pytest.approx(own["cpu_seconds"] / own["wall_seconds"], abs=1e-3)
+    browser.save_screenshot(str(ARTIFACTS / "live-server-cpu.png"))
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    browser.get("about:blank")
 @pytest.mark.parametrize(
     ("flags", "why"),
     [

@@ -17,7 +17,6 @@ import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.diff import diff_input, diff_profiles
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import InputError, StoreError
@@ -30,7 +29,7 @@ from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.history_html import render_trend_page, trend_page_data
-from tests.sources import diff_files, load_profile
+from tests.sources import diff_files, eventlog_stats_of, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -105,7 +104,7 @@ def test_cost_centre_trends_are_the_reports_own_figures(store_url: str) -> None:
 
 def test_eventlog_figures(store_url: str) -> None:
     path = DATA / "eventlog" / "ghc" / "parfib-N2-lf.eventlog"
-    st = eventlog_stats(path)
+    st = eventlog_stats_of(path)
     with Store(store_url) as store:
         run = store.add(run_figures([path])).id
         got = {(f.scope, f.name, f.metric): f.value for f in store.figures(run)}

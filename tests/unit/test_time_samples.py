@@ -15,11 +15,13 @@ import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
+from halvm_prof.analysis.exports import trace as trace_of
 from halvm_prof.analysis.report import SamplesSection, build_report_data
 from halvm_prof.analysis.samples import ProfSampleFold, SampleBins, TimeSamples
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.source import EventlogSource, open_source
-from halvm_prof.render.export import export_timeline
+from halvm_prof.render.export import finish_trace
+from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS, DATA
@@ -134,7 +136,8 @@ def test_perfetto_export_has_an_instant_per_sample() -> None:
     buf = io.BytesIO()
     with open_source(log) as src:
         assert isinstance(src, EventlogSource)
-        export_timeline(src, "perfetto", buf)
+        writer = PerfettoWriter(buf)
+        finish_trace(writer, trace_of(src, [writer], samples=True))
     trace = pb.Trace()
     trace.ParseFromString(buf.getvalue())
     names = {
