@@ -129,7 +129,7 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
             (float(s.max), s.integrated, s.mean, s.slope, s.r2, s.peak_time),
             strict=True,
         ):
-            out.append(Figure("band", s.name, metric, value))
+            out.append(Figure("band", s.band, metric, value))
     for metric, value in (
         ("peak", float(acc.peak_total)),
         ("peak_time", acc.peak_time),
@@ -218,17 +218,17 @@ def _eventlog_figures(
     for cap in st.caps if scheduler_known else []:
         name = f"cap {cap.cap}"
         for metric, value in (
-            ("mutator", cap.mutator),
-            ("gc", cap.gc),
-            ("idle", cap.idle),
-            ("busy", cap.busy),
+            ("mutator", cap.mutator_s),
+            ("gc", cap.gc_s),
+            ("idle", cap.idle_s),
+            ("busy", cap.busy_s),
         ):
             out.append(Figure("cap", name, metric, value))
     for span in st.user_spans:
         for metric, value in (
             ("count", float(span.count)),
-            ("total", span.total),
-            ("longest", span.longest),
+            ("total", span.total_s),
+            ("longest", span.longest_s),
             ("unfinished", float(span.unfinished)),
         ):
             out.append(Figure("span", span.label, metric, value))

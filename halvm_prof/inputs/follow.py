@@ -78,7 +78,8 @@ def _times(n: int) -> str:
 class Feed(Protocol):
     """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come;
     ``restarts`` counts the times it was found written anew from its start (only a file can
-    be; the bytes read after that are the new file's, from its first)."""
+    be; the bytes read after that are the new file's, from its first); ``held``: a writer is
+    known to hold the input open, so a quiet spell is not its end (only a FIFO can tell)."""
 
     @property
     def name(self) -> str: ...
@@ -86,6 +87,8 @@ class Feed(Protocol):
     def ended(self) -> bool: ...
     @property
     def restarts(self) -> int: ...
+    @property
+    def held(self) -> bool: ...
     def read(self) -> bytes: ...
     def close(self) -> None: ...
 
@@ -105,6 +108,8 @@ class FileFeed:
 
     #: How many times the file was found rewritten from its start (see :meth:`read`).
     restarts = 0
+    #: Whether a writer still has a file open cannot be told from its reader.
+    held = False
     #: The first bytes read (up to :data:`HEAD_BYTES`): a ``.hp``'s JOB and DATE lines, whose
     #: date tells two runs of one command apart.
     _head = b""
@@ -152,13 +157,20 @@ class FileFeed:
 
 
 class FifoFeed:
-    """A FIFO read without blocking. It ends when a writer that had opened it closes it."""
+    """A FIFO read without blocking. It ends when a writer that had opened it closes it.
+
+    Read without blocking, an empty FIFO answers "would block" while some writer holds it
+    open and end-of-file while none does: ``held`` says which the last read found. GHC's RTS
+    opens its eventlog read-write (``wb+``), so a FIFO it writes is held until the program
+    exits, however long it stays quiet; were we to stop reading then, it would get no SIGPIPE
+    and wait in its next write for ever."""
 
     restarts = 0  # a stream is never written anew
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         self.ended = False
+        self.held = False
         self._seen_data = False
         try:
             self._fd = os.open(self.name, os.O_RDONLY | os.O_NONBLOCK)
@@ -171,9 +183,11 @@ class FifoFeed:
             try:
                 data = os.read(self._fd, READ_CHUNK)
             except BlockingIOError:
+                self.held = True
                 break
             if not data:
                 # Before any writer came, an empty read only means nobody has opened it yet.
+                self.held = False
                 if self._seen_data:
                     self.ended = True
                 break
@@ -190,6 +204,7 @@ class SocketFeed:
     """A connected UNIX or TCP stream socket, read without blocking."""
 
     restarts = 0  # a stream is never written anew
+    held = False  # a peer that went quiet ends its connection itself
 
     def __init__(self, sock: socket.socket, name: str) -> None:
         self.name = name
@@ -372,7 +387,7 @@ class HpFollower:
     def alive(self) -> bool:
         if self.closed or self.ended or self.parser.error is not None:
             return False
-        return time.monotonic() - self.last_growth < self.quiet_after
+        return self.feed.held or time.monotonic() - self.last_growth < self.quiet_after
 
     @property
     def last_time(self) -> float | None:
@@ -664,7 +679,8 @@ class EventlogFollower:
     def alive(self) -> bool:
         if self.ended or self.parser.error is not None:
             return False
-        return time.monotonic() - self.last_growth < self.quiet_after
+        # A writer holding the FIFO is no writer gone quiet: it will write again, or end it.
+        return self.feed.held or time.monotonic() - self.last_growth < self.quiet_after
 
     @property
     def last_time(self) -> float | None:

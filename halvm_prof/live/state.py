@@ -3,8 +3,9 @@
 Memory is bounded whatever the length of the run: each series keeps at most
 :data:`MAX_POINTS` points (when full, every other point is dropped and only every second new
 one is kept from then on, so the series always spans the whole run at an even density, plus
-the newest point), at most :data:`MAX_BANDS` band names are told apart (later ones are summed
-into :data:`OTHER`), and GC pauses are kept only as figures. A week-long run costs what an
+the newest point), at most :data:`MAX_BANDS` band names are told apart (the rest summed into
+:data:`OTHER`; which ones, see :meth:`LiveState.add_sample`), and GC pauses are kept only as
+figures. A week-long run costs what an
 hour-long one does.
 """
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -21,14 +24,17 @@ from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
+from halvm_prof.rts import no_census_why, split_rts
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
 from halvm_prof.timeline.model import Collection
+from halvm_prof.words import plural
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
-#: Band names told apart; later ones go into :data:`OTHER`.
+#: Band names told apart at once; the rest go into :data:`OTHER`.
 MAX_BANDS = 64
 #: Bands a snapshot shows (by peak), the rest summed into :data:`OTHER`.
 TOP_BANDS = 12
@@ -40,7 +46,8 @@ Kind = Literal["hp", "eventlog", "disk"]
 EVENT_TYPES = (
     set(EventlogHeapFold.types)
     | set(CollectionFold.types)
-    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD}
+    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD, ev.RTS_IDENTIFIER}
+    | {ev.PROGRAM_ARGS}
 )
 #: Time bins of the capabilities' activity: their width doubles as the run grows (the offline
 #: timeline's BinGrid), so a week-long run keeps as many as a minute-long one.
@@ -52,8 +59,9 @@ _WHY_STALE = {
         "its END_SAMPLE line is written"
     ),
     "eventlog": (
-        "GHC 9.0 hands its eventlog over in whole buffers (about 2 MiB per capability) and has "
-        "no flush interval before 9.2, and events show only once every capability's buffer has "
+        "GHC hands its eventlog over in blocks, a capability's when its buffer (about 2 MiB) "
+        "fills, at exit and, in a threaded program of GHC 9.2 or later, at each "
+        "+RTS --eventlog-flush-interval; events show only once every capability's block has "
         "passed their time, so the newest data can be seconds or minutes old"
     ),
     "disk": (
@@ -61,6 +69,47 @@ _WHY_STALE = {
         "committed size is not shown"
     ),
 }
+
+
+_PASSED = "and events show only once every capability's block has passed their time"
+
+
+def eventlog_lag(identifier: str, args: Sequence[str]) -> str:
+    """Why a live eventlog's newest data can be old, for the GHC that wrote it: its
+    ``RTS_IDENTIFIER`` (``GHC-9.6.6 rts_thr``) and the program's arguments (``+RTS
+    --eventlog-flush-interval=1``, when given)."""
+    m = re.fullmatch(r"GHC-(\d+)\.(\d+)(?:\.(\d+))?\S* (\S+)", identifier.strip())
+    if m is None:
+        return _WHY_STALE["eventlog"]
+    ghc = (int(m.group(1)), int(m.group(2)))
+    version = ".".join(g for g in m.groups()[:3] if g is not None)
+    threaded = "thr" in m.group(4).split("_")
+    flush = [f for f in split_rts(list(args[1:]))[1] if f.startswith("--eventlog-flush-interval=")]
+    seconds = flush[-1].split("=", 1)[1] if flush else ""
+    if ghc < (9, 2):
+        return (
+            f"GHC {version} hands its eventlog over in whole buffers (about 2 MiB per "
+            f"capability) and at exit: it has no flush interval (GHC 9.2 added one), {_PASSED}, "
+            "so the newest data can be seconds or minutes old"
+        )
+    if not threaded:
+        return (
+            f"GHC {version}'s non-threaded RTS hands its eventlog over only in whole buffers "
+            "(about 2 MiB) and at exit: it ignores +RTS --eventlog-flush-interval, which only "
+            "a program linked with -threaded acts on, so the newest data can be seconds or "
+            "minutes old"
+        )
+    if seconds:
+        return (
+            f"GHC {version} hands its eventlog over every {seconds} s (+RTS "
+            f"--eventlog-flush-interval={seconds}) and whenever a capability's buffer fills, "
+            f"{_PASSED}"
+        )
+    return (
+        f"GHC {version} hands its eventlog over in whole buffers (about 2 MiB per capability) "
+        f"and at exit, as no +RTS --eventlog-flush-interval was given, {_PASSED}, so the "
+        "newest data can be seconds or minutes old"
+    )
 
 
 class BoundedSeries:
@@ -184,7 +233,8 @@ class Snapshot:
     source is still being written (or the program still runs); ``closed``: the profile was
     closed cleanly;
     ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag;
-    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box).
+    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box);
+    ``server_cpu``: what watching costs this process (the page shows it).
     """
 
     source: str
@@ -207,6 +257,10 @@ class Snapshot:
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
     alerts: list[AlertView] = field(default_factory=list)
+    #: this process's own CPU over the wall time since the view was made, as of the snapshot
+    server_cpu: ServerCpu | None = None
+    #: Why the heap chart has nothing to show and what to change, or None when it has.
+    heap_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -231,6 +285,7 @@ class LiveState:
         band_names: BandNames | None = None,
     ) -> None:
         self.source = source
+        self.server_clock = ServerClock()
         # -hi bands named by --names (an eventlog's own IPE events name them in its fold).
         self._rename = renaming(band_names)
         # Chart the eventlog's censuses only when no .hp follower charts them.
@@ -259,6 +314,9 @@ class LiveState:
         self._has_data = False
         self.exit: ExitView | None = None
         self.program_running: bool | None = None
+        # What the eventlog says of the GHC and flags that wrote it (why its data lags).
+        self._rts_identifier = ""
+        self._program_args: list[str] = []
         self._snapshot: Snapshot | None = None
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
         self._stopped = False
@@ -330,23 +388,71 @@ class LiveState:
         self.samples += 1
         total = sample.total
         self.peak_total = max(self.peak_total, total)
+        self._admit(sample.values)
         values: dict[int, int] = {}
         for name, value in sample.values.items():
             idx = self.band_index.get(name)
             if idx is None:
-                if len(self.band_index) < MAX_BANDS:
-                    idx = self.band_index[name] = len(self.band_index)
-                    self.band_peak.append(0)
-                else:
-                    idx = self.band_index.setdefault(OTHER, len(self.band_index))
-                    if idx == len(self.band_peak):
-                        self.band_peak.append(0)
+                idx = self._other_index()
             values[idx] = values.get(idx, 0) + value
         for idx, value in values.items():
             if value > self.band_peak[idx]:
                 self.band_peak[idx] = value
         self.totals.add(sample.time, total)
         self.band_points.add(sample.time, values)
+
+    def _other_index(self) -> int:
+        idx = self.band_index.get(OTHER)
+        if idx is None:
+            idx = self.band_index[OTHER] = len(self.band_peak)
+            self.band_peak.append(0)
+        return idx
+
+    def _admit(self, census: dict[str, int]) -> None:
+        """Give the census's largest new bands a name of their own.
+
+        The rule, chosen so that label counts stay bounded (at most :data:`MAX_BANDS` names,
+        whatever the run) and series stay stable: a new band takes a free place; with none
+        free, it takes the place of the named band that is smallest in this census (absent
+        counts as 0; ties by smaller peak, then name) when it is larger than that band here.
+        The band that leaves has its past points moved into :data:`OTHER`, so every kept
+        point still sums to its census. A band keeps its name as long as it is not the
+        smallest when a larger one comes: the largest bands of the newest census are always
+        named, whichever names came first (a ``-hy`` census's ``[]`` and ``ARR_WORDS`` are
+        first seen after scores of small types).
+        """
+        index = self.band_index
+        new = [(v, n) for n, v in census.items() if n not in index]
+        if not new:
+            return
+        new.sort(key=lambda vn: (-vn[0], vn[1]))
+        named = len(index) - (OTHER in index)
+        free = MAX_BANDS - named
+        for _value, name in new[:free]:
+            index[name] = len(self.band_peak)
+            self.band_peak.append(0)
+        rest = new[max(free, 0) :]
+        if not rest:
+            return
+        leaving = sorted(
+            (census.get(n, 0), self.band_peak[i], n) for n, i in index.items() if n != OTHER
+        )
+        for (value, name), (here, _peak, old) in zip(rest, leaving, strict=False):
+            if value <= here:
+                break
+            self._replace(old, name)
+
+    def _replace(self, old: str, name: str) -> None:
+        """``name`` takes ``old``'s place; ``old``'s past goes into :data:`OTHER`."""
+        other = self._other_index()
+        idx = self.band_index.pop(old)
+        for _t, values in self.band_points.shown():
+            moved = values.pop(idx, 0)
+            if moved:
+                values[other] = values.get(other, 0) + moved
+                self.band_peak[other] = max(self.band_peak[other], values[other])
+        self.band_index[name] = idx
+        self.band_peak[idx] = 0
 
     def _eventlog_census(self, census: HeapSample) -> None:
         if self.censuses_from_eventlog:
@@ -372,6 +478,10 @@ class LiveState:
             self.heap_size.add(e.time / 1e9, e.args[1])
         elif t == ev.HEAP_LIVE and e.args:
             self.live_bytes.add(e.time / 1e9, e.args[1])
+        elif t == ev.RTS_IDENTIFIER and e.args:
+            self._rts_identifier = str(e.args[1])
+        elif t == ev.PROGRAM_ARGS and e.args and not self._program_args:
+            self._program_args = [str(a) for a in e.args[1]]
 
     def _gc_pause(self, col: Collection) -> None:
         self._pause_counts[bisect.bisect_left(PAUSE_BUCKETS, col.pause / 1e9)] += 1
@@ -475,7 +585,14 @@ class LiveState:
             self._snapshot = self._build()
         s = self._snapshot
         age = round(time.monotonic() - self._last_data, 3) if self._has_data else None
-        return replace(s, age=age, alive=self.alive(), closed=self.closed(), notes=self.notes())
+        return replace(
+            s,
+            age=age,
+            alive=self.alive(),
+            closed=self.closed(),
+            notes=self.notes(),
+            server_cpu=self.server_clock.read(),
+        )
 
     def _build(self) -> Snapshot:
         held = self.eventlog_follower.parser.held if self.eventlog_follower else 0
@@ -490,7 +607,7 @@ class LiveState:
             closed=self.closed(),
             notes=self.notes(),
             age=round(time.monotonic() - self._last_data, 3) if self._has_data else None,
-            stale_why=_WHY_STALE["eventlog" if self.eventlog_follower else self.kind],
+            stale_why=self.stale_why(),
             version=self.version,
             program=self.program,
             heap=self._heap_view(),
@@ -499,9 +616,38 @@ class LiveState:
             held_events=held,
             caps=self._cap_view(),
             alerts=self.alerts,
+            server_cpu=self.server_clock.read(),
+            heap_why=self._heap_why(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
+
+    def _heap_why(self) -> str | None:
+        if self.peak_total:
+            return None
+        if self.heap_follower is None and not self._census.holds_heap_profile:
+            if not self.events:
+                return None  # nothing read yet: the log may still begin a heap profile
+            return (
+                "This run has no heap profile: the program was started without a heap flag "
+                "(+RTS -hT; -hc, -hy and the others on a -prof build). halvm-prof run adds "
+                "one unless --no-heap."
+            )
+        if self.alive() and self.exit is None:
+            return (
+                "No census with anything in it yet: GHC takes one each heap profile interval "
+                "(+RTS -i)."
+            )
+        held = plural(self.samples, "census", "censuses")
+        return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
+    def stale_why(self) -> str:
+        """Why the newest data can lag, said for the GHC that writes it once its eventlog
+        has said which GHC that is."""
+        if self.eventlog_follower is None:
+            return _WHY_STALE[self.kind]
+        if not self._rts_identifier:
+            return _WHY_STALE["eventlog"]
+        return eventlog_lag(self._rts_identifier, self._program_args)
 
     def refresh_flags(self) -> None:
         """Count a change when ``alive``, ``closed`` or the notes changed without new data."""

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
-from tests.sources import diff_files
+from tests.sources import diff_files, eventlog_stats_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -215,7 +214,7 @@ def test_runs_diff_compares_every_kind_both_runs_hold(store_url: str) -> None:
         hp["totals"]
         == diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_json()["totals"]
     )
-    stats = eventlog_stats(log)
+    stats = eventlog_stats_of(log)
     assert ev["totals"]["collections"]["new"] == stats.gc_count
     assert ev["totals"]["gc_time"]["new"] == pytest.approx(stats.gc_total)
     assert all(t["delta"] == 0 for t in ev["totals"].values())  # the same eventlog

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 from tests.sources import read_hp
 from tests.unit.test_follow import hp_follower
 
@@ -200,7 +200,7 @@ def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> N
     saved = tmp_path / "saved"
     assert (saved / "ticker.hp").read_bytes() == (tmp_path / "ticker.hp").read_bytes()
     assert len(read_hp(saved / "ticker.hp").samples) >= 3
-    with EventlogReader(saved / "ticker.eventlog") as reader:
+    with eventlog_reader(saved / "ticker.eventlog") as reader:
         assert sum(1 for _ in reader.iter_events()) > 0
         # The program was stopped, not killed: its RTS closed the eventlog.
         assert reader.stop is not None and reader.stop.reason == "end"

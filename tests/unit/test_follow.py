@@ -17,7 +17,6 @@ import pytest
 
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
@@ -30,6 +29,7 @@ from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 from tests.sources import read_hp
 
 HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
@@ -180,7 +180,7 @@ def _released_in_safe_order(data: bytes, step: int, caps: int) -> tuple[list[tup
 @pytest.mark.parametrize("step", [1, 97, 65536])
 def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: int) -> None:
     released, count = _released_in_safe_order(path.read_bytes(), step, caps)
-    with EventlogReader(path) as reader:
+    with eventlog_reader(path) as reader:
         want = sorted((e.offset, e.time) for e in reader.iter_events())
     # Block markers are counted but not handed out.
     assert sorted(released) == [w for w in want if w in set(released)]
@@ -189,7 +189,7 @@ def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: 
 
 
 def _markers(path: Path) -> Iterator[int]:
-    with EventlogReader(path) as reader:
+    with eventlog_reader(path) as reader:
         yield from (e.offset for e in reader.iter_events({18}))
 
 
@@ -271,7 +271,7 @@ def test_eventlog_follower_reads_a_socket(tmp_path: Path, family: str) -> None:
     got += len(follower.poll())
     follower.close()
     server.join()
-    with EventlogReader(CORPUS / "leaky-hT.eventlog") as reader:
+    with eventlog_reader(CORPUS / "leaky-hT.eventlog") as reader:
         expected = sum(1 for e in reader.iter_events() if e.type != 18)
     assert got == expected
     assert follower.closed
@@ -459,7 +459,7 @@ def test_the_followed_input_is_opened_once(tmp_path: Path) -> None:
     hp, log = tmp_path / "leaky-hc.hp", tmp_path / "leaky-hT.eventlog"
     shutil.copy(CORPUS / hp.name, hp)
     shutil.copy(CORPUS / log.name, log)
-    with EventlogReader(CORPUS / log.name) as reader:
+    with eventlog_reader(CORPUS / log.name) as reader:
         events = sum(1 for e in reader.iter_events() if e.type != 18)
     censuses = len(read_hp(CORPUS / hp.name).samples)
     expected = {hp: censuses, disk: censuses, log: events}
