@@ -80,7 +80,7 @@ _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 
 
 @dataclass(frozen=True, slots=True)
-class Band:
+class HuntBand:
     """One band of a profile: its figures over the run and its (thinned) series."""
 
     name: str
@@ -109,7 +109,7 @@ class Profile:
     duration: float
     peak_total: int
     times: tuple[float, ...]
-    bands: tuple[Band, ...]
+    bands: tuple[HuntBand, ...]
     bands_without_series: int = 0
 
     def shares(self) -> tuple[tuple[str, float], ...]:
@@ -188,7 +188,7 @@ class ProfileFold:
         bands = []
         for name, s in stats.items():
             bands.append(
-                Band(
+                HuntBand(
                     name=name,
                     integrated=s.integrated,
                     max=s.max,
@@ -278,7 +278,7 @@ def _fit(xs: Sequence[float], ys: Sequence[int]) -> tuple[float, float]:
     return slope, min(1.0, r2)
 
 
-def rises(profile: Profile, band: Band) -> tuple[float, float, int] | None:
+def rises(profile: Profile, band: HuntBand) -> tuple[float, float, int] | None:
     """The band's rise to its peak (slope, R², index of the peak) when it grows as a leak does:
     a good linear fit up to its peak, over at least :data:`MIN_RISE_SPAN` of the run, by at
     least ``LEAK_MIN_GROWTH`` of the peak total. A band that grows all run and one that grows,
@@ -300,7 +300,7 @@ def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect,
     """The growing bands of a ``-hc`` profile, by producer, the largest first (at most
     ``limit``): the existing leak rule (a good linear fit over the run, GHC's exit census left
     out) or a rise to a peak that was let go before the end."""
-    found: dict[str, list[tuple[Band, float, float, int]]] = {}
+    found: dict[str, list[tuple[HuntBand, float, float, int]]] = {}
     for band in profile.bands:
         rise = rises(profile, band)
         if rise is None and band.leak:
@@ -348,7 +348,7 @@ class Share:
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class HuntRun:
     """One run of a hunt, or one that would settle more: its mode, the ``+RTS`` line, how it
     went and (when it worked) its file."""
 
@@ -388,7 +388,7 @@ class SuspectVerdict:
     fix: FixClass
     verdict: str
     evidence: tuple[str, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     charts: tuple[Series, ...]
     peak: int
     slope: float
@@ -424,7 +424,7 @@ class HuntResult:
 
     program: str
     suspects: tuple[SuspectVerdict, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     censuses: int
     duration: float
     peak_total: int
@@ -530,7 +530,7 @@ def judge(
     suspect: Suspect,
     producer_run: Profile,
     profiles: Mapping[str, Profile],
-    runs: Sequence[Run],
+    runs: Sequence[HuntRun],
     thunk_producers: frozenset[str] = frozenset(),
 ) -> SuspectVerdict:
     """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
@@ -671,7 +671,7 @@ def judge_all(
     producer_run: Profile,
     suspects: Sequence[Suspect],
     profiles: Mapping[str, Mapping[str, Profile]],
-    runs: Mapping[str, Sequence[Run]],
+    runs: Mapping[str, Sequence[HuntRun]],
 ) -> tuple[SuspectVerdict, ...]:
     """Every suspect's verdict, joined: data held by another suspect's thunks is that lazy
     accumulation too. ``profiles`` and ``runs`` by producer, then mode."""
@@ -749,9 +749,9 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
             )
     suspects = find_suspects(producer_run, max_suspects)
     by_mode: dict[str, dict[str, Profile]] = {}
-    runs: dict[str, list[Run]] = {}
+    runs: dict[str, list[HuntRun]] = {}
     settle: list[str] = []
-    first = Run("c", rts_line(["-hc"]), "ok", file=producer_run.label)
+    first = HuntRun("c", rts_line(["-hc"]), "ok", file=producer_run.label)
     for s in suspects:
         mine = runs.setdefault(s.producer, [first])
         for mode in SUSPECT_MODES:
@@ -760,12 +760,12 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
             )
             line = rts_line(restriction(mode, s.producer))
             if match is None:
-                mine.append(Run(mode, line, "missing", "no such file was given"))
+                mine.append(HuntRun(mode, line, "missing", "no such file was given"))
                 if mode != "y":
                     settle.append(line)
                 continue
             by_mode.setdefault(s.producer, {})[mode] = match
-            mine.append(Run(mode, line, "ok", file=match.label))
+            mine.append(HuntRun(mode, line, "ok", file=match.label))
     verdicts = judge_all(producer_run, suspects, by_mode, runs)
     return HuntResult(
         program=programs[0] if programs else "",
@@ -773,7 +773,9 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
         runs=(
             first,
             *tuple(
-                Run(p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label)
+                HuntRun(
+                    p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label
+                )
                 for p in profiles
                 if p is not producer_run
             ),

@@ -30,8 +30,8 @@ from typing import IO
 from halvm_prof.analysis.hunt import (
     SUSPECT_MODES,
     HuntResult,
+    HuntRun,
     Profile,
-    Run,
     find_suspects,
     judge_all,
     overview,
@@ -57,7 +57,7 @@ MIN_CENSUSES = 4
 class ModeRun:
     """One run's outcome and the profile it left (moved into the hunt's folder)."""
 
-    run: Run
+    run: HuntRun
     hp: Path | None
     code: int | None
 
@@ -198,7 +198,7 @@ class Hunter:
         if status != "ok" and moved is not None:
             moved.unlink()
             moved = None
-        run = Run(
+        run = HuntRun(
             mode=mode,
             rts=rts,
             status=status,  # type: ignore[arg-type]
@@ -336,9 +336,9 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
             hint="give it more work, or a shorter --interval",
         )
     suspects = find_suspects(producer_run, max_suspects)
-    runs: list[Run] = [first.run]
+    runs: list[HuntRun] = [first.run]
     profiles: dict[str, dict[str, Profile]] = {}
-    by_producer: dict[str, list[Run]] = {}
+    by_producer: dict[str, list[HuntRun]] = {}
     for suspect in suspects:
         mine = by_producer.setdefault(suspect.producer, [first.run])
         for mode in SUSPECT_MODES:
@@ -349,7 +349,7 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
                 try:
                     profile = _profile(f"{name} -h{mode} -hc{suspect.producer}", done.hp, mode)
                 except HalvmProfError as e:
-                    mine[-1] = Run(mode, done.run.rts, "no profile", e.message, None)
+                    mine[-1] = HuntRun(mode, done.run.rts, "no profile", e.message, None)
                     continue
                 profiles.setdefault(suspect.producer, {})[mode] = profile
     verdicts = judge_all(producer_run, suspects, profiles, by_producer)
