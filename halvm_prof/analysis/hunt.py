@@ -184,7 +184,7 @@ class ProfileFold:
         ``.hp``'s JOB line: the run's command line) unless ``mode`` is given."""
         program, found, restrictions = read_job(job)
         acc = self.acc
-        stats = {s.name: s for s in acc.iter_stats()}
+        stats = {s.band: s for s in acc.iter_stats()}
         bands = []
         for name, s in stats.items():
             bands.append(
@@ -195,7 +195,7 @@ class ProfileFold:
                     last=self.last.get(name, 0),
                     slope=s.slope,
                     r2=s.r2,
-                    leak=s.leak_suspect,
+                    leak=s.leak,
                     values=tuple(self.series.get(name, ())),
                 )
             )

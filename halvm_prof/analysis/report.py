@@ -19,7 +19,6 @@ from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grou
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
-from halvm_prof.analysis.summary import BandRow, band_row
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
@@ -27,7 +26,7 @@ from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -143,7 +142,7 @@ class HeapGrouping:
 
     by: GroupBy
     series: tuple[BandSeries, ...]
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     sparks: dict[str, tuple[int, ...]]
     hidden: int
     labels: dict[str, str]
@@ -167,7 +166,7 @@ class HeapSection:
     series: tuple[BandSeries, ...]
     marks: tuple[float, ...]
     peak: Peak
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     #: Each band's values at a few censuses, for the table's trend column.
     sparks: dict[str, tuple[int, ...]]
     kind: Literal["heap"] = "heap"
@@ -309,9 +308,12 @@ class OtherGroupings:
     own: each grouping's statistics over every census, and its censuses at the stretches the
     section draws (scored by the same totals, so the thinning keeps the same censuses).
     ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
+    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
+    ``--group-by`` would fail."""
 
-    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+    def __init__(
+        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
+    ) -> None:
         self.names = names
         self.info_tables = info_tables
         self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
@@ -323,7 +325,7 @@ class OtherGroupings:
         if not self.on:
             return
         known = self.names()
-        if known is None or not len(known) or not self.info_tables():
+        if known is None or not len(known) or not self.info_tables(sample):
             self.on = False
             self.accs.clear()
             self.drawn = Thinner(MAX_POINTS)
@@ -361,7 +363,7 @@ def _grouping(
     ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
     stats: list[BandStats] = acc.stats() if acc.samples else []
     top = chart_bands(stats, top_bands, view)
-    shown = {s.name for s in stats if view.shows(s.name)}
+    shown = {s.band for s in stats if view.shows(s.band)}
     rest = shown.difference(top)
     series = [BandSeries(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
     if rest:
@@ -377,11 +379,11 @@ def _grouping(
     return HeapGrouping(
         by=by,
         series=tuple(series),
-        bands=tuple(band_row(s, total, acc.peak_total) for s in stats),
-        sparks={s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+        bands=tuple(with_share(s, total, acc.peak_total) for s in stats),
+        sparks={s.band: tuple(x.values.get(s.band, 0) for x in spark) for s in stats},
         hidden=len(stats) - len(shown),
         labels=short_labels(top, names),
-        names_note=names_note([s.name for s in stats], names),
+        names_note=names_note([s.band for s in stats], names),
     )
 
 
@@ -467,6 +469,25 @@ def heap_section(
     )
 
 
+def info_table_census(
+    reader: HeapSampleReader, names: BandNames | None
+) -> Callable[[HeapSample], bool]:
+    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
+    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
+    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
+    census tells nothing either way)."""
+
+    def by_info_table(sample: HeapSample) -> bool:
+        breakdown = heap_breakdown(reader.header.job)
+        if breakdown is not None:
+            return breakdown == "i"
+        if names is None:
+            return False
+        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
+
+    return by_info_table
+
+
 def streamed_heap_section(
     reader: HeapSampleReader,
     title: str,
@@ -478,7 +499,7 @@ def streamed_heap_section(
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
@@ -501,8 +522,9 @@ def eventlog_sections(
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
+    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
+    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    (second, or alone)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
@@ -511,7 +533,7 @@ def eventlog_sections(
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
@@ -526,7 +548,8 @@ def eventlog_sections(
     # The page's budget: the model's would keep exact records the page never carries.
     tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, tl)]
+    runtime = RuntimeSection(title, tl)
+    sections: list[Section] = []
     reader = source.reader
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
@@ -552,6 +575,10 @@ def eventlog_sections(
         )
     if ticky.seen:
         sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    # The page leads with what the log was recorded for (its heap profile, time-profile
+    # samples or ticky counters, in that order); the runtime timeline, which every -l log
+    # has, follows, unless it is all the log holds.
+    sections.insert(1 if sections else 0, runtime)
     return sections
 
 
@@ -689,14 +716,13 @@ def build_report_data(
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        first = len(sections)
-        for section in sections_of(label, item, top_bands, view):
+        mine = sections_of(label, item, top_bands, view)
+        # A log's samples follow the zoom of the same log's runtime section, wherever it is.
+        base = len(sections)
+        runtime = next((base + i for i, s in enumerate(mine) if s.kind == "runtime"), -1)
+        for section in mine:
             _check_finite(section, where)
             if isinstance(section, SamplesSection):
-                # The same log's runtime section comes first among its sections.
-                runtime = next(
-                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
-                )
                 section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(

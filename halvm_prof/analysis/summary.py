@@ -28,7 +28,13 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
+from halvm_prof.inputs.heap_stats import (
+    BandStats,
+    GrowingBand,
+    HeapAccumulator,
+    top_bands,
+    with_share,
+)
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -50,51 +56,6 @@ def no_heap_samples_before_damage(offset: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class BandRow:
-    """A band's figures over the whole profile (:class:`BandStats`) with its share of the
-    residency over time (%): a row of the summary's top bands and of the report's band table."""
-
-    band: str
-    integrated: float
-    share: float
-    max: int
-    mean: float
-    stddev: float
-    intercept: float
-    slope: float
-    r2: float
-    leak: bool
-
-
-def band_row(s: BandStats, total_integrated: float, peak_total: int) -> BandRow:
-    """The row of a band whose profile integrates to ``total_integrated`` over all bands."""
-    if total_integrated > 0:
-        share = 100.0 * s.integrated / total_integrated
-    else:
-        # Without a duration (one census) a band's share is of the peak census instead.
-        share = 100.0 * s.max / peak_total if peak_total else 0.0
-    return BandRow(
-        band=s.name,
-        integrated=s.integrated,
-        share=share,
-        max=s.max,
-        mean=s.mean,
-        stddev=s.stddev,
-        intercept=s.intercept,
-        slope=s.slope,
-        r2=s.r2,
-        leak=s.leak_suspect,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class LeakSuspect:
-    band: str
-    slope: float
-    r2: float
-
-
-@dataclass(frozen=True, slots=True)
 class HeapSummary:
     """A heap profile's summary. ``complete`` means the input ended cleanly: no census or line
     cut, and (for a ``.hp``) GHC's closing census is there."""
@@ -112,8 +73,8 @@ class HeapSummary:
     complete: bool
     closed: bool
     note: str | None
-    top: tuple[BandRow, ...]
-    leak_suspects: tuple[LeakSuspect, ...]
+    top: tuple[BandStats, ...]
+    leak_suspects: tuple[GrowingBand, ...]
     source: str
     kind: Literal["hp"] = "hp"
     #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
@@ -336,8 +297,8 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         complete=scan.complete and scan.closed,
         closed=scan.closed,
         note=scan.note,
-        top=tuple(band_row(s, kept.total_integrated, acc.peak_total) for s in kept.top),
-        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
+        top=tuple(with_share(s, kept.total_integrated, acc.peak_total) for s in kept.top),
+        leak_suspects=tuple(GrowingBand.of(s) for s in kept.leak_suspects),
         source=scan.source,
         leak_suspects_folded=kept.leak_suspects_folded,
         bands_folded=scan.folded,

@@ -14,17 +14,21 @@ import click
 
 from halvm_prof.cli.common import (
     F,
+    echo_text,
     either_spelling,
     load_band_names,
     names_option,
     old_spelling,
     output_option,
+    tell,
 )
 from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
 from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
+    from halvm_prof.live.cost import Stopwatch
+    from halvm_prof.live.runner import Run
     from halvm_prof.live.server import FleetHub, Hub
 
 _SERVE_OPTIONS = [
@@ -205,7 +209,8 @@ def live(
         member = Member(pairs[0][0], state, rules)
 
         def tick() -> None:
-            if exit_when_done and not state.alive():
+            # A stream that is no eventlog ends the command: there is nothing to show, ever.
+            if (exit_when_done and not state.alive()) or state.refused() is not None:
                 for stop in stoppers:
                     stop()
 
@@ -222,6 +227,9 @@ def live(
         finally:
             for f in state.followers:
                 f.close()
+        refused = state.refused()
+        if refused is not None:
+            raise refused
         fired = [v.fired for v in member.alert_views if v.fired]
     else:
         if tui:
@@ -285,6 +293,13 @@ def live(
 )
 @click.option("--rts", "rts", multiple=True, help="Another RTS flag for the program.")
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
+@click.option(
+    "--baseline",
+    is_flag=True,
+    help="Once it has ended, run the program again alone (only the RTS flags you gave: no "
+    "eventlog, heap profile or server) and print what watching cost: wall and CPU slowdown, "
+    "and the server's own CPU.",
+)
 @_alert_option
 def run(
     command: tuple[str, ...],
@@ -302,6 +317,7 @@ def run(
     caps: int | None,
     rts: tuple[str, ...],
     exit_when_done: bool,
+    baseline: bool,
     alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
@@ -344,6 +360,15 @@ def run(
         alerts=rules,
     )
     stoppers: list[Callable[[], None]] = []
+    watches: list[Stopwatch] = []
+
+    def start() -> None:
+        runner.start()
+        if baseline and runner.proc is not None:
+            from halvm_prof.live.cost import Stopwatch
+
+            watches.append(Stopwatch(runner.proc.pid))
+
     told = threading.Lock()
     told_end: list[bool] = []
 
@@ -383,12 +408,14 @@ def run(
             port=port,
             no_open=no_open,
             tui=tui,
-            start=runner.start,
+            start=start,
             stoppers=stoppers,
         )
     finally:
         runner.stop()
     tell_end()
+    if watches:
+        _baseline(runner, watches[0], argv, extra)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -396,3 +423,25 @@ def run(
     member = runner.member
     if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
         raise click.ClickException("alert fired: " + "; ".join(fired))
+
+
+def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+    """``run --baseline``: the program once more, alone, and what watching it cost."""
+    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.render.cost import format_watch_cost
+
+    if runner.stopped:
+        tell("note: --baseline: the run was stopped before it ended; nothing to compare")
+        return
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.render.messages import wrote
+
+    times, server = watch.result()
+    tell(f"running {runner.name} again alone for --baseline...", err=True)
+    cost = watch_cost(times, server, argv, rts)
+    echo_text(format_watch_cost(cost, runner.name))
+    saved = runner.folder / "cost.json"
+    with atomic_write(saved) as f:
+        f.write(dumps_json(cost.to_json()))
+    click.echo(wrote(saved, "the cost of being watched"))

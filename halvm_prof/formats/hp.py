@@ -18,12 +18,12 @@ without GHC's ``(N)`` (:mod:`halvm_prof.formats.stacks`), as its eventlog names 
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Iterator
 from typing import IO
 
 from halvm_prof.errors import FormatError
+from halvm_prof.fileio import stream_name
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
@@ -75,9 +75,10 @@ class HpReader:
     :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
     """
 
-    def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, stream: IO[bytes], name: str | None = None) -> None:
         self._stream = stream
-        self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
+        #: The input's name in messages: ``name``, else a file's own path.
+        self.path = stream_name(stream, name)
         self._fields = dict(HEADER_DEFAULTS)
         self.marks: list[float] = []
         self.complete = True
@@ -265,9 +266,10 @@ def leading_job(data: bytes, final: bool) -> str | None:
     return job if final else None
 
 
-def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:
-    """A streaming reader over ``stream``; iterate it for the complete samples."""
-    return HpReader(stream, path)
+def iter_hp(stream: IO[bytes], name: str | None = None) -> HpReader:
+    """A streaming reader over ``stream`` (``name`` in messages); iterate it for the complete
+    samples."""
+    return HpReader(stream, name)
 
 
 def _format_time(t: float) -> str:

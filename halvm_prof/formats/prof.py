@@ -21,7 +21,6 @@ flame graph hold every cost centre the report names, and the report is marked in
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import IO
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from halvm_prof.rts import split_rts
@@ -155,18 +154,10 @@ def _starts_column(text: str | bytes, at: int) -> bool:
     return len(text) > at > 0 and text[at - 1 : at].isspace() and not text[at : at + 1].isspace()
 
 
-def read_prof(
-    source: str | os.PathLike[str] | IO[bytes], name: str | None = None
-) -> CostCentreProfile:
+def read_prof(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
     """Read a text ``.prof`` report into the shared cost-centre model, streaming its lines;
     ``name`` is the stream's name in messages."""
-    if isinstance(source, str | os.PathLike):
-        with open_input(source) as stream:
-            return _read(stream, os.fspath(source))
-    if name is None:
-        given = getattr(source, "name", None)
-        name = os.fspath(given) if isinstance(given, str | os.PathLike) else None
-    return _read(source, name)
+    return _read(stream, stream_name(stream, name))
 
 
 def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:

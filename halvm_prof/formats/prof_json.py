@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterator
 from itertools import chain, islice
@@ -23,7 +22,7 @@ import ijson
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 
@@ -194,9 +193,7 @@ def _loads_repaired(text: str, path: str | None) -> Any:
         ) from first
 
 
-def read_prof_json(
-    source: str | os.PathLike[str] | IO[bytes], name: str | None = None
-) -> CostCentreProfile:
+def read_prof_json(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
     """Read a ``-pj`` report into the shared cost-centre model; ``name`` is the stream's name
     in messages.
 
@@ -206,12 +203,8 @@ def read_prof_json(
     quotes, a number GHC never writes, keys out of GHC's order) is read again whole, by the
     repairing reader that names the line at fault.
     """
-    if isinstance(source, str | os.PathLike):
-        with open_input(source) as stream:
-            return read_prof_json(stream, os.fspath(source))
-    given = getattr(source, "name", None)
-    path = name or (os.fspath(given) if isinstance(given, str | os.PathLike) else None)
-    tee = _Tee(source)
+    path = stream_name(stream, name)
+    tee = _Tee(stream)
     try:
         return _read_streaming(tee, path)
     except (_NotStreamable, ijson.JSONError):

@@ -43,7 +43,14 @@ from halvm_prof.formats.eventlog.events import (
     Codec,
     Event,
 )
-from halvm_prof.formats.eventlog.layout import DATA_BEGIN, IncompleteHeader, parse_header
+from halvm_prof.formats.eventlog.layout import (
+    DATA_BEGIN,
+    MAX_HEADER,
+    IncompleteHeader,
+    check_header_start,
+    header_too_long,
+    parse_header,
+)
 from halvm_prof.formats.eventlog.walk import State, walker
 from halvm_prof.formats.hp import HpReader
 from halvm_prof.model import HeapHeader, HeapSample
@@ -454,15 +461,25 @@ class EventlogParser:
             return []
         self._buf += data
         if self.codec is None:
-            # Parse only once the header's end is here (parsing is costly, bytes come in bits).
-            if DATA_BEGIN not in self._buf:
-                return []
+            # The first bytes tell a stream that is no eventlog (zeros, random bytes, a .hp),
+            # which is refused at once; and a header is held up to MAX_HEADER bytes only.
             try:
-                header = parse_header(self._buf, self.name)
-            except IncompleteHeader:
-                return []
+                check_header_start(self._buf, self.name)
+                # Parse only once the header's end is here (parsing is costly, bytes come in
+                # bits).
+                if DATA_BEGIN not in self._buf:
+                    if len(self._buf) > MAX_HEADER:
+                        raise header_too_long(self.name, len(self._buf))
+                    return []
+                try:
+                    header = parse_header(self._buf, self.name)
+                except IncompleteHeader as e:
+                    if len(self._buf) > MAX_HEADER:
+                        raise header_too_long(self.name, e.offset) from None
+                    return []
             except FormatError as e:
                 self.error = e
+                self._buf = b""
                 return []
             self.codec = Codec(header)
             self._buf = self._buf[header.data_offset :]
@@ -615,8 +632,8 @@ class EventlogFollower:
         self._rewritten = False
 
     def poll(self) -> list[Event]:
-        if self._rewritten:
-            return []
+        if self._rewritten or self.refused is not None:
+            return []  # read no more of an input that is no eventlog
         data = self.feed.read()
         if self.feed.restarts:
             # The events read so far are of the run before; a timeline cannot go on from them.
@@ -635,6 +652,12 @@ class EventlogFollower:
     @property
     def closed(self) -> bool:
         return self.parser.ended
+
+    @property
+    def refused(self) -> HalvmProfError | None:
+        """Why the input is no eventlog at all (its header is not one), else None."""
+        p = self.parser
+        return p.error if p.codec is None else None
 
     @property
     def ended(self) -> bool:

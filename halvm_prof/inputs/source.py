@@ -18,6 +18,7 @@ Python reader reads the stream from the start (see :meth:`HpSource.band_stats`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import os
@@ -26,11 +27,12 @@ from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Literal, cast, overload
 
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
-from halvm_prof.fileio import Prefixed, open_input
+from halvm_prof.fileio import Prefixed, StreamReader, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 
 if TYPE_CHECKING:
     from halvm_prof.disk.image import DiskImage
+    from halvm_prof.disk.layout import StatusReading
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
@@ -152,7 +154,7 @@ class Window(io.RawIOBase):
         return len(data)
 
 
-class Source:
+class Source(StreamReader):
     """An opened input of one kind. Use it as a context manager, or call :meth:`close`.
 
     ``stream`` reads the input from its start; ``seekable`` says whether it can be read again
@@ -172,10 +174,9 @@ class Source:
         owned: bool = True,
         feed: Feed | None = None,
     ):
-        self.stream = stream
+        super().__init__(stream, owned=owned)
         self.name = name
         self.seekable = seekable
-        self._owned = owned
         self._used = False
         self._digest: Digest | None = None
         #: What :meth:`follow` reads when the input is a stream being written (see
@@ -196,16 +197,9 @@ class Source:
         return _WHAT[self.kind]
 
     def close(self) -> None:
-        if self._owned:
-            self.stream.close()
+        super().close()
         if self._feed is not None:
             self._feed.close()
-
-    def __enter__(self) -> Source:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -663,6 +657,54 @@ def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> D
     except BaseException:
         stream.close()
         raise
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DiskAttempt:
+    """A disk a post-mortem was given as ``device``: opened as a source (recovery included),
+    or why not (``problem``), with its status sector when that still reads (``status``)."""
+
+    device: str
+    path: str
+    source: DiskSource | None
+    problem: str | None = None
+    status: StatusReading | None = None
+
+
+def try_disk(device: str, path: str | os.PathLike[str]) -> DiskAttempt:
+    """Open the disk ``path`` (given as ``device``) as a source, its samples counted; one that
+    recovery refuses is kept with the error and the status sector (so a verdict can still say
+    what it is)."""
+    from halvm_prof.disk.image import DiskImage
+
+    path = os.fspath(path)
+    try:
+        return DiskAttempt(device, path, open_disk(path, count_samples=True))
+    except HalvmProfError as e:
+        status = None
+        with contextlib.suppress(HalvmProfError, OSError), DiskImage.open(path) as image:
+            status = image.status
+        return DiskAttempt(device, path, None, e.message, status)
+
+
+@contextlib.contextmanager
+def open_disks(
+    prof_disk: str | os.PathLike[str] | None, hp_disk: str | os.PathLike[str] | None
+) -> Iterator[list[DiskAttempt]]:
+    """The time profile's disk (``xvdp1``) and the heap profile's (``xvdp2``) that were given,
+    each opened once (:func:`try_disk`) and closed at the end."""
+    if prof_disk is None and hp_disk is None:
+        raise InputError("no disk to look at", hint="give --prof-disk, --hp-disk or --config")
+    attempts: list[DiskAttempt] = []
+    try:
+        for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
+            if path is not None:
+                attempts.append(try_disk(device, path))
+        yield attempts
+    finally:
+        for attempt in attempts:
+            if attempt.source is not None:
+                attempt.source.close()
 
 
 def _disk_follower(source: Source, quiet_after: float | None) -> Follower:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import IO, Any, Literal, NamedTuple
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.stop import Stop
@@ -283,23 +283,16 @@ _HDR = L.RECORD_HEADER.unpack_from
 _PROT_EXEC = 4
 
 
-class PerfData:
-    """Reads one perf.data file from a path or a seekable binary stream.
+class PerfData(StreamReader):
+    """Reads one perf.data file from a seekable binary stream (``owned``: closed with it).
 
     Raises :class:`FormatError` when the file is not a perf.data file (or one we do not read:
     a pipe-mode or big-endian file) or is cut inside its header or attribute section.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | IO[bytes], *, name: str | None = None):
-        if isinstance(source, (str, os.PathLike)):
-            self.path: str | None = os.fspath(source)
-            self.stream: IO[bytes] = open_input(source)
-            self._owned = True
-        else:
-            given = name if name is not None else getattr(source, "name", None)
-            self.path = given if isinstance(given, str) else None
-            self.stream = source
-            self._owned = False
+    def __init__(self, stream: IO[bytes], *, name: str | None = None, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path: str | None = stream_name(stream, name)
         self.stop: Stop | None = None
         #: records of types we do not decode, by type name
         self.skipped: dict[str, int] = {}
@@ -309,16 +302,6 @@ class PerfData:
         except BaseException:
             self.close()
             raise
-
-    def close(self) -> None:
-        if self._owned:
-            self.stream.close()
-
-    def __enter__(self) -> PerfData:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _error(
         self, message: str, offset: int | None = None, hint: str | None = None

@@ -74,9 +74,9 @@ def render_eventlog(s: EventlogSummary) -> str:
         ),
     ]
     for cap in [] if scheduler else d.caps:
-        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy:.6f} s, idle {cap.idle:.6f} s"))
+        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy_s:.6f} s, idle {cap.idle_s:.6f} s"))
     for span in d.user_spans:
-        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
+        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total_s:.6f} s"))
     lines.append("(halvm-prof eventlog stats shows more)")
     if s.samples is not None:
         lines += ["", render_samples(s.samples).rstrip("\n")]

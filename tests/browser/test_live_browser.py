@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from tests.browser.test_report_browser import ARTIFACTS, INK, TIME_AXIS, time_axis_is_small
 from tests.browser.test_report_browser import browser as browser
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 1
     assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         count = sum(1 for _ in reader.iter_events())
         assert reader.stop is not None and reader.stop.reason == "end"
     assert count == final["events"]
@@ -150,7 +150,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     assert caps["caps"] == [0, 1]
     running: dict[int, int] = {}
     ran = {0: 0, 1: 0}
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         for e in reader.iter_sorted():
             if e.type == 1 and e.cap is not None:
                 running[e.cap] = e.time
@@ -451,4 +451,24 @@ def test_live_page_shows_each_alert_rule_and_the_one_that_fired(
     assert grow["firing"] == "1" and never["text"].endswith(": not breached")
     assert markup["firing"] == "0" and markup["rule"] == MARKUP_RULE
     assert float(grow["at"]) == breach_time and not pwned
+    browser.get("about:blank")
+
+
+@pytest.mark.parametrize("live_run", [("10", "wait")], indirect=True, ids=["10-rounds"])
+def test_live_page_shows_the_servers_own_cpu_share(
+    browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
+) -> None:
+    proc, url, _ = live_run
+    browser.get_log("browser")
+    browser.get(url)
+    share = float(_until(browser, "return document.getElementById('server-cpu').dataset.share"))
+    shown = browser.find_element("id", "server-cpu").text
+    assert shown.startswith(f"this server's own CPU: {share * 100:.1f}% of one core (")
+    own = _snapshot(url)["server_cpu"]
+    # the process's CPU time over its wall time since it began serving: well under a core
+    assert 0 < own["cpu_seconds"] < own["wall_seconds"] and 0 < own["share"] < 0.9
+    assert own["share"] == pytest.approx(own["cpu_seconds"] / own["wall_seconds"], abs=1e-3)
+    browser.save_screenshot(str(ARTIFACTS / "live-server-cpu.png"))
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
     browser.get("about:blank")

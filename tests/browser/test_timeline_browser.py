@@ -249,6 +249,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
     from selenium.webdriver.support.ui import WebDriverWait
 
     from halvm_prof.cli.app import cli
+    from halvm_prof.render.perfetto import nest_lanes
 
     base, folder = served
     log = OURS / "timeline-N4.eventlog"
@@ -262,8 +263,10 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
         "return document.body.innerText"))  # fmt: skip
     text = browser.execute_script("return document.body.innerText")
     assert browser.title == "run.json - speedscope"
-    caps = [c.cap for c in tl.caps if c.runs or c.gc]
-    assert f"cap {caps[0]} (tid {caps[0]}) (1/{len(caps)})" in text
+    caps = [c.cap for c in tl.caps if c.runs or c.gc_ns]
+    # A row per capability, then the user spans' rows (the spans as durations).
+    rows = len(caps) + len(nest_lanes(tl.spans))
+    assert f"cap {caps[0]} (tid {caps[0]}) (1/{rows})" in text
     logs = [e["message"] for e in browser.get_log("browser")]
     assert any("Importing as Trace Event Format profile" in m for m in logs), logs
     assert not any(e for e in logs if "rror" in e and "WebGL" not in e), logs

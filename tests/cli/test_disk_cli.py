@@ -272,3 +272,30 @@ def test_convert_profile_version() -> None:
 
     code, out, err = convert("--version")
     assert code == 0 and out == f"convert-profile (halvm-prof), version {__version__}\n", err
+
+
+@pytest.mark.parametrize("kind", ["hp", "prof", "html", "text", "short"])
+def test_write_keeps_a_file_that_is_no_disk_image(tmp_path: Path, kind: str) -> None:
+    """`disk write` over a .hp, a report or any text wrote its sectors in place (issue 33)."""
+    given = {
+        "hp": Path(HP).read_bytes(),
+        "prof": Path(PROF).read_bytes(),
+        "html": b"<!doctype html><html><body>report</body></html>\n" * 200,
+        "text": b"precious notes\n" * 100,
+        "short": b"x",
+    }[kind]
+    target = tmp_path / f"victim.{kind}"
+    target.write_bytes(given)
+    code, _, err = run("disk", "write", HP, target)
+    line = one_line_error(code, err)
+    assert "not a disk image" in line and "victim" in line and "--force" in line
+    assert target.read_bytes() == given
+    # --force passes this check (the file may then be too small for the profile).
+    code, _, err = run("disk", "write", HP, target, "--force")
+    assert "not a disk image" not in err
+
+
+def test_write_goes_onto_a_blank_disk(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.disk"
+    assert run("disk", "create", blank, "--size", "1M")[0] == 0
+    assert run("disk", "write", HP, blank)[0] == 0

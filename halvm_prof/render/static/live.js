@@ -139,6 +139,14 @@
       (s.last_time !== null ? ", newest data at " + newest(s.last_time, s.heap.clock) : "") +
       (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
+    const own = s.server_cpu;
+    if (own) {
+      // What watching costs: this server's own CPU, as of the snapshot.
+      text($("server-cpu"), "this server's own CPU: " + (own.share * 100).toFixed(1) +
+        "% of one core (" + own.cpu_seconds.toFixed(2) + " s over " +
+        own.wall_seconds.toFixed(1) + " s of serving)");
+      $("server-cpu").dataset.share = String(own.share);
+    }
     const notes = $("notes");
     notes.replaceChildren(...s.notes.map((n) => { const li = document.createElement("li"); li.textContent = n; return li; }));
     const box = $("exit");
