@@ -219,7 +219,9 @@ def read_profile(label: str, reader: HeapSampleReader, mode: str | None = None) 
     fold = ProfileFold()
     for sample in reader:
         fold.add(sample)
-    return fold.profile(label, reader.header.job, mode)
+    # An eventlog's header names only the program; its command line has the RTS flags.
+    job = getattr(reader, "command_line", "") or reader.header.job
+    return fold.profile(label, job, mode)
 
 
 def read_job(job: str) -> tuple[str, str | None, tuple[str, ...]]:

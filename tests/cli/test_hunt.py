@@ -304,3 +304,24 @@ def test_from_needs_a_producer_profile(tmp_path: Path) -> None:
         hr = _run_mode(accum, ["-hr", "-hcrecord"], tmp_path / "accum-hr.hp")
         line = one_line_error(CliRunner().invoke(cli, ["hunt", "--from", str(hr)]))
         assert "unrestricted -hc profile" in line and "+RTS -hc -i0.02 -RTS" in line
+
+
+def test_from_eventlogs_gives_the_verdict_of_their_hp_files(tmp_path: Path) -> None:
+    # +RTS -l writes the eventlog and the .hp of one run: both name the same heap.
+    with program("9.0", "Accum", tmp_path) as accum:
+        logs, hps = [], []
+        # -hr -hd -hy only: GHC 9.0.2's -hb run may segfault (the hunt tests say what then).
+        for flags in (["-hc"], *(["-h" + m, "-hcrecord"] for m in "rdy")):
+            hps.append(_run_mode(accum, [*flags, "-l"], tmp_path / f"accum{flags[0]}.hp"))
+            log = tmp_path / f"accum{flags[0]}.eventlog"
+            (tmp_path / "accum.eventlog").rename(log)
+            logs.append(log)
+        args = ["hunt", "--from", "--json", "--suspects", "1"]
+        from_logs = as_json(CliRunner().invoke(cli, [*args, *map(str, logs)]))
+        from_hps = as_json(CliRunner().invoke(cli, [*args, *map(str, hps)]))
+        (a,), (b,) = from_logs["suspects"], from_hps["suspects"]
+        for field in ("band", "what", "made_by", "held_by", "kind", "fix", "verdict"):
+            assert a[field] == b[field], field
+        assert a["fix"] == "accumulator" and a["held_by"] == ["SYSTEM"]
+        assert [r["file"] for r in a["runs"] if r["mode"] != "b"] == [str(x) for x in logs]
+        assert from_logs["settle"] == from_hps["settle"] == ["+RTS -hb -hcrecord -RTS"]
