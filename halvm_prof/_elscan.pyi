@@ -38,7 +38,9 @@ class Fold:
         spark: bytes,
         heap: bytes,
         classes: tuple[Any, Any, Any, Any],
-        callbacks: tuple[Callable[[list[Any], bytes, int | None, int], None], Callable[[Any], None], list[Any]],
+        callbacks: tuple[
+            Callable[[list[Any], bytes, int | None, int], None], Callable[[Any], None], list[Any]
+        ],
         budget: tuple[int, int, int, int, bool, bool, bool, int, int],
         /,
     ) -> None: ...

@@ -49,6 +49,7 @@ RunStatus = Literal["ok", "crashed", "timed out", "no profile", "missing", "not 
 
 #: What each mode's run answers, by its breakdown letter.
 MODES = {
+    "i": "which info tables, with their source spans (GHC 9.2 on, -finfo-table-map)",
     "c": "which cost-centre stacks produce what grows",
     "r": "which retainer sets hold it",
     "d": "what it is (closure descriptions)",
@@ -380,6 +381,8 @@ class SuspectVerdict:
     producer: str
     what: str | None
     descriptions: tuple[Share, ...]
+    #: ``-hi``: the named info tables (``name :: type (Module:file:span)``), largest first.
+    info_tables: tuple[Share, ...]
     types: tuple[Share, ...]
     made_by: tuple[str, ...]
     held_by: tuple[Share, ...]
@@ -401,6 +404,7 @@ class SuspectVerdict:
             "producer": self.producer,
             "what": self.what,
             "descriptions": plain(self.descriptions),
+            "info_tables": [s.name for s in self.info_tables],
             "types": plain(self.types),
             "made_by": list(self.made_by),
             "held_by": [h.name for h in self.held_by],
@@ -462,6 +466,11 @@ def restriction(mode: str, producer: str) -> list[str]:
 
 def rts_line(flags: Iterable[str]) -> str:
     return " ".join(["+RTS", *flags, "-RTS"])
+
+
+def named_table(band: str) -> bool:
+    """Whether a ``-hi`` band is named (by the eventlog's IPE entries), not an address."""
+    return not band.startswith("0x")
 
 
 def is_thunk(description: str) -> bool:
@@ -564,6 +573,10 @@ def judge(
         kind = "thunks" if thunks >= 0.5 else "data"
         evidence.append(f"-hy: {_listed(types)}")
     what = _what(descriptions, types)
+    tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
+    if tables:
+        what = (what + "; " if what else "") + "info table " + tables[0].name
+        evidence.append(f"-hi: {_listed(tables, 2)}")
 
     # Who holds it.
     holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
@@ -652,6 +665,7 @@ def judge(
         producer=suspect.producer,
         what=what,
         descriptions=descriptions,
+        info_tables=tables,
         types=types,
         made_by=suspect.made_by,
         held_by=held,
@@ -756,11 +770,13 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
     first = HuntRun("c", rts_line(["-hc"]), "ok", file=producer_run.label)
     for s in suspects:
         mine = runs.setdefault(s.producer, [first])
-        for mode in SUSPECT_MODES:
+        for mode in (*SUSPECT_MODES, "i"):
             match = next(
                 (p for p in profiles if p.mode == mode and _restricted_to(p) == s.producer), None
             )
             line = rts_line(restriction(mode, s.producer))
+            if match is None and mode == "i":
+                continue  # only a build with -finfo-table-map has it to give
             if match is None:
                 mine.append(HuntRun(mode, line, "missing", "no such file was given"))
                 if mode != "y":
