@@ -9,11 +9,11 @@ closes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any
+from typing import Any
 
-from halvm_prof.inputs.source import EventlogSource, open_source
+from halvm_prof.inputs.plan import Plan, run
+from halvm_prof.inputs.source import EventlogSource
 from halvm_prof.timeline.model import (
     FIGURES,
     NS,
@@ -153,22 +153,7 @@ def unrecorded_note(classes: tuple[str, ...]) -> str:
     )
 
 
-def eventlog_stats(source: EventlogSource | str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
-    """:class:`EventlogStats` of an eventlog (a source, or a path or stream opened as one),
-    read once, in time order."""
-    if isinstance(source, EventlogSource):
-        return _stats(source)
-    with open_source(source) as opened:
-        log = opened.content
-        if not isinstance(log, EventlogSource):
-            raise log.refuse("this needs an eventlog (+RTS -l)")
-        return _stats(log)
-
-
-def _stats(log: EventlogSource) -> EventlogStats:
-    """The figures of ``log``; a log that ends inside its header has none (not zeros): the
-    reader's one-line error, as ``eventlog show`` gives."""
-    timeline = log.timeline(budget=FIGURES)
-    if (headerless := log.headerless()) is not None:
-        raise headerless
-    return stats_of_timeline(timeline)
+def eventlog_stats(log: EventlogSource) -> EventlogStats:
+    """:class:`EventlogStats` of an eventlog, read once, in time order; a log that ends inside
+    its header has none (not zeros): the reader's one-line error, as ``eventlog show`` gives."""
+    return stats_of_timeline(run(log, Plan(budget=FIGURES, needs_events=True)))

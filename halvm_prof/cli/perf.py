@@ -388,15 +388,18 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.analysis.perf import eventlog_source
+    from halvm_prof.analysis.perf import eventlog_source, samples_on_trace
     from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.perf_trace import write_perfetto_with_samples
+    from halvm_prof.render.perf_trace import finish_with_samples
+    from halvm_prof.render.perfetto import PerfettoWriter
 
     with open_input_source(perf_data) as perf, open_input_source(eventlog) as source:
         log = eventlog_source(source)
         told: list[tuple[str, str]] = []
         with atomic_write(output, "wb") as out:
-            tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary, told=told)
+            writer = PerfettoWriter(out)
+            tl, samples = samples_on_trace(perf, log, [writer], binary=binary, told=told)
+            placed = finish_with_samples(writer, tl, samples)
     caps = plural(len(tl.caps), "capability")
     click.echo(wrote(output, f"perfetto: {caps}, {plural(placed, 'perf sample')}"))
     _told(tuple(told))

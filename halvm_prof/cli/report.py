@@ -124,6 +124,13 @@ def heap_view_of(
     show_default=True,
     help="Bands charted by name; the rest are summed as 'other' (the table lists all).",
 )
+@click.option(
+    "--hunt",
+    "as_hunt",
+    is_flag=True,
+    help="FILES are a leak hunt's heap profiles (as hunt --from takes them): the page shows "
+    "'Why it is kept' first, then the -hc profile.",
+)
 @heap_view_options
 @names_option
 @group_by_option
@@ -133,6 +140,7 @@ def report(
     output: str,
     title: str | None,
     bands: int,
+    as_hunt: bool,
     force: bool,
     names_file: tuple[str, ...],
     group_by: str,
@@ -146,6 +154,12 @@ def report(
     check_html_output(output, force, files)
     if files.count("-") > 1:
         raise click.UsageError("standard input (-) can be given once")
+    if as_hunt:
+        from halvm_prof.cli.hunt import verdict_of_files, write_hunt_page
+
+        result = verdict_of_files(files)
+        write_hunt_page(output, result, result.runs[0].file, title=title)
+        return
     page_title = title or ", ".join(_label(f) for f in files)
     heap_view = heap_view_of(group_by=group_by, **view)
     names = load_band_names(names_file)

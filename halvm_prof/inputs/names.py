@@ -1,10 +1,10 @@
 """The one way to name ``-hi`` bands from another file (``--names FILE`` of every command).
 
 FILE is an eventlog of the same binary (its IPE events name every table of the modules built
-with ``-finfo-table-map``) or the program's binary: its own IPE data (each module's list, in the layout of the GHC
-that built it: :mod:`halvm_prof.formats.ipe_binary`; the same entries the eventlog carries) and,
-for the tables they leave (libraries and the runtime, built without the map), each table's ELF
-symbol, read with pyelftools and z-decoded.
+with ``-finfo-table-map``) or the program's binary: its own IPE data (each module's list, in the
+layout of the GHC that built it: :mod:`halvm_prof.formats.ipe_binary`; the same entries the
+eventlog carries) and, for the tables they leave (libraries and the runtime, built without the
+map), each table's ELF symbol, read with pyelftools and z-decoded.
 """
 
 from __future__ import annotations

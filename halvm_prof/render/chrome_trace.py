@@ -13,13 +13,17 @@ microseconds since the RTS started.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import IO, Any, TypedDict
 
-from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.render.perfetto import nest_lanes
-from halvm_prof.timeline.build import TimelineBuilder, stop_reason
-from halvm_prof.timeline.model import Budget, Collection, Interval, Marker, Span, Timeline
+from halvm_prof.timeline.model import (
+    Collection,
+    Interval,
+    Marker,
+    Span,
+    Timeline,
+    stop_reason,
+)
 
 PID = 1
 #: The rows of user spans, after every capability's.
@@ -133,15 +137,3 @@ class ChromeTraceWriter:
                     e["args"] = {"cut": "never stopped"}
                 self.write(e)
         self.out.write(b"\n]}\n")
-
-
-def write_chrome_trace(
-    events: Iterable[Event], out: IO[bytes], *, budget: Budget | None = None
-) -> Timeline:
-    """Write the Trace Event Format JSON of ``events`` (time order) to ``out``."""
-    writer = ChromeTraceWriter(out)
-    builder = TimelineBuilder(budget, [writer])
-    builder.feed(events)
-    tl = builder.finish()
-    writer.close(tl)
-    return tl

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from halvm_prof.timeline.build import stop_reason
 from halvm_prof.timeline.model import (
     NS,
     PAGE_BUDGET,
@@ -20,6 +19,7 @@ from halvm_prof.timeline.model import (
     Collection,
     Interval,
     Timeline,
+    stop_reason,
 )
 
 KIND = "runtime"

@@ -108,6 +108,18 @@ class CapTimeline:
         return self.mutator_s + self.gc_s
 
 
+def stop_reason(status: int) -> str:
+    """The reason of a stop status, without the per-stop detail ghc-events adds."""
+    # Loaded here: a heap profile's summary reads this module and never an event.
+    from halvm_prof.formats.eventlog.show_text import STOP_STATUS
+
+    if status == 2:
+        return "stack overflow"
+    if status == 8:
+        return "blocked on a black hole"
+    return STOP_STATUS.get(status, f"unknown stop status {status}")
+
+
 @dataclass(frozen=True, slots=True)
 class ThreadStop:
     """How often a thread stopped for one reason, and how long it waited before it ran again

@@ -17,11 +17,13 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.formats.hp import MAX_LINE
 from halvm_prof.rts import RtsPlan
 from halvm_prof.words import plural
 
@@ -90,7 +92,14 @@ def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
                 hint="give the .hp (or .prof) of a shorter run with the same flags",
             )
         samples, largest, current, size = 0, 0, 0, 0
-        for line in stream:
+        for number, line in enumerate(iter(partial(stream.readline, MAX_LINE + 1), b""), 1):
+            if len(line) > MAX_LINE:
+                raise ConfigError(
+                    f"line is longer than {MAX_LINE >> 20} MiB, which GHC never writes",
+                    path=path,
+                    line=number,
+                    hint="give the .hp (or .prof) of a shorter run with the same flags",
+                )
             size += len(line)
             if line.startswith(b"BEGIN_SAMPLE"):
                 current = 0

@@ -472,3 +472,56 @@ def test_live_page_shows_the_servers_own_cpu_share(
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
     browser.get("about:blank")
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        ((), "Nothing to draw: 2 censuses, none with anything in it."),
+        (("--no-heap",), "This run has no heap profile: the program was started without a heap"),
+    ],
+    ids=["ended-before-a-census", "no-heap"],
+)
+def test_an_empty_heap_chart_says_why_and_what_to_change(
+    browser: Any, tmp_path: Path, flags: tuple[str, ...], why: str
+) -> None:
+    # Grow 1 ends (5 ms of CPU time) before the default 0.1 s census interval: GHC writes only
+    # its empty censuses at start and exit. The page and the saved report say so and what to
+    # change, instead of a 0 B-1 B chart and an empty table, and show the job line as the user
+    # ran the program, without run's internal eventlog FIFO.
+    exe = build("Grow", tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "run", "--no-open", *flags, "--out", "run", "--",
+         str(exe), "1"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        browser.get(url)
+        _until(browser, "return !document.getElementById('exit').hidden")
+        _until(browser, "return document.getElementById('heap-chart').hidden")
+        meta = browser.find_element("id", "heap-meta").text
+        assert meta.startswith(why), meta
+        assert "Run it for longer" in meta or "--no-heap" in meta
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / f"live-run-empty-heap{'-'.join(flags)}.png"))
+        with urllib.request.urlopen(url + "report", timeout=10) as r:
+            report = r.read().decode()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        browser.get("about:blank")
+    data = json.loads(report.split('<script id="report-data" type="application/json">')[1]
+                      .split("</script>")[0])  # fmt: skip
+    heap = [s for s in data["sections"] if s["kind"] == "heap"]
+    if flags:
+        assert not heap
+        return
+    assert heap[0]["job"] == "grow 1 +RTS -hc -i0.1 -l", heap[0]["job"]
+    assert heap[0]["empty_why"].startswith("Nothing to draw: 2 censuses, the last at ")
+    assert "every 0.1 s (+RTS -i0.1)" in heap[0]["empty_why"]

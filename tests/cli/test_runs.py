@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
-from tests.sources import diff_files
+from tests.sources import diff_files, eventlog_stats_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -212,7 +211,7 @@ def test_runs_diff_compares_every_kind_both_runs_hold(store_url: str) -> None:
         hp["totals"]
         == diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_json()["totals"]
     )
-    stats = eventlog_stats(log)
+    stats = eventlog_stats_of(log)
     assert ev["totals"]["collections"]["new"] == stats.gc_count
     assert ev["totals"]["gc_time"]["new"] == pytest.approx(stats.gc_total)
     assert all(t["delta"] == 0 for t in ev["totals"].values())  # the same eventlog
@@ -236,3 +235,33 @@ def test_a_log_cut_in_its_header_is_refused_not_stored_as_zeros(
     assert r.stderr.count("\n") == 1, r.stderr
     r = run("runs", "list", "--json", "--store", store_url)
     assert r.exit_code == 0 and json.loads(r.stdout) == [], r.output
+
+
+def test_long_names_and_texts_are_cut_when_stored(store_url: str, tmp_path: Path) -> None:
+    """A 120 MB band name made a 1.51 GB SQLite store, a 120 MB JOB line 252 MB: a name is
+    kept up to MAX_NAME characters and a text up to MAX_TEXT, and `runs add` says so."""
+    from halvm_prof.history.figures import MAX_NAME, MAX_TEXT
+
+    text = (CORPUS / "leaky-hc.hp").read_text()
+    prefix = "Main.a" * 400  # the two long names agree past MAX_NAME characters
+    long_a, long_b = prefix + "x" * 300_000, prefix + "y" * 300_000
+    text = text.replace("(299)main\t", f"(299){long_a}\t").replace(
+        "(302)main.n/main\t", f"(302){long_b}\t"
+    )
+    text = text.replace('JOB "leaky-prof', 'JOB "leaky-prof' + " -x" * 150_000, 1)
+    hp = tmp_path / "long.hp"
+    hp.write_text(text)
+    r = run("runs", "add", str(hp), "--store", store_url)
+    assert r.exit_code == 0, r.output
+    assert "2 names longer than 1024 characters cut" in r.stderr
+    assert "JOB line of" in r.stderr and "long.hp" in r.stderr
+    r = run("runs", "show", "1", "--json", "--store", store_url)
+    shown = json.loads(r.stdout)
+    names = {f["name"] for f in shown["figures"] if f["scope"] == "band"}
+    cut = [n for n in names if "cut from" in n]
+    assert len(cut) == 2 and all(len(n) <= MAX_NAME for n in cut)
+    assert max(len(n) for n in names) <= MAX_NAME
+    assert len(shown["files"][0]["job"]) <= MAX_TEXT
+    if store_url.startswith("sqlite:///"):
+        size = Path(store_url.removeprefix("sqlite:///")).stat().st_size
+        assert size < 1 << 20, size

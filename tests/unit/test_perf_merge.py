@@ -18,6 +18,7 @@ from halvm_prof.perf import merge as M
 from halvm_prof.perf.reader import Mmap, Sample
 from tests import perf_sources as S
 from tests.readers import eventlog_reader, perf_data
+from tests.sources import eventlog_stats_of
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -163,11 +164,10 @@ def test_two_capabilities_each_get_their_threads_samples() -> None:
 
 
 def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
-    from halvm_prof.analysis.eventlog_stats import eventlog_stats
 
     for log in ("work.eventlog", "work-n2.eventlog"):
         facts = S.eventlog_facts(DATA / log)
-        st = eventlog_stats(DATA / log)
+        st = eventlog_stats_of(DATA / log)
         # The merge keeps each capability's pause (what ran on it then); stats count a parallel
         # collection once, and each capability's part of it in its own row.
         assert len(facts.gc_pauses) == sum(c.collections for c in st.caps)

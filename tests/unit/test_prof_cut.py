@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import prof_section
 from halvm_prof.analysis.summary import summarize_prof
 from halvm_prof.cli.app import cli
 from halvm_prof.formats.prof import LOST_IN_CUT
 from tests.conftest import CORPUS, DATA
 from tests.readers import prof_at
+from tests.sources import postmortem_of
 
 REPORTS = [CORPUS / "leaky-hd.prof", DATA / "ghc" / "leaky-P.prof", DATA / "ghc96" / "leaky-p.prof"]
 
@@ -56,7 +56,7 @@ def test_a_report_cut_in_its_tree_keeps_the_flat_tables_figures(
     assert len(flat) >= 3
     cut_in_tree = 0
     for crash in range(1, 40):
-        pm = analyse(_crashed(tmp_path, report, crash), None)
+        pm = postmortem_of(_crashed(tmp_path, report, crash), None)
         (disk,) = pm.disks
         if disk.closed:
             break

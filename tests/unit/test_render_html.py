@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -296,7 +297,7 @@ def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same() -> Non
     assert len(logs) > 20
     for log in logs:
         with open_source(log) as source:
-            runtime = sections_of("t", source)[0]
+            runtime = next(s for s in sections_of("t", source) if s.kind == "runtime")
         assert isinstance(runtime, RuntimeSection)
         assert runtime.timeline.budget == PAGE_BUDGET, log
         whole = read_timeline(log)
@@ -323,3 +324,19 @@ def test_a_timeline_over_the_page_budget_gives_the_same_page_with_either_budget(
     data = section_data(page, "t")
     assert data["exact_until"] is not None
     assert data == section_data(whole, "t")
+
+
+@pytest.mark.parametrize(
+    ("log", "kinds"),
+    [
+        (DATA / "ghc96" / "leaky-hi-l.eventlog", ["heap", "runtime"]),
+        (DATA / "ghc96" / "ticky-lT.eventlog", ["ticky", "runtime"]),
+        (DATA / "ghc96" / "parfib-N2-l.eventlog", ["runtime"]),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else "",
+)
+def test_an_eventlog_s_page_leads_with_what_it_was_recorded_for(
+    log: Path, kinds: list[str]
+) -> None:
+    with open_source(log) as source:
+        assert [s.kind for s in sections_of("t", source)] == kinds

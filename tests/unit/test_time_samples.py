@@ -15,14 +15,16 @@ import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
+from halvm_prof.analysis.exports import trace as trace_of
 from halvm_prof.analysis.report import SamplesSection, build_report_data
 from halvm_prof.analysis.samples import ProfSampleFold, SampleBins, TimeSamples
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.source import EventlogSource, open_source
-from halvm_prof.render.export import export_timeline
+from halvm_prof.render.export import finish_trace
+from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
-from tests.conftest import DATA
+from tests.conftest import CORPUS, DATA
 
 LOGS = [
     DATA / "ghc96" / "burn-p-l-au.eventlog",
@@ -91,13 +93,16 @@ def test_a_window_counts_the_samples_of_its_bins() -> None:
     assert 0 < sum(window.values()) < ts.samples
 
 
-def test_report_section_is_placed_after_its_runtime_section() -> None:
-    with open_source(LOGS[0]) as src:
-        data = build_report_data([("burn", src)], title="t")
+def test_report_leads_with_the_samples_and_names_their_runtime_section() -> None:
+    # A -p -l log was recorded for its samples: they lead, the runtime timeline they follow
+    # (its zoom) comes next.
+    with open_source(CORPUS / "leaky-hc.hp") as hp, open_source(LOGS[0]) as src:
+        data = build_report_data([("other", hp), ("burn", src)], title="t")
     kinds = [s.kind for s in data.sections]
-    section = data.sections[kinds.index("samples")]
+    assert kinds == ["heap", "samples", "runtime"]
+    section = data.sections[1]
     assert isinstance(section, SamplesSection)
-    assert section.runtime == kinds.index("runtime") < kinds.index("samples")
+    assert section.runtime == 2
     assert section.samples.samples == len(_reference(LOGS[0])[0])
     assert "exact" not in section.to_json()["samples"]
 
@@ -131,7 +136,8 @@ def test_perfetto_export_has_an_instant_per_sample() -> None:
     buf = io.BytesIO()
     with open_source(log) as src:
         assert isinstance(src, EventlogSource)
-        export_timeline(src, "perfetto", buf)
+        writer = PerfettoWriter(buf)
+        finish_trace(writer, trace_of(src, [writer], samples=True))
     trace = pb.Trace()
     trace.ParseFromString(buf.getvalue())
     names = {

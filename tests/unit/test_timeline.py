@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats, stats_of_timeline
+from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
 from tests.eventlog_bytes import threads_log
 from tests.readers import eventlog_reader
-from tests.sources import read_timeline
+from tests.sources import eventlog_stats_of, read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"
@@ -199,7 +199,7 @@ def test_spans_nest_as_the_user_events_say(log: Path) -> None:
 @pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
 def test_parallel_logs_have_fewer_collections_than_gc_starts(log: Path) -> None:
     tl = read_timeline(log)
-    st = eventlog_stats(log)
+    st = eventlog_stats_of(log)
     starts = sum(len(c.caps) for c in tl.collections)
     assert st.gc_count == tl.gc.count < starts and tl.gc.parallel > 0
     assert st.gc_total == pytest.approx(sum(c.pause for c in tl.collections) / 1e9)
@@ -386,13 +386,13 @@ def test_eventlog_stats_never_reads_a_heap_event(monkeypatch: pytest.MonkeyPatch
     # Heap events are a sixth of a GC-heavy log and feed nothing stats prints.
     log = CORPUS / "leaky-hT.eventlog"
     assert read_timeline(log).heap
-    before = eventlog_stats(log)
+    before = eventlog_stats_of(log)
 
     def refuse(*args: object) -> None:
         raise AssertionError("a heap event was read")
 
     monkeypatch.setattr(TimelineBuilder, "_heap", refuse)
-    assert eventlog_stats(log) == before
+    assert eventlog_stats_of(log) == before
 
 
 def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
@@ -412,7 +412,7 @@ def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     assert tl.threads[-1].label == f"worker {MAX_THREADS}"
     assert tl.threads_dropped == 3
     assert tl.caps[0].mutator_ns == 1000  # the last thread's run, though it is not kept
-    stats = eventlog_stats(log)
+    stats = eventlog_stats_of(log)
     assert stats.threads_created == n
     said = f"3 threads past the first {MAX_THREADS:,} were not kept"
     assert stats.threads_note is not None and said in stats.threads_note

@@ -15,15 +15,12 @@ from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.render import perfetto as pf
-from halvm_prof.render.chrome_trace import write_chrome_trace
 from halvm_prof.render.export import guess_format
-from halvm_prof.render.perfetto import Instant, nest_lanes, write_perfetto
+from halvm_prof.render.perfetto import Instant, nest_lanes
 from halvm_prof.timeline.model import Span, Timeline
 from tests.conftest import CORPUS, DATA, Golden
-from tests.readers import eventlog_reader
-from tests.sources import read_timeline
+from tests.sources import chrome_trace, perfetto_trace, read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 LOGS = [
@@ -37,8 +34,7 @@ LOGS = [
 def _perfetto(log: Path | bytes, instants: list[Instant] | None = None) -> tuple[Any, Timeline]:
     buf = io.BytesIO()
     source = io.BytesIO(log) if isinstance(log, bytes) else log
-    with eventlog_reader(source) as r:
-        tl = write_perfetto(r.iter_sorted(), buf, instants=instants or [])
+    tl = perfetto_trace(source, buf, instants or [])
     trace = pb.Trace()
     trace.ParseFromString(buf.getvalue())
     return trace, tl
@@ -169,8 +165,7 @@ def test_cut_log_exports_mark_the_cut() -> None:
         trace, tl = _perfetto(data[:cut])
         _slices(trace)
         buf = io.BytesIO()
-        with EventlogReader(io.BytesIO(data[:cut])) as r:
-            write_chrome_trace(r.iter_sorted(), buf)
+        chrome_trace(io.BytesIO(data[:cut]), buf)
         events = json.loads(buf.getvalue())["traceEvents"]
         cut_x = [e for e in events if e["ph"] == "X" and "cut" in e.get("args", {})]
         assert len(cut_x) == sum(1 for iv in tl.intervals if iv.cut) + sum(
@@ -196,8 +191,7 @@ def test_nest_lanes_keeps_each_lane_nested() -> None:
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_chrome_trace_is_the_format_the_issue_names(log: Path) -> None:
     buf = io.BytesIO()
-    with eventlog_reader(log) as r:
-        tl = write_chrome_trace(r.iter_sorted(), buf)
+    tl = chrome_trace(log, buf)
     data = json.loads(buf.getvalue())
     events = data["traceEvents"]
     meta = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
@@ -221,8 +215,7 @@ def test_chrome_trace_spans_are_durations_and_a_cut_one_says_so() -> None:
     # timeline-N4's program exits inside a START/STOP span: no STOP may be made up for it.
     log = LOGS[1]
     buf = io.BytesIO()
-    with eventlog_reader(log) as r:
-        tl = write_chrome_trace(r.iter_sorted(), buf)
+    tl = chrome_trace(log, buf)
     assert any(s.cut for s in tl.spans) and any(not s.cut for s in tl.spans)
     events = json.loads(buf.getvalue())["traceEvents"]
     assert not [e for e in events if e["name"].startswith(("START ", "STOP "))]
@@ -289,8 +282,7 @@ def test_export_words_counts_of_one(tmp_path: Path) -> None:
 
 def test_chrome_trace_golden(golden: Golden) -> None:
     buf = io.BytesIO()
-    with eventlog_reader(CORPUS / "parfib-N2.eventlog") as r:
-        write_chrome_trace(r.iter_sorted(), buf)
+    chrome_trace(CORPUS / "parfib-N2.eventlog", buf)
     golden.check("timeline/parfib-N2.trace.json", buf.getvalue().decode("utf-8"))
 
 

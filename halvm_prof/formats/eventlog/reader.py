@@ -350,14 +350,11 @@ class EventlogReader(StreamReader):
         for batch in self.sweep(load):
             yield from batch
 
-    def sweep(
-        self, load: Callable[[Region, bytes, int], tuple[list[int], list[T]]]
-    ) -> Iterator[list[T]]:
-        """Time-ordered batches of whatever ``load`` makes of each region's events.
-
-        ``load(region, bytes, index)`` returns the events' keys and items, the ``i``-th key
-        being ``sort_key(time, index, i)`` of the ``i``-th item; batches come out in key order.
-        """
+    def loads(self) -> Iterator[tuple[int, Region, bytes, int | None]]:
+        """Each region's bytes in the order a time-ordered pass loads them (by earliest time):
+        (index, region, bytes, the earliest time of the region loaded next, None after the
+        last), so that events before that time can be let out in order. The walk that cuts
+        the regions (:meth:`regions`) runs first."""
         regions = self.regions()
         if not regions:
             return
@@ -371,13 +368,6 @@ class EventlogReader(StreamReader):
         data_offset = self.data_offset
         stream = self._seekable_stream() if kept is None else None
         order = sorted(range(len(regions)), key=lambda i: (regions[i].min_time, i))
-        # The pool holds bare int keys (cheap to sort and small); items stay in per-region
-        # lists, found from a key by its region bits and the index bits.
-        pool: list[int] = []
-        held: dict[int, list[T]] = {}
-        frees: list[tuple[int, int]] = []
-        rel_mask = _REL_MASK
-        idx_mask = (1 << _IDX_BITS) - 1
         for j, ridx in enumerate(order):
             region = regions[ridx]
             if kept is not None:
@@ -395,9 +385,27 @@ class EventlogReader(StreamReader):
                     offset=region.offset,
                     hint="read it again once the program has finished",
                 )
+            yield ridx, region, buf, regions[order[j + 1]].min_time if j + 1 < len(order) else None
+
+    def sweep(
+        self, load: Callable[[Region, bytes, int], tuple[list[int], list[T]]]
+    ) -> Iterator[list[T]]:
+        """Time-ordered batches of whatever ``load`` makes of each region's events.
+
+        ``load(region, bytes, index)`` returns the events' keys and items, the ``i``-th key
+        being ``sort_key(time, index, i)`` of the ``i``-th item; batches come out in key order.
+        """
+        # The pool holds bare int keys (cheap to sort and small); items stay in per-region
+        # lists, found from a key by its region bits and the index bits.
+        pool: list[int] = []
+        held: dict[int, list[T]] = {}
+        frees: list[tuple[int, int]] = []
+        rel_mask = _REL_MASK
+        idx_mask = (1 << _IDX_BITS) - 1
+        for ridx, region, buf, following in self.loads():
             keys, items = load(region, buf, ridx)
             del buf
-            limit = regions[order[j + 1]].min_time << _TIME_SHIFT if j + 1 < len(order) else None
+            limit = following << _TIME_SHIFT if following is not None else None
             if not pool and keys and (limit is None or keys[-1] < limit) and keys == sorted(keys):
                 # Nothing waits and the region is in time order before the next one begins (a
                 # log of one capability, mostly): its items are the batch as they are.

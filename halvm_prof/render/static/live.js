@@ -43,6 +43,11 @@
 
   function drawHeap(s) {
     const h = s.heap;
+    // Nothing to chart: the meta line says why and what to change, instead of an empty chart.
+    const box = $("heap-chart");
+    const wasHidden = box.hidden;
+    box.hidden = !!s.heap_why;
+    if (wasHidden && !box.hidden) heapChart.resize();
     const series = h.bands.map((b) => ({
       name: b.name, type: "line", stack: "heap", areaStyle: {}, showSymbol: h.times.length < 3,
       data: b.values.map((v, i) => [h.times[i] * 1000, v]),
@@ -61,8 +66,9 @@
       series: series,
     }, { replaceMerge: ["series"] });
     window.halvmLive.points = h.times.length;
-    text($("heap-meta"), plural(s.samples, "complete census", "complete censuses") + "; now " + bytes(h.last_total) +
-      ", peak " + bytes(h.peak_total));
+    $("heap-meta").className = s.heap_why ? "warn" : "meta";
+    text($("heap-meta"), s.heap_why || plural(s.samples, "complete census", "complete censuses") +
+      "; now " + bytes(h.last_total) + ", peak " + bytes(h.peak_total));
   }
 
   // One clock per axis: the eventlog's series on the bottom axis (seconds since start), the

@@ -247,9 +247,10 @@
     sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${plural(s.samples, "sample")}` +
       (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
         "statistics use all)" : "") +
-      (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
-    if (!s.samples) {
-      sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
+      (s.samples && !s.empty_why ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
+    if (s.empty_why) {
+      // No census, or only empty ones: the reason and what to change, not an empty chart.
+      sec.appendChild(el("p", { class: "warn empty" }, s.empty_why));
       return;
     }
     // A named -hi profile's groupings, the one the report was made with first: each holds
@@ -611,6 +612,43 @@
     window.halvmReport.samples[sec.dataset.index] = { chart: charts.indexOf(c), state: state, draw: draw,
       drawn: () => pending === null };
   }
+
+  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), the
+  // retainer sets holding it (-hr), its biography (-hb); each chart says which run it is from.
+  function huntCharts() {
+    const hunt = data.hunt;
+    if (!hunt) return;
+    window.halvmReport.hunt = [];
+    document.querySelectorAll("article.suspect").forEach((art) => {
+      const s = hunt.suspects[Number(art.dataset.index)];
+      const holder = art.querySelector(".hunt-charts");
+      // Every chart's box is laid out before any is drawn, so each takes its share of the row.
+      const boxes = s.charts.map(() => { const d = el("div", { class: "chart" }); holder.appendChild(d); return d; });
+      const drawn = [];
+      s.charts.forEach((series, k) => {
+        const c = echarts.init(boxes[k], null, { renderer: "canvas" });
+        charts.push(c);
+        window.addEventListener("resize", () => c.resize());
+        const top = maxOf(series.bands.map((b) => maxOf(b.values)));
+        c.setOption({
+          animation: false,
+          title: { text: series.title, textStyle: { fontSize: 13 } },
+          tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
+          legend: { type: "scroll", bottom: 0, textStyle: { fontSize: 11 } },
+          grid: { left: 70, right: 15, top: 35, bottom: 50 },
+          xAxis: { type: "value", name: "s", min: 0, axisLabel: { formatter: (v) => num(v, 2) } },
+          yAxis: byteAxis(top),
+          series: series.bands.map((b) => ({
+            name: b.name, type: "line", stack: "total", areaStyle: {}, symbol: "none",
+            data: b.values.map((v, i) => [series.times[i], v]),
+          })),
+        });
+        drawn.push(c);
+      });
+      window.halvmReport.hunt.push(drawn);
+    });
+  }
+  huntCharts();
 
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];
