@@ -256,3 +256,29 @@ def test_a_binary_without_source_notes_says_how_to_get_them() -> None:
     (f,) = a.functions
     assert f.samples > 0 and f.unnoted == f.samples and not f.spans
     assert any("GHC 9.2 and later write them only with -g3" in n for n in a.notes)
+
+
+def test_text_and_page_of_no_function_and_of_a_function_without_source() -> None:
+    from dataclasses import replace
+
+    from halvm_prof.render.annotate import annotation_page, format_annotation
+
+    require_program("objdump", "binutils")
+    with open_source(PERF / "work.perf.data") as source:
+        # sources not found: the lines are there, without text, and the page says where to look
+        a = perf_annotate(source, PERF / "work", symbol="collatz", source_dirs=())
+    (f,) = a.functions
+    if not f.missing_sources:  # the binary's folder holds Work.hs: nothing is missing
+        assert all(ln.text is not None for ln in f.lines)
+    lost = replace(f, lines=tuple(replace(ln, text=None) for ln in f.lines),
+                   missing_sources=("Work.hs",))  # fmt: skip
+    text = format_annotation(replace(a, functions=(lost,)))
+    assert "Work.hs  (not found: --source-dir)" in text
+    rows = text.splitlines()
+    assert all(any(r.endswith(f"% {ln.line:>5}") for r in rows) for ln in f.lines)
+    page = annotation_page(replace(a, functions=(lost,)))
+    assert "not found: give --source-dir" in page
+    none = replace(a, functions=())
+    assert format_annotation(none).count("\n") == 3
+    assert "0 functions annotated" in format_annotation(none)
+    assert 'id="annotate-data"' in annotation_page(none)
