@@ -49,6 +49,7 @@ RunStatus = Literal["ok", "crashed", "timed out", "no profile", "missing", "not 
 
 #: What each mode's run answers, by its breakdown letter.
 MODES = {
+    "i": "which info tables, with their source spans (GHC 9.2 on, -finfo-table-map)",
     "c": "which cost-centre stacks produce what grows",
     "r": "which retainer sets hold it",
     "d": "what it is (closure descriptions)",
@@ -80,7 +81,7 @@ _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 
 
 @dataclass(frozen=True, slots=True)
-class Band:
+class HuntBand:
     """One band of a profile: its figures over the run and its (thinned) series."""
 
     name: str
@@ -109,7 +110,7 @@ class Profile:
     duration: float
     peak_total: int
     times: tuple[float, ...]
-    bands: tuple[Band, ...]
+    bands: tuple[HuntBand, ...]
     bands_without_series: int = 0
 
     def shares(self) -> tuple[tuple[str, float], ...]:
@@ -188,7 +189,7 @@ class ProfileFold:
         bands = []
         for name, s in stats.items():
             bands.append(
-                Band(
+                HuntBand(
                     name=name,
                     integrated=s.integrated,
                     max=s.max,
@@ -219,7 +220,9 @@ def read_profile(label: str, reader: HeapSampleReader, mode: str | None = None) 
     fold = ProfileFold()
     for sample in reader:
         fold.add(sample)
-    return fold.profile(label, reader.header.job, mode)
+    # An eventlog's header names only the program; its command line has the RTS flags.
+    job = getattr(reader, "command_line", "") or reader.header.job
+    return fold.profile(label, job, mode)
 
 
 def read_job(job: str) -> tuple[str, str | None, tuple[str, ...]]:
@@ -278,7 +281,7 @@ def _fit(xs: Sequence[float], ys: Sequence[int]) -> tuple[float, float]:
     return slope, min(1.0, r2)
 
 
-def rises(profile: Profile, band: Band) -> tuple[float, float, int] | None:
+def rises(profile: Profile, band: HuntBand) -> tuple[float, float, int] | None:
     """The band's rise to its peak (slope, R², index of the peak) when it grows as a leak does:
     a good linear fit up to its peak, over at least :data:`MIN_RISE_SPAN` of the run, by at
     least ``LEAK_MIN_GROWTH`` of the peak total. A band that grows all run and one that grows,
@@ -300,7 +303,7 @@ def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect,
     """The growing bands of a ``-hc`` profile, by producer, the largest first (at most
     ``limit``): the existing leak rule (a good linear fit over the run, GHC's exit census left
     out) or a rise to a peak that was let go before the end."""
-    found: dict[str, list[tuple[Band, float, float, int]]] = {}
+    found: dict[str, list[tuple[HuntBand, float, float, int]]] = {}
     for band in profile.bands:
         rise = rises(profile, band)
         if rise is None and band.leak:
@@ -348,7 +351,7 @@ class Share:
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class HuntRun:
     """One run of a hunt, or one that would settle more: its mode, the ``+RTS`` line, how it
     went and (when it worked) its file."""
 
@@ -378,6 +381,8 @@ class SuspectVerdict:
     producer: str
     what: str | None
     descriptions: tuple[Share, ...]
+    #: ``-hi``: the named info tables (``name :: type (Module:file:span)``), largest first.
+    info_tables: tuple[Share, ...]
     types: tuple[Share, ...]
     made_by: tuple[str, ...]
     held_by: tuple[Share, ...]
@@ -388,7 +393,7 @@ class SuspectVerdict:
     fix: FixClass
     verdict: str
     evidence: tuple[str, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     charts: tuple[Series, ...]
     peak: int
     slope: float
@@ -399,6 +404,7 @@ class SuspectVerdict:
             "producer": self.producer,
             "what": self.what,
             "descriptions": plain(self.descriptions),
+            "info_tables": [s.name for s in self.info_tables],
             "types": plain(self.types),
             "made_by": list(self.made_by),
             "held_by": [h.name for h in self.held_by],
@@ -424,7 +430,7 @@ class HuntResult:
 
     program: str
     suspects: tuple[SuspectVerdict, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     censuses: int
     duration: float
     peak_total: int
@@ -460,6 +466,11 @@ def restriction(mode: str, producer: str) -> list[str]:
 
 def rts_line(flags: Iterable[str]) -> str:
     return " ".join(["+RTS", *flags, "-RTS"])
+
+
+def named_table(band: str) -> bool:
+    """Whether a ``-hi`` band is named (by the eventlog's IPE entries), not an address."""
+    return not band.startswith("0x")
 
 
 def is_thunk(description: str) -> bool:
@@ -551,7 +562,7 @@ def _kind(
 
 
 def _biography(
-    profile: Profile | None, kind: Kind | None, failed: Run | None, evidence: list[str]
+    profile: Profile | None, kind: Kind | None, failed: HuntRun | None, evidence: list[str]
 ) -> tuple[tuple[Share, ...] | None, str]:
     """The ``-hb`` shares and what they say: evidence only where they mean something."""
     if profile is None:
@@ -599,7 +610,7 @@ def judge(
     suspect: Suspect,
     producer_run: Profile,
     profiles: Mapping[str, Profile],
-    runs: Sequence[Run],
+    runs: Sequence[HuntRun],
     thunk_producers: frozenset[str] = frozenset(),
 ) -> SuspectVerdict:
     """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
@@ -615,6 +626,10 @@ def judge(
 
     kind = _kind(descriptions, types, evidence)
     what = _what(descriptions, types)
+    tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
+    if tables:
+        what = (what + "; " if what else "") + "info table " + tables[0].name
+        evidence.append(f"-hi: {_listed(tables, 2)}")
 
     # Who holds it.
     holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
@@ -669,6 +684,7 @@ def judge(
         producer=suspect.producer,
         what=what,
         descriptions=descriptions,
+        info_tables=tables,
         types=types,
         made_by=suspect.made_by,
         held_by=held,
@@ -690,7 +706,7 @@ def judge_all(
     producer_run: Profile,
     suspects: Sequence[Suspect],
     profiles: Mapping[str, Mapping[str, Profile]],
-    runs: Mapping[str, Sequence[Run]],
+    runs: Mapping[str, Sequence[HuntRun]],
 ) -> tuple[SuspectVerdict, ...]:
     """Every suspect's verdict, joined: data held by another suspect's thunks is that lazy
     accumulation too. ``profiles`` and ``runs`` by producer, then mode."""
@@ -768,23 +784,25 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
             )
     suspects = find_suspects(producer_run, max_suspects)
     by_mode: dict[str, dict[str, Profile]] = {}
-    runs: dict[str, list[Run]] = {}
+    runs: dict[str, list[HuntRun]] = {}
     settle: list[str] = []
-    first = Run("c", rts_line(["-hc"]), "ok", file=producer_run.label)
+    first = HuntRun("c", rts_line(["-hc"]), "ok", file=producer_run.label)
     for s in suspects:
         mine = runs.setdefault(s.producer, [first])
-        for mode in SUSPECT_MODES:
+        for mode in (*SUSPECT_MODES, "i"):
             match = next(
                 (p for p in profiles if p.mode == mode and _restricted_to(p) == s.producer), None
             )
             line = rts_line(restriction(mode, s.producer))
+            if match is None and mode == "i":
+                continue  # only a build with -finfo-table-map has it to give
             if match is None:
-                mine.append(Run(mode, line, "missing", "no such file was given"))
+                mine.append(HuntRun(mode, line, "missing", "no such file was given"))
                 if mode != "y":
                     settle.append(line)
                 continue
             by_mode.setdefault(s.producer, {})[mode] = match
-            mine.append(Run(mode, line, "ok", file=match.label))
+            mine.append(HuntRun(mode, line, "ok", file=match.label))
     verdicts = judge_all(producer_run, suspects, by_mode, runs)
     return HuntResult(
         program=programs[0] if programs else "",
@@ -792,7 +810,9 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
         runs=(
             first,
             *tuple(
-                Run(p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label)
+                HuntRun(
+                    p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label
+                )
                 for p in profiles
                 if p is not producer_run
             ),
