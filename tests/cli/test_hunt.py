@@ -343,3 +343,43 @@ def test_an_info_table_map_names_the_thunks_source_span(
     # Lazy.hs line 23: c `seq` modifyIORef total (+ c), the section (+ c) and its thunks.
     assert any("Lazy.hs:23:" in t for t in s["info_tables"]), s["info_tables"]
     assert "Lazy.hs:23:" in s["what"]
+
+
+def test_every_run_reads_the_same_standard_input(tmp_path: Path) -> None:
+    # Picky - reads its size from standard input: a run given none would fail to read it.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        exe = str(Path(hunted.command[0]).resolve())
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "halvm_prof",
+                "hunt",
+                "--json",
+                "--suspects",
+                "1",
+                "--",
+                exe,
+                "-",
+            ],
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+            input=b"30000\n",
+            capture_output=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        (s,) = json.loads(done.stdout)["suspects"]
+        assert s["fix"] == "accumulator"
+        # Every run but -hb (which Picky crashes on purpose) read the size and ended well.
+        assert [r["status"] for r in s["runs"] if r["mode"] != "b"] == ["ok"] * 4
+        assert not (tmp_path / ".hunt-stdin").exists()
+        short = subprocess.run(
+            [sys.executable, "-m", "halvm_prof", "hunt", "--", exe, "-"],
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+            input=b"10\n",
+            capture_output=True,
+            timeout=300,
+        )
+        assert short.returncode == 1 and b"too soon to see anything grow" in short.stderr

@@ -1,6 +1,7 @@
 -- Accum's leak, in a program that crashes (SIGSEGV, as GHC 9.0.2's -hb run of a list walked
 -- twice did) whenever it is run with biographical profiling (+RTS -hb): the hunt must still
--- give a verdict from its other runs and say which mode failed.
+-- give a verdict from its other runs and say which mode failed. With the argument "-" it reads
+-- its size from standard input, which every run of a hunt must get alike.
 module Main (main) where
 
 import Data.List (foldl')
@@ -21,8 +22,11 @@ main :: IO ()
 main = do
   flags <- getProfFlags
   args <- getArgs
-  let n = case args of (a:_) -> read a; _ -> 30000
-      logged = foldl' record [] [1 .. n]
+  n <- case args of
+    ["-"] -> readLn
+    (a:_) -> pure (read a)
+    _ -> pure 30000
+  let logged = foldl' record [] [1 .. n]
   case doHeapProfile flags of
     HeapByLDV -> print (length (take 1000 logged)) >> raiseSignal sigSEGV
     _ -> pure ()
