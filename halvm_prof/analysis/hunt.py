@@ -644,10 +644,13 @@ def judge(
     held_words = tuple(holder_in_words(h.name) for h in held)
     if held and fix != "unsettled":
         verdict += f"; held by {held_words[0]}"
-    for mode, run in failed.items():
-        if run.status in ("crashed", "timed out", "no profile"):
-            verdict += f" (the -h{mode} run {run.status}; the verdict is the other runs')"
-            break
+    broken = [
+        f"the -h{mode} run {run.status}"
+        for mode, run in failed.items()
+        if run.status in ("crashed", "timed out", "no profile")
+    ]
+    if broken:
+        verdict += f" ({', '.join(broken)}; the verdict is the other runs')"
     charts = tuple(
         c
         for c in (

@@ -165,7 +165,7 @@ def test_a_mode_that_crashes_leaves_a_verdict_from_the_others(
         assert bio["status"] == "crashed"
         assert bio["note"] == "killed by SIGSEGV"
         assert s["biography"] is None and "crashed" in s["biography_note"]
-        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"]
+        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"], s["runs"]
         text = hunt(hunted, "--suspects", "1", monkeypatch=monkeypatch).stdout
         assert "the -hb run crashed: killed by SIGSEGV" in text
 
@@ -383,3 +383,24 @@ def test_every_run_reads_the_same_standard_input(tmp_path: Path) -> None:
             timeout=300,
         )
         assert short.returncode == 1 and b"too soon to see anything grow" in short.stderr
+
+
+def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Picky hang never ends under -hy (and crashes under -hb): --timeout stops that run alone.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "hang"], hunted.cwd)
+        args = ["--json", "--suspects", "1", "--timeout", "15"]
+        data = as_json(hunt(hunted, *args, monkeypatch=monkeypatch))
+        (s,) = data["suspects"]
+        status = {r["mode"]: (r["status"], r["note"]) for r in s["runs"]}
+        assert status["y"] == ("timed out", "stopped after --timeout 15s")
+        assert status["b"] == ("crashed", "killed by SIGSEGV")
+        assert status["r"][0] == status["d"][0] == "ok"
+        # -hd still says what it is; the type is what the failed run would have said.
+        assert s["kind"] == "data" and s["what"] == "(:)" and s["fix"] == "accumulator"
+        assert s["verdict"].endswith(
+            "(the -hy run timed out, the -hb run crashed; the verdict is the other runs')"
+        )
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
