@@ -404,3 +404,26 @@ def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
             "(the -hy run timed out, the -hb run crashed; the verdict is the other runs')"
         )
         assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
+
+
+def test_a_program_that_is_not_ghcs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    line = one_line_error(hunt(Hunted(["/bin/true"], tmp_path), monkeypatch=monkeypatch))
+    assert "does not answer +RTS --info as a GHC program does" in line
+
+
+def test_an_output_folder_with_a_hunts_runs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    earlier = runs / "01-hc.hp"
+    earlier.write_text("an earlier hunt's")
+    with program("9.0", "Steady", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
+        line = one_line_error(hunt(hunted, "-o", str(runs), monkeypatch=monkeypatch))
+        assert "already holds the runs of a hunt" in line
+        # A hunt that fails (Steady 1 ends at once) removes its runs, and only its own.
+        fresh = tmp_path / "fresh"
+        line = one_line_error(hunt(hunted, "-o", str(fresh), monkeypatch=monkeypatch))
+        assert "too soon" in line and not fresh.exists()
+    assert earlier.read_text() == "an earlier hunt's"
