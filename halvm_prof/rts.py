@@ -14,15 +14,19 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from halvm_prof.errors import ConfigError
 
 #: Default census interval of GHC's heap profiler (``-i``), in seconds.
 DEFAULT_INTERVAL = 0.1
-#: Heap profile breakdowns that need the program built with ``-prof``.
-PROFILED_MODES = frozenset("cmdyrb")
-HEAP_MODES = PROFILED_MODES | {"T"}
+#: The FIFO ``run`` has the RTS write its eventlog to (``-ol<run folder>/.eventlog.fifo``).
+RUN_FIFO = ".eventlog.fifo"
+#: Heap profile breakdowns that need the program built with ``-prof`` (``e``: GHC 9.10's eras).
+PROFILED_MODES = frozenset("cmdyrbe")
+#: The breakdowns GHC 9.0 knows (later ones in :func:`plan_flags`).
+HEAP_MODES = frozenset("cmdyrbT")
 TIME_FLAGS = ("-p", "-pa", "-pj", "-P")
 _HEAP = re.compile(r"^-h(.?)(.*)$")
 _C_DOUBLE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -84,7 +88,18 @@ def parse_rts(text: str) -> RtsPlan:
         words = shlex.split(text)
     except ValueError as e:
         raise ConfigError(f"cannot read the RTS flags {text!r}: {e}") from e
+    return plan_flags(words)
+
+
+def plan_flags(words: Sequence[str], ghc: tuple[int, ...] = (9, 0)) -> RtsPlan:
+    """:func:`parse_rts` of flags already split into words, as the RTS of GHC ``ghc`` reads
+    them: ``-hi`` is a heap mode from 9.2 on (by info table, without ``-prof`` too), ``-he``
+    from 9.10 (by era, with ``-prof``)."""
     flags = [w for w in words if w not in ("+RTS", "-RTS")]
+    modes = set(HEAP_MODES)
+    modes |= {"i"} if ghc >= (9, 2) else set()
+    modes |= {"e"} if ghc >= (9, 10) else set()
+    version = ".".join(map(str, ghc[:2]))
     time_flag: str | None = None
     heap_mode: str | None = None
     heap_flag: str | None = None
@@ -101,18 +116,19 @@ def parse_rts(text: str) -> RtsPlan:
         elif m := _HEAP.match(flag):
             letter, rest = m.group(1), m.group(2)
             mode = "" if letter == "" else letter if letter == "T" else letter.lower()
-            if mode not in HEAP_MODES and mode != "":
+            if mode not in modes and mode != "":
                 raise ConfigError(
-                    f"GHC 9.0's RTS refuses {flag}: invalid heap profile option",
-                    hint="use one of -hc -hm -hd -hy -hr -hb -hT (-hi needs GHC 9.2)",
+                    f"GHC {version}'s RTS refuses {flag}: invalid heap profile option",
+                    hint="use one of -hc -hm -hd -hy -hr -hb -hT"
+                    + (" -hi" if "i" in modes else " (-hi needs GHC 9.2)"),
                 )
-            if rest and mode != "T":
+            if rest and mode not in ("T", "i"):
                 restrictions.append(flag)  # e.g. -hcMain: narrows a profile, writes none
                 continue
             if rest:
                 raise ConfigError(
                     f"{flag}: GHC reads this differently in profiled and plain builds",
-                    hint="write -hT alone",
+                    hint=f"write -h{mode} alone",
                 )
             if heap_mode is not None:
                 raise ConfigError(
@@ -189,6 +205,84 @@ def split_rts(words: list[str]) -> tuple[list[str], list[str]]:
     return args, rts
 
 
+@dataclass(frozen=True, slots=True)
+class RtsInfo:
+    """What a GHC program's ``+RTS --info`` says of its runtime: ``ghc`` (the version, such as
+    ``(9, 6, 6)``), ``way`` (``rts_thr_p``...) and ``with_rtsopts`` (flags linked in with
+    ``-with-rtsopts``, which the RTS reads before any given)."""
+
+    ghc: tuple[int, ...]
+    way: str
+    with_rtsopts: str = ""
+
+    @property
+    def version(self) -> str:
+        return ".".join(map(str, self.ghc))
+
+    @property
+    def parts(self) -> frozenset[str]:
+        return frozenset(self.way.split("_")[1:])
+
+    @property
+    def threaded(self) -> bool:
+        return "thr" in self.parts
+
+    @property
+    def profiled(self) -> bool:
+        return "p" in self.parts
+
+    @property
+    def eventlog(self) -> bool:
+        """Whether it can write an eventlog (``+RTS -l``): every way from GHC 9.4; before, the
+        ``-eventlog``, ``-debug`` and profiling ways."""
+        return self.ghc >= (9, 4) or bool({"l", "debug", "p"} & self.parts)
+
+    @property
+    def flushes(self) -> bool:
+        """Whether ``--eventlog-flush-interval`` flushes anything: GHC 9.2 added it, and only the
+        threaded RTS's ticker acts on it (the non-threaded RTS takes the flag and ignores it)."""
+        return self.ghc >= (9, 2) and self.threaded
+
+
+_INFO_PAIR = re.compile(r'\(\s*"((?:[^"\\]|\\.)*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def parse_rts_info(text: str) -> RtsInfo | None:
+    """The facts of ``+RTS --info``'s output, or None when it is not GHC's.
+
+    GHC writes a Haskell list of pairs, one a line, the comma leading: `` ,("RTS way",
+    "rts_thr")``; a pair is read whole, never split at a comma."""
+    pairs = dict(_INFO_PAIR.findall(text))
+    version, way = pairs.get("GHC version", ""), pairs.get("RTS way", "")
+    if pairs.get("GHC RTS") != "YES" or not re.fullmatch(r"\d+(\.\d+)*", version):
+        return None
+    if not way.startswith("rts"):
+        return None
+    ghc = tuple(int(p) for p in version.split("."))
+    return RtsInfo(ghc, way, pairs.get("Flag -with-rtsopts", ""))
+
+
+def split_command(words: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """A program's command line as its RTS reads it: the words it passes on, the RTS flags
+    (between ``+RTS`` and ``-RTS``, or to the end), and the words after ``--RTS``, which the
+    RTS hands on verbatim."""
+    args: list[str] = []
+    rts: list[str] = []
+    verbatim: list[str] = []
+    inside = False
+    for i, w in enumerate(words):
+        if w == "--RTS":
+            verbatim = list(words[i + 1 :])
+            break
+        if w == "+RTS":
+            inside = True
+        elif w == "-RTS":
+            inside = False
+        else:
+            (rts if inside else args).append(w)
+    return args, rts, verbatim
+
+
 def extract_rts(extra: str) -> str:
     """The RTS part of a kernel command line: what stands between ``+RTS`` and ``-RTS``."""
     return " ".join(split_rts(extra.split())[1])
@@ -209,3 +303,39 @@ def heap_exhausted(code: int | None, stderr: str) -> str | None:
     if not said:
         return f"exit code {EXIT_HEAP_OVERFLOW}, the RTS's code for an exhausted heap"
     return " ".join(said) + (f" (exit code {code})" if code is not None else "")
+
+
+def shown_job(job: str) -> str:
+    """A profile's JOB line as the user ran it: without the ``-ol`` flag naming ``run``'s own
+    eventlog FIFO, an internal path the user never typed."""
+    words = job.split(" ")
+    kept = [w for w in words if not (w.startswith("-ol") and w.endswith(RUN_FIFO))]
+    return job if len(kept) == len(words) else " ".join(kept)
+
+
+def census_interval(job: str) -> float | None:
+    """The heap census interval (``-i``, seconds) a JOB line's RTS flags set, or None (GHC's
+    default, or a JOB line without the flags, as an eventlog's)."""
+    interval: float | None = None
+    for flag in split_rts(job.split())[1]:
+        value = flag[2:]
+        if flag.startswith("-i") and _C_DOUBLE.match(value):
+            interval = float(value)
+    return interval
+
+
+def no_census_why(interval: float | None) -> str:
+    """Why a program that ended within its first census interval left nothing on the heap
+    chart, and what to change (``interval``: the run's ``-i``, None when not known)."""
+    every = (
+        f"each heap profile interval (+RTS -i, {DEFAULT_INTERVAL:g} s by default)"
+        if interval is None
+        else f"every {interval:g} s (+RTS -i{interval:g})"
+        if interval
+        else "at every major GC (+RTS -i0)"
+    )
+    return (
+        f"GHC takes a census {every}, and the program ended before one found anything on the "
+        "heap. Run it for longer, or with a shorter interval (+RTS -i0.01; halvm-prof run "
+        "--interval 0.01)."
+    )

@@ -538,6 +538,75 @@ def _chart(title: str, profile: Profile | None, n: int = 6) -> Series | None:
     return Series(title, profile.times, tuple((drop_stack_number(b.name), b.values) for b in kept))
 
 
+def _kind(
+    descriptions: tuple[Share, ...], types: tuple[Share, ...], evidence: list[str]
+) -> Kind | None:
+    """What the suspect is: work not yet done (thunks) or data, by its ``-hd`` closures (else
+    its ``-hy`` types); None when neither run says."""
+    if descriptions:
+        thunks = sum(s.share for s in descriptions if is_thunk(s.name))
+        kind: Kind = "thunks" if thunks >= 0.5 else "data"
+        evidence.append(
+            f"-hd: {_listed(descriptions)}: "
+            + (
+                f"{_percent(thunks)} thunks or functions (unevaluated work)"
+                if kind == "thunks"
+                else f"{_percent(1 - thunks)} evaluated constructors (data)"
+            )
+        )
+        return kind
+    if types:
+        thunks = sum(s.share for s in types if is_thunk_type(s.name))
+        evidence.append(f"-hy: {_listed(types)}")
+        return "thunks" if thunks >= 0.5 else "data"
+    return None
+
+
+def _biography(
+    profile: Profile | None, kind: Kind | None, failed: Run | None, evidence: list[str]
+) -> tuple[tuple[Share, ...] | None, str]:
+    """The ``-hb`` shares and what they say: evidence only where they mean something."""
+    if profile is None:
+        if failed is not None:
+            return None, f"the -hb run {failed.status}" + (
+                f" ({failed.note})" if failed.note else ""
+            )
+        return None, "no -hb run"
+    shares = dict(profile.shares())
+    biography = tuple(Share(k, shares.get(k, 0.0)) for k in _BIOGRAPHY)
+    if kind != "thunks":
+        return biography, (
+            "not weighed: with pointer tagging evaluated constructors are seldom entered, "
+            "so -hb calls data void or drag whether it is used again or not"
+        )
+    idle = shares.get("LAG", 0.0) + shares.get("DRAG", 0.0) + shares.get("VOID", 0.0)
+    evidence.append(f"-hb: {_percent(idle)} lag, drag or void")
+    return biography, (
+        f"weighed: {_percent(idle)} of these thunks are lag, drag or void "
+        "(made long before use, or never used again)"
+    )
+
+
+def _fix(
+    kind: Kind | None,
+    holder: Share | None,
+    fell: bool,
+    thunk_producers: frozenset[str],
+    evidence: list[str],
+) -> FixClass:
+    """The class of fix the evidence points to."""
+    if kind == "thunks":
+        return "lazy"
+    if kind == "data" and holder is not None and holder.name in thunk_producers:
+        evidence.append(f"{holder.name} is a suspect made of thunks: these are what they hold")
+        return "lazy"
+    if kind == "data" and fell:
+        return "second-pass"
+    if kind == "data" and holder is not None:
+        return "accumulator" if holder.name == "SYSTEM" else "collection"
+    return "unsettled"
+
+
 def judge(
     suspect: Suspect,
     producer_run: Profile,
@@ -556,23 +625,7 @@ def judge(
     evidence: list[str] = []
     failed = {r.mode: r for r in runs if r.status not in ("ok",)}
 
-    # What it is, and whether it is work not yet done (thunks) or data.
-    kind: Kind | None = None
-    if descriptions:
-        thunks = sum(s.share for s in descriptions if is_thunk(s.name))
-        kind = "thunks" if thunks >= 0.5 else "data"
-        evidence.append(
-            f"-hd: {_listed(descriptions)}: "
-            + (
-                f"{_percent(thunks)} thunks or functions (unevaluated work)"
-                if kind == "thunks"
-                else f"{_percent(1 - thunks)} evaluated constructors (data)"
-            )
-        )
-    elif types:
-        thunks = sum(s.share for s in types if is_thunk_type(s.name))
-        kind = "thunks" if thunks >= 0.5 else "data"
-        evidence.append(f"-hy: {_listed(types)}")
+    kind = _kind(descriptions, types, evidence)
     what = _what(descriptions, types)
     tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
     if tables:
@@ -584,30 +637,7 @@ def judge(
     if held:
         evidence.append(f"-hr: held by {_listed(held)}")
 
-    # The biography: evidence only where it means something.
-    biography: tuple[Share, ...] | None = None
-    bio_note: str | None = None
-    if bio_profile is not None:
-        shares = dict(bio_profile.shares())
-        biography = tuple(Share(k, shares.get(k, 0.0)) for k in _BIOGRAPHY)
-        if kind == "thunks":
-            idle = shares.get("LAG", 0.0) + shares.get("DRAG", 0.0) + shares.get("VOID", 0.0)
-            bio_note = (
-                f"weighed: {_percent(idle)} of these thunks are lag, drag or void "
-                "(made long before use, or never used again)"
-            )
-            evidence.append(f"-hb: {_percent(idle)} lag, drag or void")
-        else:
-            bio_note = (
-                "not weighed: with pointer tagging evaluated constructors are seldom entered, "
-                "so -hb calls data void or drag whether it is used again or not"
-            )
-    elif "b" in failed:
-        bio_note = f"the -hb run {failed['b'].status}" + (
-            f" ({failed['b'].note})" if failed["b"].note else ""
-        )
-    else:
-        bio_note = "no -hb run"
+    biography, bio_note = _biography(bio_profile, kind, failed.get("b"), evidence)
 
     growth = (
         f"-hc: grows at {suspect.slope / 1024:.1f} KiB/s (R² {suspect.r2:.2f}) to "
@@ -623,18 +653,7 @@ def judge(
         ),
     )
 
-    fix: FixClass
-    if kind == "thunks":
-        fix = "lazy"
-    elif kind == "data" and holder is not None and holder.name in thunk_producers:
-        fix = "lazy"
-        evidence.append(f"{holder.name} is a suspect made of thunks: these are what they hold")
-    elif kind == "data" and suspect.fell:
-        fix = "second-pass"
-    elif kind == "data" and holder is not None:
-        fix = "accumulator" if holder.name == "SYSTEM" else "collection"
-    else:
-        fix = "unsettled"
+    fix = _fix(kind, holder, suspect.fell, thunk_producers, evidence)
 
     settle = [m for m in SUSPECT_MODES if m in failed and m in "rdy"]
     verdict = FIXES[fix]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
-from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
+from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.hunt import HuntResult
@@ -37,7 +37,8 @@ from halvm_prof.model import (
     HeapSampleReader,
     folded_bands_note,
 )
-from halvm_prof.words import joined
+from halvm_prof.rts import census_interval, no_census_why, shown_job
+from halvm_prof.words import joined, plural
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -183,12 +184,28 @@ class HeapSection:
     #: A named ``-hi`` profile's other groupings (``view.group_by`` is the one above), in
     #: ``GROUPINGS`` order; none for other profiles.
     groupings: tuple[HeapGrouping, ...] = ()
+    #: Why there is nothing to draw (no census, or none with anything in it), and what to
+    #: change; None when there is.
+    empty_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = _without_limit_note(plain(self))
         if not self.groupings:
             del data["groupings"]  # every other profile keeps its JSON as it was
         return data
+
+
+def _empty_why(job: str, censuses: int, peak: int, drawn: Sequence[HeapSample]) -> str | None:
+    """Why a heap profile has nothing to draw, and what to change (a program that ended
+    within its first census interval has only GHC's empty censuses at start and exit)."""
+    if censuses and peak:
+        return None
+    held = (
+        f"{plural(censuses, 'census', 'censuses')}, the last at {drawn[-1].time:g} s, all empty"
+        if censuses and drawn
+        else "no census"
+    )
+    return f"Nothing to draw: {held}. {no_census_why(census_interval(job))}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +241,8 @@ class ProfSection:
     total_alloc: int
     complete: bool
     note: str | None
-    table: tuple[CostCentreRow, ...]
-    folded: tuple[CostCentreRow, ...]
+    table: tuple[CostCentreTotals, ...]
+    folded: tuple[CostCentreTotals, ...]
     tree: tuple[TreeNode, ...]
     kind: Literal["prof"] = "prof"
     #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
@@ -429,7 +446,8 @@ class HeapSectionBuilder:
         return HeapSection(
             title=title,
             source=source,
-            job=header.job,
+            job=shown_job(header.job),
+            empty_why=_empty_why(header.job, self.acc.censuses, self.acc.peak_total, samples),
             date=header.date,
             units=(header.sample_unit, header.value_unit),
             complete=complete,
@@ -610,7 +628,7 @@ def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
 def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
     """The section of a cost-centre profile: the table, most time (then allocation) first and
     rows that record nothing folded apart, and the call tree with flame weights."""
-    rows = [cost_centre_row(t) for t in aggregate(profile)]
+    rows = [t.rounded() for t in aggregate(profile)]
     rows.sort(
         key=lambda r: (
             -r.individual_time,

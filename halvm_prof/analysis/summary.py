@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from halvm_prof.analysis.costcentre import (
-    CostCentreRow,
+    CostCentreTotals,
     aggregate,
-    cost_centre_row,
     hottest_path,
     rts_time,
     top,
@@ -38,6 +37,7 @@ from halvm_prof.inputs.heap_stats import (
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
+from halvm_prof.rts import shown_job
 from halvm_prof.words import joined
 
 TOP = 10
@@ -127,10 +127,10 @@ class ProfSummary:
     tree_nodes: int
     complete: bool
     note: str | None
-    top_time: tuple[CostCentreRow, ...]
-    top_alloc: tuple[CostCentreRow, ...]
-    top_inherited_time: tuple[CostCentreRow, ...]
-    top_inherited_alloc: tuple[CostCentreRow, ...]
+    top_time: tuple[CostCentreTotals, ...]
+    top_alloc: tuple[CostCentreTotals, ...]
+    top_inherited_time: tuple[CostCentreTotals, ...]
+    top_inherited_alloc: tuple[CostCentreTotals, ...]
     rts_time: dict[str, float]
     hottest_path: tuple[PathStep, ...]
     hottest_alloc_path: tuple[PathStep, ...]
@@ -284,7 +284,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
     kept = top_bands(acc, top_n)
 
     return HeapSummary(
-        job=header.job,
+        job=shown_job(header.job),
         date=header.date,
         sample_unit=header.sample_unit,
         value_unit=header.value_unit,
@@ -316,7 +316,7 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
     totals = aggregate(profile)
     # The root (MAIN) inherits 100% of everything: ranking it says nothing.
     root = (profile.root.cc.label, profile.root.cc.module)
-    below = [t for t in totals if (t.label, t.module) != root]
+    below = [t for t in totals if (t.cost_centre, t.module) != root]
     return ProfSummary(
         format=profile.format,
         program=profile.program,
@@ -327,14 +327,14 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
         total_ticks=profile.total_ticks,
         tick_interval_us=profile.tick_interval_us,
         total_alloc=profile.total_alloc,
-        cost_centres=len({(t.label, t.module) for t in totals}),
+        cost_centres=len({(t.cost_centre, t.module) for t in totals}),
         tree_nodes=tree_size(profile),
         complete=profile.complete,
         note=profile.note,
-        top_time=tuple(cost_centre_row(t) for t in top(totals, "individual_time", top_n)),
-        top_alloc=tuple(cost_centre_row(t) for t in top(totals, "individual_alloc", top_n)),
-        top_inherited_time=tuple(cost_centre_row(t) for t in top(below, "inherited_time", top_n)),
-        top_inherited_alloc=tuple(cost_centre_row(t) for t in top(below, "inherited_alloc", top_n)),
+        top_time=tuple(t.rounded() for t in top(totals, "individual_time", top_n)),
+        top_alloc=tuple(t.rounded() for t in top(totals, "individual_alloc", top_n)),
+        top_inherited_time=tuple(t.rounded() for t in top(below, "inherited_time", top_n)),
+        top_inherited_alloc=tuple(t.rounded() for t in top(below, "inherited_alloc", top_n)),
         rts_time=rts_time(profile),
         hottest_path=_path(hottest_path(profile)),
         hottest_alloc_path=_path(hottest_path(profile, by="alloc")),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -292,6 +294,21 @@ def live(
     help="Run on N capabilities (+RTS -N, needs a -threaded program).",
 )
 @click.option("--rts", "rts", multiple=True, help="Another RTS flag for the program.")
+@click.option(
+    "--flush-interval",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often a threaded GHC 9.2+ program hands its eventlog over "
+    "(+RTS --eventlog-flush-interval; 0: only when a buffer fills).",
+)
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The program sees the file system from this folder (a chroot or a container's "
+    "root, run through a wrapper): its eventlog FIFO is named as seen from there.",
+)
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
 @click.option(
     "--baseline",
@@ -316,6 +333,8 @@ def run(
     no_eventlog: bool,
     caps: int | None,
     rts: tuple[str, ...],
+    flush_interval: float,
+    root: Path | None,
     exit_when_done: bool,
     baseline: bool,
     alerts: tuple[str, ...],
@@ -325,8 +344,8 @@ def run(
     Everything the program's RTS writes is saved, byte for byte, into the run folder
     (PROGRAM.hp, PROGRAM.eventlog, and report.html once it ends). How the program ended is
     printed as soon as it has (a crash with the post-mortem verdict). Serves until Ctrl-C
-    (which also stops the program). Returns the program's exit status when it ended by itself;
-    when that is 0 and an --alert rule fired, 1.
+    (which also stops the program; so do SIGTERM and SIGHUP). Returns the program's exit
+    status when it ended by itself; when that is 0 and an --alert rule fired, 1.
     """
     from halvm_prof.live.fleet import parse_alerts
     from halvm_prof.live.runner import Run
@@ -334,16 +353,7 @@ def run(
 
     rules = parse_alerts(alerts)
 
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
-
-        found = shutil.which(argv[0])
-        argv[0] = found or argv[0]
+    argv = _program(command)
     name = os.path.basename(argv[0])
     out = either_spelling(output, out, "--out")
     folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -356,8 +366,10 @@ def run(
         interval=interval,
         heap_flag=heap_flag,
         rts=extra,
-        caps=caps or 1,
+        caps=caps,
         alerts=rules,
+        flush=flush_interval,
+        root=root,
     )
     stoppers: list[Callable[[], None]] = []
     watches: list[Stopwatch] = []
@@ -369,20 +381,7 @@ def run(
 
             watches.append(Stopwatch(runner.proc.pid))
 
-    told = threading.Lock()
-    told_end: list[bool] = []
-
-    def tell_end() -> None:
-        """How the program ended, printed once, as soon as it is known."""
-        with told:
-            end = runner.state.exit
-            if end is None or told_end:
-                return
-            told_end.append(True)
-            for line in end.verdict:
-                click.echo(printable(line, newlines=False))
-            if end.report:
-                click.echo(f"report: {shown_path(end.report)}")
+    tell_end = _EndTeller(runner)
 
     def tick() -> None:
         runner.tick()
@@ -401,20 +400,43 @@ def run(
         report=runner.report,
         member=runner.member,
     )
+
+    def on_signal(sig: int, frame: object) -> None:
+        """SIGTERM and SIGHUP end the run as Ctrl-C does: the server stops (uvicorn hands a
+        SIGTERM it caught on to us once it has), the program is stopped, what it wrote is
+        saved, and the status says which signal it was."""
+        del frame
+        runner.stopped_by = runner.stopped_by or sig
+        if stoppers:
+            for stop in stoppers:
+                stop()
+        else:
+            raise KeyboardInterrupt  # the terminal view, or before the server is up
+
+    handled = (signal.SIGTERM, signal.SIGHUP)
+    before = {sig: signal.signal(sig, on_signal) for sig in handled}
     try:
-        _serve(
-            hub,
-            host=host,
-            port=port,
-            no_open=no_open,
-            tui=tui,
-            start=start,
-            stoppers=stoppers,
-        )
+        try:
+            _serve(
+                hub,
+                host=host,
+                port=port,
+                no_open=no_open,
+                tui=tui,
+                start=start,
+                stoppers=stoppers,
+            )
+        finally:
+            runner.stop()
     finally:
-        runner.stop()
-    tell_end()
-    if watches:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    with contextlib.suppress(OSError):
+        # After SIGHUP the terminal may be gone; the files are saved whatever happens here.
+        tell_end()
+        if runner.stopped_by is not None:
+            click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
+    if watches and runner.stopped_by is None:
         _baseline(runner, watches[0], argv, extra)
     status = runner.exit_status()
     if status:
@@ -423,6 +445,41 @@ def run(
     member = runner.member
     if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
         raise click.ClickException("alert fired: " + "; ".join(fired))
+
+
+def _program(command: tuple[str, ...]) -> list[str]:
+    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
+    if os.sep not in argv[0]:
+        import shutil
+
+        argv[0] = shutil.which(argv[0]) or argv[0]
+    return argv
+
+
+class _EndTeller:
+    """Prints how the program ended, once, as soon as it is known (the ticking thread and the
+    command's end both ask)."""
+
+    def __init__(self, runner: Run) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._told = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            end = self._runner.state.exit
+            if end is None or self._told:
+                return
+            self._told = True
+            for line in end.verdict:
+                click.echo(printable(line, newlines=False))
+            if end.report:
+                click.echo(f"report: {shown_path(end.report)}")
 
 
 def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:

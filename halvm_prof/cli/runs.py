@@ -61,7 +61,7 @@ def add(
     from halvm_prof.history.store import open_store
 
     figures = run_figures(files, load_band_names(names_file))
-    with open_store(store_url) as store:
+    with open_store(store_url, create=True) as store:
         run = store.add(figures, label=label, commit=commit)
     for what in figures.cut:
         tell(f"note: {what}", err=True)

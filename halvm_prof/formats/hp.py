@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import IO
 
 from halvm_prof.errors import FormatError
@@ -52,6 +53,10 @@ BAND_LINE = re.compile(rb"[^\t\x00]+\t-?[0-9]+")
 #: What starts every line that ends a census (after the newline of the line before).
 END_MARKER = b"\n" + KEYWORD_END + b" "
 
+
+#: The longest line read: GHC's are a JOB line and band names of a few hundred bytes at most;
+#: a longer one is refused by its number, never read whole (a 120 MB JOB line took 516 MB).
+MAX_LINE = 1 << 20
 
 #: Header fields a file without that header line gets.
 HEADER_DEFAULTS = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
@@ -118,8 +123,13 @@ class HpReader:
         wrong = "is not a number of seconds" if math.isnan(time) else "is out of range"
         raise self._error(line, f"{keyword.decode()} time {text[:40]!r} {wrong}")
 
+    def _too_long(self, line: int) -> FormatError:
+        return self._error(
+            line, f"line is longer than {MAX_LINE >> 20} MiB, which GHC never writes"
+        )
+
     def __iter__(self) -> Iterator[HeapSample]:
-        lines = iter(self._stream)
+        lines = iter(partial(self._stream.readline, MAX_LINE + 1), b"")
         # Band names repeat in every census: decode each once.
         names: dict[bytes, str] = {}
         # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
@@ -132,6 +142,8 @@ class HpReader:
         for raw in lines:
             number += 1
             if raw[-1:] != b"\n":
+                if len(raw) > MAX_LINE:
+                    raise self._too_long(number)
                 # A last line without its newline was cut while being written.
                 self._cut(cut_in_line_note(number))
                 break
@@ -148,6 +160,8 @@ class HpReader:
                 for raw in lines:
                     number += 1
                     if raw[-1:] != b"\n":
+                        if len(raw) > MAX_LINE:
+                            raise self._too_long(number)
                         break
                     if raw.startswith(KEYWORD_END) and b"\t" not in raw:
                         end = self._time(KEYWORD_END, raw[10:], number)

@@ -15,16 +15,21 @@ GHC         what the module's object holds
             the entries inline, each the table's address and seven offsets into the string
             table (table, closure type, type, label, module, file, span), padded to 40 bytes
 9.8         the node: next, a ``compressed`` flag, count, pointers to the tables, to the
-            entries (the seven offsets, padded to 32 bytes) and to the string table, the last
-            two each followed by its size before compression
-9.10-9.12   as 9.8, and the unit and module offsets at the node's end, out of the entries
-            (six 32-bit fields); the closure type is its number (GHC 9.10.1 kept an offset to
-            its decimal text, told apart by where the offsets point)
+            entries (the seven offsets, padded to 32 bytes; the size given in bits) and to the
+            string table, with its size (the compressed one, when compressed: the entries then
+            big-endian words)
+9.10-9.12   as 9.8, with the sizes before compression, and the unit and module offsets at the
+            node's end, out of the entries (six 32-bit fields in the target's order); the
+            closure type is its number (GHC 9.10.1 kept an offset to its decimal text, told
+            apart by where the offsets point)
+later       a ``node_id`` word after next, and the entries and string table in their own
+            ``.ipe`` section, each starting with the word ``IPE\\0IPE\\0`` (gone when stripped)
 ==========  =====================================================================================
 
 From 9.8 a GHC built with ``--enable-ipe-data-compression`` compresses each module's entries
-and string table with zstd (the flag set): read with ``zstandard``, never past the sizes the
-node declares, which are checked against the entry count and :data:`MAX_STRINGS` first.
+and string table with zstd (the flag set): read with ``zstandard``, never more made than the
+node declares (the entries: the count's worth; the string table: its size, or for 9.8, which
+gives the compressed size, :data:`MAX_STRINGS`).
 A list whose layout does not check out is left out (its tables keep their ELF symbols):
 every address must be an info table's in the binary's loaded bytes, every offset inside its
 string table.
@@ -33,6 +38,7 @@ string table.
 from __future__ import annotations
 
 import io
+import re
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -99,7 +105,8 @@ class Memory:
         return None
 
     def holds(self, at: int) -> bool:
-        return self.read(at, 1) is not None
+        """Whether the program has a file byte at ``at`` (asked of every entry: no read)."""
+        return any(vaddr <= at < vaddr + size for _off, size, vaddr in self.loads)
 
     def c_string(self, at: int) -> str | None:
         """The NUL-ended string at ``at`` (at most :data:`MAX_STRING` bytes of it)."""
@@ -180,25 +187,71 @@ def _are_tables(memory: Memory, codes: Iterable[int], table_size: int) -> bool:
     return all(code >= table_size and memory.holds(code - table_size) for code in codes)
 
 
-def _string_table(memory: Memory, at: int, size: int) -> _Strings | None:
-    if not 0 < size <= MAX_STRINGS:
-        return None
-    raw = memory.read(at, size)
-    return None if raw is None or raw[-1] != 0 else _Strings(raw)
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A node of GHC 9.8 or later, its fields read and its layout told (``"9.8"``,
+    ``"9.10"`` or ``"ipe-section"``)."""
+
+    layout: str
+    compressed: int
+    count: int
+    tables: int
+    entries: int
+    entries_size: int
+    strings: int
+    strings_size: int
+    #: the unit and module offsets at the node's end (9.10 on)
+    unit_module: tuple[int, int] | None
+
+
+#: The word the entries and the string table start with when GHC puts them into their own
+#: ``.ipe`` section, which ``objcopy --remove-section .ipe`` strips (after GHC 9.12).
+IPE_MAGIC = b"IPE\0IPE\0"
 
 
 def _node(memory: Memory, at: int, table_size: int, budget: DeclarationBudget) -> list[InfoTable]:
-    """A ``<Module>_ipe_buf`` node of GHC 9.6 or later, told apart by its second word: 9.6's
-    string-table pointer against the later ``compressed`` flag (0 or 1)."""
-    head = memory.read(at, IPE_NODE_98.size)
-    if head is None:
+    """A ``<Module>_ipe_buf`` node of GHC 9.6 or later. Its second word tells 9.6 (the string
+    table's address) from the later ones (the ``compressed`` flag, 0 or 1; or the ``node_id``
+    the runtime sets, 0 in the file, before the flag where the data starts with
+    :data:`IPE_MAGIC`); the size of the entries tells 9.8 from 9.10."""
+    raw = memory.read_upto(at, 9 * _WORD.size + 8)
+    if raw is None or len(raw) < 3 * _WORD.size:
         return []
-    _next, second, count, *_rest = IPE_NODE_98.unpack(head)
-    if not 0 < count <= MAX_LIST_ENTRIES:
-        return []
-    if second > 1:
+    words = [w for (w,) in _WORD.iter_unpack(raw[: len(raw) // 8 * 8])]
+    if words[1] > 1:
+        if not 0 < words[2] <= MAX_LIST_ENTRIES:
+            return []
         return _node_96(memory, at, table_size, budget)
-    return _node_98(memory, at, table_size, budget)
+    node = _later_node(memory, raw, words)
+    if node is None or not 0 < node.count <= MAX_LIST_ENTRIES:
+        return []
+    return _read_node(memory, node, table_size, budget)
+
+
+def _later_node(memory: Memory, raw: bytes, words: list[int]) -> _Node | None:
+    if (
+        len(words) >= 10
+        and words[1] == 0
+        and words[2] in (0, 1)
+        and memory.read(words[5], len(IPE_MAGIC)) == IPE_MAGIC
+    ):
+        unit, module = struct.unpack_from("<2I", raw, 9 * _WORD.size)
+        return _node_of("ipe-section", words[2:9], (unit, module))
+    if len(words) < 8:
+        return None
+    count, entries_size = words[2], words[5]
+    if entries_size == count * IPE_ENTRY_910.size and len(words) >= 9:
+        unit, module = struct.unpack_from("<2I", raw, 8 * _WORD.size)
+        return _node_of("9.10", words[1:8], (unit, module))
+    # 9.8 writes the entries' size in bits (count * 8 * 32); the entries are 32 bytes each.
+    if entries_size in (count * IPE_ENTRY_98.size, count * IPE_ENTRY_98.size * 8):
+        return _node_of("9.8", words[1:8], None)
+    return None
+
+
+def _node_of(layout: str, w: list[int], unit_module: tuple[int, int] | None) -> _Node:
+    """``w``: compressed, count, tables, entries, entries' size, strings, strings' size."""
+    return _Node(layout, w[0], w[1], w[2], w[3], w[4], w[5], w[6], unit_module)
 
 
 def _node_96(
@@ -236,45 +289,45 @@ def _node_96(
     return _entries(codes, fields, table_size, budget)
 
 
-def _decompress(raw: bytes, size: int) -> bytes | None:
-    """One zstd frame's content, if it is exactly ``size`` bytes (never more is made)."""
+def _decompress(raw: bytes, limit: int) -> bytes | None:
+    """The content of the zstd frame ``raw`` starts with, if at most ``limit`` bytes (never
+    more is made)."""
     import zstandard
 
     try:
         with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
-            out = reader.read(size + 1)
+            out = reader.read(limit + 1)
     except zstandard.ZstdError:
         return None
-    return out if len(out) == size else None
+    return out if len(out) <= limit else None
 
 
-def _compressed(memory: Memory, at: int, size: int) -> bytes | None:
-    # The node gives the size before compression only; a zstd frame is at most a few bytes per
-    # 128 KiB block larger than its content, and ends itself.
+def _data(memory: Memory, node: _Node, at: int, size: int, packed_size: bool) -> bytes | None:
+    """The entries' or the string table's bytes: ``size`` of them, or (``compressed``) the
+    content of the zstd frame there. ``packed_size``: ``size`` is the frame's own (9.8's string
+    table), so its content may be up to :data:`MAX_STRINGS`; else ``size`` is the content's."""
+    if node.layout == "ipe-section":
+        if memory.read(at, len(IPE_MAGIC)) != IPE_MAGIC:
+            return None  # stripped
+        at += len(IPE_MAGIC)
+    if not node.compressed:
+        return memory.read(at, size)
+    if packed_size:
+        raw = memory.read(at, size)
+        return None if raw is None else _decompress(raw, MAX_STRINGS)
+    # A zstd frame is at most a few bytes per 128 KiB block larger than its content.
     raw = memory.read_upto(at, size + size // 1024 + 64)
-    return None if raw is None else _decompress(raw, size)
+    out = None if raw is None else _decompress(raw, size)
+    return out if out is not None and len(out) == size else None
 
 
-def _node_98(
-    memory: Memory, at: int, table_size: int, budget: DeclarationBudget
+def _read_node(
+    memory: Memory, node: _Node, table_size: int, budget: DeclarationBudget
 ) -> list[InfoTable]:
-    head = memory.read(at, IPE_NODE_98.size)
-    if head is None:
+    count = node.count
+    if not 0 < node.strings_size <= MAX_STRINGS:
         return []
-    _next, compressed, count, tables_at, entries_at, entries_size, strings_at, strings_size = (
-        IPE_NODE_98.unpack(head)
-    )
-    if entries_size == count * IPE_ENTRY_910.size:
-        entry, unit_module = IPE_ENTRY_910, memory.read(at + IPE_NODE_98.size, 8)
-        if unit_module is None:
-            return []
-    elif entries_size == count * IPE_ENTRY_98.size:
-        entry, unit_module = IPE_ENTRY_98, None
-    else:
-        return []
-    if not 0 < strings_size <= MAX_STRINGS:
-        return []
-    raw_codes = memory.read(tables_at, count * _WORD.size)
+    raw_codes = memory.read(node.tables, count * _WORD.size)
     if raw_codes is None:
         return []
     codes = [c for (c,) in _WORD.iter_unpack(raw_codes)]
@@ -283,30 +336,31 @@ def _node_98(
     if budget.dropped:
         budget.refuse(count)
         return []
-    if compressed:
-        raw_entries = _compressed(memory, entries_at, entries_size)
-        raw_strings = _compressed(memory, strings_at, strings_size)
-    else:
-        raw_entries = memory.read(entries_at, entries_size)
-        raw_strings = memory.read(strings_at, strings_size)
+    nine_eight = node.layout == "9.8"
+    entry = IPE_ENTRY_98 if nine_eight else IPE_ENTRY_910
+    raw_entries = _data(memory, node, node.entries, count * entry.size, False)
+    # 9.8 gives its compressed string table's own size (later ones the content's).
+    raw_strings = _data(memory, node, node.strings, node.strings_size, nine_eight)
     if raw_entries is None or raw_strings is None or raw_strings[-1:] != b"\0":
         return []
     strings = _Strings(raw_strings)
+    # 9.8 compressed its entries as big-endian words, later GHCs in the target's order.
+    if nine_eight and node.compressed:
+        entry = struct.Struct(">" + entry.format[1:])
     entries = list(entry.iter_unpack(raw_entries))
-    if any(not strings.starts(i) for e in entries for i in _offsets(entry, e)):
+    if any(not strings.starts(i) for e in entries for i in _offsets(nine_eight, e)):
         return []
     t = strings.text
-    if unit_module is None:
+    if node.unit_module is None:
 
         def fields(k: int) -> tuple[str, str, str, str, str, str, str]:
-            name, desc, ty, label, module, file, span = entries[k]
+            name, desc, ty, label, module, file, span = entries[k][:7]
             return t(name), t(desc), t(ty), t(label), t(module), t(file), t(span)
 
         return _entries(codes, fields, table_size, budget)
-    _unit, module_at = struct.unpack("<2I", unit_module)
-    if not strings.starts(module_at):
+    module = _module_name(strings, *node.unit_module)
+    if module is None:
         return []
-    module = t(module_at)
     kind = _closure_kinds(entries, strings)
 
     def fields_910(k: int) -> tuple[str, str, str, str, str, str, str]:
@@ -316,9 +370,26 @@ def _node_98(
     return _entries(codes, fields_910, table_size, budget)
 
 
-def _offsets(entry: struct.Struct, e: tuple[int, ...]) -> tuple[int, ...]:
-    """The string-table offsets of an entry (9.10's closure type may be a number)."""
-    return (e[0], *e[2:]) if entry is IPE_ENTRY_910 else e
+_MODULE_NAME = re.compile(r"[A-Z][\w']*(\.[A-Z][\w']*)*")
+
+
+def _module_name(strings: _Strings, unit_at: int, module_at: int) -> str | None:
+    """The module of a 9.10+ node. GHC's code generator fills the two fields from variables
+    named the other way round (``unit_id`` holds the module's name), set in swapped order, so
+    the fields come out right; should a GHC swap only one of them, the field holding a module
+    name (never a unit id: ``main``, ``base``, ``containers-0.7``) is the module."""
+    if not (strings.starts(unit_at) and strings.starts(module_at)):
+        return None
+    module, unit = strings.text(module_at), strings.text(unit_at)
+    if not _MODULE_NAME.fullmatch(module) and _MODULE_NAME.fullmatch(unit):
+        return unit
+    return module
+
+
+def _offsets(nine_eight: bool, e: tuple[int, ...]) -> tuple[int, ...]:
+    """The string-table offsets of an entry (9.10's closure type may be a number; 9.8's last
+    word is padding)."""
+    return e[:7] if nine_eight else (e[0], *e[2:])
 
 
 def _closure_kinds(entries: list[tuple[int, ...]], strings: _Strings) -> Callable[[int], str]:

@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import IO
 
 from halvm_prof.collector import few_collections
@@ -39,6 +40,9 @@ _TIME = re.compile(r"total time\s*=\s*([\d.]+) secs?")
 _ALLOC = re.compile(r"total alloc\s*=\s*([\d,]+) bytes")
 _ID_RUN_IN = re.compile(r"^(.+?)(\d{6})$")
 _HINT = "is this a GHC .prof report?"
+#: The longest line read: a report's lines are its columns and a cost centre's names, a few
+#: hundred bytes (a 120 MB file with no newline took 396 MB).
+MAX_LINE = 1 << 20
 _BAD_ROW = "a call-tree row with a column that is not a number GHC writes (or not finite)"
 
 
@@ -76,10 +80,15 @@ def _integer(text: str) -> int:
     return int(text)
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text without its newline, whether the newline was there)."""
-    for number, raw in enumerate(stream, 1):
+def _lines(stream: IO[bytes], path: str | None) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text without its newline, whether the newline was there); a line longer
+    than :data:`MAX_LINE` is refused by its number, never read whole."""
+    for number, raw in enumerate(iter(partial(stream.readline, MAX_LINE + 1), b""), 1):
         ended = raw.endswith(b"\n")
+        if not ended and len(raw) > MAX_LINE:
+            raise _error(
+                path, number, f"line is longer than {MAX_LINE >> 20} MiB, which GHC never writes"
+            )
         yield number, raw.rstrip(b"\r\n").decode("utf-8", "replace"), ended
 
 
@@ -161,7 +170,7 @@ def read_prof(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
 
 
 def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:
-    lines = _lines(stream)
+    lines = _lines(stream, path)
     date = ""
     last = 0
     for number, text, _ in lines:

@@ -29,7 +29,6 @@ import socket
 import struct
 import time
 from collections import deque
-from collections.abc import Iterator
 from typing import IO, ClassVar, Literal, Protocol, cast
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
@@ -52,14 +51,17 @@ from halvm_prof.formats.eventlog.layout import (
     parse_header,
 )
 from halvm_prof.formats.eventlog.walk import State, walker
-from halvm_prof.formats.hp import HpReader
+from halvm_prof.formats.hp import MAX_LINE, HpReader
 from halvm_prof.model import HeapHeader, HeapSample
 
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
 _MAX_POLL_READS = 16
-#: A ``.hp`` line longer than this is not GHC's (GHC's band names are short): an error.
-MAX_HP_LINE = 1 << 20
+#: The buffer a FIFO is given (Linux's default pipe-max-size): a writer blocks once it is full,
+#: so between two polls a program can write only this much. With the default 64 KiB, a GC-heavy
+#: program's eventlog was held to 0.6 MB/s by polls every 0.1 s, and the watched run took 7x
+#: its time alone (benchmarks/bench_watch_cost.py).
+FIFO_BUFFER = 1 << 20
 #: Events held back for ordering; past this the oldest are handed out anyway (and a note says
 #: so), so a capability that never hands over a block cannot make memory grow without end.
 MAX_HELD_EVENTS = 200_000
@@ -81,7 +83,8 @@ def _times(n: int) -> str:
 class Feed(Protocol):
     """Bytes of a growing input: ``read()`` never blocks; ``ended`` once no more can come;
     ``restarts`` counts the times it was found written anew from its start (only a file can
-    be; the bytes read after that are the new file's, from its first)."""
+    be; the bytes read after that are the new file's, from its first); ``held``: a writer is
+    known to hold the input open, so a quiet spell is not its end (only a FIFO can tell)."""
 
     @property
     def name(self) -> str: ...
@@ -89,6 +92,8 @@ class Feed(Protocol):
     def ended(self) -> bool: ...
     @property
     def restarts(self) -> int: ...
+    @property
+    def held(self) -> bool: ...
     def read(self) -> bytes: ...
     def close(self) -> None: ...
 
@@ -108,6 +113,8 @@ class FileFeed:
 
     #: How many times the file was found rewritten from its start (see :meth:`read`).
     restarts = 0
+    #: Whether a writer still has a file open cannot be told from its reader.
+    held = False
     #: The first bytes read (up to :data:`HEAD_BYTES`): a ``.hp``'s JOB and DATE lines, whose
     #: date tells two runs of one command apart.
     _head = b""
@@ -154,19 +161,41 @@ class FileFeed:
             os.close(self._fd)
 
 
+def _widen_pipe(fd: int) -> None:
+    """Give the pipe behind ``fd`` :data:`FIFO_BUFFER` bytes, or as much as the system allows
+    (a file that is no pipe, or a smaller pipe-max-size, leaves it as it is)."""
+    import fcntl
+
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            limit = int(f.read())
+    except (OSError, ValueError):
+        limit = FIFO_BUFFER
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(FIFO_BUFFER, limit))
+
+
 class FifoFeed:
-    """A FIFO read without blocking. It ends when a writer that had opened it closes it."""
+    """A FIFO read without blocking. It ends when a writer that had opened it closes it.
+
+    Read without blocking, an empty FIFO answers "would block" while some writer holds it
+    open and end-of-file while none does: ``held`` says which the last read found. GHC's RTS
+    opens its eventlog read-write (``wb+``), so a FIFO it writes is held until the program
+    exits, however long it stays quiet; were we to stop reading then, it would get no SIGPIPE
+    and wait in its next write for ever."""
 
     restarts = 0  # a stream is never written anew
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         self.ended = False
+        self.held = False
         self._seen_data = False
         try:
             self._fd = os.open(self.name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as e:
             raise InputError(f"cannot open the FIFO: {e.strerror}", path=self.name) from e
+        _widen_pipe(self._fd)
 
     def read(self) -> bytes:
         parts: list[bytes] = []
@@ -174,9 +203,11 @@ class FifoFeed:
             try:
                 data = os.read(self._fd, READ_CHUNK)
             except BlockingIOError:
+                self.held = True
                 break
             if not data:
                 # Before any writer came, an empty read only means nobody has opened it yet.
+                self.held = False
                 if self._seen_data:
                     self.ended = True
                 break
@@ -193,6 +224,7 @@ class SocketFeed:
     """A connected UNIX or TCP stream socket, read without blocking."""
 
     restarts = 0  # a stream is never written anew
+    held = False  # a peer that went quiet ends its connection itself
 
     def __init__(self, sock: socket.socket, name: str) -> None:
         self.name = name
@@ -264,9 +296,9 @@ class _Lines:
         self.name = name
         self.lines: deque[bytes] = deque()
 
-    def __iter__(self) -> Iterator[bytes]:
-        while self.lines:
-            yield self.lines.popleft()
+    def readline(self, _limit: int = -1) -> bytes:
+        # Lines come in bounded (HpParser refuses a longer one) and whole.
+        return self.lines.popleft() if self.lines else b""
 
 
 class HpParser:
@@ -307,9 +339,9 @@ class HpParser:
         buf = self._partial + data
         lines = buf.split(b"\n")
         self._partial = lines.pop()
-        if len(self._partial) > MAX_HP_LINE:
+        if len(self._partial) > MAX_LINE:
             self.error = FormatError(
-                f"a line longer than {MAX_HP_LINE} bytes",
+                f"a line longer than {MAX_LINE >> 20} MiB, which GHC never writes",
                 path=self.name,
                 hint="is this a GHC heap profile (.hp)?",
             )
@@ -375,7 +407,7 @@ class HpFollower:
     def alive(self) -> bool:
         if self.closed or self.ended or self.parser.error is not None:
             return False
-        return time.monotonic() - self.last_growth < self.quiet_after
+        return self.feed.held or time.monotonic() - self.last_growth < self.quiet_after
 
     @property
     def last_time(self) -> float | None:
@@ -667,7 +699,8 @@ class EventlogFollower:
     def alive(self) -> bool:
         if self.ended or self.parser.error is not None:
             return False
-        return time.monotonic() - self.last_growth < self.quiet_after
+        # A writer holding the FIFO is no writer gone quiet: it will write again, or end it.
+        return self.feed.held or time.monotonic() - self.last_growth < self.quiet_after
 
     @property
     def last_time(self) -> float | None:

@@ -131,9 +131,9 @@ class Hunter:
     def check(self) -> str:
         """Refuse a program that is not a profiled GHC program, or files a run would replace;
         its GHC version."""
-        info = rts_info(self.argv[0])
-        way = info.get("RTS way", "")
-        if "p" not in way.split("_"):
+        info, _ = rts_info(list(self.argv))
+        way = info.way
+        if not info.profiled:
             raise InputError(
                 f"built without -prof (its RTS is {way}): the hunt needs cost centres",
                 path=self.argv[0],
@@ -146,9 +146,8 @@ class Hunter:
                     path=path,
                     hint="move it away, or run the hunt from another folder",
                 )
-        version = info.get("GHC version", "")
-        self.info_tables = _at_least(version, (9, 2))
-        return version
+        self.info_tables = info.ghc >= (9, 2)
+        return info.version
 
     def run(self, mode: str, flags: Sequence[str], producer: str | None = None) -> ModeRun:
         """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder.
@@ -230,14 +229,6 @@ class Hunter:
         for path in self.outputs:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-
-
-def _at_least(version: str, least: tuple[int, int]) -> bool:
-    try:
-        major, minor = (int(x) for x in version.split(".")[:2])
-    except ValueError:
-        return False
-    return (major, minor) >= least
 
 
 def _signal_name(number: int) -> str:

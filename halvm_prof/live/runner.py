@@ -25,13 +25,20 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
-from halvm_prof.errors import InputError, OutputError
+from halvm_prof.errors import ConfigError, InputError, OutputError
 from halvm_prof.inputs.follow import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.render.messages import shown_path
-from halvm_prof.rts import heap_exhausted, parse_rts
+from halvm_prof.rts import (
+    RUN_FIFO,
+    RtsInfo,
+    heap_exhausted,
+    parse_rts_info,
+    plan_flags,
+    split_command,
+)
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -60,6 +67,10 @@ class TeeFeed:
     def restarts(self) -> int:
         """The inner feed's restarts, so followers notice a file written anew through us too."""
         return self.inner.restarts
+
+    @property
+    def held(self) -> bool:
+        return self.inner.held
 
     def read(self) -> bytes:
         before = self.restarts
@@ -114,92 +125,198 @@ class ErrorTail:
         return bytes(self.tail).decode("utf-8", "replace")
 
 
+#: Seconds ``+RTS --info`` may take (a wrapper such as a container may start slowly).
+INFO_TIMEOUT = 60.0
+#: ``run``'s eventlog flush interval, in seconds (``--eventlog-flush-interval``, GHC 9.2+).
+FLUSH_INTERVAL = 1.0
+#: Seconds a program must stay in GHC's exit deadlock before ``run`` kills it.
+HUNG_AFTER = 3.0
+
+
 @dataclass(frozen=True, slots=True)
 class RunPlan:
-    """What the program's RTS can do and the flags ``run`` adds."""
+    """What the program's RTS can do and the flags ``run`` adds.
 
-    way: str
-    profiled: bool
+    ``flags`` are run's own additions; ``heap_flag``, ``interval`` and ``flush`` are what is
+    in effect (run's or the user's own); ``caps`` the capabilities the RTS will run;
+    ``wrapped``: the command is a wrapper (a chroot, ``env``, a script) that passes the words
+    after the program on to it, so the RTS was asked through the whole command."""
+
+    info: RtsInfo
     eventlog: bool
+    heap: bool
     flags: list[str] = field(default_factory=list)
+    heap_flag: str | None = None
+    interval: float | None = None
+    flush: float | None = None
+    caps: int = 1
+    wrapped: bool = False
+
+    @property
+    def way(self) -> str:
+        return self.info.way
+
+    @property
+    def profiled(self) -> bool:
+        return self.info.profiled
 
 
-def rts_info(program: str) -> dict[str, str]:
-    """What the program's RTS says of itself (``+RTS --info``: its way, GHC version...)."""
+def _ask_info(argv: list[str], env: dict[str, str]) -> tuple[RtsInfo | None, str]:
+    """``argv`` run with ``+RTS --info -RTS`` added: its facts (None when not GHC's) and
+    what it said on standard error."""
     try:
-        out = subprocess.run(
-            [program, "+RTS", "--info", "-RTS"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        ).stdout
-    except FileNotFoundError as e:
-        raise InputError("no such program", path=program, hint="check the path") from e
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InputError(f"cannot run it: {e}", path=program) from e
-    info = dict(_INFO_LINE.findall(out))
-    if "RTS way" not in info:
-        raise InputError(
-            "does not answer +RTS --info as a GHC program does",
-            path=program,
-            hint="build it with GHC",
+        proc = subprocess.Popen(
+            [*argv, "+RTS", "--info", "-RTS"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            process_group=0,
         )
-    return info
+    except OSError as e:
+        return None, e.strerror or str(e)
+    try:
+        out, err = proc.communicate(timeout=INFO_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        # A wrapper's children too: nothing we started stays behind.
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None, f"no answer within {INFO_TIMEOUT:g} s"
+    return parse_rts_info(out.decode("utf-8", "replace")), err.decode("utf-8", "replace")
 
 
-_INFO_LINE = re.compile(r'\("([^"]*)", *"([^"]*)"\)')
+def rts_info(words: list[str]) -> tuple[RtsInfo, bool]:
+    """The program's RTS facts from ``+RTS --info``, and whether the command is a wrapper.
+
+    The program is asked alone first; when it does not answer as GHC's and has arguments,
+    the whole command is asked (``unshare --root=R ./prog 10 +RTS --info -RTS``): a wrapper
+    that passes them on reaches GHC's RTS, which answers before the program's code runs.
+    ``GHCRTS`` is left out of the question: flags there are checked with the others."""
+    program = words[0]
+    if not os.path.exists(program):
+        raise InputError("no such program", path=program, hint="check the path")
+    if os.path.isdir(program):
+        raise InputError("is a folder, not a program", path=program, hint="name the program")
+    if not os.access(program, os.X_OK):
+        raise InputError(
+            "is not executable", path=program, hint=f"chmod +x {program}, or name the program"
+        )
+    env = {k: v for k, v in os.environ.items() if k != "GHCRTS"}
+    info, err = _ask_info([program], env)
+    if info is not None:
+        return info, False
+    if len(words) > 1:
+        info, err_whole = _ask_info(words, env)
+        if info is not None:
+            return info, True
+        err = err_whole or err
+    if "RTS options are disabled" in err:
+        raise InputError(
+            "its RTS takes no +RTS flags (linked with -rtsopts=none or -no-rtsopts)",
+            path=program,
+            hint="link it with -rtsopts",
+        )
+    raise InputError(
+        "does not answer +RTS --info as a GHC program does"
+        + (", nor does the whole command" if len(words) > 1 else ""),
+        path=program,
+        hint="run needs a program built by GHC, or a wrapper that passes its arguments on",
+    )
 
 
-def rts_way(program: str) -> str:
-    """The program's RTS way (``rts_thr_p``...), from ``+RTS --info``."""
-    return rts_info(program)["RTS way"]
+def _caps_of(flags: Sequence[str]) -> int | None:
+    """The capabilities ``-N``/``-maxN`` flags ask for (the last one counts)."""
+    caps: int | None = None
+    for f in flags:
+        if m := re.fullmatch(r"-(?:N|maxN)(\d*)", f):
+            caps = int(m.group(1)) if m.group(1) else len(os.sched_getaffinity(0))
+    return caps
 
 
 def plan_rts(
     program: str,
+    info: RtsInfo,
     *,
     heap: bool,
     eventlog: bool,
     interval: float,
     heap_flag: str | None,
-    rts: list[str] | None = None,
+    rts: Sequence[str] = (),
+    flush: float = FLUSH_INTERVAL,
+    wrapped: bool = False,
 ) -> RunPlan:
     """The RTS flags for the views asked for, given what the program's RTS supports.
 
-    Flags its RTS would refuse are refused here in one line: the RTS itself answers them with
-    its whole usage text (a hundred lines) and exit code 1."""
-    way = rts_way(program)
-    parts = way.split("_")
-    profiled = "p" in parts
-    wanted = [*(rts or []), *([heap_flag] if heap and heap_flag else [])]
+    ``rts`` are every flag the user gave, wherever typed (``--rts``, ``-N``, ``+RTS ...`` in
+    the command, ``GHCRTS``); with the flags linked into the program they are checked
+    together, as its RTS would read them. Flags it would refuse are refused here in one
+    line: the RTS itself answers them with its whole usage text (a hundred lines) and exit
+    code 1. A heap mode, ``-i``, ``-l`` or flush interval given by the user is kept, and run
+    adds its own only where none was given."""
+    given = [*info.with_rtsopts.split(), *rts]
+    wanted = [*given, *([heap_flag] if heap and heap_flag else [])]
+    try:
+        asked = plan_flags(wanted, info.ghc)
+    except ConfigError as e:
+        raise InputError(e.message, path=program, hint=e.hint) from e
     caps = [f for f in wanted if re.fullmatch(r"-N\d*|-qn\d+|-qg\d*|-maxN\d+", f)]
-    if caps and "thr" not in parts:
+    if caps and not info.threaded:
         raise InputError(
-            f"{caps[0]} needs the threaded RTS; its RTS is {way}",
+            f"{caps[0]} needs the threaded RTS; its RTS is {info.way}",
             path=program,
             hint="build it with -threaded, or drop " + " ".join(caps),
         )
-    if not profiled:
-        needs = parse_rts(" ".join(wanted)).profiled_flags if wanted else ()
-        if needs:
-            raise InputError(
-                f"{' '.join(needs)} needs a program built with -prof; its RTS is {way}",
-                path=program,
-                hint="build it with -prof, or use --heap-flag -hT (by closure type)",
-            )
-    # The eventlog is there in the -eventlog, -debug and (from 8.0 on) profiling RTS ways.
-    can_log = bool({"l", "debug", "p"} & set(parts)) or "thr_l" in way
-    flags: list[str] = []
-    if heap:
-        flags += [heap_flag or ("-hc" if profiled else "-hT"), f"-i{interval:g}"]
-    if eventlog and not can_log:
+    if not info.profiled and asked.needs_profiled_build:
         raise InputError(
-            f"its RTS ({way}) writes no eventlog",
+            f"{' '.join(asked.profiled_flags)} needs a program built with -prof; "
+            f"its RTS is {info.way}",
             path=program,
-            hint="build it with -eventlog, or pass --no-eventlog",
+            hint="build it with -prof, or use --heap-flag -hT (by closure type)",
         )
-    return RunPlan(way, profiled, eventlog, flags)
+    flags: list[str] = []
+    heap = heap or asked.heap_mode is not None
+    chosen = asked.heap_flag
+    if heap and chosen is None:
+        chosen = "-hc" if info.profiled else "-hT"
+        flags.append(chosen)
+    typed_interval = any(f.startswith("-i") for f in given)
+    if heap and not typed_interval:
+        flags.append(f"-i{interval:g}")
+    effective_flush: float | None = None
+    if eventlog:
+        if not info.eventlog:
+            raise InputError(
+                f"its RTS ({info.way}, GHC {info.version}) writes no eventlog",
+                path=program,
+                hint="build it with -eventlog, or pass --no-eventlog",
+            )
+        if own := [f for f in given if f.startswith("-ol")]:
+            raise InputError(
+                f"{own[0]}: run writes the eventlog into the run folder itself",
+                path=program,
+                hint="drop it, or pass --no-eventlog to keep your own",
+            )
+        typed_flush = [f for f in given if f.startswith("--eventlog-flush-interval=")]
+        if typed_flush:
+            with contextlib.suppress(ValueError):
+                effective_flush = float(typed_flush[-1].split("=", 1)[1])
+        elif info.flushes and flush > 0:
+            flags.append(f"--eventlog-flush-interval={flush:g}")
+            effective_flush = flush
+        if not info.flushes:
+            effective_flush = None
+    return RunPlan(
+        info,
+        eventlog,
+        heap,
+        flags,
+        heap_flag=chosen if heap else None,
+        interval=(asked.interval if typed_interval else interval) if heap else None,
+        flush=effective_flush,
+        caps=_caps_of(given) or 1,
+        wrapped=wrapped,
+    )
 
 
 class Run:
@@ -215,30 +332,56 @@ class Run:
         interval: float = 0.1,
         heap_flag: str | None = None,
         rts: list[str] | None = None,
-        caps: int = 1,
+        caps: int | None = None,
         alerts: Sequence[Threshold] = (),
+        flush: float = FLUSH_INTERVAL,
+        root: Path | None = None,
     ) -> None:
         if not heap and not eventlog:
             raise InputError("nothing to watch", hint="drop --no-heap or --no-eventlog")
+        words, typed, verbatim = split_command(argv)
+        if not words:
+            raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
         self.argv = argv
-        self.name = os.path.basename(argv[0])
+        self.words, self.verbatim = words, verbatim
         self.folder = folder
+        self.root = root
+        info, wrapped = rts_info(words)
+        env_flags = os.environ.get("GHCRTS", "").split()
         self.plan = plan_rts(
-            argv[0],
+            words[0],
+            info,
             heap=heap,
             eventlog=eventlog,
             interval=interval,
             heap_flag=heap_flag,
-            rts=rts,
+            rts=[*env_flags, *typed, *(rts or [])],
+            flush=flush,
+            wrapped=wrapped,
         )
-        self.extra_rts = rts or []
-        self.caps = caps
-        self.hp_path = Path.cwd() / f"{self.name}.hp"
+        self.extra_rts = [*typed, *(rts or [])]
+        self.caps = caps or self.plan.caps
+        # GHC names the .hp after the program (argv[0]) and writes it into its current folder;
+        # a wrapped program's are known once it runs (_heap_path).
+        self.name = os.path.basename(words[0])
+        self.hp_path: Path | None = None if wrapped else Path.cwd() / f"{self.name}.hp"
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
         self.report_path = folder / "report.html"
+        self.fifo = folder / RUN_FIFO
+        if eventlog and root is not None:
+            try:
+                self.fifo.resolve().relative_to(root.resolve())
+            except ValueError:
+                raise InputError(
+                    f"the run folder is not under --root {root}, so the program cannot reach "
+                    "its eventlog FIFO",
+                    path=folder,
+                    hint=f"name a run folder under {root} with -o",
+                ) from None
         self.proc: subprocess.Popen[bytes] | None = None
         source = " ".join(argv)
+        heap = self.plan.heap
         kind: Kind = "hp" if heap else "eventlog"
         self.state: LiveState
         #: The run's ``--alert`` rules, kept as ``live`` keeps a source's (None without rules).
@@ -250,12 +393,18 @@ class Run:
             self.state = LiveState(source, kind, censuses_from_eventlog=not heap)
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
+        self._started_ns = 0
         self._ended_at: float | None = None
         self._report_written = False
         self._stderr: ErrorTail | None = None
         self._exhausted: str | None = None
         #: The program was stopped by us (Ctrl-C), not ended by itself.
         self.stopped = False
+        #: The signal that stopped ``run`` (SIGINT, SIGTERM, SIGHUP), if one did.
+        self.stopped_by: int | None = None
+        #: The program's RTS deadlocked in its exit and was killed (see :meth:`_watch_exit`).
+        self.hung_in_exit = False
+        self._stuck_since: float | None = None
 
     def start(self) -> None:
         try:
@@ -269,29 +418,40 @@ class Run:
                 )
         flags = list(self.plan.flags)
         if self.plan.eventlog:
-            fifo = self.folder / ".eventlog.fifo"
+            fifo = self.fifo
             with contextlib.suppress(FileNotFoundError):
                 fifo.unlink()
             os.mkfifo(fifo)
             feed = TeeFeed(FifoFeed(fifo), self._create(self.saved_eventlog))
             log = stream_source("eventlog", feed)
             self.state.eventlog_follower = log.follow(types=EVENT_TYPES, caps=self.caps)
-            flags += ["-l", f"-ol{fifo}"]
-        if self.plan.flags:
+            seen = fifo if self.root is None else self._inside(fifo, self.root)
+            flags += [] if any(f.startswith("-l") for f in self.extra_rts) else ["-l"]
+            flags.append(f"-ol{seen}")
+        if self.plan.heap and self.hp_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 st = self.hp_path.stat()
                 self._old_hp = (st.st_ino, st.st_mtime_ns)
-        command = [*self.argv, "+RTS", *flags, *self.extra_rts, "-RTS"]
+        rts = [*flags, *self.extra_rts]
+        command = [*self.words, "+RTS", *rts, "-RTS"]
+        if self.verbatim:
+            command += ["--RTS", *self.verbatim]
+        self._started_ns = time.time_ns()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
             self.proc = subprocess.Popen(command, process_group=0, stderr=subprocess.PIPE)
         except OSError as e:
-            raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+            raise InputError(f"cannot start it: {e.strerror}", path=self.words[0]) from e
         assert self.proc.stderr is not None
         self._stderr = ErrorTail(self.proc.stderr, getattr(sys.stderr, "buffer", None))
         self.state.program_running = True
         self.state.touch()
+
+    @staticmethod
+    def _inside(path: Path, root: Path) -> str:
+        """``path`` as a program whose file system starts at ``root`` sees it."""
+        return "/" + str(path.resolve().relative_to(root.resolve()))
 
     @staticmethod
     def _create(path: Path) -> IO[bytes]:
@@ -309,23 +469,53 @@ class Run:
 
     # -- called after each poll ----------------------------------------------------------------
 
+    def _heap_path(self) -> Path | None:
+        """Where the program writes its ``.hp``: known from the start for a program run
+        directly; for a wrapped one, the program's own name and current folder, read from
+        /proc once it runs (the wrapper's process, or a process it started, in its group)."""
+        if self.hp_path is not None or self.proc is None:
+            return self.hp_path
+        for pid in _family(self.proc.pid):
+            try:
+                argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+                cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+            except OSError:
+                continue
+            if not cwd.is_dir():
+                cwd = Path(f"/proc/{pid}/cwd")  # in a mount namespace of its own
+            path = cwd / f"{os.path.basename(os.fsdecode(argv0))}.hp"
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            # Written since the start: an older .hp there is an earlier run's.
+            if st.st_mtime_ns >= self._started_ns - 2_000_000_000:
+                self.hp_path = path
+                return path
+        return None
+
     def _open_hp(self) -> None:
+        path = self._heap_path()
+        if path is None:
+            return
         try:
-            st = self.hp_path.stat()
+            st = path.stat()
         except FileNotFoundError:
             return
         if self._old_hp is not None and (st.st_ino, st.st_mtime_ns) == self._old_hp:
             return  # still the file of an earlier run: GHC has not truncated it yet
-        feed = TeeFeed(FileFeed(self.hp_path), self._create(self.saved_hp))
+        feed = TeeFeed(FileFeed(path), self._create(self.saved_hp))
         self.state.heap_follower = stream_source("hp", feed).follow()
 
     def tick(self) -> None:
         if self.finished or self.proc is None:
             return
-        if self.state.heap_follower is None and self.plan.flags:
+        if self.state.heap_follower is None and self.plan.heap:
             self._open_hp()
         code = self.proc.poll()
         if code is None:
+            if self.plan.flush is not None:
+                self._watch_exit()
             return
         if self._ended_at is None:
             self._ended_at = time.monotonic()
@@ -337,8 +527,27 @@ class Run:
             return
         self._finish(code)
 
+    def _watch_exit(self) -> None:
+        """Kill a program whose threaded RTS deadlocked in its exit.
+
+        GHC's threaded RTS (seen with 9.6.6 and 9.10.3) deadlocks at exit when a timed
+        eventlog flush begins while it shuts down: the ticker waits for a capability the
+        exiting main thread will never give back, and the main thread waits for the ticker.
+        Nothing else leaves the process with just those two threads (its workers gone), both
+        asleep; seen so for :data:`HUNG_AFTER` seconds, it cannot end by itself."""
+        assert self.proc is not None
+        if not any(_stuck_in_exit(pid) for pid in _family(self.proc.pid)):
+            self._stuck_since = None
+            return
+        now = time.monotonic()
+        if self._stuck_since is None:
+            self._stuck_since = now
+        elif now - self._stuck_since >= HUNG_AFTER:
+            self.hung_in_exit = True
+            self._signal(signal.SIGKILL)
+
     def _finish(self, code: int) -> None:
-        if self.plan.flags and self.state.heap_follower is None:
+        if self.plan.heap and self.state.heap_follower is None:
             self._open_hp()
         # One last read of everything the program wrote.
         self.state.poll()
@@ -347,9 +556,29 @@ class Run:
         self.state.stop_polling()
         self.finished = True
         with contextlib.suppress(FileNotFoundError):
-            (self.folder / ".eventlog.fifo").unlink()
+            self.fifo.unlink()
+        if self.plan.wrapped:
+            self._name_after_program()
         self.state.exit = self._exit_view(code)
         self.state.touch()
+
+    def _name_after_program(self) -> None:
+        """A wrapped program's saved files, named at the start after the wrapper, take the
+        program's own name once it is known: from its eventlog, or the .hp it wrote."""
+        name = self.state.program or (self.hp_path.stem if self.hp_path is not None else "")
+        if not name or name == self.name or os.sep in name:
+            return
+        moves = [
+            (self.saved_hp, self.folder / f"{name}.hp"),
+            (self.saved_eventlog, self.folder / f"{name}.eventlog"),
+        ]
+        if any(new.exists() for _, new in moves):
+            return
+        for old, new in moves:
+            with contextlib.suppress(FileNotFoundError):
+                old.rename(new)
+        self.name = name
+        self.saved_hp, self.saved_eventlog = (new for _, new in moves)
 
     def _exit_view(self, code: int) -> ExitView:
         sig = -code if code < 0 else None
@@ -367,6 +596,13 @@ class Run:
             first += f": its heap was exhausted (the RTS said: {exhausted})"
         self._exhausted = exhausted
         verdict = [first]
+        if self.hung_in_exit:
+            verdict.append(
+                f"its RTS (GHC {self.plan.info.version}, {self.plan.way}) hung in its exit, a "
+                "GHC deadlock between an eventlog flush (+RTS --eventlog-flush-interval) and "
+                "the shutdown, so run killed it; its last eventlog block may be missing "
+                "(--flush-interval 0 avoids it)"
+            )
         saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
         with contextlib.ExitStack() as stack:
             # The saved .hp is opened once: the crash verdict and the report both read it.
@@ -423,25 +659,42 @@ class Run:
 
     def exit_status(self) -> int:
         """What ``run`` returns: the program's own exit status when it ended by itself (128 +
-        the signal when one killed it), 0 when it was stopped by Ctrl-C or has not ended."""
-        if self.stopped or self.state.exit is None:
-            return 0
+        the signal when one killed it); when ``run`` was stopped, 0 for Ctrl-C (how a live
+        view ends) and 128 + the signal for SIGTERM or SIGHUP (a supervisor or a closed
+        terminal cut the run short), unless the program had already failed by itself."""
+        own = 0
         end = self.state.exit
-        if end.signal is not None:
-            return 128 + end.signal
-        return end.code or 0
+        if end is not None and not self.stopped:
+            own = 128 + end.signal if end.signal is not None else end.code or 0
+        if own:
+            return own
+        if self.stopped_by in (signal.SIGTERM, signal.SIGHUP):
+            return 128 + self.stopped_by
+        return 0
 
     def report(self) -> str | None:
         return str(self.report_path) if self.report_path.exists() else None
 
+    def _signal(self, sig: int) -> None:
+        """``sig`` to the program's process group: a wrapper and the program it started."""
+        assert self.proc is not None
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(sig)
+
     def stop(self) -> None:
-        """Ctrl-C: stop the program if it still runs, then save and close everything."""
+        """Ctrl-C (or SIGTERM, SIGHUP): stop the program if it still runs, then save and close
+        everything."""
         if self.finished:
             return
         proc = self.proc
         if proc is not None and proc.poll() is None:
             self.stopped = True
-            proc.send_signal(signal.SIGINT)
+            # SIGINT whatever stopped us: GHC's RTS then closes its eventlog and .hp; on
+            # SIGTERM or SIGHUP it would die with them half written.
+            self._signal(signal.SIGINT)
             # Keep reading while it exits: an RTS that flushes its eventlog into a full FIFO
             # would otherwise wait for us forever.
             deadline = time.monotonic() + STOP_TIMEOUT
@@ -449,7 +702,7 @@ class Run:
                 self.state.poll()
                 time.sleep(0.02)
             if proc.poll() is None:
-                proc.kill()
+                self._signal(signal.SIGKILL)
                 proc.wait()
         deadline = time.monotonic() + DRAIN_TIMEOUT
         while not self.finished and time.monotonic() < deadline:
@@ -458,3 +711,37 @@ class Run:
             time.sleep(0.02)
         if not self.finished and proc is not None:
             self._finish(proc.wait())
+        elif not self.finished:
+            # Never started: no program, but the FIFO made for it goes.
+            with contextlib.suppress(FileNotFoundError):
+                self.fifo.unlink()
+
+
+def _stuck_in_exit(pid: int) -> bool:
+    """Whether ``pid`` is a threaded GHC program in the exit deadlock: only its main thread
+    and its ``ghc_ticker`` left (a running one has its IO manager's ``ghc_worker`` threads
+    too), both asleep."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        if len(tasks) != 2:
+            return False
+        names, states = set(), set()
+        for tid in tasks:
+            names.add(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip())
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            states.add(stat.rsplit(")", 1)[1].split()[0])
+    except (OSError, IndexError):
+        return False
+    return "ghc_ticker" in names and states == {"S"}
+
+
+def _family(pid: int) -> list[int]:
+    """``pid`` and the processes it started, breadth first (Linux's ``children`` lists)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo and len(out) < 64:
+        p = todo.pop(0)
+        out.append(p)
+        with contextlib.suppress(OSError, ValueError):
+            todo += [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+    return out

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -24,9 +26,11 @@ from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
+from halvm_prof.rts import no_census_why, split_rts
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
 from halvm_prof.timeline.model import Collection
+from halvm_prof.words import plural
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
@@ -42,7 +46,8 @@ Kind = Literal["hp", "eventlog", "disk"]
 EVENT_TYPES = (
     set(EventlogHeapFold.types)
     | set(CollectionFold.types)
-    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD}
+    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD, ev.RTS_IDENTIFIER}
+    | {ev.PROGRAM_ARGS}
 )
 #: Time bins of the capabilities' activity: their width doubles as the run grows (the offline
 #: timeline's BinGrid), so a week-long run keeps as many as a minute-long one.
@@ -54,8 +59,9 @@ _WHY_STALE = {
         "its END_SAMPLE line is written"
     ),
     "eventlog": (
-        "GHC 9.0 hands its eventlog over in whole buffers (about 2 MiB per capability) and has "
-        "no flush interval before 9.2, and events show only once every capability's buffer has "
+        "GHC hands its eventlog over in blocks, a capability's when its buffer (about 2 MiB) "
+        "fills, at exit and, in a threaded program of GHC 9.2 or later, at each "
+        "+RTS --eventlog-flush-interval; events show only once every capability's block has "
         "passed their time, so the newest data can be seconds or minutes old"
     ),
     "disk": (
@@ -63,6 +69,47 @@ _WHY_STALE = {
         "committed size is not shown"
     ),
 }
+
+
+_PASSED = "and events show only once every capability's block has passed their time"
+
+
+def eventlog_lag(identifier: str, args: Sequence[str]) -> str:
+    """Why a live eventlog's newest data can be old, for the GHC that wrote it: its
+    ``RTS_IDENTIFIER`` (``GHC-9.6.6 rts_thr``) and the program's arguments (``+RTS
+    --eventlog-flush-interval=1``, when given)."""
+    m = re.fullmatch(r"GHC-(\d+)\.(\d+)(?:\.(\d+))?\S* (\S+)", identifier.strip())
+    if m is None:
+        return _WHY_STALE["eventlog"]
+    ghc = (int(m.group(1)), int(m.group(2)))
+    version = ".".join(g for g in m.groups()[:3] if g is not None)
+    threaded = "thr" in m.group(4).split("_")
+    flush = [f for f in split_rts(list(args[1:]))[1] if f.startswith("--eventlog-flush-interval=")]
+    seconds = flush[-1].split("=", 1)[1] if flush else ""
+    if ghc < (9, 2):
+        return (
+            f"GHC {version} hands its eventlog over in whole buffers (about 2 MiB per "
+            f"capability) and at exit: it has no flush interval (GHC 9.2 added one), {_PASSED}, "
+            "so the newest data can be seconds or minutes old"
+        )
+    if not threaded:
+        return (
+            f"GHC {version}'s non-threaded RTS hands its eventlog over only in whole buffers "
+            "(about 2 MiB) and at exit: it ignores +RTS --eventlog-flush-interval, which only "
+            "a program linked with -threaded acts on, so the newest data can be seconds or "
+            "minutes old"
+        )
+    if seconds:
+        return (
+            f"GHC {version} hands its eventlog over every {seconds} s (+RTS "
+            f"--eventlog-flush-interval={seconds}) and whenever a capability's buffer fills, "
+            f"{_PASSED}"
+        )
+    return (
+        f"GHC {version} hands its eventlog over in whole buffers (about 2 MiB per capability) "
+        f"and at exit, as no +RTS --eventlog-flush-interval was given, {_PASSED}, so the "
+        "newest data can be seconds or minutes old"
+    )
 
 
 class BoundedSeries:
@@ -212,6 +259,8 @@ class Snapshot:
     alerts: list[AlertView] = field(default_factory=list)
     #: this process's own CPU over the wall time since the view was made, as of the snapshot
     server_cpu: ServerCpu | None = None
+    #: Why the heap chart has nothing to show and what to change, or None when it has.
+    heap_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -265,6 +314,9 @@ class LiveState:
         self._has_data = False
         self.exit: ExitView | None = None
         self.program_running: bool | None = None
+        # What the eventlog says of the GHC and flags that wrote it (why its data lags).
+        self._rts_identifier = ""
+        self._program_args: list[str] = []
         self._snapshot: Snapshot | None = None
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
         self._stopped = False
@@ -426,6 +478,10 @@ class LiveState:
             self.heap_size.add(e.time / 1e9, e.args[1])
         elif t == ev.HEAP_LIVE and e.args:
             self.live_bytes.add(e.time / 1e9, e.args[1])
+        elif t == ev.RTS_IDENTIFIER and e.args:
+            self._rts_identifier = str(e.args[1])
+        elif t == ev.PROGRAM_ARGS and e.args and not self._program_args:
+            self._program_args = [str(a) for a in e.args[1]]
 
     def _gc_pause(self, col: Collection) -> None:
         self._pause_counts[bisect.bisect_left(PAUSE_BUCKETS, col.pause / 1e9)] += 1
@@ -551,7 +607,7 @@ class LiveState:
             closed=self.closed(),
             notes=self.notes(),
             age=round(time.monotonic() - self._last_data, 3) if self._has_data else None,
-            stale_why=_WHY_STALE["eventlog" if self.eventlog_follower else self.kind],
+            stale_why=self.stale_why(),
             version=self.version,
             program=self.program,
             heap=self._heap_view(),
@@ -561,9 +617,37 @@ class LiveState:
             caps=self._cap_view(),
             alerts=self.alerts,
             server_cpu=self.server_clock.read(),
+            heap_why=self._heap_why(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
+
+    def _heap_why(self) -> str | None:
+        if self.peak_total:
+            return None
+        if self.heap_follower is None and not self._census.holds_heap_profile:
+            if not self.events:
+                return None  # nothing read yet: the log may still begin a heap profile
+            return (
+                "This run has no heap profile: the program was started without a heap flag "
+                "(+RTS -hT; -hc, -hy and the others on a -prof build). halvm-prof run adds "
+                "one unless --no-heap."
+            )
+        if self.alive() and self.exit is None:
+            return (
+                "No census with anything in it yet: GHC takes one each heap profile interval "
+                "(+RTS -i)."
+            )
+        held = plural(self.samples, "census", "censuses")
+        return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
+    def stale_why(self) -> str:
+        """Why the newest data can lag, said for the GHC that writes it once its eventlog
+        has said which GHC that is."""
+        if self.eventlog_follower is None:
+            return _WHY_STALE[self.kind]
+        if not self._rts_identifier:
+            return _WHY_STALE["eventlog"]
+        return eventlog_lag(self._rts_identifier, self._program_args)
 
     def refresh_flags(self) -> None:
         """Count a change when ``alive``, ``closed`` or the notes changed without new data."""

@@ -5,7 +5,6 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 
 from __future__ import annotations
 
-from halvm_prof.analysis.costcentre import CostCentreRow
 from halvm_prof.analysis.eventlog_stats import unrecorded_note
 from halvm_prof.analysis.samples import SamplesSummary
 from halvm_prof.analysis.summary import (
@@ -15,7 +14,7 @@ from halvm_prof.analysis.summary import (
     Summary,
     TickySummary,
 )
-from halvm_prof.model import folded_bands_note
+from halvm_prof.model import CostCentreTotals, folded_bands_note
 from halvm_prof.units import format_size
 from halvm_prof.words import plural, printable, unsigned_zero
 
@@ -167,7 +166,7 @@ def render_heap(d: HeapSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cc_table(title: str, rows: tuple[CostCentreRow, ...]) -> list[str]:
+def _cc_table(title: str, rows: tuple[CostCentreTotals, ...]) -> list[str]:
     if not rows:
         return [f"{title}: none (nothing recorded)"]
     out = [

@@ -111,7 +111,7 @@ class CapTimeline:
 def stop_reason(status: int) -> str:
     """The reason of a stop status, without the per-stop detail ghc-events adds."""
     # Loaded here: a heap profile's summary reads this module and never an event.
-    from halvm_prof.formats.eventlog.events import STOP_STATUS
+    from halvm_prof.formats.eventlog.show_text import STOP_STATUS
 
     if status == 2:
         return "stack overflow"

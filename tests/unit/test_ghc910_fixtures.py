@@ -56,7 +56,7 @@ def _kind(name: str) -> str:
 
 
 def test_readme_lists_exactly_the_files_here() -> None:
-    assert len(FILES) == len(set(FILES)) == 24
+    assert len(FILES) == len(set(FILES)) == 30
     here = {
         p.name
         for p in HERE.iterdir()
@@ -101,7 +101,9 @@ def test_hp_reads_whole(name: str) -> None:
     assert any(sample.values for sample in profile.samples)
 
 
-@pytest.mark.parametrize("name", ["leaky-hc-l", "leaky-hT-l", "leaky-hi-l", "leaky-hi-np-l"])
+@pytest.mark.parametrize(
+    "name", ["leaky-hc-l", "leaky-hT-l", "leaky-hi-l", "leaky-hi-np-l", "leaky-he-l"]
+)
 def test_eventlog_and_hp_of_one_run_agree(name: str) -> None:
     """The pairs come from one run: the same arguments, and the .hp's censuses are the log's
     plus the empty ones GHC writes into the .hp alone, at start and at exit."""
@@ -204,6 +206,23 @@ def test_runtime_figures_are_the_references(name: str) -> None:
     assert stats.gc_count == _count(reference, r": cap \d+: all caps stopped for GC$")
     assert stats.threads_created == _count(reference, r": cap \d+: creating thread \d+$")
     assert (stats.gc_count > 0) == ("-l-au" not in name)
+
+
+def test_era_profiles_break_the_heap_down_by_era() -> None:
+    """-he --automatic-era-increment: the bands are eras, a new one at each census, in the .hp
+    and in the eventlog of one run alike."""
+    from halvm_prof.formats.stacks import heap_breakdown
+
+    for name in ("leaky-he.hp", "leaky-he-l.hp"):
+        profile = read_hp(HERE / name)
+        assert heap_breakdown(profile.header.job) == "e"
+        bands = {b for s in profile.samples for b in s.values}
+        assert len(bands) > 3 and all(b.isdigit() for b in bands)
+    assert "broken down by era" in _reference("leaky-he-l.eventlog")
+    with open_source(HERE / "leaky-he-l.eventlog") as src:
+        log = [s for s in src.heap_samples() if s.values]
+    hp = [s for s in read_hp(HERE / "leaky-he-l.hp").samples if s.values]
+    assert [s.values for s in log] == [s.values for s in hp]
 
 
 def test_chroot_builds_and_runs_a_program() -> None:

@@ -91,7 +91,7 @@ def test_recursion_is_not_counted_twice() -> None:
 
     root = node("MAIN", 0, 100, node("go", 10, 100, node("go", 90, 90)))
     profile = CostCentreProfile("p", [], [], "", 1.0, 100, 1000, 1, 0, root)
-    go = {t.label: t for t in aggregate(profile)}["go"]
+    go = {t.cost_centre: t for t in aggregate(profile)}["go"]
     assert (go.individual_time, go.inherited_time, go.nodes, go.entries) == (100, 100, 2, 2)
     assert [n.cc.label for n in hottest_path(profile)] == ["MAIN", "go", "go"]
 

@@ -28,8 +28,8 @@ from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.ipe import BandNames, band_address
 from halvm_prof.formats.ipe_binary import (
     IPE_ENT_92,
-    IPE_ENTRY_98,
     IPE_ENTRY_910,
+    IPE_MAGIC,
     IPE_NODE_98,
     IPE_NODE_910,
     IpeSymbol,
@@ -191,16 +191,35 @@ def test_a_910_binary_with_compressed_ipe_lists_names_the_same(keep: Path, tmp_p
     assert not any(t.origin == "ipe" for t in load_names(squeezed).tables)
 
 
-def test_no_output_of_a_hi_profile_named_by_its_binary_is_z_encoded(keep: Path) -> None:
+def test_no_output_of_a_hi_profile_named_by_its_binary_is_z_encoded(
+    keep: Path, tmp_path: Path
+) -> None:
+    """Before, every table the IPE data left showed its symbol (ghczmprim_GHCziTypes_ZC_...)
+    in summary, report, pprof and the --group-by keys."""
+    import gzip
+
     run = _hi_run(GHC910, "noprof", keep)
+    names = ["--names", str(run.binary)]
     for argv in (
-        ["summary", str(run.hp), "--names", str(run.binary), "--top", "1000"],
-        ["summary", str(run.hp), "--names", str(run.binary), "--group-by", "module"],
-        ["summary", str(run.hp), "--names", str(run.binary), "--json"],
+        ["summary", str(run.hp), *names, "--top", "1000"],
+        ["summary", str(run.hp), *names, "--group-by", "module"],
+        ["summary", str(run.hp), *names, "--group-by", "closure-type", "--json"],
+        ["diff", str(run.hp), str(run.eventlog), *names, "--json"],
     ):
         r = CliRunner().invoke(cli, argv)
         assert r.exit_code == 0, r.output
+        assert (
+            ":_con_info (GHC.Types)" in r.output or "GHC.Types" in r.output or "CONSTR" in r.output
+        )
         assert not z_encoded(r.output), z_encoded(r.output)
+        if argv[0] == "diff":  # both sides named alike: no band changed by its name
+            rows = json.loads(r.output)["changes"]
+            assert rows and all(row["peak"]["delta"] == 0 for row in rows)
+    out = tmp_path / "hi.pb.gz"
+    r = CliRunner().invoke(cli, ["export", str(run.hp), "--to", "pprof", "-o", str(out), *names])
+    assert r.exit_code == 0, r.output
+    raw = gzip.decompress(out.read_bytes())
+    assert b"(GHC.Types)" in raw and not z_encoded(raw)
     symbols = names_of_binary(str(run.binary), ipe=False)
     assert not z_encoded(" ".join(t.full + " " + t.short for t in symbols.tables))
 
@@ -246,41 +265,80 @@ def _want(first_table: int) -> list[tuple[int, str, str, str, str, str, str]]:
 
 
 def _node_image(version: str) -> tuple[bytes, int]:
-    """A GHC 9.8 or 9.10(.1) node of ROWS; the first table's address."""
+    """A node of ROWS as GHC ``version`` emits it (``GHC.StgToCmm.InfoTableProv``); the first
+    table's address. ``-zstd``: as a GHC built with --enable-ipe-data-compression does."""
+    import zstandard
+
+    layout = version.removesuffix("-zstd")
+    packed = version.endswith("-zstd")
     texts = [x for r in ROWS for x in (r[0], r[1], r[2], r[3], r[5], r[6])] + ["Main", "main"]
     strings, at = _strings(*texts)
     offs = [at[6 * i : 6 * i + 6] for i in range(len(ROWS))]
     module_at, unit_at = at[-2], at[-1]
-    node_size = IPE_NODE_910.size if version.startswith("9.10") else IPE_NODE_98.size
-    tables_at = BASE + node_size
-    entries_at = tables_at + 8 * len(ROWS)
-    if version == "9.8":
+    if layout == "9.8":
+        # Native words, or big-endian ones when compressed; the padding word last.
+        order = ">" if packed else "<"
         entries = b"".join(
-            IPE_ENTRY_98.pack(o[0], o[1], o[2], o[3], module_at, o[4], o[5]) for o in offs
+            struct.pack(f"{order}8I", o[0], o[1], o[2], o[3], module_at, o[4], o[5], 0)
+            for o in offs
         )
     else:
         entries = b"".join(
-            IPE_ENTRY_910.pack(o[0], o[1] if version == "9.10.1" else int(r[1]), *o[2:])
+            IPE_ENTRY_910.pack(o[0], o[1] if layout == "9.10.1" else int(r[1]), *o[2:])
             for o, r in zip(offs, ROWS, strict=True)
         )
+    entries_size = len(entries) * (8 if layout == "9.8" else 1)  # 9.8: count * 8 * 32
+    strings_size = len(strings)
+    if packed:
+        entries = zstandard.ZstdCompressor().compress(entries)
+        strings = zstandard.ZstdCompressor().compress(strings)
+        if layout == "9.8":
+            strings_size = len(strings)  # 9.8: the compressed table's own size
+    if layout == "ipe-section":
+        entries, strings = IPE_MAGIC + entries, IPE_MAGIC + strings
+    node_size = {"9.8": 64, "ipe-section": 80}.get(layout, 72)
+    tables_at = BASE + node_size
+    entries_at = tables_at + 8 * len(ROWS)
     strings_at = entries_at + len(entries)
     first = (strings_at + len(strings) + 63) // 64 * 64
     codes = [first + 64 * i + TABLE for i in range(len(ROWS))]
-    head = (0, 0, len(ROWS), tables_at, entries_at, len(entries), strings_at, len(strings))
-    node = (
-        IPE_NODE_910.pack(*head, unit_at, module_at)
-        if node_size == IPE_NODE_910.size
-        else IPE_NODE_98.pack(*head)
-    )
+    head = (int(packed), len(ROWS), tables_at, entries_at, entries_size, strings_at, strings_size)
+    if layout == "9.8":
+        node = IPE_NODE_98.pack(0, *head)
+    elif layout == "ipe-section":
+        node = struct.pack("<9Q2I", 0, 0, *head, unit_at, module_at)
+    else:
+        node = IPE_NODE_910.pack(0, *head, unit_at, module_at)
+    assert len(node) == node_size
     image = node + struct.pack(f"<{len(codes)}Q", *codes) + entries + strings
     image += bytes(first + 64 * len(ROWS) - BASE - len(image))
     return image, first
 
 
-@pytest.mark.parametrize("version", ["9.8", "9.10.1", "9.10.3"])
-def test_the_98_and_910_nodes_are_read_as_their_ghc_lays_them_out(version: str) -> None:
+VERSIONS = [
+    "9.8",
+    "9.8-zstd",
+    "9.10.1",
+    "9.10.3",
+    "9.10.3-zstd",
+    "ipe-section",
+    "ipe-section-zstd",
+]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_later_nodes_are_read_as_their_ghc_lays_them_out(version: str) -> None:
     image, first = _node_image(version)
     assert _read(image, IpeSymbol("Main_ipe_buf", BASE, 0)) == _want(first)
+
+
+@pytest.mark.parametrize("version", ["ipe-section", "ipe-section-zstd"])
+def test_a_stripped_ipe_section_leaves_the_tables_to_their_symbols(version: str) -> None:
+    """``objcopy --remove-section .ipe``: the node points where the magic word is gone."""
+    image, _first = _node_image(version)
+    at = image.index(IPE_MAGIC)
+    stripped = image[:at] + bytes(len(IPE_MAGIC)) + image[at + len(IPE_MAGIC) :]
+    assert _read(stripped, IpeSymbol("Main_ipe_buf", BASE, 0)) == []
 
 
 def test_a_92_94_pointer_array_is_read() -> None:
@@ -308,12 +366,13 @@ def test_a_92_94_pointer_array_is_read() -> None:
     assert _read(bytes(bad), symbol) == []
 
 
-def test_a_node_whose_sizes_do_not_check_out_is_left_to_the_symbols() -> None:
-    image, _first = _node_image("9.10.3")
-    for field, value in ((2, 10**9), (5, 7), (7, 1 << 40), (3, 0xDEAD0000)):
+@pytest.mark.parametrize("version", ["9.8", "9.10.3", "9.10.3-zstd"])
+def test_a_node_whose_sizes_do_not_check_out_is_left_to_the_symbols(version: str) -> None:
+    image, _first = _node_image(version)
+    for field, value in ((2, 10**9), (5, 7), (7, 1 << 40), (3, 0xDEAD0000), (6, 0xDEAD0000)):
         bad = bytearray(image)
         struct.pack_into("<Q", bad, 8 * field, value)
-        assert _read(bytes(bad), IpeSymbol("Main_ipe_buf", BASE, 0)) == []
+        assert _read(bytes(bad), IpeSymbol("Main_ipe_buf", BASE, 0)) == [], field
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
@@ -346,3 +405,12 @@ def test_report_of_a_hp_named_by_its_binary_has_the_grouping_switch(
         for s in (named, own)
     ]
     assert main[0] == main[1] > 0
+
+
+@pytest.mark.parametrize("version", ["9.8", "9.10.3"])
+def test_a_list_flagged_compressed_that_is_not_zstd_is_left_to_the_symbols(version: str) -> None:
+    """The flag set over plain entries and strings: no zstd frame there, no names, no error."""
+    image, _first = _node_image(version)
+    bad = bytearray(image)
+    struct.pack_into("<Q", bad, 8, 1)
+    assert _read(bytes(bad), IpeSymbol("Main_ipe_buf", BASE, 0)) == []

@@ -205,7 +205,7 @@ def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
     """GHC 9.10's overloaded-call sample: seven cost centres Main.f, one per SRC, as GHC's own
     table keeps them; the summary names them by SRC and counts one label+module."""
     path = PUBLIC / "scc-prof-overloaded-calls002.prof.sample"
-    totals = [t for t in aggregate(prof_at(path)) if t.label == "f"]
+    totals = [t for t in aggregate(prof_at(path)) if t.cost_centre == "f"]
     spans = [f"scc-prof-overloaded-calls002.hs:{line}:1-25" for line in range(52, 27, -4)]
     assert [t.src for t in totals] == spans
     assert [t.name for t in totals] == [f"Main.f ({s})" for s in spans]
@@ -215,7 +215,9 @@ def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
     allocating = {t.src for t in totals if t.individual_alloc}
     assert allocating and {r["src"] for r in fs} == allocating
     assert len({r["name"] for r in fs}) == len(fs)
-    assert data["cost_centres"] == len({(t.label, t.module) for t in aggregate(prof_at(path))})
+    assert data["cost_centres"] == len(
+        {(t.cost_centre, t.module) for t in aggregate(prof_at(path))}
+    )
     # Elsewhere a name stays plain.
     assert "Main.mkRecord" in {t.name for t in aggregate(prof_at(CORPUS / "leaky-hc.prof"))}
 

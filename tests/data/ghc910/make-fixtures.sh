@@ -35,10 +35,15 @@ r ghc -O1 -ticky -ticky-allocd -rtsopts -outputdir o6 -o ticky Ticky.hs >/dev/nu
 # the .hp too: both are kept, so a test can check one reading against the other).
 r ./leaky-prof 100000 +RTS -p -RTS >/dev/null && mv "$b/leaky-prof.prof" "$out/leaky-p.prof"
 r ./leaky-prof 100000 +RTS -pj -RTS >/dev/null && mv "$b/leaky-prof.prof" "$out/leaky-pj.prof"
-for m in hc hy hd hT; do
+for m in hc hm hd hy hr hb hT; do
   r ./leaky-prof 100000 +RTS -$m -i0.02 -RTS >/dev/null
   mv "$b/leaky-prof.hp" "$out/leaky-$m.hp"
 done
+# By era (GHC 9.10+): each census's closures by the era they were made in, one era a census.
+r ./leaky-prof 100000 +RTS -he --automatic-era-increment -i0.02 -RTS >/dev/null
+mv "$b/leaky-prof.hp" "$out/leaky-he.hp"
+r ./leaky-prof 50000 +RTS -he --automatic-era-increment -l -i0.01 -RTS >/dev/null
+mv "$b/leaky-prof.hp" "$out/leaky-he-l.hp" && mv "$b/leaky-prof.eventlog" "$out/leaky-he-l.eventlog"
 # Half the size: with -l the scheduler events (every stack-chunk overflow of lazySum) dominate.
 for m in hc hT; do
   r ./leaky-prof 50000 +RTS -$m -l -i0.01 -RTS >/dev/null
