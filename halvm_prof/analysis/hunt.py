@@ -563,7 +563,7 @@ def _kind(
 
 
 def _biography(
-    profile: Profile | None, kind: Kind | None, failed: Run | None, evidence: list[str]
+    profile: Profile | None, kind: Kind | None, failed: HuntRun | None, evidence: list[str]
 ) -> tuple[tuple[Share, ...] | None, str]:
     """The ``-hb`` shares and what they say: evidence only where they mean something."""
     if profile is None:
