@@ -521,3 +521,13 @@ def test_a_real_log_fed_in_bits_still_reads(tmp_path: Path) -> None:
         got += len(parser.feed(data[i : i + 3]))
     got += len(parser.finish())
     assert parser.error is None and parser.ended and got > 0
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null"])
+def test_a_device_is_not_followed_as_an_empty_file(path: str) -> None:
+    """`live /dev/zero` said the device "is empty, so its kind cannot be told yet"."""
+    from halvm_prof.errors import InputError
+
+    with pytest.raises(InputError, match="is a device or socket, not a file") as caught:
+        open_followed(path)
+    assert path in str(caught.value)
