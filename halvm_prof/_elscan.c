@@ -1089,14 +1089,25 @@ static int rec_cmp(const Rec *x, const Rec *y) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A region's events are nearly in time order: insertion sort runs, then a merge. */
+static int rec_qcmp(const void *x, const void *y) { return rec_cmp(x, y); }
+
+/* A region's events are mostly in time order already (GHC stamps a few before those written
+ * ahead of them): an insertion sort, until it has moved events 16 places per event, when a
+ * region far from order (a hostile one) is sorted whole. No two events have the same key, so
+ * either sort gives the one order. */
 static void sort_recs(Rec *r, Py_ssize_t n) {
+    Py_ssize_t budget = 16 * n;
     for (Py_ssize_t i = 1; i < n; i++) {
         if (rec_cmp(&r[i - 1], &r[i]) <= 0) continue;
         Rec x = r[i];
         Py_ssize_t j = i;
         while (j > 0 && rec_cmp(&r[j - 1], &x) > 0) { r[j] = r[j - 1]; j--; }
         r[j] = x;
+        budget -= i - j;
+        if (budget < 0) {
+            qsort(r, (size_t)n, sizeof(Rec), rec_qcmp);
+            return;
+        }
     }
 }
 
@@ -1356,7 +1367,14 @@ static PyObject *Fold_region(Fold *f, PyObject *args) {
     }
     /* the region's events in key order, merged with the held ones */
     sort_recs(f->fresh, f->nfresh);
-    if (f->nfresh) {
+    if (f->nfresh && f->npool == 0) {
+        /* nothing held: the region's events are the pool */
+        Rec *tmp = f->pool; Py_ssize_t tcap = f->poolcap;
+        f->pool = f->fresh; f->poolcap = f->freshcap;
+        f->fresh = tmp; f->freshcap = tcap;
+        f->npool = f->nfresh;
+        f->nfresh = 0;
+    } else if (f->nfresh) {
         if (grow(&f->pool, &f->poolcap, f->npool + f->nfresh) < 0) goto done;
         Py_ssize_t i = f->npool - 1, j = f->nfresh - 1, k = f->npool + f->nfresh - 1;
         while (j >= 0) {

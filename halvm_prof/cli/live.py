@@ -353,16 +353,7 @@ def run(
 
     rules = parse_alerts(alerts)
 
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
-
-        found = shutil.which(argv[0])
-        argv[0] = found or argv[0]
+    argv = _program(command)
     name = os.path.basename(argv[0])
     out = either_spelling(output, out, "--out")
     folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -390,20 +381,7 @@ def run(
 
             watches.append(Stopwatch(runner.proc.pid))
 
-    told = threading.Lock()
-    told_end: list[bool] = []
-
-    def tell_end() -> None:
-        """How the program ended, printed once, as soon as it is known."""
-        with told:
-            end = runner.state.exit
-            if end is None or told_end:
-                return
-            told_end.append(True)
-            for line in end.verdict:
-                click.echo(printable(line, newlines=False))
-            if end.report:
-                click.echo(f"report: {shown_path(end.report)}")
+    tell_end = _EndTeller(runner)
 
     def tick() -> None:
         runner.tick()
@@ -467,6 +445,41 @@ def run(
     member = runner.member
     if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
         raise click.ClickException("alert fired: " + "; ".join(fired))
+
+
+def _program(command: tuple[str, ...]) -> list[str]:
+    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
+    if os.sep not in argv[0]:
+        import shutil
+
+        argv[0] = shutil.which(argv[0]) or argv[0]
+    return argv
+
+
+class _EndTeller:
+    """Prints how the program ended, once, as soon as it is known (the ticking thread and the
+    command's end both ask)."""
+
+    def __init__(self, runner: Run) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._told = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            end = self._runner.state.exit
+            if end is None or self._told:
+                return
+            self._told = True
+            for line in end.verdict:
+                click.echo(printable(line, newlines=False))
+            if end.report:
+                click.echo(f"report: {shown_path(end.report)}")
 
 
 def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
