@@ -55,6 +55,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from halvm_prof.errors import HalvmProfError
+from halvm_prof.live.cost import ServerClock
 from halvm_prof.live.fleet import Fleet, FleetSnapshot, Member
 from halvm_prof.live.fleet_page import render_fleet_page
 from halvm_prof.live.metrics import CONTENT_TYPE, render_metrics
@@ -292,6 +293,9 @@ class Hub(Versions):
         self._publish()
 
     async def run(self) -> None:
+        # The server's own CPU is counted from here: its start-up (imports, binding) is not
+        # what watching costs.
+        self.state.server_clock = ServerClock()
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
             self.announce()
