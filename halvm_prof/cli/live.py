@@ -459,7 +459,7 @@ def run(
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
     if watches and runner.stopped_by is None:
-        _baseline(runner, watches[0], argv, extra)
+        _baseline(runner, watches[0])
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -469,21 +469,21 @@ def run(
         raise click.ClickException("alert fired: " + "; ".join(fired))
 
 
-def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
-    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.live.cost import alone_command, watch_cost
     from halvm_prof.render.cost import format_watch_cost
+    from halvm_prof.render.messages import wrote
 
     if runner.stopped:
         tell("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
-    from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.messages import wrote
-
     times, server = watch.result()
     tell(f"running {runner.name} again alone for --baseline...", err=True)
-    cost = watch_cost(times, server, argv, rts)
+    command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
+    cost = watch_cost(times, server, command)
     echo_text(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:
