@@ -408,12 +408,10 @@ def run(
             )
         finally:
             runner.stop()
-    _ended(runner, tell_end, watches[0] if watches else None, argv, extra)
+    _ended(runner, tell_end, watches[0] if watches else None)
 
 
-def _ended(
-    runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, argv: list[str], rts: list[str]
-) -> None:
+def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None) -> None:
     """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
     (the program's own, or 1 when an ``--alert`` rule fired)."""
     with contextlib.suppress(OSError):
@@ -422,7 +420,7 @@ def _ended(
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
     if watch is not None and runner.stopped_by is None:
-        _baseline(runner, watch, argv, rts)
+        _baseline(runner, watch)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -490,21 +488,21 @@ class _EndTeller:
                 click.echo(f"report: {shown_path(end.report)}")
 
 
-def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
-    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.live.cost import alone_command, watch_cost
     from halvm_prof.render.cost import format_watch_cost
+    from halvm_prof.render.messages import wrote
 
     if runner.stopped:
         tell("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
-    from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.messages import wrote
-
     times, server = watch.result()
     tell(f"running {runner.name} again alone for --baseline...", err=True)
-    cost = watch_cost(times, server, argv, rts)
+    command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
+    cost = watch_cost(times, server, command)
     echo_text(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:

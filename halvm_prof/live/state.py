@@ -257,7 +257,7 @@ class Snapshot:
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
     alerts: list[AlertView] = field(default_factory=list)
-    #: this process's own CPU over the wall time since the view was made, as of the snapshot
+    #: this process's own CPU over the wall time since it began serving, as of the snapshot
     server_cpu: ServerCpu | None = None
     #: Why the heap chart has nothing to show and what to change, or None when it has.
     heap_why: str | None = None

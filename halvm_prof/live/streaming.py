@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from halvm_prof.live.cost import ServerClock
 from halvm_prof.live.fleet import Fleet, FleetSnapshot, Member
 from halvm_prof.live.metrics import render_metrics
 from halvm_prof.live.state import LiveState, Snapshot
@@ -216,6 +217,9 @@ class Hub(Versions):
         self._publish()
 
     async def run(self) -> None:
+        # The server's own CPU is counted from here: its start-up (imports, binding) is not
+        # what watching costs.
+        self.state.server_clock = ServerClock()
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
             self.announce()
