@@ -410,7 +410,8 @@ def run(
         else:
             raise KeyboardInterrupt  # the terminal view, or before the server is up
 
-    handled = (signal.SIGTERM, signal.SIGHUP)
+    # A signal ignored when we started (SIGHUP under nohup) stays ignored.
+    handled = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
     before = {sig: signal.signal(sig, on_signal) for sig in handled}
     try:
         try:

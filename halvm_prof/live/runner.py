@@ -432,6 +432,8 @@ class Run:
         command = [*self.words, "+RTS", *rts, "-RTS"]
         if self.verbatim:
             command += ["--RTS", *self.verbatim]
+        info = self.plan.info
+        self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
