@@ -275,7 +275,8 @@ def plan_rts(
     chosen = asked.heap_flag
     if heap and chosen is None:
         chosen = "-hc" if info.profiled else "-hT"
-        flags.append(chosen)
+    if heap and chosen is not None and chosen not in given:
+        flags.append(chosen)  # run's default, or --heap-flag
     typed_interval = any(f.startswith("-i") for f in given)
     if heap and not typed_interval:
         flags.append(f"-i{interval:g}")
