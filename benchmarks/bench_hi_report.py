@@ -182,7 +182,7 @@ def _ipe_events(log: Path) -> list[int]:
     from halvm_prof.formats.eventlog import events as ev
     from halvm_prof.formats.eventlog.reader import EventlogReader
 
-    with EventlogReader(log) as r:
+    with open(log, "rb") as stream, EventlogReader(stream) as r:
         return [e.args[0] for e in r.iter_events({ev.IPE})]
 
 

@@ -29,7 +29,8 @@ SOURCE = HERE.parent / "tests" / "data" / "perf" / "Work.hs"
 FREQUENCY = 40000
 _COUNT = (
     "import sys; from halvm_prof.perf.reader import PerfData\n"
-    "with PerfData(sys.argv[1]) as p: print(sum(1 for _ in p.iter_samples()))"
+    "with open(sys.argv[1], 'rb') as f, PerfData(f) as p:\n"
+    "    print(sum(1 for _ in p.iter_samples()))"
 )
 
 

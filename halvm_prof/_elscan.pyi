@@ -24,3 +24,27 @@ def walk(
     int,
     tuple[int, int, int] | None,
 ]: ...
+
+class Fold:
+    """The timeline's fold compiled (halvm_prof/timeline/build.py's twin)."""
+
+    def __init__(
+        self,
+        tables: tuple[bytes, bytes],
+        formats: tuple[bytes | None, ...],
+        how: bytes,
+        act: bytes,
+        bare: bytes,
+        spark: bytes,
+        heap: bytes,
+        classes: tuple[Any, Any, Any, Any],
+        callbacks: tuple[
+            Callable[[list[Any], bytes, int | None, int], None], Callable[[Any], None], list[Any]
+        ],
+        budget: tuple[int, int, int, int, bool, bool, bool, int, int],
+        /,
+    ) -> None: ...
+    def region(
+        self, buf: bytes, ridx: int, cap: int, offset: int, min_time: int, last: bool, limit: int, /
+    ) -> None: ...
+    def state(self) -> dict[str, Any]: ...

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, Literal, overload
+from typing import IO, Any, Literal, Self, overload
 
 from halvm_prof.errors import InputError, OutputError
 
@@ -554,6 +554,34 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
 #: How long a FIFO may go without a writer before it is refused (a program about to write it has
 #: usually opened it by then; ``halvm-prof live`` is the command that waits for one).
 FIFO_WAIT = 0.5
+
+
+class StreamReader:
+    """What reads one binary stream: a context manager whose :meth:`close` closes the stream
+    only when it was handed over (``owned``); a stream lent to it stays open for its lender.
+
+    The one shape of the grammars' readers and the entrance's sources, written once.
+    """
+
+    def __init__(self, stream: IO[bytes], *, owned: bool) -> None:
+        self.stream = stream
+        self._owned = owned
+
+    def close(self) -> None:
+        if self._owned:
+            self.stream.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stream_name(stream: IO[bytes], name: str | os.PathLike[str] | None = None) -> str | None:
+    """The name a stream goes by in messages: ``name`` when given, else a file's own path."""
+    given = name if name is not None else getattr(stream, "name", None)
+    return os.fspath(given) if isinstance(given, str | os.PathLike) else None
 
 
 class Prefixed(io.RawIOBase):

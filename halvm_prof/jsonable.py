@@ -11,7 +11,8 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def plain(obj: Any) -> Any:
-    """``obj`` as JSON-able builtins: dataclasses become dicts (field order), tuples lists.
+    """``obj`` as JSON-able builtins: dataclasses become dicts (field order; a field declared
+    with ``metadata={"json": False}`` left out), tuples lists.
 
     Results are flat (a call tree is a list of nodes naming their parents), so the depth of this
     recursion is that of the type, never that of the data. Scalars are taken as they are without
@@ -32,7 +33,9 @@ def plain(obj: Any) -> Any:
             if isinstance(obj, dict):
                 return {k: plain(v) for k, v in obj.items()}
             return obj
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(obj))
+        names = _FIELDS[kind] = tuple(
+            f.name for f in dataclasses.fields(obj) if f.metadata.get("json", True)
+        )
     out = {}
     for name in names:
         v = getattr(obj, name)

@@ -8,7 +8,7 @@ share :class:`CostCentreProfile`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 # Stop has its own module so a reader that needs only it (perf.data) does not build every
@@ -202,20 +202,21 @@ class CallNode:
             stack.extend((d + 1, child) for child in reversed(node.children))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CostCentreTotals:
-    """One cost centre summed over its call-tree nodes.
+    """One cost centre summed over its call-tree nodes: a row of the summary's and the report's
+    cost-centre tables, which give its percentages rounded (:meth:`rounded`), and exact counts
+    where the report has them (-P, -pj).
 
     A cost centre is its label, module and source span, as in GHC's own table: overloaded
-    functions and ``-fprof-auto-calls`` give several of one label and module, told apart by SRC.
+    functions and ``-fprof-auto-calls`` give several of one label and module, told apart by SRC
+    in ``name`` (``Module.label``, with `` (SRC)`` where that alone would name several).
     """
 
-    label: str
+    cost_centre: str
     module: str
     src: str
-    #: The SRC, when another cost centre has this label and module (else empty).
-    site: str = ""
-    nodes: int = 0
+    name: str
     entries: int = 0
     individual_time: float = 0.0
     individual_alloc: float = 0.0
@@ -223,12 +224,30 @@ class CostCentreTotals:
     inherited_alloc: float = 0.0
     ticks: int | None = None
     alloc: int | None = None
+    #: The call-tree nodes it was summed over (the rows never gave it).
+    nodes: int = field(default=0, metadata={"json": False})
 
     @property
-    def name(self) -> str:
-        """``Module.label``, with `` (SRC)`` where that alone would name several."""
-        base = f"{self.module}.{self.label}"
-        return f"{base} ({self.site})" if self.site else base
+    def empty(self) -> bool:
+        """Nothing recorded: all four percentages are zero (a CAF never entered, say)."""
+        return not (
+            self.individual_time
+            or self.individual_alloc
+            or self.inherited_time
+            or self.inherited_alloc
+            or self.ticks
+            or self.alloc
+        )
+
+    def rounded(self) -> CostCentreTotals:
+        """Its percentages rounded to 4 places, as the tables give them."""
+        return replace(
+            self,
+            individual_time=round(self.individual_time, 4),
+            individual_alloc=round(self.individual_alloc, 4),
+            inherited_time=round(self.inherited_time, 4),
+            inherited_alloc=round(self.inherited_alloc, 4),
+        )
 
 
 @dataclass(slots=True)

@@ -21,6 +21,8 @@ from halvm_prof.errors import ConfigError
 
 #: Default census interval of GHC's heap profiler (``-i``), in seconds.
 DEFAULT_INTERVAL = 0.1
+#: The FIFO ``run`` has the RTS write its eventlog to (``-ol<run folder>/.eventlog.fifo``).
+RUN_FIFO = ".eventlog.fifo"
 #: Heap profile breakdowns that need the program built with ``-prof`` (``e``: GHC 9.10's eras).
 PROFILED_MODES = frozenset("cmdyrbe")
 #: The breakdowns GHC 9.0 knows (later ones in :func:`plan_flags`).
@@ -301,3 +303,39 @@ def heap_exhausted(code: int | None, stderr: str) -> str | None:
     if not said:
         return f"exit code {EXIT_HEAP_OVERFLOW}, the RTS's code for an exhausted heap"
     return " ".join(said) + (f" (exit code {code})" if code is not None else "")
+
+
+def shown_job(job: str) -> str:
+    """A profile's JOB line as the user ran it: without the ``-ol`` flag naming ``run``'s own
+    eventlog FIFO, an internal path the user never typed."""
+    words = job.split(" ")
+    kept = [w for w in words if not (w.startswith("-ol") and w.endswith(RUN_FIFO))]
+    return job if len(kept) == len(words) else " ".join(kept)
+
+
+def census_interval(job: str) -> float | None:
+    """The heap census interval (``-i``, seconds) a JOB line's RTS flags set, or None (GHC's
+    default, or a JOB line without the flags, as an eventlog's)."""
+    interval: float | None = None
+    for flag in split_rts(job.split())[1]:
+        value = flag[2:]
+        if flag.startswith("-i") and _C_DOUBLE.match(value):
+            interval = float(value)
+    return interval
+
+
+def no_census_why(interval: float | None) -> str:
+    """Why a program that ended within its first census interval left nothing on the heap
+    chart, and what to change (``interval``: the run's ``-i``, None when not known)."""
+    every = (
+        f"each heap profile interval (+RTS -i, {DEFAULT_INTERVAL:g} s by default)"
+        if interval is None
+        else f"every {interval:g} s (+RTS -i{interval:g})"
+        if interval
+        else "at every major GC (+RTS -i0)"
+    )
+    return (
+        f"GHC takes a census {every}, and the program ended before one found anything on the "
+        "heap. Run it for longer, or with a shorter interval (+RTS -i0.01; halvm-prof run "
+        "--interval 0.01)."
+    )

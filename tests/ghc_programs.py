@@ -25,6 +25,11 @@ SOURCES = {
     "Collapse": DATA / "live" / "Collapse.hs",
     # 160 user markers over the run (the timeline page's marker labels).
     "Markers": DATA / "live" / "Markers.hs",
+    # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
+    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
+    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
+    # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
+    "Sleepy": DATA / "live" / "Sleepy.hs",
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]

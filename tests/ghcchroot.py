@@ -96,9 +96,7 @@ class Chroot:
         """Start ``args`` in the chroot in the background; its pid is the program's."""
         return subprocess.Popen(self.command(args, cwd), **kwargs)
 
-    def build(
-        self, source: Path, flags: Sequence[str], cwd: Path, name: str | None = None
-    ) -> str:
+    def build(self, source: Path, flags: Sequence[str], cwd: Path, name: str | None = None) -> str:
         """Compile ``source`` with this GHC into ``cwd`` (a :meth:`work_dir`); the executable's
         name inside ``cwd``, to run as ``./NAME`` with :meth:`run`."""
         exe = name or source.stem.lower()

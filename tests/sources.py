@@ -5,13 +5,17 @@ opens it: a log cut anywhere, even in its header, is still read as one)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
-from halvm_prof.analysis.diff import ProfileDiff, diff_input, diff_profiles
+from halvm_prof.analysis.diff import ProfileDiff, diff_sources
+from halvm_prof.analysis.eventlog_stats import EventlogStats, eventlog_stats
+from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
-from halvm_prof.inputs.source import open_eventlog, open_source
-from halvm_prof.model import CostCentreProfile, HeapProfile
+from halvm_prof.inputs.source import EventlogSource, open_disks, open_eventlog, open_source
+from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
+from halvm_prof.render.chrome_trace import ChromeTraceWriter
+from halvm_prof.render.perfetto import Instant, PerfettoWriter
 from halvm_prof.timeline.build import TimelineSink
 from halvm_prof.timeline.model import Budget, Timeline
 
@@ -25,6 +29,51 @@ def read_timeline(
     source = open_eventlog(log)
     with source:
         return source.timeline(budget=budget, sinks=sinks)
+
+
+def eventlog_stats_of(log: Target) -> EventlogStats:
+    """What ``halvm-prof eventlog stats`` figures of ``log``."""
+    with open_source(log) as source:
+        content = source.content
+        if not isinstance(content, EventlogSource):
+            raise content.refuse("this needs an eventlog (+RTS -l)")
+        return eventlog_stats(content)
+
+
+def postmortem_of(
+    prof_disk: str | os.PathLike[str] | None,
+    hp_disk: str | os.PathLike[str] | None,
+    memory_mib: int | None = None,
+    heap_page: Callable[[HeapSample], None] | None = None,
+) -> Postmortem:
+    """What ``halvm-prof postmortem`` judges of the disks given."""
+    with open_disks(prof_disk, hp_disk) as disks:
+        return analyse(disks, memory_mib, heap_page)
+
+
+def heap_verdict_of(hp: str | os.PathLike[str], exhausted: str | None = None) -> Postmortem:
+    """The crash verdict ``run`` gives of the ``.hp`` it saved."""
+    with open_source(hp) as source:
+        return heap_verdict(source, exhausted)
+
+
+def perfetto_trace(log: Target, out: IO[bytes], instants: Sequence[Instant] = ()) -> Timeline:
+    """``log``'s Perfetto trace with the caller's ``instants``, written to ``out`` as ``export``
+    writes it: the writer rides the log's one pass."""
+    writer = PerfettoWriter(out)
+    tl = read_timeline(log, sinks=[writer])
+    for instant in instants:
+        writer.instant(instant)
+    writer.close(tl)
+    return tl
+
+
+def chrome_trace(log: Target, out: IO[bytes]) -> Timeline:
+    """``log``'s Trace Event Format JSON, written to ``out`` as ``export`` writes it."""
+    writer = ChromeTraceWriter(out)
+    tl = read_timeline(log, sinks=[writer])
+    writer.close(tl)
+    return tl
 
 
 def heap_profile_from_eventlog(log: Target) -> HeapProfile:
@@ -58,4 +107,4 @@ def summarize_file(target: Target, top_n: int = TOP) -> Summary:
 def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
-        return diff_profiles(diff_input(a), diff_input(b))
+        return diff_sources(a, b)

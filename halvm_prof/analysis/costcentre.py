@@ -7,69 +7,19 @@ cost centre, so recursion is not counted twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from halvm_prof.formats.calltree import totals_of_tree
 from halvm_prof.model import CallNode, CostCentreProfile, CostCentreTotals
 
 __all__ = [
-    "CostCentreRow",
     "CostCentreTotals",
     "aggregate",
-    "cost_centre_row",
     "hottest_path",
     "rts_time",
     "top",
     "tree_size",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class CostCentreRow:
-    """A cost centre's totals as the summary and the report list them: percentages of the run
-    (rounded to 4 places), exact counts where the report has them (-P, -pj)."""
-
-    cost_centre: str
-    module: str
-    src: str
-    name: str
-    entries: int
-    individual_time: float
-    individual_alloc: float
-    inherited_time: float
-    inherited_alloc: float
-    ticks: int | None
-    alloc: int | None
-
-    @property
-    def empty(self) -> bool:
-        """Nothing recorded: all four percentages are zero (a CAF never entered, say)."""
-        return not (
-            self.individual_time
-            or self.individual_alloc
-            or self.inherited_time
-            or self.inherited_alloc
-            or self.ticks
-            or self.alloc
-        )
-
-
-def cost_centre_row(t: CostCentreTotals) -> CostCentreRow:
-    """The row of one cost centre's totals."""
-    return CostCentreRow(
-        cost_centre=t.label,
-        module=t.module,
-        src=t.src,
-        name=t.name,
-        entries=t.entries,
-        individual_time=round(t.individual_time, 4),
-        individual_alloc=round(t.individual_alloc, 4),
-        inherited_time=round(t.inherited_time, 4),
-        inherited_alloc=round(t.inherited_alloc, 4),
-        ticks=t.ticks,
-        alloc=t.alloc,
-    )
 
 
 def aggregate(profile: CostCentreProfile) -> list[CostCentreTotals]:

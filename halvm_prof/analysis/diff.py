@@ -22,7 +22,7 @@ from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
-from halvm_prof.inputs.source import Source
+from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
 
@@ -138,7 +138,7 @@ def heap_metrics(old_source: str, new_source: str) -> tuple[str, ...]:
 def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     acc = p.accumulator
     stats = acc.stats()
-    rows = {s.name: {"peak": float(s.max), "residency": s.integrated} for s in stats}
+    rows = {s.band: {"peak": float(s.max), "residency": s.integrated} for s in stats}
     return rows, {"peak": float(acc.peak_total), "residency": sum(s.integrated for s in stats)}
 
 
@@ -152,6 +152,37 @@ def diff_input(source: Source) -> CostCentreProfile | HeapScan:
     if content.kind in ("prof", "prof-json"):
         return content.cost_centres()
     return content.band_stats()
+
+
+def diff_sources(old: Source, new: Source) -> ProfileDiff:
+    """:func:`diff_profiles` of two opened sources. Where one is an eventlog and the other a
+    heap profile nothing names (no ``--names``), the log's own IPE entries name the other's
+    ``-hi`` bands as they name the log's: one run's ``.hp`` and eventlog then differ in no band
+    by naming alone. The log is read first for it, its entries gathered in its one pass."""
+    a, b = old.content, new.content
+    if isinstance(b, EventlogSource) and _unnamed_heap(a):
+        new_profile = _log_stats(b, a)
+        return diff_profiles(diff_input(a), new_profile)
+    if isinstance(a, EventlogSource) and _unnamed_heap(b):
+        old_profile = _log_stats(a, b)
+        return diff_profiles(old_profile, diff_input(b))
+    return diff_profiles(diff_input(a), diff_input(b))
+
+
+def _unnamed_heap(source: Source) -> bool:
+    return source.kind == "hp" and source.band_names is None
+
+
+def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
+    """The log's band statistics; ``other`` is named by the log's IPE entries, if it has any."""
+    from halvm_prof.formats.ipe import IpeFold
+    from halvm_prof.inputs.heap_scan import stats_of_reader
+
+    fold = IpeFold()
+    scan = stats_of_reader(log.heap_samples(also=[fold]), "eventlog")
+    if fold.count:
+        other.band_names = fold.names(log.name)
+    return scan
 
 
 def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
@@ -283,6 +314,11 @@ def _floor(text: str, metric: str, rule: str) -> float:
     return value
 
 
+def _unknown(m: re.Match[str] | None, what: str = "a metric") -> str:
+    """What is wrong with a rule whose metric is unknown, when it reads as a rule at all."""
+    return f" ({m.group(1)} is not {what})" if m is not None else ""
+
+
 def parse_threshold(text: str, kind: str) -> Threshold:
     """Parse ``alloc>+5%``, ``time[Main.step]>+10%``, ``peak[*]>=1000000``, with an optional
     floor ``peak[*]>+20%,min=1M`` (see module doc)."""
@@ -290,11 +326,13 @@ def parse_threshold(text: str, kind: str) -> Threshold:
     metrics = PROF_METRICS if kind == "prof" else HEAP_METRICS
     if m is None or m.group(1) not in metrics:
         what = "cost centre" if kind == "prof" else "band"
+        # The metrics in the message, the syntax in the hint: each stays within what one
+        # error line keeps of it.
         raise ConfigError(
-            f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: {text!r}",
+            f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: "
+            f"{text!r}{_unknown(m, 'one of theirs')}; their metrics are {', '.join(metrics)}",
             hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5%, or METRIC[NAME] OP CHANGE for "
-            f"one {what} ([*] for each), with ,min=AMOUNT for the least change that counts "
-            f"(metrics: {', '.join(metrics)})",
+            f"one {what} ([*] for each), with ,min=AMOUNT for the least change that counts",
         )
     return Threshold(
         text.strip(),
@@ -341,11 +379,12 @@ def check_thresholds(
             metric = m.group(1) if m else ""
             if metric not in PROF_METRICS + HEAP_METRICS:
                 raise ConfigError(
-                    f"not a threshold: {text!r}",
+                    f"not a threshold: {text!r}{_unknown(m)}; the metrics are "
+                    f"{', '.join(PROF_METRICS)} for .prof, {', '.join(HEAP_METRICS)} for heap "
+                    "profiles",
                     hint="write METRIC OP CHANGE, e.g. alloc>+5%, or METRIC[NAME] OP CHANGE "
                     "for one cost centre or band ([*] for each), with ,min=AMOUNT for the "
-                    f"least change that counts (metrics: {', '.join(PROF_METRICS)} for .prof; "
-                    f"{', '.join(HEAP_METRICS)} for heap profiles)",
+                    "least change that counts",
                 )
             parse_threshold(text, "prof" if metric in PROF_METRICS else "heap")
         else:

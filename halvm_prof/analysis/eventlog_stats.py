@@ -9,62 +9,27 @@ closes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any
+from typing import Any
 
-from halvm_prof.inputs.source import EventlogSource, open_source
-from halvm_prof.timeline.model import FIGURES, NS, SparkTotals, Timeline
+from halvm_prof.inputs.plan import Plan, run
+from halvm_prof.inputs.source import EventlogSource
+from halvm_prof.timeline.model import (
+    FIGURES,
+    NS,
+    CapTimeline,
+    SpanStats,
+    SparkTotals,
+    ThreadRecord,
+    Timeline,
+)
 
 _NS = float(NS)
-
-
-@dataclass(frozen=True, slots=True)
-class CapStats:
-    """Time of one capability, in seconds: running Haskell threads, in GC, and neither."""
-
-    cap: int
-    mutator: float = 0.0
-    gc: float = 0.0
-    idle: float = 0.0
-    runs: int = 0
-    collections: int = 0
-
-    @property
-    def busy(self) -> float:
-        return self.mutator + self.gc
 
 
 #: Spark totals; ``source`` says whether they come from the RTS's counters or from events
 #: (``+RTS -lf``), or are absent. The timeline's own record, under the name the stats gave it.
 SparkStats = SparkTotals
-
-
-@dataclass(frozen=True, slots=True)
-class UserSpan:
-    """``START label`` … ``STOP label`` spans: how many closed, their total and longest length
-    (seconds), and how many were left open."""
-
-    label: str
-    count: int = 0
-    total: float = 0.0
-    longest: float = 0.0
-    unfinished: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadStats:
-    """One thread, as ghc-events-analyze tabulates it: run time and runs, and the seconds it
-    waited after stopping, by stop reason (``blocked``: every reason but finishing)."""
-
-    thread: int
-    label: str | None
-    runs: int
-    run_time: float
-    blocked: float
-    waited: dict[str, float]
-    migrations: int
-    finished: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +48,17 @@ class EventlogStats:
     gc_longest: float = 0.0
     gc_parallel: int = 0
     gc_by_generation: dict[str, int] = field(default_factory=dict)
-    caps: list[CapStats] = field(default_factory=list)
+    #: In seconds as :class:`CapTimeline`'s ``_s`` figures; idle over the whole log.
+    caps: tuple[CapTimeline, ...] = ()
     threads_created: int = 0
-    threads: list[ThreadStats] = field(default_factory=list)
+    threads: tuple[ThreadRecord, ...] = ()
     #: What was not kept of the threads (past ``declarations.MAX_THREADS``) and their labels.
     threads_note: str | None = None
     utilization: float = 0.0
     sparks: SparkStats = field(default_factory=SparkStats)
     spark_events: SparkStats = field(default_factory=SparkStats)
     spark_rate: float = 0.0
-    user_spans: list[UserSpan] = field(default_factory=list)
+    user_spans: tuple[SpanStats, ...] = ()
     wall_clock_start: float | None = None
     complete: bool = True
     note: str | None = None
@@ -104,26 +70,50 @@ class EventlogStats:
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (capabilities, threads and spans in a fixed order)."""
         data = asdict(self)
-        for cap, raw in zip(self.caps, data["caps"], strict=True):
-            raw["busy"] = cap.busy
+        # The records are the timeline's, in ns; this output has always given seconds.
+        data["caps"] = [
+            {
+                "cap": c.cap,
+                "mutator": c.mutator_s,
+                "gc": c.gc_s,
+                "idle": c.idle_s,
+                "runs": c.runs,
+                "collections": c.collections,
+                "busy": c.busy_s,
+            }
+            for c in self.caps
+        ]
+        data["threads"] = [
+            {
+                "thread": t.thread,
+                "label": t.label,
+                "runs": t.runs,
+                "run_time": t.run_time_s,
+                "blocked": t.blocked_s,
+                "waited": t.waited_s,
+                "migrations": t.migrations,
+                "finished": t.finished is not None,
+            }
+            for t in self.threads
+        ]
+        data["user_spans"] = [
+            {
+                "label": u.label,
+                "count": u.count,
+                "total": u.total_s,
+                "longest": u.longest_s,
+                "unfinished": u.unfinished,
+            }
+            for u in self.user_spans
+        ]
         return data
 
 
 def stats_of_timeline(tl: Timeline) -> EventlogStats:
     """:class:`EventlogStats` read off a timeline."""
     duration = tl.duration / _NS
-    caps = [
-        CapStats(
-            c.cap,
-            c.mutator / _NS,
-            c.gc / _NS,
-            max(0.0, duration - c.mutator / _NS - c.gc / _NS),
-            c.runs,
-            c.collections,
-        )
-        for c in tl.caps
-    ]
-    mutator = sum(c.mutator for c in caps)
+    caps = tl.caps
+    mutator = sum(c.mutator_s for c in caps)
     sparks = tl.sparks if tl.sparks.source != "none" else tl.spark_events
     unrecorded: list[str] = []
     if tl.events and not tl.threads and not any(c.runs for c in tl.caps):
@@ -141,28 +131,13 @@ def stats_of_timeline(tl: Timeline) -> EventlogStats:
         gc_by_generation={str(g): n for g, n in tl.gc.by_generation},
         caps=caps,
         threads_created=sum(1 for t in tl.threads if t.created is not None) + tl.threads_dropped,
-        threads=[
-            ThreadStats(
-                t.thread,
-                t.label,
-                t.runs,
-                t.run_time / _NS,
-                t.blocked / _NS,
-                {s.reason: s.waited / _NS for s in t.stops if s.status != 5},
-                t.migrations,
-                t.finished is not None,
-            )
-            for t in tl.threads
-        ],
+        threads=tl.threads,
         threads_note=tl.threads_note,
         utilization=mutator / (duration * len(caps)) if caps and duration > 0 else 0.0,
         sparks=tl.sparks,
         spark_events=tl.spark_events,
         spark_rate=sparks.created / duration if duration > 0 else 0.0,
-        user_spans=[
-            UserSpan(s.label, s.count, s.total / _NS, s.longest / _NS, s.unfinished)
-            for s in tl.span_stats
-        ],
+        user_spans=tl.span_stats,
         wall_clock_start=tl.wall_clock.wall(0) / _NS if tl.wall_clock else None,
         complete=tl.complete,
         note=tl.note,
@@ -178,22 +153,7 @@ def unrecorded_note(classes: tuple[str, ...]) -> str:
     )
 
 
-def eventlog_stats(source: EventlogSource | str | os.PathLike[str] | IO[bytes]) -> EventlogStats:
-    """:class:`EventlogStats` of an eventlog (a source, or a path or stream opened as one),
-    read once, in time order."""
-    if isinstance(source, EventlogSource):
-        return _stats(source)
-    with open_source(source) as opened:
-        log = opened.content
-        if not isinstance(log, EventlogSource):
-            raise log.refuse("this needs an eventlog (+RTS -l)")
-        return _stats(log)
-
-
-def _stats(log: EventlogSource) -> EventlogStats:
-    """The figures of ``log``; a log that ends inside its header has none (not zeros): the
-    reader's one-line error, as ``eventlog show`` gives."""
-    timeline = log.timeline(budget=FIGURES)
-    if (headerless := log.headerless()) is not None:
-        raise headerless
-    return stats_of_timeline(timeline)
+def eventlog_stats(log: EventlogSource) -> EventlogStats:
+    """:class:`EventlogStats` of an eventlog, read once, in time order; a log that ends inside
+    its header has none (not zeros): the reader's one-line error, as ``eventlog show`` gives."""
+    return stats_of_timeline(run(log, Plan(budget=FIGURES, needs_events=True)))

@@ -65,24 +65,24 @@ def sort_key(stats: BandStats, sort: Sort) -> tuple[object, ...]:
     if sort == "size":
         return stats_order(stats)
     if sort == "stddev":
-        return (-stats.stddev, stats.name)
+        return (-stats.stddev, stats.band)
     if sort == "gradient":
-        return (-stats.slope, stats.name)
+        return (-stats.slope, stats.band)
     if sort == "number":
-        return (_number(stats.name),)
-    return (stats.name,)
+        return (_number(stats.band),)
+    return (stats.band,)
 
 
 def chart_bands(stats: Sequence[BandStats], bands: int, view: HeapView) -> list[str]:
     """The names of the bands drawn by name, in stack order (``bands`` <= 0: all of them)."""
-    kept = [s for s in stats if view.shows(s.name)]
+    kept = [s for s in stats if view.shows(s.band)]
     kept.sort(key=stats_order)
     if bands > 0:
         kept = kept[:bands]
     kept.sort(key=lambda s: sort_key(s, view.sort))
     if view.reverse:
         kept.reverse()
-    return [s.name for s in kept]
+    return [s.band for s in kept]
 
 
 #: What a page or summary says of bands that stay info-table addresses with nothing to name them.

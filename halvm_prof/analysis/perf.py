@@ -7,10 +7,12 @@ reader is the :class:`~halvm_prof.inputs.source.PerfSource`'s, the eventlog read
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from typing import IO
+from collections.abc import Iterator, Sequence
+from typing import IO, TYPE_CHECKING
 
+from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
+from halvm_prof.perf.annotate import PerfAnnotation, annotate, recorded_program
 from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
 from halvm_prof.perf.merge import (
     EventlogFacts,
@@ -21,6 +23,10 @@ from halvm_prof.perf.merge import (
     sample_instants,
 )
 from halvm_prof.perf.profile import PerfProfile, perf_profile
+
+if TYPE_CHECKING:
+    from halvm_prof.timeline.build import TimelineSink
+    from halvm_prof.timeline.model import Timeline
 
 Binary = str | os.PathLike[str]
 
@@ -77,6 +83,22 @@ def placed_samples(
         yield from sample_instants(data, facts, binary=binary, told=told)
 
 
+def samples_on_trace(
+    perf: Source,
+    log: EventlogSource,
+    sinks: Sequence[TimelineSink],
+    *,
+    binary: Binary | None = None,
+    told: list[tuple[str, str]] | None = None,
+) -> tuple[Timeline, Iterator[SampleInstant]]:
+    """One pass of ``log`` through the trace writers ``sinks``, the merge's facts riding
+    along, and the program's samples placed by those facts (perf.data read as they are
+    taken); a log cut in its header is its one-line error (no clock to place a sample by)."""
+    fold = EventlogFactsFold()
+    tl = run(log, Plan(folds=(fold,), sinks=sinks, needs_events=True))
+    return tl, placed_samples(perf, fold.facts(tl.note), binary=binary, told=told)
+
+
 def merged_eventlog(
     perf: Source, log: Source, out: IO[bytes], *, binary: Binary | None = None
 ) -> MergedLog:
@@ -87,3 +109,23 @@ def merged_eventlog(
     facts = eventlog_facts(events)
     with perf_source(perf).perf_data() as data:
         return write_merged_eventlog(data, facts, events.open_reader(), out, binary=binary)
+
+
+def perf_annotate(
+    perf: Source,
+    binary: Binary | None,
+    *,
+    symbol: str | None = None,
+    top: int = 3,
+    source_dirs: tuple[str, ...] = (),
+) -> PerfAnnotation:
+    """The annotation of the hottest Haskell functions (or those named ``symbol``) of the
+    program in ``perf``; ``binary`` None: the program perf recorded, where it still is."""
+    from collections import Counter
+
+    with perf_source(perf).perf_data() as data:
+        if binary is None:
+            binary = recorded_program(data)
+        addresses: Counter[int] = Counter()
+        profile = perf_profile(data, binary, addresses=addresses)
+    return annotate(profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs)

@@ -13,17 +13,14 @@ would otherwise read as "falling".
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from halvm_prof.disk.image import DiskImage
-from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
-from halvm_prof.inputs.source import DiskSource, open_disk, open_source
+from halvm_prof.errors import HalvmProfError
+from halvm_prof.inputs.heap_stats import BandStats, GrowingBand, HeapAccumulator
+from halvm_prof.inputs.source import DiskAttempt, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
@@ -97,15 +94,6 @@ class HeapRun:
 
 
 @dataclass(frozen=True, slots=True)
-class GrowingBand:
-    """A band growing before the end: its slope over the last third and the fit's R²."""
-
-    band: str
-    slope: float
-    r2: float
-
-
-@dataclass(frozen=True, slots=True)
 class HeapFacts:
     """The heap figures the verdict is drawn from (times in the profile's sample unit)."""
 
@@ -175,15 +163,16 @@ class Postmortem:
         return self.result().to_json()
 
 
-def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
-    """Open a disk as a source (recovery included); on failure, the report says why."""
-    report = DiskReport(device, path)
-    try:
-        source = open_disk(path, count_samples=True)
-    except HalvmProfError as e:
-        report.problem = e.message
-        _status_of(report, path)
-        return report, None
+def _disk_report(disk: DiskAttempt) -> DiskReport:
+    """What a disk tells of itself: its status and what recovery made of it, or why not."""
+    report = DiskReport(disk.device, disk.path)
+    source = disk.source
+    if source is None:
+        report.problem = disk.problem
+        if disk.status is not None:
+            report.header = disk.status.health
+            report.closed = disk.status.closed if disk.status.usable else None
+        return report
     status, rec = source.image.status, source.recovery
     report.header = status.health
     # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
@@ -195,23 +184,17 @@ def _open_disk(device: str, path: str) -> tuple[DiskReport, DiskSource | None]:
         rec.samples,
     )
     report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
-    expected = DEVICES.get(device)
+    expected = DEVICES.get(disk.device)
     holds = _HOLDS.get(rec.kind)
     if expected and holds and holds != expected:
         # The label is the user's; the content is the truth. Read it as what it is, and say so.
         other = next(d for d, what in DEVICES.items() if what == holds)
         report.mismatch = (
-            f"{path} was given as the {expected} disk ({device}), but it holds a {holds}: "
-            f"it is read as the {holds} it is (were the disks swapped? it belongs on {other})"
+            f"{disk.path} was given as the {expected} disk ({disk.device}), but it holds a "
+            f"{holds}: it is read as the {holds} it is (were the disks swapped? it belongs on "
+            f"{other})"
         )
-    return report, source
-
-
-def _status_of(report: DiskReport, path: str) -> None:
-    """The status sector of a disk recovery refused (so the verdict can still say what it is)."""
-    with contextlib.suppress(HalvmProfError, OSError), DiskImage.open(path) as image:
-        report.header = image.status.health
-        report.closed = image.status.closed if image.status.usable else None
+    return report
 
 
 @dataclass(slots=True)
@@ -292,53 +275,48 @@ def read_heap_run(
 
 
 def analyse(
-    prof_disk: str | os.PathLike[str] | None,
-    hp_disk: str | os.PathLike[str] | None,
+    disks: Sequence[DiskAttempt],
     memory_mib: int | None = None,
     heap_page: Callable[[HeapSample], None] | None = None,
 ) -> Postmortem:
-    """Recover what the disks hold and judge the run. Each disk is read through a bounded
+    """Judge the run from what the disks hold (each opened by the entrance, recovery
+    included: :func:`~halvm_prof.inputs.source.try_disk`). Each disk is read through a bounded
     window over the image (nothing is copied out); its heap profile is parsed once, and each
     census also goes to ``heap_page`` when given (to draw it)."""
-    if prof_disk is None and hp_disk is None:
-        raise InputError("no disk to look at", hint="give --prof-disk, --hp-disk or --config")
     pm = Postmortem([], memory_mib=memory_mib)
     recovered_heap = False
-    for device, path in (("xvdp1", prof_disk), ("xvdp2", hp_disk)):
-        if path is None:
-            continue
-        report, source = _open_disk(device, os.fspath(path))
+    for disk in disks:
+        report = _disk_report(disk)
         pm.disks.append(report)
-        if source is None:
+        if disk.source is None:
             continue
-        with source:
-            try:
-                content = source.content
-                if content.kind == "hp":
-                    reader = content.heap_samples()
-                    pm.heap = read_heap_run(reader, report.samples or 0, heap_page)
-                    pm.heap_reader = reader
-                    recovered_heap = True
-                elif content.kind in ("prof", "prof-json"):
-                    pm.prof = content.cost_centres()
-                else:
-                    report.problem = "recovered, but it is not a GHC profile"
-            except HalvmProfError as e:
-                report.problem = f"recovered, but not readable: {e.message}"
+        try:
+            content = disk.source.content
+            if content.kind == "hp":
+                reader = content.heap_samples()
+                pm.heap = read_heap_run(reader, report.samples or 0, heap_page)
+                pm.heap_reader = reader
+                recovered_heap = True
+            elif content.kind in ("prof", "prof-json"):
+                pm.prof = content.cost_centres()
+            else:
+                report.problem = "recovered, but it is not a GHC profile"
+        except HalvmProfError as e:
+            report.problem = f"recovered, but not readable: {e.message}"
     _judge(pm, recovered_heap)
     return pm
 
 
-def heap_verdict(path: str | os.PathLike[str], exhausted: str | None = None) -> Postmortem:
-    """The heap part of the verdict for a heap profile file: a local run that crashed (``run``)
-    has no disks, only the ``.hp`` GHC wrote. ``exhausted``: the RTS said the heap was
-    exhausted (its words), which the headline then says first."""
+def heap_verdict(source: Source, exhausted: str | None = None) -> Postmortem:
+    """The heap part of the verdict for a heap profile (a file, not a stream: it is read
+    twice): a local run that crashed (``run``) has no disks, only the ``.hp`` GHC wrote.
+    ``exhausted``: the RTS said the heap was exhausted (its words), which the headline then
+    says first."""
     pm = Postmortem([])
-    with open_source(path) as source:
-        # The trend is over the last third of the censuses, so their number comes first: a
-        # local file is scanned (compiled) and then read, unlike a disk, whose recovery counts.
-        samples = source.band_stats().accumulator.samples
-        run = read_heap_run(source.heap_samples(), samples)
+    # The trend is over the last third of the censuses, so their number comes first: a local
+    # file is scanned (compiled) and then read, unlike a disk, whose recovery counts.
+    samples = source.band_stats().accumulator.samples
+    run = read_heap_run(source.heap_samples(), samples)
     if run is None:
         pm.headline = "The heap profile holds no census."
     else:
@@ -410,7 +388,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     threshold = GROWTH_SHARE * acc.peak_total
     growing = sorted(
         (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
-        key=lambda s: (-s.slope, s.name),
+        key=lambda s: (-s.slope, s.band),
     )[:GROWING_BANDS]
     trend: Literal["rising", "falling", "flat"] = (
         "rising"
@@ -428,7 +406,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         trend=trend,
         trend_bytes_per_s=slope,
         trend_from=run.tail_from,
-        growing_bands=tuple(GrowingBand(s.name, s.slope, s.r2) for s in growing),
+        growing_bands=tuple(GrowingBand.of(s) for s in growing),
         fall=run.fall,
     )
     v.append(
@@ -454,7 +432,7 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     if growing:
         v.append(
             f"Fastest-growing bands {before}: "
-            + ", ".join(f"{s.name} ({s.slope:+,.0f} bytes/s)" for s in growing)
+            + ", ".join(f"{s.band} ({s.slope:+,.0f} bytes/s)" for s in growing)
             + "."
         )
     concern = ""

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
-from halvm_prof.analysis.costcentre import CostCentreRow, aggregate, cost_centre_row
+from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
-from halvm_prof.analysis.summary import BandRow, band_row
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
@@ -26,7 +26,7 @@ from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator
+from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -37,7 +37,8 @@ from halvm_prof.model import (
     HeapSampleReader,
     folded_bands_note,
 )
-from halvm_prof.words import joined
+from halvm_prof.rts import census_interval, no_census_why, shown_job
+from halvm_prof.words import joined, plural
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -142,7 +143,7 @@ class HeapGrouping:
 
     by: GroupBy
     series: tuple[BandSeries, ...]
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     sparks: dict[str, tuple[int, ...]]
     hidden: int
     labels: dict[str, str]
@@ -166,7 +167,7 @@ class HeapSection:
     series: tuple[BandSeries, ...]
     marks: tuple[float, ...]
     peak: Peak
-    bands: tuple[BandRow, ...]
+    bands: tuple[BandStats, ...]
     #: Each band's values at a few censuses, for the table's trend column.
     sparks: dict[str, tuple[int, ...]]
     kind: Literal["heap"] = "heap"
@@ -183,12 +184,28 @@ class HeapSection:
     #: A named ``-hi`` profile's other groupings (``view.group_by`` is the one above), in
     #: ``GROUPINGS`` order; none for other profiles.
     groupings: tuple[HeapGrouping, ...] = ()
+    #: Why there is nothing to draw (no census, or none with anything in it), and what to
+    #: change; None when there is.
+    empty_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = _without_limit_note(plain(self))
         if not self.groupings:
             del data["groupings"]  # every other profile keeps its JSON as it was
         return data
+
+
+def _empty_why(job: str, censuses: int, peak: int, drawn: Sequence[HeapSample]) -> str | None:
+    """Why a heap profile has nothing to draw, and what to change (a program that ended
+    within its first census interval has only GHC's empty censuses at start and exit)."""
+    if censuses and peak:
+        return None
+    held = (
+        f"{plural(censuses, 'census', 'censuses')}, the last at {drawn[-1].time:g} s, all empty"
+        if censuses and drawn
+        else "no census"
+    )
+    return f"Nothing to draw: {held}. {no_census_why(census_interval(job))}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +241,8 @@ class ProfSection:
     total_alloc: int
     complete: bool
     note: str | None
-    table: tuple[CostCentreRow, ...]
-    folded: tuple[CostCentreRow, ...]
+    table: tuple[CostCentreTotals, ...]
+    folded: tuple[CostCentreTotals, ...]
     tree: tuple[TreeNode, ...]
     kind: Literal["prof"] = "prof"
     #: What was folded to keep the tree bounded (see halvm_prof.formats.calltree), or None.
@@ -308,9 +325,12 @@ class OtherGroupings:
     own: each grouping's statistics over every census, and its censuses at the stretches the
     section draws (scored by the same totals, so the thinning keeps the same censuses).
     ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi``; a census without either turns the whole of it off, as ``--group-by`` would fail."""
+    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
+    ``--group-by`` would fail."""
 
-    def __init__(self, shown: GroupBy, names: Names, info_tables: Callable[[], bool]) -> None:
+    def __init__(
+        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
+    ) -> None:
         self.names = names
         self.info_tables = info_tables
         self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
@@ -322,7 +342,7 @@ class OtherGroupings:
         if not self.on:
             return
         known = self.names()
-        if known is None or not len(known) or not self.info_tables():
+        if known is None or not len(known) or not self.info_tables(sample):
             self.on = False
             self.accs.clear()
             self.drawn = Thinner(MAX_POINTS)
@@ -360,7 +380,7 @@ def _grouping(
     ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
     stats: list[BandStats] = acc.stats() if acc.samples else []
     top = chart_bands(stats, top_bands, view)
-    shown = {s.name for s in stats if view.shows(s.name)}
+    shown = {s.band for s in stats if view.shows(s.band)}
     rest = shown.difference(top)
     series = [BandSeries(name, tuple(s.values.get(name, 0) for s in samples)) for name in top]
     if rest:
@@ -376,11 +396,11 @@ def _grouping(
     return HeapGrouping(
         by=by,
         series=tuple(series),
-        bands=tuple(band_row(s, total, acc.peak_total) for s in stats),
-        sparks={s.name: tuple(x.values.get(s.name, 0) for x in spark) for s in stats},
+        bands=tuple(with_share(s, total, acc.peak_total) for s in stats),
+        sparks={s.band: tuple(x.values.get(s.band, 0) for x in spark) for s in stats},
         hidden=len(stats) - len(shown),
         labels=short_labels(top, names),
-        names_note=names_note([s.name for s in stats], names),
+        names_note=names_note([s.band for s in stats], names),
     )
 
 
@@ -426,7 +446,8 @@ class HeapSectionBuilder:
         return HeapSection(
             title=title,
             source=source,
-            job=header.job,
+            job=shown_job(header.job),
+            empty_why=_empty_why(header.job, self.acc.censuses, self.acc.peak_total, samples),
             date=header.date,
             units=(header.sample_unit, header.value_unit),
             complete=complete,
@@ -466,6 +487,25 @@ def heap_section(
     )
 
 
+def info_table_census(
+    reader: HeapSampleReader, names: BandNames | None
+) -> Callable[[HeapSample], bool]:
+    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
+    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
+    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
+    census tells nothing either way)."""
+
+    def by_info_table(sample: HeapSample) -> bool:
+        breakdown = heap_breakdown(reader.header.job)
+        if breakdown is not None:
+            return breakdown == "i"
+        if names is None:
+            return False
+        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
+
+    return by_info_table
+
+
 def streamed_heap_section(
     reader: HeapSampleReader,
     title: str,
@@ -477,7 +517,7 @@ def streamed_heap_section(
     """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
     ``names``): memory holds the drawn censuses only."""
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, lambda: heap_breakdown(reader.header.job) == "i")
+    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
     group = grouper(lambda: names, section.view.group_by, title)
     for sample in reader:
@@ -500,8 +540,9 @@ def eventlog_sections(
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's runtime timeline and, when it has heap samples, its heap profile, from one
-    pass over the log."""
+    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
+    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    (second, or alone)."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.timeline.model import PAGE_BUDGET
 
@@ -510,7 +551,7 @@ def eventlog_sections(
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
     shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda: heap_fold.by_info_table)
+    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
     group = grouper(live, heap.view.group_by, source.name)
     rename = renaming(source.band_names)
@@ -525,7 +566,8 @@ def eventlog_sections(
     # The page's budget: the model's would keep exact records the page never carries.
     tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
     title = f"{name}: runtime timeline"
-    sections: list[Section] = [RuntimeSection(title, tl)]
+    runtime = RuntimeSection(title, tl)
+    sections: list[Section] = []
     reader = source.reader
     if reader is not None and reader.header is not None:
         heap_fold.finish(reader)
@@ -551,6 +593,10 @@ def eventlog_sections(
         )
     if ticky.seen:
         sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    # The page leads with what the log was recorded for (its heap profile, time-profile
+    # samples or ticky counters, in that order); the runtime timeline, which every -l log
+    # has, follows, unless it is all the log holds.
+    sections.insert(1 if sections else 0, runtime)
     return sections
 
 
@@ -582,7 +628,7 @@ def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:
 def prof_section(profile: CostCentreProfile, title: str) -> ProfSection:
     """The section of a cost-centre profile: the table, most time (then allocation) first and
     rows that record nothing folded apart, and the call tree with flame weights."""
-    rows = [cost_centre_row(t) for t in aggregate(profile)]
+    rows = [t.rounded() for t in aggregate(profile)]
     rows.sort(
         key=lambda r: (
             -r.individual_time,
@@ -638,9 +684,13 @@ class ReportData:
     sections: tuple[Section, ...]
     generator: str
     postmortem: Verdict | None = None
+    #: A leak hunt's verdicts: the page shows "Why it is kept" first.
+    hunt: HuntResult | None = None
 
     @property
-    def page(self) -> Literal["report", "postmortem"]:
+    def page(self) -> Literal["report", "postmortem", "hunt"]:
+        if self.hunt is not None:
+            return "hunt"
         return "report" if self.postmortem is None else "postmortem"
 
 
@@ -677,19 +727,20 @@ def build_report_data(
     postmortem: Verdict | None = None,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
+    hunt: HuntResult | None = None,
 ) -> ReportData:
-    """The page's data: the sections of each (label, input)."""
+    """The page's data: the sections of each (label, input); ``hunt``: a leak hunt's
+    verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
         where = item.name if isinstance(item, Source) else label
-        first = len(sections)
-        for section in sections_of(label, item, top_bands, view):
+        mine = sections_of(label, item, top_bands, view)
+        # A log's samples follow the zoom of the same log's runtime section, wherever it is.
+        base = len(sections)
+        runtime = next((base + i for i, s in enumerate(mine) if s.kind == "runtime"), -1)
+        for section in mine:
             _check_finite(section, where)
             if isinstance(section, SamplesSection):
-                # The same log's runtime section comes first among its sections.
-                runtime = next(
-                    (i for i in range(first, len(sections)) if sections[i].kind == "runtime"), -1
-                )
                 section = dataclasses.replace(section, runtime=runtime)
             sections.append(section)
     return ReportData(
@@ -698,4 +749,5 @@ def build_report_data(
         sections=tuple(sections),
         generator=f"halvm-prof {__version__}",
         postmortem=postmortem,
+        hunt=hunt,
     )

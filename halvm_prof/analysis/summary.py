@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from halvm_prof.analysis.costcentre import (
-    CostCentreRow,
+    CostCentreTotals,
     aggregate,
-    cost_centre_row,
     hottest_path,
     rts_time,
     top,
@@ -28,10 +27,17 @@ from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, top_bands
+from halvm_prof.inputs.heap_stats import (
+    BandStats,
+    GrowingBand,
+    HeapAccumulator,
+    top_bands,
+    with_share,
+)
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
+from halvm_prof.rts import shown_job
 from halvm_prof.words import joined
 
 TOP = 10
@@ -47,51 +53,6 @@ NO_HEAP_SAMPLES_BEFORE_CUT = "no heap census was written before the log stops"
 def no_heap_samples_before_damage(offset: int) -> str:
     """Why a damaged log shows no census: reading stopped before any (there may be some)."""
     return f"the log is damaged at byte {offset}, before its first census could be read"
-
-
-@dataclass(frozen=True, slots=True)
-class BandRow:
-    """A band's figures over the whole profile (:class:`BandStats`) with its share of the
-    residency over time (%): a row of the summary's top bands and of the report's band table."""
-
-    band: str
-    integrated: float
-    share: float
-    max: int
-    mean: float
-    stddev: float
-    intercept: float
-    slope: float
-    r2: float
-    leak: bool
-
-
-def band_row(s: BandStats, total_integrated: float, peak_total: int) -> BandRow:
-    """The row of a band whose profile integrates to ``total_integrated`` over all bands."""
-    if total_integrated > 0:
-        share = 100.0 * s.integrated / total_integrated
-    else:
-        # Without a duration (one census) a band's share is of the peak census instead.
-        share = 100.0 * s.max / peak_total if peak_total else 0.0
-    return BandRow(
-        band=s.name,
-        integrated=s.integrated,
-        share=share,
-        max=s.max,
-        mean=s.mean,
-        stddev=s.stddev,
-        intercept=s.intercept,
-        slope=s.slope,
-        r2=s.r2,
-        leak=s.leak_suspect,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class LeakSuspect:
-    band: str
-    slope: float
-    r2: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +73,8 @@ class HeapSummary:
     complete: bool
     closed: bool
     note: str | None
-    top: tuple[BandRow, ...]
-    leak_suspects: tuple[LeakSuspect, ...]
+    top: tuple[BandStats, ...]
+    leak_suspects: tuple[GrowingBand, ...]
     source: str
     kind: Literal["hp"] = "hp"
     #: Leak suspects beyond those listed (a profile with more than ``heap.SUSPECTS_KEPT``).
@@ -166,10 +127,10 @@ class ProfSummary:
     tree_nodes: int
     complete: bool
     note: str | None
-    top_time: tuple[CostCentreRow, ...]
-    top_alloc: tuple[CostCentreRow, ...]
-    top_inherited_time: tuple[CostCentreRow, ...]
-    top_inherited_alloc: tuple[CostCentreRow, ...]
+    top_time: tuple[CostCentreTotals, ...]
+    top_alloc: tuple[CostCentreTotals, ...]
+    top_inherited_time: tuple[CostCentreTotals, ...]
+    top_inherited_alloc: tuple[CostCentreTotals, ...]
     rts_time: dict[str, float]
     hottest_path: tuple[PathStep, ...]
     hottest_alloc_path: tuple[PathStep, ...]
@@ -323,7 +284,7 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
     kept = top_bands(acc, top_n)
 
     return HeapSummary(
-        job=header.job,
+        job=shown_job(header.job),
         date=header.date,
         sample_unit=header.sample_unit,
         value_unit=header.value_unit,
@@ -336,8 +297,8 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         complete=scan.complete and scan.closed,
         closed=scan.closed,
         note=scan.note,
-        top=tuple(band_row(s, kept.total_integrated, acc.peak_total) for s in kept.top),
-        leak_suspects=tuple(LeakSuspect(s.name, s.slope, s.r2) for s in kept.leak_suspects),
+        top=tuple(with_share(s, kept.total_integrated, acc.peak_total) for s in kept.top),
+        leak_suspects=tuple(GrowingBand.of(s) for s in kept.leak_suspects),
         source=scan.source,
         leak_suspects_folded=kept.leak_suspects_folded,
         bands_folded=scan.folded,
@@ -355,7 +316,7 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
     totals = aggregate(profile)
     # The root (MAIN) inherits 100% of everything: ranking it says nothing.
     root = (profile.root.cc.label, profile.root.cc.module)
-    below = [t for t in totals if (t.label, t.module) != root]
+    below = [t for t in totals if (t.cost_centre, t.module) != root]
     return ProfSummary(
         format=profile.format,
         program=profile.program,
@@ -366,14 +327,14 @@ def summarize_prof(profile: CostCentreProfile, top_n: int = TOP) -> ProfSummary:
         total_ticks=profile.total_ticks,
         tick_interval_us=profile.tick_interval_us,
         total_alloc=profile.total_alloc,
-        cost_centres=len({(t.label, t.module) for t in totals}),
+        cost_centres=len({(t.cost_centre, t.module) for t in totals}),
         tree_nodes=tree_size(profile),
         complete=profile.complete,
         note=profile.note,
-        top_time=tuple(cost_centre_row(t) for t in top(totals, "individual_time", top_n)),
-        top_alloc=tuple(cost_centre_row(t) for t in top(totals, "individual_alloc", top_n)),
-        top_inherited_time=tuple(cost_centre_row(t) for t in top(below, "inherited_time", top_n)),
-        top_inherited_alloc=tuple(cost_centre_row(t) for t in top(below, "inherited_alloc", top_n)),
+        top_time=tuple(t.rounded() for t in top(totals, "individual_time", top_n)),
+        top_alloc=tuple(t.rounded() for t in top(totals, "individual_alloc", top_n)),
+        top_inherited_time=tuple(t.rounded() for t in top(below, "inherited_time", top_n)),
+        top_inherited_alloc=tuple(t.rounded() for t in top(below, "inherited_alloc", top_n)),
         rts_time=rts_time(profile),
         hottest_path=_path(hottest_path(profile)),
         hottest_alloc_path=_path(hottest_path(profile, by="alloc")),

@@ -138,6 +138,13 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "extract",
         "Extract the profile on DISK into OUTPUT, recovering what a crash left.",
     ),
+    "hunt": (
+        "hunt",
+        "hunt",
+        "Hunt a leak: run a profiled program (after --) under the heap profiling modes that say "
+        "what grows, who made it, who holds it and whether it is used again, and give a verdict "
+        "per suspect; or, with --from, read the profiles a user already has.",
+    ),
     "live": (
         "live",
         "live",

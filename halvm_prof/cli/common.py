@@ -121,7 +121,8 @@ def open_input_source(
 #: The help of ``--names``, the same for every command that shows heap bands.
 NAMES_HELP = (
     "Name -hi bands (info-table addresses) from FILE: an eventlog of the same binary "
-    "(+RTS -hi -l; its IPE events) or the program's binary (its symbols). Repeatable: the "
+    "(+RTS -hi -l; its IPE events) or the program's binary (its IPE data, any GHC 9.2-9.12, "
+    "and its symbols). Repeatable: the "
     "first file to name a table wins (eventlog, then binary: every table named)."
 )
 

@@ -7,10 +7,9 @@ import click
 from halvm_prof.analysis.diff import (
     breaches,
     check_thresholds,
-    diff_input,
     diff_kind,
     diff_metrics,
-    diff_profiles,
+    diff_sources,
 )
 from halvm_prof.cli.common import (
     echo_json,
@@ -77,7 +76,7 @@ def diff(
             open_input_source(new, names=names) as b,
         ):
             check_thresholds(thresholds, diff_kind(a), diff_metrics(a, b))
-            result = diff_profiles(diff_input(a), diff_input(b))
+            result = diff_sources(a, b)
     check_thresholds(thresholds, result.kind)  # a stored run's kind is known only now
     failed = breaches(result, list(thresholds))
     if as_json:

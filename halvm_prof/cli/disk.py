@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import check_output, echo_json, echo_text, force_option, json_option
-from halvm_prof.disk.image import create_image
+from halvm_prof.cli.common import echo_json, echo_text, force_option, json_option
+from halvm_prof.disk.image import check_rewrite, create_image
 from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
@@ -66,8 +66,8 @@ def write(
 ) -> None:
     """Write PROFILE onto DISK exactly as the HaLVM runtime does.
 
-    A missing DISK is created just large enough. A DISK that holds a profile is kept unless
-    --force.
+    A missing DISK is created just large enough. A DISK that holds a profile, or any file that is
+    not a disk image, is kept unless --force.
     """
     target = Path(disk_path)
     kind = output_target(target).kind
@@ -77,7 +77,7 @@ def write(
             f"is a {kind.value}, not a disk image", path=target, hint="name an image file"
         )
     if kind is not OutputKind.NEW:
-        check_output(target, force=force, replaces_files=True)
+        check_rewrite(target, force=force)
     # A new disk is made only once the input has been read and found to be a profile.
     result = write_profile(
         profile,

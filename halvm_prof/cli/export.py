@@ -3,6 +3,8 @@ eventlog's runtime timeline for trace viewers (Perfetto, Chrome's tracing, speed
 
 from __future__ import annotations
 
+from typing import IO, TYPE_CHECKING
+
 import click
 
 from halvm_prof.cli.common import (
@@ -20,18 +22,21 @@ from halvm_prof.cli.common import (
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.errors import InputError
-from halvm_prof.inputs.source import CostCentreSource, EventlogSource, ProfJsonSource, Source
+from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.export import (
     EXPORTERS,
     PPROF,
     TIMELINE_EXPORTERS,
-    export_timeline,
+    finish_trace,
     formats_help,
     guess_format,
 )
 from halvm_prof.render.messages import wrote
 from halvm_prof.words import plural
+
+if TYPE_CHECKING:
+    from halvm_prof.timeline.model import Timeline
 
 
 @click.command()
@@ -54,8 +59,9 @@ from halvm_prof.words import plural
 )
 @click.option(
     "--census",
-    help="With --to pprof of a heap profile: which census (peak, last, or its number from 1; "
-    "default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
+    help="With --to pprof of a heap profile: which census (peak: the largest; last: the last "
+    "with anything in it, not GHC's empty census at exit; or its number from 1, counting every "
+    "census; default: peak). An eventlog holding time-profile samples (+RTS -p -l) exports them "
     "unless --census asks for its heap census.",
 )
 @click.option(
@@ -112,7 +118,7 @@ def export(
             _export_timeline(log, fmt, output)
             return
         if fmt == "speedscope" and isinstance(log, EventlogSource):
-            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, evented")
+            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, a tick each")
             return
         if fmt == PPROF.name:
             data, what = pprof_export(log, which, pairs)
@@ -126,29 +132,36 @@ def export(
 def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
     if output is None:
         out = binary_stdout()
-        tl = export_timeline(log, fmt, out)
+        tl = _write_trace(log, fmt, out)
         out.flush()
     else:
         from halvm_prof.fileio import atomic_write
 
         with atomic_write(output, "wb") as f:
-            tl = export_timeline(log, fmt, f)
+            tl = _write_trace(log, fmt, f)
         caps, collections = plural(len(tl.caps), "capability"), plural(tl.gc.count, "collection")
         click.echo(wrote(output, f"{fmt}: {caps}, {collections}"))
     if tl.note:
         tell(f"note: {tl.note}", err=True)
 
 
+def _write_trace(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
+    """The ``fmt`` trace of ``log`` written to ``out``, its writer riding the log's one pass."""
+    from halvm_prof.analysis.exports import trace
+
+    exporter = TIMELINE_EXPORTERS[fmt]
+    writer = exporter.writer(out)
+    done = trace(log, [writer], samples=exporter.samples)
+    finish_trace(writer, done)
+    return done.timeline
+
+
 def _speedscope_samples(log: EventlogSource) -> str:
-    """The log's time-profile samples (+RTS -p -l) as speedscope's evented profiles."""
-    from halvm_prof.analysis.samples import ProfSampleFold
+    """The log's time-profile samples (+RTS -p -l) as speedscope's sampled profiles."""
+    from halvm_prof.analysis.exports import time_samples
     from halvm_prof.render.speedscope import render_speedscope_samples
 
-    fold = ProfSampleFold()
-    tl = log.timeline(also=[fold])
-    ts = fold.result()
-    if not ts.samples:
-        raise log.refuse("it holds no time-profile samples: run a -prof program with +RTS -p -l")
+    tl, ts = time_samples(log)
     if tl.note:
         tell(f"note: {tl.note}", err=True)
     if not ts.exact_complete:
@@ -182,8 +195,7 @@ def pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) ->
 
 
 def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
-    from halvm_prof.analysis.census import pick_census
-    from halvm_prof.analysis.samples import ProfSampleFold
+    from halvm_prof.analysis.exports import pprof_input
     from halvm_prof.render.pprof import (
         PprofMeta,
         pprof_of_census,
@@ -191,27 +203,21 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
         pprof_of_samples,
     )
 
-    if isinstance(log, (CostCentreSource, ProfJsonSource)):
-        profile = log.cost_centres()
-        meta = PprofMeta(profile.program, _labels(pairs, profile.program))
-        built = pprof_of_cost_centres(profile, meta, alloc=True)
+    got = pprof_input(log, which)
+    meta = PprofMeta(got.program, _labels(pairs, got.program))
+    if got.cost_centres is not None:
+        built = pprof_of_cost_centres(got.cost_centres, meta, alloc=True)
         ticks = plural(built.total[0], "tick", sep=",")
         return built.to_bytes(), f"pprof: {ticks}, {built.total[2]:,} bytes"
-    fold = ProfSampleFold()
-    # An eventlog's samples fold rides along its heap samples' pass: the log is read once.
-    also = [fold] if isinstance(log, EventlogSource) and which is None else []
-    reader = log.heap_samples(also=also) if isinstance(log, EventlogSource) else log.heap_samples()
-    try:
-        chosen = pick_census(reader, which or "peak", log.name)
-    except InputError:
-        if not fold.samples:
-            raise
-    if fold.samples:
-        program = fold.program or log.name
-        built = pprof_of_samples(fold.result(), PprofMeta(program, _labels(pairs, program)))
-        return built.to_bytes(), f"pprof: {plural(fold.samples, 'time-profile sample', sep=',')}"
-    program = reader.header.job.split(" ", 1)[0] or log.name
-    meta = PprofMeta(program, _labels(pairs, program), time_nanos=0)
+    if got.samples is not None:
+        built = pprof_of_samples(got.samples, meta)
+        return (
+            built.to_bytes(),
+            f"pprof: {plural(got.samples.samples, 'time-profile sample', sep=',')}",
+        )
+    chosen = got.census
+    assert chosen is not None
+    meta = PprofMeta(got.program, _labels(pairs, got.program), time_nanos=0)
     built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)
     return built.to_bytes(), (
         f"pprof: census {chosen.number} of {chosen.count} at {chosen.sample.time:g} s, "

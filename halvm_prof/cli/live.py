@@ -16,17 +16,21 @@ import click
 
 from halvm_prof.cli.common import (
     F,
+    echo_text,
     either_spelling,
     load_band_names,
     names_option,
     old_spelling,
     output_option,
+    tell,
 )
 from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
 from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
+    from halvm_prof.live.cost import Stopwatch
+    from halvm_prof.live.runner import Run
     from halvm_prof.live.server import FleetHub, Hub
 
 _SERVE_OPTIONS = [
@@ -207,7 +211,8 @@ def live(
         member = Member(pairs[0][0], state, rules)
 
         def tick() -> None:
-            if exit_when_done and not state.alive():
+            # A stream that is no eventlog ends the command: there is nothing to show, ever.
+            if (exit_when_done and not state.alive()) or state.refused() is not None:
                 for stop in stoppers:
                     stop()
 
@@ -224,6 +229,9 @@ def live(
         finally:
             for f in state.followers:
                 f.close()
+        refused = state.refused()
+        if refused is not None:
+            raise refused
         fired = [v.fired for v in member.alert_views if v.fired]
     else:
         if tui:
@@ -302,6 +310,13 @@ def live(
     "root, run through a wrapper): its eventlog FIFO is named as seen from there.",
 )
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
+@click.option(
+    "--baseline",
+    is_flag=True,
+    help="Once it has ended, run the program again alone (only the RTS flags you gave: no "
+    "eventlog, heap profile or server) and print what watching cost: wall and CPU slowdown, "
+    "and the server's own CPU.",
+)
 @_alert_option
 def run(
     command: tuple[str, ...],
@@ -321,6 +336,7 @@ def run(
     flush_interval: float,
     root: Path | None,
     exit_when_done: bool,
+    baseline: bool,
     alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
@@ -337,16 +353,7 @@ def run(
 
     rules = parse_alerts(alerts)
 
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
-
-        found = shutil.which(argv[0])
-        argv[0] = found or argv[0]
+    argv = _program(command)
     name = os.path.basename(argv[0])
     out = either_spelling(output, out, "--out")
     folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -365,20 +372,16 @@ def run(
         root=root,
     )
     stoppers: list[Callable[[], None]] = []
-    told = threading.Lock()
-    told_end: list[bool] = []
+    watches: list[Stopwatch] = []
 
-    def tell_end() -> None:
-        """How the program ended, printed once, as soon as it is known."""
-        with told:
-            end = runner.state.exit
-            if end is None or told_end:
-                return
-            told_end.append(True)
-            for line in end.verdict:
-                click.echo(printable(line, newlines=False))
-            if end.report:
-                click.echo(f"report: {shown_path(end.report)}")
+    def start() -> None:
+        runner.start()
+        if baseline and runner.proc is not None:
+            from halvm_prof.live.cost import Stopwatch
+
+            watches.append(Stopwatch(runner.proc.pid))
+
+    tell_end = _EndTeller(runner)
 
     def tick() -> None:
         runner.tick()
@@ -421,7 +424,7 @@ def run(
                 port=port,
                 no_open=no_open,
                 tui=tui,
-                start=runner.start,
+                start=start,
                 stoppers=stoppers,
             )
         finally:
@@ -434,6 +437,8 @@ def run(
         tell_end()
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
+    if watches and runner.stopped_by is None:
+        _baseline(runner, watches[0], argv, extra)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -441,3 +446,60 @@ def run(
     member = runner.member
     if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
         raise click.ClickException("alert fired: " + "; ".join(fired))
+
+
+def _program(command: tuple[str, ...]) -> list[str]:
+    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
+    if os.sep not in argv[0]:
+        import shutil
+
+        argv[0] = shutil.which(argv[0]) or argv[0]
+    return argv
+
+
+class _EndTeller:
+    """Prints how the program ended, once, as soon as it is known (the ticking thread and the
+    command's end both ask)."""
+
+    def __init__(self, runner: Run) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._told = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            end = self._runner.state.exit
+            if end is None or self._told:
+                return
+            self._told = True
+            for line in end.verdict:
+                click.echo(printable(line, newlines=False))
+            if end.report:
+                click.echo(f"report: {shown_path(end.report)}")
+
+
+def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+    """``run --baseline``: the program once more, alone, and what watching it cost."""
+    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.render.cost import format_watch_cost
+
+    if runner.stopped:
+        tell("note: --baseline: the run was stopped before it ended; nothing to compare")
+        return
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.render.messages import wrote
+
+    times, server = watch.result()
+    tell(f"running {runner.name} again alone for --baseline...", err=True)
+    cost = watch_cost(times, server, argv, rts)
+    echo_text(format_watch_cost(cost, runner.name))
+    saved = runner.folder / "cost.json"
+    with atomic_write(saved) as f:
+        f.write(dumps_json(cost.to_json()))
+    click.echo(wrote(saved, "the cost of being watched"))

@@ -283,6 +283,79 @@ def merge(
         _note(note)
 
 
+@perf.command()
+@input_argument("perf_data")
+@click.option(
+    "--binary",
+    type=click.Path(dir_okay=False, exists=True),
+    help="The profiled program, built with ghc -g (GHC 9.2+: -g3 for source notes); "
+    "default: the path perf.data recorded.",
+)
+@click.option(
+    "--symbol",
+    metavar="NAME",
+    help="Annotate the function(s) of this name instead of the hottest: Main.collatz, "
+    "collatz, r490_info or a z-encoded symbol such as Main_zdwfib_info.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="How many of the hottest Haskell functions to annotate.",
+)
+@click.option(
+    "--source-dir",
+    "source_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="Look for the Haskell sources here first (repeatable); then in the binary's folder "
+    "and the current one.",
+)
+@json_option
+@output_option("Write the page (source and assembly side by side, HTML) instead of text.")
+@force_option(replaces_files=True)
+def annotate(
+    perf_data: str,
+    binary: str | None,
+    symbol: str | None,
+    top: int,
+    source_dirs: tuple[str, ...],
+    as_json: bool,
+    output: str | None,
+    force: bool,
+) -> None:
+    """Hot Haskell functions of PERF_DATA down to the instruction: samples per instruction
+    (as perf annotate counts them), in blocks labelled with the set of source spans GHC's
+    notes give them, and the source lines with the samples spread over those spans."""
+    from halvm_prof.analysis.perf import perf_annotate
+
+    if output is not None:
+        check_output(output, force=force, replaces_files=True, inputs=[perf_data, binary])
+    with open_input_source(perf_data) as source:
+        result = perf_annotate(source, binary, symbol=symbol, top=top, source_dirs=source_dirs)
+    if output is not None:
+        from halvm_prof.render.annotate import annotation_page
+
+        what = f"source and assembly of {plural(len(result.functions), 'function')}"
+        if as_json:
+            from halvm_prof.fileio import atomic_write
+
+            with atomic_write(output) as f:
+                f.write(annotation_page(result))
+            click.echo(wrote(output, what), err=True)
+        else:
+            emit(annotation_page(result), output, what)
+    if as_json:
+        echo_json(result.to_json())
+    elif output is None:
+        from halvm_prof.render.annotate import format_annotation
+
+        echo_text(format_annotation(result))
+    for note in result.notes:
+        _note(note)
+
+
 __all__ = ["perf", "record"]
 
 
@@ -315,15 +388,18 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.analysis.perf import eventlog_source
+    from halvm_prof.analysis.perf import eventlog_source, samples_on_trace
     from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.perf_trace import write_perfetto_with_samples
+    from halvm_prof.render.perf_trace import finish_with_samples
+    from halvm_prof.render.perfetto import PerfettoWriter
 
     with open_input_source(perf_data) as perf, open_input_source(eventlog) as source:
         log = eventlog_source(source)
         told: list[tuple[str, str]] = []
         with atomic_write(output, "wb") as out:
-            tl, placed = write_perfetto_with_samples(perf, log, out, binary=binary, told=told)
+            writer = PerfettoWriter(out)
+            tl, samples = samples_on_trace(perf, log, [writer], binary=binary, told=told)
+            placed = finish_with_samples(writer, tl, samples)
     caps = plural(len(tl.caps), "capability")
     click.echo(wrote(output, f"perfetto: {caps}, {plural(placed, 'perf sample')}"))
     _told(tuple(told))

@@ -12,6 +12,7 @@ from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, j
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import InputError
+from halvm_prof.inputs.source import open_disks
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
@@ -74,8 +75,8 @@ def postmortem(
         check_html_output(output, force, [prof_disk, hp_disk, config])
     # The page's heap chart is drawn from the same pass that judges the heap.
     chart = HeapSectionBuilder() if output else None
-    with progress("recovering and judging the run"):
-        pm = analyse(prof_disk, hp_disk, memory, heap_page=chart.add if chart else None)
+    with progress("recovering and judging the run"), open_disks(prof_disk, hp_disk) as opened:
+        pm = analyse(opened, memory, heap_page=chart.add if chart else None)
     if output:
         inputs: list[tuple[str, Input]] = []
         # Named by the device each came from, which the content (not the label) decides.

@@ -16,6 +16,7 @@ from halvm_prof.cli.common import (
     load_band_names,
     names_option,
     refuse_existing,
+    tell,
 )
 from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.words import plural
@@ -60,8 +61,10 @@ def add(
     from halvm_prof.history.store import open_store
 
     figures = run_figures(files, load_band_names(names_file))
-    with open_store(store_url) as store:
+    with open_store(store_url, create=True) as store:
         run = store.add(figures, label=label, commit=commit)
+    for what in figures.cut:
+        tell(f"note: {what}", err=True)
     if as_json:
         echo_json(
             {
@@ -69,6 +72,7 @@ def add(
                 "label": run.label,
                 "commit": run.commit,
                 "figures": len(figures.figures),
+                "cut": list(figures.cut),
             }
         )
     else:

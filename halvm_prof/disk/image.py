@@ -175,6 +175,33 @@ def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False
         f.truncate(size)
 
 
+def check_rewrite(path: str | os.PathLike[str], *, force: bool) -> None:
+    """May the existing file ``path`` be written over in place, as ``disk write`` does?
+
+    Only a blank image or a profiling disk that holds no profile, or anything with ``force``:
+    a ``.hp``, a report or any other file is kept (writing sectors over it would destroy it).
+    """
+    from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+
+    target = Path(path)
+    check_overwrite(target, force=force, replaces_files=True, holds_profile=holds_profile)
+    if force:
+        return
+    with target.open("rb") as f:
+        head = f.read(max(8 * SECTOR_SIZE, DETECT_BYTES))
+    if not any(head) or (len(head) >= SECTOR_SIZE and decode_status(head[:SECTOR_SIZE]).usable):
+        return
+    kind = detect_kind(head[:DETECT_BYTES])
+    raise OutputError(
+        f"exists and is not a disk image: this looks like {a(KIND_NAMES[kind])}"
+        if kind in ("hp", "prof", "prof-json", "eventlog")
+        else "exists and is not a disk image: it starts with no status sector the runtime writes",
+        path=target,
+        hint="were the arguments swapped? disk write takes PROFILE then DISK; name an image "
+        "(halvm-prof disk create makes one), or use --force to write over this file",
+    )
+
+
 def _check_replace(target: Path, force: bool) -> None:
     """A disk is replaced only when blank, or with ``force`` (check_overwrite plus blankness)."""
     check_overwrite(target, force=force, replaces_files=True, holds_profile=holds_profile)

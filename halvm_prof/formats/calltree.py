@@ -16,6 +16,7 @@ at the end, as a text report prints them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -39,6 +40,33 @@ def folded_calls_note(calls: int | None, folded: int) -> str:
     )
 
 
+@dataclass(slots=True)
+class RunningTotals:
+    """One cost centre's totals while the nodes are given (see :class:`CostCentreTotals`)."""
+
+    label: str
+    module: str
+    src: str
+    nodes: int = 0
+    entries: int = 0
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
+    inherited_time: float = 0.0
+    inherited_alloc: float = 0.0
+    ticks: int | None = None
+    alloc: int | None = None
+
+    def result(self, site: bool) -> CostCentreTotals:
+        """The finished totals; ``site``: another cost centre has this label and module."""
+        name = f"{self.module}.{self.label}" + (f" ({self.src})" if site else "")
+        return CostCentreTotals(
+            self.label, self.module, self.src, name, self.entries,
+            self.individual_time, self.individual_alloc,
+            self.inherited_time, self.inherited_alloc,
+            self.ticks, self.alloc, self.nodes,
+        )  # fmt: skip
+
+
 class TotalsAccumulator:
     """Per-cost-centre totals over nodes given in pre-order with their depth.
 
@@ -49,7 +77,7 @@ class TotalsAccumulator:
 
     def __init__(self, exact: bool) -> None:
         self.exact = exact
-        self.totals: dict[_Key, CostCentreTotals] = {}
+        self.totals: dict[_Key, RunningTotals] = {}
         self._path: list[_Key] = []
 
     def enter(self, depth: int, node: CallNode) -> bool:
@@ -61,7 +89,7 @@ class TotalsAccumulator:
         key = (cc.label, cc.module, cc.src)
         t = self.totals.get(key)
         if t is None:
-            t = self.totals[key] = CostCentreTotals(cc.label, cc.module, cc.src)
+            t = self.totals[key] = RunningTotals(cc.label, cc.module, cc.src)
             if self.exact:
                 t.ticks, t.alloc = 0, 0
         t.nodes += 1
@@ -83,13 +111,10 @@ class TotalsAccumulator:
         t.inherited_alloc += node.inherited_alloc
 
     def result(self) -> list[CostCentreTotals]:
-        """The totals in order of first appearance; ``site`` set where a label and module name
-        several cost centres."""
+        """The totals in order of first appearance; the SRC in the name where a label and
+        module name several cost centres."""
         names = Counter((label, module) for label, module, _ in self.totals)
-        for (label, module, src), t in self.totals.items():
-            if names[label, module] > 1:
-                t.site = src
-        return list(self.totals.values())
+        return [t.result(names[t.label, t.module] > 1) for t in self.totals.values()]
 
 
 def totals_of_tree(root: CallNode) -> list[CostCentreTotals]:
@@ -175,7 +200,7 @@ class CallTreeBuilder:
         if self._kept > self.budget:
             self._prune()
 
-    def total(self, label: str, module: str, src: str) -> CostCentreTotals | None:
+    def total(self, label: str, module: str, src: str) -> RunningTotals | None:
         """The totals of one cost centre over the nodes given so far (individual figures)."""
         return self._totals.totals.get((label, module, src))
 
@@ -253,16 +278,16 @@ class CallTreeBuilder:
         root = self._root
         if root is None:
             raise ValueError("no call-tree node was given")
-        totals = self._totals.result()
         if not self.counts:
-            return CallTree(root, totals, self.calls, self.folded)
-        _to_percentages(root, totals)
+            return CallTree(root, self._totals.result(), self.calls, self.folded)
+        _to_percentages(root, self._totals.totals.values())
+        totals = self._totals.result()
         return CallTree(
             root, totals, self.calls, self.folded, int(self._seen_time), int(self._seen_alloc)
         )
 
 
-def _to_percentages(root: CallNode, totals: list[CostCentreTotals]) -> None:
+def _to_percentages(root: CallNode, totals: Iterable[RunningTotals]) -> None:
     """Counts to GHC's percentages of the tree's totals (``-pj``)."""
     total_ticks, total_alloc = root.inherited_time, root.inherited_alloc
 

@@ -18,12 +18,13 @@ without GHC's ``(N)`` (:mod:`halvm_prof.formats.stacks`), as its eventlog names 
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Iterator
+from functools import partial
 from typing import IO
 
 from halvm_prof.errors import FormatError
+from halvm_prof.fileio import stream_name
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
@@ -53,6 +54,10 @@ BAND_LINE = re.compile(rb"[^\t\x00]+\t-?[0-9]+")
 END_MARKER = b"\n" + KEYWORD_END + b" "
 
 
+#: The longest line read: GHC's are a JOB line and band names of a few hundred bytes at most;
+#: a longer one is refused by its number, never read whole (a 120 MB JOB line took 516 MB).
+MAX_LINE = 1 << 20
+
 #: Header fields a file without that header line gets.
 HEADER_DEFAULTS = {"job": "", "date": "", "sample_unit": "seconds", "value_unit": "bytes"}
 
@@ -75,9 +80,10 @@ class HpReader:
     :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
     """
 
-    def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, stream: IO[bytes], name: str | None = None) -> None:
         self._stream = stream
-        self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
+        #: The input's name in messages: ``name``, else a file's own path.
+        self.path = stream_name(stream, name)
         self._fields = dict(HEADER_DEFAULTS)
         self.marks: list[float] = []
         self.complete = True
@@ -117,8 +123,13 @@ class HpReader:
         wrong = "is not a number of seconds" if math.isnan(time) else "is out of range"
         raise self._error(line, f"{keyword.decode()} time {text[:40]!r} {wrong}")
 
+    def _too_long(self, line: int) -> FormatError:
+        return self._error(
+            line, f"line is longer than {MAX_LINE >> 20} MiB, which GHC never writes"
+        )
+
     def __iter__(self) -> Iterator[HeapSample]:
-        lines = iter(self._stream)
+        lines = iter(partial(self._stream.readline, MAX_LINE + 1), b"")
         # Band names repeat in every census: decode each once.
         names: dict[bytes, str] = {}
         # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
@@ -131,6 +142,8 @@ class HpReader:
         for raw in lines:
             number += 1
             if raw[-1:] != b"\n":
+                if len(raw) > MAX_LINE:
+                    raise self._too_long(number)
                 # A last line without its newline was cut while being written.
                 self._cut(cut_in_line_note(number))
                 break
@@ -147,6 +160,8 @@ class HpReader:
                 for raw in lines:
                     number += 1
                     if raw[-1:] != b"\n":
+                        if len(raw) > MAX_LINE:
+                            raise self._too_long(number)
                         break
                     if raw.startswith(KEYWORD_END) and b"\t" not in raw:
                         end = self._time(KEYWORD_END, raw[10:], number)
@@ -265,9 +280,10 @@ def leading_job(data: bytes, final: bool) -> str | None:
     return job if final else None
 
 
-def iter_hp(stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> HpReader:
-    """A streaming reader over ``stream``; iterate it for the complete samples."""
-    return HpReader(stream, path)
+def iter_hp(stream: IO[bytes], name: str | None = None) -> HpReader:
+    """A streaming reader over ``stream`` (``name`` in messages); iterate it for the complete
+    samples."""
+    return HpReader(stream, name)
 
 
 def _format_time(t: float) -> str:

@@ -97,6 +97,8 @@ Origin = Literal["ipe", "elf"]
 #: What a group of bands can be keyed by (``--group-by``).
 GroupBy = Literal["info-table", "closure-type", "module", "source-file"]
 GROUPINGS: tuple[GroupBy, ...] = ("info-table", "closure-type", "module", "source-file")
+#: The module of a table the runtime system defines (an ELF symbol ``stg_..._info``).
+RUNTIME_MODULE = "(runtime system)"
 #: The group of the bands nothing names (the page's and summary's note says why).
 UNNAMED_GROUP = "(info table not named)"
 
@@ -137,9 +139,9 @@ def band_address(band: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class InfoTable:
-    """One info table: from an IPE event (every field) or an ELF symbol (``table``, and the
-    module and closure kind read from the symbol's name). ``srcloc`` is kept without its
-    empty parts (:func:`source_location`)."""
+    """One info table: from an IPE event (every field) or an ELF symbol (``table``: its
+    z-decoded name in its module, and the module and closure kind read from the symbol).
+    ``srcloc`` is kept without its empty parts (:func:`source_location`)."""
 
     address: int
     table: str
@@ -159,6 +161,8 @@ class InfoTable:
         """The band name in tables and on hover (the eventlog's -hi band name for IPE)."""
         if self.origin == "ipe":
             return ipe_description(self.table, self.type_desc, self.module, self.srcloc)
+        if self.module and self.module != RUNTIME_MODULE:
+            return ipe_description(self.table, "", self.module, "")
         return self.table
 
     @property

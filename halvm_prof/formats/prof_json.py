@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterator
 from itertools import chain, islice
@@ -23,7 +22,7 @@ import ijson
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 
@@ -194,9 +193,7 @@ def _loads_repaired(text: str, path: str | None) -> Any:
         ) from first
 
 
-def read_prof_json(
-    source: str | os.PathLike[str] | IO[bytes], name: str | None = None
-) -> CostCentreProfile:
+def read_prof_json(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
     """Read a ``-pj`` report into the shared cost-centre model; ``name`` is the stream's name
     in messages.
 
@@ -206,23 +203,27 @@ def read_prof_json(
     quotes, a number GHC never writes, keys out of GHC's order) is read again whole, by the
     repairing reader that names the line at fault.
     """
-    if isinstance(source, str | os.PathLike):
-        with open_input(source) as stream:
-            return read_prof_json(stream, os.fspath(source))
-    given = getattr(source, "name", None)
-    path = name or (os.fspath(given) if isinstance(given, str | os.PathLike) else None)
-    tee = _Tee(source)
+    path = stream_name(stream, name)
+    tee = _Tee(stream, path)
     try:
         return _read_streaming(tee, path)
     except (_NotStreamable, ijson.JSONError):
         pass
-    text = tee.replay(path)
+    text = tee.replay()
     return _profile(_loads(text.decode("utf-8", "replace"), path), path)
 
 
-#: Bytes of a stream kept while it is parsed, so a file that needs the repairing reader can be
-#: read again without seeking (a pipe): the files that need it are small.
-_KEEP = 64 << 20
+#: Bytes of a report the repairing reader takes (it holds the whole text, several times
+#: over): the files that need it are small, and a pipe's bytes are kept up to this.
+REPAIR_BYTES = 16 << 20
+#: The longest string (or any run without a quote) read: GHC's are names and source spans, a
+#: few hundred bytes; the streaming parser would hold a longer one whole (a 120 MB string took
+#: 643 MB and 55 s).
+MAX_STRING = 1 << 20
+# A quote with no backslash before it: one that may end or begin a string (and, reversed, the
+# same read from the end).
+_QUOTE = re.compile(rb'(?<!\\)"')
+_QUOTE_REVERSED = re.compile(rb'"(?!\\)')
 
 
 class _NotStreamable(Exception):
@@ -230,38 +231,79 @@ class _NotStreamable(Exception):
 
 
 class _Tee:
-    """A stream that remembers what was read from it (up to :data:`_KEEP` bytes)."""
+    """A stream that remembers what was read from it (up to :data:`REPAIR_BYTES`), and refuses
+    a string longer than :data:`MAX_STRING` before the parser holds it (any run of that many
+    bytes without a quote: the JSON GHC writes has one every few bytes)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], path: str | None) -> None:
         self.stream = stream
+        self.path = path
         try:
             self.start: int | None = stream.tell() if stream.seekable() else None
         except (OSError, ValueError):
             self.start = None
         # A file is read again from where it started; only a pipe's bytes need keeping.
         self.kept: bytearray | None = bytearray() if self.start is None else None
+        self._run = 0  # bytes since the last quote
+        self._lines = 1  # the line of the next byte
+        self._run_line = 1  # the line of the last quote
+        self._backslash = False  # the last read ended with a backslash
 
     def read(self, n: int = -1) -> bytes:
         data = self.stream.read(n)
+        self._check(data)
         if self.kept is not None:
-            if len(self.kept) + len(data) > _KEEP:
+            if len(self.kept) + len(data) > REPAIR_BYTES:
                 self.kept = None
             else:
                 self.kept += data
         return data
 
-    def replay(self, path: str | None) -> bytes:
-        """The whole input again."""
+    def _check(self, data: bytes) -> None:
+        # A quote right after the last read's backslash is escaped: look past it.
+        first = _QUOTE.search(data, 1 if self._backslash else 0)
+        self._backslash = data.endswith(b"\\")
+        if first is None:
+            self._run += len(data)
+            self._lines += data.count(b"\n")
+            if self._run > MAX_STRING:
+                raise self._too_long()
+            return
+        if self._run + first.start() > MAX_STRING:
+            raise self._too_long()
+        last_reversed = _QUOTE_REVERSED.search(data[::-1])
+        assert last_reversed is not None  # the first one is there
+        last = len(data) - 1 - last_reversed.start()
+        self._run_line = self._lines + data.count(b"\n", 0, last)
+        self._lines += data.count(b"\n")
+        self._run = len(data) - 1 - last
+
+    def _too_long(self) -> FormatError:
+        return FormatError(
+            f"holds a string (or a value) longer than {MAX_STRING >> 20} MiB, which GHC never "
+            "writes",
+            path=self.path,
+            line=self._run_line,
+            hint="is this a `+RTS -pj` report?",
+        )
+
+    def replay(self) -> bytes:
+        """The whole input again, for the repairing reader: up to :data:`REPAIR_BYTES`."""
         if self.start is not None:
             self.stream.seek(self.start)
-            return self.stream.read()
-        if self.kept is None:
+            text = self.stream.read(REPAIR_BYTES + 1)
+        elif self.kept is not None:
+            text = bytes(self.kept) + self.stream.read(REPAIR_BYTES + 1 - len(self.kept))
+        else:
+            text = b""
+        if (self.kept is None and self.start is None) or len(text) > REPAIR_BYTES:
             raise FormatError(
-                "is not plain JSON and too large to read twice from a pipe",
-                path=path,
-                hint="give the report as a file",
+                f"is not plain JSON as GHC writes it, and over {REPAIR_BYTES >> 20} MiB, more "
+                "than the repairing reader takes",
+                path=self.path,
+                hint="is this a complete `+RTS -pj` report?",
             )
-        return bytes(self.kept) + self.stream.read()
+        return text
 
 
 _SCALARS = frozenset({"null", "boolean", "integer", "double", "number", "string"})

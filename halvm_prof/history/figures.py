@@ -15,15 +15,17 @@ centre), ``cap`` (a capability), ``span`` (a user span) or ``total`` (names ``he
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ipe import BandNames
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
+from halvm_prof.words import plural
 
 #: Per-band metrics: peak (largest census value), integrated residency, time-weighted mean
 #: residency, least-squares slope (bytes per second) and its R², and when the peak came.
@@ -31,6 +33,11 @@ BAND_METRICS = ("peak", "residency", "mean", "slope", "r2", "peak_time")
 #: Per-cost-centre metrics: individual time (s) and alloc (bytes), the same inherited, entries.
 CC_METRICS = ("time", "alloc", "inherited_time", "inherited_alloc", "entries")
 SCOPES = ("band", "cc", "cap", "span", "total")
+#: Characters of a name stored (a band, cost centre or span): GHC's are under a few hundred;
+#: a longer one is cut, with a digest of the whole so two cut names stay two series.
+MAX_NAME = 1024
+#: Characters of a text stored (a JOB line, a command line, a reader's note).
+MAX_TEXT = 4096
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -70,6 +77,45 @@ class RunFigures:
     files: tuple[FileInfo, ...]
     figures: tuple[Figure, ...]
     program: str = ""
+    #: What was cut to be stored (names past :data:`MAX_NAME`, texts past :data:`MAX_TEXT`).
+    cut: tuple[str, ...] = ()
+
+
+def stored_name(name: str) -> str:
+    """``name`` as the store keeps it: whole up to :data:`MAX_NAME` characters, else cut, with
+    its length and a digest of the whole (so different long names stay apart)."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    tail = f"... (cut from {len(name)} characters, {digest})"
+    return name[: MAX_NAME - len(tail)] + tail
+
+
+def stored_text(text: str) -> str:
+    """``text`` as the store keeps it: up to :data:`MAX_TEXT` characters."""
+    if len(text) <= MAX_TEXT:
+        return text
+    tail = f"... (cut from {len(text)} characters)"
+    return text[: MAX_TEXT - len(tail)] + tail
+
+
+def _bounded(run: RunFigures) -> RunFigures:
+    """``run`` with its names and texts cut to what the store keeps; ``cut`` says what was."""
+    names = {f.name for f in run.figures if len(f.name) > MAX_NAME}
+    cut: list[str] = []
+    figures = run.figures
+    if names:
+        figures = tuple(replace(f, name=stored_name(f.name)) for f in figures)
+        cut.append(f"{plural(len(names), 'name')} longer than {MAX_NAME} characters cut")
+    files = []
+    for f in run.files:
+        texts = [w for w, t in (("JOB line", f.job), ("note", f.note or "")) if len(t) > MAX_TEXT]
+        if texts:
+            f = replace(f, job=stored_text(f.job), note=f.note and stored_text(f.note))
+            cut.append(f"{' and '.join(texts)} of {f.path} cut to {MAX_TEXT} characters")
+        files.append(f)
+    program = stored_text(run.program)
+    return RunFigures(tuple(files), figures, program, tuple(cut))
 
 
 def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
@@ -83,7 +129,7 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
             (float(s.max), s.integrated, s.mean, s.slope, s.r2, s.peak_time),
             strict=True,
         ):
-            out.append(Figure("band", s.name, metric, value))
+            out.append(Figure("band", s.band, metric, value))
     for metric, value in (
         ("peak", float(acc.peak_total)),
         ("peak_time", acc.peak_time),
@@ -172,17 +218,17 @@ def _eventlog_figures(
     for cap in st.caps if scheduler_known else []:
         name = f"cap {cap.cap}"
         for metric, value in (
-            ("mutator", cap.mutator),
-            ("gc", cap.gc),
-            ("idle", cap.idle),
-            ("busy", cap.busy),
+            ("mutator", cap.mutator_s),
+            ("gc", cap.gc_s),
+            ("idle", cap.idle_s),
+            ("busy", cap.busy_s),
         ):
             out.append(Figure("cap", name, metric, value))
     for span in st.user_spans:
         for metric, value in (
             ("count", float(span.count)),
-            ("total", span.total),
-            ("longest", span.longest),
+            ("total", span.total_s),
+            ("longest", span.longest_s),
             ("unfinished", float(span.unfinished)),
         ):
             out.append(Figure("span", span.label, metric, value))
@@ -244,7 +290,7 @@ def run_figures(
         files.append(info)
         figures += figs
         program = program or prog
-    return RunFigures(tuple(files), tuple(figures), program)
+    return _bounded(RunFigures(tuple(files), tuple(figures), program))
 
 
 def by_key(figures: Iterable[Figure]) -> dict[tuple[str, str, str], float]:

@@ -23,6 +23,10 @@ DEFAULT_METRIC = {
 #: A run regresses on a series when its value rises by more than this share (percent) over the
 #: run before it (every metric on the page is one where more is worse).
 REGRESSION_PCT = 10.0
+#: A band's or cost centre's regression is listed when its rise is at least this share
+#: (percent) of its run's total (heap peak, profile time): a CAF going from 680 B to 17 KB is
+#: +2,400% but nothing next to a heap of megabytes.
+FLOOR_PCT = 1.0
 #: How many bands and cost centres the page charts (the largest in the newest run).
 TOP = 8
 UNITS = {
@@ -94,15 +98,32 @@ class PageRun:
 
 
 @dataclass(frozen=True, slots=True)
+class Regression:
+    """A run (its index on the page) that raised a line's figure from ``old`` to ``new``;
+    ``share`` is the rise as a percentage of the run's total of that kind (None when the run
+    has no such total)."""
+
+    index: int
+    line: TrendLine
+    old: float
+    new: float
+    share: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class TrendPage:
     """What the trend page shows: the runs (oldest first), the totals, the top bands and cost
-    centres."""
+    centres; the regressions to list (by run, the largest share of the total first) and how
+    many smaller ones were left out (under :data:`FLOOR_PCT` of their run's total)."""
 
     runs: tuple[PageRun, ...]
     totals: tuple[TrendLine, ...]
     bands: tuple[TrendLine, ...]
     cost_centres: tuple[TrendLine, ...]
     threshold: float
+    regressions: tuple[Regression, ...] = ()
+    below_floor: int = 0
+    floor: float = FLOOR_PCT
 
 
 def _series(
@@ -154,13 +175,50 @@ def trend_page(
         _series(store, ("cc", name, "time"), runs, pct)
         for name in _top(newest.get("cc", []), "cc", "time", top)
     ]
+    shown = tuple(s for s in totals if any(v is not None for v in s.values))
+    listed, below = rank_regressions(shown, bands, ccs)
     return TrendPage(
         tuple(PageRun(r.id, r.label, r.commit, r.added) for r in runs),
-        tuple(s for s in totals if any(v is not None for v in s.values)),
+        shown,
         tuple(bands),
         tuple(ccs),
         pct,
+        listed,
+        below,
     )
+
+
+#: The total a band's or cost centre's figure is a part of.
+_PART_OF = {("band", "peak"): ("heap", "peak"), ("cc", "time"): ("prof", "time")}
+
+
+def rank_regressions(
+    totals: Sequence[TrendLine],
+    bands: Sequence[TrendLine],
+    ccs: Sequence[TrendLine],
+    floor: float = FLOOR_PCT,
+) -> tuple[tuple[Regression, ...], int]:
+    """Every line's regressions ranked by what they weigh: within a run, by the rise as a share
+    of the run's total (a total's own rise over its new value), largest first; a band's or cost
+    centre's rise under ``floor`` percent of its run's total is left out and counted."""
+    by_key = {(t.name, t.metric): t for t in totals}
+    listed: list[Regression] = []
+    below = 0
+    for line in (*totals, *bands, *ccs):
+        whole = by_key.get(_PART_OF.get((line.scope, line.metric), ("", "")))
+        for i in line.regressions:
+            old, new = line.values[i - 1], line.values[i]
+            assert old is not None and new is not None  # regressed() holds both
+            total = new if line.scope == "total" else (whole.values[i] if whole else None)
+            share = 100 * (new - old) / total if total else None
+            if line.scope != "total" and share is not None and share < floor:
+                below += 1
+                continue
+            listed.append(Regression(i, line, old, new, share))
+    listed.sort(
+        key=lambda r: (r.index, r.share is None, -(r.share or 0.0), r.line.metric, r.line.name)
+    )
+    return tuple(listed), below
 
 
 def trend_json(points: Sequence[TrendPoint]) -> list[dict[str, object]]:

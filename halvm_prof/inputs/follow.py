@@ -29,7 +29,6 @@ import socket
 import struct
 import time
 from collections import deque
-from collections.abc import Iterator
 from typing import IO, ClassVar, Literal, Protocol, cast
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
@@ -43,16 +42,26 @@ from halvm_prof.formats.eventlog.events import (
     Codec,
     Event,
 )
-from halvm_prof.formats.eventlog.layout import DATA_BEGIN, IncompleteHeader, parse_header
+from halvm_prof.formats.eventlog.layout import (
+    DATA_BEGIN,
+    MAX_HEADER,
+    IncompleteHeader,
+    check_header_start,
+    header_too_long,
+    parse_header,
+)
 from halvm_prof.formats.eventlog.walk import State, walker
-from halvm_prof.formats.hp import HpReader
+from halvm_prof.formats.hp import MAX_LINE, HpReader
 from halvm_prof.model import HeapHeader, HeapSample
 
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
 _MAX_POLL_READS = 16
-#: A ``.hp`` line longer than this is not GHC's (GHC's band names are short): an error.
-MAX_HP_LINE = 1 << 20
+#: The buffer a FIFO is given (Linux's default pipe-max-size): a writer blocks once it is full,
+#: so between two polls a program can write only this much. With the default 64 KiB, a GC-heavy
+#: program's eventlog was held to 0.6 MB/s by polls every 0.1 s, and the watched run took 7x
+#: its time alone (benchmarks/bench_watch_cost.py).
+FIFO_BUFFER = 1 << 20
 #: Events held back for ordering; past this the oldest are handed out anyway (and a note says
 #: so), so a capability that never hands over a block cannot make memory grow without end.
 MAX_HELD_EVENTS = 200_000
@@ -152,6 +161,20 @@ class FileFeed:
             os.close(self._fd)
 
 
+def _widen_pipe(fd: int) -> None:
+    """Give the pipe behind ``fd`` :data:`FIFO_BUFFER` bytes, or as much as the system allows
+    (a file that is no pipe, or a smaller pipe-max-size, leaves it as it is)."""
+    import fcntl
+
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            limit = int(f.read())
+    except (OSError, ValueError):
+        limit = FIFO_BUFFER
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(FIFO_BUFFER, limit))
+
+
 class FifoFeed:
     """A FIFO read without blocking. It ends when a writer that had opened it closes it.
 
@@ -172,6 +195,7 @@ class FifoFeed:
             self._fd = os.open(self.name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as e:
             raise InputError(f"cannot open the FIFO: {e.strerror}", path=self.name) from e
+        _widen_pipe(self._fd)
 
     def read(self) -> bytes:
         parts: list[bytes] = []
@@ -272,9 +296,9 @@ class _Lines:
         self.name = name
         self.lines: deque[bytes] = deque()
 
-    def __iter__(self) -> Iterator[bytes]:
-        while self.lines:
-            yield self.lines.popleft()
+    def readline(self, _limit: int = -1) -> bytes:
+        # Lines come in bounded (HpParser refuses a longer one) and whole.
+        return self.lines.popleft() if self.lines else b""
 
 
 class HpParser:
@@ -315,9 +339,9 @@ class HpParser:
         buf = self._partial + data
         lines = buf.split(b"\n")
         self._partial = lines.pop()
-        if len(self._partial) > MAX_HP_LINE:
+        if len(self._partial) > MAX_LINE:
             self.error = FormatError(
-                f"a line longer than {MAX_HP_LINE} bytes",
+                f"a line longer than {MAX_LINE >> 20} MiB, which GHC never writes",
                 path=self.name,
                 hint="is this a GHC heap profile (.hp)?",
             )
@@ -469,15 +493,25 @@ class EventlogParser:
             return []
         self._buf += data
         if self.codec is None:
-            # Parse only once the header's end is here (parsing is costly, bytes come in bits).
-            if DATA_BEGIN not in self._buf:
-                return []
+            # The first bytes tell a stream that is no eventlog (zeros, random bytes, a .hp),
+            # which is refused at once; and a header is held up to MAX_HEADER bytes only.
             try:
-                header = parse_header(self._buf, self.name)
-            except IncompleteHeader:
-                return []
+                check_header_start(self._buf, self.name)
+                # Parse only once the header's end is here (parsing is costly, bytes come in
+                # bits).
+                if DATA_BEGIN not in self._buf:
+                    if len(self._buf) > MAX_HEADER:
+                        raise header_too_long(self.name, len(self._buf))
+                    return []
+                try:
+                    header = parse_header(self._buf, self.name)
+                except IncompleteHeader as e:
+                    if len(self._buf) > MAX_HEADER:
+                        raise header_too_long(self.name, e.offset) from None
+                    return []
             except FormatError as e:
                 self.error = e
+                self._buf = b""
                 return []
             self.codec = Codec(header)
             self._buf = self._buf[header.data_offset :]
@@ -630,8 +664,8 @@ class EventlogFollower:
         self._rewritten = False
 
     def poll(self) -> list[Event]:
-        if self._rewritten:
-            return []
+        if self._rewritten or self.refused is not None:
+            return []  # read no more of an input that is no eventlog
         data = self.feed.read()
         if self.feed.restarts:
             # The events read so far are of the run before; a timeline cannot go on from them.
@@ -650,6 +684,12 @@ class EventlogFollower:
     @property
     def closed(self) -> bool:
         return self.parser.ended
+
+    @property
+    def refused(self) -> HalvmProfError | None:
+        """Why the input is no eventlog at all (its header is not one), else None."""
+        p = self.parser
+        return p.error if p.codec is None else None
 
     @property
     def ended(self) -> bool:

@@ -18,6 +18,7 @@ from halvm_prof import native
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
     HEADER_DEFAULTS,
+    MAX_LINE,
     cut_in_line_note,
     cut_in_sample_note,
     header_field,
@@ -114,6 +115,8 @@ def scan_hp(stream: IO[bytes]) -> HeapScan | None:
         if used < 0:
             return None
         pending = data[used:]
+        if len(pending) > MAX_LINE:
+            return None  # the Python reader refuses the line by its number
         if not chunk:
             return _result(scanner)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from halvm_prof.model import HeapProfile, HeapSample
 
@@ -31,16 +31,17 @@ LEAK_MIN_R2 = 0.7
 LEAK_MIN_GROWTH = 0.05
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class BandStats:
-    """Exact figures of one band over the whole profile (missing from a census = 0 there).
+    """Exact figures of one band over the whole profile (missing from a census = 0 there): a
+    row of the summary's top bands and of the report's band table.
 
     ``stddev`` is over the censuses (each counts once); ``mean`` is weighted by time
     (``integrated / duration``), so bursts of closely spaced censuses do not tip it.
-    ``leak_suspect``: see :data:`LEAK_MIN_R2` and :data:`LEAK_MIN_GROWTH`.
+    ``leak``: a leak suspect, see :data:`LEAK_MIN_R2` and :data:`LEAK_MIN_GROWTH`.
     """
 
-    name: str
+    band: str
     integrated: float  # value-unit x sample-unit (byte-seconds)
     mean: float  # time-weighted mean (arithmetic when the run has no duration)
     max: int
@@ -48,8 +49,35 @@ class BandStats:
     intercept: float  # value at time 0 of the profile's clock
     slope: float  # value-unit per sample-unit
     r2: float
-    leak_suspect: bool = False
-    peak_time: float = 0.0  # when the band first reached ``max`` (sample unit)
+    leak: bool = False
+    #: When the band first reached ``max`` (sample unit); the rows' JSON never gave it.
+    peak_time: float = field(default=0.0, metadata={"json": False})
+    #: Its share of the residency over time (%), once a row (:func:`with_share`) sets it.
+    share: float = 0.0
+
+
+def with_share(s: BandStats, total_integrated: float, peak_total: int) -> BandStats:
+    """The row of a band whose profile integrates to ``total_integrated`` over all bands."""
+    if total_integrated > 0:
+        share = 100.0 * s.integrated / total_integrated
+    else:
+        # Without a duration (one census) a band's share is of the peak census instead.
+        share = 100.0 * s.max / peak_total if peak_total else 0.0
+    return replace(s, share=share)
+
+
+@dataclass(frozen=True, slots=True)
+class GrowingBand:
+    """A band whose fit rises: its slope (value-unit per sample-unit) and R². A summary's leak
+    suspect, a post-mortem's band growing before the end."""
+
+    band: str
+    slope: float
+    r2: float
+
+    @classmethod
+    def of(cls, stats: BandStats) -> GrowingBand:
+        return cls(stats.band, stats.slope, stats.r2)
 
 
 @dataclass(slots=True)
@@ -177,7 +205,7 @@ class HeapAccumulator:
             mean = b.integrated / duration if duration > 0 else b.sum_v / n
             yield (
                 BandStats(
-                    name=name,
+                    band=name,
                     integrated=b.integrated,
                     mean=mean,
                     max=b.max,
@@ -185,7 +213,7 @@ class HeapAccumulator:
                     intercept=intercept,
                     slope=slope,
                     r2=min(1.0, r2),
-                    leak_suspect=slope > 0
+                    leak=slope > 0
                     and r2 >= LEAK_MIN_R2
                     and slope * duration >= LEAK_MIN_GROWTH * self.peak_total,
                     peak_time=b.max_time,
@@ -195,7 +223,7 @@ class HeapAccumulator:
 
 def stats_order(s: BandStats) -> tuple[float, int, str]:
     """The order of bands everywhere: largest integrated residency, then peak, then name."""
-    return (-s.integrated, -s.max, s.name)
+    return (-s.integrated, -s.max, s.band)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +263,7 @@ def top_bands(acc: HeapAccumulator, n: int, suspects_kept: int = SUSPECTS_KEPT) 
         total += s.integrated
         key = _Reversed(stats_order(s))
         _keep(top, (key, s), n)
-        if s.leak_suspect:
+        if s.leak:
             n_suspects += 1
             _keep(suspects, (key, s), suspects_kept)
     return TopBands(

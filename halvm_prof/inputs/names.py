@@ -1,10 +1,10 @@
 """The one way to name ``-hi`` bands from another file (``--names FILE`` of every command).
 
 FILE is an eventlog of the same binary (its IPE events name every table of the modules built
-with ``-finfo-table-map``) or the program's binary: its own IPE data (GHC 9.6's uncompressed
-``<Module>_ipe_buf`` lists, the same entries the eventlog carries) and, for the tables they leave
-(libraries and the runtime, built without the map), each table's ELF symbol, read with
-pyelftools.
+with ``-finfo-table-map``) or the program's binary: its own IPE data (each module's list, in the
+layout of the GHC that built it: :mod:`halvm_prof.formats.ipe_binary`; the same entries the
+eventlog carries) and, for the tables they leave (libraries and the runtime, built without the
+map), each table's ELF symbol, read with pyelftools and z-decoded.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from halvm_prof.errors import InputError
 from halvm_prof.fileio import open_input
 from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.ipe import (
+    RUNTIME_MODULE,
     BandNames,
     InfoTable,
     IpeFold,
     closure_type_name,
 )
+from halvm_prof.formats.ipe_binary import IpeSymbol, Memory, ipe_tables
 
 ELF_MAGIC = b"\x7fELF"
 NAMES_HINT = "give the .eventlog of a -hi run (+RTS -hi -l) or the program's binary"
@@ -94,8 +96,8 @@ def names_of_binary(path: str, ipe: bool = True) -> BandNames:
     :class:`DeclarationBudget` admits, the rest counted), and for the other tables their ELF
     symbol (a symbol ending in ``_info``), keyed by the address the table starts at, with the
     closure type read from the table itself."""
+    from halvm_prof.formats.ghc_names import parse_symbol, split_suffix
     from halvm_prof.perf.elf import ElfFile
-    from halvm_prof.perf.names import parse_symbol
 
     elf = ElfFile(path)
     symbols = [(start, name) for start, _end, name in elf.iter_symbols()]
@@ -111,12 +113,16 @@ def names_of_binary(path: str, ipe: bool = True) -> BandNames:
             table = start - size
             ghc = None if symbol.startswith("stg_") else parse_symbol(symbol)
             if ghc is not None:
+                # Decoded as an IPE entry names its table: the name in its module, with the
+                # suffix (":_con_info" of GHC.Types), never the z-encoded symbol.
+                name = ghc.name + split_suffix(symbol)[1]
                 module, label = ghc.module, f"{ghc.module}.{ghc.name}"
             else:
-                module = "(runtime system)" if symbol.startswith("stg_") else ""
+                name = symbol
+                module = RUNTIME_MODULE if symbol.startswith("stg_") else ""
                 label = symbol[: -len("_info")]
             kind = _closure_type(f, elf.loads, table + size - 8)
-            tables.append(InfoTable(table, symbol, kind, "", label, module, "", "elf"))
+            tables.append(InfoTable(table, name, kind, "", label, module, "", "elf"))
     if not tables:
         raise InputError(
             "has no info-table symbols (names ending in _info)",
@@ -126,42 +132,18 @@ def names_of_binary(path: str, ipe: bool = True) -> BandNames:
     return BandNames.of("elf", path, tables, budget.dropped)
 
 
-#: The most IPE entries one module's list may claim, and the largest string table read.
-MAX_LIST_ENTRIES = 1_000_000
-MAX_STRINGS = 64 << 20
-#: The longest string of an entry read (an eventlog's IPE strings fit in a 64 KiB event).
-MAX_STRING = 64 << 10
-#: GHC 9.6's ``IpeBufferEntry``: the table's (code) address and seven string-table offsets
-#: (table name, closure type, Haskell type, label, module, source file, source span), padded.
-_IPE_ENTRY = struct.Struct("<Q7I4x")
-_IPE_NODE = struct.Struct("<3Q")  # next, string table, count
-
-
-def _read(f: IO[bytes], loads: list[tuple[int, int, int]], at: int, n: int) -> bytes | None:
-    """``n`` bytes the program has at address ``at``, or None outside its loaded file bytes."""
-    for off, size, vaddr in loads:
-        if vaddr <= at and at + n <= vaddr + size:
-            f.seek(off + at - vaddr)
-            raw = f.read(n)
-            return raw if len(raw) == n else None
-    return None
-
-
 def ipe_of_binary(
     f: IO[bytes],
     loads: list[tuple[int, int, int]],
     table_size: int,
     budget: DeclarationBudget | None = None,
 ) -> list[InfoTable]:
-    """The IPE entries a GHC 9.6 binary holds: one uncompressed list per module built with
-    ``-finfo-table-map`` (its ``<Module>_ipe_buf`` symbol). A list whose layout does not check
-    out (another GHC, compressed data) is left to the symbols. Entries are kept while
-    ``budget`` admits them; from the first it refuses on, the rest are counted, not read (every
-    entry may point at one long string: reading them all is work the file merely claims)."""
+    """The IPE entries a binary holds, as the GHC that built it lays them out
+    (:mod:`halvm_prof.formats.ipe_binary`): one list per module built with
+    ``-finfo-table-map``, found by its symbol."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
 
-    budget = DeclarationBudget("IPE") if budget is None else budget
     f.seek(0)
     elf = ELFFile(f)
     symtab = elf.get_section_by_name(".symtab")
@@ -169,75 +151,18 @@ def ipe_of_binary(
         return []
     strtab = elf.get_section(symtab["sh_link"]).data()
     data = symtab.data()
-    tables: list[InfoTable] = []
+    lists: list[IpeSymbol] = []
     # Unpacked with one struct over the section (pyelftools' per-symbol parse took seconds).
-    for name_at, _info, _other, _shndx, value, _size in struct.iter_unpack(
+    for name_at, _info, _other, _shndx, value, size in struct.iter_unpack(
         "<IBBHQQ", data[: len(data) // 24 * 24]
     ):
         end = strtab.find(b"\0", name_at)
-        if value and end >= name_at + 8 and strtab[end - 8 : end] == b"_ipe_buf":
-            tables += _ipe_list(f, loads, value, table_size, budget)
-    return tables
-
-
-def _ipe_list(
-    f: IO[bytes],
-    loads: list[tuple[int, int, int]],
-    at: int,
-    table_size: int,
-    budget: DeclarationBudget,
-) -> list[InfoTable]:
-    head = _read(f, loads, at, _IPE_NODE.size)
-    if head is None:
-        return []
-    _next, strings_at, count = _IPE_NODE.unpack(head)
-    if not 0 < count <= MAX_LIST_ENTRIES:
-        return []
-    raw = _read(f, loads, at + _IPE_NODE.size, count * _IPE_ENTRY.size)
-    if raw is None:
-        return []
-    entries = list(_IPE_ENTRY.iter_unpack(raw))
-    for code, *_offsets in entries:
-        if code < table_size or _read(f, loads, code - table_size, 1) is None:
-            return []  # not an info table's address: not the layout this reads
-    if budget.dropped:
-        budget.refuse(len(entries))
-        return []
-    # Read up to the last string's end (at most 4 KiB past its start); never more than
-    # MAX_STRINGS, whatever the offsets claim.
-    last = max(max(e[1:]) for e in entries)
-    if last >= MAX_STRINGS:
-        return []
-    strings = _read(f, loads, strings_at, last + 4096) or _read(f, loads, strings_at, last + 1)
-    if strings is None or b"\0" not in strings[last:]:
-        return []
-
-    def text(i: int) -> str:
-        end = strings.find(b"\0", i, i + MAX_STRING)
-        return strings[i : end if end >= 0 else i + MAX_STRING].decode("utf-8", "replace")
-
-    out = []
-    for k, (code, name, desc, ty, label, module, file, span_at) in enumerate(entries):
-        # As the runtime joins them for its IPE event (":" when both are empty).
-        fields = [text(name), text(desc), text(ty), text(label), text(module)]
-        where = f"{text(file)}:{text(span_at)}"
-        if not budget.admit(*fields, where):
-            budget.refuse(len(entries) - k - 1)
-            break
-        table, kind, type_desc, label_text, module_text = fields
-        out.append(
-            InfoTable(
-                code - table_size,
-                table,
-                closure_type_name(kind),
-                type_desc,
-                label_text,
-                module_text,
-                where,
-                "ipe",
-            )
-        )
-    return out
+        if not value or end < 0:
+            continue
+        if strtab[end - 8 : end] == b"_ipe_buf" or strtab.startswith(b"local_ipe_", name_at, end):
+            name = strtab[name_at:end].decode("utf-8", "replace")
+            lists.append(IpeSymbol(name, value, size))
+    return ipe_tables(Memory(f, loads), lists, table_size, budget)
 
 
 def _closure_type(f: IO[bytes], loads: list[tuple[int, int, int]], at: int) -> str:

@@ -22,22 +22,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
 from halvm_prof.errors import ConfigError, InputError, OutputError
 from halvm_prof.inputs.follow import FifoFeed, FileFeed
-from halvm_prof.inputs.source import stream_source
+from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import (
+    RUN_FIFO,
     RtsInfo,
     heap_exhausted,
     parse_rts_info,
     plan_flags,
     split_command,
 )
+
+if TYPE_CHECKING:
+    from halvm_prof.analysis.postmortem import Verdict
 
 #: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
 DRAIN_TIMEOUT = 10.0
@@ -365,7 +369,7 @@ class Run:
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
         self.report_path = folder / "report.html"
-        self.fifo = folder / ".eventlog.fifo"
+        self.fifo = folder / RUN_FIFO
         if eventlog and root is not None:
             try:
                 self.fifo.resolve().relative_to(root.resolve())
@@ -603,11 +607,22 @@ class Run:
                 "(--flush-interval 0 avoids it)"
             )
         saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
-        if crashed and self.saved_hp.exists() and self.saved_hp.stat().st_size:
-            from halvm_prof.analysis.postmortem import heap_verdict
+        with contextlib.ExitStack() as stack:
+            # The saved .hp is opened once: the crash verdict and the report both read it.
+            hp = None
+            if self.saved_hp.exists() and self.saved_hp.stat().st_size:
+                hp = stack.enter_context(open_source(self.saved_hp))
+            postmortem = None
+            if crashed and hp is not None:
+                from halvm_prof.analysis.postmortem import heap_verdict
 
-            verdict += heap_verdict(self.saved_hp, exhausted).verdict
-        report = self._write_report(crashed) if saved else None
+                postmortem = heap_verdict(hp, exhausted)
+                verdict += postmortem.verdict
+            report = (
+                self._write_report(hp, postmortem.result() if postmortem else None)
+                if saved
+                else None
+            )
         verdict.append("saved " + ", ".join(map(shown_path, saved)) if saved else "nothing saved")
         return ExitView(
             code=code if sig is None else None,
@@ -617,16 +632,16 @@ class Run:
             report=report,
         )
 
-    def _write_report(self, crashed: bool) -> str | None:
+    def _write_report(self, hp: Source | None, postmortem: Verdict | None) -> str | None:
+        """The run's report page of the saved ``.hp`` (opened by the caller) and eventlog, with
+        the crash verdict when there is one."""
         from halvm_prof.analysis.report import Input, build_report_data
         from halvm_prof.errors import HalvmProfError
-        from halvm_prof.inputs.source import open_source
         from halvm_prof.render.html import write_report
 
         stack = contextlib.ExitStack()
         inputs: list[tuple[str, Input]] = []
-        if self.saved_hp.exists() and self.saved_hp.stat().st_size:
-            hp = stack.enter_context(open_source(self.saved_hp))
+        if hp is not None:
             inputs.append((f"{self.name}: heap profile", hp))
         if self.saved_eventlog.exists() and self.saved_eventlog.stat().st_size:
             with contextlib.suppress(HalvmProfError):
@@ -635,11 +650,6 @@ class Run:
         if not inputs:
             stack.close()
             return None
-        postmortem = None
-        if crashed and self.saved_hp.exists():
-            from halvm_prof.analysis.postmortem import heap_verdict
-
-            postmortem = heap_verdict(self.saved_hp, self._exhausted).result()
         try:
             with stack:
                 data = build_report_data(

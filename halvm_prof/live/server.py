@@ -17,7 +17,10 @@ What the server lets in is bounded (:class:`Guard`): at most ``max_connections``
 (fewer when the file-descriptor limit is low), a connection that has not sent a whole request
 within :data:`REQUEST_TIMEOUT` is closed, the one idle longest makes room for a new one, and
 past that a connection is answered 503 with a one-line reason; one that leaves what it is sent
-unread for :data:`WRITE_TIMEOUT` is closed. Only the server's own Host
+unread for :data:`WRITE_TIMEOUT` is closed. An answer is handed over in pieces
+(:class:`Pieces`) no faster than the client reads, so a connection holds at most
+:data:`SEND_PIECE` plus :data:`WRITE_HIGH` bytes unsent and all of them together
+``max_connections`` times that, whatever the clients leave unread. Only the server's own Host
 names are answered (:class:`Hosts`; anything else is 421: DNS rebinding). With a token, every
 request must carry it (``?token=``); the page passes it on.
 """
@@ -37,7 +40,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -76,6 +79,15 @@ WRITE_TIMEOUT = 30.0
 #: Kernel send buffer of a connection (Linux keeps twice this): without it, a client that
 #: stops reading could hold megabytes each, and the write timeout would wait for them to fill.
 SEND_BUFFER = 128 * 1024
+#: Bytes of an answer handed to a connection at once: a larger body (the 1 MB page, a big
+#: snapshot) goes in pieces, each only once the connection has sent what it held.
+SEND_PIECE = 32 * 1024
+#: What a connection's transport holds unsent before it stops taking pieces (asyncio's
+#: high-water mark); with :data:`SEND_PIECE`, what one connection holds at most.
+WRITE_HIGH = 32 * 1024
+#: Unsent bytes past which a connection is closed: only a write that skipped the pieces
+#: could get there.
+MAX_UNSENT = 4 * (SEND_PIECE + WRITE_HIGH)
 #: Seconds an idle keep-alive connection stays open after a response (uvicorn's own timer).
 KEEP_ALIVE = 5
 #: Connections the kernel queues before the server accepts them; asyncio also accepts up to
@@ -534,6 +546,42 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
+class Pieces:
+    """ASGI middleware: a response body larger than :data:`SEND_PIECE` is sent in pieces.
+
+    uvicorn waits, before each message it sends, until the connection's transport holds no
+    more than its high-water mark; one 1 MB message was copied whole into the transport of a
+    client that never reads (500 such clients held 400 MB).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def pieces(message: MutableMapping[str, Any]) -> None:
+            body = message.get("body", b"")
+            if message["type"] != "http.response.body" or len(body) <= SEND_PIECE:
+                await send(message)
+                return
+            view = memoryview(body)
+            more = message.get("more_body", False)
+            for at in range(0, len(view), SEND_PIECE):
+                end = at + SEND_PIECE
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": view[at:end],
+                        "more_body": more or end < len(view),
+                    }
+                )
+
+        await self.app(scope, receive, pieces)
+
+
 # -- connections ------------------------------------------------------------------------------
 
 
@@ -544,8 +592,9 @@ class Guard:
     request (an idle socket, a keep-alive between requests) is closed to make room; when
     none waits, the new one is answered 503 and closed. A connection that has not sent a
     whole request within ``request_timeout``, or has left what it is sent unread for
-    ``write_timeout``, is closed. ``closed`` counts those closed for each reason (``idle``,
-    ``evicted``, ``refused``, ``stalled``).
+    ``write_timeout``, is closed, and so is one holding more than :data:`MAX_UNSENT` bytes
+    unsent. ``closed`` counts those closed for each reason (``idle``, ``evicted``,
+    ``refused``, ``stalled``, ``overfull``).
     """
 
     def __init__(
@@ -561,7 +610,7 @@ class Guard:
         self.refusing = 0
         #: Connections waiting for a request, longest first (a dict keeps insertion order).
         self.waiting: dict[Connection, None] = {}
-        self.closed = {"idle": 0, "evicted": 0, "refused": 0, "stalled": 0}
+        self.closed = {"idle": 0, "evicted": 0, "refused": 0, "stalled": 0, "overfull": 0}
 
     def make_room(self) -> bool:
         """Close the connection that has waited longest for a request; False if none waits."""
@@ -640,6 +689,7 @@ class Connection(H11Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        transport.set_write_buffer_limits(high=WRITE_HIGH)
         super().connection_made(transport)
         self._wait_for_request()
 
@@ -663,6 +713,10 @@ class Connection(H11Protocol):
 
     def pause_writing(self) -> None:
         # The transport holds more than its high-water mark: the client is not reading.
+        if self.transport.get_write_buffer_size() > MAX_UNSENT:
+            self.guard.closed["overfull"] += 1
+            self.transport.abort()
+            return
         super().pause_writing()
         if self._stall is None:
             self._stall = self.loop.call_later(self.guard.write_timeout, self._stalled)
@@ -943,7 +997,9 @@ def create_app(hub: Hub | FleetHub, hosts: Hosts) -> Starlette:
             await task
 
     return Starlette(
-        routes=routes(hub), middleware=[Middleware(HostCheck, hosts=hosts)], lifespan=lifespan
+        routes=routes(hub),
+        middleware=[Middleware(Pieces), Middleware(HostCheck, hosts=hosts)],
+        lifespan=lifespan,
     )
 
 

@@ -3,8 +3,9 @@
 Memory is bounded whatever the length of the run: each series keeps at most
 :data:`MAX_POINTS` points (when full, every other point is dropped and only every second new
 one is kept from then on, so the series always spans the whole run at an even density, plus
-the newest point), at most :data:`MAX_BANDS` band names are told apart (later ones are summed
-into :data:`OTHER`), and GC pauses are kept only as figures. A week-long run costs what an
+the newest point), at most :data:`MAX_BANDS` band names are told apart (the rest summed into
+:data:`OTHER`; which ones, see :meth:`LiveState.add_sample`), and GC pauses are kept only as
+figures. A week-long run costs what an
 hour-long one does.
 """
 
@@ -18,19 +19,22 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
-from halvm_prof.rts import split_rts
+from halvm_prof.rts import no_census_why, split_rts
 from halvm_prof.timeline.bins import BinGrid
 from halvm_prof.timeline.collections import CollectionFold
 from halvm_prof.timeline.model import Collection
+from halvm_prof.words import plural
 
 #: Points kept per series (see the module docstring).
 MAX_POINTS = 720
-#: Band names told apart; later ones go into :data:`OTHER`.
+#: Band names told apart at once; the rest go into :data:`OTHER`.
 MAX_BANDS = 64
 #: Bands a snapshot shows (by peak), the rest summed into :data:`OTHER`.
 TOP_BANDS = 12
@@ -229,7 +233,8 @@ class Snapshot:
     source is still being written (or the program still runs); ``closed``: the profile was
     closed cleanly;
     ``age``: wall seconds since new data last arrived, ``stale_why`` why data can lag;
-    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box).
+    ``alerts``: the ``--alert`` rules as they stand (none without rules: the page shows no box);
+    ``server_cpu``: what watching costs this process (the page shows it).
     """
 
     source: str
@@ -252,6 +257,10 @@ class Snapshot:
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
     alerts: list[AlertView] = field(default_factory=list)
+    #: this process's own CPU over the wall time since the view was made, as of the snapshot
+    server_cpu: ServerCpu | None = None
+    #: Why the heap chart has nothing to show and what to change, or None when it has.
+    heap_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -276,6 +285,7 @@ class LiveState:
         band_names: BandNames | None = None,
     ) -> None:
         self.source = source
+        self.server_clock = ServerClock()
         # -hi bands named by --names (an eventlog's own IPE events name them in its fold).
         self._rename = renaming(band_names)
         # Chart the eventlog's censuses only when no .hp follower charts them.
@@ -378,23 +388,71 @@ class LiveState:
         self.samples += 1
         total = sample.total
         self.peak_total = max(self.peak_total, total)
+        self._admit(sample.values)
         values: dict[int, int] = {}
         for name, value in sample.values.items():
             idx = self.band_index.get(name)
             if idx is None:
-                if len(self.band_index) < MAX_BANDS:
-                    idx = self.band_index[name] = len(self.band_index)
-                    self.band_peak.append(0)
-                else:
-                    idx = self.band_index.setdefault(OTHER, len(self.band_index))
-                    if idx == len(self.band_peak):
-                        self.band_peak.append(0)
+                idx = self._other_index()
             values[idx] = values.get(idx, 0) + value
         for idx, value in values.items():
             if value > self.band_peak[idx]:
                 self.band_peak[idx] = value
         self.totals.add(sample.time, total)
         self.band_points.add(sample.time, values)
+
+    def _other_index(self) -> int:
+        idx = self.band_index.get(OTHER)
+        if idx is None:
+            idx = self.band_index[OTHER] = len(self.band_peak)
+            self.band_peak.append(0)
+        return idx
+
+    def _admit(self, census: dict[str, int]) -> None:
+        """Give the census's largest new bands a name of their own.
+
+        The rule, chosen so that label counts stay bounded (at most :data:`MAX_BANDS` names,
+        whatever the run) and series stay stable: a new band takes a free place; with none
+        free, it takes the place of the named band that is smallest in this census (absent
+        counts as 0; ties by smaller peak, then name) when it is larger than that band here.
+        The band that leaves has its past points moved into :data:`OTHER`, so every kept
+        point still sums to its census. A band keeps its name as long as it is not the
+        smallest when a larger one comes: the largest bands of the newest census are always
+        named, whichever names came first (a ``-hy`` census's ``[]`` and ``ARR_WORDS`` are
+        first seen after scores of small types).
+        """
+        index = self.band_index
+        new = [(v, n) for n, v in census.items() if n not in index]
+        if not new:
+            return
+        new.sort(key=lambda vn: (-vn[0], vn[1]))
+        named = len(index) - (OTHER in index)
+        free = MAX_BANDS - named
+        for _value, name in new[:free]:
+            index[name] = len(self.band_peak)
+            self.band_peak.append(0)
+        rest = new[max(free, 0) :]
+        if not rest:
+            return
+        leaving = sorted(
+            (census.get(n, 0), self.band_peak[i], n) for n, i in index.items() if n != OTHER
+        )
+        for (value, name), (here, _peak, old) in zip(rest, leaving, strict=False):
+            if value <= here:
+                break
+            self._replace(old, name)
+
+    def _replace(self, old: str, name: str) -> None:
+        """``name`` takes ``old``'s place; ``old``'s past goes into :data:`OTHER`."""
+        other = self._other_index()
+        idx = self.band_index.pop(old)
+        for _t, values in self.band_points.shown():
+            moved = values.pop(idx, 0)
+            if moved:
+                values[other] = values.get(other, 0) + moved
+                self.band_peak[other] = max(self.band_peak[other], values[other])
+        self.band_index[name] = idx
+        self.band_peak[idx] = 0
 
     def _eventlog_census(self, census: HeapSample) -> None:
         if self.censuses_from_eventlog:
@@ -511,6 +569,12 @@ class LiveState:
             return None
         return self.eventlog_follower.last_time
 
+    def refused(self) -> HalvmProfError | None:
+        """Why the eventlog followed is no eventlog at all (a stream of zeros, a .hp sent to a
+        socket), else None: there is nothing to show, ever."""
+        f = self.eventlog_follower
+        return f.refused if f is not None else None
+
     def notes(self) -> list[str]:
         notes = [n for n in (f.note for f in self.followers) if n]
         return [*notes, self._failure] if self._failure else notes
@@ -521,7 +585,14 @@ class LiveState:
             self._snapshot = self._build()
         s = self._snapshot
         age = round(time.monotonic() - self._last_data, 3) if self._has_data else None
-        return replace(s, age=age, alive=self.alive(), closed=self.closed(), notes=self.notes())
+        return replace(
+            s,
+            age=age,
+            alive=self.alive(),
+            closed=self.closed(),
+            notes=self.notes(),
+            server_cpu=self.server_clock.read(),
+        )
 
     def _build(self) -> Snapshot:
         held = self.eventlog_follower.parser.held if self.eventlog_follower else 0
@@ -545,6 +616,8 @@ class LiveState:
             held_events=held,
             caps=self._cap_view(),
             alerts=self.alerts,
+            server_cpu=self.server_clock.read(),
+            heap_why=self._heap_why(),
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
@@ -554,6 +627,25 @@ class LiveState:
         the RTS's identifier only at exit): ``GHC-9.0.2 rts_thr_l`` and its command line."""
         self._rts_identifier = identifier
         self._program_args = list(args)
+
+    def _heap_why(self) -> str | None:
+        if self.peak_total:
+            return None
+        if self.heap_follower is None and not self._census.holds_heap_profile:
+            if not self.events:
+                return None  # nothing read yet: the log may still begin a heap profile
+            return (
+                "This run has no heap profile: the program was started without a heap flag "
+                "(+RTS -hT; -hc, -hy and the others on a -prof build). halvm-prof run adds "
+                "one unless --no-heap."
+            )
+        if self.alive() and self.exit is None:
+            return (
+                "No census with anything in it yet: GHC takes one each heap profile interval "
+                "(+RTS -i)."
+            )
+        held = plural(self.samples, "census", "censuses")
+        return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
 
     def stale_why(self) -> str:
         """Why the newest data can lag, said for the GHC that writes it once its eventlog

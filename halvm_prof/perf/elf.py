@@ -8,7 +8,10 @@ function symbol at or before the address, a symbol of size 0 reaching to the nex
 
 GHC's source notes are DWARF entries of tag 0x5b00 (``DW_TAG_ghc_src_note``) under a procedure
 or block, with the file (0x2b00), start line and column (0x2b01, 0x2b02) and end line and column
-(0x2b03, 0x2b04). A block without its own note has its parent's.
+(0x2b03, 0x2b04). A block may have several notes: its code comes from all of those places at
+once (GHC keeps every source tick of the block), so a block's *span set* is the notes under it,
+in the order GHC wrote them; a block without its own note has its parent's set (its code lies in
+the parent's scope). Blocks nest by scope, not by address: each has its own, disjoint code range.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ghc_names import is_generated_label, parse_symbol
 from halvm_prof.perf import symcache
-from halvm_prof.perf.names import is_generated_label, parse_symbol
 
 # pyelftools is loaded only when a binary is read, not when its tables come from the cache.
 if TYPE_CHECKING:
@@ -90,7 +93,7 @@ class ElfFile:
     _sym_name: list[str]
     _procs: list[tuple[int, int, Function]]
     _proc_starts: list[int]
-    _blocks: list[tuple[int, int, SourceSpan]]
+    _blocks: list[tuple[int, int, tuple[SourceSpan, ...]]]
     _block_starts: list[int]
     _rows: list[int]
     _row_values: list[tuple[str, int] | None]
@@ -141,10 +144,7 @@ class ElfFile:
                 [lo, hi, f.symbol, f.source_name, f.module, f.origin, f.package]
                 for lo, hi, f in self._procs
             ],
-            "blocks": [
-                [lo, hi, b.file, b.start_line, b.start_col, b.end_line, b.end_col]
-                for lo, hi, b in self._blocks
-            ],
+            "blocks": [[lo, hi, [list(s) for s in spans]] for lo, hi, spans in self._blocks],
             "rows": self._rows,
             "row_values": self._row_values,
         }
@@ -162,7 +162,9 @@ class ElfFile:
             self.has_dwarf = bool(t["has_dwarf"])
             self._procs = [(p[0], p[1], Function(*p[2:])) for p in t["procs"]]
             self._proc_starts = [p[0] for p in self._procs]
-            self._blocks = [(b[0], b[1], SourceSpan(*b[2:])) for b in t["blocks"]]
+            self._blocks = [
+                (int(b[0]), int(b[1]), tuple(SourceSpan(*x) for x in b[2])) for b in t["blocks"]
+            ]
             self._block_starts = [b[0] for b in self._blocks]
             self._rows = t["rows"]
             self._row_values = [
@@ -273,7 +275,7 @@ class ElfFile:
     def _read_dwarf(self) -> None:
         dwarf = self.elf.get_dwarf_info()
         procs: list[tuple[int, int, Function]] = []
-        blocks: list[tuple[int, int, SourceSpan]] = []
+        blocks: list[tuple[int, int, tuple[SourceSpan, ...]]] = []
         rows: list[tuple[int, int, tuple[str, int] | None]] = []
         for cu in dwarf.iter_CUs():
             top = cu.get_top_DIE()
@@ -284,7 +286,7 @@ class ElfFile:
                 low, high = _subtree_range(child)
                 if high > low:
                     procs.append((low, high, _function_of(child, module)))
-                _collect_blocks(child, None, blocks)
+                _collect_blocks(child, (), blocks)
             program = dwarf.line_program_for_CU(cu)
             if program is None:
                 continue
@@ -354,15 +356,54 @@ class ElfFile:
         return self._row_values[i]
 
     def span_at(self, addr: int) -> SourceSpan | None:
-        """The source span of the innermost GHC block holding ``addr``."""
+        """The first source span of the set :meth:`spans_at` gives."""
+        spans = self.spans_at(addr)
+        return spans[0] if spans else None
+
+    def spans_at(self, addr: int) -> tuple[SourceSpan, ...]:
+        """The span set of the GHC block whose code holds ``addr`` (the innermost, should two
+        ranges hold it); () where no note covers it."""
         i = bisect.bisect_right(self._block_starts, addr) - 1
-        best: tuple[int, SourceSpan] | None = None
+        best: tuple[int, tuple[SourceSpan, ...]] | None = None
         # Blocks nest only a few levels deep: a short look back finds the enclosing ones.
         for j in range(i, max(-1, i - 16), -1):
-            low, high, span = self._blocks[j]
+            low, high, spans = self._blocks[j]
             if low <= addr < high and (best is None or high - low < best[0]):
-                best = (high - low, span)
-        return best[1] if best else None
+                best = (high - low, spans)
+        return best[1] if best else ()
+
+    def procedure_at(self, addr: int) -> tuple[int, int, Function] | None:
+        """(low, high, function) of the DWARF procedure whose code range holds ``addr``."""
+        i = bisect.bisect_right(self._proc_starts, addr) - 1 if self._procs else -1
+        if i >= 0 and addr < self._procs[i][1]:
+            return self._procs[i]
+        return None
+
+    def has_source_notes(self) -> bool:
+        """Whether any of GHC's blocks carries a source note."""
+        return any(spans for _, _, spans in self._blocks)
+
+    def iter_procedures(self) -> Iterator[tuple[int, int, Function]]:
+        """(low, high, function) of GHC's DWARF procedures, in address order."""
+        yield from self._procs
+
+    def symbol_range_at(self, addr: int) -> tuple[int, int, str] | None:
+        """(start, end, name) of the ELF symbol :meth:`symbol_at` names."""
+        i = bisect.bisect_right(self._sym_start, addr) - 1
+        if i < 0 or addr >= self._sym_end[i]:
+            return None
+        return self._sym_start[i], self._sym_end[i], self._sym_name[i]
+
+    def code_ranges(self, low: int, high: int) -> list[tuple[int, int, tuple[SourceSpan, ...]]]:
+        """The code ranges of GHC's procedures and blocks in ``[low, high)`` with their span
+        sets, by address."""
+        i = bisect.bisect_left(self._block_starts, low)
+        out = []
+        while i < len(self._blocks) and self._blocks[i][0] < high:
+            if self._blocks[i][1] <= high:
+                out.append(self._blocks[i])
+            i += 1
+        return out
 
 
 def _text(value: Any) -> str:
@@ -438,20 +479,51 @@ def _span_of(die: DIE) -> SourceSpan | None:
         return None
 
 
+def _entry_range(die: DIE, r: tuple[int, int]) -> tuple[int, int]:
+    """The procedure's own code: from its entry to the first of its blocks.
+
+    GHC since 9.2 starts a procedure that has an info table one byte before the table's end
+    (its Note [Info Offset], so that a return address at the code's start still falls in the
+    procedure for unwinders): the code starts a byte later. Its tables are aligned to 8 bytes,
+    so such a start lies one byte short of that alignment. Since then the procedure's range
+    also spans its blocks and the info tables between them, which are not its entry's code.
+    """
+    low, high = r
+    link = die.attributes.get("DW_AT_MIPS_linkage_name") or die.attributes.get("DW_AT_linkage_name")
+    if link is not None and _text(link.value).endswith("_info") and low % 8 == 7:
+        low += 1
+    stack = list(die.iter_children())
+    while stack:
+        d = stack.pop()
+        if d.tag != "DW_TAG_lexical_block":
+            continue
+        b = _pc_range(d)
+        if b is not None and low <= b[0] < high:
+            high = b[0]
+        stack.extend(d.iter_children())
+    return low, high
+
+
 def _collect_blocks(
-    die: DIE, inherited: SourceSpan | None, out: list[tuple[int, int, SourceSpan]]
+    die: DIE,
+    inherited: tuple[SourceSpan, ...],
+    out: list[tuple[int, int, tuple[SourceSpan, ...]]],
 ) -> None:
-    own: SourceSpan | None = None
     children = list(die.iter_children())
+    own: list[SourceSpan] = []
     for c in children:
         if c.tag == DW_TAG_GHC_SRC_NOTE:
-            own = _span_of(c)
-            if own is not None:
-                break
-    span = own or inherited
+            span = _span_of(c)
+            if span is not None and span not in own:
+                own.append(span)
+    spans = tuple(own) or inherited
     r = _pc_range(die)
-    if span is not None and r is not None and r[1] > r[0]:
-        out.append((r[0], r[1], span))
+    if r is not None and die.tag == "DW_TAG_subprogram":
+        r = _entry_range(die, r)
+    # Every piece of code is kept, with an empty set where no note covers it: the annotation
+    # disassembles exactly these ranges (what lies between them is info tables, not code).
+    if r is not None and r[1] > r[0]:
+        out.append((r[0], r[1], spans))
     for c in children:
         if c.tag in ("DW_TAG_lexical_block", "DW_TAG_subprogram"):
-            _collect_blocks(c, span, out)
+            _collect_blocks(c, spans, out)

@@ -205,8 +205,10 @@ class _Accumulator:
     when it was sampled, and against those perf wrote after it.
     """
 
-    def __init__(self, symbolizer: Symbolizer):
+    def __init__(self, symbolizer: Symbolizer, addresses: Counter[int] | None = None):
         self.symbolizer = symbolizer
+        #: the samples in the program's binary by address in it, when asked (the annotation)
+        self.addresses = addresses
         self.functions: Counter[tuple[str, str, str]] = Counter()
         self.lines: Counter[tuple[str, int]] = Counter()
         self.spans: Counter[tuple[Any, str]] = Counter()
@@ -282,6 +284,15 @@ class _Accumulator:
         # (id(): hashing a frame hashes all its fields; `by_frame` keeps the frames alive).
         by_frame: dict[tuple[int, tuple[str, ...]], list[Any]] = {}
 
+        addresses = self.addresses
+
+        def place(ip: int, pid: int, mode: int, n: int) -> None:
+            assert addresses is not None
+            where = symbolizer.locate(ip, pid, mode)
+            addr = None if where is None else symbolizer.program_address(*where)
+            if addr is not None:
+                addresses[addr] += n
+
         def count(f: Frame, callers: tuple[str, ...], n: int) -> None:
             entry = by_frame.get((id(f), callers))
             if entry is None:
@@ -297,6 +308,8 @@ class _Accumulator:
             mode = (header >> 32) & mask
             for ip, n in cast(dict[int, int], counts).items():
                 count(resolve(ip, pid, mode), (), n)
+                if addresses is not None:
+                    place(ip, pid, mode, n)
         for pid, period in self.chain_periods.items():
             if pid in pids:
                 self.period += period
@@ -307,6 +320,8 @@ class _Accumulator:
                 self.other += sum(chains.values())
                 continue
             f = resolve(ip, pid, (header >> 32) & mask)
+            if addresses is not None:
+                place(ip, pid, (header >> 32) & mask, sum(chains.values()))
             if not _uses_callers(f):
                 count(f, (), sum(chains.values()))
                 continue
@@ -342,11 +357,13 @@ def perf_profile(
     binary: str | os.PathLike[str],
     *,
     read_libraries: bool = True,
+    addresses: Counter[int] | None = None,
 ) -> PerfProfile:
     """The :class:`PerfProfile` of ``binary``'s process in the perf.data ``data`` reads (made by
-    :meth:`halvm_prof.inputs.source.PerfSource.perf_data`)."""
+    :meth:`halvm_prof.inputs.source.PerfSource.perf_data`). ``addresses``, when given, also
+    counts the samples in the program's binary by their address in it, in the same pass."""
     symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
-    acc = _Accumulator(symbolizer)
+    acc = _Accumulator(symbolizer, addresses)
     for item in data.iter_batches():
         if type(item) is SampleBatch:
             acc.add(item)
@@ -373,7 +390,7 @@ def perf_profile(
     if lines and not spans:
         notes.append(
             "no source spans: the binary has line tables but no GHC source notes, which "
-            "GHC 9.6 and later write only with -g3 (GHC 9.0's -g wrote them)"
+            "GHC 9.2 and later write only with -g3 (GHC 9.0's -g wrote them)"
         )
     if not pids:
         # Every sample would be another program's: 0 samples is no answer.

@@ -15,10 +15,10 @@ import os
 from typing import NamedTuple
 
 from halvm_prof.errors import InputError
+from halvm_prof.formats.ghc_names import parse_symbol, zdecode
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import Category, rts_category
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
-from halvm_prof.perf.names import parse_symbol, zdecode
 from halvm_prof.perf.reader import BuildId, Mmap, TaskEvent
 
 #: Addresses at or above this are the kernel's (x86-64's canonical upper half).
@@ -175,25 +175,37 @@ class Symbolizer:
 
     # -- resolving -----------------------------------------------------------------------------
 
+    def locate(self, ip: int, pid: int, cpumode: int = L.CPUMODE_USER) -> tuple[str, int] | None:
+        """(file, offset in it) of user address ``ip`` in process ``pid``; None for the kernel
+        or an address no mapping holds."""
+        if cpumode == L.CPUMODE_KERNEL or ip >= KERNEL_START:
+            return None
+        starts = self._starts.get(pid)
+        if not starts:
+            return None
+        i = bisect.bisect_right(starts, ip) - 1
+        if i < 0:
+            return None
+        start, end, pgoff, filename = self._maps[pid][i]
+        if ip >= end:
+            return None
+        return filename, ip - start + pgoff
+
     def resolve(self, ip: int, pid: int, cpumode: int = L.CPUMODE_USER) -> Frame:
         """The frame of address ``ip`` in process ``pid``."""
         if cpumode == L.CPUMODE_KERNEL or ip >= KERNEL_START:
             return KERNEL_FRAME
-        starts = self._starts.get(pid)
-        if not starts:
+        key = self.locate(ip, pid, cpumode)
+        if key is None:
             return UNKNOWN_FRAME
-        i = bisect.bisect_right(starts, ip) - 1
-        if i < 0:
-            return UNKNOWN_FRAME
-        start, end, pgoff, filename = self._maps[pid][i]
-        if ip >= end:
-            return UNKNOWN_FRAME
-        offset = ip - start + pgoff
-        key = (filename, offset)
         frame = self._cache.get(key)
         if frame is None:
-            frame = self._cache[key] = self._frame(filename, offset)
+            frame = self._cache[key] = self._frame(*key)
         return frame
+
+    def program_address(self, filename: str, offset: int) -> int | None:
+        """The address in the binary of ``offset`` in ``filename``, when that is the program."""
+        return self.binary.vaddr(offset) if self.is_program(filename) else None
 
     def _frame(self, filename: str, offset: int) -> Frame:
         program = self.is_program(filename)
@@ -215,10 +227,10 @@ class Symbolizer:
                 return Frame("[unknown]", "", "", "", "unknown", dso, line, span)
             lib = _short_library(filename)
             return Frame(f"[{dso}]", lib, "", "", "libraries", dso, line, span)
-        return _named_frame(fn, program, filename, dso, line, span)
+        return named_frame(fn, program, filename, dso, line, span)
 
 
-def _named_frame(
+def named_frame(
     fn: Function,
     program: bool,
     filename: str,
@@ -226,6 +238,7 @@ def _named_frame(
     line: tuple[str, int] | None,
     span: SourceSpan | None,
 ) -> Frame:
+    """The frame of function ``fn`` of ``filename`` (``program``: the profiled binary)."""
     ghc = parse_symbol(fn.symbol)
     if ghc is not None:
         category: Category = "user code" if ghc.package == "main" else "libraries"

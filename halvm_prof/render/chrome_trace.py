@@ -4,21 +4,30 @@ Perfetto's legacy importer), written while the log is read.
 Format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 (the "JSON Object Format"). One ``tid`` per capability, named ``cap N`` by a ``thread_name``
 metadata event; a running thread is a complete (``X``) event named ``thread N``, a GC an ``X``
-event named ``GC``; markers are instant (``i``) events, heap and spark series counter (``C``)
-events; ``ts`` and ``dur`` are microseconds since the RTS started.
+event named ``GC``; user spans (``START``/``STOP``) are ``X`` events on rows of their own
+(``user spans``, lanes where they nest), one the log ended inside marked ``cut``; markers are
+instant (``i``) events, heap and spark series counter (``C``) events; ``ts`` and ``dur`` are
+microseconds since the RTS started.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import IO, Any, TypedDict
 
-from halvm_prof.formats.eventlog.events import Event
-from halvm_prof.timeline.build import TimelineBuilder, stop_reason
-from halvm_prof.timeline.model import Budget, Collection, Interval, Marker, Span, Timeline
+from halvm_prof.render.perfetto import nest_lanes
+from halvm_prof.timeline.model import (
+    Collection,
+    Interval,
+    Marker,
+    Span,
+    Timeline,
+    stop_reason,
+)
 
 PID = 1
+#: The rows of user spans, after every capability's.
+SPAN_TID = 1_000_000
 
 
 class TraceEvent(TypedDict, total=False):
@@ -46,6 +55,7 @@ class ChromeTraceWriter:
         self.out = out
         self.caps: set[int] = set()
         self.count = 0
+        self.spans: list[Span] = []
         out.write(b'{"displayTimeUnit":"ns","traceEvents":[\n')
         self.write({"name": "process_name", "ph": "M", "pid": PID, "args": {"name": process_name}})
 
@@ -100,28 +110,30 @@ class ChromeTraceWriter:
         )  # fmt: skip
 
     def span(self, s: Span) -> None:
-        # The format has no row for user spans: an instant marks each end.
-        for what, t in (("START", s.start), ("STOP", s.end)):
-            self.write(
-                {"name": f"{what} {s.label}", "cat": "span", "ph": "i", "s": "p",
-                 "ts": _us(t), "pid": PID, "tid": 0}
-            )  # fmt: skip
+        # Written at the end, in lanes where they nest: complete events on one row must nest,
+        # and spans of different threads overlap.
+        self.spans.append(s)
 
     def counter(self, t: int, name: str, value: int) -> None:
         self.write({"name": name, "ph": "C", "ts": _us(t), "pid": PID, "args": {name: value}})
 
     def close(self, tl: Timeline) -> None:
-        """End the JSON object."""
+        """Write the user spans, one row per lane, and end the JSON object."""
+        for lane, spans in enumerate(nest_lanes(self.spans)):
+            tid = SPAN_TID + lane
+            name = "user spans" + (f" {lane + 1}" if lane else "")
+            self.write({"name": "thread_name", "ph": "M", "pid": PID, "tid": tid,
+                        "args": {"name": name}})  # fmt: skip
+            self.write({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid,
+                        "args": {"sort_index": tid}})  # fmt: skip
+            for sp in spans:
+                e: TraceEvent = {
+                    "name": sp.label, "cat": "span", "ph": "X", "ts": _us(sp.start),
+                    "dur": _us(sp.end - sp.start), "pid": PID, "tid": tid,
+                }  # fmt: skip
+                if sp.cut:
+                    # The log ended inside it: it runs to the log's end and says so, as the
+                    # Perfetto export does, rather than showing a STOP nobody wrote.
+                    e["args"] = {"cut": "never stopped"}
+                self.write(e)
         self.out.write(b"\n]}\n")
-
-
-def write_chrome_trace(
-    events: Iterable[Event], out: IO[bytes], *, budget: Budget | None = None
-) -> Timeline:
-    """Write the Trace Event Format JSON of ``events`` (time order) to ``out``."""
-    writer = ChromeTraceWriter(out)
-    builder = TimelineBuilder(budget, [writer])
-    builder.feed(events)
-    tl = builder.finish()
-    writer.close(tl)
-    return tl

@@ -51,8 +51,8 @@ def format_stats(st: EventlogStats) -> str:
         lines.append(f"{'cap':>5} {'busy s':>12} {'mutator s':>12} {'GC s':>12} {'idle s':>12}")
         for c in st.caps:
             lines.append(
-                f"{c.cap:>5} {_seconds(c.busy):>12} {_seconds(c.mutator):>12} "
-                f"{_seconds(c.gc):>12} {_seconds(c.idle):>12}"
+                f"{c.cap:>5} {_seconds(c.busy_s):>12} {_seconds(c.mutator_s):>12} "
+                f"{_seconds(c.gc_s):>12} {_seconds(c.idle_s):>12}"
             )
     if st.threads:
         lines.append("")
@@ -61,12 +61,12 @@ def format_stats(st: EventlogStats) -> str:
             "waited most on / label"
         )
         for t in st.threads:
-            most = max(t.waited.items(), key=lambda kv: kv[1], default=None)
+            most = max(t.waited_s.items(), key=lambda kv: kv[1], default=None)
             why = f"{most[0]} ({_seconds(most[1])} s)" if most else "-"
             label = f" / {t.label}" if t.label else ""
             lines.append(
-                f"{t.thread:>7} {t.runs:>6} {_seconds(t.run_time):>12} "
-                f"{_seconds(t.blocked):>12} {t.migrations:>5}  {why}{label}"
+                f"{t.thread:>7} {t.runs:>6} {_seconds(t.run_time_s):>12} "
+                f"{_seconds(t.blocked_s):>12} {t.migrations:>5}  {why}{label}"
             )
         if st.threads_note:
             lines.append(st.threads_note)
@@ -78,7 +78,7 @@ def format_stats(st: EventlogStats) -> str:
         )
         for s in st.user_spans:
             lines.append(
-                f"{s.label:<{width}} {s.count:>7} {_seconds(s.total):>12} "
-                f"{_seconds(s.longest):>12} {s.unfinished:>5}"
+                f"{s.label:<{width}} {s.count:>7} {_seconds(s.total_s):>12} "
+                f"{_seconds(s.longest_s):>12} {s.unfinished:>5}"
             )
     return "\n".join(lines) + "\n"

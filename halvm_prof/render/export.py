@@ -1,14 +1,15 @@
 """The export formats: of a cost-centre profile, and of an eventlog's runtime timeline.
 
 Each format is a :class:`Renderer` (a cost-centre profile to text) or a
-:class:`TimelineExporter` (an eventlog's events to bytes, streamed); the :data:`EXPORTERS` and
-:data:`TIMELINE_EXPORTERS` registries drive the CLI's ``--to`` choice, the guess from the
-output's suffix, and the help text.
+:class:`TimelineExporter` (a writer that rides along the pass :func:`halvm_prof.analysis.exports.
+trace` runs, then :func:`finish_trace`); the :data:`EXPORTERS` and :data:`TIMELINE_EXPORTERS`
+registries drive the CLI's ``--to`` choice, the guess from the output's suffix, and the help
+text. Nothing here reads an input or runs a pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import IO, TYPE_CHECKING, Protocol
 
 from halvm_prof.errors import InputError
@@ -16,9 +17,8 @@ from halvm_prof.errors import InputError
 # Every format loads its renderer (and the eventlog reader) on use: the CLI needs only the
 # registry for `--to`, and start-up is most of a small run's time.
 if TYPE_CHECKING:
+    from halvm_prof.analysis.exports import Trace
     from halvm_prof.analysis.weights import Weight
-    from halvm_prof.formats.eventlog.events import Event
-    from halvm_prof.inputs.source import EventlogSource
     from halvm_prof.model import CostCentreProfile
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Timeline
@@ -43,7 +43,8 @@ class Renderer(Protocol):
 
 
 class TimelineExporter(Protocol):
-    """An export of an eventlog's runtime timeline, written while the events are read."""
+    """An export of an eventlog's runtime timeline, written while the events are read;
+    ``samples``: it shows the log's time-profile samples too (the pass folds them)."""
 
     @property
     def name(self) -> str: ...
@@ -51,10 +52,8 @@ class TimelineExporter(Protocol):
     def suffixes(self) -> tuple[str, ...]: ...
     @property
     def description(self) -> str: ...
-
-    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
-        """Write the export of ``events`` (in time order) to ``out``."""
-        ...
+    @property
+    def samples(self) -> bool: ...
 
     def writer(self, out: IO[bytes]) -> TimelineWriter:
         """A sink for one pass of the timeline builder, writing to ``out``."""
@@ -87,11 +86,7 @@ class PerfettoExporter:
     name = "perfetto"
     suffixes = (".perfetto-trace", ".pftrace")
     description = "an eventlog's timeline as a Perfetto trace (ui.perfetto.dev)"
-
-    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
-        from halvm_prof.render.perfetto import write_perfetto
-
-        return write_perfetto(events, out)
+    samples = True
 
     def writer(self, out: IO[bytes]) -> TimelineWriter:
         from halvm_prof.render.perfetto import PerfettoWriter
@@ -103,11 +98,7 @@ class ChromeTraceExporter:
     name = "chrome-trace"
     suffixes = (".trace.json",)
     description = "an eventlog's timeline as Trace Event Format JSON (chrome://tracing)"
-
-    def write(self, events: Iterable[Event], out: IO[bytes]) -> Timeline:
-        from halvm_prof.render.chrome_trace import write_chrome_trace
-
-        return write_chrome_trace(events, out)
+    samples = False
 
     def writer(self, out: IO[bytes]) -> TimelineWriter:
         from halvm_prof.render.chrome_trace import ChromeTraceWriter
@@ -162,41 +153,23 @@ def guess_format(output: str, among: Collection[str] | None = None) -> str:
     raise InputError(f"cannot tell the export format from the name {output!r}", hint=hint)
 
 
-def _refuse_headerless(log: EventlogSource) -> None:
-    """A trace of a log cut inside its header would be a run of nothing: its one-line error
-    instead (``eventlog show``'s and ``eventlog stats``' word)."""
-    if (headerless := log.headerless()) is not None:
-        raise headerless
+def finish_trace(writer: TimelineWriter, trace: Trace) -> None:
+    """End the trace ``writer`` wrote along ``trace``'s pass: its time-profile samples (``+RTS
+    -p -l``) first, an instant per sample on its capability's track, named by the innermost
+    cost centre, the whole stack as an argument."""
+    if trace.samples is not None:
+        from halvm_prof.render.perfetto import Instant, PerfettoWriter
 
-
-def export_timeline(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
-    """Write the ``fmt`` export of the eventlog ``log`` to ``out`` in one pass; the timeline
-    returned carries the log's ``complete``/``note``."""
-    writer = TIMELINE_EXPORTERS[fmt].writer(out)
-    if fmt != "perfetto":
-        tl = log.timeline(sinks=[writer])
-        _refuse_headerless(log)
-        writer.close(tl)
-        return tl
-    from halvm_prof.analysis.samples import ProfSampleFold
-    from halvm_prof.render.perfetto import Instant, PerfettoWriter
-
-    assert isinstance(writer, PerfettoWriter)
-    fold = ProfSampleFold()
-    tl = log.timeline(sinks=[writer], also=[fold])
-    _refuse_headerless(log)
-    # Time-profile samples (+RTS -p -l): an instant per sample on its capability's track,
-    # named by the innermost cost centre, the whole stack as an argument.
-    ts = fold.result()
-    for t, cap, stack in ts.exact:
-        frames = [ts.frame_name(i) for i in ts.stacks[stack]]
-        writer.instant(
-            Instant(
-                t,
-                frames[-1] if frames else "(no cost centre)",
-                f"cost-centre samples cap {cap}",
-                (("stack", " > ".join(frames)),),
+        assert isinstance(writer, PerfettoWriter)
+        ts = trace.samples
+        for t, cap, stack in ts.exact:
+            frames = [ts.frame_name(i) for i in ts.stacks[stack]]
+            writer.instant(
+                Instant(
+                    t,
+                    frames[-1] if frames else "(no cost centre)",
+                    f"cost-centre samples cap {cap}",
+                    (("stack", " > ".join(frames)),),
+                )
             )
-        )
-    writer.close(tl)
-    return tl
+    writer.close(trace.timeline)

@@ -60,21 +60,20 @@ def trend_page_data(page: TrendPage, title: str = "halvm-prof run history") -> d
             }
         )
     regressions = []
-    for s in (*page.totals, *page.bands, *page.cost_centres):
-        for i in s.regressions:
-            run = page.runs[i]
-            regressions.append(
-                {
-                    "run": run.run,
-                    "label": run.label,
-                    "commit": run.commit,
-                    "what": f"{s.metric} of {s.name}",
-                    "old": s.values[i - 1],
-                    "new": s.values[i],
-                    "unit": s.unit,
-                }
-            )
-    regressions.sort(key=lambda r: (r["run"], r["what"]))
+    for r in page.regressions:
+        run = page.runs[r.index]
+        regressions.append(
+            {
+                "run": run.run,
+                "label": run.label,
+                "commit": run.commit,
+                "what": f"{r.line.metric} of {r.line.name}",
+                "old": r.old,
+                "new": r.new,
+                "unit": r.line.unit,
+                "share": r.share,
+            }
+        )
     return {
         "page": "history",
         "title": title,
@@ -83,6 +82,8 @@ def trend_page_data(page: TrendPage, title: str = "halvm-prof run history") -> d
         "runs": [asdict(r) for r in page.runs],
         "sections": sections,
         "regressions": regressions,
+        "below_floor": page.below_floor,
+        "floor": page.floor,
     }
 
 

@@ -14,8 +14,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 import jinja2
 
+from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
 from halvm_prof.fileio import atomic_write
+from halvm_prof.jsonable import plain
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.words import plural
 
@@ -23,7 +25,11 @@ if TYPE_CHECKING:
     from halvm_prof.timeline.model import Budget
 
 #: The page kinds and their templates; each extends ``base.html.j2``.
-PAGES = {"report": "report.html.j2", "postmortem": "postmortem.html.j2"}
+PAGES = {
+    "report": "report.html.j2",
+    "postmortem": "postmortem.html.j2",
+    "hunt": "hunt.html.j2",
+}
 
 
 def static_text(name: str) -> str:
@@ -83,6 +89,26 @@ def page_json(data: ReportData, budget: Budget | None = None) -> dict[str, Any]:
     }
     if data.postmortem is not None:
         out["postmortem"] = data.postmortem.to_json()
+    if data.hunt is not None:
+        out["hunt"] = hunt_json(data.hunt)
+    return out
+
+
+def hunt_json(hunt: HuntResult) -> dict[str, Any]:
+    """A leak hunt as its page reads it: the verdicts with their shares and evidence charts."""
+    out = hunt.to_json()
+    for s, verdict in zip(out["suspects"], hunt.suspects, strict=True):
+        s["held_by"] = plain(verdict.held_by)
+        s["held_in_words"] = list(verdict.held_in_words)
+        s["biography"] = None if verdict.biography is None else plain(verdict.biography)
+        s["charts"] = [
+            {
+                "title": c.title,
+                "times": list(c.times),
+                "bands": [{"name": n, "values": list(v)} for n, v in c.bands],
+            }
+            for c in verdict.charts
+        ]
     return out
 
 
@@ -90,7 +116,10 @@ def render_html(data: ReportData, budget: Budget | None = None) -> str:
     """The page for ``data``: assets inlined, data as JSON."""
     # The runtime section's script registers itself before report.js draws the sections.
     return render_page(
-        PAGES[data.page], page_json(data, budget), ("timeline.js", "report.js"), ("report.css",)
+        PAGES[data.page],
+        page_json(data, budget),
+        ("axes.js", "timeline.js", "report.js"),
+        ("report.css",),
     )
 
 

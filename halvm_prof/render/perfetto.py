@@ -20,9 +20,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
-from halvm_prof.formats.eventlog.events import Event
-from halvm_prof.timeline.build import TimelineBuilder, stop_reason
-from halvm_prof.timeline.model import Budget, Collection, Interval, Marker, Span, Timeline
+from halvm_prof.timeline.model import (
+    Collection,
+    Interval,
+    Marker,
+    Span,
+    Timeline,
+    stop_reason,
+)
 
 # Field numbers, from perfetto/trace/*.proto.
 TRACE_PACKET = 1
@@ -285,22 +290,3 @@ def nest_lanes(spans: Iterable[Span]) -> list[list[Span]]:
             lanes.append([s])
             stacks.append([s])
     return lanes
-
-
-def write_perfetto(
-    events: Iterable[Event],
-    out: IO[bytes],
-    *,
-    instants: Iterable[Instant] = (),
-    budget: Budget | None = None,
-) -> Timeline:
-    """Write the Perfetto trace of ``events`` (time order) and the caller's ``instants`` to
-    ``out``; returns the timeline (its exact lists within ``budget``)."""
-    writer = PerfettoWriter(out)
-    builder = TimelineBuilder(budget, [writer])
-    builder.feed(events)
-    tl = builder.finish()
-    for i in instants:
-        writer.instant(i)
-    writer.close(tl)
-    return tl

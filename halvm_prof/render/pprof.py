@@ -262,7 +262,10 @@ def pprof_of_samples(ts: TimeSamples, meta: PprofMeta) -> PprofBuilder:
     samples and CPU time (samples x the tick interval)."""
     interval = ts.tick_interval_ns
     types = [("samples", "count"), ("cpu", "nanoseconds")]
-    out = PprofBuilder(types, meta, period_type=("cpu", "nanoseconds"), period=interval)
+    # Opens on its time, as a .prof's export and Go's own CPU profiles do.
+    out = PprofBuilder(
+        types, meta, period_type=("cpu", "nanoseconds"), period=interval, default="cpu"
+    )
     for stack, n in sorted(ts.stack_counts().items()):
         frames = [_frame(ts.frame_name(cc), ts.cost_centres[cc].src) for cc in ts.stacks[stack]]
         out.add(frames, [n, n * interval])
@@ -272,7 +275,15 @@ def pprof_of_samples(ts: TimeSamples, meta: PprofMeta) -> PprofBuilder:
 def pprof_of_census(sample: HeapSample, meta: PprofMeta, *, by_cost_centre: bool) -> PprofBuilder:
     """One heap census as pprof's in-use space: a sample per band. A ``-hc`` band names a
     cost-centre stack (``inner/outer/...``), which becomes the sample's stack."""
-    out = PprofBuilder([("inuse_space", "bytes")], meta, default="inuse_space")
+    # A census counts every byte (nothing is sampled): a period of one byte of space, where
+    # Go's sampled heap profiles give their sampling rate.
+    out = PprofBuilder(
+        [("inuse_space", "bytes")],
+        meta,
+        period_type=("space", "bytes"),
+        period=1,
+        default="inuse_space",
+    )
     for band, value in sorted(sample.values.items()):
         names = stack_of_band(band) if by_cost_centre else [band]
         out.add([PprofFrame(n) for n in names], [value])

@@ -1,5 +1,5 @@
 """speedscope's file format: one "sampled" profile whose samples are the call-tree stacks; an
-eventlog's time-profile samples as "evented" profiles, one per capability.
+eventlog's time-profile samples as "sampled" profiles too, one per capability, in time order.
 
 Schema: https://www.speedscope.app/file-format-schema.json (modelled here as dataclasses).
 Time weights are microseconds (ticks x tick interval), alloc weights bytes; either way they add
@@ -116,33 +116,30 @@ def render_speedscope(profile: CostCentreProfile, weight: Weight) -> str:
     return json.dumps(build_speedscope(profile, weight).to_json(), sort_keys=True) + "\n"
 
 
-@dataclass(slots=True)
-class EventedProfile:
-    """The schema's ``EventedProfile``: frames opened (``O``) and closed (``C``) in time."""
-
-    name: str
-    unit: str
-    startValue: int
-    endValue: int
-    events: list[dict[str, Any]] = field(default_factory=list)
-    type: str = "evented"
-
-
 def build_speedscope_samples(ts: TimeSamples, name: str) -> dict[str, Any]:
-    """An eventlog's time-profile samples as one evented profile per capability: each sample
-    holds its stack for one tick (until the next sample, if sooner), so a frame that stays on
-    the stack across samples is one stretch; in nanoseconds of the log's clock."""
+    """An eventlog's time-profile samples as one sampled profile per capability, in time order,
+    each sample weighing its tick (in nanoseconds), so a frame's total is its samples times the
+    tick whatever the spacing of the samples' timestamps (GHC stamps a sample when its
+    capability writes it, not at the tick: cutting each sample at the next one lost 117 ms of
+    814 ticks of 1 ms)."""
     frames = [frame_of(ts.frame_name(i), cc.src) for i, cc in enumerate(ts.cost_centres)]
     tick = ts.tick_interval_ns or 1_000_000
     by_cap: dict[int, list[tuple[int, int]]] = {}
     for t, cap, stack in ts.exact:
         by_cap.setdefault(cap, []).append((t, stack))
-    profiles: list[EventedProfile] = []
+    profiles: list[SampledProfile] = []
     for cap in sorted(by_cap):
         samples = sorted(by_cap[cap])
-        events, end = _evented(samples, ts.stacks, tick)
+        start = samples[0][0]
         profiles.append(
-            EventedProfile(f"{name} cap {cap}", "nanoseconds", samples[0][0], end, events)
+            SampledProfile(
+                f"{name} cap {cap}",
+                "nanoseconds",
+                start,
+                start + tick * len(samples),
+                [list(ts.stacks[stack]) for _t, stack in samples],
+                [tick] * len(samples),
+            )
         )
     return {
         "$schema": SCHEMA,
@@ -154,34 +151,6 @@ def build_speedscope_samples(ts: TimeSamples, name: str) -> dict[str, Any]:
             "frames": [{k: v for k, v in asdict(f).items() if v is not None} for f in frames]
         },
     }
-
-
-def _evented(
-    samples: list[tuple[int, int]], stacks: tuple[tuple[int, ...], ...], tick: int
-) -> tuple[list[dict[str, Any]], int]:
-    """Open/close events of one capability's ``(time, stack)`` samples, and the end time."""
-    events: list[dict[str, Any]] = []
-    open_: list[int] = []
-    end = samples[0][0]
-
-    def close_to(depth: int, at: int) -> None:
-        while len(open_) > depth:
-            events.append({"type": "C", "frame": open_.pop(), "at": at})
-
-    for t, stack_index in samples:
-        if t > end + tick // 2:  # no sample for a while: the last stack ended after a tick
-            close_to(0, end)
-        stack = stacks[stack_index]
-        same = 0
-        while same < min(len(stack), len(open_)) and stack[same] == open_[same]:
-            same += 1
-        close_to(same, t)
-        for frame in stack[same:]:
-            events.append({"type": "O", "frame": frame, "at": t})
-            open_.append(frame)
-        end = t + tick
-    close_to(0, end)
-    return events, end
 
 
 def render_speedscope_samples(ts: TimeSamples, name: str) -> str:

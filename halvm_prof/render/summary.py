@@ -5,7 +5,6 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 
 from __future__ import annotations
 
-from halvm_prof.analysis.costcentre import CostCentreRow
 from halvm_prof.analysis.eventlog_stats import unrecorded_note
 from halvm_prof.analysis.samples import SamplesSummary
 from halvm_prof.analysis.summary import (
@@ -15,7 +14,7 @@ from halvm_prof.analysis.summary import (
     Summary,
     TickySummary,
 )
-from halvm_prof.model import folded_bands_note
+from halvm_prof.model import CostCentreTotals, folded_bands_note
 from halvm_prof.units import format_size
 from halvm_prof.words import plural, printable, unsigned_zero
 
@@ -74,9 +73,9 @@ def render_eventlog(s: EventlogSummary) -> str:
         ),
     ]
     for cap in [] if scheduler else d.caps:
-        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy:.6f} s, idle {cap.idle:.6f} s"))
+        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy_s:.6f} s, idle {cap.idle_s:.6f} s"))
     for span in d.user_spans:
-        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total:.6f} s"))
+        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total_s:.6f} s"))
     lines.append("(halvm-prof eventlog stats shows more)")
     if s.samples is not None:
         lines += ["", render_samples(s.samples).rstrip("\n")]
@@ -167,7 +166,7 @@ def render_heap(d: HeapSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cc_table(title: str, rows: tuple[CostCentreRow, ...]) -> list[str]:
+def _cc_table(title: str, rows: tuple[CostCentreTotals, ...]) -> list[str]:
     if not rows:
         return [f"{title}: none (nothing recorded)"]
     out = [

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from halvm_prof.timeline.build import stop_reason
 from halvm_prof.timeline.model import (
     NS,
     PAGE_BUDGET,
@@ -20,6 +19,7 @@ from halvm_prof.timeline.model import (
     Collection,
     Interval,
     Timeline,
+    stop_reason,
 )
 
 KIND = "runtime"
@@ -104,7 +104,7 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
     def before(t: int) -> bool:
         return until is None or t < until
 
-    threads = sorted(tl.threads, key=lambda t: -t.run_time)[: budget.threads]
+    threads = sorted(tl.threads, key=lambda t: -t.run_time_ns)[: budget.threads]
     labels = {t.thread: t.label for t in tl.threads if t.label}
     return {
         "kind": KIND,
@@ -145,9 +145,9 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
         "cap_table": [
             {
                 "cap": c.cap,
-                "mutator": _s(c.mutator),
-                "gc": _s(c.gc),
-                "idle": _s(c.idle),
+                "mutator": _s(c.mutator_ns),
+                "gc": _s(c.gc_ns),
+                "idle": _s(c.idle_ns),
                 "runs": c.runs,
                 "collections": c.collections,
             }
@@ -158,8 +158,8 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
                 "thread": t.thread,
                 "label": t.label or "",
                 "runs": t.runs,
-                "run": _s(t.run_time),
-                "blocked": _s(t.blocked),
+                "run": _s(t.run_time_ns),
+                "blocked": _s(t.blocked_ns),
                 "migrations": t.migrations,
                 "stops": ", ".join(
                     f"{s.reason} x{s.count}" for s in sorted(t.stops, key=lambda s: -s.count)

@@ -15,14 +15,15 @@ through one).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from halvm_prof import native
 from halvm_prof.collector import few_collections
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.declarations import DeclarationBudget
+from halvm_prof.formats.eventlog.declarations import MAX_THREAD_TEXT, MAX_THREADS, DeclarationBudget
 from halvm_prof.formats.eventlog.events import Event, EventFold
 from halvm_prof.timeline.bins import BinGrid, coarser_max, coarser_sum
-from halvm_prof.timeline.collections import CollectionFold
+from halvm_prof.timeline.collections import CollectionFold, _Open
 from halvm_prof.timeline.model import (
     SPARK_KINDS,
     Bins,
@@ -41,6 +42,7 @@ from halvm_prof.timeline.model import (
     ThreadStop,
     Timeline,
     WallClock,
+    stop_reason,
 )
 
 if TYPE_CHECKING:
@@ -107,13 +109,31 @@ _READS = frozenset(
 )  # fmt: skip
 
 
-def stop_reason(status: int) -> str:
-    """The reason of a stop status, without the per-stop detail ghc-events adds."""
-    if status == 2:
-        return "stack overflow"
-    if status == 8:
-        return "blocked on a black hole"
-    return ev.STOP_STATUS.get(status, f"unknown stop status {status}")
+#: What :meth:`TimelineBuilder._aside` reads: the types the compiled fold hands to Python.
+_ASIDE = frozenset(
+    {
+        ev.USER_MSG, ev.USER_MARKER, ev.TASK_CREATE, ev.TASK_MIGRATE, ev.TASK_DELETE,
+        ev.WALL_CLOCK_TIME, *_HEAP_PROFILE,
+    }
+)  # fmt: skip
+# The compiled fold's tables (_elscan.c): how the pass takes each type, what the fold does.
+_T_SKIP, _T_COUNT, _T_SPARK, _T_READ, _T_PY = range(5)
+_ACTS: dict[int, int] = {
+    ev.RUN_THREAD: 1, ev.STOP_THREAD: 2, ev.GC_START: 3, ev.GC_END: 4, ev.REQUEST_PAR_GC: 5,
+    ev.GC_STATS_GHC: 6, **dict.fromkeys(_SPARK_EVENT, 7), ev.SPARK_COUNTERS: 8,
+    **dict.fromkeys(_HEAP_KIND, 9), ev.CREATE_THREAD: 10, ev.MIGRATE_THREAD: 11,
+    ev.THREAD_LABEL: 12, ev.CAP_CREATE: 13,
+}  # fmt: skip
+#: Types the compiled fold reads but cannot read from the bytes (a label is text).
+_DECODED = frozenset({ev.THREAD_LABEL})
+_HEAP_INDEX = {ev.HEAP_SIZE: 0, ev.HEAP_LIVE: 1, ev.BLOCKS_SIZE: 2, ev.HEAP_ALLOCATED: 3}
+#: The compiled grid's series (bins.py keys) by their number in _elscan.c.
+_SERIES: dict[int, Callable[[int], Any]] = {
+    1: lambda c: ("run", c), 2: lambda c: ("gc", c), 3: lambda c: ("pool", c),
+    4: lambda k: ("spark", SPARK_KINDS[k]), 5: lambda k: ("counter", _COUNTER_KINDS[k]),
+    6: lambda _: "collections", 7: lambda _: "pause", 8: lambda _: "size", 9: lambda _: "live",
+    10: lambda _: "blocks", 11: lambda _: "allocated", 12: lambda _: "longest",
+}  # fmt: skip
 
 
 class _Thread:
@@ -411,7 +431,15 @@ class TimelineBuilder:
             th = self._thread(a[0])
             if th is not None and self.thread_budget.retext(th.label, a[1]):
                 th.label = a[1]
-        elif et == ev.USER_MSG:
+        elif et == ev.CAP_CREATE:
+            self._cap(a[0], t)
+        else:
+            self._aside(et, cap, t, a)
+
+    def _aside(self, et: int, cap: int | None, t: int, a: tuple[Any, ...]) -> None:
+        """The types :meth:`add` reads that touch nothing the compiled fold keeps: user
+        messages and markers, tasks, heap profile starts and the wall clock (``_ASIDE``)."""
+        if et == ev.USER_MSG:
             self._user(a[0], t)
         elif et == ev.USER_MARKER:
             m = Marker(t, a[0], cap)
@@ -422,8 +450,6 @@ class TimelineBuilder:
             for s in self.sinks:
                 s.marker(m)
             self._user(a[0], t)
-        elif et == ev.CAP_CREATE:
-            self._cap(a[0], t)
         elif et == ev.TASK_CREATE:
             self.task_open[a[0]] = len(self.tasks)
             self.tasks.append(Task(a[0], a[2], a[1], t, None, 0))
@@ -670,8 +696,12 @@ def _timeline_pass(
         wanted: set[int] | None = set()
         for f in also:
             wanted = None if f.types is None or wanted is None else wanted | f.types
+        compiled = native.load("_elscan")
+        if compiled is not None:
+            _compiled_pass(compiled, reader, b, side, wanted)
+            side = []
         take = b.add
-        for batch in reader.sweep(_spark_counting_loader(reader, b, wanted)):
+        for batch in () if compiled else reader.sweep(_spark_counting_loader(reader, b, wanted)):
             if not side:
                 for e in batch:
                     take(e)
@@ -701,12 +731,7 @@ def _spark_counting_loader(
     problems = reader.problems
     ntypes = len(codec.sizes)
     kinds = {t: k for t, k in _SPARK_EVENT.items() if t < ntypes and codec.known[t]}
-    # Every type the builder reads stays an event, also where the log does not know it: add()
-    # counts such events the same way, so the choice cannot change the figures.
-    reads = _READS if b.reads_heap else _READS - set(_HEAP_KIND)
-    only_counted = {t for t in range(ntypes) if t not in reads} - (wanted or set())
-    if wanted is None:
-        only_counted = set()
+    only_counted = _only_counted(reader, b, wanted)
     want = want_table(ntypes, None, set(kinds) | only_counted)
     grid = b.grid
     shift = sort_key(1, 0, 0).bit_length() - 1
@@ -735,3 +760,151 @@ def _spark_counting_loader(
         return keys, out
 
     return load
+
+
+def _only_counted(reader: EventlogReader, b: TimelineBuilder, wanted: set[int] | None) -> set[int]:
+    """The types the time-ordered pass counts in the walk and never makes events of."""
+    assert reader.codec is not None
+    if wanted is None:
+        return set()
+    # Every type the builder reads stays an event, also where the log does not know it: add()
+    # counts such events the same way, so the choice cannot change the figures.
+    reads = _READS if b.reads_heap else _READS - set(_HEAP_KIND)
+    return {t for t in range(len(reader.codec.sizes)) if t not in reads} - wanted
+
+
+def _compiled_pass(
+    compiled: Any,
+    reader: EventlogReader,
+    b: TimelineBuilder,
+    side: Sequence[tuple[frozenset[int] | None, Callable[[Event], None]]],
+    wanted: set[int] | None,
+) -> None:
+    """The pass of :func:`_timeline_pass` with the fold compiled (``_elscan.Fold``): the same
+    events in the same order make the same state, which ``b`` takes over (:func:`_adopt`)."""
+    from halvm_prof.formats.eventlog.reader import events_of
+
+    codec = reader.codec
+    assert codec is not None
+    problems = reader.problems
+    ntypes = len(codec.sizes)
+    only_counted = _only_counted(reader, b, wanted)
+    how = bytearray(ntypes)
+    for t in range(ntypes):
+        if t in _SPARK_EVENT and codec.known[t]:
+            how[t] = _T_SPARK
+        elif t in only_counted:
+            how[t] = _T_COUNT
+        elif t in _ACTS and t not in _DECODED and (wanted is not None and t not in wanted):
+            how[t] = _T_READ
+        else:
+            how[t] = _T_PY
+    act = bytes(_ACTS.get(t, 0) for t in range(ntypes))
+    bare = bytes(t in _BARE for t in range(ntypes))
+    spark = bytes(
+        SPARK_KINDS.index(_SPARK_EVENT[t]) if t in _SPARK_EVENT else 255 for t in range(ntypes)
+    )
+    heap = bytes(_HEAP_INDEX.get(t, 255) for t in range(ntypes))
+    aside = b._aside
+
+    def decode(frames: list[Any], buf: bytes, cap: int | None, offset: int) -> None:
+        events_of(frames, buf, codec, offset, problems, cap)
+
+    def on_event(e: Event) -> None:
+        if e.type in _ASIDE and e.args:
+            aside(e.type, e.cap, e.time, e.args)
+        for types, add in side:
+            if types is None or e.type in types:
+                add(e)
+
+    budget = b.budget
+    fold = compiled.Fold(
+        tuple(codec.walk_tables),
+        codec.walk_formats,
+        bytes(how),
+        act,
+        bare,
+        spark,
+        heap,
+        (Event, Interval, Collection, HeapPoint),
+        (decode, on_event, b.sinks),
+        (
+            budget.intervals, budget.collections, budget.points, budget.bins,
+            b.makes_intervals, b.makes_collections, b.reads_heap, MAX_THREADS, MAX_THREAD_TEXT,
+        ),
+    )  # fmt: skip
+    for ridx, region, buf, following in reader.loads():
+        cap = -1 if region.cap is None else region.cap
+        last = following is None
+        fold.region(buf, ridx, cap, region.offset, region.min_time, last, following or 0)
+    _adopt(b, fold.state())
+
+
+def _adopt(b: TimelineBuilder, st: dict[str, Any]) -> None:
+    """Take over the compiled fold's state, as :meth:`TimelineBuilder.add` would have left it."""
+    b.count, b.first, b.last = st["count"], st["first"], st["last"]
+    b.caps = {}
+    for cap, start, mutator, gc, runs, run in st["caps"]:
+        c = b.caps[cap] = _Cap(cap, start)
+        c.mutator, c.gc, c.runs, c.run_open = mutator, gc, runs, run
+    b.threads = {}
+    for tid, label, created, created_cap, run_time, runs, stops, last, moves, caps, fin in st[
+        "threads"
+    ]:
+        th = b.threads[tid] = _Thread(tid)
+        th.label, th.created, th.created_cap, th.run_time, th.runs = (
+            label, created, created_cap, run_time, runs,
+        )  # fmt: skip
+        th.stops = {status: n for status, n, _ in stops}
+        th.waited = {status: w for status, _, w in stops}
+        th.last_stop, th.migrations, th.caps, th.finished = last, moves, set(caps), fin
+    tb = b.thread_budget
+    tb.kept, tb.text, tb.dropped, tb.texts_dropped = st["thread_budget"]
+    b.intervals, b.collections, b.heap = st["intervals"], st["collections"], st["heap"]
+    b.unmade, b.unmade_from = st["unmade"]
+    for kind, n in zip(("intervals", "collections", "heap points"), st["dropped"], strict=True):
+        if n:
+            b.dropped[kind] = b.dropped.get(kind, 0) + n
+    until = st["exact_until"]
+    if until is not None and (b.exact_until is None or until < b.exact_until):
+        b.exact_until = until
+    b.spark_events = dict(zip(SPARK_KINDS, st["spark_events"], strict=True))
+    b.spark_seen = st["spark_seen"]
+    b.allocated = {cap: (t, v) for cap, t, v in st["allocated"]}
+    b.counters = {cap: a for cap, _, a in st["counters"]}
+    b.counter_time = {cap: t for cap, t, _ in st["counters"]}
+    gcs = b.gcs
+    opens: dict[int, _Open] = {}
+
+    def col(row: tuple[Any, ...] | None) -> _Open | None:
+        if row is None:
+            return None
+        index, start, end, caps, open_, par, closed, gen, copied, threads = row
+        o = opens.get(index)
+        if o is None:
+            o = opens[index] = _Open(index, start, par)
+            o.end, o.caps, o.open, o.closed = end, caps, open_, closed
+            o.gen, o.copied, o.threads = gen, copied, threads
+        return o
+
+    gcs.current, gcs.last_closed = col(st["current"]), col(st["last_closed"])
+    gcs.shares = {}
+    for cap, start, row in st["shares"]:
+        share = col(row)
+        assert share is not None
+        gcs.shares[cap] = (start, share)
+    gcs.per_cap = dict(st["per_cap"])
+    count, first_start, total, longest, copied, parallel, gens, request_par = st["gc"]
+    gcs.count, gcs.first_start, gcs.total, gcs.longest = count, first_start, total, longest
+    gcs.copied, gcs.parallel, gcs.by_gen, gcs.request_par = (
+        copied,
+        parallel,
+        dict(gens),
+        request_par,
+    )
+    if b.binned:
+        g = b.grid
+        g.width, g.top = st["grid"]
+        g.sums, g.maxes = {}, {}
+        for kind, sub, is_max, values in st["series"]:
+            (g.maxes if is_max else g.sums)[_SERIES[kind](sub)] = values

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 NS = 1_000_000_000
+#: For figures in seconds.
+_NS = float(NS)
 
 IntervalKind = Literal["run", "gc"]
 SparkKind = Literal["created", "converted", "fizzled", "gcd", "overflowed", "dud"]
@@ -69,23 +71,53 @@ class Interval:
 
 @dataclass(frozen=True, slots=True)
 class CapTimeline:
-    """One capability's time, in ns: running Haskell threads, in GC, and neither (idle)."""
+    """One capability's time: running Haskell threads, in GC, and neither (idle), over the
+    log's run (``start`` to ``end``, ns); in ns, and in seconds as ``eventlog stats`` gives it."""
 
     cap: int
     start: int
     end: int
-    mutator: int
-    gc: int
+    mutator_ns: int
+    gc_ns: int
     runs: int
     collections: int
 
     @property
-    def idle(self) -> int:
-        return max(0, self.end - self.start - self.mutator - self.gc)
+    def idle_ns(self) -> int:
+        return max(0, self.end - self.start - self.mutator_ns - self.gc_ns)
 
     @property
-    def busy(self) -> int:
-        return self.mutator + self.gc
+    def busy_ns(self) -> int:
+        return self.mutator_ns + self.gc_ns
+
+    @property
+    def mutator_s(self) -> float:
+        return self.mutator_ns / _NS
+
+    @property
+    def gc_s(self) -> float:
+        return self.gc_ns / _NS
+
+    @property
+    def idle_s(self) -> float:
+        # Each figure turned to seconds before the subtraction, as the stats always did.
+        return max(0.0, max(0, self.end - self.start) / _NS - self.mutator_s - self.gc_s)
+
+    @property
+    def busy_s(self) -> float:
+        return self.mutator_s + self.gc_s
+
+
+def stop_reason(status: int) -> str:
+    """The reason of a stop status, without the per-stop detail ghc-events adds."""
+    # Loaded here: a heap profile's summary reads this module and never an event.
+    from halvm_prof.formats.eventlog.show_text import STOP_STATUS
+
+    if status == 2:
+        return "stack overflow"
+    if status == 8:
+        return "blocked on a black hole"
+    return STOP_STATUS.get(status, f"unknown stop status {status}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +139,7 @@ class ThreadRecord:
     label: str | None
     created: int | None
     created_cap: int | None
-    run_time: int
+    run_time_ns: int
     runs: int
     stops: tuple[ThreadStop, ...]
     migrations: int
@@ -116,9 +148,23 @@ class ThreadRecord:
     cut: bool
 
     @property
-    def blocked(self) -> int:
+    def blocked_ns(self) -> int:
         """Waiting time of every stop that is not a finish."""
         return sum(s.waited for s in self.stops if s.status != 5)
+
+    @property
+    def run_time_s(self) -> float:
+        return self.run_time_ns / _NS
+
+    @property
+    def blocked_s(self) -> float:
+        return self.blocked_ns / _NS
+
+    @property
+    def waited_s(self) -> dict[str, float]:
+        """Seconds waited after stopping, by reason, finishing left out (as ghc-events-analyze
+        tabulates a thread)."""
+        return {s.reason: s.waited / _NS for s in self.stops if s.status != 5}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,14 +239,22 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class SpanStats:
-    """The closed spans of one label: count, total and longest length (ns), and how many were
-    left open."""
+    """``START label`` … ``STOP label`` spans of one label: how many closed, their total and
+    longest length, and how many were left open."""
 
     label: str
     count: int
-    total: int
-    longest: int
+    total_ns: int
+    longest_ns: int
     unfinished: int
+
+    @property
+    def total_s(self) -> float:
+        return self.total_ns / _NS
+
+    @property
+    def longest_s(self) -> float:
+        return self.longest_ns / _NS
 
 
 @dataclass(frozen=True, slots=True)

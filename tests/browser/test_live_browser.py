@@ -3,6 +3,7 @@ program runs, keeps them after it crashes, and the saved files are what GHC wrot
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -16,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from tests.browser.test_report_browser import ARTIFACTS, INK, TIME_AXIS, time_axis_is_small
 from tests.browser.test_report_browser import browser as browser
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,7 +141,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 1
     assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         count = sum(1 for _ in reader.iter_events())
         assert reader.stop is not None and reader.stop.reason == "end"
     assert count == final["events"]
@@ -150,7 +151,7 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     assert caps["caps"] == [0, 1]
     running: dict[int, int] = {}
     ran = {0: 0, 1: 0}
-    with EventlogReader(where / "run" / "ticker.eventlog") as reader:
+    with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         for e in reader.iter_sorted():
             if e.type == 1 and e.cap is not None:
                 running[e.cap] = e.time
@@ -452,3 +453,139 @@ def test_live_page_shows_each_alert_rule_and_the_one_that_fired(
     assert markup["firing"] == "0" and markup["rule"] == MARKUP_RULE
     assert float(grow["at"]) == breach_time and not pwned
     browser.get("about:blank")
+
+
+@pytest.mark.parametrize("live_run", [("10", "wait")], indirect=True, ids=["10-rounds"])
+def test_live_page_shows_the_servers_own_cpu_share(
+    browser: Any, live_run: tuple[subprocess.Popen[str], str, Path]
+) -> None:
+    proc, url, _ = live_run
+    browser.get_log("browser")
+    browser.get(url)
+    share = float(_until(browser, "return document.getElementById('server-cpu').dataset.share"))
+    shown = browser.find_element("id", "server-cpu").text
+    assert shown.startswith(f"this server's own CPU: {share * 100:.1f}% of one core (")
+    own = _snapshot(url)["server_cpu"]
+    # the process's CPU time over its wall time since it began serving: well under a core
+    assert 0 < own["cpu_seconds"] < own["wall_seconds"] and 0 < own["share"] < 0.9
+    assert own["share"] == pytest.approx(own["cpu_seconds"] / own["wall_seconds"], abs=1e-3)
+    browser.save_screenshot(str(ARTIFACTS / "live-server-cpu.png"))
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    browser.get("about:blank")
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        ((), "Nothing to draw: 2 censuses, none with anything in it."),
+        (("--no-heap",), "This run has no heap profile: the program was started without a heap"),
+    ],
+    ids=["ended-before-a-census", "no-heap"],
+)
+def test_an_empty_heap_chart_says_why_and_what_to_change(
+    browser: Any, tmp_path: Path, flags: tuple[str, ...], why: str
+) -> None:
+    # Grow 1 ends (5 ms of CPU time) before the default 0.1 s census interval: GHC writes only
+    # its empty censuses at start and exit. The page and the saved report say so and what to
+    # change, instead of a 0 B-1 B chart and an empty table, and show the job line as the user
+    # ran the program, without run's internal eventlog FIFO.
+    exe = build("Grow", tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "run", "--no-open", *flags, "--out", "run", "--",
+         str(exe), "1"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        browser.get(url)
+        _until(browser, "return !document.getElementById('exit').hidden")
+        _until(browser, "return document.getElementById('heap-chart').hidden")
+        meta = browser.find_element("id", "heap-meta").text
+        assert meta.startswith(why), meta
+        assert "Run it for longer" in meta or "--no-heap" in meta
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / f"live-run-empty-heap{'-'.join(flags)}.png"))
+        with urllib.request.urlopen(url + "report", timeout=10) as r:
+            report = r.read().decode()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        browser.get("about:blank")
+    data = json.loads(report.split('<script id="report-data" type="application/json">')[1]
+                      .split("</script>")[0])  # fmt: skip
+    heap = [s for s in data["sections"] if s["kind"] == "heap"]
+    if flags:
+        assert not heap
+        return
+    assert heap[0]["job"] == "grow 1 +RTS -hc -i0.1 -l", heap[0]["job"]
+    assert heap[0]["empty_why"].startswith("Nothing to draw: 2 censuses, the last at ")
+    assert "every 0.1 s (+RTS -i0.1)" in heap[0]["empty_why"]
+
+
+#: Each axis's labels as drawn ([value, text]), the legend's paging and the plot's right edge.
+AXES = """
+const c = echarts.getInstanceByDom(document.getElementById(arguments[0]));
+const m = c.getModel();
+const labels = (kind, i) => m.getComponent(kind, i).axis.getViewLabels()
+  .map((l) => [Number(l.tickValue), l.formattedLabel]);
+const legend = m.getComponent('legend', 0);
+const view = legend ? c.getViewOfComponentModel(legend) : null;
+return {y: labels('yAxis', 0), x: labels('xAxis', 0), paged: view ? !!view._showController : false,
+        axis11: window.halvmAxes.timeAxis(0, 1.1, 8, 1000).values};
+"""
+
+
+def _equal_steps(values: list[float]) -> bool:
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(values)}
+    return len(steps) == 1 and values[0] == 0
+
+
+def test_live_axes_tick_at_round_values_and_the_legend_is_whole(
+    browser: Any, tmp_path: Path
+) -> None:
+    # leaky-hc.hp, as the fleet's grow disk: ECharts' own steps were 9.5, 19.1, 28.6 MiB and
+    # its scrolling legend cut 'GHC.IO.Enco'; a 1.1 s axis was labelled at 0 and 1 only.
+    from tests.browser.test_report_browser import _round_labels
+    from tests.conftest import CORPUS
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", str(CORPUS / "leaky-hc.hp"), "--no-open"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.points === 7")
+        heap = browser.execute_script(AXES, "heap-chart")
+        gc = browser.execute_script(AXES, "gc-chart")
+        snap = _snapshot(url)
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "live-round-axes.png"))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        browser.get("about:blank")
+    for axes in (heap, gc):
+        assert _round_labels([text for _, text in axes["y"]]), axes["y"]
+        # ECharts lists custom labels unordered, some twice.
+        drawn = sorted({(v, text) for v, text in axes["x"]})
+        xs = [v / 1000 for v, _ in drawn]
+        # Round steps from 0 to a step past the newest census, labelled as they are.
+        assert _equal_steps(xs) and len(xs) >= 4, xs
+        assert xs[-1] >= max(snap["heap"]["times"]) > xs[-2], xs
+        assert [text for _, text in drawn] == [f"{x:g}" for x in xs]
+    # 12 bands and the rest, one a row at the side: no page of the legend hides a band.
+    assert len(snap["heap"]["bands"]) == 13 and not heap["paged"]
+    assert heap["axis11"] == [i * 200 for i in range(7)]

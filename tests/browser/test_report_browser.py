@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
@@ -26,6 +25,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
+from tests.sources import postmortem_of
 from tests.unit.test_report_groupings import summary_rows
 
 
@@ -135,7 +135,12 @@ def test_each_corpus_report_draws_its_data(browser: Any, path: Path, tmp_path: P
         "return Object.values(window.halvmReport.runtime || {})"
         ".reduce((n, r) => n + Object.keys(r.charts).length, 0)"
     )
-    assert charts == sum(1 for k in sections if k == "heap") + runtime
+    # A heap profile with nothing to draw (a killed run's one empty census) says why instead.
+    drawable = browser.execute_script(
+        "return window.halvmReport.data.sections.filter(s => s.kind === 'heap' && !s.empty_why)"
+        ".length"
+    )
+    assert charts == drawable + runtime
     assert (runtime > 0) == ("runtime" in sections)
     for i in range(charts):
         # Drawn, not merely configured: the canvas carries ink where the data is.
@@ -308,14 +313,17 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     html = tmp_path / "e.html"
     write_file_report([str(empty)], html, title="empty")
     _open(browser, html)
-    assert "No census" in browser.find_element("css selector", "section.heap .empty").text
+    assert (
+        "Nothing to draw: no census"
+        in browser.find_element("css selector", "section.heap .empty").text
+    )
     assert _errors(browser) == []
 
     hp = tmp_path / "hp.disk"
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
     chart = HeapSectionBuilder()
-    pm = analyse(None, hp, memory_mib=64, heap_page=chart.add)
+    pm = postmortem_of(None, hp, memory_mib=64, heap_page=chart.add)
     assert pm.heap is not None and pm.heap_reader is not None
     r, title = pm.heap_reader, "heap profile (recovered from xvdp2)"
     page = tmp_path / "pm.html"
@@ -797,6 +805,20 @@ return Object.fromEntries(s.map((x) => [x.name, x.data.map((p) => p[1])]));
             id="hp-named",
         ),
         pytest.param(DATA / "ghc96/leaky-hi-l.eventlog", (), "module", id="eventlog-by-module"),
+        pytest.param(
+            DATA / "ghc910/leaky-hi-l.hp",
+            ("--names", str(DATA / "ghc910/leaky-hi-l.eventlog")),
+            "info-table",
+            id="hp-named-ghc910",
+        ),
+        # A runtime without profiling writes no flags into the .hp's JOB line: the page still
+        # knows the profile is -hi by the bands --names names.
+        pytest.param(
+            DATA / "ghc910/leaky-hi-np-l.hp",
+            ("--names", str(DATA / "ghc910/leaky-hi-np-l.eventlog")),
+            "info-table",
+            id="hp-named-ghc910-noprof",
+        ),
     ],
 )
 def test_hi_grouping_switches_on_the_page(
@@ -861,7 +883,7 @@ def test_hi_grouping_switches_on_the_page(
         assert _errors(browser) == []
         if by == "module" and first == "info-table":
             browser.execute_script("arguments[0].scrollIntoView()", sec)
-            _shot(browser, f"report-hi-switched-{path.suffix[1:]}.png")
+            _shot(browser, f"report-hi-switched-{path.parent.name}-{path.name}.png")
     # A view chosen before the switch holds after it: normalized shares add up to 100%.
     sec.find_element("css selector", "button.view[data-view=normalized]").click()
     Select(pick).select_by_value("closure-type")
@@ -873,11 +895,51 @@ def test_hi_grouping_switches_on_the_page(
 
 
 def test_no_grouping_control_without_info_table_names(browser: Any, tmp_path: Path) -> None:
-    """A -hc profile, and a -hi one nothing names, show no grouping control."""
-    for path in (DATA / "ghc96/leaky-hc.hp", DATA / "ghc96/leaky-hi.hp"):
+    """A -hc profile, a -hi one nothing names, and a -hT one given names, show no grouping
+    control."""
+    names = ("--names", str(DATA / "ghc910/leaky-hi-l.eventlog"))
+    for path, options in (
+        (DATA / "ghc96/leaky-hc.hp", ()),
+        (DATA / "ghc96/leaky-hi.hp", ()),
+        (DATA / "ghc910/leaky-hT.hp", names),
+    ):
         html = tmp_path / "r.html"
-        write_file_report([str(path)], html, title="plain")
+        write_file_report([str(path)], html, title="plain", options=options)
         _open(browser, html)
         assert browser.find_elements("css selector", "select.group-by") == []
         assert browser.find_elements("css selector", "select.sort")  # the other controls stay
         assert _errors(browser) == []
+
+
+FIRST_SCREEN = """
+const s = document.querySelector('section.section');
+const chart = s.querySelector('div.chart');
+return [s.className, s.querySelector('h2').textContent,
+        chart ? chart.getBoundingClientRect().bottom : null, window.innerHeight];
+"""
+
+
+@pytest.mark.parametrize(
+    ("log", "kind"),
+    [
+        (DATA / "ghc96" / "leaky-hi-l.eventlog", "heap"),
+        (DATA / "ghc96" / "burn-p-l-au.eventlog", "samples"),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else str(v),
+)
+def test_an_eventlog_s_page_opens_on_what_it_was_recorded_for(
+    browser: Any, tmp_path: Path, log: Path, kind: str
+) -> None:
+    # A -hi -l log is run for its heap by source: the heap chart fills the first screen, the
+    # runtime timeline follows.
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title=log.name)
+    _open(browser, html)
+    assert _errors(browser) == []
+    cls, title, bottom, height = browser.execute_script(FIRST_SCREEN)
+    assert cls.split() == ["section", kind], title
+    if kind == "heap":
+        assert title.endswith(": heap profile") and bottom is not None and bottom <= height
+    kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
+    assert kinds[1] == "runtime"
+    _shot(browser, f"report-first-screen-{log.stem}.png")

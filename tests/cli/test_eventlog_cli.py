@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from tests.conftest import CORPUS, DATA, require_program
+from tests.readers import eventlog_reader
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"
@@ -47,7 +47,7 @@ def test_show_of_a_cut_log_prints_complete_events_and_a_note(tmp_path: Path) -> 
         path = tmp_path / "cut.eventlog"
         path.write_bytes(data[:cut])
         code, out, err = _run("show", str(path))
-        with EventlogReader(path) as reader:
+        with eventlog_reader(path) as reader:
             headerless = reader.header is None
         if headerless:  # no event can be read: an error, not a note
             assert code == 1 and err.startswith("Error: ") and err.count("\n") == 1, (cut, err)

@@ -12,11 +12,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import heap_verdict
 from halvm_prof.cli.app import cli
 from halvm_prof.live.state import LiveState
 from tests.ghc_programs import build
-from tests.sources import read_hp
+from tests.sources import heap_verdict_of, read_hp
 from tests.unit.test_follow import hp_follower
 
 BANDS = ["chunkA", "chunkB", "chunkC", "chunkD"]
@@ -60,7 +59,7 @@ def test_heap_exhausted_run_reads_as_rising_not_falling(tmp_path: Path) -> None:
     assert ran.returncode == 251 and "Heap exhausted" in ran.stderr
     profile = read_hp(tmp_path / "grow.hp")
     assert not profile.samples[-1].values  # GHC still writes its exit census
-    pm = heap_verdict(tmp_path / "grow.hp")
+    pm = heap_verdict_of(tmp_path / "grow.hp")
     assert pm.facts is not None
     assert pm.facts.trend == "rising", pm.verdict
     assert pm.facts.last_total == profile.samples[-2].total > 0
@@ -84,7 +83,7 @@ def test_a_heap_that_falls_at_once_at_the_end_reads_as_grown_until_it_fell(tmp_p
     measured = [s for s in profile.samples if s.values]
     peak = max(s.total for s in measured)
     assert measured[-1].total < peak / 10  # the fall is in the profile itself
-    pm = heap_verdict(tmp_path / "collapse.hp")
+    pm = heap_verdict_of(tmp_path / "collapse.hp")
     assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
     assert pm.facts.trend == "rising", pm.verdict
     assert pm.facts.fall.from_total == peak and pm.facts.fall.to_total < peak / 10
@@ -103,7 +102,7 @@ def test_a_heap_that_falls_and_grows_back_has_no_fall(tmp_path: Path) -> None:
     for t, total in rows:
         lines += [f"BEGIN_SAMPLE {t:.2f}", f"main\t{total}", f"END_SAMPLE {t:.2f}"]
     path.write_text("\n".join(lines) + "\n")
-    pm = heap_verdict(path)  # ...after which it grows back above where it fell from
+    pm = heap_verdict_of(path)  # ...after which it grows back above where it fell from
     assert pm.facts is not None and pm.facts.fall is None and pm.facts.trend == "rising"
 
 
@@ -121,7 +120,7 @@ def test_the_fall_at_the_end_on_ghc_9_6() -> None:
             timeout=120,
         )
         assert ran.returncode == 2, ran.stderr
-        pm = heap_verdict(folder / "collapse.hp")
+        pm = heap_verdict_of(folder / "collapse.hp")
     assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
     assert pm.facts.trend == "rising", pm.verdict
     assert "the heap grew until it fell at once at the end" in pm.headline

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from halvm_prof.perf.reader import PerfData
 from tests.conftest import DATA, Golden, require_program
+from tests.readers import perf_data
 
 PERF = DATA / "perf"
 BINARY = str(PERF / "work")
@@ -243,7 +243,7 @@ def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert f"wrote {folder / 'perf.data'}" in out
-    with PerfData(folder / "perf.data") as p:
+    with perf_data(folder / "perf.data") as p:
         a = p.attrs[0]
         assert a.name == "cpu-clock" and a.use_clockid and p.features.clock_data is not None
     code, out, err = run("perf", "report", str(prog), str(folder / "perf.data"), "--json")
@@ -450,3 +450,39 @@ def test_perf_data_is_told_by_its_magic(tmp_path: Path) -> None:
     # Other commands name it and say what they need.
     code, _, err = run("summary", str(named))
     assert code == 1 and "is a perf.data file (perf record); this needs" in err, err
+
+
+def test_annotate_text_names_the_rule_the_blocks_and_the_source(tmp_path: Path) -> None:
+    require_program("objdump", "binutils")
+    code, out, err = run(
+        "perf", "annotate", FULL, "--binary", BINARY, "--symbol", "collatz",
+        "--source-dir", str(PERF),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "rule     each instruction's samples are split evenly" in out
+    assert "Main.collatz" in out and "r490_info" in out
+    # a block labelled with its set of two spans, and the source line with its share
+    assert "-- Work.hs:15:51-60, Work.hs:15:62-71" in out
+    assert "go m acc = go (if even m" in out
+    code, out, _ = run("perf", "annotate", FULL, "--binary", BINARY, "--json", "--top", "2")
+    d = json.loads(out)
+    assert code == 0 and len(d["functions"]) == 2 and d["rule"].startswith("each instruction")
+    f = d["functions"][0]
+    assert f["samples"] == sum(i["samples"] for b in f["blocks"] for i in b["instructions"])
+
+
+def test_annotate_writes_the_page(tmp_path: Path) -> None:
+    require_program("objdump", "binutils")
+    page = tmp_path / "annotate.html"
+    code, out, _ = run("perf", "annotate", FULL, "--binary", BINARY, "-o", str(page))
+    assert code == 0 and out.startswith(f"wrote {page}")
+    html = page.read_text()
+    assert "Main.collatz" in html and 'id="annotate-data"' in html
+
+
+def test_annotate_refuses_an_unknown_name_in_one_line() -> None:
+    code, out, err = run("perf", "annotate", FULL, "--binary", BINARY, "--symbol", "Main.nothing")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "names no function of work" in err
+    code, _, err = run("perf", "annotate", FULL)
+    assert code == 1 and "give it with --binary" in err and err.count("\n") == 1

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
-from tests.sources import diff_files
+from tests.sources import diff_files, eventlog_stats_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
@@ -147,7 +146,7 @@ def test_remove_prune_report(store_url: str, tmp_path: Path) -> None:
     "url, message",
     [
         ("mysql://h/db", "not a store URL"),
-        ("sqlite:///no/such/folder/r.sqlite", "no such folder"),
+        ("sqlite:///no/such/folder/r.sqlite", "no run store here"),
         ("postgresql://halvm@/x?host=/no-such-socket-dir&connect_timeout=2", "cannot open"),
         ("postgresql://halvm@127.0.0.1:1/x?connect_timeout=2", "cannot open"),
     ],
@@ -163,7 +162,7 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
     import sqlite3
 
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    assert run("runs", "list", "--store", url).exit_code == 0
+    assert run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--store", url).exit_code == 0
     # closing(): the connection's own "with" commits but leaves it open (Python 3.13 warns).
     with contextlib.closing(sqlite3.connect(tmp_path / "r.sqlite")) as conn, conn:
         conn.execute("UPDATE halvm_meta SET value = '99' WHERE key = 'schema_version'")
@@ -173,7 +172,10 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
 
 
 def test_unknown_names_and_files(tmp_path: Path) -> None:
+    from halvm_prof.history.store import Store
+
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    Store(url).close()  # an empty store
     r = run("runs", "trend", "Nothing", "--store", url)
     assert r.exit_code == 1 and "no run holds" in r.output
     (tmp_path / "x.txt").write_text("hello\n")
@@ -212,7 +214,7 @@ def test_runs_diff_compares_every_kind_both_runs_hold(store_url: str) -> None:
         hp["totals"]
         == diff_files(CORPUS / "leaky-hc.hp", CORPUS / "leaky-hd.hp").to_json()["totals"]
     )
-    stats = eventlog_stats(log)
+    stats = eventlog_stats_of(log)
     assert ev["totals"]["collections"]["new"] == stats.gc_count
     assert ev["totals"]["gc_time"]["new"] == pytest.approx(stats.gc_total)
     assert all(t["delta"] == 0 for t in ev["totals"].values())  # the same eventlog
@@ -234,5 +236,100 @@ def test_a_log_cut_in_its_header_is_refused_not_stored_as_zeros(
     assert r.exit_code == 1, r.output
     assert r.stderr.startswith(f"Error: {cut}: the log stops inside its header, at byte ")
     assert r.stderr.count("\n") == 1, r.stderr
+    # Nothing was stored, not even an empty store.
     r = run("runs", "list", "--json", "--store", store_url)
-    assert r.exit_code == 0 and json.loads(r.stdout) == [], r.output
+    assert r.exit_code == 1 and "no run store" in r.stderr, r.output
+
+
+def test_long_names_and_texts_are_cut_when_stored(store_url: str, tmp_path: Path) -> None:
+    """A 120 MB band name made a 1.51 GB SQLite store, a 120 MB JOB line 252 MB: a name is
+    kept up to MAX_NAME characters and a text up to MAX_TEXT, and `runs add` says so."""
+    from halvm_prof.history.figures import MAX_NAME, MAX_TEXT
+
+    text = (CORPUS / "leaky-hc.hp").read_text()
+    prefix = "Main.a" * 400  # the two long names agree past MAX_NAME characters
+    long_a, long_b = prefix + "x" * 300_000, prefix + "y" * 300_000
+    text = text.replace("(299)main\t", f"(299){long_a}\t").replace(
+        "(302)main.n/main\t", f"(302){long_b}\t"
+    )
+    text = text.replace('JOB "leaky-prof', 'JOB "leaky-prof' + " -x" * 150_000, 1)
+    hp = tmp_path / "long.hp"
+    hp.write_text(text)
+    r = run("runs", "add", str(hp), "--store", store_url)
+    assert r.exit_code == 0, r.output
+    assert "2 names longer than 1024 characters cut" in r.stderr
+    assert "JOB line of" in r.stderr and "long.hp" in r.stderr
+    r = run("runs", "show", "1", "--json", "--store", store_url)
+    shown = json.loads(r.stdout)
+    names = {f["name"] for f in shown["figures"] if f["scope"] == "band"}
+    cut = [n for n in names if "cut from" in n]
+    assert len(cut) == 2 and all(len(n) <= MAX_NAME for n in cut)
+    assert max(len(n) for n in names) <= MAX_NAME
+    assert len(shown["files"][0]["job"]) <= MAX_TEXT
+    if store_url.startswith("sqlite:///"):
+        size = Path(store_url.removeprefix("sqlite:///")).stat().st_size
+        assert size < 1 << 20, size
+
+
+READERS: list[list[str]] = [
+    ["runs", "list"],
+    ["runs", "show", "last"],
+    ["runs", "trend", "heap"],
+    ["runs", "diff", "1", "2"],
+    ["runs", "remove", "1"],
+    ["runs", "prune", "--keep", "1"],
+    ["diff", str(CORPUS / "leaky-hc.hp"), "--against", "last"],
+]
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a[:2]))
+def test_a_command_that_reads_makes_no_store(tmp_path: Path, args: list[str]) -> None:
+    """A mistyped --store made a new store; so did the default one on a first `runs list`."""
+    missing = tmp_path / "typo.sqlite"
+    r = run(*args, "--store", f"sqlite:///{missing}")
+    assert r.exit_code == 1 and "no run store here" in r.stderr, r.output
+    assert len(r.stderr.splitlines()) == 1 and "runs add" in r.stderr
+    assert not missing.exists()
+    env: dict[str, str | None] = {"XDG_DATA_HOME": str(tmp_path / "data"), "HALVM_PROF_STORE": None}
+    r = run(*args, env=env)
+    assert r.exit_code == 1 and "no run store here" in r.stderr, r.output
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("args", [*READERS, ["runs", "add", str(CORPUS / "leaky-hc.prof")]])
+def test_another_programs_database_is_refused_and_left_alone(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`runs list --store sqlite:///other.sqlite` added 10 halvm_* tables and indexes to a file
+    that holds a `users` table."""
+    import hashlib
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        db.execute("INSERT INTO users (name) VALUES ('ada')")
+    db.close()
+    before = hashlib.sha256(other.read_bytes()).hexdigest()
+    r = run(*args, "--store", f"sqlite:///{other}")
+    assert r.exit_code == 1, r.output
+    assert "holds other tables (users) and none of halvm-prof's" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert hashlib.sha256(other.read_bytes()).hexdigest() == before
+    with sqlite3.connect(other) as db:
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master")]
+    db.close()
+    assert tables == ["users"]
+
+
+def test_an_empty_database_file_is_not_a_store_to_read(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    r = run("runs", "list", "--store", f"sqlite:///{empty}")
+    assert r.exit_code == 1 and "holds no run store" in r.stderr
+    assert empty.stat().st_size == 0
+    assert (
+        run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--store", f"sqlite:///{empty}").exit_code
+        == 0
+    )
+    assert run("runs", "list", "--store", f"sqlite:///{empty}").exit_code == 0

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from tests.conftest import CORPUS, DATA, Golden
+from tests.readers import eventlog_reader
 
 REPO = Path(__file__).resolve().parents[2]
 ALL = sorted(p for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
@@ -113,10 +114,9 @@ def test_a_cut_eventlog_says_so_in_text_and_json(tmp_path: Path) -> None:
 def test_a_damaged_eventlog_never_says_no_census_was_written(tmp_path: Path) -> None:
     # GHC 9.6.6's -hi -l log with its 2nd IPE event's type damaged: its censuses all come
     # later, so none can be read; the summary says where the log is damaged instead.
-    from halvm_prof.formats.eventlog.reader import EventlogReader
 
     log = DATA / "ghc96" / "leaky-hi-l.eventlog"
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         second = [e.offset for e in r.iter_events({169})][1]
     data = bytearray(log.read_bytes())
     data[second : second + 2] = b"\x7f\x7f"

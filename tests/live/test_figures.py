@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.live.state import EVENT_TYPES, LiveState, Snapshot
 from tests.ghc_programs import build
+from tests.sources import eventlog_stats_of
 from tests.unit.test_follow import eventlog_follower, hp_follower
 
 
@@ -53,7 +53,7 @@ def _live(eventlog: Path, hp: Path | None = None) -> Snapshot:
 
 def test_live_gc_figures_equal_eventlog_stats_on_a_parallel_run(leaky_n2: Path) -> None:
     log = leaky_n2 / "leaky.eventlog"
-    offline = eventlog_stats(log)
+    offline = eventlog_stats_of(log)
     # The run is one whose collections are parallel: each takes both capabilities' shares.
     assert offline.gc_parallel > offline.gc_count // 2 > 0
     gc = _live(log).gc
@@ -76,10 +76,10 @@ def test_live_heap_and_capability_figures_equal_the_offline_ones(leaky_n2: Path)
     assert snap.samples == heap.samples == len(snap.heap.times)
     assert snap.heap.peak_total == heap.peak_total
     # Each capability's running time, summed over the live bins, is eventlog stats' mutator time.
-    offline = {c.cap: c for c in eventlog_stats(leaky_n2 / "leaky.eventlog").caps}
+    offline = {c.cap: c for c in eventlog_stats_of(leaky_n2 / "leaky.eventlog").caps}
     assert snap.caps is not None and snap.caps.caps == sorted(offline)
     for k, cap in enumerate(snap.caps.caps):
         ran = sum(snap.caps.run[k]) * snap.caps.width
         gc = sum(snap.caps.gc[k]) * snap.caps.width
-        assert ran == pytest.approx(offline[cap].mutator, rel=0.01, abs=snap.caps.width)
-        assert gc == pytest.approx(offline[cap].gc, rel=0.01, abs=snap.caps.width)
+        assert ran == pytest.approx(offline[cap].mutator_s, rel=0.01, abs=snap.caps.width)
+        assert gc == pytest.approx(offline[cap].gc_s, rel=0.01, abs=snap.caps.width)

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 from tests.sources import read_hp
 from tests.unit.test_follow import hp_follower
 
@@ -200,7 +200,81 @@ def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> N
     saved = tmp_path / "saved"
     assert (saved / "ticker.hp").read_bytes() == (tmp_path / "ticker.hp").read_bytes()
     assert len(read_hp(saved / "ticker.hp").samples) >= 3
-    with EventlogReader(saved / "ticker.eventlog") as reader:
+    with eventlog_reader(saved / "ticker.eventlog") as reader:
         assert sum(1 for _ in reader.iter_events()) > 0
         # The program was stopped, not killed: its RTS closed the eventlog.
         assert reader.stop is not None and reader.stop.reason == "end"
+
+
+#: Bytes a hostile stream offers at most (the probe sent 300 MB of zeros).
+NOISE = 256 << 20
+
+
+def _offer_noise(write: Any, sent: list[int]) -> None:
+    """Write zeros until NOISE bytes went or the reader went away."""
+    chunk = b"\0" * (1 << 16)
+    try:
+        while sent[0] < NOISE:
+            write(chunk)
+            sent[0] += len(chunk)
+    except OSError:
+        pass
+
+
+def test_live_refuses_a_tcp_stream_that_is_no_eventlog_at_once(tmp_path: Path) -> None:
+    """`live tcp:` kept every byte of a stream of zeros while waiting for a header (300 MB took
+    1.09 GB) and exited 0 with nothing said."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    sent = [0]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            _offer_noise(conn.sendall, sent)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    spec = f"tcp:127.0.0.1:{listener.getsockname()[1]}"
+    proc = _halvm("live", "--no-open", spec, cwd=tmp_path)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        listener.close()
+    thread.join(30)
+    assert proc.returncode == 1, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and spec in lines[0] and "header begin" in lines[0], err
+    # The stream was refused on its first bytes: one poll's read and what the kernel took,
+    # not what was offered.
+    assert sent[0] < 64 << 20
+
+
+def test_live_refuses_a_fifo_that_is_no_eventlog_at_once(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "noise.fifo"
+    os.mkfifo(fifo)
+    sent = [0]
+
+    def write() -> None:
+        with open(fifo, "wb", buffering=0) as f:
+            _offer_noise(f.write, sent)
+
+    proc = _halvm("live", "--no-open", str(fifo), cwd=tmp_path)
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    thread.join(30)
+    assert proc.returncode == 1, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and "noise.fifo" in lines[0] and "header begin" in lines[0], err
+    assert sent[0] < 64 << 20

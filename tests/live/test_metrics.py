@@ -195,3 +195,53 @@ def test_a_real_prometheus_scrapes_what_the_snapshot_shows(tmp_path: Path) -> No
     assert collections == snap["gc"]["collections"]
     assert pause == snap["gc"]["pause_total"]
     assert events == snap["events"]
+
+
+HY = DATA / "ghc" / "cabal-parse-N2-hy.hp"
+
+
+def _running_copy(path: Path, folder: Path) -> tuple[Path, dict[str, int]]:
+    """The profile as it stood before GHC's empty census at exit (a program still running),
+    and its newest census, read by the line."""
+    lines = path.read_text().splitlines(keepends=True)
+    census: dict[str, int] = {}
+    newest: dict[str, int] = {}
+    upto = 0
+    for i, line in enumerate(lines):
+        if line.startswith("BEGIN_SAMPLE"):
+            census = {}
+        elif line.startswith("END_SAMPLE"):
+            if census:
+                newest, upto = census, i + 1
+        elif "\t" in line:
+            name, value = line.rsplit("\t", 1)
+            census[name] = int(value)
+    copy = folder / path.name
+    copy.write_text("".join(lines[:upto]))
+    return copy, newest
+
+
+def test_a_real_prometheus_stores_the_largest_bands_not_the_first_seen(tmp_path: Path) -> None:
+    # A -hy census of a parallel program: '[]' and ARR_WORDS (the largest bands) are first seen
+    # after 64 other type names; they must have their own series, not be summed into 'other'.
+    path, newest = _running_copy(HY, tmp_path)
+    largest = sorted(newest, key=lambda n: -newest[n])[:2]
+    assert set(largest) == {"[]", "ARR_WORDS"}
+    censuses = path.read_text().count("END_SAMPLE")
+    state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
+    hub = Hub(state, title="t", poll_interval=0.02)
+    with running(hub) as url:
+        snap = _wait(lambda: (s := get_json(url + "snapshot.json"))["samples"] == censuses and s)
+        target = urllib.parse.urlsplit(url).netloc
+        with prometheus(target, tmp_path) as api:
+            total = _wait(lambda: _query(api, "halvm_prof_heap_bytes"), timeout=60)
+            got = {
+                name: _query(api, f'halvm_prof_heap_band_bytes{{band="{name}"}}')
+                for name in largest
+            }
+            other = _query(api, 'halvm_prof_heap_band_bytes{band="other"}')
+    assert total == sum(newest.values())
+    assert got == {name: float(newest[name]) for name in largest}
+    shown = {b["name"]: b["values"][-1] for b in snap["heap"]["bands"]}
+    assert {n: shown.get(n) for n in largest} == {n: newest[n] for n in largest}
+    assert other is not None and other < min(newest[n] for n in largest)

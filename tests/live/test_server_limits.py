@@ -562,3 +562,60 @@ def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
     later = json.loads(encoded.body(encoded.made + 2.5))
     assert snap.age is not None and later["age"] == pytest.approx(snap.age + 2.5)
     assert {**later, "age": snap.age} == json.loads(want)
+
+
+def _rss_kib(pid: int, field: str) -> int:
+    """``VmRSS`` or ``VmHWM`` (peak) of process ``pid``, in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for {pid}")
+
+
+#: Sockets that ask for the page and never read, per round (the probe used 500).
+UNREAD = 400
+
+
+def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path) -> None:
+    """400 sockets send ``GET /`` (a 1 MB page) and never read, three rounds: each connection
+    holds at most a bounded part of its answer, and so do all of them together. The probe saw
+    the server grow from 219 MB to 624 MB in one round of 500 and 1,267 MB after five."""
+    hp = tmp_path / "page.hp"
+    hp.write_bytes(CENSUS_HEADER + _census(0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        port = _port(url)
+        assert _get(url, "/")[0] == 200
+        before = _rss_kib(proc.pid, "VmRSS")
+        for _ in range(3):
+            unread = []
+            try:
+                for _ in range(UNREAD):
+                    s = socket.socket()
+                    # A client that reads nothing: its own buffer is as small as Linux allows.
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    s.settimeout(HANG)
+                    s.connect(("127.0.0.1", port))
+                    s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+                    unread.append(s)
+                # One request answered after all of them: the server has begun each answer.
+                assert _get(url, "/snapshot.json")[0] == 200
+                time.sleep(0.5)
+                grown = _rss_kib(proc.pid, "VmHWM") - before
+            finally:
+                for s in unread:
+                    s.close()
+            # 400 connections with 1 MB each to send: about 300 MB held before.
+            assert grown < 64 * 1024, f"the server grew {grown // 1024} MiB"
+        assert _get(url, "/")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)

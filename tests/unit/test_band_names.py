@@ -171,7 +171,10 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
     r = CliRunner().invoke(
         cli, ["summary", str(HP), "--names", str(LOG), "--names", str(binary), "--json"]
     )
-    assert r.exit_code == 0 and "ghczmprim_GHCziTypes_ZC_con_info" in r.output
+    # Named as an IPE entry names its table, z-decoded (its symbol is
+    # ghczmprim_GHCziTypes_ZC_con_info).
+    assert r.exit_code == 0 and ":_con_info (GHC.Types)" in r.output
+    assert "ghczmprim" not in r.output
 
 
 NAMED = ":_Main_2_con_info :: [] (Main:Leaky.hs:14:53)"
@@ -393,23 +396,30 @@ def test_a_binarys_ipe_list_pointing_every_entry_at_one_long_string_is_bounded()
     import struct
 
     from halvm_prof.formats.eventlog.declarations import MAX_IPE_TEXT, DeclarationBudget
-    from halvm_prof.inputs.names import _IPE_ENTRY, _IPE_NODE, _ipe_list
+    from halvm_prof.formats.ipe_binary import (
+        IPE_ENTRY_96,
+        IPE_NODE_96,
+        IpeSymbol,
+        Memory,
+        ipe_tables,
+    )
 
     count, base, table_size = 600, 0x10000, 16
-    entries_at = base + _IPE_NODE.size
-    strings_at = entries_at + count * _IPE_ENTRY.size
+    entries_at = base + IPE_NODE_96.size
+    strings_at = entries_at + count * IPE_ENTRY_96.size
     tables_at = strings_at + 60_001
-    image = bytearray(_IPE_NODE.pack(0, strings_at, count))
+    image = bytearray(IPE_NODE_96.pack(0, strings_at, count))
     for i in range(count):  # each entry's code just past its own table; every string at 0
         at = 60_000 if i == count - 1 else 0  # the last at the NUL: the string table's end
-        image += _IPE_ENTRY.pack(tables_at + table_size * (i + 1), *[at] * 7)
+        image += IPE_ENTRY_96.pack(tables_at + table_size * (i + 1), *[at] * 7)
     image += b"s" * 60_000 + b"\0" + bytes(table_size * (count + 1))
     budget = DeclarationBudget("IPE")
-    tables = _ipe_list(io.BytesIO(bytes(image)), [(0, len(image), base)], base, table_size, budget)
+    memory = Memory(io.BytesIO(bytes(image)), [(0, len(image), base)])
+    tables = ipe_tables(memory, [IpeSymbol("M_ipe_buf", base, 0)], table_size, budget)
     kept = sum(
         sum(map(len, (t.table, t.closure_type, t.type_desc, t.label, t.module, t.srcloc)))
         for t in tables
     )
     assert 0 < len(tables) < count and kept <= MAX_IPE_TEXT
     assert budget.kept == len(tables) and len(tables) + budget.dropped == count
-    assert struct.calcsize("<Q7I4x") == _IPE_ENTRY.size
+    assert struct.calcsize("<Q7I4x") == IPE_ENTRY_96.size

@@ -19,6 +19,7 @@ from halvm_prof.formats.prof import read_prof
 from halvm_prof.formats.prof_json import read_prof_json
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from tests.conftest import DATA
+from tests.readers import prof_at, prof_json_at
 
 _ALL = sorted({*(DATA / "corpus").glob("*.prof"), *(DATA / "ghc").glob("*.prof")})
 JSON = [p for p in _ALL if p.read_bytes()[:1] == b"{"]
@@ -26,7 +27,7 @@ TEXT = [p for p in _ALL if p not in JSON]
 
 
 def _read(path: Path) -> CostCentreProfile:
-    return read_prof_json(path) if path in JSON else read_prof(path)
+    return prof_json_at(path) if path in JSON else prof_at(path)
 
 
 def _rebuild(profile: CostCentreProfile, budget: int) -> CostCentreProfile:
@@ -125,7 +126,7 @@ def test_any_tree_folded_conserves_counts_and_totals(
 
 @pytest.mark.parametrize("path", JSON, ids=lambda p: p.name)
 def test_streaming_and_whole_file_json_readers_agree(path: Path) -> None:
-    streamed = read_prof_json(path)
+    streamed = prof_json_at(path)
     whole = prof_json._profile(prof_json._loads(path.read_text(), str(path)), str(path))
     assert streamed == whole
 
@@ -136,7 +137,7 @@ def test_a_json_report_through_a_pipe_reads_as_from_a_file(path: Path) -> None:
         def seekable(self) -> bool:
             return False
 
-    assert read_prof_json(Pipe(path.read_bytes()), str(path)) == read_prof_json(path)
+    assert read_prof_json(Pipe(path.read_bytes()), str(path)) == prof_json_at(path)
     # A report the streaming parse refuses (a bare quote) is read again from the kept bytes.
     text = path.read_text().replace('"label": "main"', '"label": "ma"in"', 1)
     if text != path.read_text():
@@ -158,7 +159,7 @@ def test_json_nodes_in_another_key_order_read_the_same(path: Path, where: str) -
         cut = [m.start() for m in ghc.finditer(text)][3]
         swapped = text[:cut] + ghc.sub(other, text[cut:])
     assert swapped != text
-    assert read_prof_json(io.BytesIO(swapped.encode()), str(path)) == read_prof_json(path)
+    assert read_prof_json(io.BytesIO(swapped.encode()), str(path)) == prof_json_at(path)
 
 
 def _wide_json(nodes: int) -> bytes:

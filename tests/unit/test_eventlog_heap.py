@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.formats.eventlog import events as ev
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.ipe import ipe_description
 from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import HeapSample
 from tests import ghc96
 from tests.conftest import DATA
+from tests.readers import eventlog_reader
 from tests.sources import heap_profile_from_eventlog, read_hp
 
 HERE = ghc96.DATA
@@ -57,7 +57,7 @@ def test_hi_log_gives_every_census_of_the_hp() -> None:
     log, hp = _censuses("leaky-hi-l")
     assert len(log) == len(hp) >= 3
     ipe: dict[int, str] = {}
-    with EventlogReader(HERE / "leaky-hi-l.eventlog") as r:
+    with eventlog_reader(HERE / "leaky-hi-l.eventlog") as r:
         for e in r.iter_events({ev.IPE}):
             ipe[e.args[0]] = ipe_description(e.args[1], e.args[3], e.args[5], e.args[6])
         assert r.stop is not None and r.stop.reason == "end"

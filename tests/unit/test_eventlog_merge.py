@@ -13,9 +13,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.walk import BLOCK_MARKER
 from tests.conftest import DATA, require_program, require_system
+from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
 BINARY, DATA_FILE, LOG = PERF / "work", PERF / "work-n2.perf.data", PERF / "work-n2.eventlog"
@@ -91,7 +91,7 @@ def test_every_sample_is_in_the_merged_eventlog_in_time_order_per_capability(
     assert total == int(original[-1].split()[1]) + len(samples) + len(names)
     # And our own reader reads it to its end marker (it also hands out the block markers,
     # which ghc-events 0.17 keeps to itself).
-    with EventlogReader(out) as reader:
+    with eventlog_reader(out) as reader:
         assert sum(1 for e in reader.iter_events() if e.type != BLOCK_MARKER) == total
         assert reader.stop is not None and reader.stop.complete
     assert f"{len(samples):,} perf samples" in text

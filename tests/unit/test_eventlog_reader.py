@@ -15,6 +15,7 @@ from halvm_prof.formats.eventlog.layout import parse_header
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import event_line, show_lines
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
+from tests.readers import eventlog_reader
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 SMALL = CORPUS / "parfib-N2.eventlog"
@@ -71,17 +72,17 @@ def test_cut_at_every_offset_shows_every_complete_event(log: Path, every: bool) 
 
 
 def test_cut_upstream_log_is_read_to_its_last_complete_event() -> None:
-    with EventlogReader(UPSTREAM / "testlog-part.eventlog") as r:
+    with eventlog_reader(UPSTREAM / "testlog-part.eventlog") as r:
         part = list(r.iter_events())
         stop = r.stop
-    with EventlogReader(UPSTREAM / "testlog.eventlog") as r:
+    with eventlog_reader(UPSTREAM / "testlog.eventlog") as r:
         whole = list(r.iter_events())
     assert stop is not None and stop.reason == "truncated"
     assert part and part == whole[: len(part)]
 
 
 def test_block_markers_give_the_cap_of_their_events() -> None:
-    with EventlogReader(SMALL) as r:
+    with eventlog_reader(SMALL) as r:
         events = list(r.iter_events())
     blocks = [e for e in events if e.type == ev.BLOCK_MARKER]
     assert {b.cap for b in blocks} == {0, 1, None}
@@ -94,7 +95,7 @@ def test_block_markers_give_the_cap_of_their_events() -> None:
 
 def test_time_order_is_a_stable_sort_of_the_file() -> None:
     for log in (SMALL, UPSTREAM / "parallelTest.eventlog", UPSTREAM / "ghc-9.2-events.eventlog"):
-        with EventlogReader(log) as r:
+        with eventlog_reader(log) as r:
             file_order = list(r.iter_events())
             by_time = list(r.iter_sorted())
         assert by_time == sorted(file_order, key=lambda e: e.time)
@@ -135,7 +136,7 @@ def test_undeclared_type_in_data_is_damage_with_offset() -> None:
 
 def test_not_an_eventlog_is_a_format_error() -> None:
     with pytest.raises(FormatError, match=r"leaky-hc\.hp at byte 0: expected the header begin"):
-        EventlogReader(CORPUS / "leaky-hc.hp")
+        eventlog_reader(CORPUS / "leaky-hc.hp")
 
 
 def test_follow_reads_a_log_while_it_is_written(tmp_path: Path) -> None:
@@ -153,11 +154,11 @@ def test_follow_reads_a_log_while_it_is_written(tmp_path: Path) -> None:
 
     writer = threading.Thread(target=grow)
     writer.start()
-    with EventlogReader(path) as r:
+    with eventlog_reader(path) as r:
         followed = list(r.follow(poll=0.02, idle_timeout=5))
         stop = r.stop
     writer.join()
-    with EventlogReader(SMALL) as r:
+    with eventlog_reader(SMALL) as r:
         assert followed == list(r.iter_events())
     assert stop is not None and stop.reason == "end"
 
@@ -166,7 +167,7 @@ def test_follow_gives_up_after_idle_timeout(tmp_path: Path) -> None:
     path = tmp_path / "stalled.eventlog"
     path.write_bytes(SMALL.read_bytes()[:4000])
     started = time.monotonic()
-    with EventlogReader(path) as r:
+    with eventlog_reader(path) as r:
         events = list(r.follow(poll=0.02, idle_timeout=0.1))
         stop = r.stop
     assert time.monotonic() - started < 2

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.formats.eventlog.events import haskell_show_string, printable_text
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import pretty_time, show_lines
+from halvm_prof.formats.eventlog.show_text import haskell_show_string, printable_text
 from tests.conftest import CORPUS, DATA
+from tests.readers import eventlog_reader
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 OURS = DATA / "eventlog" / "ghc"
 
 
 def _show(source: Path | io.BytesIO) -> bytes:
-    with EventlogReader(source) as reader:
+    with eventlog_reader(source) as reader:
         return "".join(show_lines(reader)).encode("utf-8")
 
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapSample
 from tests.conftest import CORPUS, DATA
-from tests.sources import heap_profile_from_eventlog, read_timeline
+from tests.sources import eventlog_stats_of, heap_profile_from_eventlog, read_timeline
 
 UPSTREAM = DATA / "eventlog" / "ghc-events"
 OURS = DATA / "eventlog" / "ghc"
@@ -133,7 +132,7 @@ def _count(text: str, what: str) -> int:
 )
 def test_stats_agree_with_ghc_events_counts(log: Path) -> None:
     text = _reference(log.name)
-    st = eventlog_stats(log)
+    st = eventlog_stats_of(log)
     events_text = text.split("\nEvents:\n", 1)[1]
     assert st.complete and st.events == len(re.findall(r"^\d+: ", events_text, re.M))
     assert st.threads_created == _count(text, r"creating thread \d+")
@@ -171,15 +170,15 @@ def test_stats_agree_with_ghc_events_counts(log: Path) -> None:
         start = re.findall(rf"^(\d+): (?:cap \d+: )?START {label}$", text, re.M)
         stop = re.findall(rf"^(\d+): (?:cap \d+: )?STOP {label}$", text, re.M)
         assert span.count == 1 and span.unfinished == 0
-        assert round(span.total * 1e9) == int(stop[0]) - int(start[0])
+        assert round(span.total_s * 1e9) == int(stop[0]) - int(start[0])
     assert [c.cap for c in st.caps] == [0, 1]
     for c in st.caps:
-        assert 0 < c.busy <= st.duration and c.idle >= 0
+        assert 0 < c.busy_s <= st.duration and c.idle_s >= 0
 
 
 def test_stats_of_a_cut_log_say_so() -> None:
     data = (CORPUS / "parfib-N2.eventlog").read_bytes()
-    st = eventlog_stats(io.BytesIO(data[:4000]))
+    st = eventlog_stats_of(io.BytesIO(data[:4000]))
     assert not st.complete and st.note is not None and 0 < st.events < 136
 
 

@@ -17,7 +17,6 @@ import pytest
 
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
@@ -30,6 +29,7 @@ from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS, DATA
 from tests.ghc_programs import build
+from tests.readers import eventlog_reader
 from tests.sources import read_hp
 
 HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
@@ -180,7 +180,7 @@ def _released_in_safe_order(data: bytes, step: int, caps: int) -> tuple[list[tup
 @pytest.mark.parametrize("step", [1, 97, 65536])
 def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: int) -> None:
     released, count = _released_in_safe_order(path.read_bytes(), step, caps)
-    with EventlogReader(path) as reader:
+    with eventlog_reader(path) as reader:
         want = sorted((e.offset, e.time) for e in reader.iter_events())
     # Block markers are counted but not handed out.
     assert sorted(released) == [w for w in want if w in set(released)]
@@ -189,7 +189,7 @@ def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: 
 
 
 def _markers(path: Path) -> Iterator[int]:
-    with EventlogReader(path) as reader:
+    with eventlog_reader(path) as reader:
         yield from (e.offset for e in reader.iter_events({18}))
 
 
@@ -271,7 +271,7 @@ def test_eventlog_follower_reads_a_socket(tmp_path: Path, family: str) -> None:
     got += len(follower.poll())
     follower.close()
     server.join()
-    with EventlogReader(CORPUS / "leaky-hT.eventlog") as reader:
+    with eventlog_reader(CORPUS / "leaky-hT.eventlog") as reader:
         expected = sum(1 for e in reader.iter_events() if e.type != 18)
     assert got == expected
     assert follower.closed
@@ -459,7 +459,7 @@ def test_the_followed_input_is_opened_once(tmp_path: Path) -> None:
     hp, log = tmp_path / "leaky-hc.hp", tmp_path / "leaky-hT.eventlog"
     shutil.copy(CORPUS / hp.name, hp)
     shutil.copy(CORPUS / log.name, log)
-    with EventlogReader(CORPUS / log.name) as reader:
+    with eventlog_reader(CORPUS / log.name) as reader:
         events = sum(1 for e in reader.iter_events() if e.type != 18)
     censuses = len(read_hp(CORPUS / hp.name).samples)
     expected = {hp: censuses, disk: censuses, log: events}
@@ -472,3 +472,80 @@ def test_the_followed_input_is_opened_once(tmp_path: Path) -> None:
             got += len(batch)
         assert got == count and follower.closed, path.name
         follower.close()
+
+
+@pytest.mark.parametrize(
+    ("start", "found"),
+    [
+        (b"\0" * 8, "0x00000000"),
+        (bytes(range(200, 256)), "0xc8c9cacb"),
+        ((CORPUS / "leaky-hc.hp").read_bytes()[:64], "heap profile"),
+        (b"hdrbXXXX", "event types begin"),
+    ],
+)
+def test_an_eventlog_stream_is_refused_on_its_first_bytes(start: bytes, found: str) -> None:
+    """A stream of zeros, random bytes or a .hp was kept whole while waiting for a header
+    (300 MB of zeros to `live tcp:` took 1.09 GB and exited 0)."""
+    parser = EventlogParser("tcp:127.0.0.1:9")
+    # Fed as it would arrive, a byte at a time: refused on the first 8 bytes.
+    for i in range(len(start)):
+        parser.feed(start[i : i + 1])
+        if parser.error is not None:
+            break
+    assert i < 8 and parser.error is not None and found in str(parser.error)
+    assert "tcp:127.0.0.1:9" in str(parser.error)
+    # What comes after is not kept.
+    parser.feed(b"\0" * (1 << 20))
+    assert len(parser._buf) == 0
+
+
+def test_an_eventlog_header_is_held_up_to_its_bound() -> None:
+    from halvm_prof.formats.eventlog.layout import MAX_HEADER
+
+    parser = EventlogParser("x")
+    parser.feed(b"hdrbhetb")
+    chunk = b"\1" * 65536
+    for _ in range(2 * MAX_HEADER // len(chunk)):
+        parser.feed(chunk)
+        if parser.error is not None:
+            break
+    assert parser.error is not None and "goes on past" in str(parser.error)
+    assert len(parser._buf) == 0
+
+
+def test_a_real_log_fed_in_bits_still_reads(tmp_path: Path) -> None:
+    data = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    parser = EventlogParser("x")
+    got = 0
+    for i in range(0, len(data), 3):
+        got += len(parser.feed(data[i : i + 3]))
+    got += len(parser.finish())
+    assert parser.error is None and parser.ended and got > 0
+
+
+def test_a_fifo_holds_a_megabyte_between_two_polls(tmp_path: Path) -> None:
+    """A writer blocks once the pipe is full: with Linux's default 64 KiB a program writing its
+    eventlog faster than 64 KiB per poll waited on us (bench_watch_cost.py: 7x slower)."""
+    import fcntl
+
+    from halvm_prof.inputs.follow import FIFO_BUFFER, FifoFeed
+
+    fifo = tmp_path / "wide.fifo"
+    os.mkfifo(fifo)
+    feed = FifoFeed(fifo)
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            expected = min(FIFO_BUFFER, int(f.read()))
+        assert fcntl.fcntl(writer, fcntl.F_GETPIPE_SZ) == expected
+        # that much goes in without a reader's poll in between, and not a byte more
+        chunk = b"x" * 4096
+        written = 0
+        with pytest.raises(BlockingIOError):
+            while True:
+                written += os.write(writer, chunk)
+        assert written == expected
+        assert len(feed.read()) == expected
+    finally:
+        os.close(writer)
+        feed.close()

@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
-from halvm_prof.formats.prof import read_prof
-from halvm_prof.formats.prof_json import read_prof_json
 from tests import ghc96
+from tests.readers import eventlog_reader, prof_at, prof_json_at
 from tests.sources import read_hp
 
 HERE = ghc96.DATA
@@ -110,7 +108,7 @@ def test_eventlog_and_hp_of_one_run_agree(name: str) -> None:
 @pytest.mark.parametrize("name", PROFS)
 def test_prof_reads(name: str) -> None:
     path = HERE / name
-    profile = read_prof_json(path) if name == "leaky-pj.prof" else read_prof(path)
+    profile = prof_json_at(path) if name == "leaky-pj.prof" else prof_at(path)
     assert profile.complete, profile.note
     assert profile.program in ("leaky-prof", "burn")
     assert profile.total_ticks > 0 and profile.total_alloc > 0
@@ -157,7 +155,7 @@ def _as_ghc_events_019(text: str) -> str:
 
 
 def _show(path: Path) -> str:
-    with EventlogReader(path) as reader:
+    with eventlog_reader(path) as reader:
         return "".join(show_lines(reader))
 
 

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from halvm_prof.analysis.costcentre import aggregate, hottest_path
-from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.model import (
     CallNode,
@@ -20,6 +19,7 @@ from halvm_prof.model import (
     HeapSample,
 )
 from tests.conftest import CORPUS
+from tests.readers import prof_at
 from tests.sources import read_hp
 
 
@@ -53,11 +53,11 @@ def _first_peak(profile: HeapProfile, band: str) -> float:
 def test_stats_match_brute_force(path: object) -> None:
     profile = read_hp(path)  # type: ignore[arg-type]
     for s in band_stats(profile):
-        integ, slope, peak = _brute(profile, s.name)
+        integ, slope, peak = _brute(profile, s.band)
         assert s.integrated == pytest.approx(integ, rel=1e-9, abs=1e-6)
         assert s.slope == pytest.approx(slope, rel=1e-6, abs=1e-3)
         assert s.max == peak and 0.0 <= s.r2 <= 1.0
-        assert s.peak_time == _first_peak(profile, s.name)
+        assert s.peak_time == _first_peak(profile, s.band)
 
 
 @given(st.lists(st.integers(0, 10**9), min_size=3, max_size=30))
@@ -80,9 +80,9 @@ def test_a_steadily_growing_band_is_a_leak_suspect() -> None:
     samples = [
         HeapSample(float(i), {"leak": 1000 * i + (i % 3) * 10, "flat": 5000}) for i in range(20)
     ]
-    stats = {s.name: s for s in band_stats(HeapProfile(HeapHeader("j", "d"), samples))}
-    assert stats["leak"].leak_suspect and stats["leak"].r2 > 0.99
-    assert not stats["flat"].leak_suspect
+    stats = {s.band: s for s in band_stats(HeapProfile(HeapHeader("j", "d"), samples))}
+    assert stats["leak"].leak and stats["leak"].r2 > 0.99
+    assert not stats["flat"].leak
 
 
 def test_recursion_is_not_counted_twice() -> None:
@@ -91,13 +91,13 @@ def test_recursion_is_not_counted_twice() -> None:
 
     root = node("MAIN", 0, 100, node("go", 10, 100, node("go", 90, 90)))
     profile = CostCentreProfile("p", [], [], "", 1.0, 100, 1000, 1, 0, root)
-    go = {t.label: t for t in aggregate(profile)}["go"]
+    go = {t.cost_centre: t for t in aggregate(profile)}["go"]
     assert (go.individual_time, go.inherited_time, go.nodes, go.entries) == (100, 100, 2, 2)
     assert [n.cc.label for n in hottest_path(profile)] == ["MAIN", "go", "go"]
 
 
 def test_aggregate_on_a_real_report_matches_its_top_table() -> None:
-    profile = read_prof(CORPUS / "leaky-hc.prof")
+    profile = prof_at(CORPUS / "leaky-hc.prof")
     totals = {t.name: t for t in aggregate(profile)}
     # The report's own flat table: buildIndex.\ 29.1 39.8, score 22.7 4.4, mkRecord 10.0 33.3.
     assert totals["Main.buildIndex.\\"].individual_time == pytest.approx(29.1)

@@ -23,15 +23,15 @@ def test_filters_are_eventlog2htmls() -> None:
 def test_top_by_size_then_ordered_by_the_sort() -> None:
     with open_source(CORPUS / "leaky-hc.hp") as src:
         stats = src.band_stats().accumulator.stats()
-    by_size = [s.name for s in stats][:4]
+    by_size = [s.band for s in stats][:4]
     assert chart_bands(stats, 4, HeapView()) == by_size
     assert chart_bands(stats, 4, HeapView("name")) == sorted(by_size)
     assert chart_bands(stats, 4, HeapView("name", reverse=True)) == sorted(by_size)[::-1]
-    slope = {s.name: s.slope for s in stats}
+    slope = {s.band: s.slope for s in stats}
     got = chart_bands(stats, 4, HeapView("gradient"))
     assert sorted(got) == sorted(by_size)
     assert [slope[n] for n in got] == sorted((slope[n] for n in by_size), reverse=True)
-    sd = {s.name: s.stddev for s in stats}
+    sd = {s.band: s.stddev for s in stats}
     got = chart_bands(stats, 4, HeapView("stddev"))
     assert [sd[n] for n in got] == sorted((sd[n] for n in by_size), reverse=True)
     assert len(chart_bands(stats, 0, HeapView())) == len(stats)

@@ -17,7 +17,6 @@ import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.analysis.diff import diff_input, diff_profiles
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import InputError, StoreError
@@ -30,7 +29,7 @@ from halvm_prof.inputs.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.history_html import render_trend_page, trend_page_data
-from tests.sources import diff_files, load_profile
+from tests.sources import diff_files, eventlog_stats_of, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -67,12 +66,12 @@ def test_band_trends_are_the_files_own_figures(store_url: str) -> None:
             stored = {(f.name, f.metric): f.value for f in store.figures(run) if f.scope == "band"}
             expected = {}
             for s in scan.accumulator.stats():
-                expected[s.name, "peak"] = float(s.max)
-                expected[s.name, "residency"] = s.integrated
-                expected[s.name, "mean"] = s.mean
-                expected[s.name, "slope"] = s.slope
-                expected[s.name, "r2"] = s.r2
-                expected[s.name, "peak_time"] = s.peak_time
+                expected[s.band, "peak"] = float(s.max)
+                expected[s.band, "residency"] = s.integrated
+                expected[s.band, "mean"] = s.mean
+                expected[s.band, "slope"] = s.slope
+                expected[s.band, "r2"] = s.r2
+                expected[s.band, "peak_time"] = s.peak_time
             assert stored == expected
         assert store.trend("total", "heap", "peak", last=2) == peak[-2:]
 
@@ -105,7 +104,7 @@ def test_cost_centre_trends_are_the_reports_own_figures(store_url: str) -> None:
 
 def test_eventlog_figures(store_url: str) -> None:
     path = DATA / "eventlog" / "ghc" / "parfib-N2-lf.eventlog"
-    st = eventlog_stats(path)
+    st = eventlog_stats_of(path)
     with Store(store_url) as store:
         run = store.add(run_figures([path])).id
         got = {(f.scope, f.name, f.metric): f.value for f in store.figures(run)}
@@ -113,7 +112,7 @@ def test_eventlog_figures(store_url: str) -> None:
     assert got["total", "eventlog", "gc_time"] == st.gc_total
     assert len(st.caps) == 2
     for cap in st.caps:
-        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy
+        assert got["cap", f"cap {cap.cap}", "busy"] == cap.busy_s
     for span in st.user_spans:
         assert got["span", span.label, "count"] == span.count
 
@@ -124,7 +123,7 @@ def test_eventlog_heap_counts_only_without_a_hp() -> None:
     assert any(f.scope == "band" for f in alone.figures)
     with_hp = run_figures([log, CORPUS / "leaky-hc.hp"])
     bands = {f.name for f in with_hp.figures if f.scope == "band"}
-    assert bands == {s.name for s in heap_stats(CORPUS / "leaky-hc.hp").accumulator.stats()}
+    assert bands == {s.band for s in heap_stats(CORPUS / "leaky-hc.hp").accumulator.stats()}
     with pytest.raises(InputError, match="gives prof figures"):
         run_figures([CORPUS / "leaky-hc.prof", CORPUS / "leaky-hy.prof"])
 
@@ -139,7 +138,7 @@ def test_a_disk_image_is_recovered_first(tmp_path: Path) -> None:
     got = {(f.name, f.metric): f.value for f in run.figures}
     assert got["heap", "peak"] == expected.peak_total
     for s in expected.stats():
-        assert got[s.name, "residency"] == s.integrated
+        assert got[s.band, "residency"] == s.integrated
 
 
 def test_runs_are_found_by_number_label_commit_and_last(store_url: str) -> None:
@@ -227,6 +226,45 @@ def test_find_series_and_regressions(store_url: str) -> None:
     assert len(page.bands) == 8 and len(page.cost_centres) == 8
     data = trend_page_data(page)
     assert render_trend_page(data) == render_trend_page(trend_page_data(page))
+
+
+def test_regressions_are_ranked_by_their_share_of_the_run_s_total(store_url: str) -> None:
+    import html as html_text
+    import re
+
+    _fill(store_url)
+    with Store(store_url) as store:
+        page = trend_page(store, pct=1.0)
+    peaks = next(t for t in page.totals if (t.name, t.metric) == ("heap", "peak")).values
+    times = next(t for t in page.totals if (t.name, t.metric) == ("prof", "time")).values
+    # Every rise, weighed independently: a total's over its new value, a part's over its
+    # run's total of that kind.
+    weighed: list[tuple[int, float, str]] = []
+    small = 0
+    for line in (*page.totals, *page.bands, *page.cost_centres):
+        whole = {"band": peaks, "cc": times}.get(line.scope)
+        for i in line.regressions:
+            old, new = line.values[i - 1], line.values[i]
+            assert old is not None and new is not None
+            base = new if whole is None else whole[i]
+            assert base
+            share = 100 * (new - old) / base
+            if whole is not None and share < 1.0:
+                small += 1
+            else:
+                weighed.append((i, share, f"{line.metric} of {line.name}"))
+    assert small and weighed
+    assert page.below_floor == small
+    want = [w for _, _, w in sorted(weighed, key=lambda w: (w[0], -w[1]))]
+    assert [f"{r.line.metric} of {r.line.name}" for r in page.regressions] == want
+    # The page lists them in that order, with the share and the count left out.
+    html = render_trend_page(trend_page_data(page))
+    table = html[html.index('<table class="regressions">') : html.index("</table>")]
+    rows = re.findall(
+        r'<td class="name">((?:peak|residency|time|alloc|gc_time) of [^<]*)</td>', table
+    )
+    assert [html_text.unescape(r) for r in rows] == want
+    assert f"{small} smaller regression" in html
 
 
 def test_regressed() -> None:

@@ -21,7 +21,7 @@ def read_hp(target: Path | io.BytesIO) -> HeapProfile:
     """The .hp grammar's reading of a whole file (HpSource.heap_samples is this reader)."""
     if isinstance(target, Path):
         with target.open("rb") as f:
-            return HeapProfile.read_all(iter_hp(f, target))
+            return HeapProfile.read_all(iter_hp(f, str(target)))
     return HeapProfile.read_all(iter_hp(target))
 
 

@@ -4,6 +4,7 @@ function) a module that imports it, directly or through others."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "halvm_prof"
@@ -160,3 +161,136 @@ def test_imports_only_point_down_the_floors() -> None:
 
 def test_no_cycle_between_packages() -> None:
     assert _cycles(_package_graph()) == []
+
+
+# Passes are composed in one place (DEVELOPERS.md, "Rules"): the entrance opens each input and
+# runs a pass with the folds a command asks for (`inputs.plan`); analysis takes the results and
+# opens nothing; render takes analysis' results and writes, nothing else; grammars take streams.
+
+
+def _imported(path: Path) -> set[tuple[str, str]]:
+    """(module, name) of every ``from M import N`` and ``import M`` (name "") of the package
+    in ``path``, at any level, outside ``if TYPE_CHECKING:`` blocks (types are not passes)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {(a.name, "") for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {(node.module, a.name) for a in node.names}
+    return {(m, n) for m, n in found if m.startswith("halvm_prof")}
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((PACKAGE / package).rglob("*.py"))
+
+
+#: Modules whose business is a pass: building a timeline, folding collections, opening inputs.
+_PASS_MODULES = (
+    "halvm_prof.inputs",
+    "halvm_prof.timeline.build",
+    "halvm_prof.timeline.collections",
+)
+
+
+def _is_fold_or_builder(module: str, name: str) -> bool:
+    """A fold or builder made elsewhere (render's own ``PprofBuilder`` is an output's builder)."""
+    return name.endswith(("Fold", "Builder")) and not module.startswith("halvm_prof.render")
+
+
+def test_render_imports_no_fold_builder_or_input() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}: {module}.{name}".rstrip(".")
+        for path in _modules("render")
+        for module, name in sorted(_imported(path))
+        if module.startswith(_PASS_MODULES) or _is_fold_or_builder(module, name)
+    ]
+    assert found == []
+
+
+#: The names that open an input: only the entrance (and the commands, live and history above
+#: it, which hand what they opened down) may call them.
+_OPENERS = re.compile(r"^(open_\w+|try_disk|stream_source|load_names)$")
+
+
+def test_analysis_opens_no_input() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}: {module}.{name}"
+        for path in _modules("analysis")
+        for module, name in sorted(_imported(path))
+        if _OPENERS.match(name)
+        or module.startswith(("halvm_prof.inputs.follow", "halvm_prof.inputs.names"))
+    ]
+    found += [f"{path.relative_to(PACKAGE)}:{line}" for path, line in _opens(_modules("analysis"))]
+    assert found == []
+
+
+_OPENING_METHODS = ("open", "read_bytes", "read_text", "open_input")
+
+
+def _opens(paths: list[Path]) -> list[tuple[Path, int]]:
+    """Calls that open a path: ``open(...)``, ``os.open``, ``io.open``, ``open_input``,
+    ``DiskImage.open``, and a ``pathlib.Path``'s ``open``/``read_bytes``/``read_text``."""
+    out: list[tuple[Path, int]] = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name):
+                opens = f.id in ("open", "open_input")
+            else:
+                opens = isinstance(f, ast.Attribute) and f.attr in _OPENING_METHODS
+            if opens:
+                out.append((path, node.lineno))
+    return out
+
+
+#: The grammars: they read streams they are handed (``formats/``, and perf.data's reader).
+_GRAMMARS = [*_modules("formats"), PACKAGE / "perf" / "reader.py"]
+
+
+def test_no_grammar_opens_a_path() -> None:
+    assert [f"{p.relative_to(PACKAGE)}:{line}" for p, line in _opens(_GRAMMARS)] == []
+
+
+def test_no_grammar_takes_a_path() -> None:
+    """No parameter of a grammar is annotated with ``os.PathLike`` or ``Path``: a reader is
+    handed a stream, and a path the messages name is a ``str``."""
+    found = []
+    for path in _GRAMMARS:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                text = ast.unparse(node.annotation)
+                if "PathLike" in text or re.search(r"\bPath\b", text):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.arg}: {text}")
+    assert found == []
+
+
+def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from halvm_prof.inputs.source import open_source\n"
+        "from halvm_prof.analysis.samples import ProfSampleFold\n"
+        "if TYPE_CHECKING:\n"
+        "    from halvm_prof.timeline.build import TimelineSink\n"
+        "def f(p):\n"
+        "    import os\n"
+        "    with open(p, 'rb') as a, p.open() as b:\n"
+        "        return os.open(p, 0), p.read_bytes()\n",
+        encoding="utf-8",
+    )
+    assert _imported(bad) == {
+        ("halvm_prof.inputs.source", "open_source"),
+        ("halvm_prof.analysis.samples", "ProfSampleFold"),
+    }
+    assert [line for _, line in _opens([bad])] == [8, 8, 9, 9]
+    assert _is_fold_or_builder("halvm_prof.analysis.samples", "ProfSampleFold")
+    assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")

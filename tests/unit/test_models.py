@@ -34,8 +34,8 @@ def test_readers_are_made_only_by_their_sources() -> None:
             ):
                 makers[node.func.id].add(str(path.relative_to(PACKAGE)))
     assert dict(makers) == {
-        "EventlogReader": {"inputs/source.py"},
-        "PerfData": {"inputs/source.py"},
+        "EventlogReader": {"inputs/eventlog.py"},
+        "PerfData": {"inputs/perf.py"},
     }
 
 

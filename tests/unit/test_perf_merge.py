@@ -12,19 +12,20 @@ import pytest
 
 from halvm_prof.analysis import perf as A
 from halvm_prof.errors import InputError
-from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf import merge as M
-from halvm_prof.perf.reader import Mmap, PerfData, Sample
+from halvm_prof.perf.reader import Mmap, Sample
 from tests import perf_sources as S
+from tests.readers import eventlog_reader, perf_data
+from tests.sources import eventlog_stats_of
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
 
 
 def _eventlog_lines(path: Path) -> list[str]:
-    with EventlogReader(path) as r:
+    with eventlog_reader(path) as r:
         return "".join(show_lines(r)).splitlines()
 
 
@@ -35,7 +36,7 @@ def test_the_offset_comes_from_the_two_clock_readings() -> None:
     m = re.match(r"\s*(\d+): capset \d+: wall clock time (\d+)s (\d+)ns", wall)
     assert m
     t_event, sec, nsec = int(m[1]), int(m[2]), int(m[3])
-    with PerfData(DATA / "work.perf.data") as p:
+    with perf_data(DATA / "work.perf.data") as p:
         clock = p.features.clock_data
     assert clock is not None
     expected = clock.wall_clock_ns - clock.clockid_time_ns - (sec * 10**9 + nsec) + t_event
@@ -112,7 +113,7 @@ def test_what_ran_in_pauses_and_spans_adds_up() -> None:
 
 
 def test_the_binary_is_found_from_the_recording_or_asked_for(tmp_path: Path) -> None:
-    with PerfData(DATA / "work.perf.data") as p:
+    with perf_data(DATA / "work.perf.data") as p:
         facts = S.eventlog_facts(DATA / "work.eventlog")
         found = M.program_binary(p, set(facts.tid_caps))
     assert found is not None and found.endswith("/work")
@@ -163,27 +164,26 @@ def test_two_capabilities_each_get_their_threads_samples() -> None:
 
 
 def test_pauses_and_spans_agree_with_eventlog_stats() -> None:
-    from halvm_prof.analysis.eventlog_stats import eventlog_stats
 
     for log in ("work.eventlog", "work-n2.eventlog"):
         facts = S.eventlog_facts(DATA / log)
-        st = eventlog_stats(DATA / log)
+        st = eventlog_stats_of(DATA / log)
         # The merge keeps each capability's pause (what ran on it then); stats count a parallel
         # collection once, and each capability's part of it in its own row.
         assert len(facts.gc_pauses) == sum(c.collections for c in st.caps)
         assert len(facts.gc_pauses) >= st.gc_count
         per_cap = sum(p.end - p.start for p in facts.gc_pauses) / 1e9
-        assert per_cap == pytest.approx(sum(c.gc for c in st.caps))
+        assert per_cap == pytest.approx(sum(c.gc_s for c in st.caps))
         for span in st.user_spans:
             mine = [s for s in facts.spans if s.label == span.label]
             assert len(mine) == span.count
-            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total)
+            assert sum(s.end - s.start for s in mine) / 1e9 == pytest.approx(span.total_s)
 
 
 def test_samples_written_before_their_mapping_are_merged() -> None:
     """The program's MMAP2 follows 50 and more of its samples in this file (see the README)."""
     late = DATA / "work-late.perf.data"
-    with PerfData(late) as p:
+    with perf_data(late) as p:
         records = list(p.iter_records())
     pid = next(r.pid for r in records if isinstance(r, Mmap) and r.filename.endswith("/work"))
     program = sum(1 for r in records if isinstance(r, Sample) and r.pid == pid)

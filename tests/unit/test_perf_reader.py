@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from halvm_prof.errors import FormatError
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample
+from tests.readers import perf_data
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 FULL = DATA / "work.perf.data"
@@ -40,7 +41,7 @@ def raw_record_types(path: Path) -> list[tuple[int, int]]:
 
 
 def test_header_attributes_and_features() -> None:
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         assert len(p.attrs) == 1
         a = p.attrs[0]
         assert a.name == "cpu-clock" and a.freq and a.sample_period == 1000
@@ -61,7 +62,7 @@ def test_header_attributes_and_features() -> None:
 
 
 def test_without_k_mono_there_is_no_clock_data() -> None:
-    with PerfData(NOMONO) as p:
+    with perf_data(NOMONO) as p:
         assert not p.attrs[0].use_clockid
         assert p.features.clock_data is None
         assert not p.attrs[0].sample_type & L.S_CALLCHAIN
@@ -69,7 +70,7 @@ def test_without_k_mono_there_is_no_clock_data() -> None:
 
 @pytest.mark.parametrize("path", [FULL, NOMONO, CUT], ids=lambda p: p.name)
 def test_every_sample_is_read_as_an_independent_walk_counts_them(path: Path) -> None:
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         records = list(p.iter_records())
         samples = [r for r in records if isinstance(r, Sample)]
     walked = raw_record_types(path)
@@ -81,7 +82,7 @@ def test_every_sample_is_read_as_an_independent_walk_counts_them(path: Path) -> 
 
 
 def test_samples_carry_their_callchain() -> None:
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         chains = [s.callchain for s in p.iter_samples()]
     assert all(c and c[0] >= L.CONTEXT_MAX for c in chains)
     user = [c for c in chains if c[0] == L.CONTEXT_USER]
@@ -89,7 +90,7 @@ def test_samples_carry_their_callchain() -> None:
 
 
 def test_mmap_and_comm_records_name_the_program() -> None:
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         records = list(p.iter_records())
     comms = [r for r in records if isinstance(r, Comm) and r.exec]
     assert [c.comm for c in comms] == ["work"]
@@ -99,9 +100,9 @@ def test_mmap_and_comm_records_name_the_program() -> None:
 
 
 def test_a_cut_file_gives_every_complete_record_and_a_note() -> None:
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         full = list(p.iter_records())
-    with PerfData(CUT) as p:
+    with perf_data(CUT) as p:
         cut = list(p.iter_records())
         assert p.stop is not None and p.stop.reason == "truncated"
         note = p.note()
@@ -114,7 +115,7 @@ def test_a_cut_file_gives_every_complete_record_and_a_note() -> None:
 @pytest.mark.parametrize("keep", [200, 1000, 5000, 9001, 12345])
 def test_any_cut_reads_a_prefix_and_never_fails(keep: int) -> None:
     blob = FULL.read_bytes()
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         full = list(p.iter_records())
         data_offset = p.data_offset
     cut_at = data_offset + keep
@@ -127,7 +128,7 @@ def test_any_cut_reads_a_prefix_and_never_fails(keep: int) -> None:
 
 def test_damage_stops_reading_with_a_reason() -> None:
     blob = bytearray(FULL.read_bytes())
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         walked = raw_record_types(FULL)
     target = walked[len(walked) // 2][0]
     struct.pack_into("<H", blob, target + 6, 4)  # a record claiming 4 bytes
@@ -141,15 +142,15 @@ def test_not_a_perf_file_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "x.data"
     bad.write_bytes(b"hello world" * 20)
     with pytest.raises(FormatError, match=r"not a perf\.data file"):
-        PerfData(bad)
+        perf_data(bad)
     empty = tmp_path / "empty.data"
     empty.write_bytes(b"")
     with pytest.raises(FormatError):
-        PerfData(empty)
+        perf_data(empty)
     pipe = tmp_path / "pipe.data"
     pipe.write_bytes(L.MAGIC_BYTES + struct.pack("<Q", 16) + b"\0" * 200)
     with pytest.raises(FormatError, match="pipe-mode") as e:
-        PerfData(pipe)
+        perf_data(pipe)
     assert "perf record -o" in str(e.value)
 
 
@@ -182,7 +183,7 @@ def test_a_sparse_file_s_claims_never_become_memory(tmp_path: Path) -> None:
             f.truncate(1 << 40)
         tracemalloc.start()
         try:
-            with PerfData(sparse) as p:
+            with perf_data(sparse) as p:
                 assert sum(1 for _ in p.iter_samples()) > 100
         except FormatError as e:
             assert "claims" in str(e) and data is many

@@ -18,6 +18,7 @@ from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, Sample
 from tests.conftest import in_ci, require_system
 from tests.perf_oracle import categories_one_by_one
 from tests.perf_sources import perf_profile
+from tests.readers import perf_data
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -37,7 +38,7 @@ def _compiled() -> tuple[scan.RunLength, scan.Tally]:
 def _records(path: Path) -> tuple[bytes, list[tuple[int, int, int]]]:
     """The file's bytes and (offset, type, size) of each whole record of its data section."""
     raw = path.read_bytes()
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         pos, end = p.data_offset, p.data_end
     out = []
     while pos + 8 <= min(end, len(raw)):
@@ -138,7 +139,7 @@ def _kernel_first(path: Path, out: Path) -> Path:
     program's samples, so a run of same-size records starts in the kernel and goes on in user
     code."""
     raw, records = _records(path)
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         pid = next(
             r.pid for r in p.iter_records() if isinstance(r, Mmap) and r.filename.endswith("/work")
         )
@@ -169,7 +170,7 @@ def test_each_sample_of_a_run_is_placed_by_its_own_cpu_mode(
     path = _kernel_first(DATA / name, tmp_path / "k.perf.data")
     profile = perf_profile(path, BINARY)
     # the independent count: every sample resolved on its own, record by record
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         expect = categories_one_by_one(p.iter_records(), BINARY)
     assert profile.category_counts() == expect
     assert expect["user code"] > 10 and expect["kernel"] > 0
@@ -191,7 +192,7 @@ CHAINED = [DATA / "work.perf.data", DATA / "work-cut.perf.data"]
 def test_compiled_chain_loops_match_python_on_recordings(path: Path) -> None:
     chain_run, tally_chains = _compiled_chains()
     raw, records = _records(path)
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         lay = p.sample_layout
         assert lay.callchain
         chain_word = 1 + (lay.head.size + lay.read_size) // 8
@@ -213,11 +214,11 @@ def test_compiled_chain_loops_match_python_on_recordings(path: Path) -> None:
             assert sum(sum(c.values()) for c in a.values()) == n
     assert runs > 100
     # the samples the profile counts from the runs are those read one by one
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         one_by_one = Counter(
             (s.pid, s.ip, s.callchain) for s in p.iter_records() if isinstance(s, Sample)
         )
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         pending: scan.Pending = {}
         for item in p.iter_batches():
             if isinstance(item, ChainBatch):

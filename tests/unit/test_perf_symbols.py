@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from halvm_prof.formats.ghc_names import parse_symbol
 from halvm_prof.perf.elf import ElfFile
-from halvm_prof.perf.names import parse_symbol
-from halvm_prof.perf.reader import Mmap, PerfData, Sample, TaskEvent
+from halvm_prof.perf.reader import Mmap, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Symbolizer
 from tests.conftest import require_program
 from tests.perf_oracle import categories_one_by_one
 from tests.perf_sources import perf_profile
+from tests.readers import perf_data
 
 DATA = Path(__file__).parent.parent / "data" / "perf"
 BINARY = DATA / "work"
@@ -28,7 +29,7 @@ def program_samples(path: Path) -> list[tuple[Sample, int | None]]:
     maps: list[Mmap] = []
     out: list[tuple[Sample, int | None]] = []
     pid = None
-    with PerfData(path) as p:
+    with perf_data(path) as p:
         for r in p.iter_records():
             if isinstance(r, Mmap) and r.filename.endswith("/work"):
                 maps.append(r)
@@ -70,7 +71,7 @@ def test_symbols_agree_with_nm() -> None:
 
 def _perf_script(perf: str, data: Path, symfs: Path) -> list[tuple[int, int, str, str]]:
     # perf finds the binary where it was recorded; --symfs points it at the committed copy.
-    with PerfData(data) as p:
+    with perf_data(data) as p:
         recorded = next(
             r.filename
             for r in p.iter_records()
@@ -118,7 +119,7 @@ def test_symbols_agree_with_perf_script(tmp_path: Path, name: str) -> None:
     # where perf names a Haskell symbol, our name is its decoding (or DWARF's better one)
     symbolizer = Symbolizer(BINARY)
     named = 0
-    with PerfData(DATA / name) as p:
+    with perf_data(DATA / name) as p:
         for r in p.iter_records():
             if isinstance(r, Mmap):
                 symbolizer.add_mmap(r)
@@ -221,7 +222,7 @@ def test_libraries_are_read_from_their_recorded_paths() -> None:
 
 
 def _maps() -> list[Mmap]:
-    with PerfData(FULL) as p:
+    with perf_data(FULL) as p:
         return [r for r in p.iter_records() if isinstance(r, Mmap)]
 
 
@@ -253,7 +254,7 @@ LATE = DATA / "work-late.perf.data"
 def test_samples_written_before_their_mapping_count_for_the_program(tmp_path: Path) -> None:
     """perf writes each CPU's buffer in turn: here the program's MMAP2 follows 50 and more of
     its samples in the file (tests/data/perf/late_mmap.py checked that on perf's own dump)."""
-    with PerfData(LATE) as p:
+    with perf_data(LATE) as p:
         records = list(p.iter_records())
     mmap_at = next(
         i for i, r in enumerate(records) if isinstance(r, Mmap) and r.filename.endswith("/work")

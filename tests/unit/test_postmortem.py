@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.errors import InputError
-from halvm_prof.formats.prof import read_prof
 from tests.conftest import CORPUS, DATA
-from tests.sources import read_hp
+from tests.readers import prof_at
+from tests.sources import postmortem_of, read_hp
 
 HP, PROF = CORPUS / "leaky-hd.hp", CORPUS / "leaky-hd.prof"
 KILLED = DATA / "ghc/leaky-killed.hp"
@@ -47,7 +46,7 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
     for crash in range(1, 60, 3):
         hp = _disk(tmp_path, f"hp{crash}.disk", HP, crash)
         before = hp.read_bytes()
-        pm = analyse(None, hp)
+        pm = postmortem_of(None, hp)
         assert hp.read_bytes() == before  # only read
         (d,) = pm.disks
         if d.problem:  # crashed before the first census was written
@@ -76,9 +75,9 @@ def test_crash_after_every_write_names_what_was_lost_and_recovered(tmp_path: Pat
 
 def test_clean_run(tmp_path: Path) -> None:
     prof, hp = _disk(tmp_path, "p.disk", PROF, None), _disk(tmp_path, "h.disk", HP, None)
-    pm = analyse(prof, hp, memory_mib=1024)
+    pm = postmortem_of(prof, hp, memory_mib=1024)
     assert all(d.closed for d in pm.disks) and pm.prof is not None and pm.heap is not None
-    assert pm.prof.total_alloc == read_prof(PROF).total_alloc
+    assert pm.prof.total_alloc == prof_at(PROF).total_alloc
     assert pm.facts is not None
     assert pm.heap.samples == pm.facts.samples == len(read_hp(HP).samples)
     v = "\n".join(pm.verdict)
@@ -89,7 +88,7 @@ def test_clean_run(tmp_path: Path) -> None:
 def test_prof_cut_while_written_at_exit(tmp_path: Path) -> None:
     # A crash during the report's write at exit: the status sector was never committed.
     prof = _disk(tmp_path, "p.disk", PROF, 3)
-    pm = analyse(prof, None)
+    pm = postmortem_of(prof, None)
     (d,) = pm.disks
     assert not d.closed and d.problem is None and pm.prof is not None
     text = PROF.read_bytes()[: d.recovered]
@@ -102,7 +101,7 @@ def test_prof_cut_while_written_at_exit(tmp_path: Path) -> None:
 
 def test_a_killed_run_still_growing(tmp_path: Path) -> None:
     hp = _disk(tmp_path, "h.disk", KILLED, None)
-    pm = analyse(None, hp, memory_mib=4)
+    pm = postmortem_of(None, hp, memory_mib=4)
     assert pm.facts is not None
     assert pm.facts.trend == "rising" and pm.facts.trend_bytes_per_s > 0
     growing = [g.band for g in pm.facts.growing_bands]
@@ -166,7 +165,7 @@ def test_the_page_never_overwrites_a_disk(tmp_path: Path) -> None:
 
 def test_nothing_to_look_at() -> None:
     with pytest.raises(InputError):
-        analyse(None, None)
+        postmortem_of(None, None)
 
 
 def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
@@ -186,14 +185,14 @@ def test_the_heap_profile_is_streamed_not_loaded(
     from halvm_prof.model import HeapProfile
 
     hp = _disk(tmp_path, "h.disk", KILLED, None)
-    expected = analyse(None, hp, memory_mib=4).to_json()
+    expected = postmortem_of(None, hp, memory_mib=4).to_json()
 
     def no_loading(*_: object) -> None:
         raise AssertionError("postmortem read a whole .hp into memory")
 
     monkeypatch.setattr(HeapProfile, "read_all", no_loading)
     seen: list[float] = []
-    pm = analyse(None, hp, memory_mib=4, heap_page=lambda s: seen.append(s.time))
+    pm = postmortem_of(None, hp, memory_mib=4, heap_page=lambda s: seen.append(s.time))
     assert pm.to_json() == expected
     # One pass gave the verdict and every census to the page, no file was written beside.
     assert pm.heap is not None and len(seen) == pm.heap.samples
@@ -203,9 +202,9 @@ def test_the_heap_profile_is_streamed_not_loaded(
 def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
     # The disks swapped: the heap profile given as xvdp1, the time profile as xvdp2.
     hp, prof = _disk(tmp_path, "h.disk", HP, None), _disk(tmp_path, "p.disk", PROF, None)
-    pm = analyse(hp, prof, memory_mib=1024)
+    pm = postmortem_of(hp, prof, memory_mib=1024)
     assert pm.heap is not None and pm.heap.samples == len(read_hp(HP).samples)
-    assert pm.prof is not None and pm.prof.total_alloc == read_prof(PROF).total_alloc
+    assert pm.prof is not None and pm.prof.total_alloc == prof_at(PROF).total_alloc
     by_device = {d.device: d for d in pm.disks}
     assert by_device["xvdp1"].what == "heap profile" and by_device["xvdp1"].kind == "hp"
     assert by_device["xvdp2"].what == "time profile"
@@ -225,6 +224,6 @@ def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
     assert "heap profile (recovered from xvdp1)" in html
     assert "time profile (recovered from xvdp2)" in html
     # Correctly labelled disks say nothing of the kind.
-    ok = analyse(prof, hp, memory_mib=1024)
+    ok = postmortem_of(prof, hp, memory_mib=1024)
     assert all(d.mismatch is None for d in ok.disks)
     assert "Label mismatch" not in "\n".join(ok.verdict)

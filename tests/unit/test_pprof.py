@@ -105,9 +105,20 @@ def test_a_heap_census_as_pprof_holds_the_census_s_bytes(
         want = [x for x in samples if x.values][-1]
     else:
         want = samples[int(census) - 1]
-    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    raw = go_pprof(["-raw"], out, tmp_path)
+    types, sums = raw_totals(raw)
     assert types == ["inuse_space/bytes"]
     assert sums == [want.total]
+    # A census counts every byte: pprof's period says so (it was empty, period 0).
+    assert {"PeriodType: space bytes", "Period: 1"} <= set(raw.splitlines())
+
+
+def test_census_help_says_what_last_means() -> None:
+    result = CliRunner().invoke(main, ["export", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "last: the last with anything in it, not GHC's empty census at exit" in " ".join(
+        result.output.split()
+    )
 
 
 def test_cost_centre_bands_become_stacks(tmp_path: Path) -> None:
@@ -222,9 +233,13 @@ def test_an_eventlog_s_time_profile_samples_as_pprof(tmp_path: Path) -> None:
     out = tmp_path / "s.pb.gz"
     export([str(log), "--to", "pprof", "-o", str(out), "--label", "run=7"])
     want = reference_sample_leaves(log.with_name(log.name + ".reference"))
-    types, sums = raw_totals(go_pprof(["-raw"], out, tmp_path))
+    raw = go_pprof(["-raw"], out, tmp_path)
+    types, sums = raw_totals(raw)
     assert types == ["samples/count", "cpu/nanoseconds"]
     assert sums == [sum(want.values()), sum(want.values()) * 1_000_000]  # ticks of 1 ms
+    # Opens on its time, as a .prof's export does.
+    assert "cpu/nanoseconds[dflt]" in raw.split()
+    assert "Type: cpu" in go_pprof(["-top"], out, tmp_path).splitlines()
     top = go_pprof(["-top", "-sample_index=samples", "-nodefraction=0"], out, tmp_path)
     assert "service_name=burn" in top and "run=7" in top
     flat = {m.group(2): int(m.group(1)) for m in re.finditer(r"(?m)^\s*(\d+)\s.*%\s\s(\S+)$", top)}

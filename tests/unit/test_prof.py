@@ -16,6 +16,7 @@ from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
 from halvm_prof.formats.prof_json import read_prof_json
 from halvm_prof.model import CallNode
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
+from tests.readers import prof_at, prof_json_at
 from tests.sources import summarize_file
 
 GHC = DATA / "ghc"
@@ -47,7 +48,7 @@ def _tree_rows(text: str) -> list[str]:
 def test_text_reports(path: Path) -> None:
     text = path.read_text()
     exact = "ticks" in [ln for ln in text.splitlines() if ln.startswith("COST CENTRE")][-1]
-    profile = read_prof(path)
+    profile = prof_at(path)
     nodes = [n for _, n in profile.root.walk()]
     rows = _tree_rows(text)
     assert len(nodes) == len(rows)
@@ -69,14 +70,14 @@ def test_text_reports(path: Path) -> None:
 
 
 def test_depths_follow_indentation() -> None:
-    profile = read_prof(CORPUS / "leaky-hc.prof")
+    profile = prof_at(CORPUS / "leaky-hc.prof")
     shape = [(d, n.cc.label) for d, n in profile.root.walk()]
     assert (1, "CAF") in shape and (4, "buildIndex.\\") in shape and (5, "mkRecord") in shape
 
 
 def test_json_report_matches_its_own_totals() -> None:
     raw = json.loads((CORPUS / "leaky-pj.prof").read_text())
-    profile = read_prof_json(CORPUS / "leaky-pj.prof")
+    profile = prof_json_at(CORPUS / "leaky-pj.prof")
     nodes = [n for _, n in profile.root.walk()]
     assert len(nodes) == (CORPUS / "leaky-pj.prof").read_text().count('"entries"')
     assert sum(n.ticks or 0 for n in nodes) == profile.total_ticks == raw["total_ticks"]
@@ -160,7 +161,7 @@ def test_not_a_report(data: bytes, message: str) -> None:
 def test_public_ghc_8_0_report() -> None:
     """GHC's own testsuite sample (tests/data/public/README.md): 0 ticks, primes in labels."""
     path = DATA / "public/T680.prof.sample"
-    profile = read_prof(path)
+    profile = prof_at(path)
     rows = _tree_rows(path.read_text())
     nodes = [n for _, n in profile.root.walk()]
     assert [n.number for n in nodes] == [int(r.split()[-6]) for r in rows]
@@ -177,7 +178,7 @@ def test_public_ghc_8_0_report() -> None:
 def test_ghc_testsuite_samples_from_2011_to_2024(path: Path) -> None:
     """GHC's own samples (tests/data/public/README.md): GHC 7.x (20 ms ticks, no SRC) to 9.10."""
     text = path.read_text()
-    profile = read_prof(path)
+    profile = prof_at(path)
     rows = _tree_rows(text)
     # Split by hand: no label or module in these samples holds a space.
     expected = [
@@ -204,7 +205,7 @@ def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
     """GHC 9.10's overloaded-call sample: seven cost centres Main.f, one per SRC, as GHC's own
     table keeps them; the summary names them by SRC and counts one label+module."""
     path = PUBLIC / "scc-prof-overloaded-calls002.prof.sample"
-    totals = [t for t in aggregate(read_prof(path)) if t.label == "f"]
+    totals = [t for t in aggregate(prof_at(path)) if t.cost_centre == "f"]
     spans = [f"scc-prof-overloaded-calls002.hs:{line}:1-25" for line in range(52, 27, -4)]
     assert [t.src for t in totals] == spans
     assert [t.name for t in totals] == [f"Main.f ({s})" for s in spans]
@@ -214,13 +215,15 @@ def test_cost_centres_of_one_name_are_told_apart_by_src() -> None:
     allocating = {t.src for t in totals if t.individual_alloc}
     assert allocating and {r["src"] for r in fs} == allocating
     assert len({r["name"] for r in fs}) == len(fs)
-    assert data["cost_centres"] == len({(t.label, t.module) for t in aggregate(read_prof(path))})
+    assert data["cost_centres"] == len(
+        {(t.cost_centre, t.module) for t in aggregate(prof_at(path))}
+    )
     # Elsewhere a name stays plain.
-    assert "Main.mkRecord" in {t.name for t in aggregate(read_prof(CORPUS / "leaky-hc.prof"))}
+    assert "Main.mkRecord" in {t.name for t in aggregate(prof_at(CORPUS / "leaky-hc.prof"))}
 
 
 def test_operator_and_primed_labels_from_a_second_program() -> None:
-    profile = read_prof(GHC / "ops-hc.prof")
+    profile = prof_at(GHC / "ops-hc.prof")
     labels = [n.cc.label for _, n in profile.root.walk()]
     assert "<+>" in labels and "tot'al" in labels and "word_count" in labels
     plus = next(n for _, n in profile.root.walk() if n.cc.label == "<+>")
@@ -230,12 +233,12 @@ def test_operator_and_primed_labels_from_a_second_program() -> None:
 def test_quote_backslash_and_utf8_labels_from_real_ghc() -> None:
     """Names.hs: GHC 9.0 pads UTF-8 labels by characters; quotes and backslashes stay as is."""
     for name in ("names-hc.prof", "names-P.prof"):
-        profile = read_prof(GHC / name)
+        profile = prof_at(GHC / name)
         nodes = {n.cc.label: n for _, n in profile.root.walk()}
         assert {'say"hi"', "größe", "back\\slash", "<|", "total'"} <= set(nodes)
         assert nodes["größe"].cc.module == "Main" and nodes["größe"].cc.src == "Names.hs:18:35-96"
         assert nodes['say"hi"'].cc.src == "Names.hs:17:36-64"
-    args = read_prof(GHC / "names-hc.prof")
+    args = prof_at(GHC / "names-hc.prof")
     assert args.arguments == ["300000", "say", '"hi"', "there"]  # the report joins them by spaces
     assert args.rts_arguments == ["-hc", "-p", "-i0.005"]
 
@@ -267,7 +270,7 @@ def test_labels_with_spaces_split_at_the_header_columns(by_bytes: bool) -> None:
     node = next(n for _, n in profile.root.walk() if n.number == 307)
     assert (node.cc.label, node.cc.module, node.cc.src) == ("gr ö b", "Main", "Names.hs:19:7-58")
     assert [n.number for _, n in profile.root.walk()] == [
-        n.number for _, n in read_prof(GHC / "names-hc.prof").root.walk()
+        n.number for _, n in prof_at(GHC / "names-hc.prof").root.walk()
     ]
 
 
@@ -322,7 +325,7 @@ def test_ghc_8_0_report_without_src_from_ghc_prof() -> None:
 
 def test_ghc_8_2_testsuite_report() -> None:
     path = PUBLIC / "toplevel_scc_1.prof.sample"
-    profile = read_prof(path)
+    profile = prof_at(path)
     rows = _tree_rows(path.read_text())
     shape = [(d, n.cc.label, n.cc.module, n.cc.src, n.number) for d, n in profile.root.walk()]
     assert [s[4] for s in shape] == [int(r.split()[-6]) for r in rows]
@@ -335,7 +338,7 @@ def test_json_reports_from_ghc_8_6_and_ghc_9_0() -> None:
     """speedscope's -pj sample (GHC 8.6) and Names.hs (GHC 9.0, invalid JSON for say"hi")."""
     for path in (PUBLIC / "speedscope-simple.prof", GHC / "names-pj.prof"):
         text = path.read_text()
-        profile = read_prof_json(path)
+        profile = prof_json_at(path)
         nodes = [n for _, n in profile.root.walk()]
         assert len(nodes) == text.count('"entries"')
         ticks = [int(t) for t in re.findall(r'"ticks": (\d+)', text)]
@@ -346,5 +349,5 @@ def test_json_reports_from_ghc_8_6_and_ghc_9_0() -> None:
         assert profile.total_ticks == total and profile.processors >= 1
     with pytest.raises(json.JSONDecodeError):
         json.loads((GHC / "names-pj.prof").read_text())
-    labels = {n.cc.label for _, n in read_prof_json(GHC / "names-pj.prof").root.walk()}
+    labels = {n.cc.label for _, n in prof_json_at(GHC / "names-pj.prof").root.walk()}
     assert {'say"hi"', "größe", "back\\slash"} <= labels

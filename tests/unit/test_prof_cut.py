@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import prof_section
 from halvm_prof.analysis.summary import summarize_prof
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
+from halvm_prof.formats.prof import LOST_IN_CUT
 from tests.conftest import CORPUS, DATA
+from tests.readers import prof_at
+from tests.sources import postmortem_of
 
 REPORTS = [CORPUS / "leaky-hd.prof", DATA / "ghc" / "leaky-P.prof", DATA / "ghc96" / "leaky-p.prof"]
 
@@ -50,12 +51,12 @@ def _flat_table(profile: Path) -> dict[str, float]:
 def test_a_report_cut_in_its_tree_keeps_the_flat_tables_figures(
     tmp_path: Path, report: Path
 ) -> None:
-    whole = read_prof(report)
+    whole = prof_at(report)
     flat = _flat_table(report)
     assert len(flat) >= 3
     cut_in_tree = 0
     for crash in range(1, 40):
-        pm = analyse(_crashed(tmp_path, report, crash), None)
+        pm = postmortem_of(_crashed(tmp_path, report, crash), None)
         (disk,) = pm.disks
         if disk.closed:
             break
@@ -87,6 +88,6 @@ def test_a_whole_report_is_not_taken_for_a_cut_one() -> None:
                    *(DATA / "ghc96").glob("*.prof")]:  # fmt: skip
         if report.read_bytes().lstrip().startswith(b"{"):
             continue  # -pj
-        p = read_prof(report)
+        p = prof_at(report)
         assert p.complete, (report, p.note)
         assert all(n.cc != LOST_IN_CUT for _, n in p.root.walk())

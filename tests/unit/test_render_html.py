@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,7 +29,6 @@ from halvm_prof.analysis.report import (
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
-from halvm_prof.formats.prof import read_prof
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
@@ -36,6 +36,7 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import PAGE_BUDGET, Budget
 from tests.conftest import CORPUS, DATA, Golden
+from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
@@ -99,7 +100,7 @@ def test_large_profiles_are_drawn_downsampled_with_exact_statistics() -> None:
     assert data["samples"] == 5000
     assert data["times"][0] == 0.0 and data["times"][-1] == samples[-1].time
     assert samples[3333].time in data["times"]
-    exact = {s.name: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
+    exact = {s.band: (s.integrated, s.max, s.slope) for s in band_stats(profile)}
     assert {b["band"]: (b["integrated"], b["max"], b["slope"]) for b in data["bands"]} == exact
     assert [s["name"] for s in data["series"]][-1] == "other"  # 20 bands: the top 15 + other
     assert data["peak"] == {"total": samples[3333].total, "time": samples[3333].time}
@@ -135,7 +136,7 @@ def test_edge_cases_empty_one_census_and_cut(tmp_path: Path) -> None:
 
 def test_prof_section_weights_and_exact_columns() -> None:
     for path, exact in ((CORPUS / "leaky-hc.prof", False), (DATA / "ghc/leaky-P.prof", True)):
-        profile = read_prof(path)
+        profile = prof_at(path)
         data = prof_section(profile, "p").to_json()
         assert data["exact"] is exact
         rows = data["table"] + data["folded"]
@@ -160,7 +161,7 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
     # Shares of each bin: time running per capability adds up to its mutator time.
     for i, cap in enumerate(tl.caps):
         # (each share is rounded to 4 decimals: at most half a unit off per bin)
-        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator)
+        off = abs(sum(finest["run"][i]) * tl.bins[0].width - cap.mutator_ns)
         assert off <= finest["count"] * tl.bins[0].width * 5e-5
     assert [lv["count"] for lv in data["levels"]] == [b.count for b in tl.bins]
     small = section_data(tl, "t", Budget(intervals=20, collections=5))
@@ -253,7 +254,7 @@ def test_the_report_and_the_summary_give_a_cost_centre_the_same_row() -> None:
     path = DATA / "ghc" / "leaky-P.prof"
     with open_source(path) as source:
         summary = summarize(source, 5)
-    profile = read_prof(path)
+    profile = prof_at(path)
     table = {(r.cost_centre, r.module, r.src): r for r in prof_section(profile, "p").table}
     rows = summary.top_time  # type: ignore[union-attr]
     assert rows and all(table[(r.cost_centre, r.module, r.src)] == r for r in rows)
@@ -296,7 +297,7 @@ def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same() -> Non
     assert len(logs) > 20
     for log in logs:
         with open_source(log) as source:
-            runtime = sections_of("t", source)[0]
+            runtime = next(s for s in sections_of("t", source) if s.kind == "runtime")
         assert isinstance(runtime, RuntimeSection)
         assert runtime.timeline.budget == PAGE_BUDGET, log
         whole = read_timeline(log)
@@ -323,3 +324,19 @@ def test_a_timeline_over_the_page_budget_gives_the_same_page_with_either_budget(
     data = section_data(page, "t")
     assert data["exact_until"] is not None
     assert data == section_data(whole, "t")
+
+
+@pytest.mark.parametrize(
+    ("log", "kinds"),
+    [
+        (DATA / "ghc96" / "leaky-hi-l.eventlog", ["heap", "runtime"]),
+        (DATA / "ghc96" / "ticky-lT.eventlog", ["ticky", "runtime"]),
+        (DATA / "ghc96" / "parfib-N2-l.eventlog", ["runtime"]),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else "",
+)
+def test_an_eventlog_s_page_leads_with_what_it_was_recorded_for(
+    log: Path, kinds: list[str]
+) -> None:
+    with open_source(log) as source:
+        assert [s.kind for s in sections_of("t", source)] == kinds

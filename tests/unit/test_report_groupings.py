@@ -1,5 +1,5 @@
 """The report of a named ``-hi`` profile carries its other groupings for the page's switch
-(GHC 9.6.6 fixtures): each is what ``report --group-by X`` shows and its rows are what
+(GHC 9.6.6 and 9.10.3 fixtures): each is what ``report --group-by X`` shows and its rows are what
 ``summary --group-by X --json`` gives; other profiles carry none."""
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ HERE = DATA / "ghc96"
 LOG = HERE / "leaky-hi-l.eventlog"
 NAMES = ("--names", str(LOG))
 #: (file, options): the log naming its own bands, the .hp of its run and of a run without -l.
-CASES = [(LOG, ()), (HERE / "leaky-hi-l.hp", NAMES), (HERE / "leaky-hi.hp", NAMES)]
+GHC910 = DATA / "ghc910"
+CASES = [
+    (LOG, ()),
+    (HERE / "leaky-hi-l.hp", NAMES),
+    (HERE / "leaky-hi.hp", NAMES),
+    (GHC910 / "leaky-hi-l.hp", ("--names", str(GHC910 / "leaky-hi-l.eventlog"))),
+    # A runtime without profiling writes no flags into the .hp's JOB: -hi is told by its names.
+    (GHC910 / "leaky-hi-np-l.hp", ("--names", str(GHC910 / "leaky-hi-np-l.eventlog"))),
+]
 SHOWN = ("series", "bands", "sparks", "hidden", "labels", "names_note")
 
 
@@ -82,6 +90,7 @@ def test_each_grouping_is_what_group_by_shows(
     [
         (HERE / "leaky-hi.hp", ()),  # -hi, but nothing names its tables
         (HERE / "leaky-hc-l.hp", NAMES),  # names given, but bands are cost-centre stacks
+        (GHC910 / "leaky-hT.hp", ("--names", str(GHC910 / "leaky-hi-l.eventlog"))),
         (HERE / "leaky-hT-l.eventlog", ()),
         (HERE / "leaky-hc-l.eventlog", ()),
     ],

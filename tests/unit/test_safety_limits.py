@@ -28,11 +28,11 @@ def test_top_bands_are_the_first_of_the_full_ranking(hp: Path, n: int) -> None:
     acc = accumulate(read_hp(hp).samples)
     full = acc.stats()
     kept = top_bands(acc, n)
-    assert [s.name for s in kept.top] == [s.name for s in full[:n]]
+    assert [s.band for s in kept.top] == [s.band for s in full[:n]]
     assert kept.bands == len(full) and kept.folded == max(0, len(full) - n)
     assert kept.total_integrated == pytest.approx(sum(s.integrated for s in full))
-    suspects = [s.name for s in full if s.leak_suspect]
-    assert [s.name for s in kept.leak_suspects] == suspects
+    suspects = [s.band for s in full if s.leak]
+    assert [s.band for s in kept.leak_suspects] == suspects
 
 
 def test_a_summary_of_many_bands_keeps_top_n_and_counts_folded_suspects(tmp_path: Path) -> None:

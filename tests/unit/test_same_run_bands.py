@@ -10,6 +10,7 @@ in elapsed seconds (GHC 9.6.6's last census: 0.070 s and 1.196 s), so the diff c
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,30 @@ def test_the_live_view_names_and_measures_bands_alike(folder: Path) -> None:
             follower.close()
         seen.append({band: state.band_peak[i] for band, i in state.band_index.items()})
     assert seen[0] == seen[1] == _peaks(hp)
+
+
+HI_PAIRS = [
+    ghc96.DATA / "leaky-hi-l",
+    DATA / "ghc910" / "leaky-hi-l",
+    DATA / "ghc910" / "leaky-hi-np-l",
+]
+
+
+@pytest.mark.parametrize("stem", HI_PAIRS, ids=["ghc-9.6.6", "ghc-9.10.3", "ghc-9.10.3-noprof"])
+def test_the_diff_of_one_hi_runs_hp_and_eventlog_names_both_sides_alike(stem: Path) -> None:
+    """The log's own IPE entries name the .hp's bands too (the issue: 34 bands "changed" only
+    because the .hp's stayed addresses), in either order; ``--names`` names both sides."""
+    hp, log = stem.with_suffix(".hp"), stem.with_suffix(".eventlog")
+    for old, new in ((hp, log), (log, hp)):
+        result = diff_files(old, new)
+        assert result.metrics == ("peak",) and result.unchanged
+        named = [r.name for r in result.rows if not r.name.startswith("0x")]
+        assert len(named) > 5 and any("(Main:Leaky.hs:" in n for n in named)
+        for row in result.rows:
+            assert row.changes["peak"].old == row.changes["peak"].new, row.name
+        for extra in ([], ["--names", str(log)]):
+            done = CliRunner().invoke(cli, ["diff", str(old), str(new), "--json", *extra])
+            assert done.exit_code == 0, done.output
+            rows = json.loads(done.output)["changes"]
+            assert {row["name"] for row in rows} == {row.name for row in result.rows}
+            assert all(row["peak"]["delta"] == 0 for row in rows)

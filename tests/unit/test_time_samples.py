@@ -1,30 +1,30 @@
 """Time-profile samples of eventlogs (+RTS -p -l): counted as ghc-events prints them, drawn as
-flame-graph weights that add up to the sample count, exported to speedscope (evented) and
+flame-graph weights that add up to the sample count, exported to speedscope (a tick per sample) and
 Perfetto (instants), each checked by reading the output back."""
 
 from __future__ import annotations
 
-import bisect
 import io
 import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
+from halvm_prof.analysis.exports import trace as trace_of
 from halvm_prof.analysis.report import SamplesSection, build_report_data
 from halvm_prof.analysis.samples import ProfSampleFold, SampleBins, TimeSamples
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.source import EventlogSource, open_source
-from halvm_prof.render.export import export_timeline
+from halvm_prof.render.export import finish_trace
+from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
-from tests.conftest import DATA
+from tests.conftest import CORPUS, DATA
 
 LOGS = [
     DATA / "ghc96" / "burn-p-l-au.eventlog",
@@ -93,51 +93,42 @@ def test_a_window_counts_the_samples_of_its_bins() -> None:
     assert 0 < sum(window.values()) < ts.samples
 
 
-def test_report_section_is_placed_after_its_runtime_section() -> None:
-    with open_source(LOGS[0]) as src:
-        data = build_report_data([("burn", src)], title="t")
+def test_report_leads_with_the_samples_and_names_their_runtime_section() -> None:
+    # A -p -l log was recorded for its samples: they lead, the runtime timeline they follow
+    # (its zoom) comes next.
+    with open_source(CORPUS / "leaky-hc.hp") as hp, open_source(LOGS[0]) as src:
+        data = build_report_data([("other", hp), ("burn", src)], title="t")
     kinds = [s.kind for s in data.sections]
-    section = data.sections[kinds.index("samples")]
+    assert kinds == ["heap", "samples", "runtime"]
+    section = data.sections[1]
     assert isinstance(section, SamplesSection)
-    assert section.runtime == kinds.index("runtime") < kinds.index("samples")
+    assert section.runtime == 2
     assert section.samples.samples == len(_reference(LOGS[0])[0])
     assert "exact" not in section.to_json()["samples"]
 
 
-def _replay(profile: dict[str, Any]) -> dict[int, list[int]]:
-    """The stack open after the events at each time of an evented profile; fails on a bad
-    nesting."""
-    stack: list[int] = []
-    at: dict[int, list[int]] = {}
-    last = profile["startValue"]
-    for e in profile["events"]:
-        assert e["at"] >= last
-        last = e["at"]
-        if e["type"] == "O":
-            stack.append(e["frame"])
-        else:
-            assert stack.pop() == e["frame"]
-        at[e["at"]] = list(stack)
-    assert not stack and last == profile["endValue"]
-    return at
-
-
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
-def test_speedscope_evented_profile_holds_each_sample(log: Path) -> None:
+def test_speedscope_profile_weighs_each_sample_its_tick(log: Path) -> None:
     ts = _samples(log)
     doc = build_speedscope_samples(ts, log.name)
     jsonschema.validate(doc, SCHEMA)
-    assert {p["type"] for p in doc["profiles"]} == {"evented"}
     frames = [f["name"] for f in doc["shared"]["frames"]]
     ref, _ = _reference(log)
+    tick = ts.tick_interval_ns
+    assert tick > 0
     for cap, profile in zip(ts.capabilities, doc["profiles"], strict=True):
-        at = _replay(profile)
-        times = sorted(at)
-        for t, c, stack in ref:
-            if c == cap:
-                # At each sample's time the open frames are its stack.
-                now = at[times[bisect.bisect_right(times, t) - 1]]
-                assert [frames[i] for i in now] == list(stack)
+        assert profile["type"] == "sampled" and profile["unit"] == "nanoseconds"
+        mine = [s for t, c, s in sorted(ref) if c == cap]
+        # In time order, the stacks ghc-events prints; the whole weighs the samples' ticks.
+        assert [tuple(frames[i] for i in s) for s in profile["samples"]] == mine
+        assert sum(profile["weights"]) == len(mine) * tick
+        # Each frame's total (as speedscope's left-heavy view adds it) is its samples' ticks.
+        total: Counter[str] = Counter()
+        for stack, w in zip(profile["samples"], profile["weights"], strict=True):
+            for name in {frames[i] for i in stack}:
+                total[name] += w
+        want = Counter(name for s in mine for name in set(s))
+        assert total == {name: n * tick for name, n in want.items()}
 
 
 def test_perfetto_export_has_an_instant_per_sample() -> None:
@@ -145,7 +136,8 @@ def test_perfetto_export_has_an_instant_per_sample() -> None:
     buf = io.BytesIO()
     with open_source(log) as src:
         assert isinstance(src, EventlogSource)
-        export_timeline(src, "perfetto", buf)
+        writer = PerfettoWriter(buf)
+        finish_trace(writer, trace_of(src, [writer], samples=True))
     trace = pb.Trace()
     trace.ParseFromString(buf.getvalue())
     names = {
@@ -167,7 +159,7 @@ def test_export_command_writes_speedscope_of_samples_or_says_why_not(tmp_path: P
     out = tmp_path / "burn.speedscope.json"
     r = CliRunner().invoke(cli, ["export", str(LOGS[0]), "-o", str(out)])
     assert r.exit_code == 0, r.output
-    assert json.loads(out.read_text())["profiles"][0]["type"] == "evented"
+    assert json.loads(out.read_text())["profiles"][0]["type"] == "sampled"
     r = CliRunner().invoke(
         cli,
         ["export", str(DATA / "ghc96/leaky-gc-l.eventlog"), "--to", "speedscope"],

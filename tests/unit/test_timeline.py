@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats, stats_of_timeline
-from halvm_prof.formats.eventlog.reader import EventlogReader
+from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
 from tests.eventlog_bytes import threads_log
-from tests.sources import read_timeline
+from tests.readers import eventlog_reader
+from tests.sources import eventlog_stats_of, read_timeline
 
 OURS = DATA / "eventlog" / "ghc"
 UPSTREAM = DATA / "eventlog" / "ghc-events"
@@ -141,9 +141,9 @@ def check_invariants(tl: Timeline) -> None:
     # The bins hold the same time as the exact intervals.
     finest = tl.bins[0]
     for i, cap in enumerate(tl.caps):
-        assert sum(finest.run[i]) == cap.mutator and sum(finest.gc[i]) == cap.gc
+        assert sum(finest.run[i]) == cap.mutator_ns and sum(finest.gc[i]) == cap.gc_ns
         for coarse in tl.bins[1:]:
-            assert sum(coarse.run[i]) == cap.mutator
+            assert sum(coarse.run[i]) == cap.mutator_ns
     assert sum(finest.collections) == tl.gc.count
     assert all(b.count * b.width > tl.end for b in tl.bins)
 
@@ -157,8 +157,8 @@ def test_timeline_agrees_with_ghc_events(log: Path) -> None:
     # One collection per GC-statistics event, each naming the capabilities that took part.
     assert tl.gc.count == want.collections
     assert sum(len(c.caps) for c in tl.collections) == want.gc_starts
-    assert {c.cap: c.mutator for c in tl.caps if c.mutator} == dict(want.mutator)
-    assert {c.cap: c.gc for c in tl.caps if c.gc} == dict(want.gc)
+    assert {c.cap: c.mutator_ns for c in tl.caps if c.mutator_ns} == dict(want.mutator)
+    assert {c.cap: c.gc_ns for c in tl.caps if c.gc_ns} == dict(want.gc)
     assert _per_cap(tl.intervals, "run") == want.mutator
     assert {c.cap: c.runs for c in tl.caps if c.runs} == dict(want.runs)
     assert {t.thread: t.runs for t in tl.threads if t.runs} == dict(want.thread_runs)
@@ -199,7 +199,7 @@ def test_spans_nest_as_the_user_events_say(log: Path) -> None:
 @pytest.mark.parametrize("log", TIMELINE_LOGS, ids=lambda p: p.name)
 def test_parallel_logs_have_fewer_collections_than_gc_starts(log: Path) -> None:
     tl = read_timeline(log)
-    st = eventlog_stats(log)
+    st = eventlog_stats_of(log)
     starts = sum(len(c.caps) for c in tl.collections)
     assert st.gc_count == tl.gc.count < starts and tl.gc.parallel > 0
     assert st.gc_total == pytest.approx(sum(c.pause for c in tl.collections) / 1e9)
@@ -210,7 +210,7 @@ def test_parallel_logs_have_fewer_collections_than_gc_starts(log: Path) -> None:
     assert {"blocked on an MVar", "heap overflow", "thread finished"} <= reasons
     labelled = {t.label: t for t in tl.threads if t.label}
     assert {"producer", "consumer"} <= set(labelled)
-    assert labelled["consumer"].blocked > 0
+    assert labelled["consumer"].blocked_ns > 0
 
 
 def test_spark_counters_and_events_agree_on_the_lf_log() -> None:
@@ -226,11 +226,11 @@ def test_spark_counters_and_events_agree_on_the_lf_log() -> None:
 
 def test_file_order_gives_the_same_capability_figures() -> None:
     log = OURS / "timeline-N4.eventlog"
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         unsorted = build_timeline(r.iter_events())
     tl = read_timeline(log)
-    assert [(c.cap, c.mutator, c.gc, c.runs) for c in unsorted.caps] == [
-        (c.cap, c.mutator, c.gc, c.runs) for c in tl.caps
+    assert [(c.cap, c.mutator_ns, c.gc_ns, c.runs) for c in unsorted.caps] == [
+        (c.cap, c.mutator_ns, c.gc_ns, c.runs) for c in tl.caps
     ]
 
 
@@ -291,14 +291,14 @@ def test_killed_program_gives_a_cut_timeline(spin: Path) -> None:
     assert tl.caps and sum(c.runs for c in tl.caps) > 0
     want = ghc_events_count(log)
     assert {c.cap: c.runs for c in tl.caps if c.runs} == dict(want.runs)
-    assert {c.cap: c.mutator for c in tl.caps if c.mutator} == dict(want.mutator)
+    assert {c.cap: c.mutator_ns for c in tl.caps if c.mutator_ns} == dict(want.mutator)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_counting_sparks_per_block_gives_the_plain_result(log: Path) -> None:
     # read_timeline counts spark events where each block is read; build_timeline takes every
     # event from iter_sorted(): the same timeline, field by field.
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         plain = build_timeline(r.iter_sorted())
     fast = read_timeline(log)
     for name in Timeline.__dataclass_fields__:
@@ -376,7 +376,7 @@ def test_a_figures_only_pass_gives_the_same_figures(
             starts += [s.start for s in whole.spans] + [m.time for m in whole.markers]
             assert figures.exact_until == (min(starts) if starts else None), log
         # Heap events counted in the walk, or given to add() and passed over: the same.
-        with EventlogReader(log) as r:
+        with eventlog_reader(log) as r:
             plain = build_timeline(r.iter_sorted(), budget=FIGURES)
         for name in Timeline.__dataclass_fields__.keys() - {"complete", "note"}:
             assert getattr(figures, name) == getattr(plain, name), (log, name)
@@ -386,13 +386,13 @@ def test_eventlog_stats_never_reads_a_heap_event(monkeypatch: pytest.MonkeyPatch
     # Heap events are a sixth of a GC-heavy log and feed nothing stats prints.
     log = CORPUS / "leaky-hT.eventlog"
     assert read_timeline(log).heap
-    before = eventlog_stats(log)
+    before = eventlog_stats_of(log)
 
     def refuse(*args: object) -> None:
         raise AssertionError("a heap event was read")
 
     monkeypatch.setattr(TimelineBuilder, "_heap", refuse)
-    assert eventlog_stats(log) == before
+    assert eventlog_stats_of(log) == before
 
 
 def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
@@ -411,8 +411,8 @@ def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     assert tl.threads[-1].thread == MAX_THREADS
     assert tl.threads[-1].label == f"worker {MAX_THREADS}"
     assert tl.threads_dropped == 3
-    assert tl.caps[0].mutator == 1000  # the last thread's run, though it is not kept
-    stats = eventlog_stats(log)
+    assert tl.caps[0].mutator_ns == 1000  # the last thread's run, though it is not kept
+    stats = eventlog_stats_of(log)
     assert stats.threads_created == n
     said = f"3 threads past the first {MAX_THREADS:,} were not kept"
     assert stats.threads_note is not None and said in stats.threads_note

@@ -8,18 +8,18 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.cli.app import cli
 from halvm_prof.history.store import open_store
 from tests.conftest import DATA
+from tests.sources import eventlog_stats_of
 
 OFF = DATA / "ghc96" / "burn-p-l-au.eventlog"
 ON = DATA / "ghc96" / "leaky-gc-l.eventlog"
 
 
 def test_left_out_classes_are_named_not_zero(tmp_path: Path) -> None:
-    assert eventlog_stats(OFF).unrecorded == ("scheduler", "GC")
-    assert eventlog_stats(ON).unrecorded == ()
+    assert eventlog_stats_of(OFF).unrecorded == ("scheduler", "GC")
+    assert eventlog_stats_of(ON).unrecorded == ()
     runner = CliRunner()
     for args in (["summary", str(OFF)], ["eventlog", "stats", str(OFF)]):
         out = runner.invoke(cli, args)

@@ -22,6 +22,7 @@ from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.formats.eventlog.walk import State, walk_python
 from tests import eventlog_bytes as eb
 from tests.conftest import CORPUS, DATA, in_ci, require_system
+from tests.readers import eventlog_reader
 
 LOG_FOLDERS = [DATA / "eventlog" / "ghc", DATA / "eventlog" / "ghc-events", CORPUS, DATA / "ghc96"]
 
@@ -326,7 +327,7 @@ def test_regions_are_small_and_know_their_earliest_event(
         gzip.decompress((DATA / "eventlog/ghc-events/stop.hT.eventlog.gz").read_bytes())
     )
     data = log.read_bytes()
-    with EventlogReader(log) as r:
+    with eventlog_reader(log) as r:
         regions = r.regions()
         codec = r.codec
     assert codec is not None

@@ -129,6 +129,25 @@ def _check_declared_sizes(head: bytes, decl_at: int, path: str | None) -> None:
         at += 4 + length
 
 
+def check_header_start(head: bytes, path: str | None = None) -> None:
+    """Raise :class:`FormatError` when ``head``, the first bytes of an input so far, cannot
+    begin an eventlog: a stream is told from its first 8 bytes, not once it has sent them all.
+    """
+    if len(head) < len(HEADER_BEGIN + HET_BEGIN) or head.startswith(HEADER_BEGIN + HET_BEGIN):
+        return
+    parse_header(head, path)  # raises, in its own words, with what the bytes look like
+
+
+def header_too_long(path: str | None, offset: int) -> FormatError:
+    """The error for a header that goes on past :data:`MAX_HEADER`."""
+    return FormatError(
+        f"the header goes on past {MAX_HEADER >> 10} KiB; GHC's is a few KB",
+        path=path,
+        offset=offset,
+        hint="this is not a GHC eventlog, or its header is damaged",
+    )
+
+
 def parse_header(head: bytes, path: str | None = None) -> Header:
     """Parse the header at the start of ``head``.
 
@@ -197,12 +216,7 @@ def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, byt
                 # Say where the input ended, not where the unfinished field began.
                 raise IncompleteHeader(len(head), e.types) from None
             if len(head) > MAX_HEADER:
-                raise FormatError(
-                    f"the header goes on past {MAX_HEADER >> 10} KiB; GHC's is a few KB",
-                    path=path,
-                    offset=e.offset,
-                    hint="this is not a GHC eventlog, or its header is damaged",
-                ) from None
+                raise header_too_long(path, e.offset) from None
             chunk *= 2
             continue
         return header, head[header.data_offset :]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import os
 import shutil
 import struct
 import tempfile
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal, TypeVar
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import (
     HEADER_BEGIN,
@@ -71,25 +70,17 @@ class Region:
     count: int
 
 
-class EventlogReader:
-    """Reads one eventlog from a path or a binary stream.
+class EventlogReader(StreamReader):
+    """Reads one eventlog from a binary stream (``owned``: closed with the reader).
 
     The header is read at once (:class:`FormatError` if it is not an eventlog; a log cut inside
     its header gets ``header`` None and a ``stop``). Events are read lazily by
     :meth:`iter_events` (file order), :meth:`iter_sorted` (time order) or :meth:`follow`.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | IO[bytes], *, name: str | None = None):
-        if isinstance(source, (str, os.PathLike)):
-            self.path: str | None = os.fspath(source)
-            self.stream: IO[bytes] = open_input(source)
-            self._owned = True
-        else:
-            self.path = name if name is not None else getattr(source, "name", None)
-            if not isinstance(self.path, str):
-                self.path = None
-            self.stream = source
-            self._owned = False
+    def __init__(self, stream: IO[bytes], *, name: str | None = None, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path: str | None = stream_name(stream, name)
         self.stop: Stop | None = None
         self.problems: list[str] = []
         self._start = self._tell()
@@ -108,18 +99,6 @@ class EventlogReader:
                     "truncated", e.offset, f"the log stops inside its header, at byte {e.offset}"
                 )
         self.codec = Codec(self.header) if self.header is not None else None
-
-    # -- context management ------------------------------------------------------------------
-
-    def close(self) -> None:
-        if self._owned:
-            self.stream.close()
-
-    def __enter__(self) -> EventlogReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _tell(self) -> int:
         try:
@@ -371,14 +350,11 @@ class EventlogReader:
         for batch in self.sweep(load):
             yield from batch
 
-    def sweep(
-        self, load: Callable[[Region, bytes, int], tuple[list[int], list[T]]]
-    ) -> Iterator[list[T]]:
-        """Time-ordered batches of whatever ``load`` makes of each region's events.
-
-        ``load(region, bytes, index)`` returns the events' keys and items, the ``i``-th key
-        being ``sort_key(time, index, i)`` of the ``i``-th item; batches come out in key order.
-        """
+    def loads(self) -> Iterator[tuple[int, Region, bytes, int | None]]:
+        """Each region's bytes in the order a time-ordered pass loads them (by earliest time):
+        (index, region, bytes, the earliest time of the region loaded next, None after the
+        last), so that events before that time can be let out in order. The walk that cuts
+        the regions (:meth:`regions`) runs first."""
         regions = self.regions()
         if not regions:
             return
@@ -392,13 +368,6 @@ class EventlogReader:
         data_offset = self.data_offset
         stream = self._seekable_stream() if kept is None else None
         order = sorted(range(len(regions)), key=lambda i: (regions[i].min_time, i))
-        # The pool holds bare int keys (cheap to sort and small); items stay in per-region
-        # lists, found from a key by its region bits and the index bits.
-        pool: list[int] = []
-        held: dict[int, list[T]] = {}
-        frees: list[tuple[int, int]] = []
-        rel_mask = _REL_MASK
-        idx_mask = (1 << _IDX_BITS) - 1
         for j, ridx in enumerate(order):
             region = regions[ridx]
             if kept is not None:
@@ -416,9 +385,27 @@ class EventlogReader:
                     offset=region.offset,
                     hint="read it again once the program has finished",
                 )
+            yield ridx, region, buf, regions[order[j + 1]].min_time if j + 1 < len(order) else None
+
+    def sweep(
+        self, load: Callable[[Region, bytes, int], tuple[list[int], list[T]]]
+    ) -> Iterator[list[T]]:
+        """Time-ordered batches of whatever ``load`` makes of each region's events.
+
+        ``load(region, bytes, index)`` returns the events' keys and items, the ``i``-th key
+        being ``sort_key(time, index, i)`` of the ``i``-th item; batches come out in key order.
+        """
+        # The pool holds bare int keys (cheap to sort and small); items stay in per-region
+        # lists, found from a key by its region bits and the index bits.
+        pool: list[int] = []
+        held: dict[int, list[T]] = {}
+        frees: list[tuple[int, int]] = []
+        rel_mask = _REL_MASK
+        idx_mask = (1 << _IDX_BITS) - 1
+        for ridx, region, buf, following in self.loads():
             keys, items = load(region, buf, ridx)
             del buf
-            limit = regions[order[j + 1]].min_time << _TIME_SHIFT if j + 1 < len(order) else None
+            limit = following << _TIME_SHIFT if following is not None else None
             if not pool and keys and (limit is None or keys[-1] < limit) and keys == sorted(keys):
                 # Nothing waits and the region is in time order before the next one begins (a
                 # log of one capability, mostly): its items are the batch as they are.

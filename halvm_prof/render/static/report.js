@@ -29,25 +29,8 @@
     return num(n) + " " + (n === 1 ? noun : many || noun + "s");
   }
 
-  // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
-  // (200 MiB, 1 GiB), never ECharts' decimal steps (1e9 bytes = "953.7 MiB"). Labels keep the
-  // step's unit, so every tick reads exactly ("1,200 MiB", not a rounded "1.2 GiB").
-  function byteAxis(max, extra) {
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    const raw = Math.max(1, max / 5);
-    let k = 0;
-    while (k < units.length - 1 && raw >= Math.pow(1024, k + 1)) k++;
-    const r = raw / Math.pow(1024, k);
-    let step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((m) => m >= r);
-    if (step === undefined) {  // r in (500, 1024): one of the next unit
-      if (k < units.length - 1) { step = 1; k++; } else step = 1000 * Math.ceil(r / 1000);
-    }
-    const size = Math.pow(1024, k), interval = step * size;
-    return Object.assign({ type: "value", min: 0 }, extra || {}, {
-      interval: interval, max: Math.max(interval, Math.ceil(max / interval) * interval),
-      axisLabel: { formatter: (v) => num(v / size, 3) + " " + units[k] },
-    });
-  }
+  // Round byte ticks (axes.js, inlined before this script).
+  const byteAxis = window.halvmAxes.byteAxis;
   // Spreading a long array into Math.max overflows the stack; reduce does not.
   function maxOf(values) { return values.reduce((m, v) => (v > m ? v : m), 0); }
   // The x window a chart's zoom shows, and whether a legend entry is shown.
@@ -139,7 +122,8 @@
     if (after) after.after(div); else parent.appendChild(div);
     const c = echarts.init(div, null, { renderer: "canvas" });
     charts.push(c);
-    window.addEventListener("resize", () => c.resize());
+    // Its box's width, not the window's (report.css keeps room for the scroll bar).
+    new ResizeObserver(() => { if (c.getWidth() !== div.clientWidth) c.resize(); }).observe(div);
     return c;
   }
 
@@ -247,9 +231,10 @@
     sec.appendChild(el("p", { class: "meta" }, `${s.job} — ${s.date} — ${plural(s.samples, "sample")}` +
       (s.drawn < s.samples ? ` (${num(s.drawn)} drawn, keeping each stretch's peak; ` +
         "statistics use all)" : "") +
-      (s.samples ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
-    if (!s.samples) {
-      sec.appendChild(el("p", { class: "warn empty" }, "No census in this profile: nothing to draw."));
+      (s.samples && !s.empty_why ? ` — peak ${bytes(s.peak.total)} at ${num(s.peak.time, 3)} ${s.units[0]}` : "")));
+    if (s.empty_why) {
+      // No census, or only empty ones: the reason and what to change, not an empty chart.
+      sec.appendChild(el("p", { class: "warn empty" }, s.empty_why));
       return;
     }
     // A named -hi profile's groupings, the one the report was made with first: each holds
@@ -611,6 +596,43 @@
     window.halvmReport.samples[sec.dataset.index] = { chart: charts.indexOf(c), state: state, draw: draw,
       drawn: () => pending === null };
   }
+
+  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), the
+  // retainer sets holding it (-hr), its biography (-hb); each chart says which run it is from.
+  function huntCharts() {
+    const hunt = data.hunt;
+    if (!hunt) return;
+    window.halvmReport.hunt = [];
+    document.querySelectorAll("article.suspect").forEach((art) => {
+      const s = hunt.suspects[Number(art.dataset.index)];
+      const holder = art.querySelector(".hunt-charts");
+      // Every chart's box is laid out before any is drawn, so each takes its share of the row.
+      const boxes = s.charts.map(() => { const d = el("div", { class: "chart" }); holder.appendChild(d); return d; });
+      const drawn = [];
+      s.charts.forEach((series, k) => {
+        const c = echarts.init(boxes[k], null, { renderer: "canvas" });
+        charts.push(c);
+        window.addEventListener("resize", () => c.resize());
+        const top = maxOf(series.bands.map((b) => maxOf(b.values)));
+        c.setOption({
+          animation: false,
+          title: { text: series.title, textStyle: { fontSize: 13 } },
+          tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
+          legend: { type: "scroll", bottom: 0, textStyle: { fontSize: 11 } },
+          grid: { left: 70, right: 15, top: 35, bottom: 50 },
+          xAxis: { type: "value", name: "s", min: 0, axisLabel: { formatter: (v) => num(v, 2) } },
+          yAxis: byteAxis(top),
+          series: series.bands.map((b) => ({
+            name: b.name, type: "line", stack: "total", areaStyle: {}, symbol: "none",
+            data: b.values.map((v, i) => [series.times[i], v]),
+          })),
+        });
+        drawn.push(c);
+      });
+      window.halvmReport.hunt.push(drawn);
+    });
+  }
+  huntCharts();
 
   document.querySelectorAll("section.section").forEach((sec) => {
     const s = data.sections[Number(sec.dataset.index)];

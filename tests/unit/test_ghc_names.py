@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from halvm_prof.perf.names import GhcName, is_generated_label, parse_symbol, zdecode
+from halvm_prof.formats.ghc_names import GhcName, is_generated_label, parse_symbol, zdecode
 
 # GHC.Utils.Encoding's table, written out independently of the decoder's
 _ENCODE = {

@@ -1,5 +1,9 @@
 """GHC's symbol names: z-decoding, and the package, module and name inside a symbol.
 
+The one z-decoder of the package: every name shown that came from a symbol (perf's frames, a
+``-hi`` band named by a binary's symbols, its ``--group-by`` keys, pprof's functions) is
+decoded here, so no output shows ``ghczmprim_GHCziTypes_ZC_con_info``.
+
 GHC names a top-level closure's code ``<unit>_<Module>_<name>_<suffix>`` with each part
 z-encoded (``_`` itself is ``zu``, so ``_`` only separates parts); the main unit's symbols have no
 unit part (``Main_zdwfib_info`` is ``Main.$wfib`` of package ``main``). See GHC's
@@ -102,11 +106,12 @@ class GhcName(NamedTuple):
         return f"{self.module}.{self.name}"
 
 
-def _strip_suffix(symbol: str) -> str:
+def split_suffix(symbol: str) -> tuple[str, str]:
+    """A symbol's stem and the suffix GHC appended (``""`` when it has none of them)."""
     for suffix in SUFFIXES:
         if symbol.endswith(suffix) and len(symbol) > len(suffix):
-            return symbol[: -len(suffix)]
-    return symbol
+            return symbol[: -len(suffix)], suffix
+    return symbol, ""
 
 
 def _is_module(part: str) -> bool:
@@ -121,8 +126,8 @@ def parse_symbol(symbol: str) -> GhcName | None:
     ``$wfib``. A symbol needs a known suffix and an upper-case module part to count as Haskell,
     so ``stg_upd_frame_info`` or ``rts_lock`` stay C names.
     """
-    stem = _strip_suffix(symbol)
-    if stem == symbol:
+    stem, suffix = split_suffix(symbol)
+    if not suffix:
         return None
     parts = stem.split("_")
     if len(parts) >= 3 and parts[0][:1].islower() and _is_module(parts[1]):

@@ -1,0 +1,136 @@
+"""The timeline's compiled fold on GC-heavy eventlogs, against ``ghc-events show``.
+
+Two logs of ``GcHeavy.hs`` (``+RTS -l -A16k``: the RTS collects after every 16 KB allocated,
+so the log is scheduler, GC and heap events only): the 29 MB log of ``bench_gc_log.py``
+(``-N1``) and one of about 1 GB from the same program built ``-threaded`` and run ``-N2``
+(every collection parallel). Both are made here and kept in the temporary folder, never
+committed; the 1 GB one takes some minutes to write.
+
+Targets (issue #31), printed with their ratios and MB/s: ``eventlog stats`` at most 0.05x and
+``report`` at most 0.15x the time of ``ghc-events show`` on the same file; ``eventlog stats``
+of the 1 GB log under 4 s; peak memory under 100 MB for both. Times are the best of three runs
+taken in turn with the reference (one run each for the 1 GB log), and the CPU time (user and
+system) of each, whose ratio a machine shared with other work moves less than the wall time's.
+The reference is found as ``bench_gc_log.py`` finds it (``GHC_EVENTS`` or ``ghc-events`` on
+the PATH).
+Run: ``python benchmarks/bench_gc_fold.py [--no-1g]``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_gc_log
+from _measure import _env, halvm
+
+HERE = Path(__file__).resolve().parent
+CACHE = bench_gc_log.CACHE
+#: Iterations of GcHeavy that write about 1 GB of events with GHC 9.0.2 at -N2.
+LARGE_ITERATIONS = 6_200_000
+STATS_RATIO, REPORT_RATIO, LARGE_S, MEMORY_MB = 0.05, 0.15, 4.0, 100
+
+
+def make_large_log(ghc: str) -> Path:
+    """The -N2 GC-heavy eventlog of about 1 GB (made once, then kept)."""
+    CACHE.mkdir(exist_ok=True)
+    out = CACHE / f"gcheavy-N2-{LARGE_ITERATIONS}.eventlog"
+    if out.exists():
+        return out
+    work = CACHE / "n2"
+    work.mkdir(exist_ok=True)
+    shutil.copy(HERE / "GcHeavy.hs", work / "GcHeavy.hs")
+    subprocess.run(
+        [ghc, "-O1", "-threaded", "-eventlog", "-rtsopts", "-outputdir", "o", "-o", "gcheavy",
+         "GcHeavy.hs"],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(
+        ["./gcheavy", str(LARGE_ITERATIONS), "+RTS", "-l", "-A16k", "-N2", "-RTS"],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+    (work / "gcheavy.eventlog").rename(out)
+    return out
+
+
+class Run:
+    """Best wall time, least CPU time (s) and largest peak RSS (KiB) of one command."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = float("inf")
+        self.rss = 0
+
+    def take(self, cmd: list[str]) -> None:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
+        self.wall = min(self.wall, wall)
+        self.cpu = min(self.cpu, usage.ru_utime + usage.ru_stime)
+        self.rss = max(self.rss, usage.ru_maxrss)
+
+
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+def measure(log: Path, reference: str | None, rounds: int, large: bool) -> None:
+    size = log.stat().st_size / 1e6
+    with tempfile.TemporaryDirectory(prefix="halvm-bench-") as tmp:
+        stats_cmd = halvm("eventlog", "stats", str(log))
+        report_cmd = halvm("report", str(log), "-o", str(Path(tmp) / "r.html"))
+        cmds = [stats_cmd, report_cmd]
+        if reference:
+            cmds.append([reference, "show", str(log)])
+        runs = [Run() for _ in cmds]
+        for _ in range(rounds):
+            for run, cmd in zip(runs, cmds, strict=True):
+                run.take(cmd)
+    stats, report = runs[0], runs[1]
+    print(f"  {log.name} ({size:.0f} MB):")
+    for name, r in (("eventlog stats", stats), ("report", report)):
+        mib = r.rss >> 10
+        print(f"    {name} {r.wall:.2f} s ({size / r.wall:.0f} MB/s; CPU {r.cpu:.2f} s), peak "
+              f"{mib} MiB [{_verdict(mib < MEMORY_MB)} memory]", flush=True)  # fmt: skip
+    if large:
+        print(f"    eventlog stats under {LARGE_S:.0f} s [{_verdict(stats.wall < LARGE_S)}]")
+    if reference:
+        ref = runs[2]
+        print(f"    ghc-events show {ref.wall:.2f} s ({size / ref.wall:.1f} MB/s; "
+              f"CPU {ref.cpu:.2f} s), peak {ref.rss >> 10} MiB")  # fmt: skip
+        for name, r, target in (
+            ("eventlog stats", stats, STATS_RATIO),
+            ("report", report, REPORT_RATIO),
+        ):
+            wall, cpu = r.wall / ref.wall, r.cpu / ref.cpu
+            print(f"    {name} / ghc-events show = {wall:.3f} (CPU {cpu:.3f}; target <= {target}) "
+                  f"[{_verdict(wall <= target)}]", flush=True)  # fmt: skip
+    else:
+        print("    ghc-events is not installed: no ratio (set GHC_EVENTS)")
+
+
+def main(argv: list[str]) -> int:
+    ghc = shutil.which("ghc")
+    if ghc is None:
+        print("  skipped: ghc is not installed (apt-get install ghc)")
+        return 0
+    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    measure(bench_gc_log.make_log(ghc), reference, 3, large=False)
+    if "--no-1g" not in argv:
+        measure(make_large_log(ghc), reference, 1, large=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

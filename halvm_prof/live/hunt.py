@@ -1,0 +1,384 @@
+"""``halvm-prof hunt -- PROG ARGS``: run a profiled program under the heap profiling modes a
+leak hunt needs, one bounded run each, and join what they say (``analysis.hunt``).
+
+Every run gets the same arguments and the same standard input (read once into the hunt's
+folder when it is not a terminal). GHC writes ``PROG.hp`` (and, for ``-hr``, ``PROG.prof``)
+into the current folder, as ``run`` follows it (GHC 9.0 has no flag to put it elsewhere):
+the hunt refuses to start where such files already exist, and moves each run's file into its
+folder as soon as the run ends. A run that outlives ``--timeout`` is stopped (SIGINT, then
+SIGKILL for its whole process group); Ctrl-C, SIGTERM or SIGHUP stop the run under way the same
+way before the hunt ends: no program it started is left running, no file of a run left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from halvm_prof.analysis.hunt import (
+    SUSPECT_MODES,
+    HuntResult,
+    HuntRun,
+    Profile,
+    find_suspects,
+    judge_all,
+    named_table,
+    overview,
+    read_profile,
+    restriction,
+    rts_line,
+)
+from halvm_prof.errors import HalvmProfError, InputError, OutputError
+from halvm_prof.inputs.source import open_source
+from halvm_prof.live.runner import ErrorTail, rts_info
+
+#: Seconds a stopped run gets to write its profile and exit before it is killed.
+STOP_TIMEOUT = 3.0
+#: The census interval of every run (seconds of the program's CPU time).
+DEFAULT_INTERVAL = 0.02
+#: How long a cost-centre stack's or retainer set's name may be in the profiles (``-L``).
+NAME_LENGTH = 200
+#: A first run with fewer censuses (GHC's exit census included) shows nothing growing.
+MIN_CENSUSES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ModeRun:
+    """One run's outcome and the profile it left (moved into the hunt's folder)."""
+
+    run: HuntRun
+    hp: Path | None
+    code: int | None
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived during a hunt: stop the run under way, then end."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise Stopped()
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Stopped` while the hunt runs (so its clean-up runs);
+    the handlers before are put back after."""
+    old = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            old[signum] = signal.signal(signum, _stop)
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60] or "_"
+
+
+class Hunter:
+    """Runs ``argv`` under one heap profiling mode at a time, in the current folder."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        folder: Path,
+        *,
+        timeout: float,
+        interval: float = DEFAULT_INTERVAL,
+        stdin: Path | None = None,
+        say: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        if not argv:
+            raise InputError("no program to hunt", hint="halvm-prof hunt -- PROG ARGS")
+        self.argv = list(argv)
+        self.name = os.path.basename(argv[0])
+        self.folder = folder
+        self.timeout = timeout
+        self.interval = interval
+        self.stdin = stdin
+        self.say = say
+        self.cwd = Path.cwd()
+        #: What a run writes here: the heap profile, -hr's .prof, a -hi run's eventlog (named
+        #: relative to the current folder, which a program in a chroot sees as its own).
+        self.log_name = f"{self.name}.hunt.eventlog"
+        self.outputs = [
+            self.cwd / f"{self.name}.hp",
+            self.cwd / f"{self.name}.prof",
+            self.cwd / self.log_name,
+        ]
+        self.count = 0
+        self.first_code: int | None = None
+        #: Seconds the program ran, summed over every run (the hunt's own time is the rest).
+        self.program_seconds = 0.0
+        #: Its GHC has -hi (9.2 on): each suspect gets a -hi run while they name info tables.
+        self.info_tables = False
+
+    def check(self) -> str:
+        """Refuse a program that is not a profiled GHC program, or files a run would replace;
+        its GHC version."""
+        info, _ = rts_info(list(self.argv))
+        way = info.way
+        if not info.profiled:
+            raise InputError(
+                f"built without -prof (its RTS is {way}): the hunt needs cost centres",
+                path=self.argv[0],
+                hint="build it with -prof -fprof-auto -rtsopts",
+            )
+        for path in self.outputs:
+            if path.exists():
+                raise OutputError(
+                    "already exists, and each run of the hunt writes it",
+                    path=path,
+                    hint="move it away, or run the hunt from another folder",
+                )
+        self.info_tables = info.ghc >= (9, 2)
+        return info.version
+
+    def run(self, mode: str, flags: Sequence[str], producer: str | None = None) -> ModeRun:
+        """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder.
+        A ``-hi`` run's profile is its eventlog, whose IPE events name the info tables."""
+        self.count += 1
+        all_flags = [*flags, f"-i{self.interval:g}", f"-L{NAME_LENGTH}"]
+        rts = rts_line(all_flags)
+        if mode == "i":
+            all_flags += ["-l", f"-ol{self.log_name}"]
+        suffix = f"-{_safe(producer)}" if producer else ""
+        kind = "eventlog" if mode == "i" else "hp"
+        target = self.folder / f"{self.count:02d}-h{mode}{suffix}.{kind}"
+        self.say(f"run {self.count}: {self.name} {rts}")
+        stdin: IO[bytes] | int = subprocess.DEVNULL
+        with contextlib.ExitStack() as stack:
+            if self.stdin is not None:
+                stdin = stack.enter_context(open(self.stdin, "rb"))
+            start = time.monotonic()
+            try:
+                proc = subprocess.Popen(
+                    [*self.argv, "+RTS", *all_flags, "-RTS"],
+                    stdin=stdin,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    process_group=0,
+                )
+            except OSError as e:
+                raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+            assert proc.stderr is not None
+            tail = ErrorTail(proc.stderr, None)
+            timed_out = False
+            try:
+                try:
+                    code = proc.wait(self.timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    code = _end(proc)
+            except BaseException:
+                _end(proc)
+                self._clear()
+                raise
+            seconds = time.monotonic() - start
+            self.program_seconds += seconds
+        said = tail.text(0.5).strip().splitlines()
+        hp = self.outputs[2] if mode == "i" else self.outputs[0]
+        moved: Path | None = None
+        if hp.exists():
+            shutil.move(hp, target)
+            moved = target
+        self._clear()
+        status: str = "ok"
+        note: str | None = None
+        if timed_out:
+            status, note = "timed out", f"stopped after --timeout {self.timeout:g}s"
+        elif code < 0:
+            status, note = "crashed", f"killed by {_signal_name(-code)}"
+        elif self.first_code is not None and code != self.first_code:
+            status, note = "crashed", f"exited with code {code}" + (f": {said[-1]}" if said else "")
+        elif moved is None or moved.stat().st_size == 0:
+            status, note = "no profile", "it wrote no heap profile"
+        if self.first_code is None and status == "ok":
+            self.first_code = code
+        if status != "ok" and moved is not None:
+            moved.unlink()
+            moved = None
+        run = HuntRun(
+            mode=mode,
+            rts=rts,
+            status=status,  # type: ignore[arg-type]
+            note=note,
+            file=str(moved) if moved is not None else None,
+            seconds=round(seconds, 3),
+        )
+        return ModeRun(run, moved, code)
+
+    def _clear(self) -> None:
+        """Remove what a run left in the current folder (the ``.prof`` of ``-hr``, the
+        ``.hp`` of a run stopped or killed)."""
+        for path in self.outputs:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _end(proc: subprocess.Popen[bytes]) -> int:
+    """Stop a run: SIGINT to its process group (its RTS then closes the profile), SIGKILL to
+    the group if it has not ended within :data:`STOP_TIMEOUT`."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(STOP_TIMEOUT)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+def _profile(label: str, path: Path, mode: str) -> Profile:
+    with open_source(path) as source:
+        return read_profile(label, source.heap_samples(), mode)
+
+
+@dataclass(frozen=True, slots=True)
+class HuntOutcome:
+    """The result, and the seconds the program ran against the hunt's whole time."""
+
+    result: HuntResult
+    program_seconds: float
+    total_seconds: float
+    folder: Path
+
+
+def hunt_program(
+    argv: Sequence[str],
+    folder: Path | None,
+    *,
+    timeout: float,
+    interval: float = DEFAULT_INTERVAL,
+    max_suspects: int = 3,
+    say: Callable[[str], None] = lambda _: None,
+) -> HuntOutcome:
+    """Hunt ``argv``: a ``-hc`` run finds the suspects, then each suspect's producer gets a
+    restricted run per mode of :data:`~halvm_prof.analysis.hunt.SUSPECT_MODES`. ``folder``
+    keeps the runs' profiles (a temporary folder, removed, when None)."""
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-")))
+            keep = False
+        else:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise OutputError(f"cannot make the folder: {e.strerror}", path=folder) from e
+            keep = True
+        stack.enter_context(stop_on_signals())
+        stdin = _saved_stdin(folder)
+        hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
+        try:
+            hunter.check()
+            outcome = _hunt(hunter, max_suspects)
+        except BaseException:
+            if keep:
+                _remove_runs(folder)
+            raise
+        finally:
+            if stdin is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    stdin.unlink()
+        return HuntOutcome(outcome, hunter.program_seconds, time.monotonic() - started, folder)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _remove_runs(folder: Path) -> None:
+    for path in folder.glob("[0-9][0-9]-h*.hp"):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _saved_stdin(folder: Path) -> Path | None:
+    """Standard input saved once, so that every run reads the same (None on a terminal)."""
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError):
+        return None
+    path = folder / ".hunt-stdin"
+    with open(path, "wb") as out:
+        while chunk := os.read(fd, 1 << 16):
+            out.write(chunk)
+    return path
+
+
+def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
+    first = hunter.run("c", ["-hc"])
+    name = hunter.name
+    if first.run.status == "timed out":
+        raise InputError(
+            f"did not end within --timeout {hunter.timeout:g}s (the first run, -hc)",
+            path=hunter.argv[0],
+            hint="give it input that ends, or a longer --timeout",
+        )
+    if first.run.status != "ok" or first.hp is None:
+        raise InputError(
+            f"the first run (-hc) failed: {first.run.note or first.run.status}",
+            path=hunter.argv[0],
+            hint="run it alone to see why; the hunt needs one run that works",
+        )
+    producer_run = _profile(f"{name} -hc", first.hp, "c")
+    if producer_run.censuses < MIN_CENSUSES:
+        raise InputError(
+            f"ended after {producer_run.censuses} heap censuses: too soon to see anything grow",
+            path=hunter.argv[0],
+            hint="give it more work, or a shorter --interval",
+        )
+    suspects = find_suspects(producer_run, max_suspects)
+    runs: list[HuntRun] = [first.run]
+    profiles: dict[str, dict[str, Profile]] = {}
+    by_producer: dict[str, list[HuntRun]] = {}
+    info_tables = hunter.info_tables
+    for suspect in suspects:
+        mine = by_producer.setdefault(suspect.producer, [first.run])
+        for mode in (*SUSPECT_MODES, *("i" if info_tables else "")):
+            done = hunter.run(mode, restriction(mode, suspect.producer), suspect.producer)
+            runs.append(done.run)
+            mine.append(done.run)
+            if done.run.status == "ok" and done.hp is not None:
+                try:
+                    profile = _profile(f"{name} -h{mode} -hc{suspect.producer}", done.hp, mode)
+                except HalvmProfError as e:
+                    mine[-1] = HuntRun(mode, done.run.rts, "no profile", e.message, None)
+                    continue
+                profiles.setdefault(suspect.producer, {})[mode] = profile
+                if mode == "i" and not any(named_table(b.name) for b in profile.bands):
+                    # Built without -finfo-table-map: no IPE entry names a table, and none
+                    # will for the other suspects either.
+                    info_tables = False
+    verdicts = judge_all(producer_run, suspects, profiles, by_producer)
+    return HuntResult(
+        program=name,
+        suspects=verdicts,
+        runs=tuple(runs),
+        censuses=producer_run.censuses,
+        duration=producer_run.duration,
+        peak_total=producer_run.peak_total,
+        overview=overview(producer_run),
+    )

@@ -1,0 +1,24 @@
+-- Lazy accumulation: a running total bumped with the lazy modifyIORef. Each bump leaves a thunk
+-- (total + cost) on top of the last, and nothing forces the chain until the end, so unevaluated
+-- work piles up in the IORef that main made. modifyIORef' would keep one evaluated Int.
+module Main (main) where
+
+import Control.Monad (forM_)
+import Data.IORef (modifyIORef, newIORef, readIORef)
+import System.Environment (getArgs)
+
+cost :: Int -> Int
+cost n = go (40 :: Int) n
+  where
+    go 0 acc = acc
+    go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
+
+main :: IO ()
+main = do
+  args <- getArgs
+  let requests = case args of (a:_) -> read a; _ -> 40000
+  total <- newIORef (0 :: Int)
+  forM_ [1 .. requests] $ \i -> do
+    let c = cost i
+    c `seq` modifyIORef total (+ c)
+  readIORef total >>= print

@@ -1,0 +1,277 @@
+"""The timeline's fold, compiled (``_elscan.Fold``) and in Python (``TimelineBuilder.add``):
+the same timeline, the same records handed to sinks in the same order and the same events
+handed to the folds alongside, on every fixture, on every cut of a sample and on generated
+logs."""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from halvm_prof import native
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.events import Event
+from halvm_prof.inputs.source import open_eventlog
+from halvm_prof.timeline.model import (
+    FIGURES,
+    PAGE_BUDGET,
+    Budget,
+    Collection,
+    Interval,
+    Marker,
+    Span,
+    Timeline,
+)
+from tests import eventlog_bytes as eb
+from tests.conftest import DATA, SWEEPS, in_ci, require_system, sweep
+
+#: Every eventlog under tests/data (GHC 9.0, 9.6 and, once there, 9.10 in ghc910/).
+FIXTURES = sorted(DATA.rglob("*.eventlog"))
+#: Budgets that keep everything, nothing, what a page carries, and almost nothing with few bins
+#: (drops, and bins doubling often).
+BUDGETS = {
+    "default": Budget(),
+    "figures": FIGURES,
+    "page": PAGE_BUDGET,
+    "tiny": Budget(intervals=7, collections=3, spans=2, markers=2, points=5, bins=8),
+}
+
+
+@dataclass
+class Recorder:
+    """A sink and a fold alongside: what each was handed, in order."""
+
+    types: frozenset[int] | None
+    seen: list[Any] = field(default_factory=list)
+
+    def interval(self, iv: Interval) -> None:
+        self.seen.append(iv)
+
+    def collection(self, c: Collection) -> None:
+        self.seen.append(c)
+
+    def marker(self, m: Marker) -> None:
+        self.seen.append(m)
+
+    def span(self, s: Span) -> None:
+        self.seen.append(s)
+
+    def counter(self, t: int, name: str, value: int) -> None:
+        self.seen.append((t, name, value))
+
+    def add(self, e: Event) -> None:
+        self.seen.append(tuple(e))
+
+
+def _compiled_built() -> None:
+    if native.built("_elscan") is None:
+        require_system(in_ci(), "the compiled fold halvm_prof._elscan (a C compiler)")
+        pytest.skip("halvm_prof._elscan is not built")
+
+
+def _pass(
+    log: bytes | Path,
+    pure: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: Budget,
+    sinks: bool,
+    also: frozenset[int] | bool | None,
+) -> tuple[Timeline, list[Any], list[Any]]:
+    if pure:
+        monkeypatch.setenv(native.PURE, "1")
+    else:
+        monkeypatch.delenv(native.PURE, raising=False)
+    sink = Recorder(None)
+    fold = Recorder(also if also is not True and also is not False else None)
+    target = io.BytesIO(log) if isinstance(log, bytes) else log
+    source = open_eventlog(target)
+    with source:
+        tl = source.timeline(
+            also=[fold] if also is not False else [],
+            budget=budget,
+            sinks=[sink] if sinks else [],
+        )
+    return tl, sink.seen, fold.seen
+
+
+def _alike(
+    log: bytes | Path,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: Budget = FIGURES,
+    sinks: bool = False,
+    also: frozenset[int] | bool | None = False,
+) -> Timeline:
+    py = _pass(log, True, monkeypatch, budget, sinks, also)
+    c = _pass(log, False, monkeypatch, budget, sinks, also)
+    assert c[0] == py[0]
+    assert c[1] == py[1]
+    assert c[2] == py[2]
+    return c[0]
+
+
+#: What the folds alongside ask for in the tests: a scheduling type the fold reads itself, a
+#: type it hands to Python, heap samples it does not read.
+SOME_TYPES = frozenset({ev.RUN_THREAD, ev.GC_END, ev.USER_MARKER, ev.HEAP_PROF_SAMPLE_STRING})
+
+
+@pytest.mark.parametrize("log", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+def test_every_fixture_folds_alike(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compiled_built()
+    for budget in BUDGETS.values():
+        _alike(log, monkeypatch, budget)
+    _alike(log, monkeypatch, PAGE_BUDGET, sinks=True, also=SOME_TYPES)
+    _alike(log, monkeypatch, BUDGETS["tiny"], sinks=True, also=None)
+
+
+def test_the_fixtures_are_there() -> None:
+    folders = {p.parent.relative_to(DATA).as_posix() for p in FIXTURES}
+    assert {"eventlog/ghc", "eventlog/ghc-events", "ghc96", "corpus"} <= folders
+
+
+def test_gc_figures_are_read_by_the_compiled_fold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log with collections on two capabilities: the figures are there, and alike."""
+    _compiled_built()
+    tl = _alike(DATA / "eventlog" / "ghc" / "timeline-N2.eventlog", monkeypatch, PAGE_BUDGET)
+    assert tl.gc.count > 0 and len(tl.caps) == 2 and tl.threads and tl.bins
+
+
+def _sample() -> Path:
+    return DATA / "eventlog" / "ghc" / "timeline-N2-lf.eventlog"
+
+
+@pytest.mark.parametrize("every", SWEEPS)
+def test_every_cut_folds_alike(every: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    _compiled_built()
+    data = _sample().read_bytes()
+    for cut in sweep(len(data), every=every, stride=997):
+        _alike(data[:cut], monkeypatch, BUDGETS["tiny"], sinks=True, also=SOME_TYPES)
+
+
+# -- generated logs ---------------------------------------------------------------------------
+
+#: (type, declared size): the types the timeline reads and some it does not, as GHC 9.x
+#: declares them.
+TYPES = {
+    ev.CREATE_THREAD: 4, ev.RUN_THREAD: 4, ev.STOP_THREAD: 10, ev.MIGRATE_THREAD: 6,
+    ev.GC_START: 0, ev.GC_END: 0, ev.REQUEST_SEQ_GC: 0, ev.REQUEST_PAR_GC: 0, ev.GC_IDLE: 0,
+    ev.BLOCK_MARKER: 14, ev.USER_MSG: None, ev.SPARK_COUNTERS: 56, ev.SPARK_CREATE: 0,
+    ev.SPARK_DUD: 0, ev.SPARK_OVERFLOW: 0, ev.SPARK_RUN: 0, ev.SPARK_STEAL: 2,
+    ev.SPARK_FIZZLE: 0, ev.SPARK_GC: 0, ev.WALL_CLOCK_TIME: 16, ev.THREAD_LABEL: None,
+    ev.CAP_CREATE: 2, ev.HEAP_ALLOCATED: 12, ev.HEAP_SIZE: 12, ev.HEAP_LIVE: 12,
+    ev.GC_STATS_GHC: 58, ev.TASK_CREATE: 18, ev.TASK_MIGRATE: 12, ev.TASK_DELETE: 8,
+    ev.USER_MARKER: None, ev.BLOCKS_SIZE: 12, ev.HEAP_PROF_SAMPLE_BEGIN: 8,
+}  # fmt: skip
+#: Declared otherwise: a stop without its third field (no layout fits: no arguments), a
+#: collection's statistics as GHC 8 wrote them, a spark steal without its payload.
+OTHER_SIZES = {ev.STOP_THREAD: 6, ev.GC_STATS_GHC: 50, ev.SPARK_STEAL: 0}
+
+
+def _payload(draw: st.DrawFn, etype: int, declared: dict[int, int | None]) -> bytes:
+    small = st.integers(0, 5)
+    big = st.one_of(st.integers(0, 1 << 20), st.integers(0, (1 << 64) - 1))
+    text = st.sampled_from(["START a", "STOP a", "START b", "STOP b", "x", "START", "Ω é"])
+    if etype in (ev.CREATE_THREAD, ev.RUN_THREAD):
+        return struct.pack(">I", draw(small))
+    if etype == ev.STOP_THREAD:
+        full = struct.pack(">IHI", draw(small), draw(st.sampled_from([1, 2, 3, 5, 8, 14])), 0)
+        return full[: declared[etype] or 0]
+    if etype == ev.MIGRATE_THREAD:
+        return struct.pack(">IH", draw(small), draw(small))
+    if etype == ev.SPARK_COUNTERS:
+        return struct.pack(">7Q", *(draw(big) for _ in range(7)))
+    if etype == ev.SPARK_STEAL:
+        return b"\x00\x01"[: declared[etype] or 0]
+    if etype == ev.WALL_CLOCK_TIME:
+        return struct.pack(">IQI", 0, draw(st.integers(0, 1 << 40)), draw(st.integers(0, 999)))
+    if etype == ev.CAP_CREATE:
+        return struct.pack(">H", draw(small))
+    if etype in (ev.HEAP_ALLOCATED, ev.HEAP_SIZE, ev.HEAP_LIVE, ev.BLOCKS_SIZE):
+        return struct.pack(">IQ", 0, draw(big))
+    if etype == ev.GC_STATS_GHC:
+        full = struct.pack(">IHQQQIQQQ", 0, draw(small), draw(big), 0, 0, draw(small), 0, 0, 0)
+        return full[: declared[etype] or 0]
+    if etype == ev.TASK_CREATE:
+        return struct.pack(">QHQ", draw(small), draw(small), 7)
+    if etype == ev.TASK_MIGRATE:
+        return struct.pack(">QHH", draw(small), draw(small), draw(small))
+    if etype == ev.TASK_DELETE:
+        return struct.pack(">Q", draw(small))
+    if etype == ev.THREAD_LABEL:
+        label = draw(st.sampled_from(["", "w", "worker é"]))
+        return struct.pack(">I", draw(small)) + label.encode()
+    if etype in (ev.USER_MSG, ev.USER_MARKER):
+        return draw(text).encode()
+    if etype == ev.HEAP_PROF_SAMPLE_BEGIN:
+        return struct.pack(">Q", draw(small))
+    return b""
+
+
+def _event(draw: st.DrawFn, t: int, declared: dict[int, int | None]) -> bytes:
+    etype = draw(st.sampled_from(sorted(set(TYPES) - {ev.BLOCK_MARKER})))
+    payload = _payload(draw, etype, declared)
+    if declared[etype] is None:
+        return eb.variable(etype, t, payload)
+    return eb.fixed(etype, t, payload.ljust(declared[etype] or 0, b"\x00"))
+
+
+@st.composite
+def _logs(draw: st.DrawFn) -> bytes:
+    """A log of blocks on a few capabilities (and events outside blocks), their times roughly
+    rising as GHC's are, sometimes far apart (bins double) or huge."""
+    declared: dict[int, int | None] = dict(TYPES)
+    for etype, size in OTHER_SIZES.items():
+        if draw(st.integers(0, 5)) == 0:
+            declared[etype] = size
+    header = eb.header([(t, s, f"type {t}") for t, s in sorted(declared.items())])
+    step = draw(st.sampled_from([1, 1000, 1 << 20, 1 << 40]))
+    t = draw(st.sampled_from([0, 5, 1 << 62]))
+    body: list[bytes] = []
+    for _ in range(draw(st.integers(0, 6))):
+        events = []
+        start = t
+        for _ in range(draw(st.integers(0, 25))):
+            t += draw(st.integers(0, step))
+            # GHC stamps some events before the ones written ahead of them
+            back = draw(st.integers(0, min(t - start, 3 * step)))
+            events.append(_event(draw, t - back, declared))
+        chunk = b"".join(events)
+        if draw(st.integers(0, 4)):
+            body.append(eb.block(start, draw(st.integers(0, 2)), chunk, t))
+        else:
+            body.append(chunk)
+        # the next block may start before this one ended (another capability's buffer)
+        t -= draw(st.integers(0, min(t, 2 * step)))
+    return header + b"".join(body) + eb.END
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_logs(), st.sampled_from(sorted(BUDGETS)), st.booleans(), st.sampled_from([0, 1, 2]))
+def test_generated_logs_fold_alike(log: bytes, budget: str, sinks: bool, also: int) -> None:
+    _compiled_built()
+    with pytest.MonkeyPatch.context() as mp:
+        folds: list[frozenset[int] | bool | None] = [False, SOME_TYPES, None]
+        _alike(log, mp, BUDGETS[budget], sinks, folds[also])
+
+
+def test_a_block_in_reverse_time_order_folds_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events far from time order (more than a near-sorted region's sort takes on): sorted
+    whole, to the same timeline."""
+    _compiled_built()
+    events = []
+    for i in range(400, 0, -1):
+        etype = [ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START, ev.GC_END][i % 4]
+        payload = struct.pack(">IHI", i % 3, 1, 0) if etype == ev.STOP_THREAD else b""
+        if etype == ev.RUN_THREAD:
+            payload = struct.pack(">I", i % 3)
+        events.append(eb.fixed(etype, 1000 * i, payload))
+    header = eb.header([(t, s, f"type {t}") for t, s in sorted(TYPES.items())])
+    log = header + eb.block(0, 0, b"".join(events), 400_000) + eb.END
+    tl = _alike(log, monkeypatch, PAGE_BUDGET, sinks=True)
+    assert tl.events == 401 and tl.gc.count > 0
