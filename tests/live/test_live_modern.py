@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from tests.ghcchroot import DATA
 from tests.live.modern import halvm, program, wait_for
+from tests.sources import eventlog_stats_of
 
 #: A real GHC 9.6 eventlog (GC events, a -hT heap profile).
 LOG = DATA / "ghc96" / "leaky-hT-l.eventlog"
@@ -88,7 +88,7 @@ def test_live_follows_a_modern_program_s_eventlog_as_it_runs(ghc: str, kind: str
             if kind == "file":
                 end = wait_for(url, lambda s: s["closed"], "the end of the log")
                 # The live figures are the offline figures of the same log.
-                offline = eventlog_stats(log)
+                offline = eventlog_stats_of(log)
                 assert end["gc"]["collections"] == offline.gc_count
                 live.send_signal(signal.SIGINT)
             _, err = _communicate(live, 60)  # the FIFO ended: --exit-when-done stops it

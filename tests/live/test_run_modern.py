@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import parse_rts_info
 from tests.live.modern import GHCS, children, halvm, program, snapshot, wait_for
+from tests.sources import eventlog_stats_of
 
 CASES = [
     (ghc, way)
@@ -81,7 +81,7 @@ def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
         assert not (out / ".eventlog.fifo").exists()
         # The live figures are the offline figures of the same saved run.
         saved_log, saved_hp = out / f"{name}.eventlog", out / f"{name}.hp"
-        offline = eventlog_stats(saved_log)
+        offline = eventlog_stats_of(saved_log)
         assert end["gc"]["collections"] == offline.gc_count > 0
         with open_source(saved_hp) as hp:
             heap = summarize(hp)
@@ -218,7 +218,7 @@ def test_a_signal_to_run_stops_the_program_and_keeps_what_was_gathered(
             assert run.returncode == 128 + sig, (run.returncode, err)
             assert f"run stopped by {sig.name}" in stdout
         # Stopped with SIGINT whatever stopped run: its RTS closed the eventlog.
-        assert eventlog_stats(out / f"{name}.eventlog").gc_count > 0
+        assert eventlog_stats_of(out / f"{name}.eventlog").gc_count > 0
 
 
 def test_run_does_not_take_over_an_ignored_sighup(tmp_path: Path) -> None:
