@@ -159,7 +159,8 @@ def _tui(hub: Hub) -> None:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A source unchanged this long counts as no longer written.",
+    help="A source unchanged this long counts as no longer written (a FIFO only while no "
+    "writer holds it open).",
 )
 @click.option(
     "--exit-when-done",
