@@ -159,7 +159,8 @@ def _tui(hub: Hub) -> None:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A source unchanged this long counts as no longer written.",
+    help="A source unchanged this long counts as no longer written (a FIFO only while no "
+    "writer holds it open).",
 )
 @click.option(
     "--exit-when-done",
@@ -445,7 +446,9 @@ def _ending_signals(runner: Run, stoppers: list[Callable[[], None]]) -> Iterator
         else:
             raise KeyboardInterrupt  # the terminal view, or before the server is up
 
-    before = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # A signal ignored when we started (SIGHUP under nohup) stays ignored.
+    handled = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    before = {sig: signal.signal(sig, on_signal) for sig in handled}
     try:
         yield
     finally:
