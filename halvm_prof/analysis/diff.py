@@ -314,6 +314,11 @@ def _floor(text: str, metric: str, rule: str) -> float:
     return value
 
 
+def _unknown(m: re.Match[str] | None, what: str = "a metric") -> str:
+    """What is wrong with a rule whose metric is unknown, when it reads as a rule at all."""
+    return f" ({m.group(1)} is not {what})" if m is not None else ""
+
+
 def parse_threshold(text: str, kind: str) -> Threshold:
     """Parse ``alloc>+5%``, ``time[Main.step]>+10%``, ``peak[*]>=1000000``, with an optional
     floor ``peak[*]>+20%,min=1M`` (see module doc)."""
@@ -321,11 +326,13 @@ def parse_threshold(text: str, kind: str) -> Threshold:
     metrics = PROF_METRICS if kind == "prof" else HEAP_METRICS
     if m is None or m.group(1) not in metrics:
         what = "cost centre" if kind == "prof" else "band"
+        # The metrics in the message, the syntax in the hint: each stays within what one
+        # error line keeps of it.
         raise ConfigError(
-            f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: {text!r}",
+            f"not a threshold for {'cost-centre' if kind == 'prof' else 'heap'} profiles: "
+            f"{text!r}{_unknown(m, 'one of theirs')}; their metrics are {', '.join(metrics)}",
             hint=f"write METRIC OP CHANGE, e.g. {metrics[-1]}>+5%, or METRIC[NAME] OP CHANGE for "
-            f"one {what} ([*] for each), with ,min=AMOUNT for the least change that counts "
-            f"(metrics: {', '.join(metrics)})",
+            f"one {what} ([*] for each), with ,min=AMOUNT for the least change that counts",
         )
     return Threshold(
         text.strip(),
@@ -372,11 +379,12 @@ def check_thresholds(
             metric = m.group(1) if m else ""
             if metric not in PROF_METRICS + HEAP_METRICS:
                 raise ConfigError(
-                    f"not a threshold: {text!r}",
+                    f"not a threshold: {text!r}{_unknown(m)}; the metrics are "
+                    f"{', '.join(PROF_METRICS)} for .prof, {', '.join(HEAP_METRICS)} for heap "
+                    "profiles",
                     hint="write METRIC OP CHANGE, e.g. alloc>+5%, or METRIC[NAME] OP CHANGE "
                     "for one cost centre or band ([*] for each), with ,min=AMOUNT for the "
-                    f"least change that counts (metrics: {', '.join(PROF_METRICS)} for .prof; "
-                    f"{', '.join(HEAP_METRICS)} for heap profiles)",
+                    "least change that counts",
                 )
             parse_threshold(text, "prof" if metric in PROF_METRICS else "heap")
         else:

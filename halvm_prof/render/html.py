@@ -116,7 +116,10 @@ def render_html(data: ReportData, budget: Budget | None = None) -> str:
     """The page for ``data``: assets inlined, data as JSON."""
     # The runtime section's script registers itself before report.js draws the sections.
     return render_page(
-        PAGES[data.page], page_json(data, budget), ("timeline.js", "report.js"), ("report.css",)
+        PAGES[data.page],
+        page_json(data, budget),
+        ("axes.js", "timeline.js", "report.js"),
+        ("report.css",),
     )
 
 

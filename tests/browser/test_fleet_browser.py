@@ -5,6 +5,7 @@ opens that source's own live view."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from halvm_prof.words import plural
-from tests.browser.test_report_browser import ARTIFACTS, INK
+from tests.browser.test_report_browser import ARTIFACTS, INK, _round_labels
 from tests.browser.test_report_browser import browser as browser
 from tests.live.helpers import GROW_ALERT, writing
 
@@ -42,6 +43,21 @@ def _tile_ink(browser: Any, label: str) -> float:
         label,
     )
     return ink
+
+
+#: A tile's axis labels as drawn and how far its last time label reaches, in canvas pixels.
+TILE_AXES = """
+const tile = document.querySelector(`.tile[data-label="${arguments[0]}"] .spark`);
+const c = echarts.getInstanceByDom(tile);
+const m = c.getModel(), x = m.getComponent('xAxis', 0).axis;
+const labels = (a) => a.getViewLabels().map((l) => [Number(l.tickValue), l.formattedLabel]);
+const last = labels(x).reduce((a, b) => (b[0] > a[0] ? b : a));
+const ctx = document.createElement('canvas').getContext('2d');
+ctx.font = '12px sans-serif';
+return {y: labels(m.getComponent('yAxis', 0).axis).map((l) => l[1]), x: labels(x),
+        right: x.toGlobalCoord(x.dataToCoord(last[0])) + ctx.measureText(last[1]).width / 2,
+        width: c.getWidth()};
+"""
 
 
 def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
@@ -125,6 +141,16 @@ def test_fleet_page_draws_three_disks_marks_the_crash_and_the_alert(
                 "return [...document.querySelectorAll('.tile')].map((e) => e.dataset.label)"
             )
             assert shown == [t["label"] for t in fleet["tiles"]]
+            # Axes in round steps, the time axis ending on a step whose label stays inside the
+            # tile (were '0.9 s1 s' colliding and '0.0851' cut off, sizes 9.5, 19.1 MiB).
+            for label in tiles:
+                axes = browser.execute_script(TILE_AXES, label)
+                assert _round_labels(axes["y"]), (label, axes["y"])
+                xs = sorted({v for v, _ in axes["x"]})
+                steps = {round(b - a, 9) for a, b in itertools.pairwise(xs)}
+                assert len(steps) == 1 and xs[-1] >= max(expected[label]["times"]), (label, xs)
+                assert all(text == f"{v:g} s" for v, text in axes["x"]), axes["x"]
+                assert axes["right"] <= axes["width"], (label, axes)
             ARTIFACTS.mkdir(exist_ok=True)
             browser.save_screenshot(str(ARTIFACTS / "live-fleet.png"))
             # Ranked by peak alone when asked.

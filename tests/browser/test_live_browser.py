@@ -3,6 +3,7 @@ program runs, keeps them after it crashes, and the saved files are what GHC wrot
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -527,3 +528,66 @@ def test_an_empty_heap_chart_says_why_and_what_to_change(
     assert heap[0]["job"] == "grow 1 +RTS -hc -i0.1 -l", heap[0]["job"]
     assert heap[0]["empty_why"].startswith("Nothing to draw: 2 censuses, the last at ")
     assert "every 0.1 s (+RTS -i0.1)" in heap[0]["empty_why"]
+
+
+#: Each axis's labels as drawn ([value, text]), the legend's paging and the plot's right edge.
+AXES = """
+const c = echarts.getInstanceByDom(document.getElementById(arguments[0]));
+const m = c.getModel();
+const labels = (kind, i) => m.getComponent(kind, i).axis.getViewLabels()
+  .map((l) => [Number(l.tickValue), l.formattedLabel]);
+const legend = m.getComponent('legend', 0);
+const view = legend ? c.getViewOfComponentModel(legend) : null;
+return {y: labels('yAxis', 0), x: labels('xAxis', 0), paged: view ? !!view._showController : false,
+        axis11: window.halvmAxes.timeAxis(0, 1.1, 8, 1000).values};
+"""
+
+
+def _equal_steps(values: list[float]) -> bool:
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(values)}
+    return len(steps) == 1 and values[0] == 0
+
+
+def test_live_axes_tick_at_round_values_and_the_legend_is_whole(
+    browser: Any, tmp_path: Path
+) -> None:
+    # leaky-hc.hp, as the fleet's grow disk: ECharts' own steps were 9.5, 19.1, 28.6 MiB and
+    # its scrolling legend cut 'GHC.IO.Enco'; a 1.1 s axis was labelled at 0 and 1 only.
+    from tests.browser.test_report_browser import _round_labels
+    from tests.conftest import CORPUS
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "live", str(CORPUS / "leaky-hc.hp"), "--no-open"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.points === 7")
+        heap = browser.execute_script(AXES, "heap-chart")
+        gc = browser.execute_script(AXES, "gc-chart")
+        snap = _snapshot(url)
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "live-round-axes.png"))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        browser.get("about:blank")
+    for axes in (heap, gc):
+        assert _round_labels([text for _, text in axes["y"]]), axes["y"]
+        # ECharts lists custom labels unordered, some twice.
+        drawn = sorted({(v, text) for v, text in axes["x"]})
+        xs = [v / 1000 for v, _ in drawn]
+        # Round steps from 0 to a step past the newest census, labelled as they are.
+        assert _equal_steps(xs) and len(xs) >= 4, xs
+        assert xs[-1] >= max(snap["heap"]["times"]) > xs[-2], xs
+        assert [text for _, text in drawn] == [f"{x:g}" for x in xs]
+    # 12 bands and the rest, one a row at the side: no page of the legend hides a band.
+    assert len(snap["heap"]["bands"]) == 13 and not heap["paged"]
+    assert heap["axis11"] == [i * 200 for i in range(7)]

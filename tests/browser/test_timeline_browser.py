@@ -387,3 +387,28 @@ def test_threads_past_the_bound_are_counted_and_said(browser: Any, tmp_path: Pat
     notes = [n.text for n in browser.find_elements("css selector", "section.section p.note")]
     assert any(f"3 threads past the first {MAX_THREADS:,} were not kept" in n for n in notes)
     assert _errors(browser) == []
+
+
+PLOT_AREAS = """
+return arguments[0].map((i) => {
+  const c = window.halvmReport.charts[i];
+  const g = c.getModel().getComponent('grid', 0).coordinateSystem.getRect();
+  return [Math.round(c.getDom().getBoundingClientRect().left + g.x), Math.round(g.width)];
+});
+"""
+
+
+def test_charts_sharing_the_time_axis_line_up(browser: Any, tmp_path: Path) -> None:
+    # The page grows a scroll bar while its charts are made: the first ones were as much wider
+    # as the bar (the GC pause chart's plot area 14 px narrower than the activity chart's).
+    log = OURS / "timeline-N2-lf.eventlog"
+    html = tmp_path / "r.html"
+    write_file_report([str(log)], html, title=log.name)
+    _open(browser, html)
+    _, charts = _runtime(browser)
+    assert {"activity", "caps", "gc", "sparks"} <= set(charts)
+    areas = browser.execute_script(PLOT_AREAS, list(charts.values()))
+    assert len(set(map(tuple, areas))) == 1, dict(zip(charts, areas, strict=True))
+    width = browser.execute_script("return document.documentElement.clientWidth")
+    assert browser.execute_script("return window.innerWidth") > width  # the scroll bar is there
+    _shot(browser, "timeline-charts-line-up.png")

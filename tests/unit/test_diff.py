@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.diff import breaches, diff_profiles, parse_threshold
+from halvm_prof.analysis.diff import (
+    HEAP_METRICS,
+    PROF_METRICS,
+    breaches,
+    diff_profiles,
+    parse_threshold,
+)
 from halvm_prof.cli.app import cli
 from halvm_prof.errors import ConfigError
 from tests.conftest import CORPUS, DATA, Golden
@@ -242,3 +248,22 @@ def test_a_bad_fail_if_rule_is_refused_before_any_work(
         code, out, err = run(str(CORPUS / "leaky-hc.hp"), "--against", "last", "--store", store,
                              "--fail-if", rule)  # fmt: skip
         assert code == 1 and out == "" and says in err, err
+
+
+@pytest.mark.parametrize(
+    ("files", "rule", "metrics"),
+    [
+        (("leaky-hc.prof", "leaky-hy.prof"), "bogus>+5%", PROF_METRICS + HEAP_METRICS),
+        (("leaky-hc.hp", "leaky-hy.hp"), "bogus>+5%", PROF_METRICS + HEAP_METRICS),
+        (("leaky-hc.prof", "leaky-hy.prof"), "peak>+5%", PROF_METRICS),
+    ],
+)
+def test_an_unknown_fail_if_metric_lists_the_metrics_whole(
+    files: tuple[str, str], rule: str, metrics: tuple[str, ...]
+) -> None:
+    # The list was the end of a hint cut at 200 characters: '(metrics: ... (236 characters))'.
+    code, out, err = run(*(str(CORPUS / f) for f in files), "--fail-if", rule)
+    assert code == 1 and out == "" and err.count("\n") == 1, err
+    assert "characters)" not in err and f"({rule.split('>')[0]} is not " in err, err
+    named = err.split("metrics are ", 1)[1].split(" (write", 1)[0]
+    assert set(re.findall(r"\w+", named)) - {"for", "prof", "heap", "profiles"} == set(metrics)

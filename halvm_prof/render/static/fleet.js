@@ -15,7 +15,6 @@
     while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
     return (i ? v.toFixed(1) : String(Math.round(v))) + " " + units[i];
   }
-  const seconds = (v) => Number(v.toPrecision(3)) + " s";
   const STATES = {
     waiting: "waiting for data", running: "running", closed: "closed",
     quiet: "quiet: not closed (crashed or hung)", failed: "failed",
@@ -29,14 +28,14 @@
     return e;
   }
 
-  // The time axis: from the first census to the last; with none, or one, a fixed second from
-  // its whole second on (ECharts left to find the extent of no data spends a minute on ticks).
-  function extent(times) {
-    if (times.length >= 2 && times[times.length - 1] > times[0]) {
-      return { min: times[0], max: times[times.length - 1] };
-    }
-    const min = times.length ? Math.floor(Math.max(0, times[0])) : 0;
-    return { min: min, max: min + 1 };
+  // The time axis: over the censuses in round steps, its ends on a step (axes.js), so labels
+  // neither collide at the end nor run off it; with none, or one, a second from its whole
+  // second on (ECharts left to find the extent of no data spends a minute on ticks).
+  function timeAxis(times) {
+    const n = times.length;
+    const a = window.halvmAxes.timeAxis(n ? Math.max(0, times[0]) : 0, n ? times[n - 1] : 0, 4);
+    return { type: "value", min: a.min, max: a.max, interval: a.interval,
+      axisLabel: { formatter: (v) => a.label(v) + " s" } };
   }
 
   function tileOf(t) {
@@ -81,12 +80,10 @@
     d.notes.textContent = t.notes.join("; ");
     d.chart.setOption({
       animation: false,
-      grid: { top: 8, left: 68, right: 18, bottom: 20 },
+      grid: { top: 8, left: 68, right: 24, bottom: 20 },
       tooltip: { trigger: "axis", valueFormatter: bytes },
-      xAxis: Object.assign({ type: "value", splitNumber: 3,
-        axisLabel: { formatter: seconds, hideOverlap: true } }, extent(t.times)),
-      yAxis: { type: "value", min: 0, max: t.peak_total > 0 ? null : 1024, splitNumber: 3,
-        axisLabel: { formatter: bytes, hideOverlap: true } },
+      xAxis: timeAxis(t.times),
+      yAxis: window.halvmAxes.byteAxis(Math.max(t.peak_total, 1024), {}, 3),
       series: [{ name: "heap", type: "line", symbol: t.times.length < 3 ? "circle" : "none",
         areaStyle: { opacity: 0.25 }, color: firing.length ? "#c00" : t.state === "quiet" ? "#888" : "#3366cc",
         data: t.times.map((x, k) => [x, t.totals[k]]) }],

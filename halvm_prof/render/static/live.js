@@ -25,21 +25,22 @@
   // value axes would stack x as well).
   const ms = (points) => points.map((p) => [p[0] * 1000, p[1]]);
   const seconds = (v) => String(Number((v / 1000).toFixed(3)));
-  // A time axis over `times` (seconds); `null`: the axis follows the data. No census, or one,
-  // has no extent: the axis gets the second from the census's whole second on. (ECharts left
-  // to find the extent of no data, or given one that starts before 0, spends tens of seconds
-  // and gigabytes on ticks, and the page stops.)
+  // A time axis over `times` (seconds), in round steps with its ends on a step (axes.js). No
+  // census, or one, has no extent: the axis gets the second from the census's whole second on.
+  // (ECharts left to find the extent of no data, or given one that starts before 0, spends
+  // tens of seconds and gigabytes on ticks, and the page stops.)
   function xAxis(times, name) {
-    let min, max;
-    if (times !== null && times.length < 2) {
-      min = times.length ? Math.floor(Math.max(0, times[0])) * 1000 : 0;
-      max = min + 1000;
-    }
+    let lo = Infinity, hi = -Infinity;
+    for (const t of times) { if (t < lo) lo = t; if (t > hi) hi = t; }
+    const a = window.halvmAxes.timeAxis(times.length ? Math.max(0, lo) : 0, times.length ? hi : 0, 8, 1000);
     return { type: "time", name: name || "s", nameLocation: "middle", nameGap: 28,
-      min: min, max: max,
-      axisLabel: { formatter: seconds, hideOverlap: true },
+      min: a.min, max: a.max,
+      axisTick: { customValues: a.values },
+      axisLabel: { formatter: a.label, customValues: a.values, hideOverlap: true },
       axisPointer: { label: { formatter: (p) => seconds(p.value) + " s" } } };
   }
+  const maxOf = (values) => values.reduce((m, v) => (v > m ? v : m), 0);
+  const firsts = (points) => points.map((p) => p[0]);
 
   function drawHeap(s) {
     const h = s.heap;
@@ -59,10 +60,13 @@
     heapChart.setOption({
       animation: false,
       tooltip: { trigger: "axis", valueFormatter: bytes },
-      legend: { type: "scroll", top: 0 },
-      grid: { top: 40, left: 80, right: 20, bottom: 50 },
+      // At the side, one band a row: 12 bands and the rest fit, and a long name is cut with an
+      // ellipsis (its whole on hover), never in the middle of a page of a scrolling legend.
+      legend: { type: "scroll", orient: "vertical", right: 10, top: 10, bottom: 40,
+        textStyle: { width: 190, overflow: "truncate" }, tooltip: { show: true } },
+      grid: { top: 30, left: 80, right: 250, bottom: 50 },
       xAxis: xAxis(s.heap.times, s.clocks[h.clock]),
-      yAxis: { type: "value", axisLabel: { formatter: bytes } },
+      yAxis: window.halvmAxes.byteAxis(maxOf(h.totals)),
       series: series,
     }, { replaceMerge: ["series"] });
     window.halvmLive.points = h.times.length;
@@ -76,6 +80,7 @@
   function drawGc(s) {
     const g = s.gc;
     const twoClocks = !!g && s.heap.clock !== "elapsed";
+    const events = g ? firsts(g.heap_size).concat(firsts(g.live_bytes)) : [];
     const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
       xAxisIndex: twoClocks ? 1 : 0,
       data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
@@ -97,10 +102,11 @@
       legend: { top: 0 },
       grid: { top: twoClocks ? 80 : 40, left: 80, right: 20, bottom: 50 },
       xAxis: twoClocks
-        ? [xAxis(g.heap_size.length ? null : [], s.clocks.elapsed),
+        ? [xAxis(events, s.clocks.elapsed),
           Object.assign(xAxis(s.heap.times, s.clocks[s.heap.clock]), { position: "top" })]
-        : [xAxis(g && g.heap_size.length ? null : s.heap.times, s.clocks[s.heap.clock])],
-      yAxis: { type: "value", axisLabel: { formatter: bytes } },
+        : [xAxis(events.concat(s.heap.times), s.clocks[s.heap.clock])],
+      yAxis: window.halvmAxes.byteAxis(Math.max(maxOf(s.heap.totals),
+        g ? maxOf(g.heap_size.map((p) => p[1])) : 0, g ? maxOf(g.live_bytes.map((p) => p[1])) : 0)),
       series: series,
     }, { replaceMerge: ["series", "xAxis"] });
     window.halvmLive.gcAxes = twoClocks ? 2 : 1;
@@ -128,7 +134,7 @@
       tooltip: { trigger: "axis", valueFormatter: (v) => v.toFixed(1) + "%" },
       legend: { type: "scroll", top: 0 },
       grid: { top: 40, left: 80, right: 20, bottom: 40 },
-      xAxis: xAxis(bins ? null : []),
+      xAxis: xAxis(bins ? [0, bins * c.width] : []),
       yAxis: { type: "value", min: 0, max: 100, axisLabel: { formatter: "{value}%" } },
       series: series,
     }, { replaceMerge: ["series"] });

@@ -29,25 +29,8 @@
     return num(n) + " " + (n === 1 ? noun : many || noun + "s");
   }
 
-  // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
-  // (200 MiB, 1 GiB), never ECharts' decimal steps (1e9 bytes = "953.7 MiB"). Labels keep the
-  // step's unit, so every tick reads exactly ("1,200 MiB", not a rounded "1.2 GiB").
-  function byteAxis(max, extra) {
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    const raw = Math.max(1, max / 5);
-    let k = 0;
-    while (k < units.length - 1 && raw >= Math.pow(1024, k + 1)) k++;
-    const r = raw / Math.pow(1024, k);
-    let step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((m) => m >= r);
-    if (step === undefined) {  // r in (500, 1024): one of the next unit
-      if (k < units.length - 1) { step = 1; k++; } else step = 1000 * Math.ceil(r / 1000);
-    }
-    const size = Math.pow(1024, k), interval = step * size;
-    return Object.assign({ type: "value", min: 0 }, extra || {}, {
-      interval: interval, max: Math.max(interval, Math.ceil(max / interval) * interval),
-      axisLabel: { formatter: (v) => num(v / size, 3) + " " + units[k] },
-    });
-  }
+  // Round byte ticks (axes.js, inlined before this script).
+  const byteAxis = window.halvmAxes.byteAxis;
   // Spreading a long array into Math.max overflows the stack; reduce does not.
   function maxOf(values) { return values.reduce((m, v) => (v > m ? v : m), 0); }
   // The x window a chart's zoom shows, and whether a legend entry is shown.
@@ -139,7 +122,8 @@
     if (after) after.after(div); else parent.appendChild(div);
     const c = echarts.init(div, null, { renderer: "canvas" });
     charts.push(c);
-    window.addEventListener("resize", () => c.resize());
+    // Its box's width, not the window's (report.css keeps room for the scroll bar).
+    new ResizeObserver(() => { if (c.getWidth() !== div.clientWidth) c.resize(); }).observe(div);
     return c;
   }
 
