@@ -550,8 +550,16 @@ def _shares(profile: Profile | None) -> tuple[Share, ...]:
 def _chart(title: str, profile: Profile | None, n: int = 6) -> Series | None:
     if profile is None or not profile.times:
         return None
-    kept = [b for b in profile.bands if b.values][:n]
-    return Series(title, profile.times, tuple((drop_stack_number(b.name), b.values) for b in kept))
+    # Retainer sets whose names are equal once their numbers are dropped are one band, as in
+    # the shares (GHC numbers a set again as its members change).
+    summed: dict[str, list[int]] = {}
+    for b in profile.bands:
+        if b.values:
+            into = summed.setdefault(drop_stack_number(b.name), [0] * len(b.values))
+            for i, v in enumerate(b.values):
+                into[i] += v
+    kept = list(summed.items())[:n]
+    return Series(title, profile.times, tuple((name, tuple(v)) for name, v in kept))
 
 
 def _kind(
