@@ -19,7 +19,7 @@ from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
-from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
+from halvm_prof.xen.generate import MAX_MEMORY, PROF_DEVICE, ConfigSpec, render_config
 from halvm_prof.xen.prepare import plan_prepare, run_prepare
 from halvm_prof.xen.sizing import measure_sample, parse_duration
 
@@ -34,7 +34,7 @@ _SAMPLE_OPTION = click.option(
 
 @click.group(invoke_without_command=True)
 @click.option("--kernel", help="The HaLVM kernel image.")
-@click.option("--memory", type=click.IntRange(min=1), help="Memory in MiB.")
+@click.option("--memory", type=click.IntRange(min=1, max=MAX_MEMORY), help="Memory in MiB.")
 @click.option("--name", default="halvm", show_default=True, help="Domain name.")
 @click.option("--rts", help='RTS flags, e.g. "-p -hc -i0.5".')
 @click.option("--prof-disk", help="Image attached as xvdp1 (time profile).")
@@ -106,7 +106,9 @@ def check(
 
 @click.command()
 @click.argument("kernel", type=click.Path(dir_okay=False))
-@click.option("--memory", type=click.IntRange(min=1), required=True, help="Memory in MiB.")
+@click.option(
+    "--memory", type=click.IntRange(min=1, max=MAX_MEMORY), required=True, help="Memory in MiB."
+)
 @click.option("--rts", help='RTS flags, e.g. "-p -hc" (not with --hunt, which sets them).')
 @click.option("--duration", default="10m", show_default=True, help="Planned run length.")
 @click.option(

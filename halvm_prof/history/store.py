@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -202,6 +203,28 @@ def _dialect(url: str) -> _Dialect:
     )
 
 
+#: The longest label or commit stored (a version, a CI job, a SHA).
+MAX_LABEL = 200
+
+
+def name_problem(text: str, what: str) -> str | None:
+    """Why ``text`` cannot name a run as ``what`` (``label`` or ``commit``), else None.
+
+    A run is found by its number, ``last``, a label or a commit, in that order: a label that
+    is a number or ``last`` could never be reached. A control character (a newline) would
+    split the name's line in ``runs list``.
+    """
+    if not text.strip():
+        return f"a {what} must not be empty"
+    if what == "label" and (text.isdigit() or text == "last"):
+        return f"{text!r} names a run already (its number, or the newest run): give another label"
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text):
+        return f"a {what} is one line of printable text, without control characters"
+    if len(text) > MAX_LABEL:
+        return f"a {what} is at most {MAX_LABEL} characters, not {len(text)}"
+    return None
+
+
 class Store:
     """An open run history. Use :func:`open_store` (or ``with Store(url) as s``)."""
 
@@ -352,6 +375,10 @@ class Store:
 
     def add(self, run: RunFigures, label: str | None = None, commit: str | None = None) -> RunInfo:
         """Store ``run`` in one transaction and return what was stored."""
+        for what, text in (("label", label), ("commit", commit)):
+            problem = None if text is None else name_problem(text, what)
+            if problem is not None:
+                raise StoreError(problem, path=self.where, hint=f"give another --{what}")
         added = datetime.now(UTC).isoformat(timespec="seconds")
         # Sorted, so concurrent writers take the series' unique-key locks in the same order.
         figures = sorted(run.figures, key=lambda f: (f.scope, f.name, f.metric))

@@ -45,7 +45,7 @@ from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.perf import PerfSource
 from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
-from halvm_prof.inputs.streams import Digest, FollowOnly, Window
+from halvm_prof.inputs.streams import Decompressed, Digest, FollowOnly, Window, compression
 
 if TYPE_CHECKING:
     from halvm_prof.inputs.follow import Feed
@@ -154,7 +154,15 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
         raise InputError("no such file", path=text, hint="check the path") from e
     if stat.S_ISFIFO(st.st_mode):
         return stream_source("eventlog", FifoFeed(text))
-    if st.st_size == 0:
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)):
+        # /dev/zero was "empty": a character device or socket has no size to tell by.
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "a device or socket"
+        raise InputError(
+            f"is {what}, not a file a program writes",
+            path=text,
+            hint="live follows a .hp, an eventlog file or FIFO, a disk image, or unix:/tcp:",
+        )
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
         # A file just created by a program that has not written yet.
         raise InputError(
             "is empty, so its kind cannot be told yet",
@@ -195,6 +203,8 @@ def _open(
     disk: bool,
     count_samples: bool,
     digest: bool = False,
+    *,
+    inflate: bool = True,
 ) -> Source:
     start = 0
     if seekable:
@@ -208,6 +218,17 @@ def _open(
         stream: IO[bytes] = raw
     else:
         stream = io.BufferedReader(Prefixed(head, raw), 1 << 20)
+    packed = compression(head)
+    if packed is not None:
+        # A gzip or zstd file is read through its decompressor, as it goes: once, as a pipe is.
+        if not inflate:
+            raise InputError(
+                f"is compressed twice ({packed} inside gzip or zstd)",
+                path=name,
+                hint=f"decompress it once first ({packed} -dc)",
+            )
+        inner = io.BufferedReader(Decompressed(stream, packed, name, owned=owned), 1 << 20)
+        return _open(inner, name, False, owned, disk, count_samples, digest, inflate=False)
     # A disk first: its binary status sector followed by profile text can pass for the header
     # line of a .prof, while profile text never decodes as a status sector.
     if looks_like_disk(head):

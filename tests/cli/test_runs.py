@@ -333,3 +333,53 @@ def test_an_empty_database_file_is_not_a_store_to_read(tmp_path: Path) -> None:
         == 0
     )
     assert run("runs", "list", "--store", f"sqlite:///{empty}").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        ("1", "names a run already"),
+        ("42", "names a run already"),
+        ("last", "names a run already"),
+        ("v1\nv2", "without control characters"),
+        ("v1\x1b[31m", "without control characters"),
+        ("  ", "must not be empty"),
+        ("x" * 201, "at most 200 characters"),
+    ],
+)
+def test_a_label_that_could_not_name_its_run_is_refused(
+    tmp_path: Path, label: str, why: str
+) -> None:
+    """Labels `1` and `last` were stored but `runs show 1` is run number 1; a newline split
+    the run's row in `runs list`."""
+    store = tmp_path / "r.sqlite"
+    r = run(
+        "runs",
+        "add",
+        str(CORPUS / "leaky-hc.prof"),
+        "--label",
+        label,
+        "--store",
+        f"sqlite:///{store}",
+    )
+    assert r.exit_code == 2 and why in r.stderr, r.output
+    assert not store.exists()
+
+
+def test_a_commit_with_a_newline_is_refused_and_stored_ones_stay_one_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    r = run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--commit", "ab\ncd", "--store", url)
+    assert r.exit_code == 2 and "control characters" in r.stderr
+    # A store written before the check: its label and commit are shown on one line each.
+    from halvm_prof.history.store import Store
+
+    with Store(url) as store:
+        store._conn.execute(
+            "INSERT INTO halvm_runs (label, commit_sha, added, program) "
+            "VALUES ('v1\nv2', 'ab\ncd', '2026-01-01T00:00:00+00:00', 'p')"
+        )
+    r = run("runs", "list", "--store", url)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("\n") == 2 and "v1\\nv2" in r.stdout and "ab\\ncd" in r.stdout
+    r = run("runs", "show", "1", "--store", url)
+    assert "run 1 (v1\\nv2)" in r.stdout and "ab\\ncd" in r.stdout

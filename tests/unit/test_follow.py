@@ -523,6 +523,16 @@ def test_a_real_log_fed_in_bits_still_reads(tmp_path: Path) -> None:
     assert parser.error is None and parser.ended and got > 0
 
 
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null"])
+def test_a_device_is_not_followed_as_an_empty_file(path: str) -> None:
+    """`live /dev/zero` said the device "is empty, so its kind cannot be told yet"."""
+    from halvm_prof.errors import InputError
+
+    with pytest.raises(InputError, match="is a device or socket, not a file") as caught:
+        open_followed(path)
+    assert path in str(caught.value)
+
+
 def test_a_fifo_holds_a_megabyte_between_two_polls(tmp_path: Path) -> None:
     """A writer blocks once the pipe is full: with Linux's default 64 KiB a program writing its
     eventlog faster than 64 KiB per poll waited on us (bench_watch_cost.py: 7x slower)."""
