@@ -19,6 +19,24 @@
  * event_class(time, type, cap, args, offset base + offset), made here; cap -2 means the
  * block's cap as walked, -1 None.
  */
+/* A map of this file, each part beside the Python it twins (change both together):
+ *
+ *   be16, be32, be64, bump      reading big-endian numbers, counting   walk.py _HEAD, _U16
+ *   starts, content_end         an event's extent read by its content  walk.py _starts,
+ *                                                                       content_end
+ *   decode_plain                a kept event of a plain payload        walk.py _Decoding.frame
+ *   walk                        the one walk of the data section       walk.py walk_python,
+ *                                                                       _variable
+ *   -- the timeline's fold (tests/unit/test_timeline_fold.py) --
+ *   IMap                        64-bit keys to indexes                 build.py's dicts
+ *   Grid, grid_*                bins growing with the run              bins.py BinGrid
+ *   Col, gcs_*                  a collection folded from its caps      collections.py _Open,
+ *                                                                       CollectionFold
+ *   Cap, fold_cap, close_run    one capability's running and GC        build.py _Cap
+ *   fold_thread                 one thread                             build.py _Thread
+ *   fold_one                    one event folded                       TimelineBuilder.add
+ *   Fold.region, Fold.state     the time-ordered load, the hand-over   build.py _compiled_pass
+ */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -1089,14 +1107,25 @@ static int rec_cmp(const Rec *x, const Rec *y) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A region's events are nearly in time order: insertion sort runs, then a merge. */
+static int rec_qcmp(const void *x, const void *y) { return rec_cmp(x, y); }
+
+/* A region's events are mostly in time order already (GHC stamps a few before those written
+ * ahead of them): an insertion sort, until it has moved events 16 places per event, when a
+ * region far from order (a hostile one) is sorted whole. No two events have the same key, so
+ * either sort gives the one order. */
 static void sort_recs(Rec *r, Py_ssize_t n) {
+    Py_ssize_t budget = 16 * n;
     for (Py_ssize_t i = 1; i < n; i++) {
         if (rec_cmp(&r[i - 1], &r[i]) <= 0) continue;
         Rec x = r[i];
         Py_ssize_t j = i;
         while (j > 0 && rec_cmp(&r[j - 1], &x) > 0) { r[j] = r[j - 1]; j--; }
         r[j] = x;
+        budget -= i - j;
+        if (budget < 0) {
+            qsort(r, (size_t)n, sizeof(Rec), rec_qcmp);
+            return;
+        }
     }
 }
 
@@ -1356,7 +1385,14 @@ static PyObject *Fold_region(Fold *f, PyObject *args) {
     }
     /* the region's events in key order, merged with the held ones */
     sort_recs(f->fresh, f->nfresh);
-    if (f->nfresh) {
+    if (f->nfresh && f->npool == 0) {
+        /* nothing held: the region's events are the pool */
+        Rec *tmp = f->pool; Py_ssize_t tcap = f->poolcap;
+        f->pool = f->fresh; f->poolcap = f->freshcap;
+        f->fresh = tmp; f->freshcap = tcap;
+        f->npool = f->nfresh;
+        f->nfresh = 0;
+    } else if (f->nfresh) {
         if (grow(&f->pool, &f->poolcap, f->npool + f->nfresh) < 0) goto done;
         Py_ssize_t i = f->npool - 1, j = f->nfresh - 1, k = f->npool + f->nfresh - 1;
         while (j >= 0) {

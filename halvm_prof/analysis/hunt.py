@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from halvm_prof.formats.stacks import drop_stack_number, heap_breakdown
 from halvm_prof.inputs.heap_stats import LEAK_MIN_GROWTH, LEAK_MIN_R2, HeapAccumulator
+from halvm_prof.inputs.source import Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import HeapSample, HeapSampleReader
 from halvm_prof.rts import split_rts
@@ -49,6 +50,7 @@ RunStatus = Literal["ok", "crashed", "timed out", "no profile", "missing", "not 
 
 #: What each mode's run answers, by its breakdown letter.
 MODES = {
+    "i": "which info tables, with their source spans (GHC 9.2 on, -finfo-table-map)",
     "c": "which cost-centre stacks produce what grows",
     "r": "which retainer sets hold it",
     "d": "what it is (closure descriptions)",
@@ -80,7 +82,7 @@ _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 
 
 @dataclass(frozen=True, slots=True)
-class Band:
+class HuntBand:
     """One band of a profile: its figures over the run and its (thinned) series."""
 
     name: str
@@ -109,7 +111,7 @@ class Profile:
     duration: float
     peak_total: int
     times: tuple[float, ...]
-    bands: tuple[Band, ...]
+    bands: tuple[HuntBand, ...]
     bands_without_series: int = 0
 
     def shares(self) -> tuple[tuple[str, float], ...]:
@@ -188,7 +190,7 @@ class ProfileFold:
         bands = []
         for name, s in stats.items():
             bands.append(
-                Band(
+                HuntBand(
                     name=name,
                     integrated=s.integrated,
                     max=s.max,
@@ -219,7 +221,9 @@ def read_profile(label: str, reader: HeapSampleReader, mode: str | None = None) 
     fold = ProfileFold()
     for sample in reader:
         fold.add(sample)
-    return fold.profile(label, reader.header.job, mode)
+    # An eventlog's header names only the program; its command line has the RTS flags.
+    job = getattr(reader, "command_line", "") or reader.header.job
+    return fold.profile(label, job, mode)
 
 
 def read_job(job: str) -> tuple[str, str | None, tuple[str, ...]]:
@@ -278,7 +282,7 @@ def _fit(xs: Sequence[float], ys: Sequence[int]) -> tuple[float, float]:
     return slope, min(1.0, r2)
 
 
-def rises(profile: Profile, band: Band) -> tuple[float, float, int] | None:
+def rises(profile: Profile, band: HuntBand) -> tuple[float, float, int] | None:
     """The band's rise to its peak (slope, R², index of the peak) when it grows as a leak does:
     a good linear fit up to its peak, over at least :data:`MIN_RISE_SPAN` of the run, by at
     least ``LEAK_MIN_GROWTH`` of the peak total. A band that grows all run and one that grows,
@@ -300,7 +304,7 @@ def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect,
     """The growing bands of a ``-hc`` profile, by producer, the largest first (at most
     ``limit``): the existing leak rule (a good linear fit over the run, GHC's exit census left
     out) or a rise to a peak that was let go before the end."""
-    found: dict[str, list[tuple[Band, float, float, int]]] = {}
+    found: dict[str, list[tuple[HuntBand, float, float, int]]] = {}
     for band in profile.bands:
         rise = rises(profile, band)
         if rise is None and band.leak:
@@ -348,7 +352,7 @@ class Share:
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class HuntRun:
     """One run of a hunt, or one that would settle more: its mode, the ``+RTS`` line, how it
     went and (when it worked) its file."""
 
@@ -378,6 +382,8 @@ class SuspectVerdict:
     producer: str
     what: str | None
     descriptions: tuple[Share, ...]
+    #: ``-hi``: the named info tables (``name :: type (Module:file:span)``), largest first.
+    info_tables: tuple[Share, ...]
     types: tuple[Share, ...]
     made_by: tuple[str, ...]
     held_by: tuple[Share, ...]
@@ -388,7 +394,7 @@ class SuspectVerdict:
     fix: FixClass
     verdict: str
     evidence: tuple[str, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     charts: tuple[Series, ...]
     peak: int
     slope: float
@@ -399,6 +405,7 @@ class SuspectVerdict:
             "producer": self.producer,
             "what": self.what,
             "descriptions": plain(self.descriptions),
+            "info_tables": [s.name for s in self.info_tables],
             "types": plain(self.types),
             "made_by": list(self.made_by),
             "held_by": [h.name for h in self.held_by],
@@ -424,7 +431,7 @@ class HuntResult:
 
     program: str
     suspects: tuple[SuspectVerdict, ...]
-    runs: tuple[Run, ...]
+    runs: tuple[HuntRun, ...]
     censuses: int
     duration: float
     peak_total: int
@@ -460,6 +467,11 @@ def restriction(mode: str, producer: str) -> list[str]:
 
 def rts_line(flags: Iterable[str]) -> str:
     return " ".join(["+RTS", *flags, "-RTS"])
+
+
+def named_table(band: str) -> bool:
+    """Whether a ``-hi`` band is named (by the eventlog's IPE entries), not an address."""
+    return not band.startswith("0x")
 
 
 def is_thunk(description: str) -> bool:
@@ -526,11 +538,80 @@ def _chart(title: str, profile: Profile | None, n: int = 6) -> Series | None:
     return Series(title, profile.times, tuple((drop_stack_number(b.name), b.values) for b in kept))
 
 
+def _kind(
+    descriptions: tuple[Share, ...], types: tuple[Share, ...], evidence: list[str]
+) -> Kind | None:
+    """What the suspect is: work not yet done (thunks) or data, by its ``-hd`` closures (else
+    its ``-hy`` types); None when neither run says."""
+    if descriptions:
+        thunks = sum(s.share for s in descriptions if is_thunk(s.name))
+        kind: Kind = "thunks" if thunks >= 0.5 else "data"
+        evidence.append(
+            f"-hd: {_listed(descriptions)}: "
+            + (
+                f"{_percent(thunks)} thunks or functions (unevaluated work)"
+                if kind == "thunks"
+                else f"{_percent(1 - thunks)} evaluated constructors (data)"
+            )
+        )
+        return kind
+    if types:
+        thunks = sum(s.share for s in types if is_thunk_type(s.name))
+        evidence.append(f"-hy: {_listed(types)}")
+        return "thunks" if thunks >= 0.5 else "data"
+    return None
+
+
+def _biography(
+    profile: Profile | None, kind: Kind | None, failed: HuntRun | None, evidence: list[str]
+) -> tuple[tuple[Share, ...] | None, str]:
+    """The ``-hb`` shares and what they say: evidence only where they mean something."""
+    if profile is None:
+        if failed is not None:
+            return None, f"the -hb run {failed.status}" + (
+                f" ({failed.note})" if failed.note else ""
+            )
+        return None, "no -hb run"
+    shares = dict(profile.shares())
+    biography = tuple(Share(k, shares.get(k, 0.0)) for k in _BIOGRAPHY)
+    if kind != "thunks":
+        return biography, (
+            "not weighed: with pointer tagging evaluated constructors are seldom entered, "
+            "so -hb calls data void or drag whether it is used again or not"
+        )
+    idle = shares.get("LAG", 0.0) + shares.get("DRAG", 0.0) + shares.get("VOID", 0.0)
+    evidence.append(f"-hb: {_percent(idle)} lag, drag or void")
+    return biography, (
+        f"weighed: {_percent(idle)} of these thunks are lag, drag or void "
+        "(made long before use, or never used again)"
+    )
+
+
+def _fix(
+    kind: Kind | None,
+    holder: Share | None,
+    fell: bool,
+    thunk_producers: frozenset[str],
+    evidence: list[str],
+) -> FixClass:
+    """The class of fix the evidence points to."""
+    if kind == "thunks":
+        return "lazy"
+    if kind == "data" and holder is not None and holder.name in thunk_producers:
+        evidence.append(f"{holder.name} is a suspect made of thunks: these are what they hold")
+        return "lazy"
+    if kind == "data" and fell:
+        return "second-pass"
+    if kind == "data" and holder is not None:
+        return "accumulator" if holder.name == "SYSTEM" else "collection"
+    return "unsettled"
+
+
 def judge(
     suspect: Suspect,
     producer_run: Profile,
     profiles: Mapping[str, Profile],
-    runs: Sequence[Run],
+    runs: Sequence[HuntRun],
     thunk_producers: frozenset[str] = frozenset(),
 ) -> SuspectVerdict:
     """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
@@ -544,54 +625,19 @@ def judge(
     evidence: list[str] = []
     failed = {r.mode: r for r in runs if r.status not in ("ok",)}
 
-    # What it is, and whether it is work not yet done (thunks) or data.
-    kind: Kind | None = None
-    if descriptions:
-        thunks = sum(s.share for s in descriptions if is_thunk(s.name))
-        kind = "thunks" if thunks >= 0.5 else "data"
-        evidence.append(
-            f"-hd: {_listed(descriptions)}: "
-            + (
-                f"{_percent(thunks)} thunks or functions (unevaluated work)"
-                if kind == "thunks"
-                else f"{_percent(1 - thunks)} evaluated constructors (data)"
-            )
-        )
-    elif types:
-        thunks = sum(s.share for s in types if is_thunk_type(s.name))
-        kind = "thunks" if thunks >= 0.5 else "data"
-        evidence.append(f"-hy: {_listed(types)}")
+    kind = _kind(descriptions, types, evidence)
     what = _what(descriptions, types)
+    tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
+    if tables:
+        what = (what + "; " if what else "") + "info table " + tables[0].name
+        evidence.append(f"-hi: {_listed(tables, 2)}")
 
     # Who holds it.
     holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
     if held:
         evidence.append(f"-hr: held by {_listed(held)}")
 
-    # The biography: evidence only where it means something.
-    biography: tuple[Share, ...] | None = None
-    bio_note: str | None = None
-    if bio_profile is not None:
-        shares = dict(bio_profile.shares())
-        biography = tuple(Share(k, shares.get(k, 0.0)) for k in _BIOGRAPHY)
-        if kind == "thunks":
-            idle = shares.get("LAG", 0.0) + shares.get("DRAG", 0.0) + shares.get("VOID", 0.0)
-            bio_note = (
-                f"weighed: {_percent(idle)} of these thunks are lag, drag or void "
-                "(made long before use, or never used again)"
-            )
-            evidence.append(f"-hb: {_percent(idle)} lag, drag or void")
-        else:
-            bio_note = (
-                "not weighed: with pointer tagging evaluated constructors are seldom entered, "
-                "so -hb calls data void or drag whether it is used again or not"
-            )
-    elif "b" in failed:
-        bio_note = f"the -hb run {failed['b'].status}" + (
-            f" ({failed['b'].note})" if failed["b"].note else ""
-        )
-    else:
-        bio_note = "no -hb run"
+    biography, bio_note = _biography(bio_profile, kind, failed.get("b"), evidence)
 
     growth = (
         f"-hc: grows at {suspect.slope / 1024:.1f} KiB/s (R² {suspect.r2:.2f}) to "
@@ -607,18 +653,7 @@ def judge(
         ),
     )
 
-    fix: FixClass
-    if kind == "thunks":
-        fix = "lazy"
-    elif kind == "data" and holder is not None and holder.name in thunk_producers:
-        fix = "lazy"
-        evidence.append(f"{holder.name} is a suspect made of thunks: these are what they hold")
-    elif kind == "data" and suspect.fell:
-        fix = "second-pass"
-    elif kind == "data" and holder is not None:
-        fix = "accumulator" if holder.name == "SYSTEM" else "collection"
-    else:
-        fix = "unsettled"
+    fix = _fix(kind, holder, suspect.fell, thunk_producers, evidence)
 
     settle = [m for m in SUSPECT_MODES if m in failed and m in "rdy"]
     verdict = FIXES[fix]
@@ -628,10 +663,13 @@ def judge(
     held_words = tuple(holder_in_words(h.name) for h in held)
     if held and fix != "unsettled":
         verdict += f"; held by {held_words[0]}"
-    for mode, run in failed.items():
-        if run.status in ("crashed", "timed out", "no profile"):
-            verdict += f" (the -h{mode} run {run.status}; the verdict is the other runs')"
-            break
+    broken = [
+        f"the -h{mode} run {run.status}"
+        for mode, run in failed.items()
+        if run.status in ("crashed", "timed out", "no profile")
+    ]
+    if broken:
+        verdict += f" ({', '.join(broken)}; the verdict is the other runs')"
     charts = tuple(
         c
         for c in (
@@ -650,6 +688,7 @@ def judge(
         producer=suspect.producer,
         what=what,
         descriptions=descriptions,
+        info_tables=tables,
         types=types,
         made_by=suspect.made_by,
         held_by=held,
@@ -671,7 +710,7 @@ def judge_all(
     producer_run: Profile,
     suspects: Sequence[Suspect],
     profiles: Mapping[str, Mapping[str, Profile]],
-    runs: Mapping[str, Sequence[Run]],
+    runs: Mapping[str, Sequence[HuntRun]],
 ) -> tuple[SuspectVerdict, ...]:
     """Every suspect's verdict, joined: data held by another suspect's thunks is that lazy
     accumulation too. ``profiles`` and ``runs`` by producer, then mode."""
@@ -703,7 +742,9 @@ def _restricted_to(profile: Profile) -> str | None:
     return None
 
 
-def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPECTS) -> HuntResult:
+def hunt_files(
+    sources: Sequence[tuple[str, Source]], max_suspects: int = MAX_SUSPECTS
+) -> HuntResult:
     """The verdict a user's heap profiles support: ``sources`` are (label, source) pairs of one
     build (an unrestricted ``-hc`` profile among them finds the suspects; profiles restricted
     with ``-hc<producer>`` in other modes judge them). What is missing is said, with the
@@ -749,23 +790,25 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
             )
     suspects = find_suspects(producer_run, max_suspects)
     by_mode: dict[str, dict[str, Profile]] = {}
-    runs: dict[str, list[Run]] = {}
+    runs: dict[str, list[HuntRun]] = {}
     settle: list[str] = []
-    first = Run("c", rts_line(["-hc"]), "ok", file=producer_run.label)
+    first = HuntRun("c", rts_line(["-hc"]), "ok", file=producer_run.label)
     for s in suspects:
         mine = runs.setdefault(s.producer, [first])
-        for mode in SUSPECT_MODES:
+        for mode in (*SUSPECT_MODES, "i"):
             match = next(
                 (p for p in profiles if p.mode == mode and _restricted_to(p) == s.producer), None
             )
             line = rts_line(restriction(mode, s.producer))
+            if match is None and mode == "i":
+                continue  # only a build with -finfo-table-map has it to give
             if match is None:
-                mine.append(Run(mode, line, "missing", "no such file was given"))
+                mine.append(HuntRun(mode, line, "missing", "no such file was given"))
                 if mode != "y":
                     settle.append(line)
                 continue
             by_mode.setdefault(s.producer, {})[mode] = match
-            mine.append(Run(mode, line, "ok", file=match.label))
+            mine.append(HuntRun(mode, line, "ok", file=match.label))
     verdicts = judge_all(producer_run, suspects, by_mode, runs)
     return HuntResult(
         program=programs[0] if programs else "",
@@ -773,7 +816,9 @@ def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPE
         runs=(
             first,
             *tuple(
-                Run(p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label)
+                HuntRun(
+                    p.mode or "?", rts_line([f"-h{p.mode}", *p.restrictions]), "ok", file=p.label
+                )
                 for p in profiles
                 if p is not producer_run
             ),

@@ -13,7 +13,7 @@ import click
 from halvm_prof.cli.common import echo_json, echo_text, json_option, tell
 
 if TYPE_CHECKING:
-    from halvm_prof.analysis.hunt import HuntResult
+    pass
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -83,6 +83,8 @@ def hunt(
         check_html_output(page, True, command if from_files else ())
     with contextlib.ExitStack() as stack:
         if from_files:
+            from halvm_prof.cli.report import verdict_of_files
+
             result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
@@ -103,37 +105,12 @@ def hunt(
             result = outcome.result
             producer_file = result.runs[0].file
         if page is not None:
+            from halvm_prof.cli.report import write_hunt_page
+            from halvm_prof.render.messages import wrote
+
             write_hunt_page(page, result, producer_file)
+            tell(wrote(page), err=True)
     if as_json:
         echo_json(result.to_json())
     else:
         echo_text(hunt_text(result), "hunt")
-
-
-def write_hunt_page(
-    page: str, result: HuntResult, producer_file: str | None, title: str | None = None
-) -> None:
-    """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
-    from halvm_prof.analysis.report import Input, build_report_data
-    from halvm_prof.cli.common import open_input_source
-    from halvm_prof.cli.report import write_page
-    from halvm_prof.render.messages import wrote
-
-    with contextlib.ExitStack() as stack:
-        inputs: list[tuple[str, Input]] = []
-        if producer_file is not None:
-            source = stack.enter_context(open_input_source(producer_file))
-            inputs.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
-        data = build_report_data(inputs, title=title or f"{result.program}: leak hunt", hunt=result)
-    write_page(page, data)
-    tell(wrote(page), err=True)
-
-
-def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResult:
-    """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
-    from halvm_prof.analysis.hunt import hunt_files
-    from halvm_prof.cli.common import open_input_source
-
-    with contextlib.ExitStack() as stack:
-        sources = [(f, stack.enter_context(open_input_source(f))) for f in files]
-        return hunt_files(sources, max_suspects)

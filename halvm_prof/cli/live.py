@@ -8,7 +8,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,7 +159,8 @@ def _tui(hub: Hub) -> None:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A source unchanged this long counts as no longer written.",
+    help="A source unchanged this long counts as no longer written (a FIFO only while no "
+    "writer holds it open).",
 )
 @click.option(
     "--exit-when-done",
@@ -353,16 +354,7 @@ def run(
 
     rules = parse_alerts(alerts)
 
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
-
-        found = shutil.which(argv[0])
-        argv[0] = found or argv[0]
+    argv = _program(command)
     name = os.path.basename(argv[0])
     out = either_spelling(output, out, "--out")
     folder = Path(out) if out else Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -390,20 +382,7 @@ def run(
 
             watches.append(Stopwatch(runner.proc.pid))
 
-    told = threading.Lock()
-    told_end: list[bool] = []
-
-    def tell_end() -> None:
-        """How the program ended, printed once, as soon as it is known."""
-        with told:
-            end = runner.state.exit
-            if end is None or told_end:
-                return
-            told_end.append(True)
-            for line in end.verdict:
-                click.echo(printable(line, newlines=False))
-            if end.report:
-                click.echo(f"report: {shown_path(end.report)}")
+    tell_end = _EndTeller(runner)
 
     def tick() -> None:
         runner.tick()
@@ -423,43 +402,26 @@ def run(
         member=runner.member,
     )
 
-    def on_signal(sig: int, frame: object) -> None:
-        """SIGTERM and SIGHUP end the run as Ctrl-C does: the server stops (uvicorn hands a
-        SIGTERM it caught on to us once it has), the program is stopped, what it wrote is
-        saved, and the status says which signal it was."""
-        del frame
-        runner.stopped_by = runner.stopped_by or sig
-        if stoppers:
-            for stop in stoppers:
-                stop()
-        else:
-            raise KeyboardInterrupt  # the terminal view, or before the server is up
-
-    handled = (signal.SIGTERM, signal.SIGHUP)
-    before = {sig: signal.signal(sig, on_signal) for sig in handled}
-    try:
+    with _ending_signals(runner, stoppers):
         try:
             _serve(
-                hub,
-                host=host,
-                port=port,
-                no_open=no_open,
-                tui=tui,
-                start=start,
-                stoppers=stoppers,
+                hub, host=host, port=port, no_open=no_open, tui=tui, start=start, stoppers=stoppers
             )
         finally:
             runner.stop()
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
+    _ended(runner, tell_end, watches[0] if watches else None)
+
+
+def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None) -> None:
+    """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
+    (the program's own, or 1 when an ``--alert`` rule fired)."""
     with contextlib.suppress(OSError):
         # After SIGHUP the terminal may be gone; the files are saved whatever happens here.
         tell_end()
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
-    if watches and runner.stopped_by is None:
-        _baseline(runner, watches[0], argv, extra)
+    if watch is not None and runner.stopped_by is None:
+        _baseline(runner, watch)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -469,21 +431,81 @@ def run(
         raise click.ClickException("alert fired: " + "; ".join(fired))
 
 
-def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+@contextlib.contextmanager
+def _ending_signals(runner: Run, stoppers: list[Callable[[], None]]) -> Iterator[None]:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does while in this block: the server stops
+    (uvicorn hands a SIGTERM it caught on to us once it has), the program is stopped, what it
+    wrote is saved, and the status says which signal it was."""
+
+    def on_signal(sig: int, frame: object) -> None:
+        del frame
+        runner.stopped_by = runner.stopped_by or sig
+        if stoppers:
+            for stop in stoppers:
+                stop()
+        else:
+            raise KeyboardInterrupt  # the terminal view, or before the server is up
+
+    # A signal ignored when we started (SIGHUP under nohup) stays ignored.
+    handled = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
+    before = {sig: signal.signal(sig, on_signal) for sig in handled}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _program(command: tuple[str, ...]) -> list[str]:
+    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
+    argv = list(command)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
+    if os.sep not in argv[0]:
+        import shutil
+
+        argv[0] = shutil.which(argv[0]) or argv[0]
+    return argv
+
+
+class _EndTeller:
+    """Prints how the program ended, once, as soon as it is known (the ticking thread and the
+    command's end both ask)."""
+
+    def __init__(self, runner: Run) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._told = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            end = self._runner.state.exit
+            if end is None or self._told:
+                return
+            self._told = True
+            for line in end.verdict:
+                click.echo(printable(line, newlines=False))
+            if end.report:
+                click.echo(f"report: {shown_path(end.report)}")
+
+
+def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
-    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.live.cost import alone_command, watch_cost
     from halvm_prof.render.cost import format_watch_cost
+    from halvm_prof.render.messages import wrote
 
     if runner.stopped:
         tell("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
-    from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.messages import wrote
-
     times, server = watch.result()
     tell(f"running {runner.name} again alone for --baseline...", err=True)
-    cost = watch_cost(times, server, argv, rts)
+    command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
+    cost = watch_cost(times, server, command)
     echo_text(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:

@@ -11,7 +11,7 @@ from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_d
 from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
-from halvm_prof.errors import InputError
+from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.inputs.source import open_disks
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
@@ -81,6 +81,13 @@ def postmortem(
         disks = {d.vdev: d for d in cfg.disks()}
         prof_disk = prof_disk or _disk_path(disks.get("xvdp1"), config)
         hp_disk = hp_disk or _disk_path(disks.get("xvdp2"), config)
+        if prof_disk is None and hp_disk is None:
+            raise ConfigError(
+                "names no profiling disk (xvdp1 or xvdp2)"
+                + (": the file is empty" if not cfg.settings else ""),
+                path=config,
+                hint="give the xl config the run used, or --prof-disk/--hp-disk",
+            )
     if output:
         check_html_output(output, force, [prof_disk, hp_disk, config])
     # The page's heap chart is drawn from the same pass that judges the heap.

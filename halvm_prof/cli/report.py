@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,9 @@ from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.fileio import display_name
 from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
+
+if TYPE_CHECKING:
+    from halvm_prof.analysis.hunt import HuntResult
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | os.PathLike[str] | None]) -> None:
@@ -155,10 +158,9 @@ def report(
     if files.count("-") > 1:
         raise click.UsageError("standard input (-) can be given once")
     if as_hunt:
-        from halvm_prof.cli.hunt import verdict_of_files, write_hunt_page
-
         result = verdict_of_files(files)
         write_hunt_page(output, result, result.runs[0].file, title=title)
+        say(wrote(output), output)
         return
     page_title = title or ", ".join(_label(f) for f in files)
     heap_view = heap_view_of(group_by=group_by, **view)
@@ -171,3 +173,29 @@ def report(
             data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
         write_page(output, data)
     say(wrote(output), output)
+
+
+def write_hunt_page(
+    page: str, result: HuntResult, producer_file: str | None, title: str | None = None
+) -> None:
+    """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
+    from halvm_prof.analysis.report import build_report_data
+    from halvm_prof.cli.common import open_input_source
+
+    with contextlib.ExitStack() as stack:
+        inputs: list[tuple[str, Input]] = []
+        if producer_file is not None:
+            source = stack.enter_context(open_input_source(producer_file))
+            inputs.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
+        data = build_report_data(inputs, title=title or f"{result.program}: leak hunt", hunt=result)
+    write_page(page, data)
+
+
+def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResult:
+    """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
+    from halvm_prof.analysis.hunt import hunt_files
+    from halvm_prof.cli.common import open_input_source
+
+    with contextlib.ExitStack() as stack:
+        sources = [(f, stack.enter_context(open_input_source(f))) for f in files]
+        return hunt_files(sources, max_suspects)

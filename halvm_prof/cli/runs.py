@@ -41,10 +41,31 @@ def runs() -> None:
     """Keep every run's figures; list, compare and chart them across runs."""
 
 
+def _run_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --label or --commit that can name a run (checked before any file is read)."""
+    from halvm_prof.history.store import name_problem
+
+    problem = None if value is None else name_problem(value, param.name or "label")
+    if problem is not None:
+        raise click.BadParameter(problem, ctx=ctx, param=param)
+    return value
+
+
 @runs.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--label", default=None, help="A name for the run (e.g. a version or CI job).")
-@click.option("--commit", default=None, metavar="SHA", help="The commit the run was built from.")
+@click.option(
+    "--label",
+    default=None,
+    callback=_run_name,
+    help="A name for the run (e.g. a version or CI job; not a number or 'last').",
+)
+@click.option(
+    "--commit",
+    default=None,
+    metavar="SHA",
+    callback=_run_name,
+    help="The commit the run was built from.",
+)
 @store_option
 @names_option
 @json_option
@@ -61,7 +82,7 @@ def add(
     from halvm_prof.history.store import open_store
 
     figures = run_figures(files, load_band_names(names_file))
-    with open_store(store_url) as store:
+    with open_store(store_url, create=True) as store:
         run = store.add(figures, label=label, commit=commit)
     for what in figures.cut:
         tell(f"note: {what}", err=True)

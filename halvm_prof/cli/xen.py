@@ -19,7 +19,7 @@ from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.units import format_size
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import check_file
-from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config
+from halvm_prof.xen.generate import MAX_MEMORY, PROF_DEVICE, ConfigSpec, render_config
 from halvm_prof.xen.prepare import plan_prepare, run_prepare
 from halvm_prof.xen.sizing import measure_sample, parse_duration
 
@@ -34,7 +34,7 @@ _SAMPLE_OPTION = click.option(
 
 @click.group(invoke_without_command=True)
 @click.option("--kernel", help="The HaLVM kernel image.")
-@click.option("--memory", type=click.IntRange(min=1), help="Memory in MiB.")
+@click.option("--memory", type=click.IntRange(min=1, max=MAX_MEMORY), help="Memory in MiB.")
 @click.option("--name", default="halvm", show_default=True, help="Domain name.")
 @click.option("--rts", help='RTS flags, e.g. "-p -hc -i0.5".')
 @click.option("--prof-disk", help="Image attached as xvdp1 (time profile).")
@@ -106,9 +106,24 @@ def check(
 
 @click.command()
 @click.argument("kernel", type=click.Path(dir_okay=False))
-@click.option("--memory", type=click.IntRange(min=1), required=True, help="Memory in MiB.")
-@click.option("--rts", required=True, help='RTS flags, e.g. "-p -hc".')
+@click.option(
+    "--memory", type=click.IntRange(min=1, max=MAX_MEMORY), required=True, help="Memory in MiB."
+)
+@click.option("--rts", help='RTS flags, e.g. "-p -hc" (not with --hunt, which sets them).')
 @click.option("--duration", default="10m", show_default=True, help="Planned run length.")
+@click.option(
+    "--hunt",
+    is_flag=True,
+    help="Plan a leak hunt's runs, a disk pair and a config each: the -hc run that finds the "
+    "suspects, or, with --suspect, each suspect's -hr/-hd/-hy/-hb runs.",
+)
+@click.option(
+    "--suspect",
+    "suspects",
+    multiple=True,
+    metavar="COST_CENTRE",
+    help="With --hunt: a suspect's producer, as hunt --from names it (repeatable).",
+)
 @_SAMPLE_OPTION
 @click.option("--name", help="Domain name (default: the kernel's file name).")
 @click.option(
@@ -121,8 +136,10 @@ def check(
 def prepare(
     kernel: str,
     memory: int,
-    rts: str,
+    rts: str | None,
     duration: str,
+    hunt: bool,
+    suspects: tuple[str, ...],
     samples: tuple[str, ...],
     name: str | None,
     disk_dir: str,
@@ -134,6 +151,17 @@ def prepare(
     The config names the kernel and disks by absolute paths, so xl can run from any folder.
     An existing config, or a disk that holds a profile, is replaced only with --force.
     """
+    if hunt:
+        if rts is not None:
+            raise click.UsageError("--hunt sets the RTS flags of each run: drop --rts")
+        _prepare_hunt(
+            kernel, memory, duration, suspects, samples, name, disk_dir, config_dir, force
+        )
+        return
+    if suspects:
+        raise click.UsageError("--suspect goes with --hunt")
+    if rts is None:
+        raise click.UsageError("Missing option '--rts' (or give --hunt).")
     plan = plan_prepare(
         kernel,
         memory,
@@ -156,6 +184,52 @@ def prepare(
     for disk in plan.disks:
         out = "HaLVM.prof" if disk.device == PROF_DEVICE else "HaLVM.hp"
         click.echo(f"  convert-profile {_show(disk.path)} {shown_path(f'{plan.name}-{out}')}")
+
+
+def _prepare_hunt(
+    kernel: str,
+    memory: int,
+    duration: str,
+    suspects: tuple[str, ...],
+    samples: tuple[str, ...],
+    name: str | None,
+    disk_dir: str,
+    config_dir: str,
+    force: bool,
+) -> None:
+    """``prepare --hunt``: every run of the hunt's stage, made together or not at all."""
+    from halvm_prof.xen.prepare import default_name, plan_hunt, run_prepares
+
+    plans = plan_hunt(
+        kernel,
+        memory,
+        parse_duration(duration),
+        suspects,
+        samples=[measure_sample(s) for s in samples],
+        name=name,
+        disk_dir=disk_dir,
+        config_dir=config_dir,
+    )
+    run_prepares(plans, force=force)
+    converted = []
+    for plan in plans:
+        click.echo(f"{plan.name}:")
+        for disk in plan.disks:
+            click.echo(
+                f"  created {_show(disk.path)} ({format_size(disk.estimate.suggested)}) for "
+                f"{disk.device}"
+            )
+        click.echo("  " + wrote(_show(plan.config_path)))
+    click.echo("\nrun each in turn:")
+    for plan in plans:
+        click.echo(f"  xl create {_show(plan.config_path)}")
+        converted += [_show(d.path) for d in plan.disks if d.device != PROF_DEVICE]
+    if suspects:
+        # The -hc run's disk, which found the suspects, judges them with these.
+        first = Path(disk_dir).absolute() / f"{name or default_name(kernel)}-hunt-hc-hp.disk"
+        converted.insert(0, _show(first))
+    click.echo("afterwards, the verdict (and the runs still needed):")
+    click.echo("  halvm-prof hunt --from " + " ".join(converted))
 
 
 def _show(path: Path) -> str:

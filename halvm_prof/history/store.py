@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -126,6 +127,14 @@ class _Dialect:
         cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'halvm_meta'")
         return cur.fetchone() is not None
 
+    def other_tables(self, cur: Any) -> list[str]:
+        """The tables of the database that are not a store's (another program's data)."""
+        cur.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'halvm\\_%' "
+            "ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
+        return [str(r[0]) for r in cur.fetchall()]
+
     def errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
@@ -171,6 +180,10 @@ class _Postgres(_Dialect):
         row = cur.fetchone()
         return bool(row and row[0])
 
+    def other_tables(self, cur: Any) -> list[str]:
+        # A server's database is often shared: halvm-prof's tables may join others there.
+        return []
+
     def errors(self) -> tuple[type[BaseException], ...]:
         try:
             import psycopg
@@ -190,10 +203,32 @@ def _dialect(url: str) -> _Dialect:
     )
 
 
+#: The longest label or commit stored (a version, a CI job, a SHA).
+MAX_LABEL = 200
+
+
+def name_problem(text: str, what: str) -> str | None:
+    """Why ``text`` cannot name a run as ``what`` (``label`` or ``commit``), else None.
+
+    A run is found by its number, ``last``, a label or a commit, in that order: a label that
+    is a number or ``last`` could never be reached. A control character (a newline) would
+    split the name's line in ``runs list``.
+    """
+    if not text.strip():
+        return f"a {what} must not be empty"
+    if what == "label" and (text.isdigit() or text == "last"):
+        return f"{text!r} names a run already (its number, or the newest run): give another label"
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text):
+        return f"a {what} is one line of printable text, without control characters"
+    if len(text) > MAX_LABEL:
+        return f"a {what} is at most {MAX_LABEL} characters, not {len(text)}"
+    return None
+
+
 class Store:
     """An open run history. Use :func:`open_store` (or ``with Store(url) as s``)."""
 
-    def __init__(self, url: str, *, version: int = schema.CURRENT) -> None:
+    def __init__(self, url: str, *, version: int = schema.CURRENT, create: bool = True) -> None:
         self.url = url
         self.where = display_url(url)
         self._d = _dialect(url)
@@ -202,8 +237,15 @@ class Store:
         #: The SQLite file this Store made, removed again if the command then fails before
         #: anything is committed in it (a full disk must not leave an empty store behind).
         self._made: Path | None = None
+        self._create = create
         file = self._d.file()
         if file is not None and not os.path.lexists(file):
+            if not create:
+                raise StoreError(
+                    "no run store here",
+                    path=file,
+                    hint="check --store; `halvm-prof runs add` makes a store",
+                )
             self._made = file
         with self._failures("cannot open the store"):
             self._conn = self._d.connect()
@@ -285,6 +327,20 @@ class Store:
         # Most opens find the schema current: a read, so readers never queue behind writers.
         with self._tx(False, "cannot read the store") as cur:
             version = self._version(cur)
+            others = self._d.other_tables(cur) if version == 0 else []
+        if others:
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise StoreError(
+                f"holds other tables ({shown}) and none of halvm-prof's: not a run store",
+                path=self.where,
+                hint="name a new file with --store",
+            )
+        if version == 0 and not self._create:
+            raise StoreError(
+                "holds no run store",
+                path=self.where,
+                hint="check --store; `halvm-prof runs add` makes a store",
+            )
         if version == target:
             self.version = version
             return
@@ -319,6 +375,10 @@ class Store:
 
     def add(self, run: RunFigures, label: str | None = None, commit: str | None = None) -> RunInfo:
         """Store ``run`` in one transaction and return what was stored."""
+        for what, text in (("label", label), ("commit", commit)):
+            problem = None if text is None else name_problem(text, what)
+            if problem is not None:
+                raise StoreError(problem, path=self.where, hint=f"give another --{what}")
         added = datetime.now(UTC).isoformat(timespec="seconds")
         # Sorted, so concurrent writers take the series' unique-key locks in the same order.
         figures = sorted(run.figures, key=lambda f: (f.scope, f.name, f.metric))
@@ -527,11 +587,12 @@ def _values(params: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(undecoded_as_escapes(v) if isinstance(v, str) else v for v in params)
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open (creating or upgrading) the store at ``url``, or the default one."""
+def open_store(url: str | None = None, *, create: bool = False) -> Store:
+    """Open (upgrading) the store at ``url``, or the default one; only with ``create`` (``runs
+    add``) is a missing one made: a command that reads never writes a new store."""
     if url is None:
         url = default_url()
-        if _dialect(url).name == "sqlite" and not os.environ.get(STORE_ENV):
+        if create and _dialect(url).name == "sqlite" and not os.environ.get(STORE_ENV):
             path = Path(url.removeprefix("sqlite://"))
             path.parent.mkdir(parents=True, exist_ok=True)
-    return Store(url)
+    return Store(url, create=create)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import open_input, refuse_stream_input
 from halvm_prof.formats.detect import detect_kind
 from halvm_prof.inputs.base import Source
 from halvm_prof.inputs.kinds import make_source
@@ -106,6 +106,10 @@ def looks_like_disk(head: bytes) -> bool:
 def open_disk(path: str | os.PathLike[str], *, count_samples: bool = False) -> DiskSource:
     """Open ``path`` as a HaLVM profiling disk image, whatever its content looks like: a damaged
     or empty image gets the disk's own errors (status sector, nothing recoverable)."""
+    # A FIFO gave "Illegal seek", naming no file: an image is read at many offsets.
+    refuse_stream_input(
+        path, "a disk image", "is read at many offsets", "copy the disk to an image file first"
+    )
     stream = open_input(path)
     try:
         return DiskSource(stream, os.fspath(path), count_samples=count_samples)

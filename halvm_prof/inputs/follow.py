@@ -57,6 +57,11 @@ from halvm_prof.model import HeapHeader, HeapSample
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
 _MAX_POLL_READS = 16
+#: The buffer a FIFO is given (Linux's default pipe-max-size): a writer blocks once it is full,
+#: so between two polls a program can write only this much. With the default 64 KiB, a GC-heavy
+#: program's eventlog was held to 0.6 MB/s by polls every 0.1 s, and the watched run took 7x
+#: its time alone (benchmarks/bench_watch_cost.py).
+FIFO_BUFFER = 1 << 20
 #: Events held back for ordering; past this the oldest are handed out anyway (and a note says
 #: so), so a capability that never hands over a block cannot make memory grow without end.
 MAX_HELD_EVENTS = 200_000
@@ -156,6 +161,20 @@ class FileFeed:
             os.close(self._fd)
 
 
+def _widen_pipe(fd: int) -> None:
+    """Give the pipe behind ``fd`` :data:`FIFO_BUFFER` bytes, or as much as the system allows
+    (a file that is no pipe, or a smaller pipe-max-size, leaves it as it is)."""
+    import fcntl
+
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            limit = int(f.read())
+    except (OSError, ValueError):
+        limit = FIFO_BUFFER
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(FIFO_BUFFER, limit))
+
+
 class FifoFeed:
     """A FIFO read without blocking. It ends when a writer that had opened it closes it.
 
@@ -176,6 +195,7 @@ class FifoFeed:
             self._fd = os.open(self.name, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as e:
             raise InputError(f"cannot open the FIFO: {e.strerror}", path=self.name) from e
+        _widen_pipe(self._fd)
 
     def read(self) -> bytes:
         parts: list[bytes] = []

@@ -154,7 +154,15 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
         raise InputError("no such file", path=text, hint="check the path") from e
     if stat.S_ISFIFO(st.st_mode):
         return stream_source("eventlog", FifoFeed(text))
-    if st.st_size == 0:
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)):
+        # /dev/zero was "empty": a character device or socket has no size to tell by.
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "a device or socket"
+        raise InputError(
+            f"is {what}, not a file a program writes",
+            path=text,
+            hint="live follows a .hp, an eventlog file or FIFO, a disk image, or unix:/tcp:",
+        )
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
         # A file just created by a program that has not written yet.
         raise InputError(
             "is empty, so its kind cannot be told yet",

@@ -30,10 +30,11 @@ from typing import IO
 from halvm_prof.analysis.hunt import (
     SUSPECT_MODES,
     HuntResult,
+    HuntRun,
     Profile,
-    Run,
     find_suspects,
     judge_all,
+    named_table,
     overview,
     read_profile,
     restriction,
@@ -57,7 +58,7 @@ MIN_CENSUSES = 4
 class ModeRun:
     """One run's outcome and the profile it left (moved into the hunt's folder)."""
 
-    run: Run
+    run: HuntRun
     hp: Path | None
     code: int | None
 
@@ -112,11 +113,20 @@ class Hunter:
         self.stdin = stdin
         self.say = say
         self.cwd = Path.cwd()
-        self.outputs = [self.cwd / f"{self.name}.hp", self.cwd / f"{self.name}.prof"]
+        #: What a run writes here: the heap profile, -hr's .prof, a -hi run's eventlog (named
+        #: relative to the current folder, which a program in a chroot sees as its own).
+        self.log_name = f"{self.name}.hunt.eventlog"
+        self.outputs = [
+            self.cwd / f"{self.name}.hp",
+            self.cwd / f"{self.name}.prof",
+            self.cwd / self.log_name,
+        ]
         self.count = 0
         self.first_code: int | None = None
         #: Seconds the program ran, summed over every run (the hunt's own time is the rest).
         self.program_seconds = 0.0
+        #: Its GHC has -hi (9.2 on): each suspect gets a -hi run while they name info tables.
+        self.info_tables = False
 
     def check(self) -> str:
         """Refuse a program that is not a profiled GHC program, or files a run would replace;
@@ -136,15 +146,20 @@ class Hunter:
                     path=path,
                     hint="move it away, or run the hunt from another folder",
                 )
+        self.info_tables = info.ghc >= (9, 2)
         return info.version
 
     def run(self, mode: str, flags: Sequence[str], producer: str | None = None) -> ModeRun:
-        """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder."""
+        """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder.
+        A ``-hi`` run's profile is its eventlog, whose IPE events name the info tables."""
         self.count += 1
         all_flags = [*flags, f"-i{self.interval:g}", f"-L{NAME_LENGTH}"]
         rts = rts_line(all_flags)
+        if mode == "i":
+            all_flags += ["-l", f"-ol{self.log_name}"]
         suffix = f"-{_safe(producer)}" if producer else ""
-        target = self.folder / f"{self.count:02d}-h{mode}{suffix}.hp"
+        kind = "eventlog" if mode == "i" else "hp"
+        target = self.folder / f"{self.count:02d}-h{mode}{suffix}.{kind}"
         self.say(f"run {self.count}: {self.name} {rts}")
         stdin: IO[bytes] | int = subprocess.DEVNULL
         with contextlib.ExitStack() as stack:
@@ -177,7 +192,7 @@ class Hunter:
             seconds = time.monotonic() - start
             self.program_seconds += seconds
         said = tail.text(0.5).strip().splitlines()
-        hp = self.outputs[0]
+        hp = self.outputs[2] if mode == "i" else self.outputs[0]
         moved: Path | None = None
         if hp.exists():
             shutil.move(hp, target)
@@ -198,7 +213,7 @@ class Hunter:
         if status != "ok" and moved is not None:
             moved.unlink()
             moved = None
-        run = Run(
+        run = HuntRun(
             mode=mode,
             rts=rts,
             status=status,  # type: ignore[arg-type]
@@ -262,40 +277,69 @@ def hunt_program(
 ) -> HuntOutcome:
     """Hunt ``argv``: a ``-hc`` run finds the suspects, then each suspect's producer gets a
     restricted run per mode of :data:`~halvm_prof.analysis.hunt.SUSPECT_MODES`. ``folder``
-    keeps the runs' profiles (a temporary folder, removed, when None)."""
+    keeps the runs' profiles (a temporary folder, removed, when None); a hunt that fails
+    removes what it put there."""
     started = time.monotonic()
-    with contextlib.ExitStack() as stack:
-        if folder is None:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-")))
-            keep = False
-        else:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise OutputError(f"cannot make the folder: {e.strerror}", path=folder) from e
-            keep = True
-        stack.enter_context(stop_on_signals())
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="halvm-hunt-") as scratch:
+            return _hunt_in(argv, Path(scratch), started, timeout, interval, max_suspects, say)
+    made = _hunt_folder(folder)
+    try:
+        return _hunt_in(argv, folder, started, timeout, interval, max_suspects, say)
+    except BaseException:
+        for path in sorted(folder.glob(RUN_FILES)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+#: The names of a hunt's run files in its folder.
+RUN_FILES = "[0-9][0-9]-h*"
+
+
+def _hunt_folder(folder: Path) -> bool:
+    """Make the folder that keeps the runs (True when made); one that already holds a hunt's
+    runs is refused, so a failing hunt never removes files it did not make."""
+    if folder.is_dir() and any(folder.glob(RUN_FILES)):
+        raise OutputError(
+            "already holds the runs of a hunt", path=folder, hint="name a new folder with -o"
+        )
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise OutputError(
+                "is not a folder", path=folder, hint="name a folder with -o"
+            ) from None
+        return False
+    except OSError as e:
+        raise OutputError(f"cannot make the folder: {e.strerror}", path=folder) from e
+    return True
+
+
+def _hunt_in(
+    argv: Sequence[str],
+    folder: Path,
+    started: float,
+    timeout: float,
+    interval: float,
+    max_suspects: int,
+    say: Callable[[str], None],
+) -> HuntOutcome:
+    with stop_on_signals():
         stdin = _saved_stdin(folder)
-        hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
         try:
+            hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
             hunter.check()
-            outcome = _hunt(hunter, max_suspects)
-        except BaseException:
-            if keep:
-                _remove_runs(folder)
-            raise
+            result = _hunt(hunter, max_suspects)
         finally:
             if stdin is not None:
                 with contextlib.suppress(FileNotFoundError):
                     stdin.unlink()
-        return HuntOutcome(outcome, hunter.program_seconds, time.monotonic() - started, folder)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _remove_runs(folder: Path) -> None:
-    for path in folder.glob("[0-9][0-9]-h*.hp"):
-        with contextlib.suppress(OSError):
-            path.unlink()
+    return HuntOutcome(result, hunter.program_seconds, time.monotonic() - started, folder)
 
 
 def _saved_stdin(folder: Path) -> Path | None:
@@ -336,12 +380,13 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
             hint="give it more work, or a shorter --interval",
         )
     suspects = find_suspects(producer_run, max_suspects)
-    runs: list[Run] = [first.run]
+    runs: list[HuntRun] = [first.run]
     profiles: dict[str, dict[str, Profile]] = {}
-    by_producer: dict[str, list[Run]] = {}
+    by_producer: dict[str, list[HuntRun]] = {}
+    info_tables = hunter.info_tables
     for suspect in suspects:
         mine = by_producer.setdefault(suspect.producer, [first.run])
-        for mode in SUSPECT_MODES:
+        for mode in (*SUSPECT_MODES, *("i" if info_tables else "")):
             done = hunter.run(mode, restriction(mode, suspect.producer), suspect.producer)
             runs.append(done.run)
             mine.append(done.run)
@@ -349,9 +394,13 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
                 try:
                     profile = _profile(f"{name} -h{mode} -hc{suspect.producer}", done.hp, mode)
                 except HalvmProfError as e:
-                    mine[-1] = Run(mode, done.run.rts, "no profile", e.message, None)
+                    mine[-1] = HuntRun(mode, done.run.rts, "no profile", e.message, None)
                     continue
                 profiles.setdefault(suspect.producer, {})[mode] = profile
+                if mode == "i" and not any(named_table(b.name) for b in profile.bands):
+                    # Built without -finfo-table-map: no IPE entry names a table, and none
+                    # will for the other suspects either.
+                    info_tables = False
     verdicts = judge_all(producer_run, suspects, profiles, by_producer)
     return HuntResult(
         program=name,

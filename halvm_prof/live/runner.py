@@ -129,6 +129,8 @@ class ErrorTail:
 INFO_TIMEOUT = 60.0
 #: ``run``'s eventlog flush interval, in seconds (``--eventlog-flush-interval``, GHC 9.2+).
 FLUSH_INTERVAL = 1.0
+#: Seconds a program must stay in GHC's exit deadlock before ``run`` kills it.
+HUNG_AFTER = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +279,8 @@ def plan_rts(
     chosen = asked.heap_flag
     if heap and chosen is None:
         chosen = "-hc" if info.profiled else "-hT"
-        flags.append(chosen)
+    if heap and chosen is not None and chosen not in given:
+        flags.append(chosen)  # run's default, or --heap-flag
     typed_interval = any(f.startswith("-i") for f in given)
     if heap and not typed_interval:
         flags.append(f"-i{interval:g}")
@@ -400,6 +403,9 @@ class Run:
         self.stopped = False
         #: The signal that stopped ``run`` (SIGINT, SIGTERM, SIGHUP), if one did.
         self.stopped_by: int | None = None
+        #: The program's RTS deadlocked in its exit and was killed (see :meth:`_watch_exit`).
+        self.hung_in_exit = False
+        self._stuck_since: float | None = None
 
     def start(self) -> None:
         try:
@@ -431,6 +437,8 @@ class Run:
         command = [*self.words, "+RTS", *rts, "-RTS"]
         if self.verbatim:
             command += ["--RTS", *self.verbatim]
+        info = self.plan.info
+        self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
@@ -509,6 +517,8 @@ class Run:
             self._open_hp()
         code = self.proc.poll()
         if code is None:
+            if self.plan.flush is not None:
+                self._watch_exit()
             return
         if self._ended_at is None:
             self._ended_at = time.monotonic()
@@ -519,6 +529,25 @@ class Run:
         if not drained and time.monotonic() - self._ended_at < DRAIN_TIMEOUT:
             return
         self._finish(code)
+
+    def _watch_exit(self) -> None:
+        """Kill a program whose threaded RTS deadlocked in its exit.
+
+        GHC's threaded RTS (seen with 9.6.6 and 9.10.3) deadlocks at exit when a timed
+        eventlog flush begins while it shuts down: the ticker waits for a capability the
+        exiting main thread will never give back, and the main thread waits for the ticker.
+        Nothing else leaves the process with just those two threads (its workers gone), both
+        asleep; seen so for :data:`HUNG_AFTER` seconds, it cannot end by itself."""
+        assert self.proc is not None
+        if not any(_stuck_in_exit(pid) for pid in _family(self.proc.pid)):
+            self._stuck_since = None
+            return
+        now = time.monotonic()
+        if self._stuck_since is None:
+            self._stuck_since = now
+        elif now - self._stuck_since >= HUNG_AFTER:
+            self.hung_in_exit = True
+            self._signal(signal.SIGKILL)
 
     def _finish(self, code: int) -> None:
         if self.plan.heap and self.state.heap_follower is None:
@@ -531,8 +560,28 @@ class Run:
         self.finished = True
         with contextlib.suppress(FileNotFoundError):
             self.fifo.unlink()
+        if self.plan.wrapped:
+            self._name_after_program()
         self.state.exit = self._exit_view(code)
         self.state.touch()
+
+    def _name_after_program(self) -> None:
+        """A wrapped program's saved files, named at the start after the wrapper, take the
+        program's own name once it is known: from its eventlog, or the .hp it wrote."""
+        name = self.state.program or (self.hp_path.stem if self.hp_path is not None else "")
+        if not name or name == self.name or os.sep in name:
+            return
+        moves = [
+            (self.saved_hp, self.folder / f"{name}.hp"),
+            (self.saved_eventlog, self.folder / f"{name}.eventlog"),
+        ]
+        if any(new.exists() for _, new in moves):
+            return
+        for old, new in moves:
+            with contextlib.suppress(FileNotFoundError):
+                old.rename(new)
+        self.name = name
+        self.saved_hp, self.saved_eventlog = (new for _, new in moves)
 
     def _exit_view(self, code: int) -> ExitView:
         sig = -code if code < 0 else None
@@ -550,6 +599,13 @@ class Run:
             first += f": its heap was exhausted (the RTS said: {exhausted})"
         self._exhausted = exhausted
         verdict = [first]
+        if self.hung_in_exit:
+            verdict.append(
+                f"its RTS (GHC {self.plan.info.version}, {self.plan.way}) hung in its exit, a "
+                "GHC deadlock between an eventlog flush (+RTS --eventlog-flush-interval) and "
+                "the shutdown, so run killed it; its last eventlog block may be missing "
+                "(--flush-interval 0 avoids it)"
+            )
         saved = [p for p in (self.saved_hp, self.saved_eventlog) if p.exists()]
         with contextlib.ExitStack() as stack:
             # The saved .hp is opened once: the crash verdict and the report both read it.
@@ -662,6 +718,24 @@ class Run:
             # Never started: no program, but the FIFO made for it goes.
             with contextlib.suppress(FileNotFoundError):
                 self.fifo.unlink()
+
+
+def _stuck_in_exit(pid: int) -> bool:
+    """Whether ``pid`` is a threaded GHC program in the exit deadlock: only its main thread
+    and its ``ghc_ticker`` left (a running one has its IO manager's ``ghc_worker`` threads
+    too), both asleep."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        if len(tasks) != 2:
+            return False
+        names, states = set(), set()
+        for tid in tasks:
+            names.add(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip())
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            states.add(stat.rsplit(")", 1)[1].split()[0])
+    except (OSError, IndexError):
+        return False
+    return "ghc_ticker" in names and states == {"S"}
 
 
 def _family(pid: int) -> list[int]:

@@ -361,6 +361,10 @@ def annotate(
     notes = list(profile.notes)
     if not elf.has_dwarf:
         notes.append(f"{elf.path} has no DWARF (build with ghc -g): no source spans")
+    elif not elf.has_source_notes():
+        notes.append(
+            f"{elf.path} has no GHC source notes: GHC 9.2 and later write them only with -g3"
+        )
     if symbol is None and not chosen:
         notes.append("no sample fell in Haskell code of the binary")
     functions = tuple(annotate_function(elf, p, addresses, folders, objdump) for p, _ in chosen)

@@ -379,6 +379,10 @@ class ElfFile:
             return self._procs[i]
         return None
 
+    def has_source_notes(self) -> bool:
+        """Whether any of GHC's blocks carries a source note."""
+        return any(spans for _, _, spans in self._blocks)
+
     def iter_procedures(self) -> Iterator[tuple[int, int, Function]]:
         """(low, high, function) of GHC's DWARF procedures, in address order."""
         yield from self._procs

@@ -283,6 +283,53 @@ _HDR = L.RECORD_HEADER.unpack_from
 _PROT_EXEC = 4
 
 
+class _OneSample:
+    """Cuts one SAMPLE record (a run of one) out of the buffer, its read and callchain
+    checked against the record's end."""
+
+    def __init__(
+        self,
+        head_size: int,
+        read_size: int,
+        read_format: int,
+        with_chain: bool,
+        words: dict[str, int],
+    ) -> None:
+        self.head_size = head_size
+        self.read_size = read_size
+        self.read_format = read_format
+        self.with_chain = with_chain
+        self.words = words
+        self.chains: dict[int, Any] = {}
+
+    def __call__(self, buf: bytes, pos: int, size: int, at: int) -> SampleBatch | Stop:
+        """The record at ``pos`` (file offset ``at``) as a batch, or where it is damaged."""
+        p = pos + 8 + self.head_size
+        read_size = self.read_size
+        if read_size:
+            if read_size < 0:
+                if p + 8 > pos + size:
+                    return Stop("corrupt", at, "a SAMPLE record cut inside its read")
+                p += L.group_read_size(self.read_format, _U64(buf, p)[0])
+            else:
+                p += read_size
+        chain: tuple[int, ...] = ()
+        if self.with_chain:
+            rec_end = pos + size
+            if p + 8 > rec_end:
+                return Stop("corrupt", at, "a SAMPLE record cut inside its callchain")
+            nr = _U64(buf, p)[0]
+            if p + 8 + 8 * nr > rec_end:
+                return Stop("corrupt", at, f"a callchain of {nr} entries overruns its record")
+            unpack = self.chains.get(nr)
+            if unpack is None:
+                unpack = self.chains[nr] = struct.Struct(f"<{nr}Q").unpack_from
+            chain = unpack(buf, p + 8)
+        if size % 8:
+            return Stop("corrupt", at, f"a SAMPLE record of {size} bytes")
+        return SampleBatch(buf[pos : pos + size], size, self.words, at, [chain])
+
+
 class PerfData(StreamReader):
     """Reads one perf.data file from a seekable binary stream (``owned``: closed with it).
 
@@ -489,8 +536,7 @@ class PerfData(StreamReader):
         if with_chain and read_size >= 0 and "ip" in words and "pid" in words:
             chain_word = 1 + (head_size + read_size) // 8
         chain_run = scan.chain_run()
-        read_format = self.attrs[0].read_format
-        chains: dict[int, Any] = {}
+        single = _OneSample(head_size, read_size, self.attrs[0].read_format, with_chain, words)
         stream = self.stream
         stream.seek(self.data_offset)
         pos_base = self.data_offset
@@ -544,35 +590,11 @@ class PerfData(StreamReader):
                         yield SampleBatch(memoryview(buf)[pos : pos + n * size], size, words, at)
                         pos += n * size
                         continue
-                p = pos + 8 + head_size
-                if read_size:
-                    if read_size < 0:
-                        if p + 8 > pos + size:
-                            self.stop = Stop("corrupt", at, "a SAMPLE record cut inside its read")
-                            return
-                        p += L.group_read_size(read_format, _U64(buf, p)[0])
-                    else:
-                        p += read_size
-                chain: tuple[int, ...] = ()
-                if with_chain:
-                    rec_end = pos + size
-                    if p + 8 > rec_end:
-                        self.stop = Stop("corrupt", at, "a SAMPLE record cut inside its callchain")
-                        return
-                    nr = _U64(buf, p)[0]
-                    if p + 8 + 8 * nr > rec_end:
-                        self.stop = Stop(
-                            "corrupt", at, f"a callchain of {nr} entries overruns its record"
-                        )
-                        return
-                    unpack = chains.get(nr)
-                    if unpack is None:
-                        unpack = chains[nr] = struct.Struct(f"<{nr}Q").unpack_from
-                    chain = unpack(buf, p + 8)
-                if size % 8:
-                    self.stop = Stop("corrupt", at, f"a SAMPLE record of {size} bytes")
+                one = single(buf, pos, size, at)
+                if isinstance(one, Stop):
+                    self.stop = one
                     return
-                yield SampleBatch(buf[pos : pos + size], size, words, at, [chain])
+                yield one
             elif rtype in _DECODED:
                 try:
                     rec = self._other(rtype, misc, buf[pos : pos + size], at)

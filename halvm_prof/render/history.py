@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from halvm_prof.history.figures import Figure
 from halvm_prof.history.store import RunInfo, TrendPoint
-from halvm_prof.words import figure, plural
+from halvm_prof.words import figure, plural, printable
 
 
 def _lines(lines: Sequence[str]) -> str:
@@ -22,26 +22,30 @@ def _label_width(labels: Iterable[str | None]) -> int:
     return max([20, *(len(label) for label in labels if label)])
 
 
+def _one_line(text: str) -> str:
+    return printable(text, newlines=False)
+
+
 def render_runs(runs: Sequence[RunInfo]) -> str:
     """One line per run, oldest first."""
     if not runs:
         return "no runs stored (add one with `halvm-prof runs add FILE...`)\n"
-    w = _label_width(r.label for r in runs)
+    # A label stored before labels were checked may hold a newline: one row per run anyway.
+    labels = [_one_line(r.label or "-") for r in runs]
+    w = _label_width(labels)
     lines = [f"{'run':>6}  {'added (UTC)':<25}  {'commit':<12}  {'label':<{w}}  files"]
-    for r in runs:
-        lines.append(
-            f"{r.id:>6}  {r.added:<25}  {(r.commit or '-')[:12]:<12}  {r.label or '-':<{w}}  "
-            f"{_files(r)}"
-        )
+    for r, label in zip(runs, labels, strict=True):
+        commit = _one_line(r.commit or "-")[:12]
+        lines.append(f"{r.id:>6}  {r.added:<25}  {commit:<12}  {label:<{w}}  {_files(r)}")
     return _lines(lines)
 
 
 def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
     """A run's files and totals, and how many figures of each kind it holds."""
     lines = [
-        f"run {run.id}" + (f" ({run.label})" if run.label else ""),
+        f"run {run.id}" + (f" ({_one_line(run.label)})" if run.label else ""),
         f"{'added:':<14}{run.added}",
-        f"{'commit:':<14}{run.commit or '-'}",
+        f"{'commit:':<14}{_one_line(run.commit or '-')}",
     ]
     if run.program:
         lines.append(f"{'program:':<14}{run.program}")

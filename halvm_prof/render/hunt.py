@@ -3,11 +3,11 @@ then the runs made (and, from files, the runs that would settle the rest)."""
 
 from __future__ import annotations
 
-from halvm_prof.analysis.hunt import HuntResult, Run, SuspectVerdict
+from halvm_prof.analysis.hunt import HuntResult, HuntRun, SuspectVerdict
 from halvm_prof.units import format_size
 
 
-def _run_line(run: Run) -> str:
+def _run_line(run: HuntRun) -> str:
     said = f"{run.status}" + (f" ({run.note})" if run.note else "")
     took = f", {run.seconds:.2f}s" if run.seconds is not None else ""
     return f"  -h{run.mode}  {run.rts}  {said}{took}"

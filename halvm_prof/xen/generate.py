@@ -59,10 +59,18 @@ def disk_entries(spec: ConfigSpec) -> list[str]:
     return out
 
 
+#: The most memory (MiB) a config asks for: 16 TiB, past what Xen gives a domain.
+MAX_MEMORY = 16 << 20
+
+
 def render_config(spec: ConfigSpec) -> str:
     """The xl config text for ``spec`` (deterministic; every string safely quoted)."""
     if spec.memory < 1:
         raise ConfigError(f"memory must be at least 1 MiB, not {spec.memory}")
+    if spec.memory > MAX_MEMORY:
+        raise ConfigError(
+            f"memory of {spec.memory} MiB is more than Xen gives a domain (at most {MAX_MEMORY})"
+        )
     if spec.vcpus < 1:
         raise ConfigError(f"vcpus must be at least 1, not {spec.vcpus}")
     if not _NAME.match(spec.name):

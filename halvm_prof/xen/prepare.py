@@ -126,3 +126,73 @@ def _make_folder(folder: Path, made: list[Path]) -> None:
         except OSError as e:
             raise OutputError(f"cannot make the folder: {e.strerror}", path=f) from e
         made.append(f)
+
+
+#: The modes of a hunt's runs of one suspect, after the -hc run (as ``analysis.hunt``'s).
+HUNT_MODES = ("r", "d", "y", "b")
+
+
+def hunt_runs(suspects: tuple[str, ...], interval: float = 0.1) -> list[tuple[str, str]]:
+    """A HaLVM hunt's runs as (name suffix, RTS flags): the ``-hc`` run that finds the suspects
+    when none is given, else each suspect's producer under each mode, restricted to it."""
+    if not suspects:
+        return [("hunt-hc", f"-hc -i{interval:g}")]
+    return [
+        (f"hunt-h{m}-{re.sub(r'[^A-Za-z0-9_.-]', '_', cc)}", f"-h{m} -hc{cc} -i{interval:g}")
+        for cc in suspects
+        for m in HUNT_MODES
+    ]
+
+
+def plan_hunt(
+    kernel: str,
+    memory: int,
+    duration: float,
+    suspects: tuple[str, ...],
+    *,
+    samples: list[SampleMeasure] | None = None,
+    name: str | None = None,
+    disk_dir: str = "disk_images",
+    config_dir: str = "xen_configs",
+    interval: float = 0.1,
+) -> tuple[PreparePlan, ...]:
+    """A disk pair and a config per run of a hunt (:func:`hunt_runs`)."""
+    base = name or default_name(kernel)
+    for cc in suspects:
+        if not cc or any(c.isspace() or c == "," for c in cc):
+            raise InputError(
+                f"{cc!r} is not a cost centre name a -hc restriction can take",
+                hint="give the producer hunt --from names, e.g. --suspect record",
+            )
+    return tuple(
+        plan_prepare(
+            kernel, memory, rts, duration, samples, f"{base}-{suffix}", disk_dir, config_dir
+        )
+        for suffix, rts in hunt_runs(suspects, interval)
+    )
+
+
+def run_prepares(plans: tuple[PreparePlan, ...], *, force: bool = False) -> None:
+    """Make every plan's disks and config; every refusal comes before anything is made, and a
+    failure removes what the earlier plans made."""
+    for plan in plans:
+        check_overwrite(plan.config_path, force=force, replaces_files=False)
+        for disk in plan.disks:
+            check_overwrite(
+                disk.path, force=force, replaces_files=True, holds_profile=holds_profile
+            )
+    done: list[PreparePlan] = []
+    existed = {d.path: os.path.lexists(d.path) for p in plans for d in p.disks}
+    try:
+        for plan in plans:
+            run_prepare(plan, force=force)
+            done.append(plan)
+    except BaseException:
+        for plan in done:
+            with contextlib.suppress(OSError):
+                plan.config_path.unlink()
+            for disk in plan.disks:
+                if not existed[disk.path]:
+                    with contextlib.suppress(OSError):
+                        disk.path.unlink()
+        raise

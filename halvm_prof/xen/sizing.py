@@ -13,15 +13,17 @@ hold :func:`usable_capacity` bytes: a block that would cross the image's end is 
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import partial
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
 from halvm_prof.errors import ConfigError
-from halvm_prof.fileio import open_input
+from halvm_prof.fileio import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.hp import MAX_LINE
 from halvm_prof.rts import RtsPlan
@@ -78,12 +80,16 @@ class SampleMeasure:
 
 def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
     """Bytes per census of a sample ``.hp`` (its largest census), or the size of a ``.prof``."""
-    with open_input(path) as stream:
-        head = stream.read(DETECT_BYTES)
+    with open_input(path) as given:
+        head = given.read(DETECT_BYTES)
         kind = detect_kind(head)
-        stream.seek(0)
+        # Read on from the head, never back: a FIFO or pipe cannot seek ("Illegal seek").
+        stream = io.BufferedReader(Prefixed(head, given))
         if kind in ("prof", "prof-json"):
-            size = os.fstat(stream.fileno()).st_size
+            if stat.S_ISREG(os.fstat(given.fileno()).st_mode):
+                size = os.fstat(given.fileno()).st_size
+            else:
+                size = sum(len(chunk) for chunk in iter(partial(stream.read, 1 << 20), b""))
             return SampleMeasure(os.fspath(path), "prof", size, 0, 0.0)
         if kind != "hp":
             raise ConfigError(

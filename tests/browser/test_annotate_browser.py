@@ -11,7 +11,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from halvm_prof.analysis.perf import perf_annotate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.annotate import annotation_page
-from tests.browser.test_report_browser import _errors, _open, _shot
+from tests.browser.test_report_browser import EVIL, _errors, _open, _shot
 from tests.browser.test_report_browser import browser as browser  # the module's fixture
 from tests.conftest import DATA, require_program
 
@@ -62,3 +62,30 @@ def test_the_page_links_blocks_to_their_source(browser: Any, tmp_path: Path) -> 
     )
     assert sorted(lit) == sorted(block.spans)
     _shot(browser, "annotate.png")
+
+
+def test_source_text_is_shown_as_text(browser: Any, tmp_path: Path) -> None:
+    require_program("objdump", "binutils")
+    lines = (PERF / "Work.hs").read_text().splitlines()
+    lines[13] += f" -- {EVIL}"  # line 14, after every span on it
+    (tmp_path / "Work.hs").write_text("\n".join(lines) + "\n")
+    with open_source(PERF / "work.perf.data") as source:
+        a = perf_annotate(source, PERF / "work", symbol="collatz", source_dirs=(str(tmp_path),))
+    html = tmp_path / "annotate.html"
+    html.write_text(annotation_page(a))
+    _open(browser, html)
+    assert _errors(browser) == []
+    assert browser.execute_script("return window.pwned") is None
+    shown = browser.execute_script(
+        "return [...document.querySelectorAll('#f0 tr.line td.text')].map(c => c.textContent)"
+    )
+    assert lines[13] in shown
+    # marking the line's spans on hover rebuilds it from text too
+    row = browser.find_elements("css selector", "#f0 tr.line")[0]
+    tbody = next(
+        tb
+        for k, tb in enumerate(browser.find_elements("css selector", "#f0 tbody.block"))
+        if any(s.startswith("Work.hs:14:") for s in a.functions[0].blocks[k].spans)
+    )
+    ActionChains(browser).move_to_element(tbody).perform()
+    assert row.text.endswith(EVIL) and browser.execute_script("return window.pwned") is None

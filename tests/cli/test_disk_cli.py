@@ -299,3 +299,22 @@ def test_write_goes_onto_a_blank_disk(tmp_path: Path) -> None:
     blank = tmp_path / "blank.disk"
     assert run("disk", "create", blank, "--size", "1M")[0] == 0
     assert run("disk", "write", HP, blank)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "size", ["99999999999G", str(2**63 - 1), str(2**64), "2000T", "9" * 40 + "T"]
+)
+def test_create_refuses_a_size_no_disk_has_in_one_line(tmp_path: Path, size: str) -> None:
+    """`disk create --size 99999999999G` (and 2**63-1, 2**64) was an internal OverflowError."""
+    disk = tmp_path / "huge.disk"
+    code, _, err = run("disk", "create", disk, "--size", size)
+    line = one_line_error(code, err)
+    assert "larger than halvm-prof makes" in line and "huge.disk" in line
+    assert not disk.exists()
+
+
+def test_disk_size_never_suggests_a_disk_create_refuses(tmp_path: Path) -> None:
+    code, out, err = run("disk", "size", "--rts", "-p -hc -i0.000001", "--duration", "99999999999h")
+    line = one_line_error(code, err)
+    assert "more than a disk halvm-prof makes" in line and "-i" in line
+    assert "disk create" not in out

@@ -146,7 +146,7 @@ def test_remove_prune_report(store_url: str, tmp_path: Path) -> None:
     "url, message",
     [
         ("mysql://h/db", "not a store URL"),
-        ("sqlite:///no/such/folder/r.sqlite", "no such folder"),
+        ("sqlite:///no/such/folder/r.sqlite", "no run store here"),
         ("postgresql://halvm@/x?host=/no-such-socket-dir&connect_timeout=2", "cannot open"),
         ("postgresql://halvm@127.0.0.1:1/x?connect_timeout=2", "cannot open"),
     ],
@@ -162,7 +162,7 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
     import sqlite3
 
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
-    assert run("runs", "list", "--store", url).exit_code == 0
+    assert run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--store", url).exit_code == 0
     # closing(): the connection's own "with" commits but leaves it open (Python 3.13 warns).
     with contextlib.closing(sqlite3.connect(tmp_path / "r.sqlite")) as conn, conn:
         conn.execute("UPDATE halvm_meta SET value = '99' WHERE key = 'schema_version'")
@@ -172,7 +172,10 @@ def test_newer_store_is_refused(tmp_path: Path) -> None:
 
 
 def test_unknown_names_and_files(tmp_path: Path) -> None:
+    from halvm_prof.history.store import Store
+
     url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    Store(url).close()  # an empty store
     r = run("runs", "trend", "Nothing", "--store", url)
     assert r.exit_code == 1 and "no run holds" in r.output
     (tmp_path / "x.txt").write_text("hello\n")
@@ -233,8 +236,9 @@ def test_a_log_cut_in_its_header_is_refused_not_stored_as_zeros(
     assert r.exit_code == 1, r.output
     assert r.stderr.startswith(f"Error: {cut}: the log stops inside its header, at byte ")
     assert r.stderr.count("\n") == 1, r.stderr
+    # Nothing was stored, not even an empty store.
     r = run("runs", "list", "--json", "--store", store_url)
-    assert r.exit_code == 0 and json.loads(r.stdout) == [], r.output
+    assert r.exit_code == 1 and "no run store" in r.stderr, r.output
 
 
 def test_long_names_and_texts_are_cut_when_stored(store_url: str, tmp_path: Path) -> None:
@@ -265,3 +269,117 @@ def test_long_names_and_texts_are_cut_when_stored(store_url: str, tmp_path: Path
     if store_url.startswith("sqlite:///"):
         size = Path(store_url.removeprefix("sqlite:///")).stat().st_size
         assert size < 1 << 20, size
+
+
+READERS: list[list[str]] = [
+    ["runs", "list"],
+    ["runs", "show", "last"],
+    ["runs", "trend", "heap"],
+    ["runs", "diff", "1", "2"],
+    ["runs", "remove", "1"],
+    ["runs", "prune", "--keep", "1"],
+    ["diff", str(CORPUS / "leaky-hc.hp"), "--against", "last"],
+]
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a[:2]))
+def test_a_command_that_reads_makes_no_store(tmp_path: Path, args: list[str]) -> None:
+    """A mistyped --store made a new store; so did the default one on a first `runs list`."""
+    missing = tmp_path / "typo.sqlite"
+    r = run(*args, "--store", f"sqlite:///{missing}")
+    assert r.exit_code == 1 and "no run store here" in r.stderr, r.output
+    assert len(r.stderr.splitlines()) == 1 and "runs add" in r.stderr
+    assert not missing.exists()
+    env: dict[str, str | None] = {"XDG_DATA_HOME": str(tmp_path / "data"), "HALVM_PROF_STORE": None}
+    r = run(*args, env=env)
+    assert r.exit_code == 1 and "no run store here" in r.stderr, r.output
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("args", [*READERS, ["runs", "add", str(CORPUS / "leaky-hc.prof")]])
+def test_another_programs_database_is_refused_and_left_alone(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`runs list --store sqlite:///other.sqlite` added 10 halvm_* tables and indexes to a file
+    that holds a `users` table."""
+    import hashlib
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        db.execute("INSERT INTO users (name) VALUES ('ada')")
+    db.close()
+    before = hashlib.sha256(other.read_bytes()).hexdigest()
+    r = run(*args, "--store", f"sqlite:///{other}")
+    assert r.exit_code == 1, r.output
+    assert "holds other tables (users) and none of halvm-prof's" in r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert hashlib.sha256(other.read_bytes()).hexdigest() == before
+    with sqlite3.connect(other) as db:
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master")]
+    db.close()
+    assert tables == ["users"]
+
+
+def test_an_empty_database_file_is_not_a_store_to_read(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    r = run("runs", "list", "--store", f"sqlite:///{empty}")
+    assert r.exit_code == 1 and "holds no run store" in r.stderr
+    assert empty.stat().st_size == 0
+    assert (
+        run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--store", f"sqlite:///{empty}").exit_code
+        == 0
+    )
+    assert run("runs", "list", "--store", f"sqlite:///{empty}").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        ("1", "names a run already"),
+        ("42", "names a run already"),
+        ("last", "names a run already"),
+        ("v1\nv2", "without control characters"),
+        ("v1\x1b[31m", "without control characters"),
+        ("  ", "must not be empty"),
+        ("x" * 201, "at most 200 characters"),
+    ],
+)
+def test_a_label_that_could_not_name_its_run_is_refused(
+    tmp_path: Path, label: str, why: str
+) -> None:
+    """Labels `1` and `last` were stored but `runs show 1` is run number 1; a newline split
+    the run's row in `runs list`."""
+    store = tmp_path / "r.sqlite"
+    r = run(
+        "runs",
+        "add",
+        str(CORPUS / "leaky-hc.prof"),
+        "--label",
+        label,
+        "--store",
+        f"sqlite:///{store}",
+    )
+    assert r.exit_code == 2 and why in r.stderr, r.output
+    assert not store.exists()
+
+
+def test_a_commit_with_a_newline_is_refused_and_stored_ones_stay_one_line(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    r = run("runs", "add", str(CORPUS / "leaky-hc.prof"), "--commit", "ab\ncd", "--store", url)
+    assert r.exit_code == 2 and "control characters" in r.stderr
+    # A store written before the check: its label and commit are shown on one line each.
+    from halvm_prof.history.store import Store
+
+    with Store(url) as store:
+        store._conn.execute(
+            "INSERT INTO halvm_runs (label, commit_sha, added, program) "
+            "VALUES ('v1\nv2', 'ab\ncd', '2026-01-01T00:00:00+00:00', 'p')"
+        )
+    r = run("runs", "list", "--store", url)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("\n") == 2 and "v1\\nv2" in r.stdout and "ab\\ncd" in r.stdout
+    r = run("runs", "show", "1", "--store", url)
+    assert "run 1 (v1\\nv2)" in r.stdout and "ab\\ncd" in r.stdout

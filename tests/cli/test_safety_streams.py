@@ -109,3 +109,56 @@ def test_terminal_escapes_in_job_and_program_names_are_not_printed_raw(tmp_path:
         assert code == 0, err
         assert "\x1b" not in out and "\x07" not in out
         assert "\\x1b" in out
+
+
+def _with_fifo_fed(
+    tmp_path: Path, source: Path, argv: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """Run halvm-prof with ``argv`` (FIFO in it) while ``source`` is written into the FIFO."""
+    fifo = tmp_path / "in.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        ["sh", "-c", f'cat "{source}" > "{fifo}"'],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "halvm_prof", *(a.replace("FIFO", str(fifo)) for a in argv)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+        )
+    finally:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets a writer nobody read finish
+        os.close(fd)
+        writer.kill()
+        writer.wait()
+
+
+@pytest.mark.parametrize("flag", ["--hp-disk", "--prof-disk"])
+def test_postmortem_of_a_fifo_names_it(tmp_path: Path, flag: str) -> None:
+    """`postmortem --hp-disk FIFO` printed `Error: Illegal seek`, naming no file."""
+    proc = _with_fifo_fed(tmp_path, HP, ["postmortem", flag, "FIFO"])
+    assert "Illegal seek" not in proc.stdout + proc.stderr
+    assert f"{tmp_path / 'in.fifo'}" in proc.stdout and "pipe or FIFO" in proc.stdout
+
+
+@pytest.mark.parametrize("sample", [HP, PROF], ids=["hp", "prof"])
+def test_a_sample_profile_may_be_a_fifo(tmp_path: Path, sample: Path) -> None:
+    """`disk size --from-sample FIFO` (and xen-config check, prepare) printed `Error: Illegal
+    seek`: a sample is read once, front to back, and measures as the file does."""
+    argv = ["disk", "size", "--rts", "-p -hc -i0.5", "--duration", "10m", "--json"]
+    fed = _with_fifo_fed(tmp_path, sample, [*argv, "--from-sample", "FIFO"])
+    assert fed.returncode == 0, fed.stderr
+    direct = CliRunner().invoke(cli, [*argv, "--from-sample", str(sample)])
+    assert fed.stdout == direct.stdout.replace(str(sample), str(tmp_path / "in.fifo"))
+    cfg = tmp_path / "vm.cfg"
+    cfg.write_text('kernel = "k"\nmemory = 64\nextra = "+RTS -hT -RTS"\n')
+    fed = _with_fifo_fed(
+        tmp_path, sample, ["xen-config", "check", str(cfg), "--from-sample", "FIFO"]
+    )
+    assert "Illegal seek" not in fed.stdout + fed.stderr and "Traceback" not in fed.stderr

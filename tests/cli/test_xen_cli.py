@@ -118,3 +118,34 @@ def test_disk_size() -> None:
     assert "'-l' ask for no profile: -l writes an eventlog, for which a HaLVM has no disk" in err
     code, _, err = run("disk", "size", "--rts", "-N2 -hcMain", "--duration", "1m")
     assert code == 1 and "-N2 sets the number of capabilities; -hcMain only narrows" in err
+
+
+def test_memory_past_what_xen_gives_a_domain_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prepare --memory 99999999999999999` wrote that number into the config."""
+    monkeypatch.chdir(tmp_path)  # prepare writes into the current folder
+    kernel = tmp_path / "app.elf"
+    kernel.write_bytes(b"\x7fELF")
+    for argv in (
+        ["prepare", str(kernel), "--rts", "-hc", "--duration", "1m"],
+        ["xen-config", "--kernel", str(kernel), "--rts", "-hc", "--hp-disk", "hp.disk"],
+    ):
+        code, _, err = run(*argv, "--memory", "99999999999999999")
+        assert code == 2 and "--memory" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.elf"]
+    from halvm_prof.errors import ConfigError
+    from halvm_prof.xen.generate import MAX_MEMORY, ConfigSpec, render_config
+
+    with pytest.raises(ConfigError, match="more than Xen gives a domain"):
+        render_config(ConfigSpec("k", MAX_MEMORY + 1, "-hc", "d", None, "hp.disk", 1))
+
+
+def test_postmortem_of_a_config_naming_no_disk_names_the_config(tmp_path: Path) -> None:
+    """An empty --config said only 'no disk to look at', naming no file."""
+    for text, said in (("", "the file is empty"), ("memory = 64\n", "names no profiling disk")):
+        cfg = tmp_path / "vm.cfg"
+        cfg.write_text(text)
+        code, _, err = run("postmortem", "--config", str(cfg))
+        assert code == 1 and err.count("\n") == 1, err
+        assert f"{cfg}:" in err and said in err and "names no profiling disk" in err

@@ -172,3 +172,25 @@ def test_follow_gives_up_after_idle_timeout(tmp_path: Path) -> None:
         stop = r.stop
     assert time.monotonic() - started < 2
     assert events and stop is not None and stop.reason == "truncated"
+
+
+@pytest.mark.parametrize("how", ["truncated", "rewritten"])
+def test_follow_notices_a_log_cut_or_written_anew(tmp_path: Path, how: str) -> None:
+    """`eventlog show --follow` read on at its old offset into a truncated, rewritten file and
+    reported `event type 6274 is not declared`."""
+    data = (CORPUS / "leaky-hT.eventlog").read_bytes()
+    path = tmp_path / "followed.eventlog"
+    path.write_bytes(data[: len(data) // 2])
+    with eventlog_reader(path) as r:
+        events = r.follow(poll=0.02, idle_timeout=10)
+        assert next(events) is not None  # the first half is read
+        if how == "truncated":
+            path.write_bytes(data[:100])
+        else:
+            # Another run's log, as long as what was read: its header is not the same.
+            other = bytearray(data[: len(data) // 2])
+            other[4:8] = b"XXXX"
+            path.write_bytes(bytes(other))
+        with pytest.raises(FormatError, match=r"cut to .* or written anew while it was followed"):
+            for _ in events:
+                pass

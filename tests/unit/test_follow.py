@@ -521,3 +521,41 @@ def test_a_real_log_fed_in_bits_still_reads(tmp_path: Path) -> None:
         got += len(parser.feed(data[i : i + 3]))
     got += len(parser.finish())
     assert parser.error is None and parser.ended and got > 0
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null"])
+def test_a_device_is_not_followed_as_an_empty_file(path: str) -> None:
+    """`live /dev/zero` said the device "is empty, so its kind cannot be told yet"."""
+    from halvm_prof.errors import InputError
+
+    with pytest.raises(InputError, match="is a device or socket, not a file") as caught:
+        open_followed(path)
+    assert path in str(caught.value)
+
+
+def test_a_fifo_holds_a_megabyte_between_two_polls(tmp_path: Path) -> None:
+    """A writer blocks once the pipe is full: with Linux's default 64 KiB a program writing its
+    eventlog faster than 64 KiB per poll waited on us (bench_watch_cost.py: 7x slower)."""
+    import fcntl
+
+    from halvm_prof.inputs.follow import FIFO_BUFFER, FifoFeed
+
+    fifo = tmp_path / "wide.fifo"
+    os.mkfifo(fifo)
+    feed = FifoFeed(fifo)
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            expected = min(FIFO_BUFFER, int(f.read()))
+        assert fcntl.fcntl(writer, fcntl.F_GETPIPE_SZ) == expected
+        # that much goes in without a reader's poll in between, and not a byte more
+        chunk = b"x" * 4096
+        written = 0
+        with pytest.raises(BlockingIOError):
+            while True:
+                written += os.write(writer, chunk)
+        assert written == expected
+        assert len(feed.read()) == expected
+    finally:
+        os.close(writer)
+        feed.close()

@@ -102,8 +102,12 @@ def test_instruction_samples_equal_perf_annotate(recording: Recording) -> None:
     require_program("objdump", "binutils")
     a = annotation(recording, top=5)
     named = annotation(recording, symbol="Main.collatz")
-    functions = [*a.functions, *named.functions]
+    # and the RTS's C code (the GC's copying function), which has no GHC notes
+    rts = [annotation(recording, symbol=name) for name in ("evacuate1", "evacuate")
+           if name in {n for _, _, n in ElfFile(recording.binary).iter_symbols()}]  # fmt: skip
+    functions = [*a.functions, *named.functions, *(f for r in rts for f in r.functions)]
     assert "Main.collatz" in {f.name for f in functions}
+    assert any(f.name.startswith("evacuate") and not f.module for f in functions)
     theirs = perf_annotate_lines(perf, recording.perf_data, recording.symfs)
     assert theirs, "perf annotate listed nothing"
     by_address = {p.address: p for p in theirs}
@@ -237,3 +241,44 @@ def test_a_moved_binary_must_be_given() -> None:
         assert not Path(recorded).exists()
         with pytest.raises(InputError, match="give it with --binary"):
             perf_annotate(source, None)
+
+
+def test_a_binary_without_source_notes_says_how_to_get_them() -> None:
+    """GHC 9.6 at plain -g writes procedures and blocks but no source notes."""
+    perf = require_program("perf", "linux-perf")
+    require_program("objdump", "binutils")
+    root = GHC96.root()
+    with GHC96.work_dir(root, prefix="halvm-annotate-") as folder:
+        exe = GHC96.build(WORK, ["-O", "-g", "-rtsopts"], folder, "work")
+        _record(perf, folder / "p.data", GHC96.command([f"./{exe}", "1"], folder), folder)
+        with open_source(folder / "p.data") as source:
+            a = perf_annotate(source, folder / exe, symbol="collatz")
+    (f,) = a.functions
+    assert f.samples > 0 and f.unnoted == f.samples and not f.spans
+    assert any("GHC 9.2 and later write them only with -g3" in n for n in a.notes)
+
+
+def test_text_and_page_of_no_function_and_of_a_function_without_source() -> None:
+    from dataclasses import replace
+
+    from halvm_prof.render.annotate import annotation_page, format_annotation
+
+    require_program("objdump", "binutils")
+    with open_source(PERF / "work.perf.data") as source:
+        # sources not found: the lines are there, without text, and the page says where to look
+        a = perf_annotate(source, PERF / "work", symbol="collatz", source_dirs=())
+    (f,) = a.functions
+    if not f.missing_sources:  # the binary's folder holds Work.hs: nothing is missing
+        assert all(ln.text is not None for ln in f.lines)
+    lost = replace(f, lines=tuple(replace(ln, text=None) for ln in f.lines),
+                   missing_sources=("Work.hs",))  # fmt: skip
+    text = format_annotation(replace(a, functions=(lost,)))
+    assert "Work.hs  (not found: --source-dir)" in text
+    rows = text.splitlines()
+    assert all(any(r.endswith(f"% {ln.line:>5}") for r in rows) for ln in f.lines)
+    page = annotation_page(replace(a, functions=(lost,)))
+    assert "not found: give --source-dir" in page
+    none = replace(a, functions=())
+    assert format_annotation(none).count("\n") == 3
+    assert "0 functions annotated" in format_annotation(none)
+    assert 'id="annotate-data"' in annotation_page(none)

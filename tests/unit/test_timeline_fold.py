@@ -258,3 +258,20 @@ def test_generated_logs_fold_alike(log: bytes, budget: str, sinks: bool, also: i
     with pytest.MonkeyPatch.context() as mp:
         folds: list[frozenset[int] | bool | None] = [False, SOME_TYPES, None]
         _alike(log, mp, BUDGETS[budget], sinks, folds[also])
+
+
+def test_a_block_in_reverse_time_order_folds_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events far from time order (more than a near-sorted region's sort takes on): sorted
+    whole, to the same timeline."""
+    _compiled_built()
+    events = []
+    for i in range(400, 0, -1):
+        etype = [ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START, ev.GC_END][i % 4]
+        payload = struct.pack(">IHI", i % 3, 1, 0) if etype == ev.STOP_THREAD else b""
+        if etype == ev.RUN_THREAD:
+            payload = struct.pack(">I", i % 3)
+        events.append(eb.fixed(etype, 1000 * i, payload))
+    header = eb.header([(t, s, f"type {t}") for t, s in sorted(TYPES.items())])
+    log = header + eb.block(0, 0, b"".join(events), 400_000) + eb.END
+    tl = _alike(log, monkeypatch, PAGE_BUDGET, sinks=True)
+    assert tl.events == 401 and tl.gc.count > 0

@@ -1,7 +1,9 @@
 """No output shows a z-encoded name: every name that came from a symbol goes through the one
 z-decoder (``formats/ghc_names.py``). Every fixture of GHC 9.0, 9.6 and 9.10 through
-``summary`` (text and JSON), ``report`` and ``export --to pprof``, the ``-hi`` ones named by
-their eventlog, and the perf fixtures through ``perf report`` and ``perf merge``."""
+``summary`` (text and JSON), ``report`` and ``export --to pprof`` (a few every run, all in the
+slow sweep), the ``-hi`` ones named by their eventlog, and the perf fixtures through
+``perf report`` (and its exports) and ``perf merge``. ``tests/unit/test_ipe_binary.py`` does
+the same for a ``.hp`` named by its binary, the symbols' main way into a name."""
 
 from __future__ import annotations
 
@@ -74,14 +76,43 @@ def _names(path: Path) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in FIXTURES])
-def test_no_output_of_a_fixture_is_z_encoded(path: Path, tmp_path: Path) -> None:
+#: The files whose pages and pprof profiles every run checks (a -hi .hp named by its log, and
+#: one of each kind); the rest are part of the slow sweep.
+EVERY_RUN = {
+    "ghc96/leaky-hi-l.hp",
+    "ghc910/leaky-hi-np-l.hp",
+    "ghc910/leaky-hi-l.eventlog",
+    "ghc910/leaky-p-l.eventlog",
+    "ghc910/leaky-p.prof",
+    "ghc/names-pj.prof",
+    "corpus/leaky-hc.hp",
+}
+
+
+def _id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_no_summary_of_a_fixture_is_z_encoded(path: Path) -> None:
     runner = CliRunner()
     names = _names(path)
     for argv in (["summary", str(path), *names], ["summary", str(path), "--json", *names]):
         r = runner.invoke(cli, argv)
         assert r.exit_code == 0, r.output
         assert z_encoded(r.output) == [], argv
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, id=_id(p), marks=() if _id(p) in EVERY_RUN else pytest.mark.slow)
+        for p in FIXTURES
+    ],
+)
+def test_no_page_or_pprof_of_a_fixture_is_z_encoded(path: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    names = _names(path)
     page = tmp_path / "page.html"
     r = runner.invoke(cli, ["report", str(path), "-o", str(page), *names])
     assert r.exit_code == 0, r.output

@@ -47,6 +47,8 @@ _BREAKDOWNS = {1: "c", 2: "m", 3: "d", 4: "y", 5: "r", 6: "b", 7: "T", 8: "i"}
 @dataclass(slots=True)
 class _State:
     program: str = ""
+    #: The program's whole command line, RTS flags included (PROGRAM_ARGS), as a .hp's JOB.
+    command: str = ""
     date: str = ""
     breakdown: int | None = None
     #: cost centre id -> (label, module)
@@ -137,6 +139,11 @@ class EventlogHeapFold:
         return _BREAKDOWNS.get(b) if b is not None else None
 
     @property
+    def command_line(self) -> str:
+        """The program's command line with its RTS flags, once the log has said it."""
+        return self._st.command
+
+    @property
     def by_info_table(self) -> bool:
         """Whether the log's heap profile is ``-hi`` (known from its start)."""
         return self._st.breakdown == _BY_INFO_TABLE
@@ -203,6 +210,8 @@ class EventlogHeapReader:
         self.note: str | None = None
         self.closed = True
         self.folded = False
+        #: The run's command line with its RTS flags (which say the profile's mode), once read.
+        self.command_line = ""
 
     def __iter__(self) -> Iterator[HeapSample]:
         ready: list[HeapSample] = []
@@ -234,6 +243,7 @@ class EventlogHeapReader:
             raise fold.no_heap_profile(path)
         self.header, self.complete, self.note = fold.header, fold.complete, fold.note
         self.folded = fold.folded
+        self.command_line = fold.command_line
 
 
 def _fold(st: _State, e: ev.Event) -> HeapSample | None:
@@ -274,6 +284,7 @@ def _fold(st: _State, e: ev.Event) -> HeapSample | None:
     elif t == ev.PROGRAM_ARGS:
         if a[1] and not st.program:
             st.program = os.path.basename(a[1][0])
+            st.command = " ".join(a[1])
             st.ccs_length = ccs_length(a[1], st.ccs_length)
     elif t == ev.WALL_CLOCK_TIME and not st.date:
         st.date = format_date(a[1])

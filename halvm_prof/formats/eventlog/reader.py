@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import io
+import os
 import shutil
 import struct
 import tempfile
@@ -177,6 +179,7 @@ class EventlogReader(StreamReader):
         if keep is not None:
             keep += buf
         final = False
+        head = self._head_bytes() if follow is not None else None
         while True:
             self._used = 0
             yield buf, base, final
@@ -188,8 +191,10 @@ class EventlogReader(StreamReader):
                 return
             more = self.stream.read(CHUNK)
             if not more:
-                if follow is not None and follow():
-                    continue
+                if follow is not None:
+                    self._check_not_rewritten(head, base + len(buf))
+                    if follow():
+                        continue
                 if not buf:
                     self._eof_at = base
                     return
@@ -209,6 +214,31 @@ class EventlogReader(StreamReader):
     _done = False
     _walked = False
     _eof_at = 0
+
+    def _head_bytes(self) -> bytes | None:
+        """The header's first bytes as the file holds them now (None: not a file)."""
+        try:
+            return os.pread(self.stream.fileno(), min(256, self.data_offset), 0)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return None
+
+    def _check_not_rewritten(self, head: bytes | None, read_to: int) -> None:
+        """Raise when the followed file is shorter than what was read of it, or starts anew:
+        reading on at the old offset would meet another run's bytes ("event type 6274 is not
+        declared")."""
+        if head is None:
+            return
+        try:
+            size = os.fstat(self.stream.fileno()).st_size
+        except (OSError, ValueError):
+            return
+        if size < read_to or self._head_bytes() != head:
+            raise FormatError(
+                f"the log was cut to {size} bytes or written anew while it was followed "
+                f"({read_to} bytes had been read)",
+                path=self.path,
+                hint="the program ran again? follow the log again to read the new run",
+            )
 
     def _walk(
         self, want: bytes | None, follow: Callable[[], bool] | None = None, decode: bool = False

@@ -203,6 +203,56 @@ def content_end(
     return p - payload
 
 
+def _variable(
+    buf: bytes, pos: int, etype: int, size_of: array[int], layout_of: array[int], final: bool
+) -> tuple[int, int]:
+    """(payload start, payload size) of a variable-size event at ``pos``; a size below 0 when
+    the event is not all in ``buf`` yet."""
+    n = len(buf)
+    if pos + _VS > n:
+        return pos, -1
+    (size,) = _U16(buf, pos + _HS)
+    payload = pos + _VS
+    if size_of[etype] == CONTENT:
+        layout = layout_of[4 * etype : 4 * etype + 4]
+        size = content_end(buf, payload, size, layout, size_of, final)
+    return payload, size
+
+
+class _Decoding:
+    """What a walk asked to decode (``Decode``) makes of a kept event of a plain payload."""
+
+    __slots__ = ("cap", "formats", "make", "offset", "unpackers")
+
+    def __init__(self, formats: tuple[bytes | None, ...], make: Any, cap: int, offset: int) -> None:
+        self.formats = formats
+        self.make = make
+        self.cap = cap
+        self.offset = offset
+        self.unpackers: dict[bytes, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {}
+
+    def frame(
+        self,
+        buf: bytes,
+        fmt: bytes,
+        pos: int,
+        etype: int,
+        t: int,
+        payload: int,
+        size: int,
+        ecap: int,
+    ) -> Any:
+        """The event decoded, or its frame when its payload is shorter than ``fmt`` says."""
+        got = self.unpackers.get(fmt)
+        if got is None:
+            st = struct.Struct(b">" + fmt)
+            got = self.unpackers[fmt] = (st.unpack_from, st.size)
+        if got[1] > size:
+            return (pos, etype, t, payload, size, ecap)
+        c = ecap if self.cap == WALKED_CAP else self.cap
+        return self.make(t, etype, None if c < 0 else c, got[0](buf, payload), self.offset + pos)
+
+
 def walk_python(
     buf: bytes,
     tabs: Tables,
@@ -225,7 +275,7 @@ def walk_python(
     layout_of = array("i")
     layout_of.frombytes(tabs.layouts)
     ntypes = len(size_of)
-    head, u16 = _HEAD, _U16
+    head = _HEAD
     frames: list[Frame] = []
     counts: dict[tuple[int, int], int] = {}
     regions: list[RegionRow] = []
@@ -233,10 +283,7 @@ def walk_python(
     top = -1
     cap, remaining, r_start, r_cap, r_min, r_count = state
     stop: tuple[int, int, int] | None = None
-    formats: tuple[bytes | None, ...] | None = None
-    if decode is not None:
-        formats, make, dcap, obase = decode
-        unpackers: dict[bytes, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {}
+    decoded = None if decode is None else _Decoding(*decode)
     n = len(buf)
     pos = 0
     while pos + _HS <= n:
@@ -245,16 +292,9 @@ def walk_python(
         if size >= 0:
             payload = pos + _HS
         elif size in (VARIABLE, CONTENT):
-            if pos + _VS > n:
+            payload, size = _variable(buf, pos, etype, size_of, layout_of, final)
+            if size < 0:
                 break
-            (size,) = u16(buf, pos + _HS)
-            payload = pos + _VS
-            if size_of[etype] == CONTENT:
-                size = content_end(
-                    buf, payload, size, layout_of[4 * etype : 4 * etype + 4], size_of, final
-                )
-                if size < 0:
-                    break
         else:
             stop = (1 if etype == DATA_END else 2, base + pos, etype)
             break
@@ -293,21 +333,10 @@ def walk_python(
         if want is not None:
             w = want[etype]
             if w == KEEP:
-                fmt = None if formats is None else formats[etype]
-                got = None
-                if fmt is not None:
-                    got = unpackers.get(fmt)
-                    if got is None:
-                        st = struct.Struct(b">" + fmt)
-                        got = unpackers[fmt] = (st.unpack_from, st.size)
-                    if got[1] > size:
-                        got = None
-                if got is None:
-                    frames.append((pos, etype, t, payload, size, ecap))
+                if decoded is not None and (fmt := decoded.formats[etype]) is not None:
+                    frames.append(decoded.frame(buf, fmt, pos, etype, t, payload, size, ecap))
                 else:
-                    c = ecap if dcap == WALKED_CAP else dcap
-                    args = got[0](buf, payload)
-                    frames.append(make(t, etype, None if c < 0 else c, args, obase + pos))
+                    frames.append((pos, etype, t, payload, size, ecap))
             elif w == COUNT:
                 k = (etype, t // width)
                 counts[k] = counts.get(k, 0) + 1
@@ -319,16 +348,8 @@ def walk_python(
         # Fewer than 10 bytes left: the end marker, or more to read.
         if pos + 2 <= n and buf[pos] == 0xFF and buf[pos + 1] == 0xFF:
             stop = (1, base + pos, DATA_END)
-    return Step(
-        frames,
-        counts,
-        counted,
-        top,
-        regions,
-        State(cap, remaining, r_start, r_cap, r_min, r_count),
-        pos,
-        stop,
-    )
+    state = State(cap, remaining, r_start, r_cap, r_min, r_count)
+    return Step(frames, counts, counted, top, regions, state, pos, stop)
 
 
 Walk = Callable[[bytes, Tables, "bytes | None", int, int, State, bool, "Decode | None"], Step]
