@@ -7,7 +7,9 @@
   -i0.1`` and ``-l``. (Alone it still runs the profiled build: the build's own cost is in both.)
 
 Each is run three times; printed are the median slowdowns of the watched run (wall and CPU)
-against the run alone and the server's own CPU as a share of one core while the program ran.
+against the run alone and the server's own CPU as a share of one core while the program ran;
+then, to tell the RTS's part from the watching's, the program run with the flags ``run`` adds
+but its eventlog written to a file and no server (``flags only``).
 There is no target: this measures what the issue asks to know. The machine's load shows in
 the spread (printed too). Run: ``python benchmarks/bench_watch_cost.py``.
 """
@@ -58,6 +60,27 @@ def once(exe: Path, options: list[str]) -> dict[str, float]:
         return cost
 
 
+def flags_only(exe: Path, caps: list[str], rts: list[str]) -> float:
+    """The median wall slowdown (%) of the program run with ``run``'s flags, its eventlog to a
+    file, no server, against it run alone."""
+    from halvm_prof.live.cost import run_alone
+    from halvm_prof.live.runner import plan_rts, rts_info
+
+    given = [r.removeprefix("--rts=") for r in rts] + caps
+    info, _ = rts_info([str(exe)])
+    plan = plan_rts(
+        str(exe), info, heap=True, eventlog=True, interval=0.1, heap_flag=None, rts=given
+    )
+    with tempfile.TemporaryDirectory(prefix="halvm-bench-") as tmp:
+        flagged = [*plan.flags, "-l", f"-ol{Path(tmp) / 'x.eventlog'}", *given]
+        walls = []
+        for _ in range(ROUNDS):
+            with_flags, _ = run_alone([str(exe), ITERATIONS, "+RTS", *flagged, "-RTS"])
+            alone, _ = run_alone([str(exe), ITERATIONS, "+RTS", *given, "-RTS"])
+            walls.append((with_flags.wall / alone.wall - 1) * 100)
+    return statistics.median(walls)
+
+
 def main() -> int:
     ghc = shutil.which("ghc")
     if ghc is None:
@@ -77,6 +100,8 @@ def main() -> int:
             f"of one core ({min(server):.1f}..{max(server):.1f})",
             flush=True,
         )
+        print(f"    flags only (eventlog to a file, no server): wall "
+              f"{flags_only(exe, caps, rts):+.1f}%", flush=True)  # fmt: skip
     return 0
 
 

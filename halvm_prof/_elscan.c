@@ -19,6 +19,24 @@
  * event_class(time, type, cap, args, offset base + offset), made here; cap -2 means the
  * block's cap as walked, -1 None.
  */
+/* A map of this file, each part beside the Python it twins (change both together):
+ *
+ *   be16, be32, be64, bump      reading big-endian numbers, counting   walk.py _HEAD, _U16
+ *   starts, content_end         an event's extent read by its content  walk.py _starts,
+ *                                                                       content_end
+ *   decode_plain                a kept event of a plain payload        walk.py _Decoding.frame
+ *   walk                        the one walk of the data section       walk.py walk_python,
+ *                                                                       _variable
+ *   -- the timeline's fold (tests/unit/test_timeline_fold.py) --
+ *   IMap                        64-bit keys to indexes                 build.py's dicts
+ *   Grid, grid_*                bins growing with the run              bins.py BinGrid
+ *   Col, gcs_*                  a collection folded from its caps      collections.py _Open,
+ *                                                                       CollectionFold
+ *   Cap, fold_cap, close_run    one capability's running and GC        build.py _Cap
+ *   fold_thread                 one thread                             build.py _Thread
+ *   fold_one                    one event folded                       TimelineBuilder.add
+ *   Fold.region, Fold.state     the time-ordered load, the hand-over   build.py _compiled_pass
+ */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>

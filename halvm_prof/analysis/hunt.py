@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from halvm_prof.formats.stacks import drop_stack_number, heap_breakdown
 from halvm_prof.inputs.heap_stats import LEAK_MIN_GROWTH, LEAK_MIN_R2, HeapAccumulator
+from halvm_prof.inputs.source import Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import HeapSample, HeapSampleReader
 from halvm_prof.rts import split_rts
@@ -562,7 +563,7 @@ def _kind(
 
 
 def _biography(
-    profile: Profile | None, kind: Kind | None, failed: Run | None, evidence: list[str]
+    profile: Profile | None, kind: Kind | None, failed: HuntRun | None, evidence: list[str]
 ) -> tuple[tuple[Share, ...] | None, str]:
     """The ``-hb`` shares and what they say: evidence only where they mean something."""
     if profile is None:
@@ -662,10 +663,13 @@ def judge(
     held_words = tuple(holder_in_words(h.name) for h in held)
     if held and fix != "unsettled":
         verdict += f"; held by {held_words[0]}"
-    for mode, run in failed.items():
-        if run.status in ("crashed", "timed out", "no profile"):
-            verdict += f" (the -h{mode} run {run.status}; the verdict is the other runs')"
-            break
+    broken = [
+        f"the -h{mode} run {run.status}"
+        for mode, run in failed.items()
+        if run.status in ("crashed", "timed out", "no profile")
+    ]
+    if broken:
+        verdict += f" ({', '.join(broken)}; the verdict is the other runs')"
     charts = tuple(
         c
         for c in (
@@ -738,7 +742,9 @@ def _restricted_to(profile: Profile) -> str | None:
     return None
 
 
-def hunt_files(sources: Sequence[tuple[str, Any]], max_suspects: int = MAX_SUSPECTS) -> HuntResult:
+def hunt_files(
+    sources: Sequence[tuple[str, Source]], max_suspects: int = MAX_SUSPECTS
+) -> HuntResult:
     """The verdict a user's heap profiles support: ``sources`` are (label, source) pairs of one
     build (an unrestricted ``-hc`` profile among them finds the suspects; profiles restricted
     with ``-hc<producer>`` in other modes judge them). What is missing is said, with the

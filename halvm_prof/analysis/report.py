@@ -27,6 +27,7 @@ from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renam
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
+from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -564,7 +565,7 @@ def eventlog_sections(
     ticky = TickyFold()
     samples = ProfSampleFold()
     # The page's budget: the model's would keep exact records the page never carries.
-    tl = source.timeline(also=[heap_fold, ticky, samples], budget=PAGE_BUDGET)
+    tl = run(source, Plan(folds=(heap_fold, ticky, samples), budget=PAGE_BUDGET))
     title = f"{name}: runtime timeline"
     runtime = RuntimeSection(title, tl)
     sections: list[Section] = []

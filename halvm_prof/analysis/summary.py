@@ -34,6 +34,7 @@ from halvm_prof.inputs.heap_stats import (
     top_bands,
     with_share,
 )
+from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -253,7 +254,7 @@ def summarize_eventlog(
     ticky = TickyFold()
     samples = ProfSampleFold()
     # Figures only: no exact records or bins (timeline.model.FIGURES).
-    stats = stats_of_timeline(source.timeline(also=[fold, ticky, samples], budget=FIGURES))
+    stats = stats_of_timeline(run(source, Plan(folds=(fold, ticky, samples), budget=FIGURES)))
     heap: HeapSummary | None = None
     no_heap: str | None = None
     reader = source.reader

@@ -8,7 +8,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -159,7 +159,8 @@ def _tui(hub: Hub) -> None:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="A source unchanged this long counts as no longer written.",
+    help="A source unchanged this long counts as no longer written (a FIFO only while no "
+    "writer holds it open).",
 )
 @click.option(
     "--exit-when-done",
@@ -401,10 +402,42 @@ def run(
         member=runner.member,
     )
 
+    with _ending_signals(runner, stoppers):
+        try:
+            _serve(
+                hub, host=host, port=port, no_open=no_open, tui=tui, start=start, stoppers=stoppers
+            )
+        finally:
+            runner.stop()
+    _ended(runner, tell_end, watches[0] if watches else None)
+
+
+def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None) -> None:
+    """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
+    (the program's own, or 1 when an ``--alert`` rule fired)."""
+    with contextlib.suppress(OSError):
+        # After SIGHUP the terminal may be gone; the files are saved whatever happens here.
+        tell_end()
+        if runner.stopped_by is not None:
+            click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
+    if watch is not None and runner.stopped_by is None:
+        _baseline(runner, watch)
+    status = runner.exit_status()
+    if status:
+        # The program's own status, as a shell running it directly would have seen it.
+        click.get_current_context().exit(status)
+    member = runner.member
+    if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
+        raise click.ClickException("alert fired: " + "; ".join(fired))
+
+
+@contextlib.contextmanager
+def _ending_signals(runner: Run, stoppers: list[Callable[[], None]]) -> Iterator[None]:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does while in this block: the server stops
+    (uvicorn hands a SIGTERM it caught on to us once it has), the program is stopped, what it
+    wrote is saved, and the status says which signal it was."""
+
     def on_signal(sig: int, frame: object) -> None:
-        """SIGTERM and SIGHUP end the run as Ctrl-C does: the server stops (uvicorn hands a
-        SIGTERM it caught on to us once it has), the program is stopped, what it wrote is
-        saved, and the status says which signal it was."""
         del frame
         runner.stopped_by = runner.stopped_by or sig
         if stoppers:
@@ -413,38 +446,14 @@ def run(
         else:
             raise KeyboardInterrupt  # the terminal view, or before the server is up
 
-    handled = (signal.SIGTERM, signal.SIGHUP)
+    # A signal ignored when we started (SIGHUP under nohup) stays ignored.
+    handled = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) != signal.SIG_IGN]
     before = {sig: signal.signal(sig, on_signal) for sig in handled}
     try:
-        try:
-            _serve(
-                hub,
-                host=host,
-                port=port,
-                no_open=no_open,
-                tui=tui,
-                start=start,
-                stoppers=stoppers,
-            )
-        finally:
-            runner.stop()
+        yield
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
-    with contextlib.suppress(OSError):
-        # After SIGHUP the terminal may be gone; the files are saved whatever happens here.
-        tell_end()
-        if runner.stopped_by is not None:
-            click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
-    if watches and runner.stopped_by is None:
-        _baseline(runner, watches[0], argv, extra)
-    status = runner.exit_status()
-    if status:
-        # The program's own status, as a shell running it directly would have seen it.
-        click.get_current_context().exit(status)
-    member = runner.member
-    if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
-        raise click.ClickException("alert fired: " + "; ".join(fired))
 
 
 def _program(command: tuple[str, ...]) -> list[str]:
@@ -482,21 +491,21 @@ class _EndTeller:
                 click.echo(f"report: {shown_path(end.report)}")
 
 
-def _baseline(runner: Run, watch: Stopwatch, argv: list[str], rts: list[str]) -> None:
+def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
-    from halvm_prof.live.cost import watch_cost
+    from halvm_prof.cli.common import dumps_json
+    from halvm_prof.fileio import atomic_write
+    from halvm_prof.live.cost import alone_command, watch_cost
     from halvm_prof.render.cost import format_watch_cost
+    from halvm_prof.render.messages import wrote
 
     if runner.stopped:
         tell("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
-    from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
-    from halvm_prof.render.messages import wrote
-
     times, server = watch.result()
     tell(f"running {runner.name} again alone for --baseline...", err=True)
-    cost = watch_cost(times, server, argv, rts)
+    command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
+    cost = watch_cost(times, server, command)
     echo_text(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:

@@ -127,6 +127,23 @@ def perf() -> None:
     """Flat profiles of perf.data files of GHC programs, and their place on the eventlog."""
 
 
+#: ``perf report --to``'s own format: the report's text, as printed.
+TEXT = "text"
+
+
+def _export_format(output: str) -> str:
+    """The export format ``-o``'s suffix names; the hint names the report's text too."""
+    from halvm_prof.errors import InputError
+
+    among = [*EXPORTERS, PPROF.name]
+    try:
+        return guess_format(output, among)
+    except InputError as e:
+        raise InputError(
+            e.message, hint=f"add --to {TEXT} (the report) or --to {' or --to '.join(among)}"
+        ) from e
+
+
 @perf.command()
 @click.argument("binary", type=click.Path(dir_okay=False, exists=True))
 @input_argument("perf_data")
@@ -135,15 +152,16 @@ def perf() -> None:
     "--top", type=click.IntRange(min=1), default=20, show_default=True, help="Rows per table."
 )
 @output_option(
-    "Also write the synthetic stacks (category > package > module > function > span).",
+    "Write the report there instead of standard output (text: .txt) or its synthetic stacks "
+    "(category > package > module > function > span) in an export format.",
     dest="export_to",
 )
 @old_spelling("--export", "export_alias")
 @click.option(
     "--to",
     "fmt",
-    type=click.Choice(sorted([*EXPORTERS, PPROF.name])),
-    help="Format of -o, guessed from its suffix when missing: "
+    type=click.Choice(sorted([*EXPORTERS, PPROF.name, TEXT])),
+    help="Format of -o, guessed from its suffix when missing: text (.txt): the report as printed; "
     f"{formats_help([*EXPORTERS, PPROF.name])}.",
 )
 @click.option(
@@ -178,14 +196,25 @@ def report(
     pairs = parse_labels(labels)
     if export_to:
         check_output(export_to, force=force, replaces_files=True, inputs=[binary, perf_data])
-        fmt = fmt or guess_format(export_to, [*EXPORTERS, PPROF.name])
+        # A .txt is the report as printed, not the folded stacks export writes for one.
+        if fmt is None and export_to.endswith(".txt"):
+            fmt = TEXT
+        if fmt is None:
+            fmt = _export_format(export_to)
+    elif fmt is not None:
+        raise click.UsageError(f"--to {fmt} names the format of -o, which is missing")
     with open_input_source(perf_data) as source:
         profile = perf_report(source, binary)
     if as_json:
         echo_json(profile.to_json())
-    else:
+    elif not export_to:
         echo_text(format_perf_report(profile, top))
-    if export_to and fmt == PPROF.name:
+    if export_to and fmt == TEXT:
+        from halvm_prof.words import printable
+
+        # Only the file gets the report; stdout says where it went.
+        emit(printable(format_perf_report(profile, top)), export_to, "perf report, text")
+    elif export_to and fmt == PPROF.name:
         from halvm_prof.cli.export import pprof_of_perf
 
         data, what = pprof_of_perf(to_cost_centre_profile(profile), pairs)

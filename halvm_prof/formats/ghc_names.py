@@ -142,8 +142,10 @@ def parse_symbol(symbol: str) -> GhcName | None:
     return GhcName(zdecode(package), zdecode(module), zdecode(name))
 
 
-#: A GHC-generated label (``c4e7``, ``_c3C1``, ``s4cD``): not a name a user wrote.
-_LABEL = re.compile(r"^_?[a-z][0-9][0-9a-zA-Z]{2,}$")
+#: A GHC-generated label (``c4e7``, ``_c3C1``, ``s4cD``; from GHC 9.4 on also ``L`` and a
+#: decimal unique, ``L7133701809754879072``, as DWARF names some procedures): not a name a
+#: user wrote.
+_LABEL = re.compile(r"^(_?[a-z][0-9][0-9a-zA-Z]{2,}|L[0-9]{6,})$")
 
 
 def is_generated_label(name: str) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ipe import BandNames
 from halvm_prof.inputs.heap_scan import HeapScan, scan_of
+from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.words import plural
@@ -189,7 +190,7 @@ def _eventlog_figures(
     acc = HeapAccumulator()
     rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(rename(s)))
-    timeline = source.timeline(also=[fold] if with_heap else [], budget=FIGURES)
+    timeline = run(source, Plan(folds=(fold,) if with_heap else (), budget=FIGURES))
     # A log cut inside its header has no figures: storing them as zeros would be a lie.
     if (headerless := source.headerless()) is not None:
         raise headerless

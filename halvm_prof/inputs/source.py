@@ -45,7 +45,7 @@ from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.perf import PerfSource
 from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
-from halvm_prof.inputs.streams import Digest, FollowOnly, Window
+from halvm_prof.inputs.streams import Decompressed, Digest, FollowOnly, Window, compression
 
 if TYPE_CHECKING:
     from halvm_prof.inputs.follow import Feed
@@ -203,6 +203,8 @@ def _open(
     disk: bool,
     count_samples: bool,
     digest: bool = False,
+    *,
+    inflate: bool = True,
 ) -> Source:
     start = 0
     if seekable:
@@ -216,6 +218,17 @@ def _open(
         stream: IO[bytes] = raw
     else:
         stream = io.BufferedReader(Prefixed(head, raw), 1 << 20)
+    packed = compression(head)
+    if packed is not None:
+        # A gzip or zstd file is read through its decompressor, as it goes: once, as a pipe is.
+        if not inflate:
+            raise InputError(
+                f"is compressed twice ({packed} inside gzip or zstd)",
+                path=name,
+                hint=f"decompress it once first ({packed} -dc)",
+            )
+        inner = io.BufferedReader(Decompressed(stream, packed, name, owned=owned), 1 << 20)
+        return _open(inner, name, False, owned, disk, count_samples, digest, inflate=False)
     # A disk first: its binary status sector followed by profile text can pass for the header
     # line of a .prof, while profile text never decodes as a status sector.
     if looks_like_disk(head):

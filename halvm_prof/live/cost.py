@@ -117,9 +117,13 @@ class Stopwatch:
         return RunTimes(wall, max(0.0, children - self.children)), max(0.0, own - self.own)
 
 
-def alone_command(argv: Sequence[str], rts: Sequence[str]) -> list[str]:
-    """The program's command line with only the RTS flags the user asked for."""
-    return [*argv, "+RTS", *rts, "-RTS"] if rts else list(argv)
+def alone_command(
+    words: Sequence[str], rts: Sequence[str], verbatim: Sequence[str] = ()
+) -> list[str]:
+    """The program's command line (``words``: the program and its arguments) with only the RTS
+    flags the user asked for; ``verbatim`` goes after ``--RTS``, as the watched run had it."""
+    command = [*words, "+RTS", *rts, "-RTS"] if rts else list(words)
+    return [*command, "--RTS", *verbatim] if verbatim else command
 
 
 def run_alone(command: Sequence[str]) -> tuple[RunTimes, int]:
@@ -150,11 +154,9 @@ def run_alone(command: Sequence[str]) -> tuple[RunTimes, int]:
     return RunTimes(wall, _cpu(usage)), (128 - code if code < 0 else code)
 
 
-def watch_cost(
-    watched: RunTimes, server_cpu: float, argv: Sequence[str], rts: Sequence[str]
-) -> WatchCost:
-    """The watched run's figures against the program run once more alone."""
-    command = alone_command(argv, rts)
+def watch_cost(watched: RunTimes, server_cpu: float, command: Sequence[str]) -> WatchCost:
+    """The watched run's figures against the program run once more alone, as ``command``
+    (:func:`alone_command`)."""
     alone, code = run_alone(command)
     return WatchCost(watched, alone, server_cpu, tuple(command), code)
 

@@ -277,40 +277,69 @@ def hunt_program(
 ) -> HuntOutcome:
     """Hunt ``argv``: a ``-hc`` run finds the suspects, then each suspect's producer gets a
     restricted run per mode of :data:`~halvm_prof.analysis.hunt.SUSPECT_MODES`. ``folder``
-    keeps the runs' profiles (a temporary folder, removed, when None)."""
+    keeps the runs' profiles (a temporary folder, removed, when None); a hunt that fails
+    removes what it put there."""
     started = time.monotonic()
-    with contextlib.ExitStack() as stack:
-        if folder is None:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-")))
-            keep = False
-        else:
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise OutputError(f"cannot make the folder: {e.strerror}", path=folder) from e
-            keep = True
-        stack.enter_context(stop_on_signals())
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix="halvm-hunt-") as scratch:
+            return _hunt_in(argv, Path(scratch), started, timeout, interval, max_suspects, say)
+    made = _hunt_folder(folder)
+    try:
+        return _hunt_in(argv, folder, started, timeout, interval, max_suspects, say)
+    except BaseException:
+        for path in sorted(folder.glob(RUN_FILES)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+#: The names of a hunt's run files in its folder.
+RUN_FILES = "[0-9][0-9]-h*"
+
+
+def _hunt_folder(folder: Path) -> bool:
+    """Make the folder that keeps the runs (True when made); one that already holds a hunt's
+    runs is refused, so a failing hunt never removes files it did not make."""
+    if folder.is_dir() and any(folder.glob(RUN_FILES)):
+        raise OutputError(
+            "already holds the runs of a hunt", path=folder, hint="name a new folder with -o"
+        )
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise OutputError(
+                "is not a folder", path=folder, hint="name a folder with -o"
+            ) from None
+        return False
+    except OSError as e:
+        raise OutputError(f"cannot make the folder: {e.strerror}", path=folder) from e
+    return True
+
+
+def _hunt_in(
+    argv: Sequence[str],
+    folder: Path,
+    started: float,
+    timeout: float,
+    interval: float,
+    max_suspects: int,
+    say: Callable[[str], None],
+) -> HuntOutcome:
+    with stop_on_signals():
         stdin = _saved_stdin(folder)
-        hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
         try:
+            hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
             hunter.check()
-            outcome = _hunt(hunter, max_suspects)
-        except BaseException:
-            if keep:
-                _remove_runs(folder)
-            raise
+            result = _hunt(hunter, max_suspects)
         finally:
             if stdin is not None:
                 with contextlib.suppress(FileNotFoundError):
                     stdin.unlink()
-        return HuntOutcome(outcome, hunter.program_seconds, time.monotonic() - started, folder)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _remove_runs(folder: Path) -> None:
-    for path in folder.glob("[0-9][0-9]-h*.hp"):
-        with contextlib.suppress(OSError):
-            path.unlink()
+    return HuntOutcome(result, hunter.program_seconds, time.monotonic() - started, folder)
 
 
 def _saved_stdin(folder: Path) -> Path | None:

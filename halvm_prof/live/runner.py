@@ -279,7 +279,8 @@ def plan_rts(
     chosen = asked.heap_flag
     if heap and chosen is None:
         chosen = "-hc" if info.profiled else "-hT"
-        flags.append(chosen)
+    if heap and chosen is not None and chosen not in given:
+        flags.append(chosen)  # run's default, or --heap-flag
     typed_interval = any(f.startswith("-i") for f in given)
     if heap and not typed_interval:
         flags.append(f"-i{interval:g}")
@@ -436,6 +437,8 @@ class Run:
         command = [*self.words, "+RTS", *rts, "-RTS"]
         if self.verbatim:
             command += ["--RTS", *self.verbatim]
+        info = self.plan.info
+        self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to

@@ -257,7 +257,7 @@ class Snapshot:
     last_event_time: float | None = None
     clocks: dict[str, str] = field(default_factory=lambda: dict(CLOCK_NAMES))
     alerts: list[AlertView] = field(default_factory=list)
-    #: this process's own CPU over the wall time since the view was made, as of the snapshot
+    #: this process's own CPU over the wall time since it began serving, as of the snapshot
     server_cpu: ServerCpu | None = None
     #: Why the heap chart has nothing to show and what to change, or None when it has.
     heap_why: str | None = None
@@ -480,7 +480,7 @@ class LiveState:
             self.live_bytes.add(e.time / 1e9, e.args[1])
         elif t == ev.RTS_IDENTIFIER and e.args:
             self._rts_identifier = str(e.args[1])
-        elif t == ev.PROGRAM_ARGS and e.args and not self._program_args:
+        elif t == ev.PROGRAM_ARGS and e.args:
             self._program_args = [str(a) for a in e.args[1]]
 
     def _gc_pause(self, col: Collection) -> None:
@@ -622,6 +622,12 @@ class LiveState:
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
 
+    def identify(self, identifier: str, args: Sequence[str]) -> None:
+        """What ``run`` knows of the program before its eventlog says it (GHC 9.0 writes
+        the RTS's identifier only at exit): ``GHC-9.0.2 rts_thr_l`` and its command line."""
+        self._rts_identifier = identifier
+        self._program_args = list(args)
+
     def _heap_why(self) -> str | None:
         if self.peak_total:
             return None
@@ -640,6 +646,7 @@ class LiveState:
             )
         held = plural(self.samples, "census", "censuses")
         return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
+
     def stale_why(self) -> str:
         """Why the newest data can lag, said for the GHC that writes it once its eventlog
         has said which GHC that is."""

@@ -387,6 +387,11 @@ def perf_profile(
         names = ", ".join(a.name for a in data.attrs)
         notes.append(f"{len(data.attrs)} events were recorded ({names}): all are counted")
     notes.extend(symbolizer.notes)
+    if lines and not spans:
+        notes.append(
+            "no source spans: the binary has line tables but no GHC source notes, which "
+            "GHC 9.2 and later write only with -g3 (GHC 9.0's -g wrote them)"
+        )
     if not pids:
         # Every sample would be another program's: 0 samples is no answer.
         raise not_run_error(binary, data.path, data.features.cmdline)

@@ -165,7 +165,7 @@ def test_a_mode_that_crashes_leaves_a_verdict_from_the_others(
         assert bio["status"] == "crashed"
         assert bio["note"] == "killed by SIGSEGV"
         assert s["biography"] is None and "crashed" in s["biography_note"]
-        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"]
+        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"], s["runs"]
         text = hunt(hunted, "--suspects", "1", monkeypatch=monkeypatch).stdout
         assert "the -hb run crashed: killed by SIGSEGV" in text
 
@@ -343,3 +343,87 @@ def test_an_info_table_map_names_the_thunks_source_span(
     # Lazy.hs line 23: c `seq` modifyIORef total (+ c), the section (+ c) and its thunks.
     assert any("Lazy.hs:23:" in t for t in s["info_tables"]), s["info_tables"]
     assert "Lazy.hs:23:" in s["what"]
+
+
+def test_every_run_reads_the_same_standard_input(tmp_path: Path) -> None:
+    # Picky - reads its size from standard input: a run given none would fail to read it.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        exe = str(Path(hunted.command[0]).resolve())
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "halvm_prof",
+                "hunt",
+                "--json",
+                "--suspects",
+                "1",
+                "--",
+                exe,
+                "-",
+            ],
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+            input=b"30000\n",
+            capture_output=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        (s,) = json.loads(done.stdout)["suspects"]
+        assert s["fix"] == "accumulator"
+        # Every run but -hb (which Picky crashes on purpose) read the size and ended well.
+        assert [r["status"] for r in s["runs"] if r["mode"] != "b"] == ["ok"] * 4
+        assert not (tmp_path / ".hunt-stdin").exists()
+        short = subprocess.run(
+            [sys.executable, "-m", "halvm_prof", "hunt", "--", exe, "-"],
+            cwd=tmp_path,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+            input=b"10\n",
+            capture_output=True,
+            timeout=300,
+        )
+        assert short.returncode == 1 and b"too soon to see anything grow" in short.stderr
+
+
+def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Picky hang never ends under -hy (and crashes under -hb): --timeout stops that run alone.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "hang"], hunted.cwd)
+        args = ["--json", "--suspects", "1", "--timeout", "15"]
+        data = as_json(hunt(hunted, *args, monkeypatch=monkeypatch))
+        (s,) = data["suspects"]
+        status = {r["mode"]: (r["status"], r["note"]) for r in s["runs"]}
+        assert status["y"] == ("timed out", "stopped after --timeout 15s")
+        assert status["b"] == ("crashed", "killed by SIGSEGV")
+        assert status["r"][0] == status["d"][0] == "ok"
+        # -hd still says what it is; the type is what the failed run would have said.
+        assert s["kind"] == "data" and s["what"] == "(:)" and s["fix"] == "accumulator"
+        assert s["verdict"].endswith(
+            "(the -hy run timed out, the -hb run crashed; the verdict is the other runs')"
+        )
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
+
+
+def test_a_program_that_is_not_ghcs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    line = one_line_error(hunt(Hunted(["/bin/true"], tmp_path), monkeypatch=monkeypatch))
+    assert "does not answer +RTS --info as a GHC program does" in line
+
+
+def test_an_output_folder_with_a_hunts_runs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    earlier = runs / "01-hc.hp"
+    earlier.write_text("an earlier hunt's")
+    with program("9.0", "Steady", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
+        line = one_line_error(hunt(hunted, "-o", str(runs), monkeypatch=monkeypatch))
+        assert "already holds the runs of a hunt" in line
+        # A hunt that fails (Steady 1 ends at once) removes its runs, and only its own.
+        fresh = tmp_path / "fresh"
+        line = one_line_error(hunt(hunted, "-o", str(fresh), monkeypatch=monkeypatch))
+        assert "too soon" in line and not fresh.exists()
+    assert earlier.read_text() == "an earlier hunt's"

@@ -73,6 +73,30 @@ def test_report_exports_synthetic_stacks(tmp_path: Path) -> None:
     assert any(f.get("file") == "Work.hs" and f.get("line") for f in frames)
 
 
+def test_report_into_a_file_writes_it_there_alone(tmp_path: Path) -> None:
+    # -o perf.txt wrote the folded stacks ('.txt' is folded's export suffix) and printed the
+    # whole report on stdout besides.
+    code, printed, _ = run("perf", "report", BINARY, FULL)
+    assert code == 0 and printed.startswith("program ")
+    text = tmp_path / "perf.txt"
+    code, out, err = run("perf", "report", BINARY, FULL, "-o", str(text))
+    assert code == 0 and out == f"wrote {text} (perf report, text)\n" and err == "", (out, err)
+    assert text.read_text() == printed
+    # An export into a file: stdout names it, and holds no report.
+    folded = tmp_path / "work.folded"
+    code, out, _ = run("perf", "report", BINARY, FULL, "-o", str(folded))
+    assert code == 0 and out.splitlines() == [
+        f"wrote {folded} (folded, synthetic stacks weighted by samples)"
+    ]
+    # A name that says no format is refused, naming the text format too; --to alone, too.
+    odd = tmp_path / "perf.report"
+    code, out, err = run("perf", "report", BINARY, FULL, "-o", str(odd))
+    assert code == 1 and out == "" and "add --to text (the report) or --to speedscope" in err
+    assert not odd.exists()
+    code, out, err = run("perf", "report", BINARY, FULL, "--to", "folded")
+    assert code == 2 and "--to folded names the format of -o, which is missing" in err
+
+
 def test_a_cut_file_reports_what_it_holds_with_a_note() -> None:
     code, out, err = run("perf", "report", BINARY, str(PERF / "work-cut.perf.data"), "--json")
     assert code == 0 and json.loads(out)["complete"] is False

@@ -21,7 +21,7 @@ SLEEP = 2.0  # seconds Sleepy.hs sleeps
 def test_watching_a_sleeping_program_costs_it_no_wall_time(tmp_path: Path) -> None:
     exe = build("Sleepy", tmp_path)
     run = _run("--baseline", "--exit-when-done", "--port", "0", "-o", "saved", "--", str(exe),
-               cwd=tmp_path)  # fmt: skip
+               "+RTS", "-A1m", "-RTS", cwd=tmp_path)  # fmt: skip
     out, err = _communicate(run, 180)
     assert run.returncode == 0, (out, err)
     assert "sleepy exited with code 0" in out
@@ -36,8 +36,9 @@ def test_watching_a_sleeping_program_costs_it_no_wall_time(tmp_path: Path) -> No
     # a sleeping program uses little CPU watched or not; the server some, far below a core
     assert 0 < alone["cpu"] < 0.5 * SLEEP and 0 < watched["cpu"] < 0.5 * SLEEP
     assert cost["server_cpu"] > 0 and cost["server_share"] < 0.5
-    # the run alone had none of the flags run adds (no -l, no heap profile)
-    assert cost["command"] == [str(exe)] and cost["alone_exit"] == 0
+    # the run alone had the flag typed in the command and none of those run adds (no -l, no
+    # heap profile)
+    assert cost["command"] == [str(exe), "+RTS", "-A1m", "-RTS"] and cost["alone_exit"] == 0
     assert f"  wall    {watched['wall']:.3f} s watched, {alone['wall']:.3f} s alone" in out
     # the watched run's files are as without --baseline; alone, it wrote none
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == [
@@ -48,6 +49,8 @@ def test_watching_a_sleeping_program_costs_it_no_wall_time(tmp_path: Path) -> No
 def test_the_run_alone_keeps_only_the_flags_given(tmp_path: Path) -> None:
     assert alone_command(["./p", "3"], []) == ["./p", "3"]
     assert alone_command(["./p"], ["-N2", "-A64m"]) == ["./p", "+RTS", "-N2", "-A64m", "-RTS"]
+    assert alone_command(["./p"], ["-N2"], ["+RTS"]) == ["./p", "+RTS", "-N2", "-RTS", "--RTS",
+                                                         "+RTS"]  # fmt: skip
     exe = build("Sleepy", tmp_path)
     times, code = run_alone([str(exe), "+RTS", "-N2", "-RTS"])
     assert code == 0 and times.wall >= SLEEP and times.cpu > 0

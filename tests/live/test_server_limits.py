@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from halvm_prof.live import routes as live_routes
 from halvm_prof.live import server
 from halvm_prof.live.server import Hosts, Hub, quiet_accept_errors
 from halvm_prof.live.state import LiveState
@@ -196,7 +197,7 @@ def test_page_is_rendered_once_and_answers_if_none_match(
         renders.append(title)
         return real(title, token, fleet)
 
-    monkeypatch.setattr(server, "render_live_page", counted)
+    monkeypatch.setattr(live_routes, "render_live_page", counted)
     hub, _ = _hub(tmp_path)
     with running(hub) as url:
         pages = [_get(url, "/") for _ in range(5)]

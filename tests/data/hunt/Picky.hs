@@ -1,10 +1,14 @@
 -- Accum's leak, in a program that crashes (SIGSEGV, as GHC 9.0.2's -hb run of a list walked
 -- twice did) whenever it is run with biographical profiling (+RTS -hb): the hunt must still
--- give a verdict from its other runs and say which mode failed.
+-- give a verdict from its other runs and say which mode failed. With the argument "-" it reads
+-- its size from standard input, which every run of a hunt must get alike. With "hang" it never
+-- ends when run with +RTS -hy, for a mode that times out.
 module Main (main) where
 
+import Control.Concurrent (threadDelay)
+import Control.Monad (forever)
 import Data.List (foldl')
-import GHC.RTS.Flags (DoHeapProfile (HeapByLDV), doHeapProfile, getProfFlags)
+import GHC.RTS.Flags (DoHeapProfile (HeapByLDV, HeapByType), doHeapProfile, getProfFlags)
 import System.Environment (getArgs)
 import System.Posix.Signals (raiseSignal, sigSEGV)
 
@@ -20,10 +24,16 @@ record logged i = let w = work i in w `seq` (w : logged)
 main :: IO ()
 main = do
   flags <- getProfFlags
-  args <- getArgs
-  let n = case args of (a:_) -> read a; _ -> 30000
-      logged = foldl' record [] [1 .. n]
+  given <- getArgs
+  let hang = "hang" `elem` given
+      args = filter (/= "hang") given
+  n <- case args of
+    ["-"] -> readLn
+    (a:_) -> pure (read a)
+    _ -> pure 30000
+  let logged = foldl' record [] [1 .. n]
   case doHeapProfile flags of
     HeapByLDV -> print (length (take 1000 logged)) >> raiseSignal sigSEGV
+    HeapByType | hang -> print (length logged) >> forever (threadDelay 100000)
     _ -> pure ()
   print (length logged)

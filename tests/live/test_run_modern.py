@@ -1,0 +1,255 @@
+"""``halvm-prof run`` on programs of GHC 9.0 (host), 9.6 and 9.10 (chroots): threaded or not,
+profiled or not, ``-hi``; the RTS's facts read from its ``+RTS --info``; flags wherever typed
+checked before the start; SIGTERM, SIGHUP and SIGINT leave no program, no FIFO and every file
+gathered; bad programs are one line.
+
+Every program is Ticker with ``wait``: after its rounds it waits until the test creates
+``release``, so what the page shows while it runs is checked before it can end."""
+
+from __future__ import annotations
+
+import signal
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from halvm_prof.analysis.summary import HeapSummary, summarize
+from halvm_prof.inputs.source import open_source
+from halvm_prof.rts import parse_rts_info
+from tests.live.modern import GHCS, children, halvm, program, snapshot, wait_for
+from tests.sources import eventlog_stats_of
+
+CASES = [
+    (ghc, way)
+    for ghc in GHCS
+    for way in ("thr", "plain", "prof", "hi")
+    if not (ghc == "9.0" and way == "hi")  # -hi came with GHC 9.2
+]
+
+
+def _communicate(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
+@pytest.mark.parametrize(("ghc", "way"), CASES, ids=[f"ghc{g}-{w}" for g, w in CASES])
+def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
+    ghc: str, way: str, tmp_path: Path
+) -> None:
+    with program(ghc, way, ["6", "wait"]) as prog:
+        out = prog.folder / "saved"
+        options = ["--heap-flag", "-hi"] if way == "hi" else []
+        if prog.root is not None:
+            options += ["--root", str(prog.root)]
+        run = halvm("run", "--no-open", "-o", str(out), *options, "--", *prog.argv,
+                    cwd=prog.folder)  # fmt: skip
+        try:
+            assert run.stdout is not None
+            url = run.stdout.readline().strip()
+            assert url.startswith("http://127.0.0.1:"), run.stderr.read() if run.stderr else ""
+            # Censuses and runtime events reach the page while the program still runs.
+            snap = wait_for(
+                url,
+                lambda s: s["samples"] >= 2 and s["gc"]["collections"] > 0 and s["events"] > 0,
+                "censuses and collections while the program runs",
+            )
+            assert snap["alive"] and snap["exit"] is None
+            # The lag note names this program's GHC, once its eventlog has said which it is.
+            why = wait_for(
+                url, lambda s: s["stale_why"].startswith("GHC 9"), "a note naming its GHC"
+            )
+            if ghc != "9.0" and way != "plain":
+                assert "every 1 s (+RTS --eventlog-flush-interval=1)" in why["stale_why"], why
+            elif ghc != "9.0":
+                assert "non-threaded RTS" in why["stale_why"], why
+            else:
+                assert "no flush interval" in why["stale_why"], why
+            prog.release()
+            end = wait_for(url, lambda s: s["exit"] is not None, "the end of the program")
+        finally:
+            run.send_signal(signal.SIGINT)
+            stdout, err = _communicate(run)
+        assert run.returncode == 0, err
+        name = prog.exe.name
+        assert f"{name} exited with code 0" in stdout or "hung in its exit" in stdout, stdout
+        assert not (out / ".eventlog.fifo").exists()
+        # The live figures are the offline figures of the same saved run.
+        saved_log, saved_hp = out / f"{name}.eventlog", out / f"{name}.hp"
+        offline = eventlog_stats_of(saved_log)
+        assert end["gc"]["collections"] == offline.gc_count > 0
+        with open_source(saved_hp) as hp:
+            heap = summarize(hp)
+        assert isinstance(heap, HeapSummary)
+        assert end["samples"] == heap.samples and end["heap"]["peak_total"] == heap.peak_total
+        job = saved_hp.read_text().splitlines()[0]
+        if "+RTS" in job:  # a profiled RTS names its flags there
+            assert ("-hi" if way == "hi" else "-hc" if way == "prof" else "-hT") in job, job
+        assert (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("ghc", list(GHCS))
+def test_rts_info_is_read_as_each_ghc_writes_it(ghc: str) -> None:
+    """``+RTS --info``'s pairs lead with a comma (`` ,("RTS way", "rts_thr")``): read whole,
+    the way is ``rts_thr``, never ``"rts_thr`` or ``("RTS way"``."""
+    # GHC 9.0's programs are linked with -eventlog: its RTS ways then end in _l (from 9.4
+    # every way has the eventlog and the flag is gone).
+    log = "_l" if ghc == "9.0" else ""
+    for way, expected in (("thr", f"rts_thr{log}"), ("prof", "rts_thr_p"), ("plain", None)):
+        with program(ghc, way, []) as prog:
+            said = subprocess.run(
+                [*prog.argv, "+RTS", "--info", "-RTS"],
+                capture_output=True, text=True, check=True, timeout=60,
+            ).stdout  # fmt: skip
+        assert ' ,("RTS way", "' in said
+        info = parse_rts_info(said)
+        assert info is not None
+        assert info.version.startswith(ghc + ".")
+        if expected is not None:
+            assert info.way == expected
+        else:
+            # GHC 9.0's plain RTS with -eventlog is rts_l; later GHCs call it rts_v.
+            assert info.way == ("rts_l" if ghc == "9.0" else "rts_v")
+        assert info.eventlog and info.flushes == (ghc != "9.0" and way != "plain")
+
+
+def _refused(args: list[str], prog_argv: list[str], cwd: Path, **env: str) -> str:
+    run = halvm("run", "--no-open", "-o", "saved", *args, "--", *prog_argv, cwd=cwd,
+                extra_env=env)  # fmt: skip
+    out, err = _communicate(run, 120)
+    assert run.returncode == 1, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "Usage" not in out + err and not (cwd / "saved").exists()
+    return err
+
+
+@pytest.mark.parametrize("ghc", list(GHCS))
+def test_flags_typed_after_the_program_or_in_ghcrts_are_checked_before_the_start(
+    ghc: str,
+) -> None:
+    with program(ghc, "plain", ["5"]) as prog:
+        root = ["--root", str(prog.root)] if prog.root else []
+        as_option = _refused([*root, "--rts=-hc"], prog.argv, prog.folder)
+        typed = _refused(root, [*prog.argv, "+RTS", "-hc", "-RTS"], prog.folder)
+        # The same refusal, in the same words, wherever the flag was typed.
+        assert typed == as_option and "-hc needs a program built with -prof" in typed
+        assert "rts_" in typed and '"' not in typed.split("its RTS is")[1]
+        from_env = _refused(root, prog.argv, prog.folder, GHCRTS="-hd")
+        assert "-hd needs a program built with -prof" in from_env
+        caps = _refused(root, [*prog.argv, "+RTS", "-N2"], prog.folder)
+        assert "-N2 needs the threaded RTS" in caps
+        two = _refused(["--heap-flag", "-hT", *root], [*prog.argv, "+RTS", "-hT", "-hT", "-RTS"],
+                       prog.folder)  # fmt: skip
+        assert "multiple heap profile options" in two
+
+
+def test_a_heap_mode_typed_after_the_program_is_the_one_run_follows() -> None:
+    with program("9.6", "prof", ["2"]) as prog:
+        run = halvm("run", "--no-open", "--exit-when-done", "--root", str(prog.root), "-o",
+                    "saved", "--", *prog.argv, "+RTS", "-hd", "-i0.05", "-RTS",
+                    cwd=prog.folder)  # fmt: skip
+        _, err = _communicate(run, 300)
+        assert run.returncode == 0, err
+        hp = prog.folder / "saved" / f"{prog.exe.name}.hp"
+        job = hp.read_text().splitlines()[0]
+        # Its own -hd and -i, not run's default -hc and -i0.1.
+        assert "-hd" in job and "-i0.05" in job and "-hc" not in job and "-i0.1" not in job, job
+
+
+def test_bad_programs_are_one_line_each(tmp_path: Path) -> None:
+    not_executable = tmp_path / "prog"
+    not_executable.write_text("#!/bin/sh\necho hello\n")
+    not_ghc = tmp_path / "script"
+    not_ghc.write_text("#!/bin/sh\necho not a GHC program\n")
+    not_ghc.chmod(not_ghc.stat().st_mode | stat.S_IXUSR)
+    # A program whose --info is cut before it names its RTS way.
+    cut = tmp_path / "cut"
+    cut.write_text('#!/bin/sh\nprintf \' [("GHC RTS", "YES")\\n ,("GHC version", "9.6.6")\\n\'\n')
+    cut.chmod(cut.stat().st_mode | stat.S_IXUSR)
+    for prog, said in (
+        (not_executable, "is not executable"),
+        (not_ghc, "does not answer +RTS --info as a GHC program does"),
+        (cut, "does not answer +RTS --info as a GHC program does"),
+        (tmp_path / "missing", "no such program"),
+        (tmp_path, "is a folder"),
+    ):
+        err = _refused([], [str(prog)], tmp_path)
+        assert said in err and str(prog) in err, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
+                         ids=["SIGTERM", "SIGHUP", "SIGINT"])  # fmt: skip
+@pytest.mark.parametrize("ghc", ["9.0", "9.10"])
+def test_a_signal_to_run_stops_the_program_and_keeps_what_was_gathered(
+    ghc: str, sig: signal.Signals
+) -> None:
+    with program(ghc, "thr", ["1000", "wait"]) as prog:
+        out = prog.folder / "saved"
+        root = ["--root", str(prog.root)] if prog.root else []
+        run = halvm("run", "--no-open", "-o", str(out), *root, "--", *prog.argv, cwd=prog.folder)
+        try:
+            assert run.stdout is not None
+            url = run.stdout.readline().strip()
+            wait_for(url, lambda s: s["samples"] >= 2, "censuses")
+            (started,) = children(run.pid)
+            assert Path(f"/proc/{started}").exists()
+            run.send_signal(sig)
+            stdout, err = _communicate(run, 120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
+        # No program left, no FIFO, and every file gathered written.
+        assert not Path(f"/proc/{started}").exists()
+        assert not (out / ".eventlog.fifo").exists()
+        name = prog.exe.name
+        assert (out / f"{name}.hp").stat().st_size > 0
+        assert (out / f"{name}.eventlog").stat().st_size > 0
+        assert (out / "report.html").exists()
+        assert "Traceback" not in err, err
+        if sig == signal.SIGINT:
+            assert run.returncode == 0, err
+        else:
+            assert run.returncode == 128 + sig, (run.returncode, err)
+            assert f"run stopped by {sig.name}" in stdout
+        # Stopped with SIGINT whatever stopped run: its RTS closed the eventlog.
+        assert eventlog_stats_of(out / f"{name}.eventlog").gc_count > 0
+
+
+def test_run_does_not_take_over_an_ignored_sighup(tmp_path: Path) -> None:
+    """Started under nohup (SIGHUP ignored), run leaves it ignored: a hangup stops nothing."""
+    with program("9.0", "thr", ["1000", "wait"]) as prog:
+        run = subprocess.Popen(
+            ["nohup", *halvm_argv(), "run", "--no-open", "-o", "saved", "--", *prog.argv],
+            cwd=prog.folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=modern_env(),
+        )  # fmt: skip
+        try:
+            assert run.stdout is not None
+            url = run.stdout.readline().strip()
+            wait_for(url, lambda s: s["samples"] >= 1, "a census")
+            run.send_signal(signal.SIGHUP)
+            # Still serving after the hangup: the page answers and the program runs on.
+            assert snapshot(url)["alive"]
+            assert run.poll() is None
+        finally:
+            run.send_signal(signal.SIGINT)
+            _communicate(run, 120)
+        assert run.returncode == 0
+
+
+def halvm_argv() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "halvm_prof"]
+
+
+def modern_env() -> dict[str, str]:
+    from tests.live.modern import env
+
+    return env()
