@@ -263,6 +263,8 @@ def test_a_crashed_local_run_s_plain_files_get_the_verdict(tmp_path: Path) -> No
     assert f"{cut}: the eventlog was NOT closed: the program did not exit cleanly (the log " in out
     page = (tmp_path / "pm.html").read_text()
     assert "The run did not finish cleanly" in page and "eventlog: runtime timeline" in page
+    # Its table has no disk's columns (status sector, bytes committed, recovered, dropped).
+    assert '<table class="disks files">' in page and "committed bytes" not in page
     # Files or disks, not both; a file that is no profile at all is one line.
     code, _, err = halvm("postmortem", KILLED, "--hp-disk", KILLED)
     assert code == 2 and "give FILES or disks" in err
