@@ -615,6 +615,7 @@ typedef struct {
     /* Python classes and callbacks */
     PyObject *event_cls, *interval_cls, *collection_cls, *point_cls;
     Maker m_interval, m_collection, m_point;
+    int busy; /* within region() or state(): the callbacks may not come back in */
     PyObject *decode, *on_event, *sinks;
     PyObject *s_run, *s_gc, *heap_kinds[4], *counter_names[4];
     /* the budget */
@@ -1179,6 +1180,10 @@ static int Fold_init(Fold *f, PyObject *args, PyObject *kw) {
     Py_buffer how, act, bare, spark, heap;
     long long bins;
     (void)kw;
+    if (f->caps != NULL || f->how != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a fold is made once");
+        return -1;
+    }
     if (!PyArg_ParseTuple(args, "O!O!y*y*y*y*y*O!O!(LLLLpppLL)", &PyTuple_Type, &tables,
                           &PyTuple_Type, &formats, &how, &act, &bare, &spark, &heap,
                           &PyTuple_Type, &classes, &PyTuple_Type, &callbacks,
@@ -1260,8 +1265,19 @@ static PyObject *Fold_region(Fold *f, PyObject *args) {
     long long cap, offset;
     unsigned long long rmin, limit;
     int last;
+    if (f->caps == NULL || f->busy) {
+        PyErr_SetString(PyExc_RuntimeError, f->caps == NULL ? "the fold is not initialised"
+                                                            : "the fold is already folding");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "y*ILLKpK", &buf, &ridx, &cap, &offset, &rmin, &last, &limit))
         return NULL;
+    if (cap < -1 || cap > 0xFFFF) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "a capability is 16 bits (or -1 for none)");
+        return NULL;
+    }
+    f->busy = 1;
     PyObject *frames = NULL, *result = NULL, *capobj = NULL;
     Walk w = {buf.buf, buf.len, f->sizes, f->ntypes, 1};
     const unsigned char *b = w.b;
@@ -1432,6 +1448,7 @@ done:
     Py_XDECREF(frames);
     Py_XDECREF(capobj);
     PyBuffer_Release(&buf);
+    f->busy = 0;
     return result;
 }
 
@@ -1459,6 +1476,11 @@ static PyObject *col_py(Col *c) {
  * _adopt); the fold is spent. */
 static PyObject *Fold_state(Fold *f, PyObject *noargs) {
     (void)noargs;
+    if (f->caps == NULL || f->busy) {
+        PyErr_SetString(PyExc_RuntimeError, f->caps == NULL ? "the fold is not initialised"
+                                                            : "the fold is folding");
+        return NULL;
+    }
     if (f->npool) {
         PyErr_SetString(PyExc_RuntimeError, "events are still held: the last region was not given");
         return NULL;

@@ -275,3 +275,15 @@ def test_a_block_in_reverse_time_order_folds_alike(monkeypatch: pytest.MonkeyPat
     log = header + eb.block(0, 0, b"".join(events), 400_000) + eb.END
     tl = _alike(log, monkeypatch, PAGE_BUDGET, sinks=True)
     assert tl.events == 401 and tl.gc.count > 0
+
+
+def test_the_compiled_fold_refuses_misuse() -> None:
+    """Only the pass drives it, but a fold not made, or a capability past 16 bits, is an
+    error, not a crash."""
+    _compiled_built()
+    fold_type: Any = native.built("_elscan").Fold  # type: ignore[union-attr]
+    blank = fold_type.__new__(fold_type)
+    with pytest.raises(RuntimeError):
+        blank.region(b"", 0, 0, 0, 0, True, 0)
+    with pytest.raises(RuntimeError):
+        blank.state()
