@@ -11,6 +11,7 @@ from typing import Protocol
 
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ipe import UNNAMED_GROUP, BandNames, GroupBy, IpeFold
+from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.model import HeapSample, HeapSampleReader, MappedSampleReader
 
 
@@ -34,22 +35,52 @@ def group_sample(sample: HeapSample, names: Groups, by: GroupBy) -> HeapSample:
     return HeapSample(sample.time, out)
 
 
-def grouper(names: Names, by: GroupBy, where: str) -> Callable[[HeapSample], HeapSample]:
+def grouper(
+    names: Names,
+    by: GroupBy,
+    where: str,
+    breakdown: Callable[[], str | None] | None = None,
+) -> Callable[[HeapSample], HeapSample]:
     """A function grouping each sample, asking ``names`` for the names at each (an eventlog's
-    IPE events come as its pass goes); by info table it changes nothing."""
+    IPE events come as its pass goes); by info table it changes nothing. ``breakdown``: the
+    profile's ``-h`` letter once known (its JOB line, a log's HEAP_PROF_BEGIN), which says
+    what its bands are."""
     if by == "info-table":
         return lambda s: s
 
     def group(sample: HeapSample) -> HeapSample:
         known = names()
         if known is None or not len(known):
-            raise need_names(by, where)
+            raise need_names(by, where, breakdown() if breakdown is not None else None)
         return group_sample(sample, known, by)
 
     return group
 
 
-def need_names(by: GroupBy, where: str) -> InputError:
+#: What a heap profile's bands are, by its ``-h`` breakdown.
+_BANDS = {
+    "": "cost-centre stacks",
+    "c": "cost-centre stacks",
+    "m": "modules",
+    "d": "closure descriptions",
+    "y": "types",
+    "r": "retainer sets",
+    "b": "biographies",
+    "T": "closure types",
+}
+
+
+def need_names(by: GroupBy, where: str, breakdown: str | None = None) -> InputError:
+    """Why the bands of the profile at ``where`` cannot be grouped ``by``: a profile of
+    another ``breakdown`` has no info tables; a ``-hi`` one needs the names of its tables."""
+    if breakdown is not None and breakdown in _BANDS:
+        return InputError(
+            f"is a -h{breakdown} profile: its bands are {_BANDS[breakdown]}, not info tables, "
+            f"so they cannot be grouped by {by}",
+            path=where,
+            hint="--group-by groups a -hi profile's bands (GHC 9.2 or later: run with +RTS -hi "
+            "-l, built with -finfo-table-map); leave it out here",
+        )
     return InputError(
         f"has no info-table names to group by {by}",
         path=where,
@@ -94,9 +125,10 @@ class LiveNames:
 
 
 def grouped_reader(
-    reader: HeapSampleReader, names: BandNames | None, by: GroupBy
+    reader: HeapSampleReader, names: BandNames | None, by: GroupBy, where: str
 ) -> MappedSampleReader:
-    """``reader`` with its samples' bands grouped (see :func:`grouper`)."""
+    """``reader`` (of the profile at ``where``) with its samples' bands grouped (see
+    :func:`grouper`)."""
     return MappedSampleReader(
-        reader, grouper(lambda: names, by, names.path if names else "the profile")
+        reader, grouper(lambda: names, by, where, lambda: heap_breakdown(reader.header.job))
     )

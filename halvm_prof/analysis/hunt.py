@@ -35,6 +35,9 @@ MAX_POINTS = 256
 MAX_SERIES_BANDS = 1000
 #: A band "fell before the end" when its last census holds less than this share of its peak.
 FALL_SHARE = 0.5
+#: ... over at least two censuses and this share of the run: a census taken as the program
+#: shuts down (its data already let go) is not a second pass.
+MIN_FALL_SPAN = 0.05
 #: A rise counts when it spans at least this share of the run.
 MIN_RISE_SPAN = 0.4
 #: Suspects hunted by default (each costs a run per mode).
@@ -300,6 +303,19 @@ def rises(profile: Profile, band: HuntBand) -> tuple[float, float, int] | None:
     return None
 
 
+def fell(profile: Profile, band: HuntBand) -> bool:
+    """Whether ``band`` was let go while the program still ran: below :data:`FALL_SHARE` of its
+    peak at its last census and over a stretch after its peak (:data:`MIN_FALL_SPAN`, two
+    censuses at least)."""
+    low = FALL_SHARE * band.max
+    if band.last >= low or not band.values:
+        return False
+    top = max(range(len(band.values)), key=lambda i: (band.values[i], -i))
+    times = profile.times
+    below = [times[i] for i in range(top + 1, len(band.values)) if band.values[i] < low]
+    return len(below) >= 2 and times[-1] - below[0] >= MIN_FALL_SPAN * profile.duration
+
+
 def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect, ...]:
     """The growing bands of a ``-hc`` profile, by producer, the largest first (at most
     ``limit``): the existing leak rule (a good linear fit over the run, GHC's exit census left
@@ -331,7 +347,7 @@ def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect,
                 integrated=sum(b.integrated for b, *_ in bands),
                 slope=slope,
                 r2=r2,
-                fell=first.last < FALL_SHARE * first.max,
+                fell=fell(profile, first),
                 rise=(times[0] if times else 0.0, times[top] if top < len(times) else 0.0),
                 values=tuple(values),
             )
@@ -534,8 +550,16 @@ def _shares(profile: Profile | None) -> tuple[Share, ...]:
 def _chart(title: str, profile: Profile | None, n: int = 6) -> Series | None:
     if profile is None or not profile.times:
         return None
-    kept = [b for b in profile.bands if b.values][:n]
-    return Series(title, profile.times, tuple((drop_stack_number(b.name), b.values) for b in kept))
+    # Retainer sets whose names are equal once their numbers are dropped are one band, as in
+    # the shares (GHC numbers a set again as its members change).
+    summed: dict[str, list[int]] = {}
+    for b in profile.bands:
+        if b.values:
+            into = summed.setdefault(drop_stack_number(b.name), [0] * len(b.values))
+            for i, v in enumerate(b.values):
+                into[i] += v
+    kept = list(summed.items())[:n]
+    return Series(title, profile.times, tuple((name, tuple(v)) for name, v in kept))
 
 
 def _kind(

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from halvm_prof.errors import HalvmProfError
 from halvm_prof.inputs.heap_stats import BandStats, GrowingBand, HeapAccumulator
-from halvm_prof.inputs.source import DiskAttempt, Source
+from halvm_prof.inputs.source import DiskAttempt, EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
@@ -331,6 +331,104 @@ def heap_verdict(source: Source, exhausted: str | None = None) -> Postmortem:
         )
     pm.verdict.insert(0, f"Verdict: {pm.headline}")
     return pm
+
+
+def analyse_files(sources: Sequence[Source]) -> Postmortem:
+    """Judge a run from the plain files it left (a ``.hp``, ``.prof``/``-pj`` or eventlog of a
+    local run, GHC's own, not on disks) as :func:`analyse` judges disks: each one closed or
+    cut, what it holds, the heap's trend. A file is read twice (counted, then read), as
+    :func:`heap_verdict` reads one."""
+    pm = Postmortem([])
+    for source in sources:
+        content = source.content
+        report = DiskReport("file", source.name, kind=content.kind)
+        pm.disks.append(report)
+        try:
+            if content.kind in ("prof", "prof-json"):
+                profile = content.cost_centres()
+                report.closed = profile.complete
+                report.notes = [profile.note] if profile.note else []
+                pm.prof = profile
+                continue
+            if content.kind == "eventlog" and isinstance(content, EventlogSource):
+                if not _eventlog_holds_heap(content, report):
+                    continue
+            elif content.kind != "hp":
+                report.problem = f"a {content.kind} file says nothing of how the run ended"
+                continue
+            scan = content.band_stats()
+            report.samples = scan.accumulator.samples
+            report.closed = scan.closed
+            report.notes = [scan.note] if scan.note else []
+            pm.heap = read_heap_run(content.heap_samples(), report.samples or 0)
+        except HalvmProfError as e:
+            report.problem = f"not readable: {e.message}"
+    _judge_files(pm)
+    return pm
+
+
+def _eventlog_holds_heap(log: EventlogSource, report: DiskReport) -> bool:
+    """Whether the log holds a heap profile; without one, its end (whole, or cut) is all it
+    tells, read in one pass."""
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+
+    fold = EventlogHeapFold(lambda _sample: None)
+    for _ in log.events(types=set(fold.types), also=[fold]):
+        pass
+    reader = log.reader
+    stop = reader.stop if reader is not None else None
+    report.closed = stop is not None and stop.complete
+    if stop is not None and not stop.complete:
+        report.notes = [stop.message]
+    return fold.holds_heap_profile
+
+
+def _file_line(d: DiskReport, heap: HeapRun | None) -> str:
+    if d.problem:
+        return f"{d.path}: {d.problem}."
+    if d.kind in ("prof", "prof-json"):
+        if d.closed:
+            return f"{d.path}: the time profile, written at exit: the run reached its end."
+        return (
+            f"{d.path}: the time profile was cut while written at exit (the run stopped "
+            "while writing it)."
+        )
+    what = "eventlog" if d.kind == "eventlog" else "heap profile"
+    held = ""
+    if d.samples is not None:
+        last = f", up to {heap.last_time:.3f} s" if heap else ""
+        held = f" ({plural(d.samples, 'complete census')}{last})"
+    if d.closed:
+        return f"{d.path}: the {what} was closed cleanly{held}."
+    why = f" ({d.notes[0]})" if d.notes else ""
+    return f"{d.path}: the {what} was NOT closed{held}: the program did not exit cleanly{why}."
+
+
+def _judge_files(pm: Postmortem) -> None:
+    v = pm.verdict
+    for d in pm.disks:
+        v.append(_file_line(d, pm.heap))
+    readable = [d for d in pm.disks if not d.problem]
+    crashed = any(d.closed is False for d in readable)
+    if pm.heap is not None and not any(d.kind in ("prof", "prof-json") for d in readable):
+        v.append(
+            "No time profile (.prof) given: GHC writes it at exit, so a crash before that "
+            "leaves none; the heap profile is the evidence of the run."
+        )
+    concern = _judge_heap(pm, pm.heap) if pm.heap is not None else ""
+    # A local program has no VM whose memory the heap could be compared with.
+    pm.verdict = v = [line for line in v if not line.startswith("The VM's memory")]
+    if not readable:
+        pm.headline = "Nothing could be read from the files given."
+    elif crashed:
+        pm.headline = "The run did not finish cleanly (it crashed or was stopped)" + (
+            f"; {concern}." if concern else "."
+        )
+    else:
+        pm.headline = "The run finished and closed its profiles" + (
+            f"; {concern}." if concern else "."
+        )
+    v.insert(0, f"Verdict: {pm.headline}")
 
 
 def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:

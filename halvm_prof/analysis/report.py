@@ -520,7 +520,9 @@ def streamed_heap_section(
     shown = view.group_by if view is not None else "info-table"
     others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
     section = HeapSectionBuilder(top_bands, view, others)
-    group = grouper(lambda: names, section.view.group_by, title)
+    group = grouper(
+        lambda: names, section.view.group_by, title, lambda: heap_breakdown(reader.header.job)
+    )
     for sample in reader:
         section.add(group(sample), sample)
     return section.section(
@@ -554,7 +556,7 @@ def eventlog_sections(
     shown = view.group_by if view is not None else "info-table"
     others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
     heap = HeapSectionBuilder(top_bands, view, others)
-    group = grouper(live, heap.view.group_by, source.name)
+    group = grouper(live, heap.view.group_by, source.name, lambda: heap_fold.breakdown)
     rename = renaming(source.band_names)
 
     def add(sample: HeapSample) -> None:

@@ -228,7 +228,9 @@ def summarize(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table"
     if names is None and group_by == "info-table":
         scan = content.band_stats()
     else:
-        scan = stats_of_reader(grouped_reader(content.heap_samples(), names, group_by), "hp")
+        scan = stats_of_reader(
+            grouped_reader(content.heap_samples(), names, group_by, content.name), "hp"
+        )
     summary = heap_summary(scan, top_n)
     return dataclasses.replace(
         summary,
@@ -248,7 +250,7 @@ def summarize_eventlog(
     acc = HeapAccumulator()
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(source.band_names, source.name, ipe)
-    group = grouper(live, group_by, source.name)
+    group = grouper(live, group_by, source.name, lambda: fold.breakdown)
     rename = renaming(source.band_names)
     fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))), ipe)
     ticky = TickyFold()

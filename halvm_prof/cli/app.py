@@ -159,7 +159,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "postmortem": (
         "postmortem",
         "postmortem",
-        "Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.",
+        "Judge a run from its profiling disks, or the .hp, .prof and eventlog FILES it left: "
+        "closed or crashed, what was recovered, the trend.",
     ),
     "prepare": (
         "xen",

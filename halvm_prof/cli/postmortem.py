@@ -36,6 +36,7 @@ _OPTION = {"xvdp1": "prof-disk", "xvdp2": "hp-disk"}
 
 
 @click.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, exists=True))
 @click.option("--prof-disk", type=click.Path(dir_okay=False, exists=True), help="The xvdp1 image.")
 @click.option("--hp-disk", type=click.Path(dir_okay=False, exists=True), help="The xvdp2 image.")
 @click.option(
@@ -53,6 +54,7 @@ _OPTION = {"xvdp1": "prof-disk", "xvdp2": "hp-disk"}
 @json_option
 @force_option(replaces_files=True)
 def postmortem(
+    files: tuple[str, ...],
     prof_disk: str | None,
     hp_disk: str | None,
     config: str | None,
@@ -60,10 +62,18 @@ def postmortem(
     as_json: bool,
     force: bool,
 ) -> None:
-    """Judge a run from its profiling disks: closed or crashed, what was recovered, the trend.
+    """Judge a run from its profiling disks, or the .hp, .prof and eventlog FILES it left:
+    closed or crashed, what was recovered, the trend.
 
-    The disks are only read. Exits 1 (after the verdict) when no disk yields a profile.
+    The disks are only read. Exits 1 (after the verdict) when no disk or file yields a profile.
     """
+    if files:
+        if prof_disk or hp_disk or config:
+            raise click.UsageError(
+                "give FILES or disks (--prof-disk, --hp-disk, --config), not both"
+            )
+        _judge_files(files, output, as_json, force)
+        return
     memory = None
     if config:
         cfg = read_config(config)
@@ -102,16 +112,45 @@ def postmortem(
         with progress("writing the report"):
             data = build_report_data(inputs, title="HaLVM post-mortem", postmortem=pm.result())
             write_page(output, data)
-    # With -o -, the page is on stdout and everything else goes to stderr.
-    if as_json:
-        say(dumps_json(pm.to_json() | {"report": output}).rstrip("\n"), output)
-    else:
-        if output == STDOUT:
-            for line in pm.verdict:
-                say(line, output)
-        else:
-            echo_text("".join(f"{line}\n" for line in pm.verdict), "postmortem")
-            if output:
-                click.echo(wrote(output))
+    _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")
+
+
+def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, force: bool) -> None:
+    """The post-mortem of a local run's own files (``run`` saves them; a crashed program
+    leaves its ``.hp`` cut and no ``.prof``)."""
+    from contextlib import ExitStack
+
+    from halvm_prof.analysis.postmortem import analyse_files
+    from halvm_prof.cli.common import open_input_source
+
+    if output:
+        check_html_output(output, force, list(files))
+    with ExitStack() as stack:
+        sources = [stack.enter_context(open_input_source(f)) for f in files]
+        with progress("judging the run"):
+            pm = analyse_files(sources)
+        if output:
+            inputs: list[tuple[str, Input]] = [
+                (s.name, s) for s, d in zip(sources, pm.disks, strict=True) if not d.problem
+            ]
+            with progress("writing the report"):
+                data = build_report_data(inputs, title="Post-mortem", postmortem=pm.result())
+                write_page(output, data)
+    _tell(pm.verdict, pm.to_json(), output, as_json)
+    if all(d.problem for d in pm.disks):
+        raise click.ClickException("no profile could be read from the files given")
+
+
+def _tell(verdict: list[str], data: dict[str, object], output: str | None, as_json: bool) -> None:
+    # With -o -, the page is on stdout and everything else goes to stderr.
+    if as_json:
+        say(dumps_json(data | {"report": output}).rstrip("\n"), output)
+    elif output == STDOUT:
+        for line in verdict:
+            say(line, output)
+    else:
+        echo_text("".join(f"{line}\n" for line in verdict), "postmortem")
+        if output:
+            click.echo(wrote(output))

@@ -5,8 +5,9 @@ for what it does not).
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import IO, TYPE_CHECKING, ClassVar, Literal
+from typing import IO, TYPE_CHECKING, ClassVar, Literal, Protocol, TypeVar
 
 from halvm_prof.errors import InputError
 from halvm_prof.fileio import StreamReader
@@ -34,6 +35,27 @@ _WHAT: dict[str, str] = {
 
 #: The largest head a source keeps in memory to tell the kind (a disk's status sector and the
 #: start of its data area must both fit).
+
+
+F = TypeVar("F", covariant=True)
+
+
+class _Follows(Protocol[F]):
+    """A source that makes followers of type ``F`` (each kind says which)."""
+
+    def _follower(self, how: Following) -> F: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Following:
+    """What a follower is asked: ``quiet_after``, the seconds an input may stay unchanged
+    before it counts as no longer written (None: the follower's default); for an eventlog,
+    the event ``types`` it decodes (None: all) and the ``caps`` whose first blocks it waits
+    for."""
+
+    quiet_after: float | None = None
+    types: set[int] | None = None
+    caps: int = 1
 
 
 class Source(StreamReader):
@@ -134,18 +156,20 @@ class Source(StreamReader):
         return self
 
     def follow(
-        self,
+        self: _Follows[F],
         *,
         quiet_after: float | None = None,
         types: set[int] | None = None,
         caps: int = 1,
-    ) -> Follower:
+    ) -> F:
         """The follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows, the only way
         to make one: it reads the input from its start, through this source's own descriptor
         (the file is not opened again) or stream, and hands out only complete data. The
-        follower then owns what it reads. An eventlog's follower decodes only ``types`` (all
-        when None) and waits for the first blocks of ``caps`` capabilities; a heap profile's
-        ignores both."""
+        follower then owns what it reads. What it is asked is a :class:`Following`."""
+        return self._follower(Following(quiet_after, types, caps))
+
+    def _follower(self, how: Following) -> Follower:
+        """This kind's follower; each kind that can be followed reads what it needs of ``how``."""
         raise self.refuse("only a .hp file, an eventlog or a HaLVM heap disk can be followed")
 
     def _follow_feed(self) -> Feed:

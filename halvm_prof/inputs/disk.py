@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.fileio import open_input, refuse_stream_input
 from halvm_prof.formats.detect import detect_kind
-from halvm_prof.inputs.base import Source
+from halvm_prof.inputs.base import Following, Source
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.streams import Digest, Window
 
@@ -67,15 +67,9 @@ class DiskSource(Source):
     def what(self) -> str:
         return f"a HaLVM profiling disk image holding {self._content.what}"
 
-    def follow(
-        self,
-        *,
-        quiet_after: float | None = None,
-        types: set[int] | None = None,
-        caps: int = 1,
-    ) -> Follower:
+    def _follower(self, how: Following) -> Follower:
         """Follow the disk while a unikernel writes it: its status sector, polled."""
-        return _disk_follower(self, quiet_after)
+        return _disk_follower(self, how.quiet_after)
 
     @property
     def content(self) -> Source:
@@ -183,14 +177,8 @@ class BlankDiskSource(Source):
     def what(self) -> str:
         return "a blank HaLVM profiling disk image (nothing written yet)"
 
-    def follow(
-        self,
-        *,
-        quiet_after: float | None = None,
-        types: set[int] | None = None,
-        caps: int = 1,
-    ) -> Follower:
-        return _disk_follower(self, quiet_after)
+    def _follower(self, how: Following) -> Follower:
+        return _disk_follower(self, how.quiet_after)
 
 
 def blank_disk(stream: IO[bytes]) -> bool:

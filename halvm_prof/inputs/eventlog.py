@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from halvm_prof.errors import FormatError
-from halvm_prof.inputs.base import Source, named
+from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.events import Event, EventFold
@@ -29,17 +29,14 @@ class EventlogSource(Source):
     #: The reader of the latest pass; after it, its ``note()``/``error()`` tell how the log ended.
     reader: EventlogReader | None = None
 
-    def follow(
-        self,
-        *,
-        quiet_after: float | None = None,
-        types: set[int] | None = None,
-        caps: int = 1,
-    ) -> EventlogFollower:
+    def _follower(self, how: Following) -> EventlogFollower:
         from halvm_prof.inputs.follow import QUIET_AFTER, EventlogFollower
 
         return EventlogFollower(
-            self._follow_feed(), types=types, caps=caps, quiet_after=quiet_after or QUIET_AFTER
+            self._follow_feed(),
+            types=how.types,
+            caps=how.caps,
+            quiet_after=how.quiet_after or QUIET_AFTER,
         )
 
     def headerless(self) -> FormatError | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from halvm_prof.inputs.base import Source, named
+from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
     from halvm_prof.inputs.follow import HpFollower
@@ -17,16 +17,10 @@ class HpSource(Source):
 
     kind = "hp"
 
-    def follow(
-        self,
-        *,
-        quiet_after: float | None = None,
-        types: set[int] | None = None,
-        caps: int = 1,
-    ) -> HpFollower:
+    def _follower(self, how: Following) -> HpFollower:
         from halvm_prof.inputs.follow import QUIET_AFTER, HpFollower
 
-        return HpFollower(self._follow_feed(), quiet_after=quiet_after or QUIET_AFTER)
+        return HpFollower(self._follow_feed(), quiet_after=how.quiet_after or QUIET_AFTER)
 
     def heap_samples(self) -> HeapSampleReader:
         from halvm_prof.formats.hp import HpReader

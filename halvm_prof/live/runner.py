@@ -392,6 +392,7 @@ class Run:
             self.state, self.member = state, Member(self.name, state, alerts)
         else:
             self.state = LiveState(source, kind, censuses_from_eventlog=not heap)
+        self.state.census_interval = self.plan.interval
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
         self._started_ns = 0

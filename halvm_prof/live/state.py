@@ -324,6 +324,8 @@ class LiveState:
         self._heap_restarts = 0
         #: The --alert rules as they stand: set by whoever evaluates them (``fleet.Member``).
         self.alerts: list[AlertView] = []
+        #: The run's heap census interval (``-i``, seconds) when known (``run`` sets it).
+        self.census_interval: float | None = None
 
     def _reset_heap(self) -> None:
         """Forget the censuses charted so far."""
@@ -640,12 +642,15 @@ class LiveState:
                 "one unless --no-heap."
             )
         if self.alive() and self.exit is None:
-            return (
-                "No census with anything in it yet: GHC takes one each heap profile interval "
-                "(+RTS -i)."
+            every = (
+                "each heap profile interval (+RTS -i)"
+                if self.census_interval is None
+                else f"every {self.census_interval:g} s (+RTS -i{self.census_interval:g})"
             )
+            return f"No census with anything in it yet: GHC takes one {every}."
         held = plural(self.samples, "census", "censuses")
-        return f"Nothing to draw: {held}, none with anything in it. {no_census_why(None)}"
+        why = no_census_why(self.census_interval)
+        return f"Nothing to draw: {held}, none with anything in it. {why}"
 
     def stale_why(self) -> str:
         """Why the newest data can lag, said for the GHC that writes it once its eventlog

@@ -30,8 +30,9 @@ MIN_PUSH_INTERVAL = 0.25
 KEEPALIVE = 15.0
 #: Seconds between polls of the followers.
 POLL_INTERVAL = 0.1
-#: Event streams at once, at most; a few connections are always left for other requests.
-MAX_STREAMS = 256
+#: Event streams at once, at most: 300 pages watching one server are let in, and 128
+#: connections are left for other requests.
+MAX_STREAMS = 384
 #: Seconds between two versions of a fleet's JSON, at least.
 FLEET_EVERY = 0.25
 #: A fleet member's own snapshot is serialised only while it is looked at: while one of its

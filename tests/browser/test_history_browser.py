@@ -10,7 +10,15 @@ from halvm_prof.history.figures import run_figures
 from halvm_prof.history.store import Store
 from halvm_prof.history.trend import trend_page
 from halvm_prof.render.history_html import write_trend_page
-from tests.browser.test_report_browser import EVIL, _errors, _ink, _open, _shot
+from tests.browser.test_report_browser import (
+    EVIL,
+    Y_LABELS,
+    _errors,
+    _ink,
+    _open,
+    _round_labels,
+    _shot,
+)
 from tests.browser.test_report_browser import browser as browser  # the module's fixture
 from tests.conftest import CORPUS
 
@@ -40,6 +48,11 @@ def test_trend_page_draws_every_chart(browser: Any, tmp_path: Path) -> None:
         == sum(len(s.regressions) for s in (*page.totals, *page.bands, *page.cost_centres))
         > 0
     )
+    # Byte axes at round binary steps, as the report's (were 19.1, 38.1, 57.2, 76.3 MiB).
+    units = browser.execute_script("return window.halvmReport.data.sections.map(s => s.unit)")
+    for i, unit in enumerate(units):
+        if unit == "B":
+            assert _round_labels(browser.execute_script(Y_LABELS, i)), i
     labels = browser.execute_script(
         "return [...document.querySelectorAll('#runs td:nth-child(2)')].map(t => t.textContent)"
     )

@@ -412,3 +412,40 @@ def test_charts_sharing_the_time_axis_line_up(browser: Any, tmp_path: Path) -> N
     width = browser.execute_script("return document.documentElement.clientWidth")
     assert browser.execute_script("return window.innerWidth") > width  # the scroll bar is there
     _shot(browser, "timeline-charts-line-up.png")
+
+
+def test_speedscope_loads_the_time_samples_a_tick_each(
+    browser: Any, served: tuple[str, Path]
+) -> None:
+    # The samples were an evented profile cut at each next sample: 814 ticks of 1 ms showed as
+    # 697 ms. As sampled profiles, speedscope weighs each its tick.
+    from click.testing import CliRunner
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from halvm_prof.cli.app import cli
+
+    base, folder = served
+    log = DATA / "ghc96" / "burn-p-l-au.eventlog"
+    out = folder / "samples.speedscope.json"
+    result = CliRunner().invoke(cli, ["export", str(log), "--to", "speedscope", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    printed = sum(
+        ", cost centre stack " in line
+        for line in log.with_name(log.name + ".reference").read_text().splitlines()
+    )
+    browser.get_log("browser")  # drop earlier messages
+    browser.get(f"{base}/speedscope/index.html#profileURL={base}/samples.speedscope.json")
+    WebDriverWait(browser, 120).until(lambda d: "burn-p-l-au.eventlog cap 0" in d.execute_script(
+        "return document.body.innerText"))  # fmt: skip
+    logs = [e["message"] for e in browser.get_log("browser")]
+    assert not any(e for e in logs if "rror" in e and "WebGL" not in e), logs
+    # What speedscope was given: the ticks, whole.
+    doc = json_load(out)
+    assert sum(doc["profiles"][0]["weights"]) == printed * 1_000_000
+    _shot(browser, "speedscope-time-samples.png")
+
+
+def json_load(path: Path) -> Any:
+    import json
+
+    return json.loads(path.read_text())

@@ -33,19 +33,20 @@ class Cause:
     fix: str
     producer: str
     what: str
-    holder: str
+    holders: tuple[str, ...]
     kind: str
 
 
 CAUSES = {
     # A Data.Map filled by remember, held by the IORef main made, never pruned.
-    "Cache": Cause("collection", "remember", "Bin", "main", "data"),
+    "Cache": Cause("collection", "remember", "Bin", ("main",), "data"),
     # Thunks (+ c) piled up by the lazy modifyIORef in main's loop, each holding the last.
-    "Lazy": Cause("lazy", "main.\\", "<", "main.\\", "thunks"),
-    # The list of readings, kept by main's code for its second walk.
-    "TwoPass": Cause("second-pass", "main.readings", "(:)", "SYSTEM", "data"),
+    "Lazy": Cause("lazy", "main.\\", "<", ("main.\\",), "thunks"),
+    # The list of readings, kept by main's code for its second walk (and, as the run's timing
+    # has it, by the thunk readings main made, updated to its first cell).
+    "TwoPass": Cause("second-pass", "main.readings", "(:)", ("SYSTEM", "main"), "data"),
     # The log record builds, the argument of the fold still running.
-    "Accum": Cause("accumulator", "record", "(:)", "SYSTEM", "data"),
+    "Accum": Cause("accumulator", "record", "(:)", ("SYSTEM",), "data"),
 }
 
 
@@ -71,7 +72,7 @@ def check_suspect(s: dict[str, Any], cause: Cause, first: bool) -> None:
     # held by: GHC's own names, the cause's holder first (GHC 9.10 names main's IORef after
     # a lambda within main, main.\\).
     held = s["held_by"][0]
-    assert held == cause.holder or held.startswith(cause.holder + "."), s["held_by"]
+    assert any(held == h or held.startswith(h + ".") for h in cause.holders), s["held_by"]
     if first:
         # GHC 9.6 and 9.10 put a lambda's cost centre in the name: main.\\.readings.
         assert producer.replace("\\.", "") == cause.producer
@@ -200,7 +201,7 @@ def test_a_program_that_never_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         line = one_line_error(hunt(hunted, "--timeout", "1", monkeypatch=monkeypatch))
         assert "did not end within --timeout 1s" in line
         assert time.monotonic() - started < 15
-        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0], hunted.cwd)
 
 
 def test_a_profile_already_there_is_not_replaced(
@@ -214,12 +215,17 @@ def test_a_profile_already_there_is_not_replaced(
         assert mine.read_text() == "mine"
 
 
-def _running(exe: str) -> bool:
-    """Whether a process runs ``exe`` (read from /proc; nothing is signalled)."""
+def _running(exe: str, cwd: Path) -> bool:
+    """Whether a process runs ``exe`` in ``cwd`` (the test's own folder: other test runs on
+    the machine share the build), read from /proc; nothing is signalled."""
+    exe, where = str(Path(exe).resolve()), str(cwd.resolve())
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
-                if os.readlink(f"/proc/{pid}/exe") == exe:
+                if (
+                    os.readlink(f"/proc/{pid}/exe") == exe
+                    and os.readlink(f"/proc/{pid}/cwd") == where
+                ):
                     return True
             except OSError:
                 continue
@@ -250,7 +256,7 @@ def test_hunt_stopped_leaves_no_program_running(tmp_path: Path, signum: int) -> 
                 proc.communicate()
         assert proc.returncode != 0
         assert b"Traceback" not in err
-        assert not _running(exe)
+        assert not _running(exe, tmp_path)
         assert not list(tmp_path.glob("*.hp")) and not list(tmp_path.glob("*.prof"))
 
 
@@ -403,7 +409,7 @@ def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
         assert s["verdict"].endswith(
             "(the -hy run timed out, the -hb run crashed; the verdict is the other runs')"
         )
-        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0], hunted.cwd)
 
 
 def test_a_program_that_is_not_ghcs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ import pytest
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import parse_rts_info
+from tests.conftest import DATA
 from tests.live.modern import GHCS, children, halvm, program, snapshot, wait_for
 from tests.sources import eventlog_stats_of
 
@@ -253,3 +254,30 @@ def modern_env() -> dict[str, str]:
     from tests.live.modern import env
 
     return env()
+
+
+def test_a_program_deadlocked_in_ghc_s_exit_is_killed_and_named() -> None:
+    """GHC 9.6's threaded RTS deadlocks in its exit when its first timed eventlog flush meets
+    it, which a program that ends at once mostly does: every run still ends, none is left,
+    and a run that met it says so."""
+    brief = DATA / "live" / "Brief.hs"
+    for _ in range(4):
+        with program("9.6", "thr", [], source=brief) as prog:
+            run = halvm("run", "--no-open", "--exit-when-done", "--root", str(prog.root), "-o",
+                        str(prog.folder / "saved"), "--", *prog.argv, cwd=prog.folder)  # fmt: skip
+            out, err = _communicate(run, 120)
+            assert "Traceback" not in err, err
+            if "hung in its exit" in out:
+                assert run.returncode == 128 + signal.SIGKILL and "was killed by SIGKILL" in out
+            else:
+                assert run.returncode == 0 and "brief exited with code 0" in out, (out, err)
+            assert not (prog.folder / "saved" / ".eventlog.fifo").exists()
+            assert (prog.folder / "saved" / "brief.eventlog").exists()
+    assert not [p for p in Path("/proc").iterdir() if _is_brief(p)], "a program was left"
+
+
+def _is_brief(proc: Path) -> bool:
+    try:
+        return (proc / "comm").read_text().strip() == "brief"
+    except OSError:
+        return False

@@ -103,7 +103,7 @@ def test_groups_are_sums_of_their_bands(by: GroupBy) -> None:
     with open_source(HP) as src:
         plain = list(src.heap_samples())
     with open_source(HP) as src:
-        grouped = list(grouped_reader(src.heap_samples(), names, by))
+        grouped = list(grouped_reader(src.heap_samples(), names, by, src.name))
     assert len(plain) == len(grouped)
     for p, g in zip(plain, grouped, strict=True):
         expected: dict[str, int] = defaultdict(int)

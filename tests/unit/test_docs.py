@@ -47,3 +47,21 @@ def test_the_disk_format_page_states_what_the_code_does() -> None:
         )
         assert words == tuple(v ^ 2 * p for p in range(pairs) for v in (size, int(closed)))
     assert "size XOR 2p closed XOR 2p" in text
+
+
+def test_the_readme_starts_in_a_venv_with_the_python_pyproject_requires() -> None:
+    # A new user on Debian ran the README's pip line with the system Python, which refuses it
+    # (PEP 668), and nothing said which Python halvm-prof needs.
+    import tomllib
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    version = re.fullmatch(r">=(\d+)\.(\d+)", requires)
+    assert version is not None, requires
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    assert block[0].startswith("python3 -m venv .venv && . .venv/bin/activate"), block[0]
+    assert block[0].endswith(f"# Python {version[1]}.{version[2]} or later")
+    assert next(i for i, line in enumerate(block) if "pip install" in line) > 0
+    intro = readme.split("```", 3)[2]
+    assert f"Python {version[1]}.{version[2]} or later" in intro
+    assert "pipx install ." in intro and "externally-managed-environment" in intro

@@ -227,3 +227,48 @@ def test_the_content_decides_not_the_label(tmp_path: Path) -> None:
     ok = postmortem_of(prof, hp, memory_mib=1024)
     assert all(d.mismatch is None for d in ok.disks)
     assert "Label mismatch" not in "\n".join(ok.verdict)
+
+
+def test_a_crashed_local_run_s_plain_files_get_the_verdict(tmp_path: Path) -> None:
+    # postmortem took disk images only: a killed program's own .hp (cut mid-census) and the
+    # eventlog of a run cut as a kill leaves it deserve the same verdict.
+    code, out, err = halvm("postmortem", KILLED)
+    assert code == 0 and err == "", err
+    lines = out.splitlines()
+    assert lines[0] == (
+        "Verdict: The run did not finish cleanly (it crashed or was stopped); the heap was still "
+        "growing at the end."
+    )
+    run = read_hp(KILLED)
+    complete = [s for s in run.samples]
+    assert lines[1].startswith(
+        f"{KILLED}: the heap profile was NOT closed ({len(complete)} complete censuses, up to "
+        f"{complete[-1].time:.3f} s): the program did not exit cleanly (the file ends inside"
+    )
+    assert any(line.startswith("Heap trend before the end") for line in lines)
+    # The same verdict as the disk of that file gives, line for line past the disk's own.
+    data = json.loads(halvm("postmortem", KILLED, "--json")[1])
+    assert data["heap"]["samples"] == len(complete) and data["disks"][0]["closed"] is False
+    # A whole run: closed, and its time profile says it reached its end.
+    code, out, _ = halvm("postmortem", HP, PROF)
+    assert code == 0 and out.startswith("Verdict: The run finished and closed its profiles")
+    assert f"{PROF}: the time profile, written at exit: the run reached its end." in out
+    # An eventlog cut where a killed program's stops.
+    log = (DATA / "ghc96" / "leaky-hc-l.eventlog").read_bytes()
+    cut = tmp_path / "leaky-hc-l.eventlog"
+    cut.write_bytes(log[: len(log) * 2 // 3])
+    code, out, _ = halvm("postmortem", cut, "-o", tmp_path / "pm.html")
+    assert code == 0 and out.startswith("Verdict: The run did not finish cleanly"), out
+    # (GHC 9.6 writes the heap samples in the buffer it flushes last: the cut lost them.)
+    assert f"{cut}: the eventlog was NOT closed: the program did not exit cleanly (the log " in out
+    page = (tmp_path / "pm.html").read_text()
+    assert "The run did not finish cleanly" in page and "eventlog: runtime timeline" in page
+    # Its table has no disk's columns (status sector, bytes committed, recovered, dropped).
+    assert '<table class="disks files">' in page and "committed bytes" not in page
+    # Files or disks, not both; a file that is no profile at all is one line.
+    code, _, err = halvm("postmortem", KILLED, "--hp-disk", KILLED)
+    assert code == 2 and "give FILES or disks" in err
+    junk = tmp_path / "junk.hp"
+    junk.write_text("not a profile\n")
+    code, _, err = halvm("postmortem", junk)
+    assert code == 1 and err.count("\n") == 1 and str(junk) in err

@@ -159,3 +159,31 @@ def test_groupings_draw_the_censuses_group_by_draws_when_thinned(tmp_path: Path)
             alone = sections[g.by]
             assert (g.series, g.bands, g.sparks) == (alone.series, alone.bands, alone.sparks)
             assert len(g.series) > 1
+
+
+@pytest.mark.parametrize(
+    ("profile", "says"),
+    [
+        # Was 'the profile: has no info-table names…' and a hint to give --names.
+        ("corpus/leaky-hc.hp", "is a -hc profile: its bands are cost-centre stacks, not info"),
+        ("corpus/leaky-hy.hp", "is a -hy profile: its bands are types, not info tables"),
+        ("ghc96/leaky-hc-l.eventlog", "is a -hc profile: its bands are cost-centre stacks"),
+        # A -hi profile nothing names: --names is what it needs.
+        ("ghc96/leaky-hi.hp", "has no info-table names to group by module (give --names"),
+    ],
+)
+@pytest.mark.parametrize("command", ["summary", "report"])
+def test_group_by_on_a_profile_it_cannot_group_names_the_file_and_why(
+    profile: str, says: str, command: str, tmp_path: Path
+) -> None:
+    path = DATA / profile
+    args = [command, str(path), "--group-by", "module"]
+    if command == "report":
+        args += ["-o", str(tmp_path / "r.html")]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and r.stdout == "" and r.stderr.count("\n") == 1, r.output
+    where = str(path) if command == "summary" or "eventlog" in profile else path.name
+    assert r.stderr.startswith(f"Error: {where}: {says}"), r.stderr
+    if "-hi" not in says and "names" not in says:
+        assert "--names" not in r.stderr and "+RTS -hi" in r.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -39,6 +39,9 @@ _TYPES = {
 
 #: HEAP_PROF_BEGIN breakdown of ``-hi``.
 _BY_INFO_TABLE = 8
+#: HEAP_PROF_BEGIN's breakdown numbers (GHC's rts/ProfHeap.c, ghc-events'
+#: HeapProfBreakdown) as the ``-h`` flag's letter.
+_BREAKDOWNS = {1: "c", 2: "m", 3: "d", 4: "y", 5: "r", 6: "b", 7: "T", 8: "i"}
 
 
 @dataclass(slots=True)
@@ -127,6 +130,13 @@ class EventlogHeapFold:
     def program(self) -> str:
         """The program's name, once the log has said it."""
         return self._st.program
+
+    @property
+    def breakdown(self) -> str | None:
+        """The heap profile's breakdown as its ``-h`` flag's letter (``c``, ``i``...), from the
+        log's HEAP_PROF_BEGIN; None before it, or for a number GHC does not write."""
+        b = self._st.breakdown
+        return _BREAKDOWNS.get(b) if b is not None else None
 
     @property
     def command_line(self) -> str:

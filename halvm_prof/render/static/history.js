@@ -31,6 +31,15 @@
     return runs[i];
   }
 
+  function yAxis(section, shown) {
+    if (section.unit !== "B") {
+      return { type: "value", axisLabel: { formatter: (v) => fmt(v, section.unit) } };
+    }
+    const top = section.series.filter((s) => shown(s.title))
+      .reduce((m, s) => s.values.reduce((n, v) => (v !== null && v > n ? v : n), m), 0);
+    return window.halvmAxes.byteAxis(top);
+  }
+
   document.querySelectorAll("div.chart[data-section]").forEach((div) => {
     const section = data.sections[Number(div.getAttribute("data-section"))];
     const chart = echarts.init(div, null, { renderer: "canvas" });
@@ -51,7 +60,7 @@
       legend: { type: "scroll", top: 0 },
       grid: { left: 90, right: 30, top: 40, bottom: 60 },
       xAxis: { type: "category", data: axis, axisLabel: { rotate: 30 } },
-      yAxis: { type: "value", axisLabel: { formatter: (v) => fmt(v, section.unit) } },
+      yAxis: yAxis(section, () => true),
       series: section.series.map((s) => ({
         name: s.title,
         type: "line",
@@ -65,6 +74,10 @@
           data: s.regressions.map((i) => ({ coord: [i, s.values[i]], name: "regression" })),
         },
       })),
+    });
+    // A byte axis ticks at round binary steps (axes.js), over the lines shown.
+    chart.on("legendselectchanged", (e) => {
+      chart.setOption({ yAxis: yAxis(section, (name) => e.selected[name] !== false) });
     });
     chart.on("click", (p) => {
       const r = runOf(p);
