@@ -87,8 +87,10 @@ def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
         # Read on from the head, never back: a FIFO or pipe cannot seek ("Illegal seek").
         stream = io.BufferedReader(Prefixed(head, given))
         if kind in ("prof", "prof-json"):
-            if stat.S_ISREG(os.fstat(given.fileno()).st_mode):
-                size = os.fstat(given.fileno()).st_size
+            # The path's, not the stream's: a FIFO's stream may be a wrapper with no fileno.
+            st = os.stat(path)
+            if stat.S_ISREG(st.st_mode):
+                size = st.st_size
             else:
                 size = sum(len(chunk) for chunk in iter(partial(stream.read, 1 << 20), b""))
             return SampleMeasure(os.fspath(path), "prof", size, 0, 0.0)
