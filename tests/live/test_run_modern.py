@@ -71,6 +71,15 @@ def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
                 assert "non-threaded RTS" in why["stale_why"], why
             else:
                 assert "no flush interval" in why["stale_why"], why
+            if way == "hi":
+                # The .hp's -hi bands are addresses: its own eventlog's IPE entries name those of
+                # the program's code (Debian's libraries were built without an info table map).
+                named = wait_for(
+                    url,
+                    lambda s: any("(Main:Ticker.hs:" in b["name"] for b in s["heap"]["bands"]),
+                    "a band named by the eventlog",
+                )
+                assert not any(b["name"].startswith("ghczmprim") for b in named["heap"]["bands"])
             prog.release()
             end = wait_for(url, lambda s: s["exit"] is not None, "the end of the program")
         finally:
