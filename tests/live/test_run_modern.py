@@ -8,6 +8,8 @@ Every program is Ticker with ``wait``: after its rounds it waits until the test 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import stat
 import subprocess
@@ -31,9 +33,14 @@ CASES = [
 
 
 def _communicate(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
+    """``run``'s output once it has ended; on a hang, ``run`` and the program it started are
+    killed (the program holds ``run``'s output pipes) and the test fails."""
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        for pid in children(proc.pid):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
         proc.kill()
         proc.communicate()
         raise
