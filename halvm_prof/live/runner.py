@@ -765,7 +765,8 @@ def _stuck_in_exit(pid: int, binaries: dict[str, ElfFile | None]) -> bool:
         exe = os.readlink(f"/proc/{pid}/exe")
         if exe not in binaries:
             try:
-                binaries[exe] = ElfFile(f"/proc/{pid}/exe")
+                # By its own path where we see it (what the symbol cache is keyed by).
+                binaries[exe] = ElfFile(exe if os.path.isfile(exe) else f"/proc/{pid}/exe")
             except HalvmProfError:
                 binaries[exe] = None
         elf = binaries[exe]

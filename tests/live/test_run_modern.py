@@ -289,11 +289,13 @@ def test_a_program_deadlocked_in_ghc_s_exit_is_killed_and_named() -> None:
                 assert run.returncode == 0 and "brief exited with code 0" in out, (out, err)
             assert not (prog.folder / "saved" / ".eventlog.fifo").exists()
             assert (prog.folder / "saved" / "brief.eventlog").exists()
-    assert not [p for p in Path("/proc").iterdir() if _is_brief(p)], "a program was left"
+            left = [p for p in Path("/proc").iterdir() if _works_in(p, prog.folder)]
+            assert not left, "a program was left"
 
 
-def _is_brief(proc: Path) -> bool:
+def _works_in(proc: Path, folder: Path) -> bool:
+    """Whether process ``proc`` (a /proc entry) has ``folder`` as its working folder."""
     try:
-        return (proc / "comm").read_text().strip() == "brief"
+        return Path(os.readlink(proc / "cwd")) == folder.resolve()
     except OSError:
         return False
