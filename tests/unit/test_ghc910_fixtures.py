@@ -7,62 +7,38 @@ without the chroot)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.formats.ipe import closure_type_name
 from halvm_prof.inputs.names import load_names
 from halvm_prof.inputs.source import EventlogSource, open_source
 from tests.ghcchroot import GHC910
-from tests.readers import eventlog_reader, prof_at, prof_json_at
+from tests.ghcfixtures import (
+    as_ghc_events_019,
+    files_here,
+    fixture_kind,
+    readme_files,
+    show_text,
+)
+from tests.readers import prof_at, prof_json_at
 from tests.sources import read_hp
-from tests.unit.test_ghc96_fixtures import _as_ghc_events_019
 
 HERE = GHC910.data
-NOT_FIXTURES = {"README.md"}
-NOT_FIXTURE_SUFFIXES = {".hs", ".sh", ".reference"}
 
 
-def _readme_files() -> list[str]:
-    """The names in the first column of the README's table of files."""
-    lines = (HERE / "README.md").read_text(encoding="utf-8").splitlines()
-    start = lines.index("| file | program, run |")
-    names: list[str] = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        first = line.split("|")[1]
-        names += [n for n in re.findall(r"`([^`]+)`", first) if not n.startswith("NAME.")]
-    return names
-
-
-FILES = _readme_files()
+FILES = readme_files(HERE)
 EVENTLOGS = sorted(n for n in FILES if n.endswith(".eventlog"))
 HPS = sorted(n for n in FILES if n.endswith(".hp"))
 PROFS = sorted(n for n in FILES if n.endswith(".prof"))
 HI_LOGS = ["leaky-hi-l.eventlog", "leaky-hi-np-l.eventlog"]
 
 
-def _kind(name: str) -> str:
-    if name == "leaky-pj.prof":
-        return "prof-json"
-    return {".eventlog": "eventlog", ".hp": "hp", ".prof": "prof", ".txt": "ticky"}[
-        Path(name).suffix
-    ]
-
-
 def test_readme_lists_exactly_the_files_here() -> None:
     assert len(FILES) == len(set(FILES)) == 30
-    here = {
-        p.name
-        for p in HERE.iterdir()
-        if p.name not in NOT_FIXTURES and p.suffix not in NOT_FIXTURE_SUFFIXES
-    }
-    assert set(FILES) == here
+    assert set(FILES) == files_here(HERE)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -70,7 +46,7 @@ def test_fixture_is_the_kind_the_readme_says(name: str) -> None:
     path = HERE / name
     assert 0 < path.stat().st_size < 200_000
     with path.open("rb") as f:
-        assert detect_kind(f.read(DETECT_BYTES)) == _kind(name)
+        assert detect_kind(f.read(DETECT_BYTES)) == fixture_kind(name)
 
 
 def _reference(name: str) -> str:
@@ -159,14 +135,9 @@ def test_ticky_report_and_counters() -> None:
     assert reference.count(": ticky counter sample ") >= 10
 
 
-def _show(path: Path) -> str:
-    with eventlog_reader(path) as reader:
-        return "".join(show_lines(reader))
-
-
 @pytest.mark.parametrize("name", EVENTLOGS)
 def test_show_matches_ghc_events_020_up_to_known_differences(name: str) -> None:
-    got = _as_ghc_events_019(_show(HERE / name))
+    got = as_ghc_events_019(show_text(HERE / name))
     want = _reference(name)
     for i, (a, b) in enumerate(zip(got.split("\n"), want.split("\n"), strict=False)):
         assert a == b, f"line {i + 1}"

@@ -13,52 +13,29 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.formats.eventlog.show import show_lines
 from tests import ghc96
-from tests.readers import eventlog_reader, prof_at, prof_json_at
+from tests.ghcfixtures import (
+    as_ghc_events_019,
+    files_here,
+    fixture_kind,
+    readme_files,
+    show_text,
+)
+from tests.readers import prof_at, prof_json_at
 from tests.sources import read_hp
 
 HERE = ghc96.DATA
-NOT_FIXTURES = {"README.md"}
-NOT_FIXTURE_SUFFIXES = {".hs", ".sh", ".reference"}
 
 
-def _readme_files() -> list[str]:
-    """The names in the first column of the README's table of files."""
-    lines = (HERE / "README.md").read_text(encoding="utf-8").splitlines()
-    start = lines.index("| file | program, run |")
-    names: list[str] = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        first = line.split("|")[1]
-        names += [n for n in re.findall(r"`([^`]+)`", first) if not n.startswith("NAME.")]
-    return names
-
-
-FILES = _readme_files()
+FILES = readme_files(HERE)
 EVENTLOGS = sorted(n for n in FILES if n.endswith(".eventlog"))
 HPS = sorted(n for n in FILES if n.endswith(".hp"))
 PROFS = sorted(n for n in FILES if n.endswith(".prof"))
 
 
-def _kind(name: str) -> str:
-    if name == "leaky-pj.prof":
-        return "prof-json"
-    # The text report of +RTS -r is read as a ticky report (summary, report).
-    return {".eventlog": "eventlog", ".hp": "hp", ".prof": "prof", ".txt": "ticky"}[
-        Path(name).suffix
-    ]
-
-
 def test_readme_lists_exactly_the_files_here() -> None:
     assert len(FILES) == len(set(FILES)) == 24
-    here = {
-        p.name
-        for p in HERE.iterdir()
-        if p.name not in NOT_FIXTURES and p.suffix not in NOT_FIXTURE_SUFFIXES
-    }
-    assert set(FILES) == here
+    assert set(FILES) == files_here(HERE)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -66,7 +43,7 @@ def test_fixture_is_the_kind_the_readme_says(name: str) -> None:
     path = HERE / name
     assert 0 < path.stat().st_size < 200_000
     with path.open("rb") as f:
-        assert detect_kind(f.read(DETECT_BYTES)) == _kind(name)
+        assert detect_kind(f.read(DETECT_BYTES)) == fixture_kind(name)
 
 
 @pytest.mark.parametrize("name", EVENTLOGS)
@@ -146,22 +123,9 @@ def test_ticky_report_is_the_text_report() -> None:
     assert reference.count(": ticky counter sample ") >= 10
 
 
-def _as_ghc_events_019(text: str) -> str:
-    """0.21's text (which ``eventlog show`` imitates) as 0.19 prints it, for what GHC 9.6
-    writes: no event-block lines (each followed by an empty line) and no stack size in a stack
-    overflow (README: differences 1 and 2)."""
-    text = re.sub(r"(?m)^\d+: (cap \d+: )?event block: cap \d+, end time: \d+\n\n", "", text)
-    return re.sub(r"\(stack overflow, size \d+\)$", "(stack overflow)", text, flags=re.M)
-
-
-def _show(path: Path) -> str:
-    with eventlog_reader(path) as reader:
-        return "".join(show_lines(reader))
-
-
 @pytest.mark.parametrize("name", EVENTLOGS)
 def test_show_matches_ghc_events_019_up_to_known_differences(name: str) -> None:
-    got = _as_ghc_events_019(_show(HERE / name))
+    got = as_ghc_events_019(show_text(HERE / name))
     want = (HERE / f"{name}.reference").read_text(encoding="utf-8")
     for i, (a, b) in enumerate(zip(got.split("\n"), want.split("\n"), strict=False)):
         assert a == b, f"line {i + 1}"
