@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +22,19 @@ if str(REPO) not in sys.path:
 # PYTHONDONTWRITEBYTECODE=1 would compile every module in every child, which start-up figures
 # (perf report against perf script) must not count.
 compileall.compile_dir(REPO / "halvm_prof", quiet=1)
+
+
+def host_ghc() -> str | None:
+    """The host's ghc, or None once the benchmark has said it is skipped without one."""
+    ghc = shutil.which("ghc")
+    if ghc is None:
+        print("  skipped: ghc is not installed (apt-get install ghc)")
+    return ghc
+
+
+def ghc_events() -> str | None:
+    """The reference reader ghc-events: ``$GHC_EVENTS``, else the one on PATH."""
+    return os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
 
 
 def halvm(*args: str) -> list[str]:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gc_log
-from _measure import _env, halvm
+from _measure import _env, ghc_events, halvm, host_ghc
 
 HERE = Path(__file__).resolve().parent
 CACHE = bench_gc_log.CACHE
@@ -164,11 +164,10 @@ def measure(
 
 
 def main(argv: list[str]) -> int:
-    ghc = shutil.which("ghc")
+    ghc = host_ghc()
     if ghc is None:
-        print("  skipped: ghc is not installed (apt-get install ghc)")
         return 0
-    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    reference = ghc_events()
     small = bench_gc_log.make_log(ghc)
     small_ref = measure(small, reference, 3)
     if "--no-1g" not in argv:
