@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,9 +39,7 @@ def _record(chroot: Chroot, debug: str, folder: Path) -> tuple[Path, Path, Path]
 @pytest.mark.parametrize("chroot", [GHC96, GHC910], ids=["ghc9.6", "ghc9.10"])
 def test_record_report_and_merge_a_modern_g3_program(chroot: Chroot) -> None:
     require_program("perf", "linux-perf")
-    root = chroot.root()
-    folder = Path(tempfile.mkdtemp(prefix="halvm-perf-", dir=root / "tmp"))
-    try:
+    with chroot.work_dir(prefix="halvm-perf-") as folder:
         binary, data, log = _record(chroot, "-g3", folder)
         code, out, err = _run("perf", "report", str(binary), str(data), "--json")
         assert code == 0, err
@@ -65,20 +61,14 @@ def test_record_report_and_merge_a_modern_g3_program(chroot: Chroot) -> None:
         assert code == 0, err
         merged = json.loads(out)
         assert merged["alignment"]["method"] == "wall-clock" and merged["confidence"] >= 0.9
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_modern_g_binary_without_source_notes_says_how_to_get_them() -> None:
     require_program("perf", "linux-perf")
-    root = GHC96.root()
-    folder = Path(tempfile.mkdtemp(prefix="halvm-perf-", dir=root / "tmp"))
-    try:
+    with GHC96.work_dir(prefix="halvm-perf-") as folder:
         binary, data, _ = _record(GHC96, "-g", folder)
         code, out, err = _run("perf", "report", str(binary), str(data), "--json")
         assert code == 0, err
         report = json.loads(out)
         assert report["lines"] and not report["spans"]
         assert "only with -g3" in err
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
