@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
-from halvm_prof.inputs.plan import Plan, run
+from halvm_prof.inputs.plan import Plan, fold_in_file_order, run
 from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
 from halvm_prof.perf.annotate import PerfAnnotation, annotate, recorded_program
 from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
@@ -50,10 +50,8 @@ def eventlog_facts(log: EventlogSource) -> EventlogFacts:
     """The clock pair, task placements, GC pauses and START/STOP spans, in one pass over the
     events they come from."""
     fold = EventlogFactsFold()
-    for e in log.events(fold.types):
-        fold.add(e)
-    if (headerless := log.headerless()) is not None:
-        raise headerless  # no clock, task or pause to place a sample by
+    # A log cut in its header has no clock, task or pause to place a sample by: an error.
+    fold_in_file_order(log, Plan(folds=(fold,), needs_events=True))
     return fold.facts(log.reader.note() if log.reader is not None else None, log.name)
 
 

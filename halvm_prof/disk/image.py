@@ -12,7 +12,13 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, StatusReading, decode_status
+from halvm_prof.disk.layout import (
+    DATA_OFFSET,
+    MAX_DISK,
+    SECTOR_SIZE,
+    StatusReading,
+    decode_status,
+)
 from halvm_prof.errors import ImageError, InputError, OutputError
 from halvm_prof.fileio import (
     OutputKind,
@@ -22,6 +28,7 @@ from halvm_prof.fileio import (
     output_target,
     refuse_stream_input,
 )
+from halvm_prof.units import format_size
 from halvm_prof.words import a
 
 #: The hint when a profile file stands where a disk image goes (swapped arguments).
@@ -159,6 +166,14 @@ def create_image(path: str | os.PathLike[str], size: int, *, force: bool = False
             f"a disk of {size} bytes is too small",
             path=target,
             hint="give at least 1K; `halvm-prof disk size` suggests a size for your run",
+        )
+    if size > MAX_DISK:
+        # A size past 2**63 made f.truncate() raise OverflowError (an "internal error").
+        raise OutputError(
+            f"a disk of {format_size(size)} is larger than halvm-prof makes (at most "
+            f"{format_size(MAX_DISK)})",
+            path=target,
+            hint="check --size; `halvm-prof disk size` says what a run needs",
         )
     size = -(-size // SECTOR_SIZE) * SECTOR_SIZE
     kind = output_target(target).kind

@@ -22,6 +22,9 @@ SECTOR_SIZE = 512
 DATA_OFFSET = SECTOR_SIZE
 #: The runtime's write buffer: a full one is written as 8 sectors, then the status sector.
 BLOCK_SIZE = 4096
+#: The largest disk image halvm-prof makes or suggests (1 PiB): far past any profile, and
+#: below what a file's size may be (2**63 bytes) once rounded up.
+MAX_DISK = 1 << 50
 WORD_SIZES: tuple[int, ...] = (8, 4)
 
 Health = Literal["ok", "repaired", "blank", "corrupt"]

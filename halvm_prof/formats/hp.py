@@ -24,7 +24,7 @@ from functools import partial
 from typing import IO
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import stream_name
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
@@ -69,7 +69,7 @@ def _quoted(value: bytes) -> str:
     return text.decode("utf-8", "surrogateescape")
 
 
-class HpReader:
+class HpReader(StreamReader):
     """Iterate the samples of a heap profile, one at a time.
 
     ``header`` is filled as soon as the header lines are read; ``marks`` collects ``MARK``
@@ -80,8 +80,8 @@ class HpReader:
     :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
     """
 
-    def __init__(self, stream: IO[bytes], name: str | None = None) -> None:
-        self._stream = stream
+    def __init__(self, stream: IO[bytes], name: str | None = None, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
         #: The input's name in messages: ``name``, else a file's own path.
         self.path = stream_name(stream, name)
         self._fields = dict(HEADER_DEFAULTS)
@@ -129,7 +129,7 @@ class HpReader:
         )
 
     def __iter__(self) -> Iterator[HeapSample]:
-        lines = iter(partial(self._stream.readline, MAX_LINE + 1), b"")
+        lines = iter(partial(self.stream.readline, MAX_LINE + 1), b"")
         # Band names repeat in every census: decode each once.
         names: dict[bytes, str] = {}
         # The band names kept (MAX_BANDS of them): several lines' names may be one band's.

@@ -2,7 +2,8 @@
 
 A command says what it needs of a log (folds that each see the events they ask for, sinks that
 write a trace while the pass goes, how much of the timeline to keep) as a :class:`Plan`, and
-:func:`run` reads the log once, in time order, feeding them all. Analysis takes the folds'
+:func:`run` reads the log once, in time order, feeding them all (:func:`fold_in_file_order`
+when the folds need no time order). Analysis takes the folds'
 results and render writes them: neither opens the input nor runs a pass of its own (memray's
 commands open the reader once and hand it to reporters that only render; this is that place).
 """
@@ -41,3 +42,13 @@ def run(log: EventlogSource, plan: Plan) -> Timeline:
     if plan.needs_events and (headerless := log.headerless()) is not None:
         raise headerless
     return timeline
+
+
+def fold_in_file_order(log: EventlogSource, plan: Plan) -> None:
+    """Read ``log`` once, in file order, through the folds of ``plan`` (a pass that needs no
+    timeline: its sinks and budget are not used); after it, ``log.reader`` tells how the log
+    ended."""
+    for _ in log.events(frozenset(), also=plan.folds):
+        pass
+    if plan.needs_events and (headerless := log.headerless()) is not None:
+        raise headerless

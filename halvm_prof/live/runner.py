@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -25,11 +26,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
-from halvm_prof.errors import ConfigError, InputError, OutputError
+from halvm_prof.errors import ConfigError, HalvmProfError, InputError, OutputError
 from halvm_prof.inputs.follow import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
+from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import (
     RUN_FIFO,
@@ -407,6 +409,8 @@ class Run:
         #: The program's RTS deadlocked in its exit and was killed (see :meth:`_watch_exit`).
         self.hung_in_exit = False
         self._stuck_since: float | None = None
+        self._exit_checked = 0.0
+        self._binaries: dict[str, ElfFile | None] = {}
 
     def start(self) -> None:
         try:
@@ -537,13 +541,16 @@ class Run:
         GHC's threaded RTS (seen with 9.6.6 and 9.10.3) deadlocks at exit when a timed
         eventlog flush begins while it shuts down: the ticker waits for a capability the
         exiting main thread will never give back, and the main thread waits for the ticker.
-        Nothing else leaves the process with just those two threads (its workers gone), both
-        asleep; seen so for :data:`HUNG_AFTER` seconds, it cannot end by itself."""
+        Seen so (:func:`_stuck_in_exit`, checked once a second) for :data:`HUNG_AFTER`
+        seconds, it cannot end by itself."""
         assert self.proc is not None
-        if not any(_stuck_in_exit(pid) for pid in _family(self.proc.pid)):
+        now = time.monotonic()
+        if now - self._exit_checked < 1.0:
+            return
+        self._exit_checked = now
+        if not any(_stuck_in_exit(pid, self._binaries) for pid in _family(self.proc.pid)):
             self._stuck_since = None
             return
-        now = time.monotonic()
         if self._stuck_since is None:
             self._stuck_since = now
         elif now - self._stuck_since >= HUNG_AFTER:
@@ -721,22 +728,79 @@ class Run:
                 self.fifo.unlink()
 
 
-def _stuck_in_exit(pid: int) -> bool:
-    """Whether ``pid`` is a threaded GHC program in the exit deadlock: only its main thread
-    and its ``ghc_ticker`` left (a running one has its IO manager's ``ghc_worker`` threads
-    too), both asleep."""
+#: Bytes of a thread's stack read, from its stack pointer up, for the frames it waits in.
+_STACK_BYTES = 65536
+
+
+def _stuck_in_exit(pid: int, binaries: dict[str, ElfFile | None]) -> bool:
+    """Whether ``pid`` is a threaded GHC program in the exit deadlock at this moment: every
+    thread asleep, its main thread inside ``hs_exit_`` and its ``ghc_ticker`` inside
+    ``flushEventLog`` (return addresses on their stacks, named by the binary's symbols;
+    ``binaries`` keeps each binary read). A program that merely waits has neither."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
-        if len(tasks) != 2:
-            return False
-        names, states = set(), set()
+        threads = {}
         for tid in tasks:
-            names.add(Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip())
             stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-            states.add(stat.rsplit(")", 1)[1].split()[0])
-    except (OSError, IndexError):
+            if stat.rsplit(")", 1)[1].split()[0] != "S":
+                return False
+            threads[int(tid)] = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+        tickers = [t for t, name in threads.items() if name == "ghc_ticker"]
+        if not tickers or pid not in threads:
+            return False
+        exe = os.readlink(f"/proc/{pid}/exe")
+        if exe not in binaries:
+            try:
+                binaries[exe] = ElfFile(f"/proc/{pid}/exe")
+            except HalvmProfError:
+                binaries[exe] = None
+        elf = binaries[exe]
+        if elf is None:
+            return False
+        maps = _code_maps(pid, exe)
+        return _waits_in(pid, pid, elf, maps, "hs_exit_") and any(
+            _waits_in(pid, t, elf, maps, "flushEventLog") for t in tickers
+        )
+    except (OSError, ValueError, IndexError):
         return False
-    return "ghc_ticker" in names and states == {"S"}
+
+
+def _code_maps(pid: int, exe: str) -> list[tuple[int, int, int]]:
+    """(start, end, file offset) of the executable mappings of the program's binary."""
+    out = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and "x" in parts[1] and parts[5] == exe:
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            out.append((lo, hi, int(parts[2], 16)))
+    return out
+
+
+def _waits_in(
+    pid: int, tid: int, elf: ElfFile, maps: list[tuple[int, int, int]], function: str
+) -> bool:
+    """Whether thread ``tid``'s stack holds a return address into ``function`` (a symbol
+    named so, or a compiler's part of it such as ``hs_exit_.part.0``)."""
+    sp = int(Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[-2], 16)
+    data = b""
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        mem.seek(sp)
+        while len(data) < _STACK_BYTES:
+            try:
+                chunk = mem.read(4096)
+            except OSError:
+                break  # past the top of the stack
+            if not chunk:
+                break
+            data += chunk
+    for (word,) in struct.iter_unpack("<Q", data[: len(data) // 8 * 8]):
+        for lo, hi, offset in maps:
+            if lo <= word < hi:
+                addr = elf.vaddr(word - lo + offset)
+                name = elf.symbol_at(addr) if addr is not None else None
+                if name is not None and (name == function or name.startswith(function + ".")):
+                    return True
+    return False
 
 
 def _family(pid: int) -> list[int]:

@@ -179,6 +179,9 @@ def make_server(
         backlog=BACKLOG,
         lifespan="on",
         loop=event_loop(),
+        # No proxy stands in front (the server listens on loopback or asks for a token): one
+        # middleware less on every request.
+        proxy_headers=False,
     )
     return LiveServer(config, hub, guard)
 

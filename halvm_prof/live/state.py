@@ -22,7 +22,7 @@ from typing import Any, Literal
 from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-from halvm_prof.formats.ipe import BandNames, renaming
+from halvm_prof.formats.ipe import BandNames, IpeFold, band_address, renaming
 from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
@@ -309,7 +309,11 @@ class LiveState:
         self._activity = BinGrid(CAP_SLOTS)
         self._running: dict[int, int] = {}  # capability -> when its thread began running
         self._caps_seen: set[int] = set()
-        self._census = EventlogHeapFold(self._eventlog_census)
+        # The eventlog's IPE entries, also naming a .hp's -hi bands (run follows both files of
+        # one run, and the .hp has only addresses).
+        self._ipe = IpeFold()
+        self._census = EventlogHeapFold(self._eventlog_census, ipe=self._ipe)
+        self._hp_names: dict[str, str] = {}
         self._last_data = time.monotonic()
         self._has_data = False
         self.exit: ExitView | None = None
@@ -387,6 +391,8 @@ class LiveState:
 
     def add_sample(self, sample: HeapSample) -> None:
         sample = self._rename(sample)
+        if self._ipe.count and self.heap_follower is not None:
+            sample = self._named_by_eventlog(sample)
         self.samples += 1
         total = sample.total
         self.peak_total = max(self.peak_total, total)
@@ -455,6 +461,26 @@ class LiveState:
                 self.band_peak[other] = max(self.band_peak[other], values[other])
         self.band_index[name] = idx
         self.band_peak[idx] = 0
+
+    def _named_by_eventlog(self, sample: HeapSample) -> HeapSample:
+        """A ``.hp`` census with its ``-hi`` bands named by the eventlog's IPE entries, as the
+        eventlog's own censuses are; a band charted under its address before its entry came
+        takes the name from then on (its points kept). Two tables of one name stay apart."""
+        values: dict[str, int] = {}
+        for band, value in sample.values.items():
+            name = self._hp_names.get(band)
+            if name is None:
+                address = band_address(band)
+                full = self._ipe.full(address) if address is not None else None
+                if full is None:
+                    values[band] = values.get(band, 0) + value
+                    continue
+                name = full if full not in self._hp_names.values() else f"{full} @{band}"
+                self._hp_names[band] = name
+                if band in self.band_index and name not in self.band_index:
+                    self.band_index[name] = self.band_index.pop(band)
+            values[name] = values.get(name, 0) + value
+        return HeapSample(sample.time, values)
 
     def _eventlog_census(self, census: HeapSample) -> None:
         if self.censuses_from_eventlog:

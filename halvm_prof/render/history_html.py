@@ -92,7 +92,8 @@ def render_trend_page(data: dict[str, Any]) -> str:
     script)."""
     from halvm_prof.render.html import render_page
 
-    return render_page("history.html.j2", data, ("axes.js", "history.js"), ("report.css", "history.css"))
+    scripts = ("axes.js", "history.js")
+    return render_page("history.html.j2", data, scripts, ("report.css", "history.css"))
 
 
 def write_trend_page(page: TrendPage, output: str | os.PathLike[str]) -> None:

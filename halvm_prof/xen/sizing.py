@@ -21,12 +21,13 @@ import stat
 from dataclasses import dataclass
 from functools import partial
 
-from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET
+from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, MAX_DISK
 from halvm_prof.errors import ConfigError
 from halvm_prof.fileio import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.hp import MAX_LINE
 from halvm_prof.rts import RtsPlan
+from halvm_prof.units import format_size
 from halvm_prof.words import plural
 
 DEFAULT_SAMPLE_BYTES = 4096
@@ -86,8 +87,10 @@ def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
         # Read on from the head, never back: a FIFO or pipe cannot seek ("Illegal seek").
         stream = io.BufferedReader(Prefixed(head, given))
         if kind in ("prof", "prof-json"):
-            if stat.S_ISREG(os.fstat(given.fileno()).st_mode):
-                size = os.fstat(given.fileno()).st_size
+            # The path's, not the stream's: a FIFO's stream may be a wrapper with no fileno.
+            st = os.stat(path)
+            if stat.S_ISREG(st.st_mode):
+                size = st.st_size
             else:
                 size = sum(len(chunk) for chunk in iter(partial(stream.read, 1 << 20), b""))
             return SampleMeasure(os.fspath(path), "prof", size, 0, 0.0)
@@ -173,6 +176,13 @@ def estimate(
         out.append(
             DiskEstimate("xvdp2", expected, suggest_size(expected), basis, per, plan.interval)
         )
+    for e in out:
+        if e.suggested > MAX_DISK:
+            raise ConfigError(
+                f"the {e.device} profile would need about {format_size(e.expected)} ({e.basis}), "
+                f"more than a disk halvm-prof makes (at most {format_size(MAX_DISK)})",
+                hint="take censuses less often (-i) or plan a shorter run",
+            )
     return out
 
 

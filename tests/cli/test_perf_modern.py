@@ -55,7 +55,11 @@ def test_record_report_and_merge_a_modern_g3_program(chroot: Chroot) -> None:
             assert not re.search(r"z[a-z]|Z[A-Z0-9]|\.L[0-9]{6,}", name), name
         assert any(x["file"] == "Work.hs" for x in report["lines"])
         assert report["spans"] and all(s["file"] == "Work.hs" for s in report["spans"][:3])
-        # The binary perf recorded is named as the chroot saw it: --binary names it here.
+        # The binary perf recorded is named as the chroot saw it, after the wrapper's own
+        # (unshare's, mapped first): not here, which is said in one line; --binary names it.
+        code, _, err = _run("perf", "merge", str(data), str(log))
+        assert code == 1 and len(err.strip().splitlines()) == 1, err
+        assert f"({chroot.inside(binary)} is not there)" in err and "--binary" in err
         code, out, err = _run("perf", "merge", "--binary", str(binary), str(data), str(log),
                               "--json")  # fmt: skip
         assert code == 0, err

@@ -71,3 +71,16 @@ def test_the_server_clock_counts_this_process_only() -> None:
     assert 0.19 <= got.cpu_seconds < 0.45, got
     assert got.wall_seconds >= 0.69
     assert abs(got.share - got.cpu_seconds / got.wall_seconds) < 0.001
+
+
+def test_the_stopwatch_takes_the_exit_not_the_reaping() -> None:
+    """The watched run ends when the program exits, though the server reaps it later."""
+    from halvm_prof.live.cost import Stopwatch
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    watch = Stopwatch(child.pid)
+    time.sleep(1.5)  # the program has long exited; nobody has reaped it yet
+    child.wait()
+    times, server = watch.result()
+    assert 0.45 <= times.wall < 1.2, times
+    assert 0 < times.cpu < 0.5 and server < 0.5

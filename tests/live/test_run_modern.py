@@ -8,6 +8,8 @@ Every program is Ticker with ``wait``: after its rounds it waits until the test 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import stat
 import subprocess
@@ -18,6 +20,7 @@ import pytest
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import parse_rts_info
+from tests.conftest import DATA
 from tests.live.modern import GHCS, children, halvm, program, snapshot, wait_for
 from tests.sources import eventlog_stats_of
 
@@ -30,9 +33,14 @@ CASES = [
 
 
 def _communicate(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
+    """``run``'s output once it has ended; on a hang, ``run`` and the program it started are
+    killed (the program holds ``run``'s output pipes) and the test fails."""
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        for pid in children(proc.pid):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
         proc.kill()
         proc.communicate()
         raise
@@ -70,6 +78,15 @@ def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
                 assert "non-threaded RTS" in why["stale_why"], why
             else:
                 assert "no flush interval" in why["stale_why"], why
+            if way == "hi":
+                # The .hp's -hi bands are addresses: its own eventlog's IPE entries name those of
+                # the program's code (Debian's libraries were built without an info table map).
+                named = wait_for(
+                    url,
+                    lambda s: any("(Main:Ticker.hs:" in b["name"] for b in s["heap"]["bands"]),
+                    "a band named by the eventlog",
+                )
+                assert not any(b["name"].startswith("ghczmprim") for b in named["heap"]["bands"])
             prog.release()
             end = wait_for(url, lambda s: s["exit"] is not None, "the end of the program")
         finally:
@@ -253,3 +270,30 @@ def modern_env() -> dict[str, str]:
     from tests.live.modern import env
 
     return env()
+
+
+def test_a_program_deadlocked_in_ghc_s_exit_is_killed_and_named() -> None:
+    """GHC 9.6's threaded RTS deadlocks in its exit when its first timed eventlog flush meets
+    it, which a program that ends at once mostly does: every run still ends, none is left,
+    and a run that met it says so."""
+    brief = DATA / "live" / "Brief.hs"
+    for _ in range(4):
+        with program("9.6", "thr", [], source=brief) as prog:
+            run = halvm("run", "--no-open", "--exit-when-done", "--root", str(prog.root), "-o",
+                        str(prog.folder / "saved"), "--", *prog.argv, cwd=prog.folder)  # fmt: skip
+            out, err = _communicate(run, 120)
+            assert "Traceback" not in err, err
+            if "hung in its exit" in out:
+                assert run.returncode == 128 + signal.SIGKILL and "was killed by SIGKILL" in out
+            else:
+                assert run.returncode == 0 and "brief exited with code 0" in out, (out, err)
+            assert not (prog.folder / "saved" / ".eventlog.fifo").exists()
+            assert (prog.folder / "saved" / "brief.eventlog").exists()
+    assert not [p for p in Path("/proc").iterdir() if _is_brief(p)], "a program was left"
+
+
+def _is_brief(proc: Path) -> bool:
+    try:
+        return (proc / "comm").read_text().strip() == "brief"
+    except OSError:
+        return False
