@@ -410,6 +410,7 @@ class Run:
         self.hung_in_exit = False
         self._stuck_since: float | None = None
         self._exit_checked = 0.0
+        self._hp_guess: Path | None = None
         self._binaries: dict[str, ElfFile | None] = {}
 
     def start(self) -> None:
@@ -483,7 +484,18 @@ class Run:
         /proc once it runs (the wrapper's process, or a process it started, in its group)."""
         if self.hp_path is not None or self.proc is None:
             return self.hp_path
-        for pid in _family(self.proc.pid):
+        # Where it would be, as last seen: a program that ends before a tick finds its .hp
+        # has left /proc by the time the run ends.
+        places = [*_family(self.proc.pid), *([] if self._hp_guess is None else [0])]
+        for pid in places:
+            if pid == 0:
+                path = self._hp_guess
+                assert path is not None
+                with contextlib.suppress(OSError):
+                    if path.stat().st_mtime_ns >= self._started_ns - 2_000_000_000:
+                        self.hp_path = path
+                        return path
+                continue
             try:
                 argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
                 cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
@@ -492,6 +504,8 @@ class Run:
             if not cwd.is_dir():
                 cwd = Path(f"/proc/{pid}/cwd")  # in a mount namespace of its own
             path = cwd / f"{os.path.basename(os.fsdecode(argv0))}.hp"
+            if os.path.basename(os.fsdecode(argv0)) != os.path.basename(self.words[0]):
+                self._hp_guess = path  # the program itself, not its wrapper
             try:
                 st = path.stat()
             except OSError:
