@@ -5,7 +5,6 @@ itself builds and runs a program in its chroot (skipped without the chroot)."""
 
 from __future__ import annotations
 
-import re
 import signal
 import time
 from pathlib import Path
@@ -16,12 +15,17 @@ from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from tests import ghc96
 from tests.ghcfixtures import (
     as_ghc_events_019,
+    assert_burn_samples_name_its_functions,
+    assert_hp_censuses_are_the_logs,
+    assert_prof_reads,
+    assert_same_text,
+    assert_time_samples_only_with_p,
     files_here,
     fixture_kind,
     readme_files,
+    run_arguments,
     show_text,
 )
-from tests.readers import prof_at, prof_json_at
 from tests.sources import read_hp
 
 HERE = ghc96.DATA
@@ -72,33 +76,19 @@ def test_eventlog_and_hp_of_one_run_agree(name: str) -> None:
     plus the empty ones GHC writes into the .hp alone, at start and at exit."""
     profile = read_hp(HERE / f"{name}.hp")
     reference = (HERE / f"{name}.eventlog.reference").read_text(encoding="utf-8")
-    args = re.search(r'capset 0: args: \["\./([^"]+)",(.*)\]\n', reference)
-    assert args is not None
-    words = [args.group(1), *re.findall(r'"([^"]*)"', args.group(2))]
+    words = run_arguments(reference)
     assert words[-1] == "-RTS" and profile.header.job == " ".join(words[:-1])
-    censuses = len(re.findall(r": start heap prof sample 0\n", reference))
-    assert censuses >= 2
-    assert len(profile.samples) == censuses + 2
-    assert not profile.samples[0].values and not profile.samples[-1].values
+    assert_hp_censuses_are_the_logs(profile, reference)
 
 
 @pytest.mark.parametrize("name", PROFS)
 def test_prof_reads(name: str) -> None:
-    path = HERE / name
-    profile = prof_json_at(path) if name == "leaky-pj.prof" else prof_at(path)
-    assert profile.complete, profile.note
-    assert profile.program in ("leaky-prof", "burn")
-    assert profile.total_ticks > 0 and profile.total_alloc > 0
+    assert_prof_reads(HERE / name)
 
 
 def test_burn_samples_name_its_three_functions() -> None:
     reference = (HERE / "burn-p-l-au.eventlog.reference").read_text(encoding="utf-8")
-    samples = re.findall(r"prof sample \d+, cost centre stack ([\d, ]+)\n", reference)
-    assert len(samples) > 300
-    names = dict(re.findall(r": cost centre (\d+) (\S+) in Main at", reference))
-    # The innermost cost centre of each stack comes first.
-    tops = {names.get(stack.split(", ")[0]) for stack in samples}
-    assert {"longestCollatz", "countPrimes", "sumSquares"} <= {n.split(".")[0] for n in tops if n}
+    assert_burn_samples_name_its_functions(reference)
 
 
 @pytest.mark.parametrize("name", EVENTLOGS)
@@ -106,11 +96,7 @@ def test_time_samples_only_with_p(name: str) -> None:
     """README: -p and any -l make time-profile samples, even -l-au; -l or a heap profile alone
     make none ("heap prof sample" is another event)."""
     reference = (HERE / f"{name}.reference").read_text(encoding="utf-8")
-    samples = len(
-        re.findall(r"(?m)^\d+: cap no \d+, prof sample \d+, cost centre stack ", reference)
-    )
-    with_p = name in ("leaky-p-l.eventlog", "burn-p-l-au.eventlog")
-    assert (samples > 100) == with_p and (samples == 0) != with_p
+    with_p = assert_time_samples_only_with_p(name, reference)
     assert ("start time profiling, tick interval 1000000 (ns)" in reference) == with_p
 
 
@@ -126,10 +112,7 @@ def test_ticky_report_is_the_text_report() -> None:
 @pytest.mark.parametrize("name", EVENTLOGS)
 def test_show_matches_ghc_events_019_up_to_known_differences(name: str) -> None:
     got = as_ghc_events_019(show_text(HERE / name))
-    want = (HERE / f"{name}.reference").read_text(encoding="utf-8")
-    for i, (a, b) in enumerate(zip(got.split("\n"), want.split("\n"), strict=False)):
-        assert a == b, f"line {i + 1}"
-    assert got == want
+    assert_same_text(got, (HERE / f"{name}.reference").read_text(encoding="utf-8"))
 
 
 def test_chroot_builds_and_runs_a_program() -> None:
