@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import compileall
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,6 +24,19 @@ if str(REPO) not in sys.path:
 # PYTHONDONTWRITEBYTECODE=1 would compile every module in every child, which start-up figures
 # (perf report against perf script) must not count.
 compileall.compile_dir(REPO / "halvm_prof", quiet=1)
+
+
+def host_ghc() -> str | None:
+    """The host's ghc, or None once the benchmark has said it is skipped without one."""
+    ghc = shutil.which("ghc")
+    if ghc is None:
+        print("  skipped: ghc is not installed (apt-get install ghc)")
+    return ghc
+
+
+def ghc_events() -> str | None:
+    """The reference reader ghc-events: ``$GHC_EVENTS``, else the one on PATH."""
+    return os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
 
 
 def halvm(*args: str) -> list[str]:
@@ -34,18 +50,32 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_once(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
-    """Wall time (s) and peak RSS (KiB) of ``cmd`` with its output discarded; exits on failure."""
+def run_child(
+    cmd: list[str], cwd: Path | None = None, preexec_fn: Callable[[], None] | None = None
+) -> tuple[float, int, resource.struct_rusage, str]:
+    """Run ``cmd`` with its output discarded: wall time (s), exit code, resource usage and
+    standard error."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd,
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=preexec_fn,
     )
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
+    return elapsed, os.waitstatus_to_exitcode(status), usage, err
+
+
+def run_once(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
+    """Wall time (s) and peak RSS (KiB) of ``cmd`` with its output discarded; exits on failure."""
+    elapsed, code, usage, err = run_child(cmd, cwd)
+    if code != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
     return elapsed, usage.ru_maxrss
 

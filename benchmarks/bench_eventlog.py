@@ -10,7 +10,6 @@ Run: ``python benchmarks/bench_eventlog.py [MB]``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import best_of, halvm
+from _measure import best_of, ghc_events, halvm, host_ghc
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "tests" / "data" / "corpus" / "src" / "ParFib.hs"
@@ -67,11 +66,10 @@ def bench(log: Path, reference: str | None) -> tuple[int, int]:
 
 def main() -> int:
     mb = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    ghc = shutil.which("ghc")
+    ghc = host_ghc()
     if ghc is None:
-        print("  skipped: ghc is not installed (apt-get install ghc)")
         return 0
-    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    reference = ghc_events()
     if reference is None:
         print("  note: ghc-events is not installed: timing halvm-prof alone")
     else:

@@ -21,18 +21,16 @@ and says so. Run: ``python benchmarks/bench_gc_fold.py [--no-1g]``.
 
 from __future__ import annotations
 
-import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gc_log
-from _measure import _env, halvm
+from _measure import _env, ghc_events, halvm, host_ghc, run_child
 
 HERE = Path(__file__).resolve().parent
 CACHE = bench_gc_log.CACHE
@@ -80,16 +78,8 @@ class Run:
             if limit is not None:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=cap
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
+        wall, code, usage, err = run_child(cmd, preexec_fn=cap)
+        if code != 0:
             if limit is not None:
                 return f"{err.strip()} after {wall:.0f} s, {usage.ru_maxrss >> 20} GiB resident"
             raise SystemExit(f"failed: {' '.join(cmd)}: {err}")
@@ -164,11 +154,10 @@ def measure(
 
 
 def main(argv: list[str]) -> int:
-    ghc = shutil.which("ghc")
+    ghc = host_ghc()
     if ghc is None:
-        print("  skipped: ghc is not installed (apt-get install ghc)")
         return 0
-    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    reference = ghc_events()
     small = bench_gc_log.make_log(ghc)
     small_ref = measure(small, reference, 3)
     if "--no-1g" not in argv:

@@ -15,7 +15,6 @@ Run: ``python benchmarks/bench_gc_log.py [--no-1g]``.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_timeline
-from _measure import best_of, halvm, race
+from _measure import best_of, ghc_events, halvm, host_ghc, race
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(tempfile.gettempdir()) / "halvm-bench-gc"
@@ -88,11 +87,10 @@ def large_lf(ghc: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    ghc = shutil.which("ghc")
+    ghc = host_ghc()
     if ghc is None:
-        print("  skipped: ghc is not installed (apt-get install ghc)")
         return 0
-    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    reference = ghc_events()
     if reference:
         print(f"  reference: {reference}")
     gc_heavy(make_log(ghc), reference)

@@ -14,7 +14,6 @@ Run: ``python benchmarks/bench_timeline.py [MB]``.
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import best_of, halvm
+from _measure import best_of, ghc_events, halvm, host_ghc
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "tests" / "data" / "corpus" / "src" / "ParFib.hs"
@@ -111,11 +110,10 @@ def rates(log: Path, reference: str | None) -> None:
 
 def main() -> int:
     mb = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
-    ghc = shutil.which("ghc")
+    ghc = host_ghc()
     if ghc is None:
-        print("  skipped: ghc is not installed (apt-get install ghc)")
         return 0
-    reference = os.environ.get("GHC_EVENTS") or shutil.which("ghc-events")
+    reference = ghc_events()
     exe = _build(ghc)
     rates(_make_log(exe, min(50, mb)), reference)
     with tempfile.TemporaryDirectory(prefix="halvm-bench-") as tmp:

@@ -110,6 +110,31 @@ static long content_end(const Walk *w, Py_ssize_t payload, long declared, const 
     return (long)(p - payload);
 }
 
+/* The frame of the event of type etype at pos: its payload's offset and size, given the
+ * layouts of content-read types. 1: the event is whole in the buffer; 0: the buffer ends
+ * before it does; -1: etype is not declared (or is the end marker), where a walk stops. */
+static int event_frame(const Walk *w, Py_ssize_t pos, long etype, const int32_t *lay,
+                       Py_ssize_t *payload, long *size) {
+    long sz = etype < w->ntypes ? w->sz[etype] : UNDECLARED;
+    if (sz >= 0) {
+        *payload = pos + 10;
+    } else if (sz == VARIABLE || sz == CONTENT) {
+        if (pos + 12 > w->n) return 0;
+        *payload = pos + 12;
+        long declared = be16(w->b + pos + 10);
+        if (sz == CONTENT) {
+            sz = content_end(w, *payload, declared, lay + 4 * etype);
+            if (sz < 0) return 0;
+        } else {
+            sz = declared;
+        }
+    } else {
+        return -1;
+    }
+    *size = sz;
+    return *payload + sz <= w->n;
+}
+
 /* The decoded args of a plain payload, or NULL with no error set when it does not fit. */
 static PyObject *decode_plain(const unsigned char *p, long size, PyObject *fmt) {
     const char *f = PyBytes_AS_STRING(fmt);
@@ -207,27 +232,16 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     while (pos + 10 <= n) {
         long etype = be16(b + pos);
         unsigned long long t = be64(b + pos + 2);
-        long size = etype < w.ntypes ? w.sz[etype] : UNDECLARED;
         Py_ssize_t payload;
-        if (size >= 0) {
-            payload = pos + 10;
-        } else if (size == VARIABLE || size == CONTENT) {
-            if (pos + 12 > n) break;
-            payload = pos + 12;
-            long declared = be16(b + pos + 10);
-            if (size == CONTENT) {
-                size = content_end(&w, payload, declared, lay + 4 * etype);
-                if (size < 0) break;
-            } else {
-                size = declared;
-            }
-        } else {
+        long size;
+        int whole = event_frame(&w, pos, etype, lay, &payload, &size);
+        if (whole < 0) {
             stop = Py_BuildValue("(iLl)", etype == DATA_END ? 1 : 2, base + pos, etype);
             if (stop == NULL) goto done;
             break;
         }
+        if (!whole) break;
         Py_ssize_t nxt = payload + size;
-        if (nxt > n) break;
         long long ecap;
         if (etype == BLOCK_MARKER && size >= 14) {
             long long at = base + pos;
@@ -1293,25 +1307,10 @@ static PyObject *Fold_region(Fold *f, PyObject *args) {
     while (pos + 10 <= n) {
         long etype = be16(b + pos);
         uint64_t t = be64(b + pos + 2);
-        long size = etype < w.ntypes ? w.sz[etype] : UNDECLARED;
         Py_ssize_t payload;
-        if (size >= 0) {
-            payload = pos + 10;
-        } else if (size == VARIABLE || size == CONTENT) {
-            if (pos + 12 > n) break;
-            payload = pos + 12;
-            long declared = be16(b + pos + 10);
-            if (size == CONTENT) {
-                size = content_end(&w, payload, declared, f->layouts + 4 * etype);
-                if (size < 0) break;
-            } else {
-                size = declared;
-            }
-        } else {
-            break;
-        }
+        long size;
+        if (event_frame(&w, pos, etype, f->layouts, &payload, &size) <= 0) break;
         Py_ssize_t nxt = payload + size;
-        if (nxt > n) break;
         int how = f->how[etype];
         if (how == T_COUNT || how == T_SPARK) {
             counted++;

@@ -420,15 +420,19 @@ def _judge_files(pm: Postmortem) -> None:
     pm.verdict = v = [line for line in v if not line.startswith("The VM's memory")]
     if not readable:
         pm.headline = "Nothing could be read from the files given."
-    elif crashed:
-        pm.headline = "The run did not finish cleanly (it crashed or was stopped)" + (
-            f"; {concern}." if concern else "."
-        )
     else:
-        pm.headline = "The run finished and closed its profiles" + (
-            f"; {concern}." if concern else "."
-        )
+        pm.headline = _run_headline(crashed, concern)
     v.insert(0, f"Verdict: {pm.headline}")
+
+
+def _run_headline(crashed: bool, concern: str) -> str:
+    """The verdict on a run something was read of (disks or local files): how it ended, and
+    the heap's main concern if any."""
+    if crashed:
+        ended = "The run did not finish cleanly (it crashed or was stopped)"
+    else:
+        ended = "The run finished and closed its profiles"
+    return ended + (f"; {concern}." if concern else ".")
 
 
 def _disk_line(d: DiskReport, heap: HeapRun | None) -> str:
@@ -467,14 +471,8 @@ def _judge(pm: Postmortem, recovered_heap: bool) -> None:
     concern = _judge_heap(pm, pm.heap) if pm.heap is not None else ""
     if all(d.problem for d in pm.disks):
         pm.headline = "Nothing could be recovered from the disks given."
-    elif crashed:
-        pm.headline = "The run did not finish cleanly (it crashed or was stopped)" + (
-            f"; {concern}." if concern else "."
-        )
     else:
-        pm.headline = "The run finished and closed its profiles" + (
-            f"; {concern}." if concern else "."
-        )
+        pm.headline = _run_headline(crashed, concern)
     v.insert(0, f"Verdict: {pm.headline}")
 
 

@@ -5,6 +5,7 @@ One browser per module. Screenshots go to tests/artifacts/ (git-ignored; CI keep
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import tempfile
@@ -940,6 +941,21 @@ def test_an_eventlog_s_page_opens_on_what_it_was_recorded_for(
     assert cls.split() == ["section", kind], title
     if kind == "heap":
         assert title.endswith(": heap profile") and bottom is not None and bottom <= height
+        # Its time axis at round steps (was 0.086, 0.136, ... from the first census).
+        ticks = sorted(
+            {
+                round(v, 9)
+                for v in browser.execute_script(
+                    "return window.halvmReport.charts[0].getModel().getComponent('xAxis', 0)"
+                    ".axis.getViewLabels().map((l) => Number(l.tickValue) / 1000)"
+                )
+            }
+        )
+        steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
+        assert len(ticks) >= 4 and len(steps) == 1, ticks
+        (step,) = steps
+        assert all(abs(t / step - round(t / step)) < 1e-6 for t in ticks), ticks
+        assert f"{step:.0e}"[0] in "125", step
     kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
     assert kinds[1] == "runtime"
     _shot(browser, f"report-first-screen-{log.stem}.png")

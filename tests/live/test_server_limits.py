@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,30 @@ def _get(
         return r.status, r.headers, r.read()
     finally:
         conn.close()
+
+
+@contextmanager
+def _live_server(
+    hp: Path, stderr: Path | None = None, preexec_fn: Callable[[], None] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``halvm-prof live --no-open HP`` in a child process and its URL; its standard error
+    goes to ``stderr`` (else nowhere); stopped with Ctrl-C afterwards."""
+    with ExitStack() as files:
+        err = files.enter_context(stderr.open("w")) if stderr else subprocess.DEVNULL
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            text=True,
+            preexec_fn=preexec_fn,
+        )
+    try:
+        assert proc.stdout is not None
+        yield proc, proc.stdout.readline().strip()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
 
 
 def _wait(cond: object, timeout: float = 10) -> None:
@@ -459,23 +483,11 @@ def test_a_low_descriptor_limit_keeps_the_server_quiet_and_reachable(tmp_path: P
     hp = tmp_path / "quiet.hp"
     hp.write_bytes(CENSUS_HEADER + _census(0))
     err = tmp_path / "stderr.txt"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
-    with err.open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=env,
-            text=True,
-            preexec_fn=limit,
-        )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    with _live_server(hp, err, limit) as (_, url):
         port = _port(url)
         idle = [socket.create_connection(("127.0.0.1", port), 5) for _ in range(300)]
         try:
@@ -488,9 +500,6 @@ def test_a_low_descriptor_limit_keeps_the_server_quiet_and_reachable(tmp_path: P
         time.sleep(0.5)
         for _ in range(3):
             assert _get(url, "/snapshot.json")[0] == 200
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
     lines = err.read_text().splitlines()
     assert len(lines) <= 3, lines[:10]
     assert not any("Traceback" in line for line in lines)
@@ -500,24 +509,14 @@ def test_malformed_requests_are_answered_without_a_line_each(tmp_path: Path) -> 
     # uvicorn logs a warning per malformed request: a client could fill the terminal.
     hp = tmp_path / "quiet.hp"
     hp.write_bytes(CENSUS_HEADER)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    stderr = tmp_path / "stderr.txt"
+    with _live_server(hp, stderr) as (_, url):
         for request in [b"GARBAGE \x00\r\n\r\n", b"GET / HTTP/1.1\r\n\r\n"] * 50:
             with socket.create_connection(("127.0.0.1", _port(url)), 5) as s:
                 s.sendall(request)
                 assert s.recv(4096).startswith(b"HTTP/1.1 400")
         assert _get(url, "/snapshot.json")[0] == 200
-    finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+    err = stderr.read_text()
     assert len(err.splitlines()) <= 2, err[:2000]
 
 
@@ -583,16 +582,7 @@ def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path) -> None:
     the server grow from 219 MB to 624 MB in one round of 500 and 1,267 MB after five."""
     hp = tmp_path / "page.hp"
     hp.write_bytes(CENSUS_HEADER + _census(0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "halvm_prof", "live", "--no-open", str(hp)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    with _live_server(hp) as (proc, url):
         port = _port(url)
         assert _get(url, "/")[0] == 200
         before = _rss_kib(proc.pid, "VmRSS")
@@ -617,6 +607,3 @@ def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path) -> None:
             # 400 connections with 1 MB each to send: about 300 MB held before.
             assert grown < 64 * 1024, f"the server grew {grown // 1024} MiB"
         assert _get(url, "/")[0] == 200
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)

@@ -59,9 +59,19 @@ def test_the_readme_starts_in_a_venv_with_the_python_pyproject_requires() -> Non
     assert version is not None, requires
     readme = (ROOT / "README.md").read_text()
     block = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
-    assert block[0].startswith("python3 -m venv .venv && . .venv/bin/activate"), block[0]
-    assert block[0].endswith(f"# Python {version[1]}.{version[2]} or later")
-    assert next(i for i, line in enumerate(block) if "pip install" in line) > 0
+    # Exactly two set-up lines, each one shell line that starts from nothing but Python.
+    assert len(block) == 2, block
+    for line in block:
+        assert line.startswith("python3 -m venv .venv && . .venv/bin/activate && "), line
+        assert "pip install" in line
     intro = readme.split("```", 3)[2]
     assert f"Python {version[1]}.{version[2]} or later" in intro
     assert "pipx install ." in intro and "externally-managed-environment" in intro
+
+
+def test_ci_runs_the_readmes_test_line() -> None:
+    """.ci/run runs the README's second set-up line, word for word."""
+    readme = (ROOT / "README.md").read_text()
+    test_line = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()[1]
+    assert "pytest" in test_line
+    assert f"({test_line})" in (ROOT / ".ci" / "run").read_text()

@@ -7,62 +7,43 @@ without the chroot)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from halvm_prof.analysis.eventlog_stats import eventlog_stats
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
-from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.formats.ipe import closure_type_name
 from halvm_prof.inputs.names import load_names
 from halvm_prof.inputs.source import EventlogSource, open_source
 from tests.ghcchroot import GHC910
-from tests.readers import eventlog_reader, prof_at, prof_json_at
+from tests.ghcfixtures import (
+    as_ghc_events_019,
+    assert_burn_samples_name_its_functions,
+    assert_hp_censuses_are_the_logs,
+    assert_prof_reads,
+    assert_same_text,
+    assert_time_samples_only_with_p,
+    files_here,
+    fixture_kind,
+    readme_files,
+    run_arguments,
+    show_text,
+)
 from tests.sources import read_hp
-from tests.unit.test_ghc96_fixtures import _as_ghc_events_019
 
 HERE = GHC910.data
-NOT_FIXTURES = {"README.md"}
-NOT_FIXTURE_SUFFIXES = {".hs", ".sh", ".reference"}
 
 
-def _readme_files() -> list[str]:
-    """The names in the first column of the README's table of files."""
-    lines = (HERE / "README.md").read_text(encoding="utf-8").splitlines()
-    start = lines.index("| file | program, run |")
-    names: list[str] = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        first = line.split("|")[1]
-        names += [n for n in re.findall(r"`([^`]+)`", first) if not n.startswith("NAME.")]
-    return names
-
-
-FILES = _readme_files()
+FILES = readme_files(HERE)
 EVENTLOGS = sorted(n for n in FILES if n.endswith(".eventlog"))
 HPS = sorted(n for n in FILES if n.endswith(".hp"))
 PROFS = sorted(n for n in FILES if n.endswith(".prof"))
 HI_LOGS = ["leaky-hi-l.eventlog", "leaky-hi-np-l.eventlog"]
 
 
-def _kind(name: str) -> str:
-    if name == "leaky-pj.prof":
-        return "prof-json"
-    return {".eventlog": "eventlog", ".hp": "hp", ".prof": "prof", ".txt": "ticky"}[
-        Path(name).suffix
-    ]
-
-
 def test_readme_lists_exactly_the_files_here() -> None:
     assert len(FILES) == len(set(FILES)) == 30
-    here = {
-        p.name
-        for p in HERE.iterdir()
-        if p.name not in NOT_FIXTURES and p.suffix not in NOT_FIXTURE_SUFFIXES
-    }
-    assert set(FILES) == here
+    assert set(FILES) == files_here(HERE)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -70,7 +51,7 @@ def test_fixture_is_the_kind_the_readme_says(name: str) -> None:
     path = HERE / name
     assert 0 < path.stat().st_size < 200_000
     with path.open("rb") as f:
-        assert detect_kind(f.read(DETECT_BYTES)) == _kind(name)
+        assert detect_kind(f.read(DETECT_BYTES)) == fixture_kind(name)
 
 
 def _reference(name: str) -> str:
@@ -109,43 +90,24 @@ def test_eventlog_and_hp_of_one_run_agree(name: str) -> None:
     plus the empty ones GHC writes into the .hp alone, at start and at exit."""
     profile = read_hp(HERE / f"{name}.hp")
     reference = _reference(f"{name}.eventlog")
-    args = re.search(r'capset 0: args: \["\./([^"]+)",(.*)\]\n', reference)
-    assert args is not None
-    words = [args.group(1), *re.findall(r'"([^"]*)"', args.group(2))]
+    words = run_arguments(reference)
     job = words[0] if "-np" in name else " ".join(words[:-1])
     assert words[-1] == "-RTS" and profile.header.job == job
-    censuses = len(re.findall(r": start heap prof sample 0\n", reference))
-    assert censuses >= 2
-    assert len(profile.samples) == censuses + 2
-    assert not profile.samples[0].values and not profile.samples[-1].values
+    assert_hp_censuses_are_the_logs(profile, reference)
 
 
 @pytest.mark.parametrize("name", PROFS)
 def test_prof_reads(name: str) -> None:
-    path = HERE / name
-    profile = prof_json_at(path) if name == "leaky-pj.prof" else prof_at(path)
-    assert profile.complete, profile.note
-    assert profile.program in ("leaky-prof", "burn")
-    assert profile.total_ticks > 0 and profile.total_alloc > 0
+    assert_prof_reads(HERE / name)
 
 
 def test_burn_samples_name_its_three_functions() -> None:
-    reference = _reference("burn-p-l-au.eventlog")
-    samples = re.findall(r"prof sample \d+, cost centre stack ([\d, ]+)\n", reference)
-    assert len(samples) > 300
-    names = dict(re.findall(r": cost centre (\d+) (\S+) in Main at", reference))
-    tops = {names.get(stack.split(", ")[0]) for stack in samples}
-    assert {"longestCollatz", "countPrimes", "sumSquares"} <= {n.split(".")[0] for n in tops if n}
+    assert_burn_samples_name_its_functions(_reference("burn-p-l-au.eventlog"))
 
 
 @pytest.mark.parametrize("name", EVENTLOGS)
 def test_time_samples_only_with_p(name: str) -> None:
-    reference = _reference(name)
-    samples = len(
-        re.findall(r"(?m)^\d+: cap no \d+, prof sample \d+, cost centre stack ", reference)
-    )
-    with_p = name in ("leaky-p-l.eventlog", "burn-p-l-au.eventlog")
-    assert (samples > 100) == with_p and (samples == 0) != with_p
+    assert_time_samples_only_with_p(name, _reference(name))
 
 
 def test_ticky_report_and_counters() -> None:
@@ -159,18 +121,10 @@ def test_ticky_report_and_counters() -> None:
     assert reference.count(": ticky counter sample ") >= 10
 
 
-def _show(path: Path) -> str:
-    with eventlog_reader(path) as reader:
-        return "".join(show_lines(reader))
-
-
 @pytest.mark.parametrize("name", EVENTLOGS)
 def test_show_matches_ghc_events_020_up_to_known_differences(name: str) -> None:
-    got = _as_ghc_events_019(_show(HERE / name))
-    want = _reference(name)
-    for i, (a, b) in enumerate(zip(got.split("\n"), want.split("\n"), strict=False)):
-        assert a == b, f"line {i + 1}"
-    assert got == want
+    got = as_ghc_events_019(show_text(HERE / name))
+    assert_same_text(got, _reference(name))
 
 
 ENTRY = re.compile(r"Info Table: ([0-9a-f]+):(\d+):(\S+) - (.*)$")

@@ -6,17 +6,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mkdir -p "${1:-$here}" && cd "${1:-$here}" && pwd)
-root=${HALVM_GHC96_CHROOT:-/var/cache/halvm-prof/trixie}
-"$here/make-chroot.sh" "$root"
-# The build folder lives inside the chroot, where the programs run (they link trixie's glibc).
-b=$(mktemp -d "$root/tmp/halvm-fixtures.XXXXXX")
-trap 'rm -rf "$b"' EXIT
-wd=/tmp/$(basename "$b")
+# shellcheck source=../chroot-fixtures.sh
+. "$here/../chroot-fixtures.sh"
+chroot_fixtures "${HALVM_GHC96_CHROOT:-/var/cache/halvm-prof/trixie}" "$here/make-chroot.sh"
 cp "$here"/../corpus/src/Leaky.hs "$here"/../corpus/src/ParFib.hs "$here"/Burn.hs "$here"/Ticky.hs "$here"/ShowEventlog.hs "$b"/
-# Each command gets its own mount namespace with /proc (GHC needs it) mounted inside the chroot:
-# the mount ends with the process, so there is nothing to unmount, even after a kill. No --fork:
-# without a new PID namespace unshare execs the command itself.
-r() { unshare --mount-proc --root="$root" --wd="$wd" "$@"; }
 # Built from relative paths: no folder names end up in the profiles. GHC 9.6 has the eventlog in
 # every runtime system, so no -eventlog (deprecated, it only warns).
 r ghc -O1 -prof -fprof-auto -rtsopts -outputdir o1 -o leaky-prof Leaky.hs >/dev/null
@@ -70,8 +63,4 @@ r ./ticky 200000 +RTS -l -lT -i0.005 -RTS >/dev/null && mv "$b/ticky.eventlog" "
 r ./ticky 200000 +RTS -rticky.r.txt -RTS >/dev/null && mv "$b/ticky.r.txt" "$out/ticky.r.txt"
 
 # ghc-events 0.19.0.1's reading of every eventlog here (trixie has its library, no executable).
-for f in "$out"/*.eventlog; do
-  cp "$f" "$b/in.eventlog"
-  r ./show-eventlog in.eventlog > "$f.reference"
-done
-echo "wrote $out"
+write_references "$out" ./show-eventlog
