@@ -32,9 +32,10 @@ from halvm_prof.cli.app import cli
 from halvm_prof.inputs.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.render import timeline_page
 from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import section_data
-from halvm_prof.timeline.model import PAGE_BUDGET, Budget
+from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Interval
 from tests.conftest import CORPUS, DATA, Golden
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline
@@ -170,6 +171,28 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
     assert all(iv[1] < until for iv in small["intervals"])
     assert [iv for iv in data["intervals"] if iv[1] < until] == small["intervals"]
     assert small["levels"] == data["levels"]
+
+
+_EXACT = timeline_page._EXACT
+
+
+@given(
+    st.one_of(
+        st.integers(-_EXACT + 1, _EXACT - 1),
+        st.integers(0, 10**13),
+        st.sampled_from([_EXACT - 1, -_EXACT + 1, _EXACT, -_EXACT, _EXACT + 1, 0, 1, -1]),
+        st.integers(-(10**30), 10**30),
+    )
+)
+@settings(max_examples=2000)
+def test_seconds_on_the_page_are_the_rounded_ones(ns: int) -> None:
+    """The fast path of the page's seconds (no ``round`` below 2**23 s) gives the same float
+    as rounding to the ns, for an interval as for any other time."""
+    want = round(ns / NS, 9)
+    assert timeline_page._s(ns) == want
+    iv = Interval(cap=0, start=min(ns, 0), end=max(ns, 0), kind="gc")
+    row = timeline_page._interval(iv, {0: 0})
+    assert row[1:3] == [round(iv.start / NS, 9), round(iv.end / NS, 9)]
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
