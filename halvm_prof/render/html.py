@@ -14,7 +14,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import jinja2
 
-from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
 from halvm_prof.fileio import atomic_write
 from halvm_prof.jsonable import plain
@@ -22,6 +21,7 @@ from halvm_prof.render.timeline_page import section_data
 from halvm_prof.words import plural
 
 if TYPE_CHECKING:
+    from halvm_prof.analysis.hunt import HuntResult
     from halvm_prof.timeline.model import Budget
 
 #: The page kinds and their templates; each extends ``base.html.j2``.
