@@ -31,6 +31,7 @@ def test_eventlog_stats_imports_no_page_and_no_other_reader() -> None:
         "halvm_prof.model",  # the heap and cost-centre results
         "halvm_prof.formats.ticky",  # told from an eventlog without its reader
         "hashlib",  # only a digest (runs add) takes it
+        "halvm_prof.render.style",  # colours, on a terminal only (here: a pipe)
     }
     assert not modules & unused, sorted(modules & unused)
 
