@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.hp import iter_hp, write_hp
+from halvm_prof.formats.hp import HpReader, write_hp
 from halvm_prof.inputs import heap_scan
 from halvm_prof.inputs.heap_scan import HeapScan, scan_hp
 from halvm_prof.inputs.heap_stats import HeapAccumulator, accumulate
@@ -35,7 +35,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def python_reading(data: bytes) -> tuple[object, ...]:
-    reader = iter_hp(io.BytesIO(data))
+    reader = HpReader(io.BytesIO(data))
     acc = accumulate(reader)
     folded = reader.folded
     return reader.header, reader.marks, reader.complete, reader.closed, reader.note, folded, acc
@@ -280,4 +280,4 @@ def test_numbered_stacks_scan_as_the_python_reader_reads(
         want.append(values)
     data = "".join(out).encode()
     same(scanned(data, chunk), data)
-    assert [s.values for s in iter_hp(io.BytesIO(data))] == want
+    assert [s.values for s in HpReader(io.BytesIO(data))] == want
