@@ -88,8 +88,13 @@ class EventlogReader(StreamReader):
         self._start = self._tell()
         self.header: Header | None = None
         self._rest = b""
+        #: The header as GHC wrote it (at most ``layout.MAX_HEADER`` bytes), for a writer that
+        #: copies the log.
+        self.header_bytes = b""
         try:
-            self.header, self._rest = read_header(self.stream, self.path)
+            self.header, head = read_header(self.stream, self.path)
+            self.header_bytes = head[: self.header.data_offset]
+            self._rest = head[self.header.data_offset :]
         except FormatError:
             self.close()
             raise
