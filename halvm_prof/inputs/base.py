@@ -188,6 +188,12 @@ class Source(StreamReader):
         feed, self._feed = self._feed, None
         if feed is not None:
             return feed
+        if self._again is not None:
+            raise InputError(
+                "is compressed; a profile being written is followed as its program writes it",
+                path=self.name,
+                hint="follow the uncompressed file; summary or report read this one",
+            )
         if not self.seekable:
             raise InputError(
                 "is a pipe that can be read only once; it cannot be followed",

@@ -157,6 +157,16 @@ def test_a_compressed_pipe_read_twice_is_still_one_line(suffix: str) -> None:
             source.heap_samples()
 
 
+def test_live_of_a_compressed_file_says_so(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a pipe that can be read only once; it cannot be followed'.
+    for name in ("leaky-hc.hp", "leaky-hT.eventlog"):
+        packed = _packed(CORPUS / name, suffix, tmp_path)
+        code, out, err = _run("live", packed)
+        assert code == 1 and out == b"" and err.count("\n") == 1, err
+        assert err.startswith(f"Error: {packed}: is compressed; a profile being written is")
+        assert "follow the uncompressed file" in err
+
+
 # A real eventlog whose data section is over KEEP_BYTES, and every command that reads one.
 
 
