@@ -139,6 +139,7 @@ def test_compressed_perf_data(suffix: str, tmp_path: Path) -> None:
         packed,
         tmp_path,
     )
+    _same(lambda f, _o: ["perf", "annotate", f, "--binary", binary], plain, packed, tmp_path)
     # The copy it was read from is not left behind.
     assert [p.name for p in tmp_path.iterdir() if p.is_file()] == [packed.name]
 
