@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Literal, cast, overload
 
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.fileio import Prefixed, open_input
-from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.inputs.base import Source, SourceKind, Target, named
 from halvm_prof.inputs.disk import (
     BlankDiskSource,
@@ -46,7 +46,7 @@ from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.perf import PerfSource
 from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
-from halvm_prof.inputs.streams import Digest, FollowOnly, Inflation, Window, compression
+from halvm_prof.inputs.streams import Digest, FollowOnly, Inflation, Window
 
 if TYPE_CHECKING:
     from halvm_prof.inputs.follow import Feed
@@ -248,14 +248,14 @@ def _open(
     count_samples: bool,
     digest: bool = False,
     *,
-    inflate: bool = True,
+    packed_in: str | None = None,
 ) -> Source:
     head, stream, seekable, start = _peek(raw, seekable)
     packed = compression(head)
     if packed is not None:
         # A gzip or zstd file is read through its decompressor, as it goes; it cannot seek, but
         # a file's is decompressed again for a command that reads its input twice.
-        if not inflate:
+        if packed_in is not None:
             raise InputError(
                 f"is compressed twice ({packed} inside gzip or zstd)",
                 path=name,
@@ -263,7 +263,7 @@ def _open(
             )
         inflation = Inflation(stream, packed, name, owned=owned, start=start if seekable else None)
         inner = inflation.stream()
-        opened = _open(inner, name, False, owned, disk, count_samples, digest, inflate=False)
+        opened = _open(inner, name, False, owned, disk, count_samples, digest, packed_in=packed)
         if inflation.again:
             opened._again = partial(_inflated_again, opened, inflation)
         return opened
@@ -276,6 +276,10 @@ def _open(
                 path=name,
                 hint="get the profile with `convert-profile` or `halvm-prof extract`",
             )
+        if packed_in is not None:
+            from halvm_prof.disk.image import compressed_disk
+
+            raise compressed_disk(name, packed_in)
         if not seekable:
             raise InputError(
                 "is a disk image given as a stream", path=name, hint="give the image's path"

@@ -14,9 +14,6 @@ from typing import IO, Any
 
 from halvm_prof.errors import FormatError, InputError
 
-#: The first bytes of a gzip member (RFC 1952) and of a zstd frame (RFC 8878).
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: Compressed bytes handed to the decompressor at a time. A zstd block of 4 bytes can stand
 #: for 128 KiB, so what one step makes is bounded by this times 32 K: 8 MiB at the worst,
 #: whatever the file.
@@ -24,15 +21,6 @@ _STEP = 256
 #: The largest zstd window accepted (a frame declares its own): zstd's own default limit,
 #: which ``zstd --long`` stays within.
 MAX_ZSTD_WINDOW = 1 << 27
-
-
-def compression(head: bytes) -> str | None:
-    """``gzip`` or ``zstd`` when ``head`` begins a compressed file, else None."""
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(ZSTD_MAGIC):
-        return "zstd"
-    return None
 
 
 class Decompressed(io.RawIOBase):

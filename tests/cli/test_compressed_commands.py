@@ -34,6 +34,7 @@ from tests.conftest import CORPUS, DATA
 from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
+DISKS = Path(__file__).resolve().parents[2] / "disk_images"
 
 PACKERS: dict[str, Callable[[bytes], bytes]] = {
     "gz": lambda data: gzip.compress(data, compresslevel=1),
@@ -166,6 +167,28 @@ def test_live_of_a_compressed_file_says_so(suffix: str, tmp_path: Path) -> None:
         assert code == 1 and out == b"" and err.count("\n") == 1, err
         assert err.startswith(f"Error: {packed}: is compressed; a profile being written is")
         assert "follow the uncompressed file" in err
+
+
+def test_a_compressed_disk_image_is_one_line_saying_so(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a disk image given as a stream' (a path was given), or the status sector
+    # 'damaged beyond repair' (disk info, extract, postmortem).
+    packed = _packed(DISKS / "demo-hp.disk", suffix, tmp_path)
+    kind = {"gz": "gzip", "zst": "zstd"}[suffix]
+    said = f"{packed}: is {kind}-compressed; a disk image is read at many offsets"
+    commands: list[list[str | Path]] = [
+        ["summary", packed],
+        ["report", packed, "-o", tmp_path / "r.html"],
+        ["disk", "info", packed],
+        ["extract", packed, "-o", tmp_path / "x.hp"],
+        ["live", packed],
+    ]
+    for args in commands:
+        code, out, err = _run(*args)
+        assert code == 1 and out == b"" and err.count("\n") == 1, (args, err)
+        assert err.startswith(f"Error: {said}") and f"({kind} -dc FILE > IMAGE)" in err, err
+    code, out, err = _run("postmortem", "--hp-disk", packed)
+    assert code == 1 and said.split(": ", 1)[1] in out.decode(), out
+    assert [p.name for p in tmp_path.iterdir()] == [packed.name]
 
 
 # A real eventlog whose data section is over KEEP_BYTES, and every command that reads one.
