@@ -160,16 +160,21 @@ class Inflation:
         return io.BufferedReader(self._current, 1 << 20)
 
 
-def spooled(stream: IO[bytes]) -> IO[bytes]:
+def spooled(stream: IO[bytes], starts: bytes = b"") -> IO[bytes]:
     """``stream``'s bytes copied into an unnamed temporary file, at its start, for a reader
     that seeks (the copy goes with the file's close, or the process's end); memory stays
-    that of one step of the copy."""
+    that of one step of the copy. A stream that does not begin with ``starts`` is not copied
+    past those first bytes, which its reader then refuses: /dev/zero or a pipe of anything
+    else would fill the disk for ever."""
     import shutil
     import tempfile
 
     copy = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
     try:
-        shutil.copyfileobj(stream, copy, 1 << 20)
+        head = stream.read(len(starts))
+        copy.write(head)
+        if head == starts:
+            shutil.copyfileobj(stream, copy, 1 << 20)
         copy.seek(0)
     except BaseException:
         copy.close()

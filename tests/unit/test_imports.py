@@ -277,7 +277,6 @@ def test_no_grammar_takes_a_path() -> None:
 #: that readers and the entrance share.
 _NOT_READERS = {
     "formats/eventlog/layout.py": {"read_header"},  # the header alone, EventlogReader's first step
-    "formats/eventlog/reader.py": {"spool"},  # a pipe copied to a file, for time order
     "formats/eventlog/write.py": {"BlockWriter"},
     "formats/hp.py": {"write_hp"},
     "formats/ipe_binary.py": {"Memory"},  # a binary's memory by address, for its IPE tables

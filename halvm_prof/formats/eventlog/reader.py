@@ -21,9 +21,7 @@ import bisect
 import heapq
 import io
 import os
-import shutil
 import struct
-import tempfile
 import time as _time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +31,6 @@ from halvm_prof.errors import FormatError
 from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import (
-    HEADER_BEGIN,
     Header,
     IncompleteHeader,
     read_header,
@@ -523,16 +520,3 @@ def events_of(
             c = (None if walked < 0 else walked) if cap == "walked" else cap
             frames[i] = Event(t, etype, c, args, offset + pos)
     return frames
-
-
-def spool(stream: IO[bytes]) -> IO[bytes]:
-    """Copy a stream that cannot seek (a pipe) to a temporary file, so it can be sorted. A
-    stream that does not start as an eventlog is not copied past its first bytes, which the
-    reader refuses: /dev/zero or a pipe of anything else would fill the disk for ever."""
-    tmp = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
-    head = stream.read(len(HEADER_BEGIN))
-    tmp.write(head)
-    if head == HEADER_BEGIN:
-        shutil.copyfileobj(stream, tmp, CHUNK)
-    tmp.seek(0)
-    return tmp
