@@ -17,7 +17,6 @@ from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
-from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
@@ -42,6 +41,8 @@ from halvm_prof.rts import census_interval, no_census_why, shown_job
 from halvm_prof.words import joined, plural
 
 if TYPE_CHECKING:
+    # (the leak hunt's analysis is imported by the pages that show one)
+    from halvm_prof.analysis.hunt import HuntResult
     from halvm_prof.analysis.postmortem import Verdict
     from halvm_prof.timeline.model import Timeline
 
