@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from halvm_prof.formats.ipe import BandNames, GroupBy, band_address
-from halvm_prof.inputs.heap_stats import BandStats, stats_order
+from halvm_prof.heap.stats import BandStats, stats_order
 
 Sort = Literal["size", "stddev", "name", "number", "gradient"]
 #: The orders a chart's bands can take; ``slope`` is read as ``gradient``.

@@ -26,7 +26,7 @@ from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
+from halvm_prof.heap.stats import BandStats, HeapAccumulator, with_share
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain

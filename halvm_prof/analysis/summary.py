@@ -26,8 +26,8 @@ from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_
 from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
-from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.inputs.heap_stats import (
+from halvm_prof.heap.scan import HeapScan, scan_of, stats_of_reader
+from halvm_prof.heap.stats import (
     BandStats,
     GrowingBand,
     HeapAccumulator,

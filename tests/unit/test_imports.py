@@ -119,7 +119,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "collector",
     ),
     ("formats",),
-    ("disk", "timeline", "perf", "xen"),
+    ("disk", "timeline", "heap", "perf", "xen"),
     ("inputs",),
     ("analysis",),
     ("render", "live", "history"),

@@ -26,7 +26,7 @@ from halvm_prof.formats.hp import (
     unclosed_note,
 )
 from halvm_prof.formats.stacks import cost_centre_bands
-from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band, accumulate
+from halvm_prof.heap.stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 if TYPE_CHECKING:
