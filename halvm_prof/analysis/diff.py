@@ -20,8 +20,8 @@ from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.folds.heap_scan import HeapScan, heap_stats_of
 from halvm_prof.formats.stacks import heap_breakdown
-from halvm_prof.heap.scan import HeapScan, heap_stats_of
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
@@ -175,8 +175,8 @@ def _unnamed_heap(source: Source) -> bool:
 
 def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
     """The log's band statistics; ``other`` is named by the log's IPE entries, if it has any."""
+    from halvm_prof.folds.heap_scan import stats_of_reader
     from halvm_prof.formats.ipe import IpeFold
-    from halvm_prof.heap.scan import stats_of_reader
 
     fold = IpeFold()
     scan = stats_of_reader(log.heap_samples(also=[fold]), "eventlog")

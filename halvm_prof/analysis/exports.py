@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from halvm_prof.analysis.census import Census, pick_census
-from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
 from halvm_prof.errors import InputError
+from halvm_prof.folds.census import Census, pick_census
+from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import CostCentreSource, EventlogSource, Source
 from halvm_prof.model import CostCentreProfile

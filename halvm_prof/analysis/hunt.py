@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from halvm_prof.folds.heap_stats import LEAK_MIN_GROWTH, LEAK_MIN_R2, HeapAccumulator
 from halvm_prof.formats.stacks import drop_stack_number, heap_breakdown
-from halvm_prof.heap.stats import LEAK_MIN_GROWTH, LEAK_MIN_R2, HeapAccumulator
 from halvm_prof.inputs.source import Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import HeapSample, HeapSampleReader

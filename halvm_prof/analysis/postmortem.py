@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from halvm_prof.errors import HalvmProfError
-from halvm_prof.heap.stats import BandStats, GrowingBand, HeapAccumulator
+from halvm_prof.folds.heap_stats import BandStats, GrowingBand, HeapAccumulator
 from halvm_prof.inputs.source import DiskAttempt, EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
-from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
 from halvm_prof.analysis.hunt import HuntResult
-from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
-from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
+from halvm_prof.folds.heap_groups import LiveNames, Names, group_sample, grouper
+from halvm_prof.folds.heap_stats import BandStats, HeapAccumulator, with_share
+from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
+from halvm_prof.folds.ticky import TickyFold
 from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.heap.stats import BandStats, HeapAccumulator, with_share
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain

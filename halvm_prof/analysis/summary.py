@@ -20,20 +20,20 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
-from halvm_prof.analysis.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.analysis.heap_view import names_note
-from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_summary
-from halvm_prof.analysis.ticky import TickyFold
-from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
-from halvm_prof.formats.ticky import TickyCounter, TickyReport
-from halvm_prof.heap.scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.heap.stats import (
+from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
+from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
+from halvm_prof.folds.heap_stats import (
     BandStats,
     GrowingBand,
     HeapAccumulator,
     top_bands,
     with_share,
 )
+from halvm_prof.folds.samples import ProfSampleFold, SamplesSummary, samples_summary
+from halvm_prof.folds.ticky import TickyFold
+from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
+from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain

@@ -88,7 +88,7 @@ def export(
     eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof
     (--to pprof: a .prof, an eventlog's time-profile samples, a heap census of a .hp, eventlog
     or disk)."""
-    from halvm_prof.analysis.census import parse_choice
+    from halvm_prof.folds.census import parse_choice
 
     if output == STDOUT:
         output = None

@@ -14,9 +14,9 @@ from halvm_prof.fileio import StreamReader
 from halvm_prof.inputs.streams import Digest
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
-    from halvm_prof.heap.scan import HeapScan
     from halvm_prof.inputs.follow import Feed, Follower
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.heap_groups import grouped_reader
 from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
 from halvm_prof.cli.app import cli
 from halvm_prof.errors import InputError
+from halvm_prof.folds.heap_groups import grouped_reader
 from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source

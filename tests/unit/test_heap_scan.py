@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
+from halvm_prof.folds import heap_scan
+from halvm_prof.folds.heap_scan import HeapScan, scan_hp
+from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import iter_hp, write_hp
-from halvm_prof.heap import scan as heap_scan
-from halvm_prof.heap.scan import HeapScan, scan_hp
-from halvm_prof.heap.stats import HeapAccumulator, accumulate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep

@@ -20,7 +20,7 @@ from halvm_prof.analysis.diff import diff_input, diff_profiles
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import InputError, StoreError
-from halvm_prof.heap.scan import HeapScan
+from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.history import schema
 from halvm_prof.history.baseline import stored_profile
 from halvm_prof.history.figures import run_figures

@@ -119,7 +119,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "collector",
     ),
     ("formats",),
-    ("disk", "timeline", "heap", "perf", "xen"),
+    ("disk", "timeline", "folds", "perf", "xen"),
     ("inputs",),
     ("analysis",),
     ("render", "live", "history"),
@@ -278,7 +278,7 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
         "from halvm_prof.inputs.source import open_source\n"
-        "from halvm_prof.analysis.samples import ProfSampleFold\n"
+        "from halvm_prof.folds.samples import ProfSampleFold\n"
         "if TYPE_CHECKING:\n"
         "    from halvm_prof.timeline.build import TimelineSink\n"
         "def f(p):\n"
@@ -289,8 +289,8 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     )
     assert _imported(bad) == {
         ("halvm_prof.inputs.source", "open_source"),
-        ("halvm_prof.analysis.samples", "ProfSampleFold"),
+        ("halvm_prof.folds.samples", "ProfSampleFold"),
     }
     assert [line for _, line in _opens([bad])] == [8, 8, 9, 9]
-    assert _is_fold_or_builder("halvm_prof.analysis.samples", "ProfSampleFold")
+    assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")

@@ -29,7 +29,7 @@ from halvm_prof.analysis.report import (
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
-from halvm_prof.heap.stats import band_stats
+from halvm_prof.folds.heap_stats import band_stats
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import page_json, render_html

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from halvm_prof.analysis.summary import HeapSummary, summarize
 from halvm_prof.cli.app import cli
+from halvm_prof.folds.heap_stats import accumulate, top_bands
 from halvm_prof.formats.calltree import MAX_CALLS
-from halvm_prof.heap.stats import accumulate, top_bands
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, folded_bands_note
 from halvm_prof.render.summary import render_summary
