@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from halvm_prof.analysis.diff import ProfileDiff, diff_sources
-from halvm_prof.analysis.eventlog_stats import EventlogStats, eventlog_stats
+from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
+from halvm_prof.inputs.passes import figures
 from halvm_prof.inputs.source import EventlogSource, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter
@@ -37,7 +38,7 @@ def eventlog_stats_of(log: Target) -> EventlogStats:
         content = source.content
         if not isinstance(content, EventlogSource):
             raise content.refuse("this needs an eventlog (+RTS -l)")
-        return eventlog_stats(content)
+        return stats_of_timeline(figures(content))
 
 
 def postmortem_of(
