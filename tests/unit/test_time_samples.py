@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
-from halvm_prof.analysis.exports import trace as trace_of
 from halvm_prof.analysis.report import SamplesSection, build_report_data
 from halvm_prof.cli.app import cli
 from halvm_prof.folds.samples import ProfSampleFold, SampleBins, TimeSamples
+from halvm_prof.inputs.passes import trace as trace_of
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.export import finish_trace
 from halvm_prof.render.perfetto import PerfettoWriter
