@@ -12,8 +12,9 @@ from halvm_prof.analysis.diff import ProfileDiff, diff_sources
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
-from halvm_prof.inputs.passes import figures
-from halvm_prof.inputs.source import EventlogSource, open_disks, open_eventlog, open_source
+from halvm_prof.formats.ipe import GroupBy
+from halvm_prof.inputs.passes import figures, summary_input
+from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter
 from halvm_prof.render.perfetto import Instant, PerfettoWriter
@@ -99,10 +100,15 @@ def load_profile(target: Target) -> HeapProfile | CostCentreProfile:
         return content.heap_profile()
 
 
+def summary_of(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table") -> Summary:
+    """What ``halvm-prof summary`` shows of an open ``source``."""
+    return summarize(summary_input(source, group_by), top_n)
+
+
 def summarize_file(target: Target, top_n: int = TOP) -> Summary:
     """What ``halvm-prof summary`` shows of ``target``."""
     with open_source(target) as source:
-        return summarize(source, top_n)
+        return summary_of(source, top_n)
 
 
 def diff_files(old: Target, new: Target) -> ProfileDiff:

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.errors import InputError
 from halvm_prof.folds.census import Census, pick_census
+from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
+from halvm_prof.folds.heap_scan import scan_of, stats_of_reader
+from halvm_prof.folds.heap_stats import HeapAccumulator
+from halvm_prof.folds.reads import EventlogHeap, EventlogRead, HeapRead, SummaryInput
 from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
+from halvm_prof.folds.ticky import TickyFold
+from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import CostCentreSource, EventlogSource, Source
 from halvm_prof.model import CostCentreProfile
@@ -29,6 +36,61 @@ def figures(log: EventlogSource) -> Timeline:
     or bins; a log that ends inside its header has no figures (not zeros): the reader's one-line
     error, as ``eventlog show`` gives."""
     return run(log, Plan(budget=FIGURES, needs_events=True))
+
+
+# summary: one input's figures, in one pass.
+
+
+def summary_input(source: Source, group_by: GroupBy = "info-table") -> SummaryInput:
+    """What ``summary`` reads of ``source`` (a ``.hp``, ``.prof``, ``-pj``, ticky report,
+    eventlog or disk image): a ``-hi`` profile's bands named by ``source.band_names`` and
+    summed by ``group_by``."""
+    content = source.content
+    if isinstance(content, EventlogSource):
+        return _summary_pass(content, group_by)
+    if content.kind in ("prof", "prof-json"):
+        return content.cost_centres()
+    if content.kind == "ticky":
+        return content.ticky()
+    names = content.band_names
+    if names is None and group_by == "info-table":
+        scan = content.band_stats()
+    else:
+        scan = stats_of_reader(
+            grouped_reader(content.heap_samples(), names, group_by, content.name), "hp"
+        )
+    return HeapRead(scan, names, group_by)
+
+
+def _summary_pass(log: EventlogSource, group_by: GroupBy) -> EventlogRead:
+    """One pass over the log: its timeline without exact records or bins, and its heap
+    samples' statistics (``-hi`` bands named by the log's IPE events, then by ``--names``, and
+    grouped), ticky counters and time-profile samples."""
+    acc = HeapAccumulator()
+    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
+    live = LiveNames(log.band_names, log.name, ipe)
+    group = grouper(live, group_by, log.name, lambda: fold.breakdown)
+    rename = renaming(log.band_names)
+    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))), ipe)
+    ticky = TickyFold()
+    samples = ProfSampleFold()
+    tl = run(log, Plan(folds=(fold, ticky, samples), budget=FIGURES))
+    reader = log.reader
+    if reader is not None and reader.header is not None:
+        fold.finish(reader)
+    damaged = reader.stop if reader is not None and reader.error() is not None else None
+    heap = EventlogHeap()
+    if damaged is not None and acc.samples == 0:
+        heap = EventlogHeap(damaged_at=damaged.offset)
+    elif fold.holds_heap_profile:
+        read = HeapRead(scan_of(fold, acc, "eventlog"), live.names(), group_by)
+        heap = EventlogHeap(read, declarations_note=fold.declarations_note)
+    return EventlogRead(
+        tl,
+        heap,
+        ticky.report() if ticky.seen else None,
+        samples.result() if samples.samples else None,
+    )
 
 
 # export: each format's input, read in one pass.

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
+from halvm_prof.analysis.summary import EventlogSummary, HeapSummary
 from halvm_prof.cli.app import cli
 from halvm_prof.errors import InputError
 from halvm_prof.folds.heap_groups import grouped_reader
@@ -21,6 +21,7 @@ from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
+from tests.sources import summary_of
 
 HERE = DATA / "ghc96"
 LOG = HERE / "leaky-hi-l.eventlog"
@@ -80,9 +81,9 @@ def test_a_hp_named_by_the_eventlog_of_its_run_shows_the_logs_bands() -> None:
     names = load_names(LOG)
     with open_source(HP) as src:
         src.band_names = names
-        hp = summarize(src, 1000)
+        hp = summary_of(src, 1000)
     with open_source(LOG) as src:
-        log = summarize(src, 1000)
+        log = summary_of(src, 1000)
     assert isinstance(hp, HeapSummary) and isinstance(log, EventlogSummary) and log.heap
     named_hp = {r.band for r in hp.top if not r.band.startswith("0x")}
     named_log = {r.band for r in log.heap.top if not r.band.startswith("0x")}

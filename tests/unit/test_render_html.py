@@ -26,7 +26,6 @@ from halvm_prof.analysis.report import (
     sections_of,
     thin,
 )
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
 from halvm_prof.folds.heap_stats import band_stats
@@ -37,7 +36,7 @@ from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import PAGE_BUDGET, Budget
 from tests.conftest import CORPUS, DATA, Golden
 from tests.readers import prof_at
-from tests.sources import read_hp, read_timeline
+from tests.sources import read_hp, read_timeline, summary_of
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
 HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]
@@ -244,7 +243,7 @@ def test_runtime_section_stays_small_with_many_capabilities() -> None:
 def test_the_report_and_the_summary_give_a_band_the_same_row() -> None:
     for path in (CORPUS / "leaky-hc.hp", DATA / "ghc" / "ops-hc.hp"):
         with open_source(path) as source:
-            top = summarize(source, 5).top  # type: ignore[union-attr]
+            top = summary_of(source, 5).top  # type: ignore[union-attr]
         with open_source(path) as source:
             (section,) = sections_of("t", source)
         assert top and section.bands[: len(top)] == top  # type: ignore[union-attr]
@@ -253,7 +252,7 @@ def test_the_report_and_the_summary_give_a_band_the_same_row() -> None:
 def test_the_report_and_the_summary_give_a_cost_centre_the_same_row() -> None:
     path = DATA / "ghc" / "leaky-P.prof"
     with open_source(path) as source:
-        summary = summarize(source, 5)
+        summary = summary_of(source, 5)
     profile = prof_at(path)
     table = {(r.cost_centre, r.module, r.src): r for r in prof_section(profile, "p").table}
     rows = summary.top_time  # type: ignore[union-attr]
