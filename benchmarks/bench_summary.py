@@ -5,9 +5,10 @@ made by ``gen_hp.py`` in a temporary folder. Timings, each the best of a few run
 command (``python -m halvm_prof summary --json``), the same command on a one-census file (its
 start-up cost: the interpreter, click and our imports), and the library call alone
 (``summarize(summary_input(...))`` in a running interpreter), with the compiled scanner and
-with the Python reader (``HALVM_PROF_PURE=1``). Peak memory of the command is measured at a quarter and at the full size
-to show that it does not grow with the file. Target: the command at least 10 times faster than
-hp2ps, memory flat; exits 1 when missed. Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
+with the Python reader (``HALVM_PROF_PURE=1``). Peak memory of the command is measured at a
+quarter and at the full size to show that it does not grow with the file. Target: the command
+at least 10 times faster than hp2ps, memory flat; exits 1 when missed.
+Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
 """
 
 from __future__ import annotations

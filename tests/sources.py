@@ -8,12 +8,12 @@ import os
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from halvm_prof.analysis.diff import ProfileDiff, diff_sources
+from halvm_prof.analysis.diff import ProfileDiff, diff_profiles
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.formats.ipe import GroupBy
-from halvm_prof.inputs.passes import figures, summary_input
+from halvm_prof.inputs.passes import diff_inputs, figures, summary_input
 from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter
@@ -114,4 +114,4 @@ def summarize_file(target: Target, top_n: int = TOP) -> Summary:
 def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
-        return diff_sources(a, b)
+        return diff_profiles(*diff_inputs(a, b))

@@ -178,8 +178,9 @@ def diff_against(
 ) -> tuple[ProfileDiff, str, str]:
     """The diff of the stored run ``ref`` (old) and the file at ``path`` (new, its ``-hi``
     bands named by ``names``), with how to name both sides."""
-    from halvm_prof.analysis.diff import diff_input, diff_profiles
+    from halvm_prof.analysis.diff import diff_profiles
     from halvm_prof.history.store import open_store
+    from halvm_prof.inputs.passes import diff_input
     from halvm_prof.inputs.source import open_source
 
     with open_source(path) as source:

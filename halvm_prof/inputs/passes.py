@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from halvm_prof.errors import InputError
 from halvm_prof.folds.census import Census, pick_census
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
-from halvm_prof.folds.heap_scan import scan_of, stats_of_reader
+from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.folds.heap_stats import HeapAccumulator
 from halvm_prof.folds.reads import EventlogHeap, EventlogRead, HeapRead, SummaryInput
 from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
@@ -91,6 +91,59 @@ def _summary_pass(log: EventlogSource, group_by: GroupBy) -> EventlogRead:
         ticky.report() if ticky.seen else None,
         samples.result() if samples.samples else None,
     )
+
+
+# diff: each side read once.
+
+#: What a diff compares of one input.
+DiffInput = CostCentreProfile | HeapScan
+
+
+def diff_side(source: Source) -> str:
+    """``prof``, ``eventlog`` or ``hp``: what kind of profile ``source`` gives a diff, known
+    from the content's detection alone, before any reading."""
+    kind = source.content.kind
+    if kind in ("prof", "prof-json"):
+        return "prof"
+    return "eventlog" if kind == "eventlog" else "hp"
+
+
+def diff_input(source: Source) -> DiffInput:
+    """What ``analysis.diff.diff_profiles`` needs of ``source``: a heap profile's band
+    statistics (one streaming pass, memory following its bands), or the cost-centre report."""
+    content = source.content
+    if content.kind in ("prof", "prof-json"):
+        return content.cost_centres()
+    return content.band_stats()
+
+
+def diff_inputs(old: Source, new: Source) -> tuple[DiffInput, DiffInput]:
+    """What ``diff`` compares of two opened sources (``analysis.diff.diff_profiles``). Where
+    one is an eventlog and the other a heap profile nothing names (no ``--names``), the log's
+    own IPE entries name the other's ``-hi`` bands as they name the log's: one run's ``.hp``
+    and eventlog then differ in no band by naming alone. The log is read first for it, its
+    entries gathered in its one pass."""
+    a, b = old.content, new.content
+    if isinstance(b, EventlogSource) and _unnamed_heap(a):
+        new_profile = _log_stats(b, a)
+        return diff_input(a), new_profile
+    if isinstance(a, EventlogSource) and _unnamed_heap(b):
+        old_profile = _log_stats(a, b)
+        return old_profile, diff_input(b)
+    return diff_input(a), diff_input(b)
+
+
+def _unnamed_heap(source: Source) -> bool:
+    return source.kind == "hp" and source.band_names is None
+
+
+def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
+    """The log's band statistics; ``other`` is named by the log's IPE entries, if it has any."""
+    fold = IpeFold()
+    scan = stats_of_reader(log.heap_samples(also=[fold]), "eventlog")
+    if fold.count:
+        other.band_names = fold.names(log.name)
+    return scan
 
 
 # export: each format's input, read in one pass.
