@@ -195,7 +195,8 @@ def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResul
     """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
     from halvm_prof.analysis.hunt import hunt_files
     from halvm_prof.cli.common import open_input_source
+    from halvm_prof.inputs.passes import hunt_profiles
 
     with contextlib.ExitStack() as stack:
         sources = [(f, stack.enter_context(open_input_source(f))) for f in files]
-        return hunt_files(sources, max_suspects)
+        return hunt_files(hunt_profiles(sources), max_suspects)

@@ -16,6 +16,7 @@ from halvm_prof.folds.census import Census, pick_census
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.folds.heap_stats import HeapAccumulator
+from halvm_prof.folds.hunt_profile import Profile, read_profile
 from halvm_prof.folds.reads import EventlogHeap, EventlogRead, HeapRead, SummaryInput
 from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
 from halvm_prof.folds.ticky import TickyFold
@@ -144,6 +145,26 @@ def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
     if fold.count:
         other.band_names = fold.names(log.name)
     return scan
+
+
+# hunt --from: each heap profile read once.
+
+
+def hunt_profiles(sources: Sequence[tuple[str, Source]]) -> list[Profile]:
+    """The heap profiles of (label, source) pairs, each read in one pass into a bounded
+    :class:`~halvm_prof.folds.hunt_profile.Profile`; one whose JOB line names no heap
+    profiling mode is refused before the next is read."""
+    profiles: list[Profile] = []
+    for label, source in sources:
+        profile = read_profile(label, source.heap_samples())
+        if profile.mode is None:
+            raise InputError(
+                "its JOB line names no heap profiling mode (-hc, -hr, -hb, -hd, -hy)",
+                path=source.name,
+                hint="give the .hp files of runs with +RTS -hc (and -hr, -hd, -hy, -hb)",
+            )
+        profiles.append(profile)
+    return profiles
 
 
 # export: each format's input, read in one pass.
