@@ -13,7 +13,13 @@ from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.formats.ipe import GroupBy
-from halvm_prof.inputs.passes import diff_inputs, figures, summary_input
+from halvm_prof.inputs.passes import (
+    diff_inputs,
+    figures,
+    heap_run_of,
+    postmortem_disks,
+    summary_input,
+)
 from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter
@@ -50,13 +56,13 @@ def postmortem_of(
 ) -> Postmortem:
     """What ``halvm-prof postmortem`` judges of the disks given."""
     with open_disks(prof_disk, hp_disk) as disks:
-        return analyse(disks, memory_mib, heap_page)
+        return analyse(postmortem_disks(disks, heap_page), memory_mib)
 
 
 def heap_verdict_of(hp: str | os.PathLike[str], exhausted: str | None = None) -> Postmortem:
     """The crash verdict ``run`` gives of the ``.hp`` it saved."""
     with open_source(hp) as source:
-        return heap_verdict(source, exhausted)
+        return heap_verdict(heap_run_of(source), exhausted)
 
 
 def perfetto_trace(log: Target, out: IO[bytes], instants: Sequence[Instant] = ()) -> Timeline:

@@ -12,6 +12,7 @@ from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, j
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
@@ -93,7 +94,8 @@ def postmortem(
     # The page's heap chart is drawn from the same pass that judges the heap.
     chart = HeapSectionBuilder() if output else None
     with progress("recovering and judging the run"), open_disks(prof_disk, hp_disk) as opened:
-        pm = analyse(opened, memory, heap_page=chart.add if chart else None)
+        read = postmortem_disks(opened, heap_page=chart.add if chart else None)
+        pm = analyse(read, memory)
     if output:
         inputs: list[tuple[str, Input]] = []
         # Named by the device each came from, which the content (not the label) decides.
@@ -124,13 +126,14 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 
     from halvm_prof.analysis.postmortem import analyse_files
     from halvm_prof.cli.common import open_input_source
+    from halvm_prof.inputs.passes import postmortem_files
 
     if output:
         check_html_output(output, force, list(files))
     with ExitStack() as stack:
         sources = [stack.enter_context(open_input_source(f)) for f in files]
         with progress("judging the run"):
-            pm = analyse_files(sources)
+            pm = analyse_files(postmortem_files(sources))
         if output:
             inputs: list[tuple[str, Input]] = [
                 (s.name, s) for s, d in zip(sources, pm.disks, strict=True) if not d.problem

@@ -3,13 +3,14 @@ source, a reader or a plan. Analysis takes these (``inputs.passes`` makes them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.model import CostCentreProfile
+from halvm_prof.model import CostCentreProfile, HeapSampleReader
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_run import HeapRun
     from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.folds.samples import TimeSamples
     from halvm_prof.formats.ipe import BandNames, GroupBy
@@ -51,3 +52,48 @@ class EventlogRead:
 
 #: What ``summary`` reads of one input.
 SummaryInput = EventlogRead | HeapRead | CostCentreProfile | TickyReport
+
+
+# post-mortem: what a run's disks or files held.
+
+DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
+#: What a recovered profile is, by the kind its content shows (formats.detect).
+HOLDS = {"hp": "heap profile", "prof": "time profile", "prof-json": "time profile"}
+
+
+@dataclass(slots=True)
+class DiskReport:
+    """What one disk held and what could be recovered from it."""
+
+    device: str
+    path: str
+    closed: bool | None = None
+    header: str | None = None
+    kind: str | None = None
+    committed: int = 0
+    recovered: int = 0
+    dropped: int = 0
+    past_commit: int = 0
+    samples: int | None = None
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+    #: Set when the content is not what the device is for (e.g. a heap profile given as xvdp1).
+    mismatch: str | None = None
+
+    @property
+    def what(self) -> str:
+        """What the disk holds: by its content once recovered, else by its device."""
+        return HOLDS.get(self.kind or "", DEVICES.get(self.device, "profile"))
+
+
+@dataclass(frozen=True, slots=True)
+class RunRead:
+    """What a post-mortem read of a run's disks or files: each one's report, the heap
+    profile's run (``heap_reader``: the reader that read it, its header, marks and notes, for
+    a page), the time profile; ``recovered_heap``: a disk's heap profile was read whole."""
+
+    disks: tuple[DiskReport, ...]
+    heap: HeapRun | None = None
+    heap_reader: HeapSampleReader | None = None
+    prof: CostCentreProfile | None = None
+    recovered_heap: bool = False

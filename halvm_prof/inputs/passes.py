@@ -7,24 +7,34 @@ entrance, then analysis, then render: its inputs' data goes down once and up onc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from halvm_prof.errors import InputError
+from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.folds.census import Census, pick_census
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
+from halvm_prof.folds.heap_run import HeapRun, read_heap_run
 from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.folds.heap_stats import HeapAccumulator
 from halvm_prof.folds.hunt_profile import Profile, read_profile
-from halvm_prof.folds.reads import EventlogHeap, EventlogRead, HeapRead, SummaryInput
+from halvm_prof.folds.reads import (
+    DEVICES,
+    HOLDS,
+    DiskReport,
+    EventlogHeap,
+    EventlogRead,
+    HeapRead,
+    RunRead,
+    SummaryInput,
+)
 from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
 from halvm_prof.folds.ticky import TickyFold
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.inputs.plan import Plan, run
-from halvm_prof.inputs.source import CostCentreSource, EventlogSource, Source
-from halvm_prof.model import CostCentreProfile
+from halvm_prof.inputs.source import CostCentreSource, DiskAttempt, EventlogSource, Source
+from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.timeline.model import FIGURES
 
 if TYPE_CHECKING:
@@ -165,6 +175,133 @@ def hunt_profiles(sources: Sequence[tuple[str, Source]]) -> list[Profile]:
             )
         profiles.append(profile)
     return profiles
+
+
+# post-mortem: a run's disks or files, each read once.
+
+
+def postmortem_disks(
+    disks: Sequence[DiskAttempt], heap_page: Callable[[HeapSample], None] | None = None
+) -> RunRead:
+    """What a run's disks hold (each opened by the entrance, recovery included:
+    :func:`~halvm_prof.inputs.disk.try_disk`). Each disk is read through a bounded window over
+    the image (nothing is copied out); its heap profile is parsed once, and each census also
+    goes to ``heap_page`` when given (to draw it)."""
+    reports: list[DiskReport] = []
+    heap: HeapRun | None = None
+    heap_reader: HeapSampleReader | None = None
+    prof: CostCentreProfile | None = None
+    recovered_heap = False
+    for disk in disks:
+        report = _disk_report(disk)
+        reports.append(report)
+        if disk.source is None:
+            continue
+        try:
+            content = disk.source.content
+            if content.kind == "hp":
+                reader = content.heap_samples()
+                heap = read_heap_run(reader, report.samples or 0, heap_page)
+                heap_reader = reader
+                recovered_heap = True
+            elif content.kind in ("prof", "prof-json"):
+                prof = content.cost_centres()
+            else:
+                report.problem = "recovered, but it is not a GHC profile"
+        except HalvmProfError as e:
+            report.problem = f"recovered, but not readable: {e.message}"
+    return RunRead(tuple(reports), heap, heap_reader, prof, recovered_heap)
+
+
+def _disk_report(disk: DiskAttempt) -> DiskReport:
+    """What a disk tells of itself: its status and what recovery made of it, or why not."""
+    report = DiskReport(disk.device, disk.path)
+    source = disk.source
+    if source is None:
+        report.problem = disk.problem
+        if disk.status is not None:
+            report.header = disk.status.health
+            report.closed = disk.status.closed if disk.status.usable else None
+        return report
+    status, rec = source.image.status, source.recovery
+    report.header = status.health
+    # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
+    report.closed = rec.status.closed if rec.status.usable else None
+    report.kind, report.committed = rec.kind, rec.committed_size
+    report.recovered, report.dropped, report.samples = (
+        rec.output_size,
+        rec.dropped_bytes,
+        rec.samples,
+    )
+    report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
+    expected = DEVICES.get(disk.device)
+    holds = HOLDS.get(rec.kind)
+    if expected and holds and holds != expected:
+        # The label is the user's; the content is the truth. Read it as what it is, and say so.
+        other = next(d for d, what in DEVICES.items() if what == holds)
+        report.mismatch = (
+            f"{disk.path} was given as the {expected} disk ({disk.device}), but it holds a "
+            f"{holds}: it is read as the {holds} it is (were the disks swapped? it belongs on "
+            f"{other})"
+        )
+    return report
+
+
+def postmortem_files(sources: Sequence[Source]) -> RunRead:
+    """What the plain files a run left hold (a ``.hp``, ``.prof``/``-pj`` or eventlog of a
+    local run, GHC's own, not on disks): each one closed or cut, what it holds, the heap's
+    run. A ``.hp`` is read twice (counted, then read), as :func:`heap_run_of` reads one."""
+    reports: list[DiskReport] = []
+    heap: HeapRun | None = None
+    prof: CostCentreProfile | None = None
+    for source in sources:
+        content = source.content
+        report = DiskReport("file", source.name, kind=content.kind)
+        reports.append(report)
+        try:
+            if content.kind in ("prof", "prof-json"):
+                profile = content.cost_centres()
+                report.closed = profile.complete
+                report.notes = [profile.note] if profile.note else []
+                prof = profile
+                continue
+            if content.kind == "eventlog" and isinstance(content, EventlogSource):
+                if not _eventlog_holds_heap(content, report):
+                    continue
+            elif content.kind != "hp":
+                report.problem = f"a {content.kind} file says nothing of how the run ended"
+                continue
+            scan = content.band_stats()
+            report.samples = scan.accumulator.samples
+            report.closed = scan.closed
+            report.notes = [scan.note] if scan.note else []
+            heap = read_heap_run(content.heap_samples(), report.samples or 0)
+        except HalvmProfError as e:
+            report.problem = f"not readable: {e.message}"
+    return RunRead(tuple(reports), heap, prof=prof)
+
+
+def _eventlog_holds_heap(log: EventlogSource, report: DiskReport) -> bool:
+    """Whether the log holds a heap profile; without one, its end (whole, or cut) is all it
+    tells, read in one pass."""
+    fold = EventlogHeapFold(lambda _sample: None)
+    for _ in log.events(types=set(fold.types), also=[fold]):
+        pass
+    reader = log.reader
+    stop = reader.stop if reader is not None else None
+    report.closed = stop is not None and stop.complete
+    if stop is not None and not stop.complete:
+        report.notes = [stop.message]
+    return fold.holds_heap_profile
+
+
+def heap_run_of(source: Source) -> HeapRun | None:
+    """The run of a heap profile (a file, not a stream: it is read twice), for the crash
+    verdict of a local run (``run``). The trend is over the last third of the censuses, so
+    their number comes first: a local file is scanned (compiled) and then read, unlike a disk,
+    whose recovery counts."""
+    samples = source.band_stats().accumulator.samples
+    return read_heap_run(source.heap_samples(), samples)
 
 
 # export: each format's input, read in one pass.

@@ -637,8 +637,9 @@ class Run:
             postmortem = None
             if crashed and hp is not None:
                 from halvm_prof.analysis.postmortem import heap_verdict
+                from halvm_prof.inputs.passes import heap_run_of
 
-                postmortem = heap_verdict(hp, exhausted)
+                postmortem = heap_verdict(heap_run_of(hp), exhausted)
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.analysis.postmortem import DiskReport, Verdict
+from halvm_prof.analysis.postmortem import Verdict
 from halvm_prof.analysis.report import (
     MAX_POINTS,
     HeapSection,
@@ -29,6 +29,7 @@ from halvm_prof.analysis.report import (
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
 from halvm_prof.folds.heap_stats import band_stats
+from halvm_prof.folds.reads import DiskReport
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render.html import page_json, render_html
