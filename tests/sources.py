@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
 from halvm_prof.analysis.diff import ProfileDiff, diff_profiles
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
+from halvm_prof.analysis.heap_view import HeapView
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
+from halvm_prof.analysis.report import Input, ReportData, build_report_data
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.formats.ipe import GroupBy
 from halvm_prof.inputs.passes import (
@@ -18,6 +20,7 @@ from halvm_prof.inputs.passes import (
     figures,
     heap_run_of,
     postmortem_disks,
+    report_read,
     summary_input,
 )
 from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
@@ -121,3 +124,15 @@ def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
         return diff_profiles(*diff_inputs(a, b))
+
+
+def report_of(inputs: Sequence[tuple[str, Source | Input]], **kwargs: Any) -> ReportData:
+    """The report page's data of ``inputs`` as ``halvm-prof report`` builds it: each source read
+    by the entrance (``report_read``, grouped as ``view`` asks), then the page's analysis."""
+    view: HeapView | None = kwargs.get("view")
+    group_by: GroupBy = view.group_by if view is not None else "info-table"
+    items: list[tuple[str, Input]] = [
+        (label, report_read(label, item, group_by) if isinstance(item, Source) else item)
+        for label, item in inputs
+    ]
+    return build_report_data(items, **kwargs)

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.model import CostCentreProfile, HeapSampleReader
+from halvm_prof.model import CostCentreProfile, HeapHeader, HeapSampleReader
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_drawn import HeapDrawn
     from halvm_prof.folds.heap_run import HeapRun
     from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.folds.samples import TimeSamples
@@ -97,3 +98,43 @@ class RunRead:
     heap_reader: HeapSampleReader | None = None
     prof: CostCentreProfile | None = None
     recovered_heap: bool = False
+
+
+# report: each input as its page's pass read it.
+
+
+@dataclass(frozen=True, slots=True)
+class HeapDrawnRead:
+    """A heap profile folded for its chart (``drawn``), with what its reader told at the end:
+    header, marks, whether it ended cleanly and why not, ``source`` (``hp``, ``eventlog``),
+    whether bands were folded, and the names of its ``-hi`` bands."""
+
+    drawn: HeapDrawn
+    header: HeapHeader
+    marks: tuple[float, ...]
+    complete: bool
+    note: str | None
+    source: str
+    folded: bool = False
+    names: BandNames | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventlogReport:
+    """One pass over an eventlog for its page: the timeline within the page's budget, its heap
+    profile (``declarations_note``: the IPE declarations the fold did not keep), time-profile
+    samples and ticky counters, when it has them."""
+
+    timeline: Timeline
+    heap: HeapDrawnRead | None
+    declarations_note: str | None
+    samples: TimeSamples | None
+    ticky: TickyReport | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRead:
+    """What the report's pass read of the input ``name``."""
+
+    name: str
+    content: EventlogReport | HeapDrawnRead | CostCentreProfile | TickyReport

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.folds.census import Census, pick_census
+from halvm_prof.folds.heap_drawn import HeapDrawFold, OtherGroupings, info_table_census
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.folds.heap_run import HeapRun, read_heap_run
 from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
@@ -24,7 +25,10 @@ from halvm_prof.folds.reads import (
     DiskReport,
     EventlogHeap,
     EventlogRead,
+    EventlogReport,
+    HeapDrawnRead,
     HeapRead,
+    ReportRead,
     RunRead,
     SummaryInput,
 )
@@ -32,10 +36,11 @@ from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
 from halvm_prof.folds.ticky import TickyFold
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
+from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import CostCentreSource, DiskAttempt, EventlogSource, Source
 from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
-from halvm_prof.timeline.model import FIGURES
+from halvm_prof.timeline.model import FIGURES, PAGE_BUDGET
 
 if TYPE_CHECKING:
     from halvm_prof.timeline.build import TimelineSink
@@ -302,6 +307,85 @@ def heap_run_of(source: Source) -> HeapRun | None:
     whose recovery counts."""
     samples = source.band_stats().accumulator.samples
     return read_heap_run(source.heap_samples(), samples)
+
+
+# report: each input read once for its page.
+
+
+def report_read(label: str, source: Source, group_by: GroupBy = "info-table") -> ReportRead:
+    """What the report page of ``source`` (labelled ``label``) needs, in one pass: an
+    eventlog's timeline, heap profile, samples and counters; a heap profile folded for its
+    chart, its bands grouped by ``group_by`` (named by ``source.band_names``); a cost-centre or
+    ticky report whole."""
+    content = source.content
+    if isinstance(content, EventlogSource):
+        return ReportRead(source.name, _eventlog_report(content, group_by))
+    if content.kind in ("prof", "prof-json"):
+        return ReportRead(source.name, content.cost_centres())
+    if content.kind == "ticky":
+        return ReportRead(source.name, content.ticky())
+    reader, names = content.heap_samples(), content.band_names
+    others = OtherGroupings(group_by, lambda: names, info_table_census(reader, names))
+    fold = HeapDrawFold(others)
+    group = grouper(lambda: names, group_by, label, lambda: heap_breakdown(reader.header.job))
+    for sample in reader:
+        fold.add(group(sample), sample)
+    heap = HeapDrawnRead(
+        fold.result(),
+        reader.header,
+        tuple(reader.marks),
+        reader.complete,
+        reader.note,
+        "hp",
+        reader.folded,
+        names,
+    )
+    return ReportRead(source.name, heap)
+
+
+def _eventlog_report(log: EventlogSource, group_by: GroupBy) -> EventlogReport:
+    """One pass over the log for its page: the runtime timeline within the page's budget and
+    its heap profile, time-profile samples and ticky counters."""
+    # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
+    # (log.band_names) names the addresses they leave.
+    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
+    live = LiveNames(log.band_names, log.name, ipe)
+    others = OtherGroupings(group_by, live, lambda _sample: heap_fold.by_info_table)
+    heap = HeapDrawFold(others)
+    group = grouper(live, group_by, log.name, lambda: heap_fold.breakdown)
+    rename = renaming(log.band_names)
+
+    def add(sample: HeapSample) -> None:
+        named = rename(sample)
+        heap.add(group(named), named)
+
+    heap_fold = EventlogHeapFold(add, ipe)
+    ticky = TickyFold()
+    samples = ProfSampleFold()
+    # The page's budget: the model's would keep exact records the page never carries.
+    tl = run(log, Plan(folds=(heap_fold, ticky, samples), budget=PAGE_BUDGET))
+    reader = log.reader
+    if reader is not None and reader.header is not None:
+        heap_fold.finish(reader)
+    drawn: HeapDrawnRead | None = None
+    if heap_fold.holds_heap_profile:
+        drawn = HeapDrawnRead(
+            heap.result(),
+            heap_fold.header,
+            tuple(heap_fold.marks),
+            heap_fold.complete,
+            heap_fold.note,
+            "eventlog",
+            heap_fold.folded,
+            live.names(),
+        )
+    return EventlogReport(
+        tl,
+        drawn,
+        heap_fold.declarations_note if drawn is not None else None,
+        samples.result() if samples.samples else None,
+        ticky.report() if ticky.seen else None,
+    )
 
 
 # export: each format's input, read in one pass.

@@ -310,10 +310,11 @@ def test_names_from_a_written_fifo_are_read_once(tmp_path: Path) -> None:
 def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> None:
     """GHC 9.6's -hi fixtures are far inside the IPE bound: every entry ghc-events prints is
     kept and names its bands as before, and no output speaks of entries not kept."""
-    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.analysis.report import HeapSection
     from halvm_prof.formats.eventlog import events as ev
     from halvm_prof.formats.ipe import IpeFold, ipe_description
     from halvm_prof.inputs.source import EventlogSource
+    from tests.sources import report_of
 
     names = load_names(LOG)
     assert names.dropped == 0 and names.dropped_note is None
@@ -332,7 +333,7 @@ def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> 
         r = CliRunner().invoke(cli, ["summary", *files])
         assert r.exit_code == 0 and "not kept" not in r.output, r.output
     with open_source(LOG) as src:
-        data = build_report_data([("log", src)], title="t")
+        data = report_of([("log", src)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert "not kept" not in f"{heap.names_note} {heap.limit_note}"
     # The chart's short labels come from the names the pass kept, every named band's.

@@ -135,14 +135,15 @@ def test_cost_centre_declarations_kept_are_bounded(tmp_path: Path) -> None:
     said = f"2 cost-centre declarations past the first {MAX_COST_CENTRES:,}"
     from click.testing import CliRunner
 
-    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.analysis.report import HeapSection
     from halvm_prof.cli.app import cli
     from halvm_prof.inputs.source import open_source
+    from tests.sources import report_of
 
     r = CliRunner().invoke(cli, ["summary", str(log)])
     assert r.exit_code == 0 and said in r.output, r.output
     with open_source(log) as source:
-        data = build_report_data([("log", source)], title="t")
+        data = report_of([("log", source)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert heap.limit_note is not None and said in heap.limit_note
 
@@ -198,12 +199,12 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
     with the names note (why a band is an address) saying why."""
     from click.testing import CliRunner
 
-    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.analysis.report import HeapSection
     from halvm_prof.analysis.summary import EventlogSummary
     from halvm_prof.cli.app import cli
     from halvm_prof.formats.eventlog.declarations import MAX_IPE_ENTRIES
     from halvm_prof.inputs.source import open_source
-    from tests.sources import summary_of
+    from tests.sources import report_of, summary_of
 
     n = MAX_IPE_ENTRIES + 2
     profile = heap_profile_from_eventlog(many_ipe)
@@ -218,7 +219,7 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
         summary = summary_of(source)
     assert isinstance(summary, EventlogSummary) and summary.heap is not None
     with open_source(many_ipe) as source:
-        data = build_report_data([("log", source)], title="t")
+        data = report_of([("log", source)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert heap.names_note == summary.heap.names_note
     assert heap.names_note is not None and said in heap.names_note

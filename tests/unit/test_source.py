@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import build_report_data
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
@@ -25,7 +24,7 @@ from halvm_prof.inputs.source import (
     open_source,
 )
 from tests.conftest import CORPUS
-from tests.sources import summary_of
+from tests.sources import report_of, summary_of
 
 KINDS = {
     "leaky-hc.hp": HpSource,
@@ -107,7 +106,7 @@ def test_each_input_is_read_once(name: str, monkeypatch: pytest.MonkeyPatch) -> 
             if work == "summary":
                 summary_of(source)
             else:
-                build_report_data([(name, source)], title="t")
+                report_of([(name, source)], title="t")
         # The first bytes are looked at once to tell the kind, then read again from the start.
         # (An eventlog's time order keeps what its block walk read: no second read either.)
         assert size <= stream.read_bytes <= size + 8192, (work, stream.read_bytes, size)
