@@ -89,6 +89,7 @@ CASES: dict[str, list[str | Path]] = {
     ],
     "export pprof": ["export", CORPUS / "leaky-hc.hp", "--to", "pprof", "-o", OUT],
     "postmortem files": ["postmortem", GHC96 / "leaky-hc.hp", GHC96 / "leaky-p.prof", "-o", OUT],
+    "hunt --from": ["hunt", "--from", *sorted((DATA / "hunt" / "ghc90-cache").glob("*.hp"))],
     "perf merge": [
         "perf",
         "merge",
