@@ -215,7 +215,8 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
 
 
 def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, bytes]:
-    """Read the header from the start of ``stream``; also return the bytes read past it.
+    """Read the header from the start of ``stream``; also return every byte read: the header's
+    (``header.data_offset`` of them) and those past it.
 
     Reads in growing chunks, so a header of any size is read without knowing it in advance.
     """
@@ -234,4 +235,4 @@ def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, byt
                 raise header_too_long(path, e.offset) from None
             chunk *= 2
             continue
-        return header, head[header.data_offset :]
+        return header, head
