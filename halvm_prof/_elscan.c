@@ -1677,7 +1677,12 @@ static int text_room(Text *t, Py_ssize_t more) {
 }
 
 static void put_int(Text *t, long long v) {
-    t->len += sprintf(t->p + t->len, "%lld", v);
+    char d[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { d[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) t->p[t->len++] = '-';
+    while (k) t->p[t->len++] = d[--k];
 }
 
 /* ns (0 <= ns < EXACT_NS) in seconds as repr() writes the float: 0.0, 1.5, 0.000123456,
@@ -1699,7 +1704,8 @@ static void put_seconds(Text *t, long long ns) {
         t->len = p - t->p;
         return;
     }
-    t->len += sprintf(p, "%lld.", ns / 1000000000LL);
+    put_int(t, ns / 1000000000LL);
+    t->p[t->len++] = '.';
     p = t->p + t->len;
     long long fr = ns % 1000000000LL;
     if (fr == 0) { *p = '0'; t->len += 1; return; }
