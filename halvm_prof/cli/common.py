@@ -141,10 +141,12 @@ def names_option(f: F) -> F:
 
 def load_band_names(names_files: Iterable[str] | None) -> BandNames | None:
     """The names ``--names`` gives, each file read once (None without the option)."""
+    if not names_files:
+        return None  # (without importing the readers of binaries and IPE lists)
     from halvm_prof.inputs.names import load_names
 
     names = None
-    for path in names_files or ():
+    for path in names_files:
         more = load_names(path)
         names = more if names is None else names.then(more)
     return names

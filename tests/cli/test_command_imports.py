@@ -40,5 +40,11 @@ def test_report_on_an_eventlog_imports_no_other_commands_library(tmp_path: Path)
     modules = imported_by("report", str(LOG), "-o", str(tmp_path / "r.html"))
     assert {"jinja2", "halvm_prof.render.timeline_page"} <= modules  # the page was made
     assert not _roots(modules) & NEVER
-    others = ("halvm_prof.live", "halvm_prof.history", "halvm_prof.analysis.hunt")
+    # (and no reader of binaries' IPE lists without --names)
+    others = (
+        "halvm_prof.live",
+        "halvm_prof.history",
+        "halvm_prof.analysis.hunt",
+        "halvm_prof.inputs.names",
+    )
     assert not {m for m in modules if m.startswith(others)}
