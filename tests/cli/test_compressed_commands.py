@@ -221,8 +221,17 @@ def large_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (lambda f, _o: ["eventlog", "show", f], ()),
         (lambda f, _o: ["summary", f, "--json"], ()),
         (lambda f, o: ["report", f, "-o", o / "r.html"], ("r.html",)),
-        (lambda f, o: ["export", f, "--to", "perfetto", "-o", o / "t.pftrace"], ("t.pftrace",)),
-        (lambda f, o: ["export", f, "--to", "chrome-trace", "-o", o / "t.json"], ("t.json",)),
+        # Ten seconds and more each (the traces of 38,000 collections): under CI, or --runslow.
+        pytest.param(
+            lambda f, o: ["export", f, "--to", "perfetto", "-o", o / "t.pftrace"],
+            ("t.pftrace",),
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            lambda f, o: ["export", f, "--to", "chrome-trace", "-o", o / "t.json"],
+            ("t.json",),
+            marks=pytest.mark.slow,
+        ),
         (lambda f, o: ["export", f, "--to", "speedscope", "-o", o / "s.json"], ("s.json",)),
         (lambda f, o: ["export", f, "--to", "pprof", "-o", o / "t.pb.gz"], ("t.pb.gz",)),
         (
