@@ -4,7 +4,7 @@ A program built with ``-ticky`` counts, per STG closure (a "counter"), how often
 (``entries``), how many bytes it allocated (``allocs``, "Alloc" in the text) and how many bytes
 were allocated for it (``allocd``, "Alloc'd"). ``+RTS -r FILE`` writes them as a table at exit;
 ``+RTS -l -lT`` (GHC 9.4 and later) writes them into the eventlog as samples of what each counter
-counted since the previous sample (see :mod:`halvm_prof.analysis.ticky`).
+counted since the previous sample (see :mod:`halvm_prof.folds.ticky`).
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from halvm_prof.inputs.streams import Digest
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.inputs.follow import Feed, Follower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
 
 SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]

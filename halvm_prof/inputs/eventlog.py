@@ -12,10 +12,10 @@ from halvm_prof.errors import FormatError
 from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
     from halvm_prof.inputs.follow import EventlogFollower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
@@ -113,6 +113,6 @@ class EventlogSource(Source):
         return named(EventlogHeapReader(self.open_reader(), also), self.band_names)
 
     def band_stats(self) -> HeapScan:
-        from halvm_prof.inputs.heap_scan import stats_of_reader
+        from halvm_prof.folds.heap_scan import stats_of_reader
 
         return stats_of_reader(self.heap_samples(), "eventlog")

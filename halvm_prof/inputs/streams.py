@@ -7,7 +7,6 @@ copy for a reader that seeks (:func:`spooled`).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from typing import IO, Any
@@ -188,6 +187,9 @@ class Digest(io.RawIOBase):
     left and gives the size and hash of the whole input."""
 
     def __init__(self, inner: IO[bytes]) -> None:
+        # Imported here: hashlib's import (OpenSSL's) is felt by commands that never digest.
+        import hashlib
+
         self._inner = inner
         self._hash = hashlib.sha256()
         self._done = 0  # bytes hashed: the input's first ``_done`` bytes

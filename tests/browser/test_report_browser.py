@@ -16,17 +16,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
+from halvm_prof.analysis.report import Input, drawn_heap_section
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
+from halvm_prof.folds.heap_drawn import HeapDrawFold
+from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.formats.ipe import GROUPINGS
-from halvm_prof.inputs.source import open_source
+from halvm_prof.inputs.source import Source, open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
-from tests.sources import postmortem_of
+from tests.sources import postmortem_of, report_of
 from tests.unit.test_report_groupings import summary_rows
 
 
@@ -38,9 +40,9 @@ def write_file_report(
     assert r.exit_code == 0, r.stderr
 
 
-def write_report(inputs: list[tuple[str, Input]], output: Path, **kwargs: Any) -> None:
+def write_report(inputs: list[tuple[str, Source | Input]], output: Path, **kwargs: Any) -> None:
     """The page of inputs built in memory, written as the commands write theirs."""
-    page.write_report(build_report_data(inputs, **kwargs), output)
+    page.write_report(report_of(inputs, **kwargs), output)
 
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -323,13 +325,23 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     hp = tmp_path / "hp.disk"
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
-    chart = HeapSectionBuilder()
+    chart = HeapDrawFold()
     pm = postmortem_of(None, hp, memory_mib=64, heap_page=chart.add)
     assert pm.heap is not None and pm.heap_reader is not None
     r, title = pm.heap_reader, "heap profile (recovered from xvdp2)"
     page = tmp_path / "pm.html"
     write_report(
-        [(title, chart.section(title, r.header, r.marks, r.complete, r.note, "hp"))],
+        [
+            (
+                title,
+                drawn_heap_section(
+                    HeapDrawnRead(
+                        chart.result(), r.header, tuple(r.marks), r.complete, r.note, "hp"
+                    ),
+                    title,
+                ),
+            )
+        ],
         page,
         title="HaLVM post-mortem",
         postmortem=pm.result(),

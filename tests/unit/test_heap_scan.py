@@ -10,16 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof import native
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
+from halvm_prof.folds import heap_scan
+from halvm_prof.folds.heap_scan import HeapScan, scan_hp
+from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import HpReader, write_hp
-from halvm_prof.inputs import heap_scan
-from halvm_prof.inputs.heap_scan import HeapScan, scan_hp
-from halvm_prof.inputs.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep
-from tests.sources import summarize_file
+from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
 ALL_HP = sorted({*HP_FILES, *DATA.glob("**/*.hp")})
@@ -243,7 +242,7 @@ def test_a_profile_within_the_limit_folds_nothing() -> None:
 
 def summarize_file_data(data: bytes) -> dict[str, object]:
     with open_source(io.BytesIO(data), name="many.hp") as source:
-        return summarize(source).to_json()
+        return summary_of(source).to_json()
 
 
 @settings(max_examples=100, deadline=None)

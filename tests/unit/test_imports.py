@@ -119,7 +119,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "collector",
     ),
     ("formats",),
-    ("disk", "timeline", "perf", "xen"),
+    ("disk", "timeline", "folds", "perf", "xen"),
     ("inputs",),
     ("analysis",),
     ("render", "live", "history"),
@@ -231,6 +231,48 @@ def test_analysis_opens_no_input() -> None:
     assert found == []
 
 
+def _all_imports(path: Path) -> set[str]:
+    """Every module of the package ``path`` imports, at any level, ``if TYPE_CHECKING:``
+    blocks included (a source type named in analysis is a source handed to it)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in found if m.startswith("halvm_prof")}
+
+
+def _entrance_imports(paths: list[Path]) -> list[tuple[Path, str]]:
+    return [
+        (path, module)
+        for path in paths
+        for module in sorted(_all_imports(path))
+        if module == "halvm_prof.inputs" or module.startswith("halvm_prof.inputs.")
+    ]
+
+
+def test_analysis_imports_no_entrance_module() -> None:
+    """The entrance (``inputs``) composes and runs the passes and hands their results up:
+    analysis takes results (``folds``, ``timeline``, ``perf``), never a source, a plan or a
+    pass of its own, not even as a type."""
+    found = _entrance_imports(_modules("analysis"))
+    assert [f"{path.relative_to(PACKAGE)}: {module}" for path, module in found] == []
+
+
+def test_analysis_takes_no_source_plan_or_path() -> None:
+    """No parameter of analysis is annotated as a source, a plan or a path."""
+    found = []
+    for path in _modules("analysis"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                text = ast.unparse(node.annotation)
+                if re.search(r"Source\b|\bPlan\b|PathLike|\bPath\b", text):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.arg}: {text}")
+    assert found == []
+
+
 _OPENING_METHODS = ("open", "read_bytes", "read_text", "open_input")
 
 
@@ -334,9 +376,10 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
         "from halvm_prof.inputs.source import open_source\n"
-        "from halvm_prof.analysis.samples import ProfSampleFold\n"
+        "from halvm_prof.folds.samples import ProfSampleFold\n"
         "if TYPE_CHECKING:\n"
         "    from halvm_prof.timeline.build import TimelineSink\n"
+        "    from halvm_prof.inputs.plan import Plan\n"
         "def f(p):\n"
         "    import os\n"
         "    with open(p, 'rb') as a, p.open() as b:\n"
@@ -345,9 +388,15 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     )
     assert _imported(bad) == {
         ("halvm_prof.inputs.source", "open_source"),
-        ("halvm_prof.analysis.samples", "ProfSampleFold"),
+        ("halvm_prof.folds.samples", "ProfSampleFold"),
     }
-    assert [line for _, line in _opens([bad])] == [8, 8, 9, 9]
+    assert [line for _, line in _opens([bad])] == [9, 9, 10, 10]
+    assert [m for _, m in _entrance_imports([bad])] == [
+        "halvm_prof.inputs.plan",
+        "halvm_prof.inputs.plan.Plan",
+        "halvm_prof.inputs.source",
+        "halvm_prof.inputs.source.open_source",
+    ]
     reader = tmp_path / "reader.py"
     reader.write_text(
         "from typing import IO\n"
@@ -359,5 +408,5 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert _stream_takers(reader) == [("read_x", 2), ("X", 4)]
-    assert _is_fold_or_builder("halvm_prof.analysis.samples", "ProfSampleFold")
+    assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")

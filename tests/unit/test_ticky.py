@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.summary import TickySummary
-from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.errors import FormatError
+from halvm_prof.folds.ticky import TickyFold
 from halvm_prof.formats.ticky import TickyReader
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.summary import render_summary
@@ -146,7 +146,7 @@ def test_a_line_longer_than_ghc_writes_is_refused_not_read_whole() -> None:
 
 
 def test_counters_beyond_the_bound_are_summed_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    import halvm_prof.analysis.ticky as ticky
+    import halvm_prof.folds.ticky as ticky
 
     monkeypatch.setattr(ticky, "MAX_COUNTERS", 1)
     fold = TickyFold()

@@ -43,7 +43,7 @@ from halvm_prof.formats.eventlog.walk import (
     walker,
     want_table,
 )
-from halvm_prof.model import Stop
+from halvm_prof.stop import Stop
 
 T = TypeVar("T")
 
