@@ -126,6 +126,14 @@ def test_perf_merge_into_an_eventlog_of_a_compressed_log(suffix: str, tmp_path: 
         tmp_path,
         ("merged.eventlog",),
     )  # fmt: skip
+    # Its Perfetto trace (the log in time order), and both inputs compressed.
+    packed_data = _packed(PERF / "work.perf.data", suffix, tmp_path)
+    for data in (PERF / "work.perf.data", packed_data):
+
+        def trace(f: Path, o: Path, data: Path = data) -> list[str | Path]:
+            return ["perf", "merge", data, f, "--binary", PERF / "work", "-o", o / "m.pftrace"]
+
+        _same(trace, plain, tmp_path / f"log.eventlog.{suffix}", tmp_path, ("m.pftrace",))
 
 
 def test_compressed_perf_data(suffix: str, tmp_path: Path) -> None:
