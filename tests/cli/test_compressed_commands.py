@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import os
 import subprocess
 import tempfile
@@ -151,6 +152,33 @@ def test_compressed_perf_data(suffix: str, tmp_path: Path) -> None:
     _same(lambda f, _o: ["perf", "annotate", f, "--binary", binary], plain, packed, tmp_path)
     # The copy it was read from is not left behind.
     assert [p.name for p in tmp_path.iterdir() if p.is_file()] == [packed.name]
+
+
+def test_runs_add_of_compressed_files_stores_the_plain_files_digests(
+    suffix: str, tmp_path: Path
+) -> None:
+    """A run's files are known by the digest of what they hold: the same, decompressed again
+    for a second pass or not."""
+    store = f"sqlite://{tmp_path / 'runs.sqlite'}"
+    plain = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hc.prof", CORPUS / "leaky-hT.eventlog"]
+    packed = [_packed(p, suffix, tmp_path) for p in plain]
+    files = []
+    for run, given in enumerate((plain, packed), 1):
+        assert _run("runs", "add", *given, "--store", store)[0] == 0
+        code, out, _ = _run("runs", "show", str(run), "--json", "--store", store)
+        assert code == 0
+        files.append([(f["size"], f["sha256"]) for f in json.loads(out)["files"]])
+    assert files[0] == files[1] and len(files[0]) == 3
+
+
+def test_a_second_pass_over_a_compressed_file_hashes_it_anew(suffix: str, tmp_path: Path) -> None:
+    plain = CORPUS / "leaky-hc.hp"
+    packed = _packed(plain, suffix, tmp_path)
+    data = plain.read_bytes()
+    with open_source(packed, digest=True) as source:
+        first = list(source.heap_samples())
+        assert list(source.heap_samples()) == first and len(first) > 5
+        assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
 
 
 def test_a_compressed_pipe_read_twice_is_still_one_line(suffix: str) -> None:
