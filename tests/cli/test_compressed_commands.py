@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 import zstandard
@@ -31,7 +32,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.reader import KEEP_BYTES
 from halvm_prof.inputs.source import open_source
 from tests import ghc_programs
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, require_system
 from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
@@ -179,6 +180,42 @@ def test_a_second_pass_over_a_compressed_file_hashes_it_anew(suffix: str, tmp_pa
         first = list(source.heap_samples())
         assert list(source.heap_samples()) == first and len(first) > 5
         assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"".join(b"BEGIN_SAMPLE %d\nband\t%d\nEND_SAMPLE %d\n" % (t, 100 * t, t) for t in range(9)),
+        b"BEGIN_SAMPLE 0\nband\t 12\nEND_SAMPLE 0\n",  # a form the scanner leaves to Python
+    ],
+)
+def test_a_compressed_hp_is_scanned_by_the_compiled_scanner_else_read_again(
+    suffix: str, body: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled scanner reads a compressed file as it reads a plain one (ten times faster
+    than the Python reader on 64 MiB: benchmarks/bench_compressed.py); a file it leaves is read
+    by the Python reader, decompressed again from its start."""
+    from halvm_prof.folds import heap_scan
+
+    require_system(heap_scan._scanner_class() is not None, "the compiled .hp scanner")
+    plain = tmp_path / "p.hp"
+    plain.write_bytes(b'JOB "j"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n' + body)
+    packed = _packed(plain, suffix, tmp_path)
+    scans: list[bool] = []
+    real = heap_scan.scan_hp
+
+    def spy(stream: IO[bytes]) -> heap_scan.HeapScan | None:
+        got = real(stream)
+        scans.append(got is not None)
+        return got
+
+    monkeypatch.setattr(heap_scan, "scan_hp", spy)
+    stats = []
+    for given in (plain, packed):
+        with open_source(given) as source:
+            stats.append(source.band_stats().accumulator.stats())
+    assert stats[0] == stats[1] and stats[0]
+    assert scans[0] == scans[1] == (b" 12" not in body)
 
 
 def test_a_compressed_pipe_read_twice_is_still_one_line(suffix: str) -> None:
