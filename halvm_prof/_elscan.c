@@ -36,6 +36,9 @@
  *   fold_thread                 one thread                             build.py _Thread
  *   fold_one                    one event folded                       TimelineBuilder.add
  *   Fold.region, Fold.state     the time-ordered load, the hand-over   build.py _compiled_pass
+ *   -- the report page (tests/unit/test_render_html.py) --
+ *   page_rows                   its interval and collection rows       timeline_page.py
+ *                                                                       _intervals, _collections
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1647,10 +1650,176 @@ static PyTypeObject FoldType = {
     .tp_methods = Fold_methods,
 };
 
+/* -- the report page's rows (render/timeline_page.py _intervals, _collections) ------------- */
+
+/* page_rows(kind, records, index, until) -> str | None
+ *
+ * The JSON text json.dumps(separators=(",", ":")) writes for the page's rows of records
+ * (kind 0: intervals, [cap index, start s, end s, 0 run / 1 GC, thread or -1, cut, status or
+ * -1]; kind 1: collections, [start s, end s, generation or -1, copied or 0, caps, parallel,
+ * cut]), leaving out those starting at or after until (None: none). None where any record is
+ * not the common case the Python rows' fast path takes (int times in [0, EXACT_NS), start <=
+ * end, plain ints and booleans): the caller then makes the rows in Python. Seconds are written
+ * from the ns as repr(ns / 1e9) writes them: below 2**23 s the float nearest ns / 10**9 has
+ * that decimal as its shortest repr (timeline_page._EXACT), so no float is formatted. */
+#define EXACT_NS (8388608LL * 1000000000LL)
+
+typedef struct { char *p; Py_ssize_t len, cap; } Text;
+
+static int text_room(Text *t, Py_ssize_t more) {
+    if (t->len + more <= t->cap) return 0;
+    Py_ssize_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->len + more) cap *= 2;
+    char *p = PyMem_Realloc(t->p, (size_t)cap);
+    if (p == NULL) { PyErr_NoMemory(); return -1; }
+    t->p = p; t->cap = cap;
+    return 0;
+}
+
+static void put_int(Text *t, long long v) {
+    char d[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { d[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) t->p[t->len++] = '-';
+    while (k) t->p[t->len++] = d[--k];
+}
+
+/* ns (0 <= ns < EXACT_NS) in seconds as repr() writes the float: 0.0, 1.5, 0.000123456,
+ * 1.2345e-05 (below 1e-4 repr uses an exponent of at least two digits). */
+static void put_seconds(Text *t, long long ns) {
+    char *p = t->p + t->len;
+    if (ns == 0) { memcpy(p, "0.0", 3); t->len += 3; return; }
+    if (ns < 100000) {
+        char d[8]; int k = 0;
+        for (long long v = ns; v > 0; v /= 10) d[k++] = (char)('0' + v % 10);
+        int n = 0; /* digits after stripping trailing zeros, most significant first */
+        char s[8];
+        for (int i = k - 1; i >= 0; i--) s[n++] = d[i];
+        while (n > 1 && s[n - 1] == '0') n--;
+        *p++ = s[0];
+        if (n > 1) { *p++ = '.'; memcpy(p, s + 1, (size_t)(n - 1)); p += n - 1; }
+        int e = 9 - (k - 1);
+        *p++ = 'e'; *p++ = '-'; *p++ = (char)('0' + e / 10); *p++ = (char)('0' + e % 10);
+        t->len = p - t->p;
+        return;
+    }
+    put_int(t, ns / 1000000000LL);
+    t->p[t->len++] = '.';
+    p = t->p + t->len;
+    long long fr = ns % 1000000000LL;
+    if (fr == 0) { *p = '0'; t->len += 1; return; }
+    char f[9];
+    for (int i = 8; i >= 0; i--) { f[i] = (char)('0' + fr % 10); fr /= 10; }
+    int n = 9;
+    while (f[n - 1] == '0') n--;
+    memcpy(p, f, (size_t)n);
+    t->len += n;
+}
+
+/* A plain int's value; 0 (with *ok cleared) for anything else or one past 64 bits. */
+static long long plain_int(PyObject *o, int *ok) {
+    if (o == NULL || !PyLong_CheckExact(o)) { *ok = 0; return 0; }
+    int over = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &over);
+    if (over || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); *ok = 0; return 0; }
+    return v;
+}
+
+static long long flag(PyObject *o, int *ok) {
+    if (o == Py_True) return 1;
+    if (o == Py_False) return 0;
+    *ok = 0;
+    return 0;
+}
+
+static long long int_or(PyObject *o, long long none, int *ok) {
+    return o == Py_None ? none : plain_int(o, ok);
+}
+
+static const char *const INTERVAL_FIELDS[] = {"cap", "start", "end", "kind", "thread", "status", "cut"};
+static const char *const COLLECTION_FIELDS[] = {"start", "end", "generation", "copied", "caps", "parallel", "cut"};
+
+static PyObject *page_rows(PyObject *Py_UNUSED(self), PyObject *args) {
+    int kind;
+    PyObject *records, *index, *until_obj;
+    if (!PyArg_ParseTuple(args, "iOOO", &kind, &records, &index, &until_obj)) return NULL;
+    if (kind != 0 && kind != 1) { PyErr_SetString(PyExc_ValueError, "kind is 0 or 1"); return NULL; }
+    if (kind == 0 && !PyDict_CheckExact(index)) { PyErr_SetString(PyExc_TypeError, "index is a dict"); return NULL; }
+    int ok = 1, has_until = until_obj != Py_None;
+    long long until = has_until ? plain_int(until_obj, &ok) : 0;
+    if (!ok) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(records, "records is a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Maker m = {NULL, 0, {0}};
+    if (n > 0 && maker_init(&m, (PyObject *)Py_TYPE(items[0]), kind == 0 ? INTERVAL_FIELDS : COLLECTION_FIELDS, 7) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Text t = {NULL, 0, 0};
+    /* A row: 7 numbers of at most 21 characters, 8 separators and brackets. */
+    const Py_ssize_t ROW = 7 * 21 + 8 + 1;
+    if (text_room(&t, 2) < 0) { Py_DECREF(seq); return NULL; }
+    t.p[t.len++] = '[';
+    int first = 1;
+    for (Py_ssize_t r = 0; r < n && ok; r++) {
+        PyObject *o = items[r];
+        if (m.nfields != 7 || Py_TYPE(o) != m.cls) { ok = 0; break; }
+        PyObject *v[7];
+        for (int i = 0; i < 7; i++) v[i] = *(PyObject **)((char *)o + m.offset[i]);
+        PyObject *start_o = kind == 0 ? v[1] : v[0], *end_o = kind == 0 ? v[2] : v[1];
+        long long start = plain_int(start_o, &ok), end = plain_int(end_o, &ok);
+        if (!ok || !(0 <= start && start <= end && end < EXACT_NS)) { ok = 0; break; }
+        if (has_until && start >= until) continue;
+        if (text_room(&t, ROW) < 0) { PyMem_Free(t.p); Py_DECREF(seq); return NULL; }
+        if (!first) t.p[t.len++] = ',';
+        first = 0;
+        t.p[t.len++] = '[';
+        long long a[5];
+        if (kind == 0) {
+            PyObject *at = v[0] == NULL ? NULL : PyDict_GetItemWithError(index, v[0]);
+            if (at == NULL) { PyErr_Clear(); ok = 0; break; }
+            long long cap = plain_int(at, &ok);
+            int run;
+            if (v[3] == NULL || !PyUnicode_CheckExact(v[3])) { ok = 0; break; }
+            run = PyUnicode_CompareWithASCIIString(v[3], "run") == 0;
+            put_int(&t, cap); t.p[t.len++] = ',';
+            put_seconds(&t, start); t.p[t.len++] = ',';
+            put_seconds(&t, end); t.p[t.len++] = ',';
+            a[0] = run ? 0 : 1;
+            a[1] = int_or(v[4], -1, &ok);
+            a[2] = flag(v[6], &ok);
+            a[3] = int_or(v[5], -1, &ok);
+            for (int i = 0; i < 4; i++) { put_int(&t, a[i]); t.p[t.len++] = i < 3 ? ',' : ']'; }
+        } else {
+            if (v[4] == NULL || !PyTuple_CheckExact(v[4])) { ok = 0; break; }
+            put_seconds(&t, start); t.p[t.len++] = ',';
+            put_seconds(&t, end); t.p[t.len++] = ',';
+            a[0] = int_or(v[2], -1, &ok);
+            a[1] = int_or(v[3], 0, &ok);
+            a[2] = PyTuple_GET_SIZE(v[4]);
+            a[3] = flag(v[5], &ok);
+            a[4] = flag(v[6], &ok);
+            for (int i = 0; i < 5; i++) { put_int(&t, a[i]); t.p[t.len++] = i < 4 ? ',' : ']'; }
+        }
+    }
+    Py_DECREF(seq);
+    if (!ok) { PyMem_Free(t.p); Py_RETURN_NONE; }
+    if (text_room(&t, 1) < 0) { PyMem_Free(t.p); return NULL; }
+    t.p[t.len++] = ']';
+    PyObject *out = PyUnicode_DecodeASCII(t.p, t.len, NULL);
+    PyMem_Free(t.p);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(buf, sizes, layouts, want, width, base, state, final, decode=None)"
      " -> (frames, counts, counted, top, regions, state, pos, stop)"},
+    {"page_rows", page_rows, METH_VARARGS,
+     "page_rows(kind, records, index, until) -> str | None: the report page's rows as JSON"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,6 +20,7 @@ from halvm_prof import native
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.inputs.source import open_eventlog
+from halvm_prof.timeline.build import TimelineBuilder
 from halvm_prof.timeline.model import (
     FIGURES,
     PAGE_BUDGET,
@@ -162,6 +163,25 @@ def test_the_compiled_folds_records_are_left_to_reference_counting(
     )
     py = _pass(log, True, monkeypatch, PAGE_BUDGET, False, False)[0]
     assert all(gc.is_tracked(i) for i in py.intervals)
+
+
+@pytest.mark.parametrize("pure", [True, False], ids=["python", "compiled"])
+def test_a_pass_leaves_no_builder_for_the_collector(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the pass ends, reference counting frees its builder and the lists it kept (as a
+    cycle through the collection fold's hooks they waited for a full collection, at exit)."""
+    if not pure:
+        _compiled_built()
+    gc.collect()
+    gc.disable()
+    try:
+        tl = _pass(DATA / "eventlog" / "ghc" / "timeline-N2.eventlog", pure, monkeypatch,
+                   PAGE_BUDGET, False, False)[0]  # fmt: skip
+        left = [o for o in gc.get_objects() if isinstance(o, TimelineBuilder)]
+    finally:
+        gc.enable()
+    assert tl.collections and not left
 
 
 def _sample() -> Path:
