@@ -37,6 +37,8 @@ from halvm_prof.rts import census_interval, no_census_why, shown_job
 from halvm_prof.words import joined, plural
 
 if TYPE_CHECKING:
+    # (the leak hunt's analysis is imported by the pages that show one)
+    from halvm_prof.analysis.hunt import HuntResult
     from halvm_prof.analysis.postmortem import Verdict
     from halvm_prof.timeline.model import Timeline
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from halvm_prof.errors import FormatError
+from halvm_prof.fileio import StreamReader
 from halvm_prof.jsonable import plain
 
 #: Counters kept over time in a report: the most allocating ones.
@@ -88,8 +89,19 @@ def looks_like_ticky(head: bytes) -> bool:
     return b"\nSTACK USAGE:" in head[:1024] and b"\nENTERS: " in head[:2048]
 
 
-def read_ticky_text(stream: IO[bytes], name: str) -> TickyReport:
-    """The counters of a ``+RTS -r`` report; one pass, memory follows the counters."""
+class TickyReader(StreamReader):
+    """A ``+RTS -r`` report on a stream; :meth:`read` takes its counters in one pass, memory
+    following the counters. ``name`` is the stream's name in messages."""
+
+    def __init__(self, stream: IO[bytes], name: str, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path = name
+
+    def read(self) -> TickyReport:
+        return _read(self.stream, self.path)
+
+
+def _read(stream: IO[bytes], name: str) -> TickyReport:
     program = ""
     counters: list[TickyCounter] = []
     state = "before"

@@ -971,3 +971,52 @@ def test_an_eventlog_s_page_opens_on_what_it_was_recorded_for(
     kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
     assert kinds[1] == "runtime"
     _shot(browser, f"report-first-screen-{log.stem}.png")
+
+
+# Each legend entry's box on the chart's canvas, the canvas's size and where the plot starts.
+LEGEND_BOXES = """
+const c = window.halvmReport.charts[arguments[0]];
+const model = c.getModel().getComponent('legend');
+const view = c.getViewOfComponentModel(model);
+const boxes = [];
+view.group.traverse((e) => {
+  if (e.parent && e.parent.parent === view.getContentGroup()) return;  // inside an entry
+  if (e.parent !== view.getContentGroup()) return;
+  const r = e.getBoundingRect().clone();
+  r.applyTransform(e.getComputedTransform());
+  boxes.push([r.x, r.y, r.x + r.width, r.y + r.height]);
+});
+const plot = c.getModel().getComponent('grid').coordinateSystem.getRect();
+return { boxes: boxes, names: model.getData().map((d) => d.get('name')),
+         width: c.getWidth(), height: c.getHeight(), plotTop: plot.y,
+         dom: c.getDom().clientHeight };
+"""
+
+
+@pytest.mark.parametrize("width", [1300, 700])
+def test_every_heap_legend_entry_is_whole_on_the_chart(
+    browser: Any, tmp_path: Path, width: int
+) -> None:
+    """The scrolling legend cut its last visible entry in half (ECharts shows it again on its
+    next page). Every entry is drawn whole, inside the canvas, above the plot, at any width."""
+    html = tmp_path / "r.html"
+    write_file_report(
+        [str(CORPUS / "leaky-hd.hp")], html, title="legend", options=("--bands", "40")
+    )
+    browser.set_window_size(width, 1000)
+    try:
+        _open(browser, html)
+        got = browser.execute_script(LEGEND_BOXES, 0)
+        _shot(browser, f"report-legend-{width}.png")
+    finally:
+        browser.set_window_size(1300, 1000)
+    bands = browser.execute_script("return window.halvmReport.charts[0].halvmHeap.bands()")
+    assert got["names"] == bands and len(bands) > 20
+    assert len(got["boxes"]) == len(bands)
+    for x0, y0, x1, y1 in got["boxes"]:
+        assert 0 <= x0 < x1 <= got["width"] and 0 <= y0 < y1 <= got["plotTop"], (got, x0, x1)
+    # The chart grew by the legend's rows: the plot keeps its height.
+    rows = max(b[3] for b in got["boxes"])
+    assert got["height"] == got["dom"] and got["height"] - got["plotTop"] >= 420 - 60, got
+    assert rows > 50  # several rows, not one cut row
+    assert _errors(browser) == []

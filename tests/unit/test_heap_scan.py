@@ -14,7 +14,7 @@ from halvm_prof.errors import FormatError
 from halvm_prof.folds import heap_scan
 from halvm_prof.folds.heap_scan import HeapScan, scan_hp
 from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
-from halvm_prof.formats.hp import iter_hp, write_hp
+from halvm_prof.formats.hp import HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep
@@ -34,7 +34,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def python_reading(data: bytes) -> tuple[object, ...]:
-    reader = iter_hp(io.BytesIO(data))
+    reader = HpReader(io.BytesIO(data))
     acc = accumulate(reader)
     folded = reader.folded
     return reader.header, reader.marks, reader.complete, reader.closed, reader.note, folded, acc
@@ -279,4 +279,4 @@ def test_numbered_stacks_scan_as_the_python_reader_reads(
         want.append(values)
     data = "".join(out).encode()
     same(scanned(data, chunk), data)
-    assert [s.values for s in iter_hp(io.BytesIO(data))] == want
+    assert [s.values for s in HpReader(io.BytesIO(data))] == want

@@ -315,6 +315,62 @@ def test_no_grammar_takes_a_path() -> None:
     assert found == []
 
 
+#: A grammar's public callables that take a stream and are no reader of it: writers, and parts
+#: that readers and the entrance share.
+_NOT_READERS = {
+    "formats/eventlog/layout.py": {"read_header"},  # the header alone, EventlogReader's first step
+    "formats/eventlog/write.py": {"BlockWriter"},
+    "formats/hp.py": {"write_hp"},
+    "formats/ipe_binary.py": {"Memory"},  # a binary's memory by address, for its IPE tables
+}
+
+
+def _stream_takers(path: Path) -> list[tuple[str, int]]:
+    """The public top-level functions and classes of ``path`` with a parameter (of the function,
+    or the class's ``__init__``) annotated as an ``IO`` stream."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.FunctionDef | ast.ClassDef) or node.name.startswith("_"):
+            continue
+        function: ast.FunctionDef | None = None
+        if isinstance(node, ast.FunctionDef):
+            function = node
+        else:
+            inits = [m for m in node.body if isinstance(m, ast.FunctionDef)]
+            function = next((m for m in inits if m.name == "__init__"), None)
+        if function is None:
+            continue
+        params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        if any(p.annotation and re.search(r"\bIO\[", ast.unparse(p.annotation)) for p in params):
+            found.append((node.name, node.lineno))
+    return found
+
+
+def test_every_grammar_reader_is_a_stream_reader() -> None:
+    """One reader shape: whatever in a grammar takes a stream to read it is a class subclassing
+    ``fileio.StreamReader`` (closing the stream only when it owns it), never a function."""
+    import importlib
+
+    from halvm_prof.fileio import StreamReader
+
+    found = []
+    readers = []
+    for path in _GRAMMARS:
+        where = str(path.relative_to(PACKAGE))
+        module = importlib.import_module(_module_name(path))
+        for name, line in _stream_takers(path):
+            if name in _NOT_READERS.get(where, set()):
+                continue
+            thing = getattr(module, name)
+            if not (isinstance(thing, type) and issubclass(thing, StreamReader)):
+                found.append(f"{where}:{line} {name}")
+            readers.append(name)
+    assert found == []
+    # The grammars that had function forms are among them.
+    assert {"ProfReader", "ProfJsonReader", "TickyReader", "HpReader"} <= set(readers)
+    assert {"EventlogReader", "PerfData"} <= set(readers)
+
+
 def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
@@ -341,5 +397,16 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "halvm_prof.inputs.source",
         "halvm_prof.inputs.source.open_source",
     ]
+    reader = tmp_path / "reader.py"
+    reader.write_text(
+        "from typing import IO\n"
+        "def read_x(stream: IO[bytes]) -> int:\n"
+        "    return 0\n"
+        "class X:\n"
+        "    def __init__(self, s: IO[bytes] | None) -> None: ...\n"
+        "def _helper(stream: IO[bytes]) -> None: ...\n",
+        encoding="utf-8",
+    )
+    assert _stream_takers(reader) == [("read_x", 2), ("X", 4)]
     assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")

@@ -31,9 +31,10 @@ from halvm_prof.folds.reads import DiskReport
 from halvm_prof.inputs.passes import report_read
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.render import timeline_page
 from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import section_data
-from halvm_prof.timeline.model import PAGE_BUDGET, Budget
+from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
 from tests.conftest import CORPUS, DATA, Golden
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline, report_of, summary_of
@@ -167,6 +168,56 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
     assert all(iv[1] < until for iv in small["intervals"])
     assert [iv for iv in data["intervals"] if iv[1] < until] == small["intervals"]
     assert small["levels"] == data["levels"]
+
+
+_EXACT = timeline_page._EXACT
+
+
+@given(
+    st.one_of(
+        st.integers(-_EXACT + 1, _EXACT - 1),
+        st.integers(0, 10**13),
+        st.sampled_from([_EXACT - 1, -_EXACT + 1, _EXACT, -_EXACT, _EXACT + 1, 0, 1, -1]),
+        st.integers(-(10**30), 10**30),
+    )
+)
+@settings(max_examples=2000)
+def test_seconds_on_the_page_are_the_rounded_ones(ns: int) -> None:
+    """The fast path of the page's seconds (no ``round`` below 2**23 s) gives the same float
+    as rounding to the ns, for an interval and a collection as for any other time."""
+    want = round(ns / NS, 9)
+    assert timeline_page._s(ns) == want
+    start, end = min(ns, 0), max(ns, 0)
+    rounded = [round(start / NS, 9), round(end / NS, 9)]
+    for iv in (
+        Interval(cap=3, start=start, end=end, kind="gc"),
+        Interval(cap=3, start=end, end=start, kind="run", thread=7, status=2, cut=True),
+    ):
+        row = timeline_page._interval(iv, {3: 0})
+        assert sorted(row[1:3]) == rounded
+        assert timeline_page._intervals([iv], {3: 0}, None) == [row]
+        assert timeline_page._intervals([iv], {3: 0}, iv.start) == []
+        assert timeline_page._intervals([iv], {3: 0}, iv.start + 1) == [row]
+    gc = Collection(index=0, start=start, end=end, caps=(0, 1), parallel=True, generation=1)
+    row = timeline_page._collection(gc)
+    assert row == [*rounded, 1, 0, 2, 1, 0]
+    assert timeline_page._collections([gc], None) == [row]
+    assert timeline_page._collections([gc], start) == []
+
+
+def test_the_page_rows_are_the_records_in_order() -> None:
+    """The inline rows of the runtime section are those of its one-record functions, in the
+    model's order, cut at ``exact_until`` as a small budget cuts them."""
+    tl = read_timeline(DATA / "eventlog" / "ghc" / "timeline-N4.eventlog")
+    index = {c.cap: i for i, c in enumerate(tl.caps)}
+    data = section_data(tl, "t")
+    assert data["intervals"] == [timeline_page._interval(i, index) for i in tl.intervals]
+    assert data["gcs"] == [timeline_page._collection(c) for c in tl.collections]
+    small = section_data(tl, "t", Budget(intervals=20, collections=5))
+    until = small["exact_until"] * NS
+    assert small["gcs"] == [
+        timeline_page._collection(c) for c in tl.collections[:5] if c.start < round(until)
+    ]
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
