@@ -8,8 +8,8 @@ bytes last arrived). Memory follows one census or the events the RTS may still r
 the length of the run.
 
 * :class:`HpFollower` takes a ``.hp`` file as GHC writes it, one census at a time; a census is
-  handed out only once its ``END_SAMPLE`` line is whole. The grammar is ``formats.hp``'s reader,
-  fed line by line.
+  handed out only once its ``END_SAMPLE`` line is whole. The grammar is ``formats.hp``'s
+  push-style :class:`~halvm_prof.formats.hp.HpParser`, fed the bytes as they arrive.
 * :class:`EventlogFollower` takes an eventlog from a file, a FIFO, or a UNIX or TCP socket (the
   header first, as eventlog-socket sends it). Each capability writes its own buffer and hands it
   over as a block whose marker carries the block's end time; blocks of different capabilities
@@ -28,8 +28,7 @@ import os
 import socket
 import struct
 import time
-from collections import deque
-from typing import IO, ClassVar, Literal, Protocol, cast
+from typing import ClassVar, Literal, Protocol
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
@@ -51,8 +50,8 @@ from halvm_prof.formats.eventlog.layout import (
     parse_header,
 )
 from halvm_prof.formats.eventlog.walk import State, walker
-from halvm_prof.formats.hp import MAX_LINE, HpReader
-from halvm_prof.model import HeapHeader, HeapSample
+from halvm_prof.formats.hp import HpParser
+from halvm_prof.model import HeapSample
 
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
@@ -289,87 +288,6 @@ def _open_file(name: str, what: str = "file") -> int:
 # --- the .hp follower -----------------------------------------------------------------------
 
 
-class _Lines:
-    """The line source an :class:`HpReader` iterates: lines pushed in, handed out in order."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.lines: deque[bytes] = deque()
-
-    def readline(self, _limit: int = -1) -> bytes:
-        # Lines come in bounded (HpParser refuses a longer one) and whole.
-        return self.lines.popleft() if self.lines else b""
-
-
-class HpParser:
-    """Turns bytes of a ``.hp`` file, fed as they arrive, into complete censuses.
-
-    ``formats.hp.HpReader`` reads the lines; it is asked for a census only when a whole
-    ``END_SAMPLE`` line is waiting, so it never meets the end of the input inside one.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._lines = _Lines(name)
-        self._reader = HpReader(cast(IO[bytes], self._lines), name)
-        self._samples = iter(self._reader)
-        self._partial = b""
-        self._ends = 0
-        self.samples = 0
-        self.last_time: float | None = None
-        self.last_empty = False
-        self.error: HalvmProfError | None = None
-
-    @property
-    def header(self) -> HeapHeader:
-        return self._reader.header
-
-    @property
-    def marks(self) -> list[float]:
-        return self._reader.marks
-
-    @property
-    def closed(self) -> bool:
-        """GHC's closing census (an empty one after others) is the last one so far."""
-        return self.samples >= 2 and self.last_empty and self._ends == 0 and not self._partial
-
-    def feed(self, data: bytes) -> list[HeapSample]:
-        if self.error is not None or not data:
-            return []
-        buf = self._partial + data
-        lines = buf.split(b"\n")
-        self._partial = lines.pop()
-        if len(self._partial) > MAX_LINE:
-            self.error = FormatError(
-                f"a line longer than {MAX_LINE >> 20} MiB, which GHC never writes",
-                path=self.name,
-                hint="is this a GHC heap profile (.hp)?",
-            )
-            return []
-        for line in lines:
-            self._lines.lines.append(line + b"\n")
-            # The reader's own rule: a band line may start so too, but it holds a TAB.
-            if line.startswith(b"END_SAMPLE") and b"\t" not in line:
-                self._ends += 1
-        out: list[HeapSample] = []
-        try:
-            while self._ends:
-                sample = next(self._samples)
-                self._ends -= 1
-                out.append(sample)
-        except StopIteration:
-            # Only a malformed input ends the reader early; it raised then, so this is defensive.
-            self._ends = 0
-        except HalvmProfError as e:
-            self.error = e
-            self._lines.lines.clear()
-        if out:
-            self.samples += len(out)
-            self.last_time = out[-1].time
-            self.last_empty = not out[-1].values
-        return out
-
-
 class HpFollower:
     """Follow a ``.hp`` file (or FIFO) as GHC writes it: complete censuses only."""
 
@@ -397,7 +315,7 @@ class HpFollower:
 
     @property
     def closed(self) -> bool:
-        return self.parser.closed
+        return self.parser.closed_so_far
 
     @property
     def ended(self) -> bool:

@@ -17,12 +17,12 @@ import pytest
 
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
+from halvm_prof.formats.hp import HpParser
 from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
     EventlogParser,
     HpFollower,
-    HpParser,
 )
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
@@ -87,7 +87,7 @@ def test_hp_parser_hands_out_only_complete_censuses(path: Path, step: int) -> No
         assert len(got) == sum(1 for line in whole_lines if line.startswith(b"END_SAMPLE"))
     assert _same(got, whole.samples)
     assert parser.header == whole.header
-    assert parser.closed == whole.closed
+    assert parser.closed_so_far == whole.closed
 
 
 def test_hp_parser_reports_a_malformed_line() -> None:
