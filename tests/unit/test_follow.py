@@ -233,6 +233,7 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     # Capabilities' events, and the global buffer's, each come out in time order.
     assert not follower.parser.forced
     assert times[False] == sorted(times[False]) and times[True] == sorted(times[True])
+    assert isinstance(follower.parser, EventlogParser)
     assert total == follower.parser.released
     assert follower.note is None
     follower.close()
