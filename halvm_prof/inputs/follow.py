@@ -28,7 +28,8 @@ import os
 import socket
 import struct
 import time
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+import zlib
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
@@ -51,6 +52,7 @@ from halvm_prof.formats.eventlog.layout import (
 )
 from halvm_prof.formats.eventlog.walk import State, walker, want_table
 from halvm_prof.formats.hp import HpParser
+from halvm_prof.inputs.streams import COMPRESSED_STEP, MAX_ZSTD_WINDOW
 from halvm_prof.model import HeapSample
 
 if TYPE_CHECKING:
@@ -161,6 +163,91 @@ class FileFeed:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self._fd)
+
+
+class DecompressedFeed:
+    """A gzip or zstd file that may grow (``program +RTS -l ... | gzip > x.eventlog.gz``):
+    each read returns the decompressed bytes of what was appended since the last. Both
+    decompressors take their input as it comes, so what the compressor has flushed is shown;
+    the members or frames after the first are read in turn. The input goes in in steps of
+    ``COMPRESSED_STEP`` bytes and a read stops past ``READ_CHUNK * _MAX_POLL_READS`` bytes of
+    output, so a small file that inflates to gigabytes is taken a bounded piece per poll.
+    Damaged data is a :class:`FormatError` at its compressed offset."""
+
+    def __init__(self, feed: FileFeed, kind: str) -> None:
+        self.inner = feed
+        self.name = feed.name
+        self.kind = kind
+        self._restarts = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ready = b""  # decompressed by peek(), not yet read
+        self._pending = b""
+        self._consumed = 0  # compressed bytes decompressed
+        self._member = self._decompressor()
+
+    def _decompressor(self) -> Any:
+        if self.kind == "gzip":
+            return zlib.decompressobj(wbits=31)
+        import zstandard
+
+        return zstandard.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW).decompressobj()
+
+    @property
+    def ended(self) -> bool:
+        return self.inner.ended
+
+    @property
+    def held(self) -> bool:
+        return self.inner.held
+
+    @property
+    def restarts(self) -> int:
+        return self._restarts
+
+    def peek(self) -> bytes:
+        """What :meth:`read` would return now, left to be read (the kind is told by it)."""
+        self._ready = self.read()
+        return self._ready
+
+    def read(self) -> bytes:
+        ready, self._ready = self._ready, b""
+        return ready + self._read()
+
+    def _read(self) -> bytes:
+        data = self.inner.read()
+        if self.inner.restarts != self._restarts:
+            # The file was written anew (the program ran again): so is its compressed stream.
+            self._restarts = self.inner.restarts
+            self._reset()
+        self._pending += data
+        out: list[bytes] = []
+        size = 0
+        limit = READ_CHUNK * _MAX_POLL_READS
+        while self._pending and size < limit:
+            step, self._pending = self._pending[:COMPRESSED_STEP], self._pending[COMPRESSED_STEP:]
+            try:
+                piece = self._member.decompress(step)
+            except Exception as e:  # zlib.error, zstandard.ZstdError (imported lazily)
+                raise FormatError(
+                    f"does not decompress as {self.kind}: {e}",
+                    path=self.name,
+                    offset=self._consumed,
+                    hint="the compressed file is damaged here",
+                ) from None
+            self._consumed += len(step)
+            out.append(piece)
+            size += len(piece)
+            if self._member.eof:
+                # The next gzip member or zstd frame begins after this one's end.
+                self._pending = self._member.unused_data + self._pending
+                self._consumed -= len(self._member.unused_data)
+                self._member = self._decompressor()
+        return b"".join(out)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _widen_pipe(fd: int) -> None:
