@@ -4,10 +4,11 @@ The input (20,000 samples x 100 bands with names as long as deep ``-hc`` stacks,
 made by ``gen_hp.py`` in a temporary folder. Timings, each the best of a few runs: the whole
 command (``python -m halvm_prof summary --json``), the same command on a one-census file (its
 start-up cost: the interpreter, click and our imports), and the library call alone
-(``summarize`` in a running interpreter), with the compiled scanner and with the Python reader
-(``HALVM_PROF_PURE=1``). Peak memory of the command is measured at a quarter and at the full size
-to show that it does not grow with the file. Target: the command at least 10 times faster than
-hp2ps, memory flat; exits 1 when missed. Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
+(``summarize(summary_input(...))`` in a running interpreter), with the compiled scanner and
+with the Python reader (``HALVM_PROF_PURE=1``). Peak memory of the command is measured at a
+quarter and at the full size to show that it does not grow with the file. Target: the command
+at least 10 times faster than hp2ps, memory flat; exits 1 when missed.
+Run: ``python benchmarks/bench_summary.py [SAMPLES]``.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ if sys.argv[2] == "pure":
     os.environ["HALVM_PROF_PURE"] = "1"
 from halvm_prof import native
 from halvm_prof.analysis.summary import summarize
+from halvm_prof.inputs.passes import summary_input
 from halvm_prof.inputs.source import open_source
 best = float("inf")
 for _ in range(3):
     t = time.perf_counter()
     with open_source(sys.argv[1]) as source:
-        summarize(source)
+        summarize(summary_input(source))
     best = min(best, time.perf_counter() - t)
 print(best, native.load("_hpscan") is not None)
 """

@@ -595,6 +595,11 @@ static PyObject *make(Maker *m, PyObject **values, int n) {
             return NULL;
         }
         for (int i = 0; i < n; i++) *(PyObject **)((char *)o + m->offset[i]) = values[i];
+        /* Its fields are ints, strings, None, booleans and tuples of ints, none of which can
+         * refer back to it: the record is in no cycle, so the cycle collector need not walk
+         * it again at each collection (CPython untracks tuples of atoms so). A GC-heavy
+         * report makes tens of thousands of them, kept to the end. */
+        if (PyType_IS_GC(m->cls)) PyObject_GC_UnTrack(o);
         return o;
     }
     PyObject *args = PyTuple_New(n);
@@ -850,6 +855,7 @@ static int gcs_close(Fold *f, Col *col) {
         if (v == NULL) { Py_DECREF(caps); return -1; }
         PyTuple_SET_ITEM(caps, i, v);
     }
+    PyObject_GC_UnTrack(caps); /* ints only, as make() says */
     PyObject *v[9] = {
         PyLong_FromLongLong(col->index), PyLong_FromUnsignedLongLong(col->start),
         PyLong_FromUnsignedLongLong(col->end), caps, Py_NewRef(parallel ? Py_True : Py_False),

@@ -1,7 +1,7 @@
 /* Optional compiled fast path for heap profile (.hp) statistics.
  *
  * `Scanner.feed()` reads a .hp file's lines and keeps, per band, the same running sums as
- * halvm_prof.inputs.heap_stats.HeapAccumulator, in the same floating-point order, so both give
+ * halvm_prof.folds.heap_stats.HeapAccumulator, in the same floating-point order, so both give
  * identical figures (tests/unit/test_hpscan.py compares them on every fixture and cut).
  * It accepts only the plain form GHC writes: any other line makes feed() return -1, and the
  * caller then reads the whole file with the Python reader, which gives the precise error or
@@ -550,7 +550,7 @@ static PyTypeObject ScannerType = {
 
 static struct PyModuleDef hpscan_module = {
     PyModuleDef_HEAD_INIT, "halvm_prof._hpscan",
-    "Compiled fast path for heap profile statistics (see halvm_prof.inputs.heap_scan).", -1,
+    "Compiled fast path for heap profile statistics (see halvm_prof.folds.heap_scan).", -1,
     NULL,
 };
 

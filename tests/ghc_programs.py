@@ -30,6 +30,8 @@ SOURCES = {
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
+    # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
+    "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]

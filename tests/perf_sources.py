@@ -1,11 +1,11 @@
 """The perf tests' way in: each input opened as a source, as the commands open it, then the
-functions ``halvm-prof perf`` calls (halvm_prof/analysis/perf.py)."""
+functions ``halvm-prof perf`` calls (halvm_prof/inputs/perf_passes.py)."""
 
 from __future__ import annotations
 
 import os
 
-from halvm_prof.analysis import perf as A
+from halvm_prof.inputs import perf_passes as A
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf.merge import EventlogFacts, PerfMerge, SampleInstant
 from halvm_prof.perf.profile import PerfProfile

@@ -7,8 +7,8 @@ import os
 from typing import IO
 
 from halvm_prof.formats.eventlog.reader import EventlogReader
-from halvm_prof.formats.prof import read_prof
-from halvm_prof.formats.prof_json import read_prof_json
+from halvm_prof.formats.prof import ProfReader
+from halvm_prof.formats.prof_json import ProfJsonReader
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.perf.reader import PerfData
 
@@ -36,10 +36,10 @@ def perf_data(target: Target) -> PerfData:
 def prof_at(path: str | os.PathLike[str]) -> CostCentreProfile:
     """The text ``.prof`` report at ``path``."""
     with open(path, "rb") as stream:
-        return read_prof(stream)
+        return ProfReader(stream).read()
 
 
 def prof_json_at(path: str | os.PathLike[str]) -> CostCentreProfile:
     """The ``-pj`` report at ``path``."""
     with open(path, "rb") as stream:
-        return read_prof_json(stream)
+        return ProfJsonReader(stream).read()

@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, Any
 
-from halvm_prof.analysis.diff import ProfileDiff, diff_sources
-from halvm_prof.analysis.eventlog_stats import EventlogStats, eventlog_stats
+from halvm_prof.analysis.diff import ProfileDiff, diff_profiles
+from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
+from halvm_prof.analysis.heap_view import HeapView
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
+from halvm_prof.analysis.report import Input, ReportData, build_report_data
 from halvm_prof.analysis.summary import TOP, Summary, summarize
-from halvm_prof.inputs.source import EventlogSource, open_disks, open_eventlog, open_source
+from halvm_prof.formats.ipe import GroupBy
+from halvm_prof.inputs.passes import (
+    diff_inputs,
+    heap_run_of,
+    postmortem_disks,
+    report_read,
+    summary_input,
+)
+from halvm_prof.inputs.plan import figures
+from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter
 from halvm_prof.render.perfetto import Instant, PerfettoWriter
@@ -37,7 +48,7 @@ def eventlog_stats_of(log: Target) -> EventlogStats:
         content = source.content
         if not isinstance(content, EventlogSource):
             raise content.refuse("this needs an eventlog (+RTS -l)")
-        return eventlog_stats(content)
+        return stats_of_timeline(figures(content))
 
 
 def postmortem_of(
@@ -48,13 +59,13 @@ def postmortem_of(
 ) -> Postmortem:
     """What ``halvm-prof postmortem`` judges of the disks given."""
     with open_disks(prof_disk, hp_disk) as disks:
-        return analyse(disks, memory_mib, heap_page)
+        return analyse(postmortem_disks(disks, heap_page), memory_mib)
 
 
 def heap_verdict_of(hp: str | os.PathLike[str], exhausted: str | None = None) -> Postmortem:
     """The crash verdict ``run`` gives of the ``.hp`` it saved."""
     with open_source(hp) as source:
-        return heap_verdict(source, exhausted)
+        return heap_verdict(heap_run_of(source), exhausted)
 
 
 def perfetto_trace(log: Target, out: IO[bytes], instants: Sequence[Instant] = ()) -> Timeline:
@@ -98,13 +109,30 @@ def load_profile(target: Target) -> HeapProfile | CostCentreProfile:
         return content.heap_profile()
 
 
+def summary_of(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table") -> Summary:
+    """What ``halvm-prof summary`` shows of an open ``source``."""
+    return summarize(summary_input(source, group_by), top_n)
+
+
 def summarize_file(target: Target, top_n: int = TOP) -> Summary:
     """What ``halvm-prof summary`` shows of ``target``."""
     with open_source(target) as source:
-        return summarize(source, top_n)
+        return summary_of(source, top_n)
 
 
 def diff_files(old: Target, new: Target) -> ProfileDiff:
     """What ``halvm-prof diff`` compares of ``old`` and ``new``."""
     with open_source(old) as a, open_source(new) as b:
-        return diff_sources(a, b)
+        return diff_profiles(*diff_inputs(a, b))
+
+
+def report_of(inputs: Sequence[tuple[str, Source | Input]], **kwargs: Any) -> ReportData:
+    """The report page's data of ``inputs`` as ``halvm-prof report`` builds it: each source read
+    by the entrance (``report_read``, grouped as ``view`` asks), then the page's analysis."""
+    view: HeapView | None = kwargs.get("view")
+    group_by: GroupBy = view.group_by if view is not None else "info-table"
+    items: list[tuple[str, Input]] = [
+        (label, report_read(label, item, group_by) if isinstance(item, Source) else item)
+        for label, item in inputs
+    ]
+    return build_report_data(items, **kwargs)

@@ -20,9 +20,8 @@ from typing import Any
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.folds.heap_scan import HeapScan, heap_stats_of
 from halvm_prof.formats.stacks import heap_breakdown
-from halvm_prof.inputs.heap_scan import HeapScan, heap_stats_of
-from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.model import CostCentreProfile, HeapProfile
 from halvm_prof.units import parse_size
 
@@ -143,46 +142,6 @@ def _heap_values(p: HeapScan) -> tuple[dict[str, dict[str, float]], dict[str, fl
 
 
 Profile = CostCentreProfile | HeapProfile | HeapScan
-
-
-def diff_input(source: Source) -> CostCentreProfile | HeapScan:
-    """What :func:`diff_profiles` needs of ``source``: a heap profile's band statistics (one
-    streaming pass, memory following its bands), or the cost-centre report."""
-    content = source.content
-    if content.kind in ("prof", "prof-json"):
-        return content.cost_centres()
-    return content.band_stats()
-
-
-def diff_sources(old: Source, new: Source) -> ProfileDiff:
-    """:func:`diff_profiles` of two opened sources. Where one is an eventlog and the other a
-    heap profile nothing names (no ``--names``), the log's own IPE entries name the other's
-    ``-hi`` bands as they name the log's: one run's ``.hp`` and eventlog then differ in no band
-    by naming alone. The log is read first for it, its entries gathered in its one pass."""
-    a, b = old.content, new.content
-    if isinstance(b, EventlogSource) and _unnamed_heap(a):
-        new_profile = _log_stats(b, a)
-        return diff_profiles(diff_input(a), new_profile)
-    if isinstance(a, EventlogSource) and _unnamed_heap(b):
-        old_profile = _log_stats(a, b)
-        return diff_profiles(old_profile, diff_input(b))
-    return diff_profiles(diff_input(a), diff_input(b))
-
-
-def _unnamed_heap(source: Source) -> bool:
-    return source.kind == "hp" and source.band_names is None
-
-
-def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
-    """The log's band statistics; ``other`` is named by the log's IPE entries, if it has any."""
-    from halvm_prof.formats.ipe import IpeFold
-    from halvm_prof.inputs.heap_scan import stats_of_reader
-
-    fold = IpeFold()
-    scan = stats_of_reader(log.heap_samples(also=[fold]), "eventlog")
-    if fold.count:
-        other.band_names = fold.names(log.name)
-    return scan
 
 
 def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
@@ -345,18 +304,18 @@ def parse_threshold(text: str, kind: str) -> Threshold:
     )
 
 
-def diff_kind(source: Source) -> str:
-    """``prof`` for a cost-centre report, ``heap`` for anything else: known from the content's
-    detection alone, before any reading."""
-    return "prof" if source.content.kind in ("prof", "prof-json") else "heap"
+def diff_kind(side: str) -> str:
+    """``prof`` for a cost-centre report, ``heap`` for anything else (``side``: what the
+    entrance tells of an input before any reading, ``inputs.passes.diff_side``)."""
+    return "prof" if side == "prof" else "heap"
 
 
-def diff_metrics(old: Source, new: Source) -> tuple[str, ...]:
-    """What a diff of ``old`` and ``new`` compares, known before any reading."""
+def diff_metrics(old: str, new: str) -> tuple[str, ...]:
+    """What a diff of inputs of the sides ``old`` and ``new`` compares, known before any
+    reading."""
     if diff_kind(old) == "prof":
         return PROF_METRICS
-    kinds = ["eventlog" if s.content.kind == "eventlog" else "hp" for s in (old, new)]
-    return heap_metrics(*kinds)
+    return heap_metrics(*("eventlog" if s == "eventlog" else "hp" for s in (old, new)))
 
 
 def _not_compared(t: Threshold, metrics: Sequence[str]) -> ConfigError:

@@ -12,10 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from halvm_prof.inputs.plan import Plan, run
-from halvm_prof.inputs.source import EventlogSource
 from halvm_prof.timeline.model import (
-    FIGURES,
     NS,
     CapTimeline,
     SpanStats,
@@ -151,9 +148,3 @@ def unrecorded_note(classes: tuple[str, ...]) -> str:
         f"not recorded: the log has no {' or '.join(classes)} events (the program's +RTS -l "
         "flags left them out)"
     )
-
-
-def eventlog_stats(log: EventlogSource) -> EventlogStats:
-    """:class:`EventlogStats` of an eventlog, read once, in time order; a log that ends inside
-    its header has none (not zeros): the reader's one-line error, as ``eventlog show`` gives."""
-    return stats_of_timeline(run(log, Plan(budget=FIGURES, needs_events=True)))

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from halvm_prof.folds.heap_stats import BandStats, stats_order
 from halvm_prof.formats.ipe import BandNames, GroupBy, band_address
-from halvm_prof.inputs.heap_stats import BandStats, stats_order
 
 Sort = Literal["size", "stddev", "name", "number", "gradient"]
 #: The orders a chart's bands can take; ``slope`` is read as ``gradient``.
@@ -33,7 +33,7 @@ class HeapView:
     exclude: tuple[str, ...] = field(default_factory=tuple)
     #: A fixed top of the y axis in bytes, to compare two pages (eventlog2html ``--y-axis``).
     y_axis: int | None = None
-    #: What a ``-hi`` profile's bands are summed by (see :mod:`halvm_prof.analysis.heap_groups`).
+    #: What a ``-hi`` profile's bands are summed by (see :mod:`halvm_prof.folds.heap_groups`).
     group_by: GroupBy = "info-table"
 
     def shows(self, name: str) -> bool:

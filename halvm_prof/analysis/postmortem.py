@@ -1,28 +1,25 @@
-"""A verdict on a finished or crashed HaLVM run, straight from its profiling disks.
+"""A verdict on a finished or crashed HaLVM run, from what the entrance read of its profiling
+disks or files (``inputs.passes``).
 
-The disks are only read: each is opened as a :class:`~halvm_prof.inputs.source.DiskSource`,
-which recovers its profile as convert-profile would and reads it through a bounded window over the
-image (no temporary file); the heap profile is parsed once, streamed, so memory follows its bands,
-not the size of the disk. The heap trend before the end is the least-squares slope of the total
-over the last third of the censuses; the bands growing fastest are those with the steepest slope
-over that same stretch (the shared band accumulator, fed only the last third). A heap that falls
-at once from near its peak and stays down (:class:`HeapFall`: a program that runs out of heap
-lets go of everything as the exception unwinds it) has its trend taken before that fall, which
-would otherwise read as "falling".
+The disks are only read, by the entrance: each is opened as a ``DiskSource``, which recovers its
+profile as convert-profile would and reads it through a bounded window over the image (no
+temporary file); the heap profile is parsed once, streamed (``folds.heap_run.read_heap_run``), so
+memory follows its bands, not the size of the disk. The heap trend before the end is the
+least-squares slope of the total over the last third of the censuses; the bands growing fastest
+are those with the steepest slope over that same stretch. A heap that falls at once from near its
+peak and stays down (``HeapFall``) has its trend taken before that fall.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from halvm_prof.errors import HalvmProfError
-from halvm_prof.inputs.heap_stats import BandStats, GrowingBand, HeapAccumulator
-from halvm_prof.inputs.source import DiskAttempt, EventlogSource, Source
+from halvm_prof.folds.heap_run import HeapFall, HeapRun
+from halvm_prof.folds.heap_stats import GrowingBand
+from halvm_prof.folds.reads import DiskReport, RunRead
 from halvm_prof.jsonable import plain
-from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
+from halvm_prof.model import CostCentreProfile, HeapSampleReader
 from halvm_prof.words import plural, unsigned_zero
 
 #: Residency at or above this share of the VM's memory counts as "approached".
@@ -32,65 +29,6 @@ MEMORY_WARN = 0.8
 GROWTH_SHARE = 0.05
 #: How many growing bands the verdict names.
 GROWING_BANDS = 5
-#: A census below this share of the one before falls at once (:class:`HeapFall`)...
-FALL_SHARE = 0.5
-#: ...when the one before held at least this share of the peak so far.
-FALL_FROM_PEAK = 0.8
-
-DEVICES = {"xvdp1": "time profile", "xvdp2": "heap profile"}
-#: What a recovered profile is, by the kind its content shows (formats.detect).
-_HOLDS = {"hp": "heap profile", "prof": "time profile", "prof-json": "time profile"}
-
-
-@dataclass(slots=True)
-class DiskReport:
-    """What one disk held and what could be recovered from it."""
-
-    device: str
-    path: str
-    closed: bool | None = None
-    header: str | None = None
-    kind: str | None = None
-    committed: int = 0
-    recovered: int = 0
-    dropped: int = 0
-    past_commit: int = 0
-    samples: int | None = None
-    problem: str | None = None
-    notes: list[str] = field(default_factory=list)
-    #: Set when the content is not what the device is for (e.g. a heap profile given as xvdp1).
-    mismatch: str | None = None
-
-    @property
-    def what(self) -> str:
-        """What the disk holds: by its content once recovered, else by its device."""
-        return _HOLDS.get(self.kind or "", DEVICES.get(self.device, "profile"))
-
-
-@dataclass(frozen=True, slots=True)
-class HeapFall:
-    """The heap fell at once, from near its peak, and stayed down to the last census."""
-
-    from_time: float
-    from_total: int
-    to_time: float
-    to_total: int
-
-
-@dataclass(slots=True)
-class HeapRun:
-    """What the verdict needs of the recovered heap profile, gathered while streaming it."""
-
-    samples: int
-    acc: HeapAccumulator  # every census
-    last_time: float
-    last_total: int
-    tail_from: float  # the first census of the stretch the trend is taken over
-    tail_duration: float
-    tail_slope: float  # of the census totals over that stretch
-    tail_stats: list[BandStats]
-    #: Set when the heap fell at once before the end: the tail then ends before the fall.
-    fall: HeapFall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,160 +101,20 @@ class Postmortem:
         return self.result().to_json()
 
 
-def _disk_report(disk: DiskAttempt) -> DiskReport:
-    """What a disk tells of itself: its status and what recovery made of it, or why not."""
-    report = DiskReport(disk.device, disk.path)
-    source = disk.source
-    if source is None:
-        report.problem = disk.problem
-        if disk.status is not None:
-            report.header = disk.status.health
-            report.closed = disk.status.closed if disk.status.usable else None
-        return report
-    status, rec = source.image.status, source.recovery
-    report.header = status.health
-    # Recovery may distrust a status sector that claims "closed" (a hole in what it commits).
-    report.closed = rec.status.closed if rec.status.usable else None
-    report.kind, report.committed = rec.kind, rec.committed_size
-    report.recovered, report.dropped, report.samples = (
-        rec.output_size,
-        rec.dropped_bytes,
-        rec.samples,
-    )
-    report.past_commit, report.notes = rec.past_commit_bytes, list(rec.notes)
-    expected = DEVICES.get(disk.device)
-    holds = _HOLDS.get(rec.kind)
-    if expected and holds and holds != expected:
-        # The label is the user's; the content is the truth. Read it as what it is, and say so.
-        other = next(d for d, what in DEVICES.items() if what == holds)
-        report.mismatch = (
-            f"{disk.path} was given as the {expected} disk ({disk.device}), but it holds a "
-            f"{holds}: it is read as the {holds} it is (were the disks swapped? it belongs on "
-            f"{other})"
-        )
-    return report
-
-
-@dataclass(slots=True)
-class _Tail:
-    """The last third's accumulators: the bands, the totals, and the first census."""
-
-    bands: HeapAccumulator = field(default_factory=HeapAccumulator)
-    totals: HeapAccumulator = field(default_factory=HeapAccumulator)
-    first: HeapSample | None = None
-    last: HeapSample | None = None
-
-    def add(self, sample: HeapSample) -> None:
-        self.first = self.first or sample
-        self.bands.add(sample)
-        # An empty census stays empty, so the accumulator knows GHC's exit census.
-        self.totals.add(HeapSample(sample.time, {"total": sample.total} if sample.values else {}))
-        if sample.values or self.last is None:
-            self.last = sample
-
-
-def read_heap_run(
-    reader: HeapSampleReader, samples: int, also: Callable[[HeapSample], None] | None = None
-) -> HeapRun | None:
-    """Stream the heap profile once: every census into the whole-run statistics, the last
-    third (``samples`` is their number, counted by recovery) into the trend; ``also`` is
-    given each census too (the page's heap chart). Memory follows the bands, not the disk."""
-    start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
-    whole, tail, everything = HeapAccumulator(), _Tail(), _Tail()
-    # The last third and the whole run as they stood before the heap fell at once, while it
-    # stays down.
-    before_fall: tuple[_Tail, _Tail, HeapFall] | None = None
-    previous: HeapSample | None = None
-    for i, sample in enumerate(reader):
-        whole.add(sample)
-        if also is not None:
-            also(sample)
-        if sample.values:
-            if before_fall is not None and sample.total >= FALL_SHARE * before_fall[2].from_total:
-                before_fall = None  # it grew back: not a fall at the end
-            if (
-                i >= start
-                and previous is not None
-                and sample.total < FALL_SHARE * previous.total
-                and previous.total >= FALL_FROM_PEAK * whole.peak_total
-            ):
-                drop = HeapFall(previous.time, previous.total, sample.time, sample.total)
-                before_fall = (copy.deepcopy(tail), copy.deepcopy(everything), drop)
-            previous = sample
-        # GHC's census at exit measures nothing: it is neither a fall nor a rise.
-        everything.add(sample)
-        if i >= start:
-            tail.add(sample)
-    if tail.first is None or tail.last is None:
-        return None
-    last = tail.last
-    fall: HeapFall | None = None
-    if before_fall is not None:
-        # The trend before the fall: over the last third if enough of it came before the fall,
-        # else over the whole run up to the fall.
-        tail_before, run_before, drop = before_fall
-        if tail_before.totals.samples >= 3:
-            tail, fall = tail_before, drop
-        elif run_before.totals.samples >= 2:
-            tail, fall = run_before, drop
-    assert tail.first is not None and tail.last is not None  # a copy of a tail that had them
-    fit = tail.totals.stats()
-    return HeapRun(
-        samples=whole.censuses,
-        acc=whole,
-        last_time=last.time,
-        last_total=last.total,
-        tail_from=tail.first.time,
-        tail_duration=tail.last.time - tail.first.time,
-        tail_slope=fit[0].slope if fit else 0.0,
-        tail_stats=tail.bands.stats() if tail.bands.samples >= 2 else [],
-        fall=fall,
-    )
-
-
-def analyse(
-    disks: Sequence[DiskAttempt],
-    memory_mib: int | None = None,
-    heap_page: Callable[[HeapSample], None] | None = None,
-) -> Postmortem:
-    """Judge the run from what the disks hold (each opened by the entrance, recovery
-    included: :func:`~halvm_prof.inputs.source.try_disk`). Each disk is read through a bounded
-    window over the image (nothing is copied out); its heap profile is parsed once, and each
-    census also goes to ``heap_page`` when given (to draw it)."""
-    pm = Postmortem([], memory_mib=memory_mib)
-    recovered_heap = False
-    for disk in disks:
-        report = _disk_report(disk)
-        pm.disks.append(report)
-        if disk.source is None:
-            continue
-        try:
-            content = disk.source.content
-            if content.kind == "hp":
-                reader = content.heap_samples()
-                pm.heap = read_heap_run(reader, report.samples or 0, heap_page)
-                pm.heap_reader = reader
-                recovered_heap = True
-            elif content.kind in ("prof", "prof-json"):
-                pm.prof = content.cost_centres()
-            else:
-                report.problem = "recovered, but it is not a GHC profile"
-        except HalvmProfError as e:
-            report.problem = f"recovered, but not readable: {e.message}"
-    _judge(pm, recovered_heap)
+def analyse(read: RunRead, memory_mib: int | None = None) -> Postmortem:
+    """Judge the run from what the entrance read of its disks
+    (``inputs.passes.postmortem_disks``)."""
+    pm = Postmortem(list(read.disks), read.heap, read.heap_reader, read.prof, memory_mib)
+    _judge(pm, read.recovered_heap)
     return pm
 
 
-def heap_verdict(source: Source, exhausted: str | None = None) -> Postmortem:
-    """The heap part of the verdict for a heap profile (a file, not a stream: it is read
-    twice): a local run that crashed (``run``) has no disks, only the ``.hp`` GHC wrote.
+def heap_verdict(run: HeapRun | None, exhausted: str | None = None) -> Postmortem:
+    """The heap part of the verdict for a heap profile's run (``inputs.passes.heap_run_of``):
+    a local run that crashed (``run``) has no disks, only the ``.hp`` GHC wrote.
     ``exhausted``: the RTS said the heap was exhausted (its words), which the headline then
     says first."""
     pm = Postmortem([])
-    # The trend is over the last third of the censuses, so their number comes first: a local
-    # file is scanned (compiled) and then read, unlike a disk, whose recovery counts.
-    samples = source.band_stats().accumulator.samples
-    run = read_heap_run(source.heap_samples(), samples)
     if run is None:
         pm.headline = "The heap profile holds no census."
     else:
@@ -333,54 +131,12 @@ def heap_verdict(source: Source, exhausted: str | None = None) -> Postmortem:
     return pm
 
 
-def analyse_files(sources: Sequence[Source]) -> Postmortem:
-    """Judge a run from the plain files it left (a ``.hp``, ``.prof``/``-pj`` or eventlog of a
-    local run, GHC's own, not on disks) as :func:`analyse` judges disks: each one closed or
-    cut, what it holds, the heap's trend. A file is read twice (counted, then read), as
-    :func:`heap_verdict` reads one."""
-    pm = Postmortem([])
-    for source in sources:
-        content = source.content
-        report = DiskReport("file", source.name, kind=content.kind)
-        pm.disks.append(report)
-        try:
-            if content.kind in ("prof", "prof-json"):
-                profile = content.cost_centres()
-                report.closed = profile.complete
-                report.notes = [profile.note] if profile.note else []
-                pm.prof = profile
-                continue
-            if content.kind == "eventlog" and isinstance(content, EventlogSource):
-                if not _eventlog_holds_heap(content, report):
-                    continue
-            elif content.kind != "hp":
-                report.problem = f"a {content.kind} file says nothing of how the run ended"
-                continue
-            scan = content.band_stats()
-            report.samples = scan.accumulator.samples
-            report.closed = scan.closed
-            report.notes = [scan.note] if scan.note else []
-            pm.heap = read_heap_run(content.heap_samples(), report.samples or 0)
-        except HalvmProfError as e:
-            report.problem = f"not readable: {e.message}"
+def analyse_files(read: RunRead) -> Postmortem:
+    """Judge a run from the plain files it left (``inputs.passes.postmortem_files``) as
+    :func:`analyse` judges disks: each one closed or cut, what it holds, the heap's trend."""
+    pm = Postmortem(list(read.disks), read.heap, prof=read.prof)
     _judge_files(pm)
     return pm
-
-
-def _eventlog_holds_heap(log: EventlogSource, report: DiskReport) -> bool:
-    """Whether the log holds a heap profile; without one, its end (whole, or cut) is all it
-    tells, read in one pass."""
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-
-    fold = EventlogHeapFold(lambda _sample: None)
-    for _ in log.events(types=set(fold.types), also=[fold]):
-        pass
-    reader = log.reader
-    stop = reader.stop if reader is not None else None
-    report.closed = stop is not None and stop.complete
-    if stop is not None and not stop.complete:
-        report.notes = [stop.message]
-    return fold.holds_heap_profile
 
 
 def _file_line(d: DiskReport, heap: HeapRun | None) -> str:

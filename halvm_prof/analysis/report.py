@@ -1,116 +1,51 @@
 """The data of the HTML report, as frozen dataclasses (tests assert on them; ``render/html.py``
 writes the page from them): heap charts and band table, cost-centre table, call tree and flame
-weights, eventlogs' runtime timelines. Each input is a
-:class:`~halvm_prof.inputs.source.Source` read once: an eventlog's heap samples and its runtime
-timeline come from one pass.
+weights, eventlogs' runtime timelines. Each input is what the entrance read of it in one pass
+(``inputs.passes.report_read``): an eventlog's heap samples and its runtime timeline come from
+one pass.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
-from halvm_prof.analysis.heap_groups import LiveNames, Names, group_sample, grouper
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
-from halvm_prof.analysis.hunt import HuntResult
-from halvm_prof.analysis.samples import ProfSampleFold, TimeSamples
-from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
+from halvm_prof.folds.heap_drawn import HeapDrawFold
+from halvm_prof.folds.heap_stats import BandStats, HeapAccumulator, with_share
+from halvm_prof.folds.reads import EventlogReport, HeapDrawnRead, ReportRead
+from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.formats.calltree import folded_calls_note
-from halvm_prof.formats.ipe import GROUPINGS, BandNames, GroupBy, IpeFold, renaming
-from halvm_prof.formats.stacks import heap_breakdown
+from halvm_prof.formats.ipe import BandNames, GroupBy
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.inputs.heap_stats import BandStats, HeapAccumulator, with_share
-from halvm_prof.inputs.plan import Plan, run
-from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
     CostCentreProfile,
-    HeapHeader,
     HeapProfile,
     HeapSample,
-    HeapSampleReader,
     folded_bands_note,
 )
 from halvm_prof.rts import census_interval, no_census_why, shown_job
 from halvm_prof.words import joined, plural
 
 if TYPE_CHECKING:
+    # (the leak hunt's analysis is imported by the pages that show one)
+    from halvm_prof.analysis.hunt import HuntResult
     from halvm_prof.analysis.postmortem import Verdict
     from halvm_prof.timeline.model import Timeline
 
 #: Bands drawn by name; the rest are summed into "other".
 TOP_BANDS = 15
-#: A chart draws between this many and twice this many points; statistics use every sample.
-MAX_POINTS = 1000
 SPARK_POINTS = 60
 
 T = TypeVar("T")
-
-
-class Thinner(Generic[T]):
-    """Keep at most ``2 * limit`` items of a stream of unknown length, evenly spread, in one pass.
-
-    Items are taken in stretches of ``stride`` consecutive items, and each stretch keeps its
-    highest-scoring item, so a chart of the kept items still shows the peaks. When the buffer is
-    full, neighbouring stretches merge and the stride doubles. The first and the last item are
-    always kept, so a chart spans the whole run.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self.stride = 1
-        self.count = 0
-        self.kept: list[tuple[float, int, T]] = []
-        self._best: tuple[float, int, T] | None = None
-        self._in_stretch = 0
-        self._first: tuple[float, int, T] | None = None
-        self._last: tuple[float, int, T] | None = None
-
-    def add(self, item: T, score: float) -> None:
-        entry = (score, self.count, item)
-        if self._first is None:
-            self._first = entry
-        self._last = entry
-        self.count += 1
-        if self._best is None or score > self._best[0]:
-            self._best = entry
-        self._in_stretch += 1
-        if self._in_stretch == self.stride:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._best is not None:
-            self.kept.append(self._best)
-        self._best, self._in_stretch = None, 0
-        if len(self.kept) >= 2 * self.limit:
-            pairs = zip(self.kept[::2], self.kept[1::2], strict=False)
-            # On equal scores the earlier item stays: the result does not depend on the stride.
-            self.kept = [a if a[0] >= b[0] else b for a, b in pairs]
-            self.stride *= 2
-
-    def items(self) -> list[T]:
-        """The kept items in stream order."""
-        kept = list(self.kept)
-        if self._best is not None:
-            kept.append(self._best)
-        ends = [e for e in (self._first, self._last) if e is not None]
-        by_index = {e[1]: e for e in [*kept, *ends]}
-        return [by_index[i][2] for i in sorted(by_index)]
-
-
-def thin(items: list[T], limit: int, score: Callable[[T], float]) -> list[T]:
-    """:class:`Thinner` over a list."""
-    t: Thinner[T] = Thinner(limit)
-    for item in items:
-        t.add(item, score(item))
-    return t.items()
 
 
 def _spread(n: int, limit: int) -> list[int]:
@@ -318,55 +253,7 @@ Section = HeapSection | ProfSection | RuntimeSection | TickySection | SamplesSec
 #: What a page section is made from: an opened source (streamed while the section is built,
 #: so memory follows its bands, not its size), a profile already in memory, or a section built
 #: while another pass read its input (the post-mortem's).
-Input = Source | HeapProfile | CostCentreProfile | Section
-
-
-class OtherGroupings:
-    """A ``-hi`` profile's groupings other than ``shown``, kept in the same pass as the section's
-    own: each grouping's statistics over every census, and its censuses at the stretches the
-    section draws (scored by the same totals, so the thinning keeps the same censuses).
-    ``names`` gives the names at each census and ``info_tables`` tells whether the profile is
-    ``-hi`` (asked with each census); a census without either turns the whole of it off, as
-    ``--group-by`` would fail."""
-
-    def __init__(
-        self, shown: GroupBy, names: Names, info_tables: Callable[[HeapSample], bool]
-    ) -> None:
-        self.names = names
-        self.info_tables = info_tables
-        self.accs = {by: HeapAccumulator() for by in GROUPINGS if by != shown}
-        self.drawn: Thinner[dict[GroupBy, HeapSample]] = Thinner(MAX_POINTS)
-        self.on = True
-
-    def add(self, sample: HeapSample, score: int) -> None:
-        """Take one census (its bands as GHC wrote them, named), scored as the section's."""
-        if not self.on:
-            return
-        known = self.names()
-        if known is None or not len(known) or not self.info_tables(sample):
-            self.on = False
-            self.accs.clear()
-            self.drawn = Thinner(MAX_POINTS)
-            return
-        grouped = {
-            by: sample if by == "info-table" else group_sample(sample, known, by)
-            for by in self.accs
-        }
-        for by, g in grouped.items():
-            self.accs[by].add(g)
-        self.drawn.add(grouped, score)
-
-    def groupings(
-        self, top_bands: int, view: HeapView, names: BandNames | None
-    ) -> tuple[HeapGrouping, ...]:
-        """Each other grouping as the section would show it (none when turned off)."""
-        if not self.on or not self.drawn.count:
-            return ()
-        drawn = self.drawn.items()
-        return tuple(
-            _grouping(by, acc, [d[by] for d in drawn], top_bands, view, names)
-            for by, acc in self.accs.items()
-        )
+Input = ReportRead | HeapProfile | CostCentreProfile | Section
 
 
 def _grouping(
@@ -405,197 +292,89 @@ def _grouping(
     )
 
 
-class HeapSectionBuilder:
-    """Band statistics over every census (the shared accumulator) and the censuses to draw;
-    with ``others``, a ``-hi`` profile's other groupings too."""
-
-    def __init__(
-        self,
-        top_bands: int = TOP_BANDS,
-        view: HeapView | None = None,
-        others: OtherGroupings | None = None,
-    ) -> None:
-        self.top_bands = top_bands
-        self.view = view or HeapView()
-        self.acc = HeapAccumulator()
-        self.drawn: Thinner[HeapSample] = Thinner(MAX_POINTS)
-        self.others = others
-
-    def add(self, sample: HeapSample, named: HeapSample | None = None) -> None:
-        """Take a census grouped as the view asks; ``named``: the same census before grouping
-        (``sample`` when it is not grouped), for the other groupings."""
-        total = sample.total
-        self.acc.add(sample)
-        self.drawn.add(sample, total)
-        if self.others is not None:
-            self.others.add(sample if named is None else named, total)
-
-    def section(
-        self,
-        title: str,
-        header: HeapHeader,
-        marks: list[float],
-        complete: bool,
-        note: str | None,
-        source: str,
-        folded: bool = False,
-        names: BandNames | None = None,
-    ) -> HeapSection:
-        samples = self.drawn.items()
-        own = _grouping(self.view.group_by, self.acc, samples, self.top_bands, self.view, names)
-        others = self.others
-        return HeapSection(
-            title=title,
-            source=source,
-            job=shown_job(header.job),
-            empty_why=_empty_why(header.job, self.acc.censuses, self.acc.peak_total, samples),
-            date=header.date,
-            units=(header.sample_unit, header.value_unit),
-            complete=complete,
-            note=note,
-            samples=self.acc.censuses,
-            drawn=len(samples),
-            times=tuple(s.time for s in samples),
-            series=own.series,
-            marks=tuple(marks),
-            peak=Peak(self.acc.peak_total, self.acc.peak_time),
-            bands=own.bands,
-            sparks=own.sparks,
-            limit_note=folded_bands_note() if folded else None,
-            view=self.view,
-            hidden=own.hidden,
-            labels=own.labels,
-            names_note=own.names_note,
-            groupings=() if others is None else others.groupings(self.top_bands, self.view, names),
-        )
+def drawn_heap_section(
+    read: HeapDrawnRead,
+    title: str,
+    top_bands: int = TOP_BANDS,
+    view: HeapView | None = None,
+) -> HeapSection:
+    """The section of a heap profile folded for its chart (``folds.heap_drawn``)."""
+    view = view or HeapView()
+    drawn, header, names = read.drawn, read.header, read.names
+    acc, samples = drawn.acc, list(drawn.samples)
+    own = _grouping(view.group_by, acc, samples, top_bands, view, names)
+    return HeapSection(
+        title=title,
+        source=read.source,
+        job=shown_job(header.job),
+        empty_why=_empty_why(header.job, acc.censuses, acc.peak_total, samples),
+        date=header.date,
+        units=(header.sample_unit, header.value_unit),
+        complete=read.complete,
+        note=read.note,
+        samples=acc.censuses,
+        drawn=len(samples),
+        times=tuple(s.time for s in samples),
+        series=own.series,
+        marks=read.marks,
+        peak=Peak(acc.peak_total, acc.peak_time),
+        bands=own.bands,
+        sparks=own.sparks,
+        limit_note=folded_bands_note() if read.folded else None,
+        view=view,
+        hidden=own.hidden,
+        labels=own.labels,
+        names_note=own.names_note,
+        groupings=tuple(
+            _grouping(g.by, g.acc, list(g.samples), top_bands, view, names) for g in drawn.others
+        ),
+    )
 
 
 def heap_section(
     profile: HeapProfile, title: str, top_bands: int = TOP_BANDS, view: HeapView | None = None
 ) -> HeapSection:
     """The section of a heap profile held in memory."""
-    section = HeapSectionBuilder(top_bands, view)
+    fold = HeapDrawFold()
     for sample in profile.samples:
-        section.add(sample)
-    return section.section(
-        title,
+        fold.add(sample)
+    read = HeapDrawnRead(
+        fold.result(),
         profile.header,
-        profile.marks,
+        tuple(profile.marks),
         profile.complete,
         profile.note,
         profile.source,
         profile.folded,
     )
-
-
-def info_table_census(
-    reader: HeapSampleReader, names: BandNames | None
-) -> Callable[[HeapSample], bool]:
-    """Whether a ``.hp``'s census is of a ``-hi`` profile: its ``JOB`` line's ``-h`` flag says
-    so; a runtime without profiling writes the program's name alone there (GHC 9.10's
-    ``JOB "leaky-ipe-np"``), and then a census whose bands ``names`` names is one (an empty
-    census tells nothing either way)."""
-
-    def by_info_table(sample: HeapSample) -> bool:
-        breakdown = heap_breakdown(reader.header.job)
-        if breakdown is not None:
-            return breakdown == "i"
-        if names is None:
-            return False
-        return not sample.values or any(names.lookup(b) is not None for b in sample.values)
-
-    return by_info_table
-
-
-def streamed_heap_section(
-    reader: HeapSampleReader,
-    title: str,
-    top_bands: int,
-    source: str,
-    view: HeapView | None = None,
-    names: BandNames | None = None,
-) -> HeapSection:
-    """The section of a streaming heap reader (its bands grouped as ``view`` asks, by
-    ``names``): memory holds the drawn censuses only."""
-    shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, lambda: names, info_table_census(reader, names))
-    section = HeapSectionBuilder(top_bands, view, others)
-    group = grouper(
-        lambda: names, section.view.group_by, title, lambda: heap_breakdown(reader.header.job)
-    )
-    for sample in reader:
-        section.add(group(sample), sample)
-    return section.section(
-        title,
-        reader.header,
-        reader.marks,
-        reader.complete,
-        reader.note,
-        source,
-        reader.folded,
-        names,
-    )
+    return drawn_heap_section(read, title, top_bands, view)
 
 
 def eventlog_sections(
-    source: EventlogSource,
+    read: EventlogReport,
     name: str,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
 ) -> list[Section]:
-    """An eventlog's sections from one pass over the log: its heap profile, time-profile samples
-    and ticky counters where it has them, the first of them leading, then the runtime timeline
+    """An eventlog's sections from its one pass: its heap profile, time-profile samples and
+    ticky counters where it has them, the first of them leading, then the runtime timeline
     (second, or alone)."""
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-    from halvm_prof.timeline.model import PAGE_BUDGET
-
-    # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
-    # (source.band_names) names the addresses they leave.
-    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
-    live = LiveNames(source.band_names, source.name, ipe)
-    shown = view.group_by if view is not None else "info-table"
-    others = OtherGroupings(shown, live, lambda _sample: heap_fold.by_info_table)
-    heap = HeapSectionBuilder(top_bands, view, others)
-    group = grouper(live, heap.view.group_by, source.name, lambda: heap_fold.breakdown)
-    rename = renaming(source.band_names)
-
-    def add(sample: HeapSample) -> None:
-        named = rename(sample)
-        heap.add(group(named), named)
-
-    heap_fold = EventlogHeapFold(add, ipe)
-    ticky = TickyFold()
-    samples = ProfSampleFold()
-    # The page's budget: the model's would keep exact records the page never carries.
-    tl = run(source, Plan(folds=(heap_fold, ticky, samples), budget=PAGE_BUDGET))
-    title = f"{name}: runtime timeline"
-    runtime = RuntimeSection(title, tl)
+    tl = read.timeline
+    runtime = RuntimeSection(f"{name}: runtime timeline", tl)
     sections: list[Section] = []
-    reader = source.reader
-    if reader is not None and reader.header is not None:
-        heap_fold.finish(reader)
-    if heap_fold.holds_heap_profile:
-        section = heap.section(
-            f"{name}: heap profile",
-            heap_fold.header,
-            heap_fold.marks,
-            heap_fold.complete,
-            heap_fold.note,
-            "eventlog",
-            heap_fold.folded,
-            live.names(),
-        )
-        limit = joined(section.limit_note, heap_fold.declarations_note)
+    if read.heap is not None:
+        section = drawn_heap_section(read.heap, f"{name}: heap profile", top_bands, view)
+        limit = joined(section.limit_note, read.declarations_note)
         sections.append(dataclasses.replace(section, limit_note=limit))
-    if samples.samples:
-        ts = samples.result()
+    if read.samples is not None:
+        ts = read.samples
         sections.append(
             SamplesSection(
                 f"{name}: time-profile samples", ts, tl.end / 1e9, runtime=-1, limit_note=ts.note
             )
         )
-    if ticky.seen:
-        sections.append(TickySection(f"{name}: ticky-ticky counters", ticky.report()))
+    if read.ticky is not None:
+        sections.append(TickySection(f"{name}: ticky-ticky counters", read.ticky))
     # The page leads with what the log was recorded for (its heap profile, time-profile
     # samples or ticky counters, in that order); the runtime timeline, which every -l log
     # has, follows, unless it is all the log holds.
@@ -702,19 +481,15 @@ def sections_of(
 ) -> list[Section]:
     """The page sections one input gives (an eventlog: its series, and its heap profile when
     it has heap samples)."""
-    if isinstance(item, Source):
+    if isinstance(item, ReportRead):
         content = item.content
-        if isinstance(content, EventlogSource):
+        if isinstance(content, EventlogReport):
             return eventlog_sections(content, label, top_bands, view)
-        if content.kind in ("prof", "prof-json"):
-            return [prof_section(content.cost_centres(), label)]
-        if content.kind == "ticky":
-            return [TickySection(f"{label}: ticky-ticky counters", content.ticky())]
-        return [
-            streamed_heap_section(
-                content.heap_samples(), label, top_bands, "hp", view, content.band_names
-            )
-        ]
+        if isinstance(content, CostCentreProfile):
+            return [prof_section(content, label)]
+        if isinstance(content, TickyReport):
+            return [TickySection(f"{label}: ticky-ticky counters", content)]
+        return [drawn_heap_section(content, label, top_bands, view)]
     if isinstance(item, HeapProfile):
         return [heap_section(item, label, top_bands, view)]
     if isinstance(item, CostCentreProfile):
@@ -736,7 +511,7 @@ def build_report_data(
     verdicts, shown first."""
     sections: list[Section] = []
     for label, item in inputs:
-        where = item.name if isinstance(item, Source) else label
+        where = item.name if isinstance(item, ReportRead) else label
         mine = sections_of(label, item, top_bands, view)
         # A log's samples follow the zoom of the same log's runtime section, wherever it is.
         base = len(sections)

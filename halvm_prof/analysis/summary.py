@@ -20,22 +20,12 @@ from halvm_prof.analysis.costcentre import (
     tree_size,
 )
 from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
-from halvm_prof.analysis.heap_groups import LiveNames, grouped_reader, grouper
 from halvm_prof.analysis.heap_view import names_note
-from halvm_prof.analysis.samples import ProfSampleFold, SamplesSummary, samples_summary
-from halvm_prof.analysis.ticky import TickyFold
-from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
+from halvm_prof.folds.heap_scan import HeapScan
+from halvm_prof.folds.heap_stats import BandStats, GrowingBand, top_bands, with_share
+from halvm_prof.folds.reads import EventlogRead, HeapRead, SummaryInput
+from halvm_prof.folds.samples import SamplesSummary, samples_summary
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
-from halvm_prof.inputs.heap_scan import HeapScan, scan_of, stats_of_reader
-from halvm_prof.inputs.heap_stats import (
-    BandStats,
-    GrowingBand,
-    HeapAccumulator,
-    top_bands,
-    with_share,
-)
-from halvm_prof.inputs.plan import Plan, run
-from halvm_prof.inputs.source import EventlogSource, Source
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
 from halvm_prof.rts import shown_job
@@ -214,69 +204,45 @@ def ticky_summary(report: TickyReport, top_n: int = TOP) -> TickySummary:
 Summary = HeapSummary | ProfSummary | EventlogSummary | TickySummary
 
 
-def summarize(source: Source, top_n: int = TOP, group_by: GroupBy = "info-table") -> Summary:
-    """The summary of ``source`` (a ``.hp``, ``.prof``, ``-pj``, eventlog or disk image); a
-    ``-hi`` profile's bands named by ``source.band_names`` and summed by ``group_by``."""
-    content = source.content
-    if isinstance(content, EventlogSource):
-        return summarize_eventlog(content, top_n, group_by)
-    if content.kind in ("prof", "prof-json"):
-        return summarize_prof(content.cost_centres(), top_n)
-    if content.kind == "ticky":
-        return ticky_summary(content.ticky(), top_n)
-    names = content.band_names
-    if names is None and group_by == "info-table":
-        scan = content.band_stats()
-    else:
-        scan = stats_of_reader(
-            grouped_reader(content.heap_samples(), names, group_by, content.name), "hp"
-        )
-    summary = heap_summary(scan, top_n)
+def summarize(read: SummaryInput, top_n: int = TOP) -> Summary:
+    """The summary of what the entrance read of one input (``inputs.passes.summary_input``)."""
+    if isinstance(read, EventlogRead):
+        return summarize_eventlog(read, top_n)
+    if isinstance(read, CostCentreProfile):
+        return summarize_prof(read, top_n)
+    if isinstance(read, TickyReport):
+        return ticky_summary(read, top_n)
+    return named_heap_summary(read, top_n)
+
+
+def named_heap_summary(read: HeapRead, top_n: int = TOP) -> HeapSummary:
+    """The summary of a heap profile's bands, named and grouped as read."""
+    summary = heap_summary(read.scan, top_n)
     return dataclasses.replace(
         summary,
-        names_note=names_note(scan.accumulator.band_names(), names),
-        group_by=group_by,
+        names_note=names_note(read.scan.accumulator.band_names(), read.names),
+        group_by=read.group_by,
     )
 
 
-def summarize_eventlog(
-    source: EventlogSource, top_n: int = TOP, group_by: GroupBy = "info-table"
-) -> EventlogSummary:
-    """One pass over the log: the scheduler/GC/spark figures and the heap samples' statistics
-    (``-hi`` bands named by the log's IPE events, then by ``--names``, and grouped)."""
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
-    from halvm_prof.timeline.model import FIGURES
-
-    acc = HeapAccumulator()
-    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
-    live = LiveNames(source.band_names, source.name, ipe)
-    group = grouper(live, group_by, source.name, lambda: fold.breakdown)
-    rename = renaming(source.band_names)
-    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))), ipe)
-    ticky = TickyFold()
-    samples = ProfSampleFold()
-    # Figures only: no exact records or bins (timeline.model.FIGURES).
-    stats = stats_of_timeline(run(source, Plan(folds=(fold, ticky, samples), budget=FIGURES)))
+def summarize_eventlog(read: EventlogRead, top_n: int = TOP) -> EventlogSummary:
+    """The scheduler/GC/spark figures of one pass over a log and its heap samples'
+    statistics."""
+    stats = stats_of_timeline(read.timeline)
     heap: HeapSummary | None = None
     no_heap: str | None = None
-    reader = source.reader
-    if reader is not None and reader.header is not None:
-        fold.finish(reader)
-    damaged = reader.stop if reader is not None and reader.error() is not None else None
-    if damaged is not None and acc.samples == 0:
+    if read.heap.damaged_at is not None:
         # Whether censuses follow the damage cannot be told: never say none was written.
-        no_heap = no_heap_samples_before_damage(damaged.offset)
-    elif fold.holds_heap_profile:
-        heap = heap_summary(scan_of(fold, acc, "eventlog"), top_n)
+        no_heap = no_heap_samples_before_damage(read.heap.damaged_at)
+    elif read.heap.read is not None:
+        heap = named_heap_summary(read.heap.read, top_n)
         heap = dataclasses.replace(
-            heap,
-            names_note=joined(names_note(acc.band_names(), live.names()), fold.declarations_note),
-            group_by=group_by,
+            heap, names_note=joined(heap.names_note, read.heap.declarations_note)
         )
     else:
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
-    counters = ticky_summary(ticky.report(), top_n) if ticky.seen else None
-    sampled = samples_summary(samples.result(), top_n) if samples.samples else None
+    counters = ticky_summary(read.ticky, top_n) if read.ticky is not None else None
+    sampled = samples_summary(read.samples, top_n) if read.samples is not None else None
     return EventlogSummary(stats, heap, no_heap, ticky=counters, samples=sampled)
 
 

@@ -211,8 +211,13 @@ class _RootGroup(HalvmGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in _COMMANDS:
             return None
+        from halvm_prof.collector import few_collections
+
         module_name, attribute, _ = _COMMANDS[cmd_name]
-        module = importlib.import_module(f"halvm_prof.cli.{module_name}")
+        # A command's imports make tens of thousands of objects (classes, functions) and no
+        # garbage: the cycle collector, run every 700, was a few percent of a short command.
+        with few_collections():
+            module = importlib.import_module(f"halvm_prof.cli.{module_name}")
         command = getattr(module, attribute)
         assert isinstance(command, click.Command)
         return one_line_paths(command)

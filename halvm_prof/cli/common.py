@@ -176,11 +176,20 @@ def echo_text(text: str, output: str | None = None) -> None:
     from halvm_prof.words import printable
 
     text = printable(text)
-    if output is not None:
+    if output is not None and _terminal(sys.stdout):
+        # Imported here: the style paints only on a terminal (style_for says so again).
         from halvm_prof.render.style import style_for
 
         text = style_for(sys.stdout).apply(text, output)
     click.echo(text, nl=False)
+
+
+def _terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
 
 
 def emit(text: str, output: str | None, what: str = "") -> None:

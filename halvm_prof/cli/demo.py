@@ -11,6 +11,7 @@ from rich.table import Table
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.demo import run_demo
+from halvm_prof.inputs.passes import summary_input
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.messages import shown_path
 from halvm_prof.render.summary import render_summary
@@ -59,7 +60,7 @@ def demo(directory: str) -> None:
         for note in step.recovery.notes:
             console.print(f"  note: {escape(printable(note, newlines=False))}", highlight=False)
         with open_source(step.output) as source:
-            data = summarize(source, top_n=3)
+            data = summarize(summary_input(source), top_n=3)
         click.echo(indent(render_summary(data), "  "), nl=False)
     click.echo(
         f"\nNext: halvm-prof report {shown_path(directory)}/HaLVM.hp "

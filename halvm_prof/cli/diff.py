@@ -9,7 +9,7 @@ from halvm_prof.analysis.diff import (
     check_thresholds,
     diff_kind,
     diff_metrics,
-    diff_sources,
+    diff_profiles,
 )
 from halvm_prof.cli.common import (
     echo_json,
@@ -69,14 +69,17 @@ def diff(
     elif new is None:
         raise click.UsageError("give OLD and NEW, or FILE --against RUN")
     else:
+        from halvm_prof.inputs.passes import diff_inputs, diff_side
+
         names = load_band_names(names_file)
         with (
             progress("comparing", input_size([old, new])),
             open_input_source(old, names=names) as a,
             open_input_source(new, names=names) as b,
         ):
-            check_thresholds(thresholds, diff_kind(a), diff_metrics(a, b))
-            result = diff_sources(a, b)
+            sides = diff_side(a), diff_side(b)
+            check_thresholds(thresholds, diff_kind(sides[0]), diff_metrics(*sides))
+            result = diff_profiles(*diff_inputs(a, b))
     check_thresholds(thresholds, result.kind)  # a stored run's kind is known only now
     failed = breaches(result, list(thresholds))
     if as_json:

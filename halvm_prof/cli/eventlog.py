@@ -8,7 +8,7 @@ from typing import IO
 
 import click
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.cli.common import (
     binary_stdin,
     binary_stdout,
@@ -96,13 +96,14 @@ def show(
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
+    from halvm_prof.inputs.plan import figures
     from halvm_prof.inputs.source import EventlogSource
 
     with open_input_source(file) as source:
         log = source.content
         if not isinstance(log, EventlogSource):
             raise log.refuse("this needs an eventlog (+RTS -l)")
-        st = eventlog_stats(log)
+        st = stats_of_timeline(figures(log))
     if as_json:
         echo_json(st.to_json())
     else:

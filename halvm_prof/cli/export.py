@@ -88,7 +88,7 @@ def export(
     eventlog's runtime timeline (--to perfetto or chrome-trace), or any profile as pprof
     (--to pprof: a .prof, an eventlog's time-profile samples, a heap census of a .hp, eventlog
     or disk)."""
-    from halvm_prof.analysis.census import parse_choice
+    from halvm_prof.folds.census import parse_choice
 
     if output == STDOUT:
         output = None
@@ -147,7 +147,7 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
 
 def _write_trace(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
     """The ``fmt`` trace of ``log`` written to ``out``, its writer riding the log's one pass."""
-    from halvm_prof.analysis.exports import trace
+    from halvm_prof.inputs.passes import trace
 
     exporter = TIMELINE_EXPORTERS[fmt]
     writer = exporter.writer(out)
@@ -158,7 +158,7 @@ def _write_trace(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
 
 def _speedscope_samples(log: EventlogSource) -> str:
     """The log's time-profile samples (+RTS -p -l) as speedscope's sampled profiles."""
-    from halvm_prof.analysis.exports import time_samples
+    from halvm_prof.inputs.passes import time_samples
     from halvm_prof.render.speedscope import render_speedscope_samples
 
     tl, ts = time_samples(log)
@@ -195,7 +195,7 @@ def pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) ->
 
 
 def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
-    from halvm_prof.analysis.exports import pprof_input
+    from halvm_prof.inputs.passes import pprof_input
     from halvm_prof.render.pprof import (
         PprofMeta,
         pprof_of_census,

@@ -187,8 +187,8 @@ def report(
 
     BINARY is the profiled program (built with ghc -g for lines and spans).
     """
-    from halvm_prof.analysis.perf import perf_report
     from halvm_prof.cli.export import parse_labels
+    from halvm_prof.inputs.perf_passes import perf_report
     from halvm_prof.perf.profile import to_cost_centre_profile
     from halvm_prof.render.perf import format_perf_report
 
@@ -276,7 +276,7 @@ def merge(
     force: bool,
 ) -> None:
     """Put PERF_DATA's samples on EVENTLOG's clock: what ran in each GC pause and user span."""
-    from halvm_prof.analysis.perf import perf_merge
+    from halvm_prof.inputs.perf_passes import perf_merge
     from halvm_prof.render.perf import format_perf_merge
 
     if perfetto_alias is not None and eventlog_alias is not None:
@@ -357,7 +357,7 @@ def annotate(
     """Hot Haskell functions of PERF_DATA down to the instruction: samples per instruction
     (as perf annotate counts them), in blocks labelled with the set of source spans GHC's
     notes give them, and the source lines with the samples spread over those spans."""
-    from halvm_prof.analysis.perf import perf_annotate
+    from halvm_prof.inputs.perf_passes import perf_annotate
 
     if output is not None:
         check_output(output, force=force, replaces_files=True, inputs=[perf_data, binary])
@@ -389,8 +389,8 @@ __all__ = ["perf", "record"]
 
 
 def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.analysis.perf import merged_eventlog
     from halvm_prof.fileio import atomic_write
+    from halvm_prof.inputs.perf_passes import merged_eventlog
 
     with (
         open_input_source(perf_data) as perf,
@@ -417,8 +417,8 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.analysis.perf import eventlog_source, samples_on_trace
     from halvm_prof.fileio import atomic_write
+    from halvm_prof.inputs.perf_passes import eventlog_source, samples_on_trace
     from halvm_prof.render.perf_trace import finish_with_samples
     from halvm_prof.render.perfetto import PerfettoWriter
 

@@ -7,11 +7,14 @@ import os
 import click
 
 from halvm_prof.analysis.postmortem import analyse
-from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
+from halvm_prof.analysis.report import Input, build_report_data, drawn_heap_section
 from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.folds.heap_drawn import HeapDrawFold
+from halvm_prof.folds.reads import HeapDrawnRead
+from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
@@ -91,9 +94,10 @@ def postmortem(
     if output:
         check_html_output(output, force, [prof_disk, hp_disk, config])
     # The page's heap chart is drawn from the same pass that judges the heap.
-    chart = HeapSectionBuilder() if output else None
+    chart = HeapDrawFold() if output else None
     with progress("recovering and judging the run"), open_disks(prof_disk, hp_disk) as opened:
-        pm = analyse(opened, memory, heap_page=chart.add if chart else None)
+        read = postmortem_disks(opened, heap_page=chart.add if chart else None)
+        pm = analyse(read, memory)
     if output:
         inputs: list[tuple[str, Input]] = []
         # Named by the device each came from, which the content (not the label) decides.
@@ -101,9 +105,16 @@ def postmortem(
         heap = pm.heap_reader
         if chart is not None and heap is not None and pm.heap is not None:
             title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
-            section = chart.section(
-                title, heap.header, heap.marks, heap.complete, heap.note, "hp", heap.folded
+            drawn = HeapDrawnRead(
+                chart.result(),
+                heap.header,
+                tuple(heap.marks),
+                heap.complete,
+                heap.note,
+                "hp",
+                heap.folded,
             )
+            section = drawn_heap_section(drawn, title)
             inputs.append((title, section))
         if pm.prof is not None:
             inputs.append(
@@ -124,16 +135,19 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 
     from halvm_prof.analysis.postmortem import analyse_files
     from halvm_prof.cli.common import open_input_source
+    from halvm_prof.inputs.passes import postmortem_files, report_read
 
     if output:
         check_html_output(output, force, list(files))
     with ExitStack() as stack:
         sources = [stack.enter_context(open_input_source(f)) for f in files]
         with progress("judging the run"):
-            pm = analyse_files(sources)
+            pm = analyse_files(postmortem_files(sources))
         if output:
             inputs: list[tuple[str, Input]] = [
-                (s.name, s) for s, d in zip(sources, pm.disks, strict=True) if not d.problem
+                (s.name, report_read(s.name, s))
+                for s, d in zip(sources, pm.disks, strict=True)
+                if not d.problem
             ]
             with progress("writing the report"):
                 data = build_report_data(inputs, title="Post-mortem", postmortem=pm.result())

@@ -162,15 +162,20 @@ def report(
         write_hunt_page(output, result, result.runs[0].file, title=title)
         say(wrote(output), output)
         return
+    from halvm_prof.inputs.passes import report_read
+
     page_title = title or ", ".join(_label(f) for f in files)
     heap_view = heap_view_of(group_by=group_by, **view)
     names = load_band_names(names_file)
     with progress("writing the report", input_size(files)):
         with contextlib.ExitStack() as stack:
-            inputs: list[tuple[str, Input]] = [
+            sources = [
                 (_label(f), stack.enter_context(open_input_source(f, names=names))) for f in files
             ]
-            data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
+            inputs: list[tuple[str, Input]] = [
+                (label, report_read(label, source, heap_view.group_by)) for label, source in sources
+            ]
+        data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
         write_page(output, data)
     say(wrote(output), output)
 
@@ -181,12 +186,14 @@ def write_hunt_page(
     """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
     from halvm_prof.analysis.report import build_report_data
     from halvm_prof.cli.common import open_input_source
+    from halvm_prof.inputs.passes import report_read
 
     with contextlib.ExitStack() as stack:
         inputs: list[tuple[str, Input]] = []
         if producer_file is not None:
             source = stack.enter_context(open_input_source(producer_file))
-            inputs.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
+            label = f"{result.program}: the -hc run ({Path(producer_file).name})"
+            inputs.append((label, report_read(label, source)))
         data = build_report_data(inputs, title=title or f"{result.program}: leak hunt", hunt=result)
     write_page(page, data)
 
@@ -195,7 +202,8 @@ def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResul
     """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
     from halvm_prof.analysis.hunt import hunt_files
     from halvm_prof.cli.common import open_input_source
+    from halvm_prof.inputs.passes import hunt_profiles
 
     with contextlib.ExitStack() as stack:
         sources = [(f, stack.enter_context(open_input_source(f))) for f in files]
-        return hunt_files(sources, max_suspects)
+        return hunt_files(hunt_profiles(sources), max_suspects)

@@ -16,6 +16,7 @@ from halvm_prof.cli.common import (
     open_input_source,
 )
 from halvm_prof.cli.progress import input_size, progress
+from halvm_prof.inputs.passes import summary_input
 from halvm_prof.render.summary import render_summary
 
 
@@ -45,7 +46,7 @@ def summary(
         progress(f"reading {file}", input_size([file])),
         open_input_source(file, names=names) as source,
     ):
-        result = summarize(source, top_n, grouping)
+        result = summarize(summary_input(source, grouping), top_n)
     if as_json:
         echo_json(result.to_json())
     else:

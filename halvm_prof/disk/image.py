@@ -28,11 +28,21 @@ from halvm_prof.fileio import (
     output_target,
     refuse_stream_input,
 )
+from halvm_prof.formats.detect import compression
 from halvm_prof.units import format_size
 from halvm_prof.words import a
 
 #: The hint when a profile file stands where a disk image goes (swapped arguments).
 SWAPPED_HINT = "were the arguments swapped? the disk image comes first: convert-profile DISK FILE"
+
+
+def compressed_disk(path: str | None, packed: str) -> ImageError:
+    """The error for a disk image compressed with ``packed`` (gzip or zstd)."""
+    return ImageError(
+        f"is {packed}-compressed; a disk image is read at many offsets, so only as it is",
+        path=path,
+        hint=f"decompress it into an image file first ({packed} -dc FILE > IMAGE)",
+    )
 
 
 class DiskImage:
@@ -41,6 +51,9 @@ class DiskImage:
     def __init__(self, stream: IO[bytes], path: str | os.PathLike[str] | None = None) -> None:
         self.stream = stream
         self.path = os.fspath(path) if path is not None else getattr(stream, "name", None)
+        stream.seek(0)
+        if (packed := compression(stream.read(4))) is not None:
+            raise compressed_disk(self.path, packed)
         stream.seek(0, os.SEEK_END)
         self.image_size = stream.tell()
         if self.image_size < SECTOR_SIZE:

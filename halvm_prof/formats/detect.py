@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from halvm_prof.formats.ticky import looks_like_ticky
-
 Kind = Literal["hp", "prof", "prof-json", "eventlog", "ticky", "perf", "empty", "unknown"]
 
 #: How many leading bytes :func:`detect_kind` needs to decide.
@@ -31,6 +29,20 @@ KIND_NAMES: dict[Kind, str] = {
 }
 
 
+#: The first bytes of a gzip member (RFC 1952) and of a zstd frame (RFC 8878).
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def compression(head: bytes) -> str | None:
+    """``gzip`` or ``zstd`` when ``head`` begins a compressed file, else None."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
 def detect_kind(head: bytes) -> Kind:
     """Classify a profile from its first bytes (at least :data:`DETECT_BYTES` when available)."""
     if not head.strip(b"\0 \t\r\n"):
@@ -48,6 +60,9 @@ def detect_kind(head: bytes) -> Kind:
         return "prof-json"
     if _PROF_TEXT.match(head[:1024]):
         return "prof"
+    # Imported here: the ticky reader (2.5 ms of imports) is not needed to tell any other kind.
+    from halvm_prof.formats.ticky import looks_like_ticky
+
     if looks_like_ticky(head):
         return "ticky"
     return "unknown"

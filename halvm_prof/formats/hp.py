@@ -396,12 +396,6 @@ def leading_job(data: bytes, final: bool) -> str | None:
     return job if final else None
 
 
-def iter_hp(stream: IO[bytes], name: str | None = None) -> HpReader:
-    """A streaming reader over ``stream`` (``name`` in messages); iterate it for the complete
-    samples."""
-    return HpReader(stream, name)
-
-
 def _format_time(t: float) -> str:
     text = f"{t:.6f}"
     return text if float(text) == t else repr(t)

@@ -29,7 +29,7 @@ from typing import IO
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import stream_name
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from halvm_prof.rts import split_rts
@@ -163,10 +163,16 @@ def _starts_column(text: str | bytes, at: int) -> bool:
     return len(text) > at > 0 and text[at - 1 : at].isspace() and not text[at : at + 1].isspace()
 
 
-def read_prof(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
-    """Read a text ``.prof`` report into the shared cost-centre model, streaming its lines;
-    ``name`` is the stream's name in messages."""
-    return _read(stream, stream_name(stream, name))
+class ProfReader(StreamReader):
+    """A text ``.prof`` report on a stream; :meth:`read` streams its lines into the shared
+    cost-centre model. ``name`` is the stream's name in messages (else a file's own path)."""
+
+    def __init__(self, stream: IO[bytes], name: str | None = None, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path = stream_name(stream, name)
+
+    def read(self) -> CostCentreProfile:
+        return _read(self.stream, self.path)
 
 
 def _read(stream: IO[bytes], path: str | None) -> CostCentreProfile:

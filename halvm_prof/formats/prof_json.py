@@ -22,7 +22,7 @@ import ijson
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import stream_name
+from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 
@@ -193,9 +193,9 @@ def _loads_repaired(text: str, path: str | None) -> Any:
         ) from first
 
 
-def read_prof_json(stream: IO[bytes], name: str | None = None) -> CostCentreProfile:
-    """Read a ``-pj`` report into the shared cost-centre model; ``name`` is the stream's name
-    in messages.
+class ProfJsonReader(StreamReader):
+    """A ``-pj`` report on a stream; :meth:`read` reads it into the shared cost-centre model.
+    ``name`` is the stream's name in messages (else a file's own path).
 
     The report is parsed as a stream of JSON events, the call tree going node by node into a
     :class:`~halvm_prof.formats.calltree.CallTreeBuilder`, so memory follows the cost centres and
@@ -203,14 +203,20 @@ def read_prof_json(stream: IO[bytes], name: str | None = None) -> CostCentreProf
     quotes, a number GHC never writes, keys out of GHC's order) is read again whole, by the
     repairing reader that names the line at fault.
     """
-    path = stream_name(stream, name)
-    tee = _Tee(stream, path)
-    try:
-        return _read_streaming(tee, path)
-    except (_NotStreamable, ijson.JSONError):
-        pass
-    text = tee.replay()
-    return _profile(_loads(text.decode("utf-8", "replace"), path), path)
+
+    def __init__(self, stream: IO[bytes], name: str | None = None, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path = stream_name(stream, name)
+
+    def read(self) -> CostCentreProfile:
+        path = self.path
+        tee = _Tee(self.stream, path)
+        try:
+            return _read_streaming(tee, path)
+        except (_NotStreamable, ijson.JSONError):
+            pass
+        text = tee.replay()
+        return _profile(_loads(text.decode("utf-8", "replace"), path), path)
 
 
 #: Bytes of a report the repairing reader takes (it holds the whole text, several times

@@ -4,7 +4,7 @@ A program built with ``-ticky`` counts, per STG closure (a "counter"), how often
 (``entries``), how many bytes it allocated (``allocs``, "Alloc" in the text) and how many bytes
 were allocated for it (``allocd``, "Alloc'd"). ``+RTS -r FILE`` writes them as a table at exit;
 ``+RTS -l -lT`` (GHC 9.4 and later) writes them into the eventlog as samples of what each counter
-counted since the previous sample (see :mod:`halvm_prof.analysis.ticky`).
+counted since the previous sample (see :mod:`halvm_prof.folds.ticky`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from halvm_prof.errors import FormatError
+from halvm_prof.fileio import StreamReader
 from halvm_prof.jsonable import plain
 
 #: Counters kept over time in a report: the most allocating ones.
@@ -88,8 +89,19 @@ def looks_like_ticky(head: bytes) -> bool:
     return b"\nSTACK USAGE:" in head[:1024] and b"\nENTERS: " in head[:2048]
 
 
-def read_ticky_text(stream: IO[bytes], name: str) -> TickyReport:
-    """The counters of a ``+RTS -r`` report; one pass, memory follows the counters."""
+class TickyReader(StreamReader):
+    """A ``+RTS -r`` report on a stream; :meth:`read` takes its counters in one pass, memory
+    following the counters. ``name`` is the stream's name in messages."""
+
+    def __init__(self, stream: IO[bytes], name: str, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        self.path = name
+
+    def read(self) -> TickyReport:
+        return _read(self.stream, self.path)
+
+
+def _read(stream: IO[bytes], name: str) -> TickyReport:
     program = ""
     counters: list[TickyCounter] = []
     state = "before"

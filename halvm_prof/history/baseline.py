@@ -2,7 +2,7 @@
 ``diff FILE --against`` reuse the diff (and its thresholds) unchanged.
 
 Only the figures the diff reads are rebuilt: a heap run becomes a
-:class:`~halvm_prof.inputs.heap_scan.HeapScan` whose bands carry their stored peak and
+:class:`~halvm_prof.folds.heap_scan.HeapScan` whose bands carry their stored peak and
 integrated residency; a cost-centre run becomes a one-level call tree whose nodes carry their
 stored ticks, bytes and entries (percentages where the report had no exact counts), named so
 that ``aggregate`` gives back the stored names.
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from halvm_prof.analysis.diff import ProfileDiff
 from halvm_prof.errors import InputError
+from halvm_prof.folds.heap_scan import HeapScan
+from halvm_prof.folds.heap_stats import HeapAccumulator, _Band
 from halvm_prof.formats.ipe import BandNames
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.history.figures import Figure, FileInfo
 from halvm_prof.history.store import RunInfo
-from halvm_prof.inputs.heap_scan import HeapScan
-from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile, HeapHeader
 
 
@@ -178,8 +178,9 @@ def diff_against(
 ) -> tuple[ProfileDiff, str, str]:
     """The diff of the stored run ``ref`` (old) and the file at ``path`` (new, its ``-hi``
     bands named by ``names``), with how to name both sides."""
-    from halvm_prof.analysis.diff import diff_input, diff_profiles
+    from halvm_prof.analysis.diff import diff_profiles
     from halvm_prof.history.store import open_store
+    from halvm_prof.inputs.passes import diff_input
     from halvm_prof.inputs.source import open_source
 
     with open_source(path) as source:

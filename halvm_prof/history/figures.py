@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from halvm_prof.errors import InputError
+from halvm_prof.folds.heap_scan import HeapScan, scan_of
 from halvm_prof.formats.ipe import BandNames
-from halvm_prof.inputs.heap_scan import HeapScan, scan_of
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import EventlogSource, Source, open_source
 from halvm_prof.model import CostCentreProfile
@@ -182,9 +182,9 @@ def _eventlog_figures(
     """One pass over the log: its figures, and its heap samples' statistics when asked for and
     it has any."""
     from halvm_prof.analysis.eventlog_stats import stats_of_timeline
+    from halvm_prof.folds.heap_stats import HeapAccumulator
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
     from halvm_prof.formats.ipe import renaming
-    from halvm_prof.inputs.heap_stats import HeapAccumulator
     from halvm_prof.timeline.model import FIGURES
 
     acc = HeapAccumulator()

@@ -1,5 +1,5 @@
 """The entrance: every input opened once as a typed source (:mod:`.source`), followers of growing
-inputs (:mod:`.follow`), band statistics read in one pass (:mod:`.heap_stats`, :mod:`.heap_scan`).
+inputs (:mod:`.follow`), the plan of one pass (:mod:`.plan`).
 
 This floor sits above the grammars (``formats``), the disk layout, the timeline and perf, and below
 ``analysis``, ``render``, ``live`` and ``history``, which take sources from it.

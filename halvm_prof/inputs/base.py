@@ -14,10 +14,12 @@ from halvm_prof.fileio import StreamReader
 from halvm_prof.inputs.streams import Digest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.inputs.follow import Feed, Follower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
 
 SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]
@@ -85,6 +87,9 @@ class Source(StreamReader):
         self.seekable = seekable
         self._used = False
         self._digest: Digest | None = None
+        #: The stream again from the input's start, for an input that can be read again but
+        #: not sought (a compressed file, decompressed anew: see ``source._open``).
+        self._again: Callable[[], IO[bytes]] | None = None
         #: What :meth:`follow` reads when the input is a stream being written (see
         #: :func:`stream_source`); a file is followed through its own descriptor.
         self._feed = feed
@@ -113,6 +118,9 @@ class Source(StreamReader):
     def _start(self) -> IO[bytes]:
         """The stream at the input's start, for a reader about to read it from there."""
         if self._used:
+            if self._again is not None:
+                self.stream = self._again()
+                return self.stream
             if not self.seekable:
                 raise InputError(
                     "is a stream that can be read only once, and this command needs it twice",
@@ -183,6 +191,12 @@ class Source(StreamReader):
         feed, self._feed = self._feed, None
         if feed is not None:
             return feed
+        if self._again is not None:
+            raise InputError(
+                "is compressed; a profile being written is followed as its program writes it",
+                path=self.name,
+                hint="follow the uncompressed file; summary or report read this one",
+            )
         if not self.seekable:
             raise InputError(
                 "is a pipe that can be read only once; it cannot be followed",

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from halvm_prof.disk.image import DiskImage
     from halvm_prof.disk.layout import StatusReading
     from halvm_prof.disk.recovery import Recovery
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.inputs.follow import Follower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import CostCentreProfile, HeapSampleReader
 
 

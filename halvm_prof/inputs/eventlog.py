@@ -12,10 +12,10 @@ from halvm_prof.errors import FormatError
 from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
     from halvm_prof.inputs.follow import EventlogFollower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
@@ -96,12 +96,14 @@ class EventlogSource(Source):
         """A reader at the log's start that can read it twice, as time order does (its regions,
         then their events): a stream that cannot seek is first copied to a temporary file,
         removed at the end; the input itself is still read once."""
-        from halvm_prof.formats.eventlog.reader import EventlogReader, spool
+        from halvm_prof.formats.eventlog.layout import HEADER_BEGIN
+        from halvm_prof.formats.eventlog.reader import EventlogReader
+        from halvm_prof.inputs.streams import spooled
 
         with contextlib.ExitStack() as stack:
             stream = self._start()
             if not self.seekable:
-                stream = stack.enter_context(spool(stream))
+                stream = stack.enter_context(spooled(stream, HEADER_BEGIN))
             self.reader = EventlogReader(stream, name=self.name)
             yield self.reader
 
@@ -112,6 +114,6 @@ class EventlogSource(Source):
         return named(EventlogHeapReader(self.open_reader(), also), self.band_names)
 
     def band_stats(self) -> HeapScan:
-        from halvm_prof.inputs.heap_scan import stats_of_reader
+        from halvm_prof.folds.heap_scan import stats_of_reader
 
         return stats_of_reader(self.heap_samples(), "eventlog")

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.inputs.follow import HpFollower
-    from halvm_prof.inputs.heap_scan import HeapScan
     from halvm_prof.model import HeapSampleReader
 
 
@@ -31,7 +31,7 @@ class HpSource(Source):
         """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
         Python reader, which re-reads the file from the start or, for a stream that cannot be
         read twice, is the only reader. Named bands (``band_names``) take the Python reader."""
-        from halvm_prof.inputs.heap_scan import scan_hp, stats_of_reader
+        from halvm_prof.folds.heap_scan import scan_hp, stats_of_reader
 
         if self.seekable and self.band_names is None:
             scan = scan_hp(self._start())

@@ -41,14 +41,16 @@ def load_names(path: str | os.PathLike[str]) -> BandNames:
             return _names_of_eventlog(raw, name)
     with raw:
         head = raw.read(4)
-    if head == ELF_MAGIC:
-        try:
-            return names_of_binary(name)
-        except InputError as e:
-            raise InputError(
-                f"{e.message}; --names needs the whole program binary", path=name, hint=NAMES_HINT
-            ) from e
-    return _names_of_eventlog(name, name)
+        if head != ELF_MAGIC:
+            # An eventlog is read through the descriptor that told its kind: opened once.
+            raw.seek(0)
+            return _names_of_eventlog(raw, name)
+    try:
+        return names_of_binary(name)
+    except InputError as e:
+        raise InputError(
+            f"{e.message}; --names needs the whole program binary", path=name, hint=NAMES_HINT
+        ) from e
 
 
 def _names_of_eventlog(target: str | IO[bytes], name: str) -> BandNames:

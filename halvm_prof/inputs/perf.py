@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.errors import InputError
 from halvm_prof.inputs.base import Source
+from halvm_prof.inputs.streams import spooled
 
 if TYPE_CHECKING:
     from halvm_prof.perf.reader import PerfData
@@ -18,13 +19,16 @@ class PerfSource(Source):
 
     def perf_data(self) -> PerfData:
         """The perf.data reader over this source (the only place one is made). It reads the
-        file's sections in any order, so a pipe is refused: save it to a file first."""
+        file's sections in any order, so a pipe is refused (save it to a file first), and a
+        compressed file is read from a temporary copy of its decompressed bytes."""
         from halvm_prof.perf.reader import PerfData
 
-        if not self.seekable:
+        if self.seekable:
+            return PerfData(self._start(), name=self.name)
+        if self._again is None:
             raise InputError(
                 "is a perf.data stream, and perf.data is read in any order, not front to back",
                 path=self.name,
                 hint="save it to a file first",
             )
-        return PerfData(self._start(), name=self.name)
+        return PerfData(spooled(self._start()), name=self.name, owned=True)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from halvm_prof.timeline.model import FIGURES
+
 if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.events import EventFold
     from halvm_prof.inputs.source import EventlogSource
@@ -52,3 +54,10 @@ def fold_in_file_order(log: EventlogSource, plan: Plan) -> None:
         pass
     if plan.needs_events and (headerless := log.headerless()) is not None:
         raise headerless
+
+
+def figures(log: EventlogSource) -> Timeline:
+    """The timeline ``eventlog stats`` figures, read once in time order without exact records
+    or bins; a log that ends inside its header has no figures (not zeros): the reader's one-line
+    error, as ``eventlog show`` gives."""
+    return run(log, Plan(budget=FIGURES, needs_events=True))

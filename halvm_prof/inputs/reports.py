@@ -25,9 +25,9 @@ class CostCentreSource(Source):
         return self._profile
 
     def _read(self) -> CostCentreProfile:
-        from halvm_prof.formats.prof import read_prof
+        from halvm_prof.formats.prof import ProfReader
 
-        return read_prof(self._start(), self.name)
+        return ProfReader(self._start(), self.name).read()
 
 
 class ProfJsonSource(CostCentreSource):
@@ -36,9 +36,9 @@ class ProfJsonSource(CostCentreSource):
     kind = "prof-json"
 
     def _read(self) -> CostCentreProfile:
-        from halvm_prof.formats.prof_json import read_prof_json
+        from halvm_prof.formats.prof_json import ProfJsonReader
 
-        return read_prof_json(self._start(), self.name)
+        return ProfJsonReader(self._start(), self.name).read()
 
 
 class TickySource(Source):
@@ -47,6 +47,6 @@ class TickySource(Source):
     kind = "ticky"
 
     def ticky(self) -> TickyReport:
-        from halvm_prof.formats.ticky import read_ticky_text
+        from halvm_prof.formats.ticky import TickyReader
 
-        return read_ticky_text(self._start(), self.name)
+        return TickyReader(self._start(), self.name).read()

@@ -24,11 +24,12 @@ from __future__ import annotations
 import io
 import os
 import stat
+from functools import partial
 from typing import IO, TYPE_CHECKING, Literal, cast, overload
 
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.fileio import Prefixed, open_input
-from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.inputs.base import Source, SourceKind, Target, named
 from halvm_prof.inputs.disk import (
     BlankDiskSource,
@@ -45,7 +46,7 @@ from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.perf import PerfSource
 from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
-from halvm_prof.inputs.streams import Decompressed, Digest, FollowOnly, Window, compression
+from halvm_prof.inputs.streams import Digest, FollowOnly, Inflation, Window
 
 if TYPE_CHECKING:
     from halvm_prof.inputs.follow import Feed
@@ -116,12 +117,29 @@ def open_eventlog(target: Target, *, name: str | None = None) -> EventlogSource:
             mode = os.fstat(raw.fileno()).st_mode
         except OSError:
             mode = 0
-        return EventlogSource(raw, name or path, seekable=stat.S_ISREG(mode))
+        display, seekable, owned = name or path, stat.S_ISREG(mode), True
+    else:
+        raw, display, owned = target, name or _stream_name(target), False
+        try:
+            seekable = bool(target.seekable())
+        except (OSError, ValueError):
+            seekable = False
     try:
-        seekable = bool(target.seekable())
-    except (OSError, ValueError):
-        seekable = False
-    return EventlogSource(target, name or _stream_name(target), seekable=seekable, owned=False)
+        head, stream, seekable, start = _peek(raw, seekable)
+        packed = compression(head)
+        if packed is None:
+            return EventlogSource(stream, display, seekable=seekable, owned=owned)
+        inflation = Inflation(
+            stream, packed, display, owned=owned, start=start if seekable else None
+        )
+        log = EventlogSource(inflation.stream(), display, seekable=False, owned=owned)
+        if inflation.again:
+            log._again = partial(_inflated_again, log, inflation)
+        return log
+    except BaseException:
+        if owned:
+            raw.close()
+        raise
 
 
 @overload
@@ -233,17 +251,9 @@ def _stream_name(stream: IO[bytes]) -> str:
     return n if isinstance(n, str) else "<stdin>"
 
 
-def _open(
-    raw: IO[bytes],
-    name: str,
-    seekable: bool,
-    owned: bool,
-    disk: bool,
-    count_samples: bool,
-    digest: bool = False,
-    *,
-    inflate: bool = True,
-) -> Source:
+def _peek(raw: IO[bytes], seekable: bool) -> tuple[bytes, IO[bytes], bool, int]:
+    """The input's first bytes, and a stream that still reads them first: (head, stream,
+    whether it can seek, where it starts)."""
     start = 0
     if seekable:
         try:
@@ -253,20 +263,48 @@ def _open(
     head = _read_head(raw)
     if seekable:
         raw.seek(start)
-        stream: IO[bytes] = raw
-    else:
-        stream = io.BufferedReader(Prefixed(head, raw), 1 << 20)
+        return head, raw, True, start
+    return head, io.BufferedReader(Prefixed(head, raw), 1 << 20), False, start
+
+
+def _inflated_again(source: Source, inflation: Inflation) -> IO[bytes]:
+    """``source``'s compressed file decompressed anew from its start (and hashed anew, when
+    its digest is asked for: the digest is of the bytes read, from the first)."""
+    stream = inflation.stream()
+    if source._digest is not None:
+        source._digest = Digest(stream)
+        stream = io.BufferedReader(source._digest, 1 << 20)
+    return stream
+
+
+def _open(
+    raw: IO[bytes],
+    name: str,
+    seekable: bool,
+    owned: bool,
+    disk: bool,
+    count_samples: bool,
+    digest: bool = False,
+    *,
+    packed_in: str | None = None,
+) -> Source:
+    head, stream, seekable, start = _peek(raw, seekable)
     packed = compression(head)
     if packed is not None:
-        # A gzip or zstd file is read through its decompressor, as it goes: once, as a pipe is.
-        if not inflate:
+        # A gzip or zstd file is read through its decompressor, as it goes; it cannot seek, but
+        # a file's is decompressed again for a command that reads its input twice.
+        if packed_in is not None:
             raise InputError(
                 f"is compressed twice ({packed} inside gzip or zstd)",
                 path=name,
                 hint=f"decompress it once first ({packed} -dc)",
             )
-        inner = io.BufferedReader(Decompressed(stream, packed, name, owned=owned), 1 << 20)
-        return _open(inner, name, False, owned, disk, count_samples, digest, inflate=False)
+        inflation = Inflation(stream, packed, name, owned=owned, start=start if seekable else None)
+        inner = inflation.stream()
+        opened = _open(inner, name, False, owned, disk, count_samples, digest, packed_in=packed)
+        if inflation.again:
+            opened._again = partial(_inflated_again, opened, inflation)
+        return opened
     # A disk first: its binary status sector followed by profile text can pass for the header
     # line of a .prof, while profile text never decodes as a status sector.
     if looks_like_disk(head):
@@ -276,6 +314,10 @@ def _open(
                 path=name,
                 hint="get the profile with `convert-profile` or `halvm-prof extract`",
             )
+        if packed_in is not None:
+            from halvm_prof.disk.image import compressed_disk
+
+            raise compressed_disk(name, packed_in)
         if not seekable:
             raise InputError(
                 "is a disk image given as a stream", path=name, hint="give the image's path"

@@ -1,21 +1,18 @@
 """The input streams a source reads through: one hashing what is read (:class:`Digest`), a
 bounded window over a disk image (:class:`Window`), a stream that can only be followed
 (:class:`FollowOnly`), and the bytes of a gzip or zstd file as they are asked for
-(:class:`Decompressed`).
+(:class:`Decompressed`; :class:`Inflation` decompresses a file again for a second pass), and a
+copy for a reader that seeks (:func:`spooled`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from typing import IO, Any
 
 from halvm_prof.errors import FormatError, InputError
 
-#: The first bytes of a gzip member (RFC 1952) and of a zstd frame (RFC 8878).
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: Compressed bytes handed to the decompressor at a time. A zstd block of 4 bytes can stand
 #: for 128 KiB, so what one step makes is bounded by this times 32 K: 8 MiB at the worst,
 #: whatever the file.
@@ -23,15 +20,6 @@ COMPRESSED_STEP = 256
 #: The largest zstd window accepted (a frame declares its own): zstd's own default limit,
 #: which ``zstd --long`` stays within.
 MAX_ZSTD_WINDOW = 1 << 27
-
-
-def compression(head: bytes) -> str | None:
-    """``gzip`` or ``zstd`` when ``head`` begins a compressed file, else None."""
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(ZSTD_MAGIC):
-        return "zstd"
-    return None
 
 
 class Decompressed(io.RawIOBase):
@@ -133,6 +121,65 @@ class Decompressed(io.RawIOBase):
                 self._inner.close()
         super().close()
 
+    def hand_over(self) -> None:
+        """Stop here, leaving the compressed input open for whoever reads it next."""
+        self._owned = False
+        self.close()
+
+
+class Inflation:
+    """A compressed input's decompressed bytes, from its start: :meth:`stream` gives them as
+    read. A compressed *file* (``start``: where its compressed bytes begin) is decompressed
+    again from there by each further call (:attr:`again`), so that a command may read it twice
+    as it reads a plain file, in no more memory; a pipe's are given once."""
+
+    def __init__(
+        self, inner: IO[bytes], kind: str, name: str, *, owned: bool, start: int | None
+    ) -> None:
+        self._inner = inner
+        self._kind = kind
+        self._name = name
+        self._owned = owned
+        self._start = start
+        self._current: Decompressed | None = None
+
+    @property
+    def again(self) -> bool:
+        """Whether the bytes can be given again (the input is a file that can seek)."""
+        return self._start is not None
+
+    def stream(self) -> IO[bytes]:
+        """The decompressed bytes from the first; the stream given before stops here."""
+        if self._current is not None:
+            if self._start is None:
+                raise ValueError("a compressed pipe is decompressed once")
+            self._current.hand_over()
+            self._inner.seek(self._start)
+        self._current = Decompressed(self._inner, self._kind, self._name, owned=self._owned)
+        return io.BufferedReader(self._current, 1 << 20)
+
+
+def spooled(stream: IO[bytes], starts: bytes = b"") -> IO[bytes]:
+    """``stream``'s bytes copied into an unnamed temporary file, at its start, for a reader
+    that seeks (the copy goes with the file's close, or the process's end); memory stays
+    that of one step of the copy. A stream that does not begin with ``starts`` is not copied
+    past those first bytes, which its reader then refuses: /dev/zero or a pipe of anything
+    else would fill the disk for ever."""
+    import shutil
+    import tempfile
+
+    copy = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
+    try:
+        head = stream.read(len(starts))
+        copy.write(head)
+        if head == starts:
+            shutil.copyfileobj(stream, copy, 1 << 20)
+        copy.seek(0)
+    except BaseException:
+        copy.close()
+        raise
+    return copy
+
 
 class Digest(io.RawIOBase):
     """A stream that hashes (SHA-256) the bytes read through it, each byte once, in order, even
@@ -140,6 +187,9 @@ class Digest(io.RawIOBase):
     left and gives the size and hash of the whole input."""
 
     def __init__(self, inner: IO[bytes]) -> None:
+        # Imported here: hashlib's import (OpenSSL's) is felt by commands that never digest.
+        import hashlib
+
         self._inner = inner
         self._hash = hashlib.sha256()
         self._done = 0  # bytes hashed: the input's first ``_done`` bytes

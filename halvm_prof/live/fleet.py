@@ -11,7 +11,7 @@ parse_threshold`, :func:`~halvm_prof.analysis.diff.breaches`): the old profile i
 first census that holds anything (GHC's first census, at time 0, is empty), the new one every
 census so far, so ``peak>+100%`` fires once the heap's peak has doubled since the start and
 ``peak[*]>+50%,min=1M`` names each band that grew so. The band statistics the comparison needs
-(:class:`~halvm_prof.inputs.heap_stats.HeapAccumulator`) are kept only when there are alerts;
+(:class:`~halvm_prof.folds.heap_stats.HeapAccumulator`) are kept only when there are alerts;
 they grow with the number of bands, never with the number of censuses.
 """
 
@@ -27,10 +27,10 @@ from urllib.parse import quote
 
 from halvm_prof.analysis.diff import Threshold, breaches, diff_profiles, parse_threshold
 from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.folds.heap_scan import HeapScan
+from halvm_prof.folds.heap_stats import HeapAccumulator
 from halvm_prof.formats.ipe import BandNames
 from halvm_prof.inputs.follow import EventlogFollower
-from halvm_prof.inputs.heap_scan import HeapScan
-from halvm_prof.inputs.heap_stats import HeapAccumulator
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, AlertView, BoundedSeries, Kind, LiveState
 from halvm_prof.model import HeapHeader, HeapSample

@@ -31,16 +31,15 @@ from halvm_prof.analysis.hunt import (
     SUSPECT_MODES,
     HuntResult,
     HuntRun,
-    Profile,
     find_suspects,
     judge_all,
     named_table,
     overview,
-    read_profile,
     restriction,
     rts_line,
 )
 from halvm_prof.errors import HalvmProfError, InputError, OutputError
+from halvm_prof.folds.hunt_profile import Profile, read_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.live.runner import ErrorTail, rts_info
 

@@ -637,8 +637,9 @@ class Run:
             postmortem = None
             if crashed and hp is not None:
                 from halvm_prof.analysis.postmortem import heap_verdict
+                from halvm_prof.inputs.passes import heap_run_of
 
-                postmortem = heap_verdict(hp, exhausted)
+                postmortem = heap_verdict(heap_run_of(hp), exhausted)
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)
@@ -659,21 +660,25 @@ class Run:
         the crash verdict when there is one."""
         from halvm_prof.analysis.report import Input, build_report_data
         from halvm_prof.errors import HalvmProfError
+        from halvm_prof.inputs.passes import report_read
         from halvm_prof.render.html import write_report
 
         stack = contextlib.ExitStack()
-        inputs: list[tuple[str, Input]] = []
+        opened: list[tuple[str, Source]] = []
         if hp is not None:
-            inputs.append((f"{self.name}: heap profile", hp))
+            opened.append((f"{self.name}: heap profile", hp))
         if self.saved_eventlog.exists() and self.saved_eventlog.stat().st_size:
             with contextlib.suppress(HalvmProfError):
                 log = stack.enter_context(open_source(self.saved_eventlog))
-                inputs.append((self.saved_eventlog.name, log))
-        if not inputs:
+                opened.append((self.saved_eventlog.name, log))
+        if not opened:
             stack.close()
             return None
         try:
             with stack:
+                inputs: list[tuple[str, Input]] = [
+                    (label, report_read(label, source)) for label, source in opened
+                ]
                 data = build_report_data(
                     inputs, title=f"{self.name}: run in {self.folder.name}", postmortem=postmortem
                 )

@@ -66,8 +66,7 @@ def write_merged_eventlog(
     added: dict[int, int] = defaultdict(int)
     if reader.header is None:
         raise InputError("is not a whole eventlog (it stops inside its header)", path=reader.path)
-    head = _header_bytes(reader.stream, reader.header.data_offset)
-    out.write(w.header_with(head, reader.header, w.PERF_DECLARATIONS))
+    out.write(w.header_with(reader.header_bytes, reader.header, w.PERF_DECLARATIONS))
     blocks = w.BlockWriter(out)
     for name, num in sorted(names.items(), key=lambda x: x[1]):
         blocks.add(-1, 0, w.perf_name(num, name))
@@ -95,14 +94,3 @@ def write_merged_eventlog(
         )
     )
     return MergedLog(events, sum(added.values()), by_cap, outside, len(names), note, tuple(told))
-
-
-def _header_bytes(stream: IO[bytes], size: int) -> bytes:
-    """The log's header as GHC wrote it, read again from its (seekable) stream, which is left
-    where the reader had it."""
-    at = stream.tell()
-    try:
-        stream.seek(0)
-        return stream.read(size)
-    finally:
-        stream.seek(at)

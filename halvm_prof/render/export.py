@@ -1,7 +1,7 @@
 """The export formats: of a cost-centre profile, and of an eventlog's runtime timeline.
 
 Each format is a :class:`Renderer` (a cost-centre profile to text) or a
-:class:`TimelineExporter` (a writer that rides along the pass :func:`halvm_prof.analysis.exports.
+:class:`TimelineExporter` (a writer that rides along the pass :func:`halvm_prof.inputs.passes.
 trace` runs, then :func:`finish_trace`); the :data:`EXPORTERS` and :data:`TIMELINE_EXPORTERS`
 registries drive the CLI's ``--to`` choice, the guess from the output's suffix, and the help
 text. Nothing here reads an input or runs a pass.
@@ -17,8 +17,8 @@ from halvm_prof.errors import InputError
 # Every format loads its renderer (and the eventlog reader) on use: the CLI needs only the
 # registry for `--to`, and start-up is most of a small run's time.
 if TYPE_CHECKING:
-    from halvm_prof.analysis.exports import Trace
     from halvm_prof.analysis.weights import Weight
+    from halvm_prof.inputs.passes import Trace
     from halvm_prof.model import CostCentreProfile
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Timeline

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from halvm_prof.analysis.census import stack_of_band
-from halvm_prof.analysis.samples import TimeSamples
 from halvm_prof.analysis.weights import frame_name, self_weights
+from halvm_prof.folds.census import stack_of_band
+from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.model import CostCentreProfile, HeapSample
 from halvm_prof.render.speedscope import frame_of
 

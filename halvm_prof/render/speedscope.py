@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from halvm_prof import __version__
-from halvm_prof.analysis.samples import TimeSamples
 from halvm_prof.analysis.weights import Weight, frame_name, self_weights
+from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.model import CostCentreProfile
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"

@@ -6,7 +6,6 @@ The data comes from :mod:`halvm_prof.analysis.summary`; nothing here computes a 
 from __future__ import annotations
 
 from halvm_prof.analysis.eventlog_stats import unrecorded_note
-from halvm_prof.analysis.samples import SamplesSummary
 from halvm_prof.analysis.summary import (
     EventlogSummary,
     HeapSummary,
@@ -14,6 +13,7 @@ from halvm_prof.analysis.summary import (
     Summary,
     TickySummary,
 )
+from halvm_prof.folds.samples import SamplesSummary
 from halvm_prof.model import CostCentreTotals, folded_bands_note
 from halvm_prof.units import format_size
 from halvm_prof.words import plural, printable, unsigned_zero

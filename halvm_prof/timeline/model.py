@@ -46,7 +46,7 @@ FIGURES = Budget(intervals=0, collections=0, spans=0, markers=0, points=0, bins=
 
 #: Exact records the report's runtime section carries at most (bins are always whole): fewer than
 #: the model keeps, so a page stays within a few megabytes. The report's pass keeps no more than
-#: this either (``analysis.report.eventlog_sections``): what the page leaves out was a fifth of
+#: this either (``inputs.passes.report_read``): what the page leaves out was a fifth of
 #: ``report``'s memory on a GC-heavy log.
 PAGE_BUDGET = Budget(intervals=60_000, collections=20_000, spans=5_000, markers=2_000)
 

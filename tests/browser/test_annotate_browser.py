@@ -8,7 +8,7 @@ from typing import Any
 
 from selenium.webdriver.common.action_chains import ActionChains
 
-from halvm_prof.analysis.perf import perf_annotate
+from halvm_prof.inputs.perf_passes import perf_annotate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.annotate import annotation_page
 from tests.browser.test_report_browser import EVIL, _errors, _open, _shot

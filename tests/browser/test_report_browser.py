@@ -16,17 +16,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import HeapSectionBuilder, Input, build_report_data
+from halvm_prof.analysis.report import Input, drawn_heap_section
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
+from halvm_prof.folds.heap_drawn import HeapDrawFold
+from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.formats.ipe import GROUPINGS
-from halvm_prof.inputs.source import open_source
+from halvm_prof.inputs.source import Source, open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
-from tests.sources import postmortem_of
+from tests.sources import postmortem_of, report_of
 from tests.unit.test_report_groupings import summary_rows
 
 
@@ -38,9 +40,9 @@ def write_file_report(
     assert r.exit_code == 0, r.stderr
 
 
-def write_report(inputs: list[tuple[str, Input]], output: Path, **kwargs: Any) -> None:
+def write_report(inputs: list[tuple[str, Source | Input]], output: Path, **kwargs: Any) -> None:
     """The page of inputs built in memory, written as the commands write theirs."""
-    page.write_report(build_report_data(inputs, **kwargs), output)
+    page.write_report(report_of(inputs, **kwargs), output)
 
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -323,13 +325,23 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
     hp = tmp_path / "hp.disk"
     create_image(hp, 1 << 20)
     write_profile(CORPUS / "leaky-hd.hp", hp, crash_after=30)
-    chart = HeapSectionBuilder()
+    chart = HeapDrawFold()
     pm = postmortem_of(None, hp, memory_mib=64, heap_page=chart.add)
     assert pm.heap is not None and pm.heap_reader is not None
     r, title = pm.heap_reader, "heap profile (recovered from xvdp2)"
     page = tmp_path / "pm.html"
     write_report(
-        [(title, chart.section(title, r.header, r.marks, r.complete, r.note, "hp"))],
+        [
+            (
+                title,
+                drawn_heap_section(
+                    HeapDrawnRead(
+                        chart.result(), r.header, tuple(r.marks), r.complete, r.note, "hp"
+                    ),
+                    title,
+                ),
+            )
+        ],
         page,
         title="HaLVM post-mortem",
         postmortem=pm.result(),
@@ -959,3 +971,52 @@ def test_an_eventlog_s_page_opens_on_what_it_was_recorded_for(
     kinds = browser.execute_script("return window.halvmReport.data.sections.map(s => s.kind)")
     assert kinds[1] == "runtime"
     _shot(browser, f"report-first-screen-{log.stem}.png")
+
+
+# Each legend entry's box on the chart's canvas, the canvas's size and where the plot starts.
+LEGEND_BOXES = """
+const c = window.halvmReport.charts[arguments[0]];
+const model = c.getModel().getComponent('legend');
+const view = c.getViewOfComponentModel(model);
+const boxes = [];
+view.group.traverse((e) => {
+  if (e.parent && e.parent.parent === view.getContentGroup()) return;  // inside an entry
+  if (e.parent !== view.getContentGroup()) return;
+  const r = e.getBoundingRect().clone();
+  r.applyTransform(e.getComputedTransform());
+  boxes.push([r.x, r.y, r.x + r.width, r.y + r.height]);
+});
+const plot = c.getModel().getComponent('grid').coordinateSystem.getRect();
+return { boxes: boxes, names: model.getData().map((d) => d.get('name')),
+         width: c.getWidth(), height: c.getHeight(), plotTop: plot.y,
+         dom: c.getDom().clientHeight };
+"""
+
+
+@pytest.mark.parametrize("width", [1300, 700])
+def test_every_heap_legend_entry_is_whole_on_the_chart(
+    browser: Any, tmp_path: Path, width: int
+) -> None:
+    """The scrolling legend cut its last visible entry in half (ECharts shows it again on its
+    next page). Every entry is drawn whole, inside the canvas, above the plot, at any width."""
+    html = tmp_path / "r.html"
+    write_file_report(
+        [str(CORPUS / "leaky-hd.hp")], html, title="legend", options=("--bands", "40")
+    )
+    browser.set_window_size(width, 1000)
+    try:
+        _open(browser, html)
+        got = browser.execute_script(LEGEND_BOXES, 0)
+        _shot(browser, f"report-legend-{width}.png")
+    finally:
+        browser.set_window_size(1300, 1000)
+    bands = browser.execute_script("return window.halvmReport.charts[0].halvmHeap.bands()")
+    assert got["names"] == bands and len(bands) > 20
+    assert len(got["boxes"]) == len(bands)
+    for x0, y0, x1, y1 in got["boxes"]:
+        assert 0 <= x0 < x1 <= got["width"] and 0 <= y0 < y1 <= got["plotTop"], (got, x0, x1)
+    # The chart grew by the legend's rows: the plot keeps its height.
+    rows = max(b[3] for b in got["boxes"])
+    assert got["height"] == got["dom"] and got["height"] - got["plotTop"] >= 420 - 60, got
+    assert rows > 50  # several rows, not one cut row
+    assert _errors(browser) == []

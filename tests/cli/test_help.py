@@ -19,7 +19,8 @@ from halvm_prof.cli.app import _COMMANDS, cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _imported_by(*args: str) -> set[str]:
+def imported_by(*args: str) -> set[str]:
+    """The modules ``halvm-prof ARGS`` imports, read from ``python -X importtime``."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "halvm_prof", *args],
         capture_output=True,
@@ -38,7 +39,7 @@ def _imported_by(*args: str) -> set[str]:
 
 
 def test_help_imports_no_command_and_no_heavy_library() -> None:
-    modules = _imported_by("--help")
+    modules = imported_by("--help")
     ours = {m for m in modules if m.startswith("halvm_prof")}
     assert ours <= {
         "halvm_prof",

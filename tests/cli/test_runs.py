@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from halvm_prof.cli.app import cli
-from halvm_prof.inputs.heap_scan import HeapScan
+from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
 from tests.sources import diff_files, eventlog_stats_of

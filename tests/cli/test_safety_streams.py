@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS
+from tests.sources import summary_of
 
 HP = CORPUS / "leaky-hc.hp"
 PROF = CORPUS / "leaky-hc.prof"
@@ -60,7 +60,7 @@ def test_a_pipe_input_is_read_once_or_refused_never_read_as_empty(
     assert code == 0, err
     if args[0] == "summary":
         with open_source(source) as whole:
-            assert out == render_summary(summarize(whole, 10))
+            assert out == render_summary(summary_of(whole, 10))
     if args[0] == "diff":
         assert "no change" in out
 

@@ -64,12 +64,12 @@ def test_live_gc_figures_equal_eventlog_stats_on_a_parallel_run(leaky_n2: Path) 
 
 
 def test_live_heap_and_capability_figures_equal_the_offline_ones(leaky_n2: Path) -> None:
-    from halvm_prof.analysis.summary import summarize
     from halvm_prof.inputs.source import open_source
+    from tests.sources import summary_of
 
     snap = _live(leaky_n2 / "leaky.eventlog", leaky_n2 / "leaky.hp")
     with open_source(leaky_n2 / "leaky.hp") as hp:
-        heap = summarize(hp)
+        heap = summary_of(hp)
     assert heap.kind == "hp"
     # The censuses charted live are the ones the summary counts (GHC's exit census included)
     # and their peak is the summary's.

@@ -285,14 +285,12 @@ def test_live_follows_a_compressed_eventlog_to_the_offline_figures(tmp_path: Pat
     stats`` reads from the log itself."""
     import zstandard
 
-    from halvm_prof.analysis.eventlog_stats import eventlog_stats
-    from halvm_prof.inputs.source import open_eventlog
+    from tests.sources import eventlog_stats_of
 
     plain = CORPUS / "leaky-hT.eventlog"
     log = tmp_path / "leaky-hT.eventlog.zst"
     log.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
-    with open_eventlog(plain) as source:
-        offline = eventlog_stats(source)
+    offline = eventlog_stats_of(plain)
     live = _halvm("live", str(log), "--no-open", cwd=tmp_path)
     assert live.stdout is not None
     url = live.stdout.readline().strip()

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.summary import HeapSummary, summarize
+from halvm_prof.analysis.summary import HeapSummary
 from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import parse_rts_info
 from tests.conftest import DATA
 from tests.live.modern import GHCS, children, halvm, program, snapshot, wait_for
-from tests.sources import eventlog_stats_of
+from tests.sources import eventlog_stats_of, summary_of
 
 CASES = [
     (ghc, way)
@@ -101,7 +101,7 @@ def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
         offline = eventlog_stats_of(saved_log)
         assert end["gc"]["collections"] == offline.gc_count > 0
         with open_source(saved_hp) as hp:
-            heap = summarize(hp)
+            heap = summary_of(hp)
         assert isinstance(heap, HeapSummary)
         assert end["samples"] == heap.samples and end["heap"]["peak_total"] == heap.peak_total
         job = saved_hp.read_text().splitlines()[0]

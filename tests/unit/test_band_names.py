@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.heap_groups import grouped_reader
-from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
+from halvm_prof.analysis.summary import EventlogSummary, HeapSummary
 from halvm_prof.cli.app import cli
 from halvm_prof.errors import InputError
+from halvm_prof.folds.heap_groups import grouped_reader
 from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
+from tests.sources import summary_of
 
 HERE = DATA / "ghc96"
 LOG = HERE / "leaky-hi-l.eventlog"
@@ -80,9 +81,9 @@ def test_a_hp_named_by_the_eventlog_of_its_run_shows_the_logs_bands() -> None:
     names = load_names(LOG)
     with open_source(HP) as src:
         src.band_names = names
-        hp = summarize(src, 1000)
+        hp = summary_of(src, 1000)
     with open_source(LOG) as src:
-        log = summarize(src, 1000)
+        log = summary_of(src, 1000)
     assert isinstance(hp, HeapSummary) and isinstance(log, EventlogSummary) and log.heap
     named_hp = {r.band for r in hp.top if not r.band.startswith("0x")}
     named_log = {r.band for r in log.heap.top if not r.band.startswith("0x")}
@@ -309,10 +310,11 @@ def test_names_from_a_written_fifo_are_read_once(tmp_path: Path) -> None:
 def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> None:
     """GHC 9.6's -hi fixtures are far inside the IPE bound: every entry ghc-events prints is
     kept and names its bands as before, and no output speaks of entries not kept."""
-    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.analysis.report import HeapSection
     from halvm_prof.formats.eventlog import events as ev
     from halvm_prof.formats.ipe import IpeFold, ipe_description
     from halvm_prof.inputs.source import EventlogSource
+    from tests.sources import report_of
 
     names = load_names(LOG)
     assert names.dropped == 0 and names.dropped_note is None
@@ -331,7 +333,7 @@ def test_the_real_hi_log_keeps_every_ipe_entry_and_says_nothing_of_a_bound() -> 
         r = CliRunner().invoke(cli, ["summary", *files])
         assert r.exit_code == 0 and "not kept" not in r.output, r.output
     with open_source(LOG) as src:
-        data = build_report_data([("log", src)], title="t")
+        data = report_of([("log", src)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert "not kept" not in f"{heap.names_note} {heap.limit_note}"
     # The chart's short labels come from the names the pass kept, every named band's.

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from halvm_prof.formats import prof_json
 from halvm_prof.formats.calltree import OTHER_CALLS, CallTreeBuilder, totals_of_tree
-from halvm_prof.formats.prof import read_prof
-from halvm_prof.formats.prof_json import read_prof_json
+from halvm_prof.formats.prof import ProfReader
+from halvm_prof.formats.prof_json import ProfJsonReader
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 from tests.conftest import DATA
 from tests.readers import prof_at, prof_json_at
@@ -137,11 +137,11 @@ def test_a_json_report_through_a_pipe_reads_as_from_a_file(path: Path) -> None:
         def seekable(self) -> bool:
             return False
 
-    assert read_prof_json(Pipe(path.read_bytes()), str(path)) == prof_json_at(path)
+    assert ProfJsonReader(Pipe(path.read_bytes()), str(path)).read() == prof_json_at(path)
     # A report the streaming parse refuses (a bare quote) is read again from the kept bytes.
     text = path.read_text().replace('"label": "main"', '"label": "ma"in"', 1)
     if text != path.read_text():
-        got = read_prof_json(Pipe(text.encode()), str(path))
+        got = ProfJsonReader(Pipe(text.encode()), str(path)).read()
         assert any(n.cc.label == 'ma"in' for _, n in got.root.walk())
 
 
@@ -159,7 +159,7 @@ def test_json_nodes_in_another_key_order_read_the_same(path: Path, where: str) -
         cut = [m.start() for m in ghc.finditer(text)][3]
         swapped = text[:cut] + ghc.sub(other, text[cut:])
     assert swapped != text
-    assert read_prof_json(io.BytesIO(swapped.encode()), str(path)) == prof_json_at(path)
+    assert ProfJsonReader(io.BytesIO(swapped.encode()), str(path)).read() == prof_json_at(path)
 
 
 def _wide_json(nodes: int) -> bytes:
@@ -204,7 +204,7 @@ def test_a_large_report_is_read_with_few_runs_of_the_cycle_collector(kind: str) 
     gc.collect()
     gc.callbacks.append(count)
     try:
-        profile = (read_prof_json if kind == "json" else read_prof)(io.BytesIO(data), kind)
+        profile = (ProfJsonReader if kind == "json" else ProfReader)(io.BytesIO(data), kind).read()
     finally:
         gc.callbacks.remove(count)
     assert (profile.calls or 0) > 60_000 and profile.folded_calls > 0

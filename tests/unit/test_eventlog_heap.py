@@ -135,14 +135,15 @@ def test_cost_centre_declarations_kept_are_bounded(tmp_path: Path) -> None:
     said = f"2 cost-centre declarations past the first {MAX_COST_CENTRES:,}"
     from click.testing import CliRunner
 
-    from halvm_prof.analysis.report import HeapSection, build_report_data
+    from halvm_prof.analysis.report import HeapSection
     from halvm_prof.cli.app import cli
     from halvm_prof.inputs.source import open_source
+    from tests.sources import report_of
 
     r = CliRunner().invoke(cli, ["summary", str(log)])
     assert r.exit_code == 0 and said in r.output, r.output
     with open_source(log) as source:
-        data = build_report_data([("log", source)], title="t")
+        data = report_of([("log", source)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert heap.limit_note is not None and said in heap.limit_note
 
@@ -198,11 +199,12 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
     with the names note (why a band is an address) saying why."""
     from click.testing import CliRunner
 
-    from halvm_prof.analysis.report import HeapSection, build_report_data
-    from halvm_prof.analysis.summary import EventlogSummary, summarize
+    from halvm_prof.analysis.report import HeapSection
+    from halvm_prof.analysis.summary import EventlogSummary
     from halvm_prof.cli.app import cli
     from halvm_prof.formats.eventlog.declarations import MAX_IPE_ENTRIES
     from halvm_prof.inputs.source import open_source
+    from tests.sources import report_of, summary_of
 
     n = MAX_IPE_ENTRIES + 2
     profile = heap_profile_from_eventlog(many_ipe)
@@ -214,10 +216,10 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
     names_line = next(line for line in r.output.splitlines() if said in line)
     assert "1 band is info-table address" in names_line
     with open_source(many_ipe) as source:
-        summary = summarize(source)
+        summary = summary_of(source)
     assert isinstance(summary, EventlogSummary) and summary.heap is not None
     with open_source(many_ipe) as source:
-        data = build_report_data([("log", source)], title="t")
+        data = report_of([("log", source)], title="t")
     (heap,) = [s for s in data.sections if isinstance(s, HeapSection)]
     assert heap.names_note == summary.heap.names_note
     assert heap.names_note is not None and said in heap.names_note
@@ -228,12 +230,13 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
 
 def test_group_by_of_a_log_past_the_ipe_bound_puts_later_tables_apart(many_ipe: Path) -> None:
     """Grouping goes by the same kept entries: the band of an entry not kept is unnamed."""
-    from halvm_prof.analysis.summary import EventlogSummary, summarize
+    from halvm_prof.analysis.summary import EventlogSummary
     from halvm_prof.formats.ipe import UNNAMED_GROUP
     from halvm_prof.inputs.source import open_source
+    from tests.sources import summary_of
 
     with open_source(many_ipe) as source:
-        summary = summarize(source, group_by="module")
+        summary = summary_of(source, group_by="module")
     assert isinstance(summary, EventlogSummary) and summary.heap is not None
     peaks = {b.band: b.max for b in summary.heap.top}
     assert peaks == {"M": 16, UNNAMED_GROUP: 32}
@@ -247,11 +250,12 @@ def test_ipe_entries_between_censuses_are_grouped_without_rebuilding_the_names(
     were rebuilt, sorted, at every census after a new entry: 100,000 such pairs took hours."""
     import struct
 
-    from halvm_prof.analysis.summary import EventlogSummary, summarize
+    from halvm_prof.analysis.summary import EventlogSummary
     from halvm_prof.formats.eventlog.write import BlockWriter
     from halvm_prof.formats.ipe import IpeFold
     from halvm_prof.inputs.source import open_source
     from tests.eventlog_bytes import cstrs, fixed, header, heap_sample_string, ipe_96, variable
+    from tests.sources import summary_of
 
     log = tmp_path / "interleaved.eventlog"
     n = 50
@@ -277,7 +281,7 @@ def test_ipe_entries_between_censuses_are_grouped_without_rebuilding_the_names(
 
     monkeypatch.setattr(IpeFold, "names", counted)
     with open_source(log) as source:
-        summary = summarize(source, group_by="module")
+        summary = summary_of(source, group_by="module")
     assert isinstance(summary, EventlogSummary) and summary.heap is not None
     assert built <= 1  # once, for the names note at the end
     peaks = {b.band: b.max for b in summary.heap.top}

@@ -10,10 +10,11 @@ import re
 
 import pytest
 
-from halvm_prof.analysis.eventlog_stats import eventlog_stats
+from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.ipe import closure_type_name
 from halvm_prof.inputs.names import load_names
+from halvm_prof.inputs.plan import figures
 from halvm_prof.inputs.source import EventlogSource, open_source
 from tests.ghcchroot import GHC910
 from tests.ghcfixtures import (
@@ -155,7 +156,7 @@ def test_runtime_figures_are_the_references(name: str) -> None:
     reference = _reference(name)
     with open_source(HERE / name) as src:
         assert isinstance(src, EventlogSource)
-        stats = eventlog_stats(src)
+        stats = stats_of_timeline(figures(src))
     # One global sync per collection; burn-p-l-au has no class, so no collection is counted.
     assert stats.gc_count == _count(reference, r": cap \d+: all caps stopped for GC$")
     assert stats.threads_created == _count(reference, r": cap \d+: creating thread \d+$")

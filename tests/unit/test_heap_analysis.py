@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from halvm_prof.analysis.costcentre import aggregate, hottest_path
-from halvm_prof.inputs.heap_stats import band_stats
+from halvm_prof.folds.heap_stats import band_stats
 from halvm_prof.model import (
     CallNode,
     CostCentre,

@@ -10,16 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof import native
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.hp import iter_hp, write_hp
-from halvm_prof.inputs import heap_scan
-from halvm_prof.inputs.heap_scan import HeapScan, scan_hp
-from halvm_prof.inputs.heap_stats import HeapAccumulator, accumulate
+from halvm_prof.folds import heap_scan
+from halvm_prof.folds.heap_scan import HeapScan, scan_hp
+from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
+from halvm_prof.formats.hp import HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep
-from tests.sources import summarize_file
+from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
 ALL_HP = sorted({*HP_FILES, *DATA.glob("**/*.hp")})
@@ -35,7 +34,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def python_reading(data: bytes) -> tuple[object, ...]:
-    reader = iter_hp(io.BytesIO(data))
+    reader = HpReader(io.BytesIO(data))
     acc = accumulate(reader)
     folded = reader.folded
     return reader.header, reader.marks, reader.complete, reader.closed, reader.note, folded, acc
@@ -243,7 +242,7 @@ def test_a_profile_within_the_limit_folds_nothing() -> None:
 
 def summarize_file_data(data: bytes) -> dict[str, object]:
     with open_source(io.BytesIO(data), name="many.hp") as source:
-        return summarize(source).to_json()
+        return summary_of(source).to_json()
 
 
 @settings(max_examples=100, deadline=None)
@@ -280,4 +279,4 @@ def test_numbered_stacks_scan_as_the_python_reader_reads(
         want.append(values)
     data = "".join(out).encode()
     same(scanned(data, chunk), data)
-    assert [s.values for s in iter_hp(io.BytesIO(data))] == want
+    assert [s.values for s in HpReader(io.BytesIO(data))] == want

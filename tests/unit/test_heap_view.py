@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from halvm_prof.analysis.heap_view import HeapView, band_passes, chart_bands
-from halvm_prof.analysis.report import streamed_heap_section
+from halvm_prof.analysis.report import HeapSection, sections_of
+from halvm_prof.inputs.passes import report_read
 from halvm_prof.inputs.source import open_source
 from tests.conftest import CORPUS
 
@@ -40,9 +41,10 @@ def test_top_by_size_then_ordered_by_the_sort() -> None:
 def test_filtered_bands_leave_the_chart_and_other_but_stay_in_the_table() -> None:
     view = HeapView(exclude=("PINNED", "main"))
     with open_source(CORPUS / "leaky-hc.hp") as src:
-        section = streamed_heap_section(src.heap_samples(), "t", 3, "hp", view)
+        (section,) = sections_of("t", report_read("t", src, view.group_by), 3, view)
     with open_source(CORPUS / "leaky-hc.hp") as src:
-        full = streamed_heap_section(src.heap_samples(), "t", 100, "hp")
+        (full,) = sections_of("t", report_read("t", src), 100)
+    assert isinstance(section, HeapSection) and isinstance(full, HeapSection)
     names = [s.name for s in section.series]
     assert not any("PINNED" in n or "main" in n for n in names[:-1]) and names[-1] == "other"
     hidden = [b.band for b in full.bands if "PINNED" in b.band or "main" in b.band]

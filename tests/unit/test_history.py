@@ -16,16 +16,17 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
-from halvm_prof.analysis.diff import diff_input, diff_profiles
+from halvm_prof.analysis.diff import diff_profiles
 from halvm_prof.disk.image import DiskImage
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.errors import InputError, StoreError
+from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.history import schema
 from halvm_prof.history.baseline import stored_profile
 from halvm_prof.history.figures import run_figures
 from halvm_prof.history.store import Store
 from halvm_prof.history.trend import find_series, regressed, trend_page
-from halvm_prof.inputs.heap_scan import HeapScan
+from halvm_prof.inputs.passes import diff_input
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import CostCentreProfile
 from halvm_prof.render.history_html import render_trend_page, trend_page_data

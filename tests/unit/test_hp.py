@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.hp import MAX_LINE, HpParser, iter_hp, write_hp
+from halvm_prof.formats.hp import MAX_LINE, HpParser, HpReader, write_hp
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number, heap_breakdown
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
@@ -21,8 +21,8 @@ def read_hp(target: Path | io.BytesIO) -> HeapProfile:
     """The .hp grammar's reading of a whole file (HpSource.heap_samples is this reader)."""
     if isinstance(target, Path):
         with target.open("rb") as f:
-            return HeapProfile.read_all(iter_hp(f, str(target)))
-    return HeapProfile.read_all(iter_hp(target))
+            return HeapProfile.read_all(HpReader(f, str(target)))
+    return HeapProfile.read_all(HpReader(target))
 
 
 HP_FILES = [
@@ -86,7 +86,7 @@ def test_the_job_line_tells_the_breakdown(job: str, breakdown: str | None, by_st
 def test_a_hc_band_is_its_stack_without_ghcs_number() -> None:
     head = b'JOB "p +RTS -hc"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
     body = b"BEGIN_SAMPLE 1.0\n(12)f/main\t8\n(13)f/main\t16\nMAIN\t4\n(14)\t2\n(x)y\t1\n"
-    samples = list(iter_hp(io.BytesIO(head + body + b"END_SAMPLE 1.0\n")))
+    samples = list(HpReader(io.BytesIO(head + body + b"END_SAMPLE 1.0\n")))
     # two stacks whose cut names are equal are one band, as in the eventlog
     assert samples == [HeapSample(1.0, {"f/main": 24, "MAIN": 4, "(14)": 2, "(x)y": 1})]
     assert drop_stack_number("(304)mkRecord/buildIndex.\\...") == "mkRecord/buildIndex.\\..."
@@ -106,7 +106,7 @@ def test_streaming_reader_reports_header_and_marks() -> None:
         b'JOB "p"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
         b"MARK 0.5\nBEGIN_SAMPLE 1.0\nname with spaces\t12\n(1)a\tb\t3\nEND_SAMPLE 1.0\n"
     )
-    reader = iter_hp(io.BytesIO(text))
+    reader = HpReader(io.BytesIO(text))
     samples = list(reader)
     assert reader.header == HeapHeader("p", "d", "seconds", "bytes")
     assert reader.marks == [0.5]
@@ -128,7 +128,7 @@ def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(
     data = path.read_bytes()
     for cut in sweep(len(data), every=every, around=census_edges(data)):
         prefix = data[:cut]
-        reader = iter_hp(io.BytesIO(prefix))
+        reader = HpReader(io.BytesIO(prefix))
         samples = list(reader)
         whole_lines = prefix[: prefix.rfind(b"\n") + 1]
         expected, _ = _independent_count(whole_lines)
@@ -139,7 +139,7 @@ def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(
         # GHC's closing census is the file's last line, so no cut before the end has it.
         assert not reader.closed and not reader.ended_cleanly, cut
         assert reader.note and "\n" not in reader.note, cut
-    reader = iter_hp(io.BytesIO(data))
+    reader = HpReader(io.BytesIO(data))
     assert len(list(reader)) == data.count(b"END_SAMPLE") and reader.ended_cleanly
     assert reader.note is None
 
@@ -191,7 +191,7 @@ _BAD = [
 def test_the_push_parser_gives_the_same_records_in_every_cut(data: bytes, every: bool) -> None:
     whole = _pushed(data, [])
     # The file reader is the push parser fed its stream's reads: one grammar.
-    reader = iter_hp(io.BytesIO(data), "x.hp")
+    reader = HpReader(io.BytesIO(data), "x.hp")
     read: list[tuple[float, dict[str, int]]] = []
     try:
         read += [(s.time, s.values) for s in reader]

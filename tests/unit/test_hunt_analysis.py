@@ -8,17 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.hunt import (
-    MAX_POINTS,
-    ProfileFold,
-    find_suspects,
-    holder_in_words,
-    hunt_files,
-    producer_of,
-    read_job,
-    read_profile,
-)
+from halvm_prof.analysis.hunt import find_suspects, holder_in_words, hunt_files, producer_of
 from halvm_prof.errors import InputError
+from halvm_prof.folds.hunt_profile import MAX_POINTS, ProfileFold, read_job, read_profile
+from halvm_prof.inputs.passes import hunt_profiles
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapSample
 from tests.conftest import DATA
@@ -35,7 +28,7 @@ FIXES = {
 def verdicts(files: list[Path]):  # type: ignore[no-untyped-def]
     with contextlib.ExitStack() as stack:
         sources = [(str(f), stack.enter_context(open_source(f))) for f in files]
-        return hunt_files(sources, 2)
+        return hunt_files(hunt_profiles(sources), 2)
 
 
 @pytest.mark.parametrize("name", sorted(FIXES))

@@ -119,7 +119,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "collector",
     ),
     ("formats",),
-    ("disk", "timeline", "perf", "xen"),
+    ("disk", "timeline", "folds", "perf", "xen"),
     ("inputs",),
     ("analysis",),
     ("render", "live", "history"),
@@ -231,6 +231,48 @@ def test_analysis_opens_no_input() -> None:
     assert found == []
 
 
+def _all_imports(path: Path) -> set[str]:
+    """Every module of the package ``path`` imports, at any level, ``if TYPE_CHECKING:``
+    blocks included (a source type named in analysis is a source handed to it)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in found if m.startswith("halvm_prof")}
+
+
+def _entrance_imports(paths: list[Path]) -> list[tuple[Path, str]]:
+    return [
+        (path, module)
+        for path in paths
+        for module in sorted(_all_imports(path))
+        if module == "halvm_prof.inputs" or module.startswith("halvm_prof.inputs.")
+    ]
+
+
+def test_analysis_imports_no_entrance_module() -> None:
+    """The entrance (``inputs``) composes and runs the passes and hands their results up:
+    analysis takes results (``folds``, ``timeline``, ``perf``), never a source, a plan or a
+    pass of its own, not even as a type."""
+    found = _entrance_imports(_modules("analysis"))
+    assert [f"{path.relative_to(PACKAGE)}: {module}" for path, module in found] == []
+
+
+def test_analysis_takes_no_source_plan_or_path() -> None:
+    """No parameter of analysis is annotated as a source, a plan or a path."""
+    found = []
+    for path in _modules("analysis"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                text = ast.unparse(node.annotation)
+                if re.search(r"Source\b|\bPlan\b|PathLike|\bPath\b", text):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.arg}: {text}")
+    assert found == []
+
+
 _OPENING_METHODS = ("open", "read_bytes", "read_text", "open_input")
 
 
@@ -273,14 +315,71 @@ def test_no_grammar_takes_a_path() -> None:
     assert found == []
 
 
+#: A grammar's public callables that take a stream and are no reader of it: writers, and parts
+#: that readers and the entrance share.
+_NOT_READERS = {
+    "formats/eventlog/layout.py": {"read_header"},  # the header alone, EventlogReader's first step
+    "formats/eventlog/write.py": {"BlockWriter"},
+    "formats/hp.py": {"write_hp"},
+    "formats/ipe_binary.py": {"Memory"},  # a binary's memory by address, for its IPE tables
+}
+
+
+def _stream_takers(path: Path) -> list[tuple[str, int]]:
+    """The public top-level functions and classes of ``path`` with a parameter (of the function,
+    or the class's ``__init__``) annotated as an ``IO`` stream."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.FunctionDef | ast.ClassDef) or node.name.startswith("_"):
+            continue
+        function: ast.FunctionDef | None = None
+        if isinstance(node, ast.FunctionDef):
+            function = node
+        else:
+            inits = [m for m in node.body if isinstance(m, ast.FunctionDef)]
+            function = next((m for m in inits if m.name == "__init__"), None)
+        if function is None:
+            continue
+        params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        if any(p.annotation and re.search(r"\bIO\[", ast.unparse(p.annotation)) for p in params):
+            found.append((node.name, node.lineno))
+    return found
+
+
+def test_every_grammar_reader_is_a_stream_reader() -> None:
+    """One reader shape: whatever in a grammar takes a stream to read it is a class subclassing
+    ``fileio.StreamReader`` (closing the stream only when it owns it), never a function."""
+    import importlib
+
+    from halvm_prof.fileio import StreamReader
+
+    found = []
+    readers = []
+    for path in _GRAMMARS:
+        where = str(path.relative_to(PACKAGE))
+        module = importlib.import_module(_module_name(path))
+        for name, line in _stream_takers(path):
+            if name in _NOT_READERS.get(where, set()):
+                continue
+            thing = getattr(module, name)
+            if not (isinstance(thing, type) and issubclass(thing, StreamReader)):
+                found.append(f"{where}:{line} {name}")
+            readers.append(name)
+    assert found == []
+    # The grammars that had function forms are among them.
+    assert {"ProfReader", "ProfJsonReader", "TickyReader", "HpReader"} <= set(readers)
+    assert {"EventlogReader", "PerfData"} <= set(readers)
+
+
 def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
         "from typing import TYPE_CHECKING\n"
         "from halvm_prof.inputs.source import open_source\n"
-        "from halvm_prof.analysis.samples import ProfSampleFold\n"
+        "from halvm_prof.folds.samples import ProfSampleFold\n"
         "if TYPE_CHECKING:\n"
         "    from halvm_prof.timeline.build import TimelineSink\n"
+        "    from halvm_prof.inputs.plan import Plan\n"
         "def f(p):\n"
         "    import os\n"
         "    with open(p, 'rb') as a, p.open() as b:\n"
@@ -289,8 +388,25 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     )
     assert _imported(bad) == {
         ("halvm_prof.inputs.source", "open_source"),
-        ("halvm_prof.analysis.samples", "ProfSampleFold"),
+        ("halvm_prof.folds.samples", "ProfSampleFold"),
     }
-    assert [line for _, line in _opens([bad])] == [8, 8, 9, 9]
-    assert _is_fold_or_builder("halvm_prof.analysis.samples", "ProfSampleFold")
+    assert [line for _, line in _opens([bad])] == [9, 9, 10, 10]
+    assert [m for _, m in _entrance_imports([bad])] == [
+        "halvm_prof.inputs.plan",
+        "halvm_prof.inputs.plan.Plan",
+        "halvm_prof.inputs.source",
+        "halvm_prof.inputs.source.open_source",
+    ]
+    reader = tmp_path / "reader.py"
+    reader.write_text(
+        "from typing import IO\n"
+        "def read_x(stream: IO[bytes]) -> int:\n"
+        "    return 0\n"
+        "class X:\n"
+        "    def __init__(self, s: IO[bytes] | None) -> None: ...\n"
+        "def _helper(stream: IO[bytes]) -> None: ...\n",
+        encoding="utf-8",
+    )
+    assert _stream_takers(reader) == [("read_x", 2), ("X", 4)]
+    assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")

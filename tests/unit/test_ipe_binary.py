@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.heap_groups import group_sample
 from halvm_prof.cli.app import cli
+from halvm_prof.folds.heap_groups import group_sample
 from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.ipe import BandNames, band_address
 from halvm_prof.formats.ipe_binary import (

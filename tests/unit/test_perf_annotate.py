@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.analysis.perf import perf_annotate
 from halvm_prof.errors import InputError
+from halvm_prof.inputs.perf_passes import perf_annotate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf.annotate import RULE, FunctionAnnotation, PerfAnnotation
 from halvm_prof.perf.elf import ElfFile

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from halvm_prof.analysis import perf as A
 from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.show import show_lines
+from halvm_prof.inputs import perf_passes as A
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf import merge as M
 from halvm_prof.perf.reader import Mmap, Sample

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.census import pick_census, stack_of_band
 from halvm_prof.cli.app import cli as main
+from halvm_prof.folds.census import pick_census, stack_of_band
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.pprof import PprofBuilder, PprofFrame, PprofMeta, message_class
 from tests.conftest import CORPUS, DATA, require_program

@@ -12,8 +12,8 @@ import pytest
 
 from halvm_prof.analysis.costcentre import aggregate
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.prof import LOST_IN_CUT, read_prof
-from halvm_prof.formats.prof_json import read_prof_json
+from halvm_prof.formats.prof import LOST_IN_CUT, ProfReader
+from halvm_prof.formats.prof_json import ProfJsonReader
 from halvm_prof.model import CallNode
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 from tests.readers import prof_at, prof_json_at
@@ -88,7 +88,7 @@ def test_json_report_matches_its_own_totals() -> None:
 
 def test_json_with_unescaped_quotes_is_recovered() -> None:
     text = (CORPUS / "leaky-pj.prof").read_text().replace('"label": "lazySum"', '"label": "a"b\\c"')
-    profile = read_prof_json(io.BytesIO(text.encode()))
+    profile = ProfJsonReader(io.BytesIO(text.encode())).read()
     assert 'a"b\\c' in {n.cc.label for _, n in profile.root.walk()}
 
 
@@ -115,7 +115,7 @@ MAIN                     MAIN                      1           0   0.0    0.0   
 
 
 def test_pre_8_report_without_src_and_with_a_run_in_id() -> None:
-    profile = read_prof(io.BytesIO(_OLD.encode()))
+    profile = ProfReader(io.BytesIO(_OLD.encode())).read()
     rows = [(d, n.cc.label, n.cc.module, n.number, n.entries) for d, n in profile.root.walk()]
     assert rows == [
         (0, "MAIN", "MAIN", 1, 0),
@@ -135,7 +135,7 @@ def test_src_with_spaces_and_operators() -> None:
             " </>           Main                  <no location info>     ",
         )
     )
-    profile = read_prof(io.BytesIO(text.encode()))
+    profile = ProfReader(io.BytesIO(text.encode())).read()
     node = next(n for _, n in profile.root.walk() if n.cc.label == "</>")
     assert node.cc.src == "<no location info>" and node.number == 311
 
@@ -143,7 +143,7 @@ def test_src_with_spaces_and_operators() -> None:
 def test_a_cut_report_is_incomplete_not_an_error() -> None:
     text = (CORPUS / "leaky-hc.prof").read_bytes()
     cut = text[: text.rindex(b"  score  ") + 40]
-    profile = read_prof(io.BytesIO(cut))
+    profile = ProfReader(io.BytesIO(cut)).read()
     assert not profile.complete and profile.note and "line" in profile.note
     assert all(isinstance(n, CallNode) for _, n in profile.root.walk())
 
@@ -153,9 +153,9 @@ def test_a_cut_report_is_incomplete_not_an_error() -> None:
     [(b"hello\n", "no 'Time and Allocation"), (b'{"program": 1}', "missing or bad field")],
 )
 def test_not_a_report(data: bytes, message: str) -> None:
-    reader = read_prof_json if data.startswith(b"{") else read_prof
+    reader = ProfJsonReader if data.startswith(b"{") else ProfReader
     with pytest.raises(FormatError, match=message):
-        reader(io.BytesIO(data))
+        reader(io.BytesIO(data)).read()
 
 
 def test_public_ghc_8_0_report() -> None:
@@ -266,7 +266,7 @@ def test_labels_with_spaces_split_at_the_header_columns(by_bytes: bool) -> None:
     """Older GHCs allowed spaces in SCC names: the header's columns tell label from module."""
     text = (GHC / "names-hc.prof").read_text()
     text = _relabel(text, "main.back", "gr ö b", by_bytes)
-    profile = read_prof(io.BytesIO(text.encode()))
+    profile = ProfReader(io.BytesIO(text.encode())).read()
     node = next(n for _, n in profile.root.walk() if n.number == 307)
     assert (node.cc.label, node.cc.module, node.cc.src) == ("gr ö b", "Main", "Names.hs:19:7-58")
     assert [n.number for _, n in profile.root.walk()] == [
@@ -278,7 +278,7 @@ def test_labels_with_spaces_split_at_the_header_columns(by_bytes: bool) -> None:
 def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error(every: bool) -> None:
     data = (GHC / "leaky-P.prof").read_bytes()
     tree_at = data.index(b"\nMAIN ") + 1
-    full = [n.number for _, n in read_prof(io.BytesIO(data)).root.walk()]
+    full = [n.number for _, n in ProfReader(io.BytesIO(data)).read().root.walk()]
     # Around the start of the call tree and of its first row below MAIN.
     first_row = tree_at + data[tree_at:].index(b"\n") + 1
     for cut in sweep(len(data), every=every, around=(tree_at, first_row)):
@@ -286,10 +286,10 @@ def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error(every: bool
         stream.name = "cut.prof"
         if cut <= tree_at + data[tree_at:].index(b"\n"):
             with pytest.raises(FormatError) as err:
-                read_prof(stream)
+                ProfReader(stream).read()
             assert str(err.value).startswith("cut.prof:") and "\n" not in str(err.value)
             continue
-        profile = read_prof(stream)
+        profile = ProfReader(stream).read()
         # What a cut tree lacks of the flat table hangs under its own node, after the rows.
         lost = {id(m) for n in profile.root.children if n.cc == LOST_IN_CUT for _, m in n.walk()}
         numbers = [n.number for _, n in profile.root.walk() if id(n) not in lost]
@@ -304,7 +304,7 @@ def test_every_cut_of_a_report_is_a_partial_tree_or_a_one_line_error(every: bool
 def test_ghc_8_0_report_without_src_from_ghc_prof() -> None:
     """ghc-prof's purs.prof (tests/data/public/README.md): 14,032 rows, no SRC column."""
     raw = gzip.decompress((PUBLIC / "ghc-prof-purs.prof.gz").read_bytes())
-    profile = read_prof(io.BytesIO(raw))
+    profile = ProfReader(io.BytesIO(raw)).read()
     rows = _tree_rows(raw.decode())
     nodes = [n for _, n in profile.root.walk()]
     assert len(nodes) == len(rows) == 14_032

@@ -15,29 +15,29 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from halvm_prof.analysis.postmortem import DiskReport, Verdict
+from halvm_prof.analysis.postmortem import Verdict
 from halvm_prof.analysis.report import (
-    MAX_POINTS,
     HeapSection,
     RuntimeSection,
-    build_report_data,
     heap_section,
     prof_section,
     sections_of,
-    thin,
 )
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.cli.app import cli
-from halvm_prof.inputs.heap_stats import band_stats
+from halvm_prof.folds.heap_drawn import MAX_POINTS, thin
+from halvm_prof.folds.heap_stats import band_stats
+from halvm_prof.folds.reads import DiskReport
+from halvm_prof.inputs.passes import report_read
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.render import timeline_page
 from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.timeline_page import section_data
-from halvm_prof.timeline.model import PAGE_BUDGET, Budget
+from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
 from tests.conftest import CORPUS, DATA, Golden
 from tests.readers import prof_at
-from tests.sources import read_hp, read_timeline
+from tests.sources import read_hp, read_timeline, report_of, summary_of
 
 EVIL = '</script><script>alert(1)</script> <$> </> & "q" \u2028'
 HP_FILES = [*sorted(CORPUS.glob("*.hp")), *sorted((DATA / "ghc").glob("*.hp"))]
@@ -50,7 +50,7 @@ def heap_data(profile: HeapProfile, title: str) -> dict[str, Any]:
 def hp_file_data(path: Path, title: str) -> dict[str, Any]:
     """The section of a .hp file, streamed from its source."""
     with open_source(path) as source:
-        (section,) = sections_of(title, source)
+        (section,) = sections_of(title, report_read(title, source))
         assert isinstance(section, HeapSection)
         return section.to_json()
 
@@ -79,9 +79,7 @@ def test_thinning_keeps_order_ends_and_the_peak(values: list[int], limit: int) -
 def test_hostile_names_cannot_break_the_page() -> None:
     samples = [HeapSample(float(i), {EVIL: i, "x": 1}) for i in range(3)]
     html = render_html(
-        build_report_data(
-            [(EVIL, HeapProfile(HeapHeader(EVIL, "d"), samples))], title=EVIL, notes=[EVIL]
-        )
+        report_of([(EVIL, HeapProfile(HeapHeader(EVIL, "d"), samples))], title=EVIL, notes=[EVIL])
     )
     assert "<script>alert(1)" not in html
     assert html.count("</script>") == 3  # echarts, the data block, our script
@@ -172,6 +170,56 @@ def test_runtime_section_holds_bins_and_exact_events() -> None:
     assert small["levels"] == data["levels"]
 
 
+_EXACT = timeline_page._EXACT
+
+
+@given(
+    st.one_of(
+        st.integers(-_EXACT + 1, _EXACT - 1),
+        st.integers(0, 10**13),
+        st.sampled_from([_EXACT - 1, -_EXACT + 1, _EXACT, -_EXACT, _EXACT + 1, 0, 1, -1]),
+        st.integers(-(10**30), 10**30),
+    )
+)
+@settings(max_examples=2000)
+def test_seconds_on_the_page_are_the_rounded_ones(ns: int) -> None:
+    """The fast path of the page's seconds (no ``round`` below 2**23 s) gives the same float
+    as rounding to the ns, for an interval and a collection as for any other time."""
+    want = round(ns / NS, 9)
+    assert timeline_page._s(ns) == want
+    start, end = min(ns, 0), max(ns, 0)
+    rounded = [round(start / NS, 9), round(end / NS, 9)]
+    for iv in (
+        Interval(cap=3, start=start, end=end, kind="gc"),
+        Interval(cap=3, start=end, end=start, kind="run", thread=7, status=2, cut=True),
+    ):
+        row = timeline_page._interval(iv, {3: 0})
+        assert sorted(row[1:3]) == rounded
+        assert timeline_page._intervals([iv], {3: 0}, None) == [row]
+        assert timeline_page._intervals([iv], {3: 0}, iv.start) == []
+        assert timeline_page._intervals([iv], {3: 0}, iv.start + 1) == [row]
+    gc = Collection(index=0, start=start, end=end, caps=(0, 1), parallel=True, generation=1)
+    row = timeline_page._collection(gc)
+    assert row == [*rounded, 1, 0, 2, 1, 0]
+    assert timeline_page._collections([gc], None) == [row]
+    assert timeline_page._collections([gc], start) == []
+
+
+def test_the_page_rows_are_the_records_in_order() -> None:
+    """The inline rows of the runtime section are those of its one-record functions, in the
+    model's order, cut at ``exact_until`` as a small budget cuts them."""
+    tl = read_timeline(DATA / "eventlog" / "ghc" / "timeline-N4.eventlog")
+    index = {c.cap: i for i, c in enumerate(tl.caps)}
+    data = section_data(tl, "t")
+    assert data["intervals"] == [timeline_page._interval(i, index) for i in tl.intervals]
+    assert data["gcs"] == [timeline_page._collection(c) for c in tl.collections]
+    small = section_data(tl, "t", Budget(intervals=20, collections=5))
+    until = small["exact_until"] * NS
+    assert small["gcs"] == [
+        timeline_page._collection(c) for c in tl.collections[:5] if c.start < round(until)
+    ]
+
+
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:
     files = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".hp", ".prof", ".eventlog"))
     a, b = tmp_path / "a.html", tmp_path / "b.html"
@@ -188,7 +236,7 @@ def test_report_data_golden(golden: Golden) -> None:
     # Both files of one run on one page; an operator (<+>) and a primed name (tot'al) in it.
     ops = DATA / "ghc"
     with open_source(ops / "ops-hc.hp") as hp, open_source(ops / "ops-hc.prof") as prof:
-        data = page_json(build_report_data([("ops-hc.hp", hp), ("ops-hc.prof", prof)], title="ops"))
+        data = page_json(report_of([("ops-hc.hp", hp), ("ops-hc.prof", prof)], title="ops"))
     data["generator"] = "halvm-prof"
     golden.check("report/ops-hc.json", json.dumps(data, sort_keys=True, indent=1) + "\n")
 
@@ -208,7 +256,7 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     disk = DiskReport("xvdp2", EVIL, closed=False, kind="hp", committed=4096, samples=7)
     pm = Verdict((disk,), 64, None, EVIL, (EVIL, "heap grew"))
     profile = read_hp(CORPUS / "leaky-hd.hp")
-    data = build_report_data([("hd", profile)], title="pm", postmortem=pm)
+    data = report_of([("hd", profile)], title="pm", postmortem=pm)
     assert data.page == "postmortem" and data.postmortem == pm
     html = render_html(data)
     assert "<script>alert(1)" not in html and html.count("</script>") == 3
@@ -244,16 +292,16 @@ def test_runtime_section_stays_small_with_many_capabilities() -> None:
 def test_the_report_and_the_summary_give_a_band_the_same_row() -> None:
     for path in (CORPUS / "leaky-hc.hp", DATA / "ghc" / "ops-hc.hp"):
         with open_source(path) as source:
-            top = summarize(source, 5).top  # type: ignore[union-attr]
+            top = summary_of(source, 5).top  # type: ignore[union-attr]
         with open_source(path) as source:
-            (section,) = sections_of("t", source)
+            (section,) = sections_of("t", report_read("t", source))
         assert top and section.bands[: len(top)] == top  # type: ignore[union-attr]
 
 
 def test_the_report_and_the_summary_give_a_cost_centre_the_same_row() -> None:
     path = DATA / "ghc" / "leaky-P.prof"
     with open_source(path) as source:
-        summary = summarize(source, 5)
+        summary = summary_of(source, 5)
     profile = prof_at(path)
     table = {(r.cost_centre, r.module, r.src): r for r in prof_section(profile, "p").table}
     rows = summary.top_time  # type: ignore[union-attr]
@@ -297,7 +345,9 @@ def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same() -> Non
     assert len(logs) > 20
     for log in logs:
         with open_source(log) as source:
-            runtime = next(s for s in sections_of("t", source) if s.kind == "runtime")
+            runtime = next(
+                s for s in sections_of("t", report_read("t", source)) if s.kind == "runtime"
+            )
         assert isinstance(runtime, RuntimeSection)
         assert runtime.timeline.budget == PAGE_BUDGET, log
         whole = read_timeline(log)
@@ -339,4 +389,4 @@ def test_an_eventlog_s_page_leads_with_what_it_was_recorded_for(
     log: Path, kinds: list[str]
 ) -> None:
     with open_source(log) as source:
-        assert [s.kind for s in sections_of("t", source)] == kinds
+        assert [s.kind for s in sections_of("t", report_read("t", source))] == kinds

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import build_report_data
 from halvm_prof.cli.app import cli
 from halvm_prof.formats.ipe import GROUPINGS, GroupBy
 from halvm_prof.inputs.source import open_source
 from halvm_prof.render.html import page_json
 from tests.conftest import DATA, Golden
+from tests.sources import report_of
 from tests.unit.test_render_html import page_data
 
 HERE = DATA / "ghc96"
@@ -109,7 +109,7 @@ def test_hi_report_data_golden(golden: Golden) -> None:
     def data() -> str:
         with open_source(HERE / "leaky-hi-l.hp") as hp:
             hp.band_names = load_names(LOG)
-            out = page_json(build_report_data([("leaky-hi-l.hp", hp)], title="hi"))
+            out = page_json(report_of([("leaky-hi-l.hp", hp)], title="hi"))
         out["generator"] = "halvm-prof"
         # The notes name the log by its path: the same golden from any checkout.
         return json.dumps(out, sort_keys=True, indent=1).replace(str(LOG), LOG.name) + "\n"
@@ -126,7 +126,8 @@ def test_groupings_draw_the_censuses_group_by_draws_when_thinned(tmp_path: Path)
     import random
 
     from halvm_prof.analysis.heap_view import HeapView
-    from halvm_prof.analysis.report import MAX_POINTS, HeapSection
+    from halvm_prof.analysis.report import HeapSection
+    from halvm_prof.folds.heap_drawn import MAX_POINTS
     from halvm_prof.formats.hp import write_hp
     from halvm_prof.inputs.names import load_names
     from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
@@ -145,7 +146,7 @@ def test_groupings_draw_the_censuses_group_by_draws_when_thinned(tmp_path: Path)
     def section(by: GroupBy) -> HeapSection:
         with open_source(hp) as src:
             src.band_names = names
-            data = build_report_data([("gen", src)], title="g", view=HeapView(group_by=by))
+            data = report_of([("gen", src)], title="g", view=HeapView(group_by=by))
         (heap,) = data.sections
         assert isinstance(heap, HeapSection)
         return heap

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.summary import HeapSummary, summarize
+from halvm_prof.analysis.summary import HeapSummary
 from halvm_prof.cli.app import cli
+from halvm_prof.folds.heap_stats import accumulate, top_bands
 from halvm_prof.formats.calltree import MAX_CALLS
-from halvm_prof.inputs.heap_stats import accumulate, top_bands
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, folded_bands_note
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS
-from tests.sources import read_hp
+from tests.sources import read_hp, summary_of
 
 
 @pytest.mark.parametrize("hp", sorted(CORPUS.glob("*.hp")), ids=lambda p: p.name)
@@ -50,7 +50,7 @@ def test_a_summary_of_many_bands_keeps_top_n_and_counts_folded_suspects(tmp_path
     assert len(kept.top) == 5 and len(kept.leak_suspects) == 7
     assert kept.leak_suspects_folded == 15 - 7
     with open_source(hp) as source:
-        data = summarize(source, 5)
+        data = summary_of(source, 5)
     assert isinstance(data, HeapSummary)
     assert data.bands == 300 and len(data.top) == 5
     assert len(data.leak_suspects) == 15 and "leak_suspects_folded" not in data.to_json()

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import HeapSection, build_report_data
-from halvm_prof.analysis.summary import EventlogSummary, HeapSummary, summarize
+from halvm_prof.analysis.report import HeapSection
+from halvm_prof.analysis.summary import EventlogSummary, HeapSummary
 from halvm_prof.cli.app import cli
 from halvm_prof.inputs.follow import EventlogFollower, HpFollower
 from halvm_prof.inputs.source import open_source
@@ -25,7 +25,7 @@ from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.model import MAX_BANDS
 from tests import ghc96
 from tests.conftest import DATA
-from tests.sources import diff_files, heap_profile_from_eventlog, read_hp
+from tests.sources import diff_files, heap_profile_from_eventlog, read_hp, report_of, summary_of
 
 PAIRS = [ghc96.DATA, DATA / "eventlog" / "ghc"]
 
@@ -80,7 +80,7 @@ def test_summary_and_report_name_and_measure_bands_alike(folder: Path) -> None:
     tops = []
     for path in (hp, log):
         with open_source(path) as source:
-            summary = summarize(source, top_n=MAX_BANDS)
+            summary = summary_of(source, top_n=MAX_BANDS)
         heap = summary.heap if isinstance(summary, EventlogSummary) else summary
         assert isinstance(heap, HeapSummary)
         tops.append({row.band: row.max for row in heap.top})
@@ -88,7 +88,7 @@ def test_summary_and_report_name_and_measure_bands_alike(folder: Path) -> None:
     tables = []
     for path in (hp, log):
         with open_source(path) as source:
-            data = build_report_data([(path.name, source)], title="t", top_bands=MAX_BANDS)
+            data = report_of([(path.name, source)], title="t", top_bands=MAX_BANDS)
         (heap_section,) = [s for s in data.sections if isinstance(s, HeapSection)]
         tables.append({row.band: row.max for row in heap_section.bands})
         assert {s.name for s in heap_section.series} <= set(peaks)

@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halvm_prof.analysis.report import build_report_data
-from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
@@ -26,6 +24,7 @@ from halvm_prof.inputs.source import (
     open_source,
 )
 from tests.conftest import CORPUS
+from tests.sources import report_of, summary_of
 
 KINDS = {
     "leaky-hc.hp": HpSource,
@@ -86,7 +85,7 @@ def test_a_disk_image_is_told_by_its_status_sector(tmp_path: Path) -> None:
         with open_source(disk) as source, open_source(CORPUS / name) as plain:
             assert isinstance(source, DiskSource)
             assert type(source.content) is KINDS[name] and "disk image holding" in source.what
-            assert summarize(source).to_json() == summarize(plain).to_json()
+            assert summary_of(source).to_json() == summary_of(plain).to_json()
 
 
 def test_asking_a_source_for_what_its_kind_lacks_is_one_line() -> None:
@@ -105,9 +104,9 @@ def test_each_input_is_read_once(name: str, monkeypatch: pytest.MonkeyPatch) -> 
         stream = Counting(path)
         with open_source(io.BufferedReader(stream)) as source:
             if work == "summary":
-                summarize(source)
+                summary_of(source)
             else:
-                build_report_data([(name, source)], title="t")
+                report_of([(name, source)], title="t")
         # The first bytes are looked at once to tell the kind, then read again from the start.
         # (An eventlog's time order keeps what its block walk read: no second read either.)
         assert size <= stream.read_bytes <= size + 8192, (work, stream.read_bytes, size)
@@ -117,16 +116,16 @@ def test_each_input_is_read_once(name: str, monkeypatch: pytest.MonkeyPatch) -> 
 def test_a_stream_that_cannot_seek_is_read_as_a_stream(name: str) -> None:
     path = CORPUS / name
     with open_source(path) as source:
-        expected = summarize(source).to_json()
+        expected = summary_of(source).to_json()
     stream = Counting(path, seekable=False)
     with open_source(io.BufferedReader(stream), name="<pipe>") as source:
         assert not source.seekable
-        assert summarize(source).to_json() == expected
+        assert summary_of(source).to_json() == expected
         # A second pass over a pipe is refused in one line, never read as an empty file (a
         # report is read whole once and kept).
         if source.kind in ("hp", "eventlog"):
             with pytest.raises(InputError, match="can be read only once"):
-                summarize(source)
+                summary_of(source)
     assert stream.read_bytes == path.stat().st_size
 
 
@@ -185,11 +184,11 @@ def test_a_log_over_the_keep_budget_is_read_twice_in_flat_memory(
     path = CORPUS / "leaky-hT.eventlog"
     size = path.stat().st_size
     with open_source(path) as source:
-        expected = summarize(source).to_json()
+        expected = summary_of(source).to_json()
     monkeypatch.setattr(reader, "KEEP_BYTES", 4096)
     stream = Counting(path)
     with open_source(io.BufferedReader(stream)) as source:
-        assert summarize(source).to_json() == expected
+        assert summary_of(source).to_json() == expected
     # Past the budget the walk keeps nothing, and the ordered load reads the blocks again.
     assert stream.read_bytes > 1.9 * size
 
@@ -201,7 +200,7 @@ def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
     path = CORPUS / name
     data = path.read_bytes()
     with open_source(path, digest=True) as source:
-        summarize(source)
+        summary_of(source)
         assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
     # Nothing read yet: the digest reads it all itself.
     with open_source(path, digest=True) as source:
@@ -210,7 +209,7 @@ def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
     create_image(disk, 4 << 20)
     write_profile(path, disk)
     with open_source(disk, digest=True) as source:
-        summarize(source)
+        summary_of(source)
         # A disk's digest is its recovered profile's: the same bytes as the file written to it.
         assert source.digest() == (len(data), hashlib.sha256(data).hexdigest())
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.summary import TickySummary
-from halvm_prof.analysis.ticky import TickyFold
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.ticky import read_ticky_text
+from halvm_prof.folds.ticky import TickyFold
+from halvm_prof.formats.ticky import TickyReader
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.summary import render_summary
 from tests.conftest import DATA
@@ -115,10 +115,10 @@ def test_a_broken_ticky_table_names_the_line(tmp_path: Path) -> None:
     at = next(i for i, x in enumerate(lines) if x.strip().startswith(b"Entries")) + 3
     lines[at] = b"   12 twelve\n"
     with pytest.raises(FormatError) as e:
-        read_ticky_text(io.BytesIO(b"".join(lines)), "cut.ticky")
+        TickyReader(io.BytesIO(b"".join(lines)), "cut.ticky").read()
     assert e.value.line == at + 1 and "cut.ticky" in str(e.value)
     with pytest.raises(FormatError, match="no ticky counter table"):
-        read_ticky_text(io.BytesIO(b"".join(lines[:30])), "short.ticky")
+        TickyReader(io.BytesIO(b"".join(lines[:30])), "short.ticky").read()
 
 
 def test_ghc96_eventlog_and_text_report_name_the_same_counters() -> None:
@@ -141,12 +141,12 @@ def test_ghc96_eventlog_and_text_report_name_the_same_counters() -> None:
 def test_a_line_longer_than_ghc_writes_is_refused_not_read_whole() -> None:
     head = (DATA / "ghc" / "ops-ticky.ticky").read_bytes().split(b"\n    Entries")[0]
     with pytest.raises(FormatError, match="longer than 64 KiB") as e:
-        read_ticky_text(io.BytesIO(head + b"\n" + b"x" * (1 << 20)), "long.ticky")
+        TickyReader(io.BytesIO(head + b"\n" + b"x" * (1 << 20)), "long.ticky").read()
     assert e.value.line is not None
 
 
 def test_counters_beyond_the_bound_are_summed_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    import halvm_prof.analysis.ticky as ticky
+    import halvm_prof.folds.ticky as ticky
 
     monkeypatch.setattr(ticky, "MAX_COUNTERS", 1)
     fold = TickyFold()

@@ -15,16 +15,17 @@ import pytest
 from click.testing import CliRunner
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb  # type: ignore[import-untyped]
 
-from halvm_prof.analysis.exports import trace as trace_of
-from halvm_prof.analysis.report import SamplesSection, build_report_data
-from halvm_prof.analysis.samples import ProfSampleFold, SampleBins, TimeSamples
+from halvm_prof.analysis.report import SamplesSection
 from halvm_prof.cli.app import cli
+from halvm_prof.folds.samples import ProfSampleFold, SampleBins, TimeSamples
+from halvm_prof.inputs.passes import trace as trace_of
 from halvm_prof.inputs.source import EventlogSource, open_source
 from halvm_prof.render.export import finish_trace
 from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
 from tests.conftest import CORPUS, DATA
+from tests.sources import report_of
 
 LOGS = [
     DATA / "ghc96" / "burn-p-l-au.eventlog",
@@ -97,7 +98,7 @@ def test_report_leads_with_the_samples_and_names_their_runtime_section() -> None
     # A -p -l log was recorded for its samples: they lead, the runtime timeline they follow
     # (its zoom) comes next.
     with open_source(CORPUS / "leaky-hc.hp") as hp, open_source(LOGS[0]) as src:
-        data = build_report_data([("other", hp), ("burn", src)], title="t")
+        data = report_of([("other", hp), ("burn", src)], title="t")
     kinds = [s.kind for s in data.sections]
     assert kinds == ["heap", "samples", "runtime"]
     section = data.sections[1]

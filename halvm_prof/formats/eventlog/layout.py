@@ -1,4 +1,4 @@
-"""The eventlog header: magic markers and event-type declarations, declared once with construct.
+"""The eventlog header: magic markers and event-type declarations, declared once here.
 
 An eventlog (``rts/eventlog/EventLogFormat.h``) is big-endian::
 
@@ -7,6 +7,11 @@ An eventlog (``rts/eventlog/EventLogFormat.h``) is big-endian::
 Each declaration names an event type, its payload size (0xffff: variable, the payload then starts
 with its own 16-bit length) and a description. Nothing else in halvm-prof knows these markers, nor
 the frame of an event.
+
+Not construct, as elsewhere in the package: importing construct took 13 ms, a tenth of an
+``eventlog stats`` run, whose speed against ``ghc-events show`` is set by start-up.
+``tests/unit/test_eventlog_layout.py`` declares a declaration with construct and holds the two
+to the same results on every fixture's header and on random bytes.
 """
 
 from __future__ import annotations
@@ -15,8 +20,6 @@ import io
 import struct
 from dataclasses import dataclass
 from typing import IO
-
-import construct as c
 
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
@@ -48,16 +51,11 @@ MAX_EVENT = 0xFFFF + VARIABLE_HEAD_SIZE
 #: The payload of a block marker: bytes the block covers, its end time, its capability.
 BLOCK_HEADER = struct.Struct(">IQH")
 
-#: One event-type declaration, after its ``etb\0`` marker.
-EVENT_TYPE_DECL = c.Struct(
-    "num" / c.Int16ub,
-    "size" / c.Int16ub,
-    "desc" / c.Prefixed(c.Int32ub, c.GreedyBytes),
-    "extra" / c.Prefixed(c.Int32ub, c.GreedyBytes),
-    "end" / c.Const(ET_END),
-)
-
-_MARKER = c.Bytes(4)
+#: One event-type declaration, after its ``etb\0`` marker: type number, payload size (VARIABLE
+#: or bytes), then the description's length (32-bit) and bytes, the extra field's length and
+#: bytes, and ``ete\0``.
+DECL_HEAD = struct.Struct(">HHI")
+_U32 = struct.Struct(">I")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +106,6 @@ def _expect(
 MAX_DECLARED = 64 << 10
 #: The longest header read: GHC's is about 15 KB (and parsing is slow on hostile ones).
 MAX_HEADER = 256 << 10
-_U32 = struct.Struct(">I")
 
 
 def _check_declared_sizes(head: bytes, decl_at: int, path: str | None) -> None:
@@ -127,6 +124,32 @@ def _check_declared_sizes(head: bytes, decl_at: int, path: str | None) -> None:
                 hint="this is not a GHC eventlog, or its header is damaged",
             )
         at += 4 + length
+
+
+def _declaration(head: bytes, at: int, path: str | None) -> tuple[EventType, int] | None:
+    """The declaration at ``at`` (after its ``etb\\0``) and the offset after its ``ete\\0``;
+    None where ``head`` ends first."""
+    if len(head) < at + DECL_HEAD.size:
+        return None
+    num, size, desc_length = DECL_HEAD.unpack_from(head, at)
+    desc_at = at + DECL_HEAD.size
+    extra_at = desc_at + desc_length
+    if len(head) < extra_at + _U32.size:
+        return None
+    (extra_length,) = _U32.unpack_from(head, extra_at)
+    end_at = extra_at + _U32.size + extra_length
+    end = head[end_at : end_at + len(ET_END)]
+    if len(end) < len(ET_END):
+        return None
+    if end != ET_END:
+        raise FormatError(
+            f"an event type declaration ends in {show_bytes(end)}, not {show_bytes(ET_END)}",
+            path=path,
+            offset=end_at,
+            hint="the header is damaged",
+        )
+    desc = head[desc_at:extra_at].decode("utf-8", "replace")
+    return EventType(num, desc, None if size == VARIABLE else size), end_at + len(ET_END)
 
 
 def check_header_start(head: bytes, path: str | None = None) -> None:
@@ -179,19 +202,11 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
                 )
             decl_at = stream.tell()
             _check_declared_sizes(head, decl_at, path)
-            try:
-                decl = EVENT_TYPE_DECL.parse_stream(stream)
-            except c.StreamError as e:
-                raise IncompleteHeader(at, tuple(types)) from e
-            except c.ConstructError as e:
-                raise FormatError(
-                    f"event type declaration is malformed ({type(e).__name__})",
-                    path=path,
-                    offset=decl_at,
-                    hint="the header is damaged",
-                ) from e
-            size = None if decl.size == VARIABLE else int(decl.size)
-            types.append(EventType(int(decl.num), decl.desc.decode("utf-8", "replace"), size))
+            decl = _declaration(head, decl_at, path)
+            if decl is None:
+                raise IncompleteHeader(at, tuple(types))
+            types.append(decl[0])
+            stream.seek(decl[1])
         _expect(stream, HEADER_END, path, "header end")
         _expect(stream, DATA_BEGIN, path, "data begin")
     except IncompleteHeader as e:
@@ -200,7 +215,8 @@ def parse_header(head: bytes, path: str | None = None) -> Header:
 
 
 def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, bytes]:
-    """Read the header from the start of ``stream``; also return the bytes read past it.
+    """Read the header from the start of ``stream``; also return every byte read: the header's
+    (``header.data_offset`` of them) and those past it.
 
     Reads in growing chunks, so a header of any size is read without knowing it in advance.
     """
@@ -219,4 +235,4 @@ def read_header(stream: IO[bytes], path: str | None = None) -> tuple[Header, byt
                 raise header_too_long(path, e.offset) from None
             chunk *= 2
             continue
-        return header, head[header.data_offset :]
+        return header, head

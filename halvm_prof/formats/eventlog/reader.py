@@ -21,9 +21,7 @@ import bisect
 import heapq
 import io
 import os
-import shutil
 import struct
-import tempfile
 import time as _time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +31,6 @@ from halvm_prof.errors import FormatError
 from halvm_prof.fileio import StreamReader, stream_name
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import (
-    HEADER_BEGIN,
     Header,
     IncompleteHeader,
     read_header,
@@ -46,7 +43,7 @@ from halvm_prof.formats.eventlog.walk import (
     walker,
     want_table,
 )
-from halvm_prof.model import Stop
+from halvm_prof.stop import Stop
 
 T = TypeVar("T")
 
@@ -88,8 +85,13 @@ class EventlogReader(StreamReader):
         self._start = self._tell()
         self.header: Header | None = None
         self._rest = b""
+        #: The header as GHC wrote it (at most ``layout.MAX_HEADER`` bytes), for a writer that
+        #: copies the log.
+        self.header_bytes = b""
         try:
-            self.header, self._rest = read_header(self.stream, self.path)
+            self.header, head = read_header(self.stream, self.path)
+            self.header_bytes = head[: self.header.data_offset]
+            self._rest = head[self.header.data_offset :]
         except FormatError:
             self.close()
             raise
@@ -518,16 +520,3 @@ def events_of(
             c = (None if walked < 0 else walked) if cap == "walked" else cap
             frames[i] = Event(t, etype, c, args, offset + pos)
     return frames
-
-
-def spool(stream: IO[bytes]) -> IO[bytes]:
-    """Copy a stream that cannot seek (a pipe) to a temporary file, so it can be sorted. A
-    stream that does not start as an eventlog is not copied past its first bytes, which the
-    reader refuses: /dev/zero or a pipe of anything else would fill the disk for ever."""
-    tmp = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
-    head = stream.read(len(HEADER_BEGIN))
-    tmp.write(head)
-    if head == HEADER_BEGIN:
-        shutil.copyfileobj(stream, tmp, CHUNK)
-    tmp.seek(0)
-    return tmp

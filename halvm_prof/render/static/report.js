@@ -122,9 +122,38 @@
     if (after) after.after(div); else parent.appendChild(div);
     const c = echarts.init(div, null, { renderer: "canvas" });
     charts.push(c);
-    // Its box's width, not the window's (report.css keeps room for the scroll bar).
-    new ResizeObserver(() => { if (c.getWidth() !== div.clientWidth) c.resize(); }).observe(div);
+    // Its box's size, not the window's (report.css keeps room for the scroll bar; a legend's
+    // rows make it taller, perhaps before the box is in the page).
+    new ResizeObserver(() => {
+      if (c.getWidth() !== div.clientWidth || c.getHeight() !== div.clientHeight) c.resize();
+    }).observe(div);
     return c;
+  }
+
+  // Every entry of a chart's legend at the top, in as many rows as they take: a scrolling
+  // legend cut its last visible entry in half (ECharts shows the cut one again on the next
+  // page). The plot starts below the rows and the chart grows by them, after every drawing
+  // (a resize or another grouping wraps them anew). ``plot``: the chart's height below a
+  // legend of one row; ``gap``: room between the rows and the plot (the y axis's name).
+  const LEGEND_ROW = 25;
+  function wholeLegend(c, plot, gap) {
+    const div = c.getDom();
+    function fit() {
+      const model = c.getModel().getComponent("legend");
+      const view = model && c.getViewOfComponentModel(model);
+      if (!view) return;
+      const rows = Math.max(LEGEND_ROW, Math.ceil(view.group.getBoundingRect().height));
+      const grid = (c.getOption().grid || [])[0] || {};
+      c.halvmLegendTop = rows + gap;  // what the chart's own options say again when redrawn
+      if (grid.top !== rows + gap) c.setOption({ grid: { top: rows + gap } });
+      const height = plot + rows + "px";
+      if (div.style.height !== height) {
+        div.style.height = height;
+        c.resize();
+      }
+    }
+    c.on("finished", fit);
+    fit();
   }
 
   // eventlog2html's band filter (substrings): with only includes a band is kept when it holds
@@ -328,10 +357,10 @@
         animation: false,
         tooltip: { trigger: "axis", valueFormatter: (x) => (pct ? num(x, 1) + "%" : bytes(x)) },
         // Named -hi bands: the short label in the legend, the full name on hover and in the table.
-        legend: { type: "scroll", top: 0, data: bands().map((b) => b.name),
+        legend: { type: "plain", top: 0, data: bands().map((b) => b.name),
                   formatter: (n) => g.labels[n] || n,
                   tooltip: { show: true, formatter: (p) => p.name } },
-        grid: { top: 55, left: 80, right: 20, bottom: 85 },
+        grid: { top: c.halvmLegendTop || LEGEND_ROW + 30, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
                  // One census has no extent: give it a millisecond either side, never before 0
                  // (an ECharts time axis that starts before 0 spends seconds on its ticks).
@@ -348,6 +377,7 @@
     }
     const all = { lo: -Infinity, hi: Infinity, shown: () => true };
     c.setOption(option(all));
+    wholeLegend(c, 420 - LEGEND_ROW, 30);
     function redraw() {
       c.setOption(option(view(c)), { replaceMerge: ["series"] });
       c.setOption({ yAxis: yAxis(view(c)) });
@@ -501,13 +531,14 @@
       const ms = r.times.map((t) => t * 1000);
       c.setOption({
         animation: false, tooltip: { trigger: "axis", valueFormatter: bytes },
-        legend: { type: "scroll", top: 0 }, grid: { top: 55, left: 80, right: 20, bottom: 60 },
+        legend: { type: "plain", top: 0 }, grid: { top: 55, left: 80, right: 20, bottom: 60 },
         xAxis: { type: "time", name: "seconds", nameLocation: "middle", nameGap: 24,
                  axisLabel: { formatter: (v) => num(v / 1000, 3), hideOverlap: true } },
         yAxis: byteAxis(maxOf(r.series.map((x) => maxOf(x.allocs))), { name: "bytes" }),
         series: r.series.map((x) => ({ name: x.name, type: "line", showSymbol: ms.length < 50,
           data: x.allocs.map((v, j) => [ms[j], v]) })),
       });
+      wholeLegend(c, 420 - LEGEND_ROW, 30);
     }
     sec.appendChild(el("h3", {}, "Counters, most allocating first"));
     table(sec, [

@@ -1,7 +1,8 @@
-"""perf.data and its program's eventlog, from sources: how the commands reach
-:mod:`halvm_prof.perf`. Each input is opened once, by the command, as a source; the perf.data
-reader is the :class:`~halvm_prof.inputs.source.PerfSource`'s, the eventlog reader the
-:class:`~halvm_prof.inputs.source.EventlogSource`'s.
+"""The passes of ``perf report``/``merge``/``annotate``: perf.data and its program's eventlog,
+each opened once by the command as a source, read here (the perf.data reader is the
+:class:`~halvm_prof.inputs.perf.PerfSource`'s, the eventlog reader the
+:class:`~halvm_prof.inputs.eventlog.EventlogSource`'s) and handed up as :mod:`halvm_prof.perf`'s
+results.
 """
 
 from __future__ import annotations

@@ -295,7 +295,7 @@ def _keep(
 
 
 def accumulate(samples: Iterable[HeapSample]) -> HeapAccumulator:
-    """One pass over ``samples`` (a list, or a streaming reader such as ``iter_hp``)."""
+    """One pass over ``samples`` (a list, or a streaming reader such as ``HpReader``)."""
     acc = HeapAccumulator()
     for sample in samples:
         acc.add(sample)
@@ -307,6 +307,6 @@ def band_stats(profile: HeapProfile) -> list[BandStats]:
 
     A band missing from a census is 0 there; residency is integrated by the trapezoid rule across
     every gap between censuses (see the module docstring). For a file too large to hold, use
-    ``accumulate(iter_hp(stream))``.
+    ``accumulate(HpReader(stream))``.
     """
     return accumulate(profile.samples).stats()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof import native
+from halvm_prof.folds.heap_stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.formats.hp import (
     EMPTY_NOTE,
     HEADER_DEFAULTS,
@@ -26,7 +27,6 @@ from halvm_prof.formats.hp import (
     unclosed_note,
 )
 from halvm_prof.formats.stacks import cost_centre_bands
-from halvm_prof.inputs.heap_stats import HeapAccumulator, _Band, accumulate
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 if TYPE_CHECKING:

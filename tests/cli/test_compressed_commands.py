@@ -1,0 +1,254 @@
+"""Every command that reads an eventlog, a ``.hp``, a ``.prof`` or a perf.data reads the gzip or
+zstd file as it reads the plain one: the same output, byte for byte but for the file's name.
+
+A compressed file cannot seek, yet some commands read their input twice (``postmortem``
+counts a heap profile's censuses and then reads them; ``perf merge -o X.eventlog`` places the
+samples and then copies the log) or out of order (an eventlog in time order, perf.data by
+sections): the entrance decompresses a compressed file again from its start for a second
+pass, and copies it into a temporary file for reads out of order. The large eventlog is a real
+GHC 9.0 run whose data section is over the 8 MiB the time-ordered pass keeps in memory
+(``KEEP_BYTES``); it is made in the test's folder, never committed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zstandard
+from click.testing import CliRunner
+
+from halvm_prof.cli.app import cli
+from halvm_prof.errors import InputError
+from halvm_prof.formats.eventlog.reader import KEEP_BYTES
+from halvm_prof.inputs.source import open_source
+from tests import ghc_programs
+from tests.conftest import CORPUS, DATA
+from tests.readers import eventlog_reader
+
+PERF = DATA / "perf"
+DISKS = Path(__file__).resolve().parents[2] / "disk_images"
+
+PACKERS: dict[str, Callable[[bytes], bytes]] = {
+    "gz": lambda data: gzip.compress(data, compresslevel=1),
+    "zst": lambda data: zstandard.ZstdCompressor(level=1, write_checksum=True).compress(data),
+}
+
+
+def _packed(plain: Path, suffix: str, folder: Path) -> Path:
+    out = folder / f"{plain.name}.{suffix}"
+    out.write_bytes(PACKERS[suffix](plain.read_bytes()))
+    return out
+
+
+def _run(*args: str | Path, cwd: Path | None = None) -> tuple[int, bytes, str]:
+    """Exit code, standard output and error of one command, in ``cwd`` when given."""
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        r = CliRunner().invoke(cli, [str(a) for a in args])
+    finally:
+        os.chdir(old)
+    return r.exit_code, r.stdout_bytes, r.stderr
+
+
+def _same(
+    args: Callable[[Path, Path], list[str | Path]],
+    plain: Path,
+    packed: Path,
+    folder: Path,
+    outputs: tuple[str, ...] = (),
+) -> None:
+    """The command ``args(input, out_folder)`` writes the same on ``packed`` as on ``plain``:
+    its standard output and each of ``outputs`` (files in its output folder), with the
+    compressed file's name read as the plain one's."""
+    seen = []
+    for given in (plain, packed):
+        out = Path(tempfile.mkdtemp(prefix="out-", dir=folder))
+        code, stdout, err = _run(*args(given, out))
+        assert code == 0 and "Traceback" not in err, (given.name, err, stdout[-2000:])
+        written = [stdout, *((out / name).read_bytes() for name in outputs)]
+        names = (os.fsencode(str(given)), os.fsencode(str(out)), os.fsencode(given.name))
+        for name in names:
+            written = [w.replace(name, b"INPUT") for w in written]
+        seen.append([hashlib.sha256(w).hexdigest() for w in written])
+    assert seen[0] == seen[1]
+
+
+@pytest.fixture(params=sorted(PACKERS))
+def suffix(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+# Inputs that some commands read twice: small real files of the corpus and perf fixtures.
+
+
+def test_postmortem_of_compressed_files_reads_them_twice(suffix: str, tmp_path: Path) -> None:
+    # Was 'not readable: is a stream that can be read only once' for a .hp and a heap eventlog.
+    for name in ("leaky-hc.hp", "leaky-hT.eventlog"):
+        packed = _packed(CORPUS / name, suffix, tmp_path)
+        _same(
+            lambda f, _o: ["postmortem", f, CORPUS / "leaky-hc.prof"],
+            CORPUS / name,
+            packed,
+            tmp_path,
+        )
+        code, out, _ = _run("postmortem", packed)
+        assert code == 0 and b"not readable" not in out and b"complete census" in out
+
+
+def test_eventlog_show_of_a_compressed_log(suffix: str, tmp_path: Path) -> None:
+    # Was 'expected the header begin marker "hdrb", found 0x1f8b...'.
+    plain = CORPUS / "parfib-N2.eventlog"
+    _same(lambda f, _o: ["eventlog", "show", f], plain, _packed(plain, suffix, tmp_path), tmp_path)
+
+
+def test_perf_merge_into_an_eventlog_of_a_compressed_log(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a stream that can be read only once, and this command needs it twice'. Named
+    # apart from the run's own name for it, which the log holds (-olwork.eventlog).
+    plain = tmp_path / "log.eventlog"
+    plain.write_bytes((PERF / "work.eventlog").read_bytes())
+    _same(
+        lambda f, o: [
+            "perf", "merge", PERF / "work.perf.data", f, "--binary", PERF / "work",
+            "-o", o / "merged.eventlog",
+        ],
+        plain,
+        _packed(plain, suffix, tmp_path),
+        tmp_path,
+        ("merged.eventlog",),
+    )  # fmt: skip
+
+
+def test_compressed_perf_data(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a perf.data stream, and perf.data is read in any order, not front to back'.
+    plain = PERF / "work.perf.data"
+    packed = _packed(plain, suffix, tmp_path)
+    binary = PERF / "work"
+    _same(lambda f, _o: ["perf", "report", binary, f, "--top", "8"], plain, packed, tmp_path)
+    _same(
+        lambda f, _o: ["perf", "merge", f, PERF / "work.eventlog", "--binary", binary, "--json"],
+        plain,
+        packed,
+        tmp_path,
+    )
+    _same(lambda f, _o: ["perf", "annotate", f, "--binary", binary], plain, packed, tmp_path)
+    # The copy it was read from is not left behind.
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == [packed.name]
+
+
+def test_a_compressed_pipe_read_twice_is_still_one_line(suffix: str) -> None:
+    """A pipe cannot be decompressed again: a second pass is the one-line refusal."""
+
+    class Pipe(io.BytesIO):
+        def seekable(self) -> bool:
+            return False
+
+    data = PACKERS[suffix]((CORPUS / "leaky-hc.hp").read_bytes())
+    with open_source(Pipe(data), name="pipe") as source:
+        assert len(list(source.heap_samples())) > 5
+        with pytest.raises(InputError, match="can be read only once"):
+            source.heap_samples()
+
+
+def test_live_of_a_compressed_file_says_so(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a pipe that can be read only once; it cannot be followed'.
+    for name in ("leaky-hc.hp", "leaky-hT.eventlog"):
+        packed = _packed(CORPUS / name, suffix, tmp_path)
+        code, out, err = _run("live", packed)
+        assert code == 1 and out == b"" and err.count("\n") == 1, err
+        assert err.startswith(f"Error: {packed}: is compressed; a profile being written is")
+        assert "follow the uncompressed file" in err
+
+
+def test_a_compressed_disk_image_is_one_line_saying_so(suffix: str, tmp_path: Path) -> None:
+    # Was 'is a disk image given as a stream' (a path was given), or the status sector
+    # 'damaged beyond repair' (disk info, extract, postmortem).
+    packed = _packed(DISKS / "demo-hp.disk", suffix, tmp_path)
+    kind = {"gz": "gzip", "zst": "zstd"}[suffix]
+    said = f"{packed}: is {kind}-compressed; a disk image is read at many offsets"
+    commands: list[list[str | Path]] = [
+        ["summary", packed],
+        ["report", packed, "-o", tmp_path / "r.html"],
+        ["disk", "info", packed],
+        ["extract", packed, "-o", tmp_path / "x.hp"],
+        ["live", packed],
+    ]
+    for args in commands:
+        code, out, err = _run(*args)
+        assert code == 1 and out == b"" and err.count("\n") == 1, (args, err)
+        assert err.startswith(f"Error: {said}") and f"({kind} -dc FILE > IMAGE)" in err, err
+    code, out, err = _run("postmortem", "--hp-disk", packed)
+    assert code == 1 and said.split(": ", 1)[1] in out.decode(), out
+    assert [p.name for p in tmp_path.iterdir()] == [packed.name]
+
+
+# A real eventlog whose data section is over KEEP_BYTES, and every command that reads one.
+
+
+@pytest.fixture(scope="module")
+def large_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """GcHeavy (collecting every 16 KB allocated) on two capabilities with a cost-centre heap
+    profile and time-profile samples: about 17 MB of events, over KEEP_BYTES."""
+    exe = ghc_programs.build("GcHeavy", Path())
+    folder = tmp_path_factory.mktemp("large-log")
+    flags = ["-p", "-hc", "-l", "-A16k", "-i0.01", "-N2"]
+    subprocess.run(
+        [exe, "60000", "+RTS", *flags, "-RTS"], cwd=folder, check=True, capture_output=True
+    )
+    log = folder / f"{exe.name}.eventlog"
+    with eventlog_reader(log) as reader:
+        list(reader.iter_raw())
+        assert reader.header is not None
+        data = log.stat().st_size - reader.header.data_offset
+    assert data > KEEP_BYTES, data
+    yield log
+
+
+@pytest.mark.parametrize(
+    ("args", "outputs"),
+    [
+        (lambda f, _o: ["eventlog", "stats", f], ()),
+        (lambda f, _o: ["eventlog", "stats", f, "--json"], ()),
+        (lambda f, _o: ["eventlog", "show", f], ()),
+        (lambda f, _o: ["summary", f, "--json"], ()),
+        (lambda f, o: ["report", f, "-o", o / "r.html"], ("r.html",)),
+        (lambda f, o: ["export", f, "--to", "perfetto", "-o", o / "t.pftrace"], ("t.pftrace",)),
+        (lambda f, o: ["export", f, "--to", "chrome-trace", "-o", o / "t.json"], ("t.json",)),
+        (lambda f, o: ["export", f, "--to", "speedscope", "-o", o / "s.json"], ("s.json",)),
+        (lambda f, o: ["export", f, "--to", "pprof", "-o", o / "t.pb.gz"], ("t.pb.gz",)),
+        (
+            lambda f, o: ["export", f, "--to", "pprof", "--census", "peak", "-o", o / "h.pb.gz"],
+            ("h.pb.gz",),
+        ),
+        (lambda f, _o: ["diff", f, f, "--json"], ()),
+        (lambda f, _o: ["postmortem", f], ()),
+        (
+            lambda f, o: ["runs", "add", f, "--json", "--store", f"sqlite://{o / 'runs.sqlite'}"],
+            (),
+        ),
+    ],
+    ids=[
+        "stats", "stats-json", "show", "summary", "report", "perfetto", "chrome-trace",
+        "speedscope", "pprof-samples", "pprof-census", "diff", "postmortem", "runs-add",
+    ],
+)  # fmt: skip
+def test_every_eventlog_command_on_a_large_compressed_log(
+    args: Callable[[Path, Path], list[str | Path]],
+    outputs: tuple[str, ...],
+    suffix: str,
+    large_log: Path,
+    tmp_path: Path,
+) -> None:
+    packed = large_log.with_name(f"{large_log.name}.{suffix}")
+    if not packed.exists():
+        packed.write_bytes(PACKERS[suffix](large_log.read_bytes()))
+    _same(args, large_log, packed, tmp_path, outputs)
