@@ -36,6 +36,7 @@
  *   fold_thread                 one thread                             build.py _Thread
  *   fold_one                    one event folded                       TimelineBuilder.add
  *   Fold.region, Fold.state     the time-ordered load, the hand-over   build.py _compiled_pass
+ *   Fold.figures, held          figures as the events come (live)      incremental.py
  *   -- the report page (tests/unit/test_render_html.py) --
  *   page_rows                   its interval and collection rows       timeline_page.py
  *                                                                       _intervals, _collections
@@ -663,6 +664,9 @@ typedef struct {
     big gc_total, gc_longest, gc_copied; long long gc_parallel;
     uint64_t *gen_keys; long long *gen_counts; int ngens;
     int request_par;
+    /* what live reads as it goes (figures()): collections by pause, the newest heap figures */
+    double *bounds; long long *hist; int nbounds;
+    int has_heap_last[4]; uint64_t heap_last_t[4], heap_last_v[4];
     /* the pool of held events, in key order */
     Rec *pool; Py_ssize_t npool, poolcap;
     Rec *fresh; Py_ssize_t nfresh, freshcap;
@@ -810,6 +814,13 @@ static int gcs_close(Fold *f, Col *col) {
     big pause = (big)col->end - (big)col->start;
     f->gc_total += pause;
     if (pause > f->gc_longest) f->gc_longest = pause;
+    if (f->nbounds) {
+        /* bisect_left over the bounds, on pause / 1e9 as Python divides */
+        double x = (double)pause / 1e9;
+        int i = 0;
+        while (i < f->nbounds && f->bounds[i] < x) i++;
+        f->hist[i]++;
+    }
     f->gc_parallel += parallel;
     if (col->has_gen) {
         int i = 0;
@@ -916,6 +927,7 @@ static int gcs_stats(Fold *f, const uint64_t *a) {
 }
 
 static int heap_event(Fold *f, int kind, long cap, uint64_t t, uint64_t value) {
+    f->has_heap_last[kind] = 1; f->heap_last_t[kind] = t; f->heap_last_v[kind] = value;
     if (PyList_GET_SIZE(f->heap_points) < f->b_points) {
         PyObject *v[3] = {PyLong_FromUnsignedLongLong(t), Py_NewRef(f->heap_kinds[kind]),
                           PyLong_FromUnsignedLongLong(value)};
@@ -1181,6 +1193,7 @@ static void Fold_dealloc(Fold *f) {
     if (f->last_closed) col_unref(f->last_closed);
     PyMem_Free(f->caps); PyMem_Free(f->cap_order);
     PyMem_Free(f->gen_keys); PyMem_Free(f->gen_counts);
+    PyMem_Free(f->bounds); PyMem_Free(f->hist);
     grid_free(&f->grid);
     PyMem_Free(f->how); PyMem_Free(f->act); PyMem_Free(f->bare); PyMem_Free(f->spark); PyMem_Free(f->heap);
     Py_XDECREF(f->tables_ref); Py_XDECREF(f->formats);
@@ -1631,7 +1644,113 @@ fail:
 }
 #undef SET
 
+/* Fold.pause_bounds(bounds): count each collection by the first bound (seconds) its pause is
+ * at most, the last count past them all (live's histogram; figures() hands it back). */
+static PyObject *Fold_pause_bounds(Fold *f, PyObject *arg) {
+    if (f->caps == NULL || f->busy || f->gc_count) {
+        PyErr_SetString(PyExc_RuntimeError, "bounds are set on a new fold");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arg, "bounds are a sequence of seconds");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    double *b = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    long long *h = PyMem_Calloc((size_t)n + 1, sizeof(long long));
+    if (b == NULL || h == NULL) { PyMem_Free(b); PyMem_Free(h); Py_DECREF(seq); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        b[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred()) { PyMem_Free(b); PyMem_Free(h); Py_DECREF(seq); return NULL; }
+    }
+    Py_DECREF(seq);
+    PyMem_Free(f->bounds); PyMem_Free(f->hist);
+    f->bounds = b; f->hist = h; f->nbounds = (int)n;
+    Py_RETURN_NONE;
+}
+
+/* The first used bins of a grid series (its default where it has none). */
+static PyObject *grid_list(Grid *g, uint64_t key, Py_ssize_t used, int is_max) {
+    int32_t at = imap_get(&g->index, key);
+    PyObject *out = PyList_New(used);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < used; i++) {
+        PyObject *v = at >= 0 ? big_py(g->s[at].arr[i]) : PyLong_FromLong(is_max ? -1 : 0);
+        if (v == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* Fold.figures() -> (count, newest time, collections, pause total, longest, pause counts, bin width, bins
+ * used, caps [(cap, run bins, gc bins)], heap size bins, live bins, newest (t, value) of each
+ * heap kind or None): what the events folded so far make, for a view that reads it as it
+ * goes (timeline/incremental.py), without a record made. */
+static PyObject *Fold_figures(Fold *f, PyObject *noargs) {
+    (void)noargs;
+    if (f->caps == NULL || f->busy) {
+        PyErr_SetString(PyExc_RuntimeError, f->caps == NULL ? "the fold is not initialised"
+                                                            : "the fold is folding");
+        return NULL;
+    }
+    Grid *g = &f->grid;
+    Py_ssize_t used = (Py_ssize_t)(g->top / g->width) + 1;
+    if (used > g->slots) used = g->slots;
+    PyObject *hist = PyList_New(f->nbounds ? f->nbounds + 1 : 0);
+    PyObject *caps = PyList_New(0), *latest = PyTuple_New(4);
+    PyObject *size = grid_list(g, (uint64_t)K_SIZE << 17, used, 1);
+    PyObject *live = grid_list(g, (uint64_t)K_LIVE << 17, used, 1);
+    if (!hist || !caps || !latest || !size || !live) goto fail;
+    for (int i = 0; f->nbounds && i <= f->nbounds; i++) {
+        PyObject *v = PyLong_FromLongLong(f->hist[i]);
+        if (v == NULL) goto fail;
+        PyList_SET_ITEM(hist, i, v);
+    }
+    for (int i = 0; i < f->ncaps; i++) {
+        int k = f->cap_order[i];
+        PyObject *row = Py_BuildValue(
+            "(iNN)", k, grid_list(g, ((uint64_t)K_RUN << 17) | (uint64_t)k, used, 0),
+            grid_list(g, ((uint64_t)K_GC << 17) | (uint64_t)k, used, 0));
+        if (row == NULL || PyList_Append(caps, row) < 0) { Py_XDECREF(row); goto fail; }
+        Py_DECREF(row);
+    }
+    for (int i = 0; i < 4; i++) {
+        PyObject *v = f->has_heap_last[i]
+            ? Py_BuildValue("(KK)", (unsigned long long)f->heap_last_t[i], (unsigned long long)f->heap_last_v[i])
+            : Py_NewRef(Py_None);
+        if (v == NULL) goto fail;
+        PyTuple_SET_ITEM(latest, i, v);
+    }
+    return Py_BuildValue("(LKLNNNNnNNNN)", f->count, (unsigned long long)f->last, f->gc_count,
+                         big_py(f->gc_total), big_py(f->gc_longest), hist, big_py((big)g->width),
+                         used, caps, size, live, latest);
+fail:
+    Py_XDECREF(hist); Py_XDECREF(caps); Py_XDECREF(latest); Py_XDECREF(size); Py_XDECREF(live);
+    return NULL;
+}
+
+/* Fold.held() -> the number of events held for time order; Fold.held_time(i) the time of the
+ * i-th of them in order (a caller bounding what is held picks a time to let out up to). */
+static PyObject *Fold_held(Fold *f, PyObject *noargs) {
+    (void)noargs;
+    return PyLong_FromSsize_t(f->npool);
+}
+
+static PyObject *Fold_held_time(Fold *f, PyObject *arg) {
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= f->npool) {
+        PyErr_SetString(PyExc_IndexError, "no such held event");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(f->pool[i].t);
+}
+
 static PyMethodDef Fold_methods[] = {
+    {"pause_bounds", (PyCFunction)Fold_pause_bounds, METH_O,
+     "pause_bounds(bounds): count collections by pause (seconds), for figures()"},
+    {"figures", (PyCFunction)Fold_figures, METH_NOARGS,
+     "figures() -> the running figures (see the comment above Fold_figures)"},
+    {"held", (PyCFunction)Fold_held, METH_NOARGS, "held() -> events held for time order"},
+    {"held_time", (PyCFunction)Fold_held_time, METH_O, "held_time(i) -> the i-th held event's time"},
     {"region", (PyCFunction)Fold_region, METH_VARARGS,
      "region(buf, ridx, cap, offset, min_time, last, limit): fold one region's events"},
     {"state", (PyCFunction)Fold_state, METH_NOARGS, "state() -> dict: what the builder goes on with"},
