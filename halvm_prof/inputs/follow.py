@@ -741,6 +741,11 @@ class FoldingParser:
         self.events += step.counted + len(step.frames)
         for offset, end, cap, min_time, _count in step.regions:
             fold.add(buf[offset - at : end - at], None if cap < 0 else cap, offset, min_time)
+            # As if the bytes had come cut here: what the pass holds is a region's events and
+            # those waiting for other capabilities, not all that one poll read.
+            self._complete_blocks(end)
+            if not final:
+                self._release()
         self._pos = walked = base + step.pos
         self._state = step.state
         self._complete_blocks(walked)
