@@ -649,7 +649,7 @@ class FoldingParser:
 
     def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
         self.name = name
-        self.types = frozenset(types or ())
+        self.types = None if types is None else frozenset(types)
         self.codec: Codec | None = None
         self.fold: IncrementalPass | PythonPass | None = None
         self._buf = b""
@@ -706,8 +706,9 @@ class FoldingParser:
 
         ntypes = len(codec.sizes)
         self._want = want_table(ntypes, _BLOCK_TYPES, set(range(ntypes)) - _BLOCK_TYPES)
+        wanted = frozenset(range(ntypes)) if self.types is None else self.types
         self.fold = incremental_pass(
-            codec, LIVE_BUDGET, pause_bounds=PAUSE_BOUNDS, wanted=self.types,
+            codec, LIVE_BUDGET, pause_bounds=PAUSE_BOUNDS, wanted=wanted,
             on_event=self._out.append,
         )  # fmt: skip
 
