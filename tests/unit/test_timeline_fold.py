@@ -444,7 +444,7 @@ def test_the_folding_parser_hands_out_every_event_when_asked_for_all(
             whole = list(source.events())
         # The capabilities' events, and the global buffer's, each in time order (the global
         # buffer may hand over its block last: its events are not waited for).
-        for kept in (lambda e: e.cap is None, lambda e: e.cap is not None):
-            times = [e.time for e in got if kept(e)]
+        for global_buffer in (True, False):
+            times = [e.time for e in got if (e.cap is None) == global_buffer]
             assert times == sorted(times) and times
         assert sorted(map(repr, got)) == sorted(map(repr, whole))
