@@ -637,8 +637,10 @@ _ONE_BUCKET = 1 << 62
 
 class FoldingParser:
     """An eventlog fed as it arrives, folded by the timeline's pass (``timeline.incremental``):
-    :meth:`figures` are the running figures, and only the events of ``types`` are made, handed
-    out in time order.
+    :meth:`figures` are the running figures, and only the events of ``types`` (None: all) are
+    made, handed out in the pass's order: the capabilities' events in time order, and the global
+    buffer's (heap censuses, the RTS's words) in theirs, though not waited for (that buffer
+    may hand over its block only at exit), so a census can come after later scheduling events.
 
     The walk cuts the data section into the regions the whole-file walk cuts, in file order,
     and each is given to the pass once whole; the pass folds the events older than the
