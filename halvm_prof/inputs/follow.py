@@ -637,8 +637,10 @@ _ONE_BUCKET = 1 << 62
 
 class FoldingParser:
     """An eventlog fed as it arrives, folded by the timeline's pass (``timeline.incremental``):
-    :meth:`figures` are the running figures, and only the events of ``types`` are made, handed
-    out in time order.
+    :meth:`figures` are the running figures, and only the events of ``types`` (None: all) are
+    made, handed out in the pass's order: the capabilities' events in time order, and the global
+    buffer's (heap censuses, the RTS's words) in theirs, though not waited for (that buffer
+    may hand over its block only at exit), so a census can come after later scheduling events.
 
     The walk cuts the data section into the regions the whole-file walk cuts, in file order,
     and each is given to the pass once whole; the pass folds the events older than the
@@ -649,7 +651,7 @@ class FoldingParser:
 
     def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
         self.name = name
-        self.types = frozenset(types or ())
+        self.types = None if types is None else frozenset(types)
         self.codec: Codec | None = None
         self.fold: IncrementalPass | PythonPass | None = None
         self._buf = b""
@@ -706,8 +708,9 @@ class FoldingParser:
 
         ntypes = len(codec.sizes)
         self._want = want_table(ntypes, _BLOCK_TYPES, set(range(ntypes)) - _BLOCK_TYPES)
+        wanted = frozenset(range(ntypes)) if self.types is None else self.types
         self.fold = incremental_pass(
-            codec, LIVE_BUDGET, pause_bounds=PAUSE_BOUNDS, wanted=self.types,
+            codec, LIVE_BUDGET, pause_bounds=PAUSE_BOUNDS, wanted=wanted,
             on_event=self._out.append,
         )  # fmt: skip
 
@@ -741,6 +744,11 @@ class FoldingParser:
         self.events += step.counted + len(step.frames)
         for offset, end, cap, min_time, _count in step.regions:
             fold.add(buf[offset - at : end - at], None if cap < 0 else cap, offset, min_time)
+            # As if the bytes had come cut here: what the pass holds is a region's events and
+            # those waiting for other capabilities, not all that one poll read.
+            self._complete_blocks(end)
+            if not final:
+                self._release()
         self._pos = walked = base + step.pos
         self._state = step.state
         self._complete_blocks(walked)

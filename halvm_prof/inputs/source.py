@@ -204,12 +204,16 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
         raise
     if source.kind in ("prof", "prof-json"):
         source.close()
-        raise InputError(
-            "is a cost-centre report, written once at exit: there is nothing to follow",
-            path=text,
-            hint="live follows .hp files, eventlogs and heap disks",
-        )
+        raise _written_once(text)
     return source
+
+
+def _written_once(name: str) -> InputError:
+    return InputError(
+        "is a cost-centre report, written once at exit: there is nothing to follow",
+        path=name,
+        hint="live follows .hp files, eventlogs and heap disks",
+    )
 
 
 def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
@@ -223,12 +227,19 @@ def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
     finally:
         raw.close()
     try:
-        head = feed.peek()[:DETECT_BYTES]
+        there = feed.peek()
+        if looks_like_disk(there):
+            from halvm_prof.disk.image import compressed_disk
+
+            raise compressed_disk(name, packed)
+        head = there[:DETECT_BYTES]
         kind = detect_kind(head)
         if kind == "hp":
             return stream_source("hp", feed)
         if kind == "eventlog":
             return stream_source("eventlog", feed)
+        if kind in ("prof", "prof-json"):
+            raise _written_once(name)
         if not head.strip(b"\0 \t\r\n"):
             raise InputError(
                 f"is {packed}-compressed and nothing in it is decompressed yet, so its kind "

@@ -666,8 +666,12 @@ def test_a_damaged_compressed_file_names_its_offset(tmp_path: Path) -> None:
 def test_a_compressed_report_is_refused_for_live(tmp_path: Path) -> None:
     out = tmp_path / "x.prof.gz"
     out.write_bytes(gzip.compress((CORPUS / "leaky-hc.prof").read_bytes()))
-    with pytest.raises(InputError, match=r"holds no \.hp or eventlog"):
+    with pytest.raises(InputError, match="is a cost-centre report, written once at exit"):
         open_followed(out)
+    perf = tmp_path / "perf.data.gz"
+    perf.write_bytes(gzip.compress((DATA / "perf" / "work-cut.perf.data").read_bytes()))
+    with pytest.raises(InputError, match=r"holds no \.hp or eventlog"):
+        open_followed(perf)
     empty = tmp_path / "empty.hp.gz"
     # A gzip header and nothing after it yet: the compressor has not flushed.
     empty.write_bytes(gzip.compress(b"JOB")[:10])

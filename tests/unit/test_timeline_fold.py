@@ -444,3 +444,27 @@ def test_generated_logs_fed_in_pieces_fold_as_whole(log: bytes, cuts: list[int])
     _compiled_built()
     with pytest.MonkeyPatch.context() as mp:
         _fed_alike(log, sorted({c for c in cuts if c < len(log)}), mp)
+
+
+def test_the_folding_parser_hands_out_every_event_when_asked_for_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``types=None`` asks for every event (its three capabilities waited for, as ``live
+    --caps 3`` does): the log's events."""
+    data = (DATA / "eventlog" / "ghc-events" / "testlog.eventlog").read_bytes()
+    for pure in (False, True):
+        if pure:
+            monkeypatch.setenv(native.PURE, "1")
+        parser = FoldingParser("x.eventlog", None, 3)
+        got = []
+        for i in range(0, len(data), 3000):
+            got += parser.feed(data[i : i + 3000])
+        got += parser.finish()
+        with open_eventlog(io.BytesIO(data)) as source:
+            whole = list(source.events())
+        # The capabilities' events, and the global buffer's, each in time order (the global
+        # buffer may hand over its block last: its events are not waited for).
+        for global_buffer in (True, False):
+            times = [e.time for e in got if (e.cap is None) == global_buffer]
+            assert times == sorted(times) and times
+        assert sorted(map(repr, got)) == sorted(map(repr, whole))
