@@ -218,6 +218,29 @@ def test_a_compressed_hp_is_scanned_by_the_compiled_scanner_else_read_again(
     assert scans[0] == scans[1] == (b" 12" not in body)
 
 
+def test_disk_write_and_size_of_compressed_profiles(suffix: str, tmp_path: Path) -> None:
+    # Was 'is not a profile a HaLVM writes on a disk' and 'is not a heap profile or .prof
+    # report'. The disk written is the plain profile's, byte for byte.
+    hp, prof = CORPUS / "leaky-hc.hp", CORPUS / "leaky-hc.prof"
+    disks = []
+    for given in (hp, _packed(hp, suffix, tmp_path)):
+        disk = tmp_path / f"{given.name}.disk"
+        code, _, err = _run("disk", "write", given, disk)
+        assert code == 0 and err == "", err
+        disks.append(disk.read_bytes())
+    assert disks[0] == disks[1]
+    _packed(prof, suffix, tmp_path)
+    _same(
+        lambda f, _o: [
+            "disk", "size", "--rts", "-p -hc -i0.5", "--duration", "10m", "--from-sample", f,
+            "--from-sample", f.with_name(f.name.replace("hp", "prof")),
+        ],
+        hp,
+        tmp_path / f"{hp.name}.{suffix}",
+        tmp_path,
+    )  # fmt: skip
+
+
 def test_a_compressed_pipe_read_twice_is_still_one_line(suffix: str) -> None:
     """A pipe cannot be decompressed again: a second pass is the one-line refusal."""
 
