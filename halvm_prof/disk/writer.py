@@ -24,8 +24,8 @@ from typing import IO
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
 from halvm_prof.errors import ImageError, InputError, OutputError
-from halvm_prof.fileio import Prefixed, open_input, same_file
-from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
+from halvm_prof.fileio import Decompressed, Prefixed, open_input, same_file, spooled
+from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, compression, detect_kind
 from halvm_prof.words import a
 
 #: Inputs never written onto a disk: nothing in them is a GHC profile (an empty file, zeros,
@@ -198,7 +198,7 @@ def write_profile(
         raise OutputError("--crash-after must be at least 1 sector write")
     if same_file(profile, disk):
         raise OutputError("is both the profile and the disk", path=disk, hint="name another disk")
-    with open_input(profile) as given:
+    with open_input(profile) as given, contextlib.ExitStack() as stack:
         # A FIFO or pipe has no size up front (0): the copy stops where the disk ends.
         regular = _regular(given)
         size = os.fstat(given.fileno()).st_size if regular else 0
@@ -208,6 +208,14 @@ def write_profile(
             given.seek(0)
         else:
             stream = io.BufferedReader(Prefixed(head, given))
+        if (packed := compression(head)) is not None:
+            # Decompressed into an unnamed temporary copy, whose size sizes the disk as a plain
+            # file's does.
+            plain = Decompressed(stream, packed, os.fspath(profile), owned=False)
+            stream = stack.enter_context(spooled(io.BufferedReader(plain, 1 << 20)))
+            size, regular = os.fstat(stream.fileno()).st_size, True
+            head = stream.read(DETECT_BYTES)
+            stream.seek(0)
         kind = detect_kind(head)
         if kind in NOT_A_PROFILE:
             raise InputError(

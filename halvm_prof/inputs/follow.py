@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
+from halvm_prof.fileio import COMPRESSED_STEP, MAX_ZSTD_WINDOW
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.eventlog.events import (
     BLOCK_MARKER,
@@ -52,7 +53,6 @@ from halvm_prof.formats.eventlog.layout import (
 )
 from halvm_prof.formats.eventlog.walk import State, walker, want_table
 from halvm_prof.formats.hp import HpParser
-from halvm_prof.inputs.streams import COMPRESSED_STEP, MAX_ZSTD_WINDOW
 from halvm_prof.model import HeapSample
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from halvm_prof.errors import InputError
+from halvm_prof.fileio import spooled
 from halvm_prof.inputs.base import Source
-from halvm_prof.inputs.streams import spooled
 
 if TYPE_CHECKING:
     from halvm_prof.perf.reader import PerfData

@@ -240,6 +240,10 @@ def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
             return stream_source("eventlog", feed)
         if kind in ("prof", "prof-json"):
             raise _written_once(name)
+        if looks_like_disk(head):
+            from halvm_prof.disk.image import compressed_disk
+
+            raise compressed_disk(name, packed)
         if not head.strip(b"\0 \t\r\n"):
             raise InputError(
                 f"is {packed}-compressed and nothing in it is decompressed yet, so its kind "

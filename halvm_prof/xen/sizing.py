@@ -20,11 +20,12 @@ import re
 import stat
 from dataclasses import dataclass
 from functools import partial
+from typing import IO
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, MAX_DISK
 from halvm_prof.errors import ConfigError
-from halvm_prof.fileio import Prefixed, open_input
-from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
+from halvm_prof.fileio import Decompressed, Prefixed, open_input
+from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.formats.hp import MAX_LINE
 from halvm_prof.rts import RtsPlan
 from halvm_prof.units import format_size
@@ -83,13 +84,18 @@ def measure_sample(path: str | os.PathLike[str]) -> SampleMeasure:
     """Bytes per census of a sample ``.hp`` (its largest census), or the size of a ``.prof``."""
     with open_input(path) as given:
         head = given.read(DETECT_BYTES)
-        kind = detect_kind(head)
         # Read on from the head, never back: a FIFO or pipe cannot seek ("Illegal seek").
-        stream = io.BufferedReader(Prefixed(head, given))
+        stream: IO[bytes] = io.BufferedReader(Prefixed(head, given))
+        if (packed := compression(head)) is not None:
+            plain = Decompressed(stream, packed, os.fspath(path), owned=False)
+            stream = io.BufferedReader(plain, 1 << 20)
+            head = stream.read(DETECT_BYTES)
+            stream = io.BufferedReader(Prefixed(head, stream))
+        kind = detect_kind(head)
         if kind in ("prof", "prof-json"):
             # The path's, not the stream's: a FIFO's stream may be a wrapper with no fileno.
             st = os.stat(path)
-            if stat.S_ISREG(st.st_mode):
+            if stat.S_ISREG(st.st_mode) and packed is None:
                 size = st.st_size
             else:
                 size = sum(len(chunk) for chunk in iter(partial(stream.read, 1 << 20), b""))
