@@ -17,12 +17,12 @@ from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.formats.ipe import GroupBy
 from halvm_prof.inputs.passes import (
     diff_inputs,
-    figures,
     heap_run_of,
     postmortem_disks,
     report_read,
     summary_input,
 )
+from halvm_prof.inputs.plan import figures
 from halvm_prof.inputs.source import EventlogSource, Source, open_disks, open_eventlog, open_source
 from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSample
 from halvm_prof.render.chrome_trace import ChromeTraceWriter

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from halvm_prof import __version__
 from halvm_prof.analysis.costcentre import CostCentreTotals, aggregate
 from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, short_labels
-from halvm_prof.analysis.hunt import HuntResult
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.folds.heap_drawn import HeapDrawFold

@@ -96,7 +96,7 @@ def show(
 @json_option
 def stats(file: str, as_json: bool) -> None:
     """Sum up FILE: GC pauses, capability use, threads, sparks and START/STOP user spans."""
-    from halvm_prof.inputs.passes import figures
+    from halvm_prof.inputs.plan import figures
     from halvm_prof.inputs.source import EventlogSource
 
     with open_input_source(file) as source:

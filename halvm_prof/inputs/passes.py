@@ -47,13 +47,6 @@ if TYPE_CHECKING:
     from halvm_prof.timeline.model import Timeline
 
 
-def figures(log: EventlogSource) -> Timeline:
-    """The timeline ``eventlog stats`` figures, read once in time order without exact records
-    or bins; a log that ends inside its header has no figures (not zeros): the reader's one-line
-    error, as ``eventlog show`` gives."""
-    return run(log, Plan(budget=FIGURES, needs_events=True))
-
-
 # summary: one input's figures, in one pass.
 
 

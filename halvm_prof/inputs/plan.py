@@ -52,3 +52,13 @@ def fold_in_file_order(log: EventlogSource, plan: Plan) -> None:
         pass
     if plan.needs_events and (headerless := log.headerless()) is not None:
         raise headerless
+
+
+def figures(log: EventlogSource) -> Timeline:
+    """The timeline ``eventlog stats`` figures, read once in time order without exact records
+    or bins; a log that ends inside its header has no figures (not zeros): the reader's one-line
+    error, as ``eventlog show`` gives. (Here, not in :mod:`.passes`: the command imports only
+    what its pass needs.)"""
+    from halvm_prof.timeline.model import FIGURES
+
+    return run(log, Plan(budget=FIGURES, needs_events=True))

@@ -14,7 +14,7 @@ from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.ipe import closure_type_name
 from halvm_prof.inputs.names import load_names
-from halvm_prof.inputs.passes import figures
+from halvm_prof.inputs.plan import figures
 from halvm_prof.inputs.source import EventlogSource, open_source
 from tests.ghcchroot import GHC910
 from tests.ghcfixtures import (
