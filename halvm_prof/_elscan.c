@@ -36,6 +36,10 @@
  *   fold_thread                 one thread                             build.py _Thread
  *   fold_one                    one event folded                       TimelineBuilder.add
  *   Fold.region, Fold.state     the time-ordered load, the hand-over   build.py _compiled_pass
+ *   Fold.figures, held          figures as the events come (live)      incremental.py
+ *   -- the report page (tests/unit/test_render_html.py) --
+ *   page_rows                   its interval and collection rows       timeline_page.py
+ *                                                                       _intervals, _collections
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -660,6 +664,9 @@ typedef struct {
     big gc_total, gc_longest, gc_copied; long long gc_parallel;
     uint64_t *gen_keys; long long *gen_counts; int ngens;
     int request_par;
+    /* what live reads as it goes (figures()): collections by pause, the newest heap figures */
+    double *bounds; long long *hist; int nbounds;
+    int has_heap_last[4]; uint64_t heap_last_t[4], heap_last_v[4];
     /* the pool of held events, in key order */
     Rec *pool; Py_ssize_t npool, poolcap;
     Rec *fresh; Py_ssize_t nfresh, freshcap;
@@ -807,6 +814,13 @@ static int gcs_close(Fold *f, Col *col) {
     big pause = (big)col->end - (big)col->start;
     f->gc_total += pause;
     if (pause > f->gc_longest) f->gc_longest = pause;
+    if (f->nbounds) {
+        /* bisect_left over the bounds, on pause / 1e9 as Python divides */
+        double x = (double)pause / 1e9;
+        int i = 0;
+        while (i < f->nbounds && f->bounds[i] < x) i++;
+        f->hist[i]++;
+    }
     f->gc_parallel += parallel;
     if (col->has_gen) {
         int i = 0;
@@ -913,6 +927,7 @@ static int gcs_stats(Fold *f, const uint64_t *a) {
 }
 
 static int heap_event(Fold *f, int kind, long cap, uint64_t t, uint64_t value) {
+    f->has_heap_last[kind] = 1; f->heap_last_t[kind] = t; f->heap_last_v[kind] = value;
     if (PyList_GET_SIZE(f->heap_points) < f->b_points) {
         PyObject *v[3] = {PyLong_FromUnsignedLongLong(t), Py_NewRef(f->heap_kinds[kind]),
                           PyLong_FromUnsignedLongLong(value)};
@@ -1178,6 +1193,7 @@ static void Fold_dealloc(Fold *f) {
     if (f->last_closed) col_unref(f->last_closed);
     PyMem_Free(f->caps); PyMem_Free(f->cap_order);
     PyMem_Free(f->gen_keys); PyMem_Free(f->gen_counts);
+    PyMem_Free(f->bounds); PyMem_Free(f->hist);
     grid_free(&f->grid);
     PyMem_Free(f->how); PyMem_Free(f->act); PyMem_Free(f->bare); PyMem_Free(f->spark); PyMem_Free(f->heap);
     Py_XDECREF(f->tables_ref); Py_XDECREF(f->formats);
@@ -1628,7 +1644,113 @@ fail:
 }
 #undef SET
 
+/* Fold.pause_bounds(bounds): count each collection by the first bound (seconds) its pause is
+ * at most, the last count past them all (live's histogram; figures() hands it back). */
+static PyObject *Fold_pause_bounds(Fold *f, PyObject *arg) {
+    if (f->caps == NULL || f->busy || f->gc_count) {
+        PyErr_SetString(PyExc_RuntimeError, "bounds are set on a new fold");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(arg, "bounds are a sequence of seconds");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    double *b = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    long long *h = PyMem_Calloc((size_t)n + 1, sizeof(long long));
+    if (b == NULL || h == NULL) { PyMem_Free(b); PyMem_Free(h); Py_DECREF(seq); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        b[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred()) { PyMem_Free(b); PyMem_Free(h); Py_DECREF(seq); return NULL; }
+    }
+    Py_DECREF(seq);
+    PyMem_Free(f->bounds); PyMem_Free(f->hist);
+    f->bounds = b; f->hist = h; f->nbounds = (int)n;
+    Py_RETURN_NONE;
+}
+
+/* The first used bins of a grid series (its default where it has none). */
+static PyObject *grid_list(Grid *g, uint64_t key, Py_ssize_t used, int is_max) {
+    int32_t at = imap_get(&g->index, key);
+    PyObject *out = PyList_New(used);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < used; i++) {
+        PyObject *v = at >= 0 ? big_py(g->s[at].arr[i]) : PyLong_FromLong(is_max ? -1 : 0);
+        if (v == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* Fold.figures() -> (count, newest time, collections, pause total, longest, pause counts, bin width, bins
+ * used, caps [(cap, run bins, gc bins)], heap size bins, live bins, newest (t, value) of each
+ * heap kind or None): what the events folded so far make, for a view that reads it as it
+ * goes (timeline/incremental.py), without a record made. */
+static PyObject *Fold_figures(Fold *f, PyObject *noargs) {
+    (void)noargs;
+    if (f->caps == NULL || f->busy) {
+        PyErr_SetString(PyExc_RuntimeError, f->caps == NULL ? "the fold is not initialised"
+                                                            : "the fold is folding");
+        return NULL;
+    }
+    Grid *g = &f->grid;
+    Py_ssize_t used = (Py_ssize_t)(g->top / g->width) + 1;
+    if (used > g->slots) used = g->slots;
+    PyObject *hist = PyList_New(f->nbounds ? f->nbounds + 1 : 0);
+    PyObject *caps = PyList_New(0), *latest = PyTuple_New(4);
+    PyObject *size = grid_list(g, (uint64_t)K_SIZE << 17, used, 1);
+    PyObject *live = grid_list(g, (uint64_t)K_LIVE << 17, used, 1);
+    if (!hist || !caps || !latest || !size || !live) goto fail;
+    for (int i = 0; f->nbounds && i <= f->nbounds; i++) {
+        PyObject *v = PyLong_FromLongLong(f->hist[i]);
+        if (v == NULL) goto fail;
+        PyList_SET_ITEM(hist, i, v);
+    }
+    for (int i = 0; i < f->ncaps; i++) {
+        int k = f->cap_order[i];
+        PyObject *row = Py_BuildValue(
+            "(iNN)", k, grid_list(g, ((uint64_t)K_RUN << 17) | (uint64_t)k, used, 0),
+            grid_list(g, ((uint64_t)K_GC << 17) | (uint64_t)k, used, 0));
+        if (row == NULL || PyList_Append(caps, row) < 0) { Py_XDECREF(row); goto fail; }
+        Py_DECREF(row);
+    }
+    for (int i = 0; i < 4; i++) {
+        PyObject *v = f->has_heap_last[i]
+            ? Py_BuildValue("(KK)", (unsigned long long)f->heap_last_t[i], (unsigned long long)f->heap_last_v[i])
+            : Py_NewRef(Py_None);
+        if (v == NULL) goto fail;
+        PyTuple_SET_ITEM(latest, i, v);
+    }
+    return Py_BuildValue("(LKLNNNNnNNNN)", f->count, (unsigned long long)f->last, f->gc_count,
+                         big_py(f->gc_total), big_py(f->gc_longest), hist, big_py((big)g->width),
+                         used, caps, size, live, latest);
+fail:
+    Py_XDECREF(hist); Py_XDECREF(caps); Py_XDECREF(latest); Py_XDECREF(size); Py_XDECREF(live);
+    return NULL;
+}
+
+/* Fold.held() -> the number of events held for time order; Fold.held_time(i) the time of the
+ * i-th of them in order (a caller bounding what is held picks a time to let out up to). */
+static PyObject *Fold_held(Fold *f, PyObject *noargs) {
+    (void)noargs;
+    return PyLong_FromSsize_t(f->npool);
+}
+
+static PyObject *Fold_held_time(Fold *f, PyObject *arg) {
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= f->npool) {
+        PyErr_SetString(PyExc_IndexError, "no such held event");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(f->pool[i].t);
+}
+
 static PyMethodDef Fold_methods[] = {
+    {"pause_bounds", (PyCFunction)Fold_pause_bounds, METH_O,
+     "pause_bounds(bounds): count collections by pause (seconds), for figures()"},
+    {"figures", (PyCFunction)Fold_figures, METH_NOARGS,
+     "figures() -> the running figures (see the comment above Fold_figures)"},
+    {"held", (PyCFunction)Fold_held, METH_NOARGS, "held() -> events held for time order"},
+    {"held_time", (PyCFunction)Fold_held_time, METH_O, "held_time(i) -> the i-th held event's time"},
     {"region", (PyCFunction)Fold_region, METH_VARARGS,
      "region(buf, ridx, cap, offset, min_time, last, limit): fold one region's events"},
     {"state", (PyCFunction)Fold_state, METH_NOARGS, "state() -> dict: what the builder goes on with"},
@@ -1647,10 +1769,176 @@ static PyTypeObject FoldType = {
     .tp_methods = Fold_methods,
 };
 
+/* -- the report page's rows (render/timeline_page.py _intervals, _collections) ------------- */
+
+/* page_rows(kind, records, index, until) -> str | None
+ *
+ * The JSON text json.dumps(separators=(",", ":")) writes for the page's rows of records
+ * (kind 0: intervals, [cap index, start s, end s, 0 run / 1 GC, thread or -1, cut, status or
+ * -1]; kind 1: collections, [start s, end s, generation or -1, copied or 0, caps, parallel,
+ * cut]), leaving out those starting at or after until (None: none). None where any record is
+ * not the common case the Python rows' fast path takes (int times in [0, EXACT_NS), start <=
+ * end, plain ints and booleans): the caller then makes the rows in Python. Seconds are written
+ * from the ns as repr(ns / 1e9) writes them: below 2**23 s the float nearest ns / 10**9 has
+ * that decimal as its shortest repr (timeline_page._EXACT), so no float is formatted. */
+#define EXACT_NS (8388608LL * 1000000000LL)
+
+typedef struct { char *p; Py_ssize_t len, cap; } Text;
+
+static int text_room(Text *t, Py_ssize_t more) {
+    if (t->len + more <= t->cap) return 0;
+    Py_ssize_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->len + more) cap *= 2;
+    char *p = PyMem_Realloc(t->p, (size_t)cap);
+    if (p == NULL) { PyErr_NoMemory(); return -1; }
+    t->p = p; t->cap = cap;
+    return 0;
+}
+
+static void put_int(Text *t, long long v) {
+    char d[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { d[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) t->p[t->len++] = '-';
+    while (k) t->p[t->len++] = d[--k];
+}
+
+/* ns (0 <= ns < EXACT_NS) in seconds as repr() writes the float: 0.0, 1.5, 0.000123456,
+ * 1.2345e-05 (below 1e-4 repr uses an exponent of at least two digits). */
+static void put_seconds(Text *t, long long ns) {
+    char *p = t->p + t->len;
+    if (ns == 0) { memcpy(p, "0.0", 3); t->len += 3; return; }
+    if (ns < 100000) {
+        char d[8]; int k = 0;
+        for (long long v = ns; v > 0; v /= 10) d[k++] = (char)('0' + v % 10);
+        int n = 0; /* digits after stripping trailing zeros, most significant first */
+        char s[8];
+        for (int i = k - 1; i >= 0; i--) s[n++] = d[i];
+        while (n > 1 && s[n - 1] == '0') n--;
+        *p++ = s[0];
+        if (n > 1) { *p++ = '.'; memcpy(p, s + 1, (size_t)(n - 1)); p += n - 1; }
+        int e = 9 - (k - 1);
+        *p++ = 'e'; *p++ = '-'; *p++ = (char)('0' + e / 10); *p++ = (char)('0' + e % 10);
+        t->len = p - t->p;
+        return;
+    }
+    put_int(t, ns / 1000000000LL);
+    t->p[t->len++] = '.';
+    p = t->p + t->len;
+    long long fr = ns % 1000000000LL;
+    if (fr == 0) { *p = '0'; t->len += 1; return; }
+    char f[9];
+    for (int i = 8; i >= 0; i--) { f[i] = (char)('0' + fr % 10); fr /= 10; }
+    int n = 9;
+    while (f[n - 1] == '0') n--;
+    memcpy(p, f, (size_t)n);
+    t->len += n;
+}
+
+/* A plain int's value; 0 (with *ok cleared) for anything else or one past 64 bits. */
+static long long plain_int(PyObject *o, int *ok) {
+    if (o == NULL || !PyLong_CheckExact(o)) { *ok = 0; return 0; }
+    int over = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &over);
+    if (over || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); *ok = 0; return 0; }
+    return v;
+}
+
+static long long flag(PyObject *o, int *ok) {
+    if (o == Py_True) return 1;
+    if (o == Py_False) return 0;
+    *ok = 0;
+    return 0;
+}
+
+static long long int_or(PyObject *o, long long none, int *ok) {
+    return o == Py_None ? none : plain_int(o, ok);
+}
+
+static const char *const INTERVAL_FIELDS[] = {"cap", "start", "end", "kind", "thread", "status", "cut"};
+static const char *const COLLECTION_FIELDS[] = {"start", "end", "generation", "copied", "caps", "parallel", "cut"};
+
+static PyObject *page_rows(PyObject *Py_UNUSED(self), PyObject *args) {
+    int kind;
+    PyObject *records, *index, *until_obj;
+    if (!PyArg_ParseTuple(args, "iOOO", &kind, &records, &index, &until_obj)) return NULL;
+    if (kind != 0 && kind != 1) { PyErr_SetString(PyExc_ValueError, "kind is 0 or 1"); return NULL; }
+    if (kind == 0 && !PyDict_CheckExact(index)) { PyErr_SetString(PyExc_TypeError, "index is a dict"); return NULL; }
+    int ok = 1, has_until = until_obj != Py_None;
+    long long until = has_until ? plain_int(until_obj, &ok) : 0;
+    if (!ok) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(records, "records is a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Maker m = {NULL, 0, {0}};
+    if (n > 0 && maker_init(&m, (PyObject *)Py_TYPE(items[0]), kind == 0 ? INTERVAL_FIELDS : COLLECTION_FIELDS, 7) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    Text t = {NULL, 0, 0};
+    /* A row: 7 numbers of at most 21 characters, 8 separators and brackets. */
+    const Py_ssize_t ROW = 7 * 21 + 8 + 1;
+    if (text_room(&t, 2) < 0) { Py_DECREF(seq); return NULL; }
+    t.p[t.len++] = '[';
+    int first = 1;
+    for (Py_ssize_t r = 0; r < n && ok; r++) {
+        PyObject *o = items[r];
+        if (m.nfields != 7 || Py_TYPE(o) != m.cls) { ok = 0; break; }
+        PyObject *v[7];
+        for (int i = 0; i < 7; i++) v[i] = *(PyObject **)((char *)o + m.offset[i]);
+        PyObject *start_o = kind == 0 ? v[1] : v[0], *end_o = kind == 0 ? v[2] : v[1];
+        long long start = plain_int(start_o, &ok), end = plain_int(end_o, &ok);
+        if (!ok || !(0 <= start && start <= end && end < EXACT_NS)) { ok = 0; break; }
+        if (has_until && start >= until) continue;
+        if (text_room(&t, ROW) < 0) { PyMem_Free(t.p); Py_DECREF(seq); return NULL; }
+        if (!first) t.p[t.len++] = ',';
+        first = 0;
+        t.p[t.len++] = '[';
+        long long a[5];
+        if (kind == 0) {
+            PyObject *at = v[0] == NULL ? NULL : PyDict_GetItemWithError(index, v[0]);
+            if (at == NULL) { PyErr_Clear(); ok = 0; break; }
+            long long cap = plain_int(at, &ok);
+            int run;
+            if (v[3] == NULL || !PyUnicode_CheckExact(v[3])) { ok = 0; break; }
+            run = PyUnicode_CompareWithASCIIString(v[3], "run") == 0;
+            put_int(&t, cap); t.p[t.len++] = ',';
+            put_seconds(&t, start); t.p[t.len++] = ',';
+            put_seconds(&t, end); t.p[t.len++] = ',';
+            a[0] = run ? 0 : 1;
+            a[1] = int_or(v[4], -1, &ok);
+            a[2] = flag(v[6], &ok);
+            a[3] = int_or(v[5], -1, &ok);
+            for (int i = 0; i < 4; i++) { put_int(&t, a[i]); t.p[t.len++] = i < 3 ? ',' : ']'; }
+        } else {
+            if (v[4] == NULL || !PyTuple_CheckExact(v[4])) { ok = 0; break; }
+            put_seconds(&t, start); t.p[t.len++] = ',';
+            put_seconds(&t, end); t.p[t.len++] = ',';
+            a[0] = int_or(v[2], -1, &ok);
+            a[1] = int_or(v[3], 0, &ok);
+            a[2] = PyTuple_GET_SIZE(v[4]);
+            a[3] = flag(v[5], &ok);
+            a[4] = flag(v[6], &ok);
+            for (int i = 0; i < 5; i++) { put_int(&t, a[i]); t.p[t.len++] = i < 4 ? ',' : ']'; }
+        }
+    }
+    Py_DECREF(seq);
+    if (!ok) { PyMem_Free(t.p); Py_RETURN_NONE; }
+    if (text_room(&t, 1) < 0) { PyMem_Free(t.p); return NULL; }
+    t.p[t.len++] = ']';
+    PyObject *out = PyUnicode_DecodeASCII(t.p, t.len, NULL);
+    PyMem_Free(t.p);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(buf, sizes, layouts, want, width, base, state, final, decode=None)"
      " -> (frames, counts, counted, top, regions, state, pos, stop)"},
+    {"page_rows", page_rows, METH_VARARGS,
+     "page_rows(kind, records, index, until) -> str | None: the report page's rows as JSON"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,6 @@
 """Types of the compiled eventlog walk (halvm_prof/_elscan.c)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 def walk(
@@ -24,6 +24,9 @@ def walk(
     int,
     tuple[int, int, int] | None,
 ]: ...
+def page_rows(
+    kind: int, records: Sequence[Any], index: dict[int, int], until: int | None, /
+) -> str | None: ...
 
 class Fold:
     """The timeline's fold compiled (halvm_prof/timeline/build.py's twin)."""

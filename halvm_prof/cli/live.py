@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +30,7 @@ from halvm_prof.words import plural, printable
 if TYPE_CHECKING:
     from halvm_prof.live.cost import Stopwatch
     from halvm_prof.live.runner import Run
-    from halvm_prof.live.server import FleetHub, Hub
+    from halvm_prof.live.session import Session
 
 _SERVE_OPTIONS = [
     click.option(
@@ -67,72 +66,6 @@ def _serve_options(f: F) -> F:
     for option in reversed(_SERVE_OPTIONS):
         f = option(f)
     return f
-
-
-def _serve(
-    hub: Hub | FleetHub,
-    *,
-    host: str,
-    port: int,
-    no_open: bool,
-    tui: bool,
-    start: Callable[[], None] | None = None,
-    stoppers: list[Callable[[], None]] | None = None,
-) -> None:
-    """Print the page's URL (first line), then ``start`` (the program), then serve until
-    Ctrl-C; or show the terminal view."""
-    from halvm_prof.live.server import Hub, bind, make_server, page_url
-
-    if tui:
-        assert isinstance(hub, Hub)
-        click.echo(f"watching {shown_path(hub.state.source)} (Ctrl-C to stop)")
-        if start is not None:
-            start()
-        _tui(hub)
-        return
-    sock = bind(host, port)
-    try:
-        url = page_url(sock, hub.token)
-        click.echo(url)
-        if start is not None:
-            start()
-        if not no_open:
-            import webbrowser
-
-            webbrowser.open(url)
-        server = make_server(hub, sock, host=host)
-        if stoppers is not None:
-            stoppers.append(server.stop)
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        # Ctrl-C is how a live view ends (uvicorn raises it again once it has shut down).
-        pass
-    finally:
-        sock.close()
-
-
-def _token(host: str, token: str | None) -> str | None:
-    """The token: as given, or a random one for a non-loopback host (none needed on loopback)."""
-    from halvm_prof.live.server import is_loopback
-
-    if token is None and not is_loopback(host):
-        return secrets.token_urlsafe(16)
-    return token
-
-
-def _tui(hub: Hub) -> None:
-    from rich.live import Live
-
-    from halvm_prof.live.page import tui_view
-
-    try:
-        with Live(tui_view(hub.state.snapshot()), refresh_per_second=4) as screen:
-            while True:
-                hub.poll_once()
-                screen.update(tui_view(hub.state.snapshot()))
-                time.sleep(0.25)
-    except KeyboardInterrupt:
-        pass
 
 
 @click.command()
@@ -193,52 +126,24 @@ def live(
     its own live view at /s/NAME/; GET /fleet.json gives the fleet page's figures.
     """
     from halvm_prof.live.fleet import Member, fleet_sources, follow, open_fleet, parse_alerts
+    from halvm_prof.live.session import ManySources, OneSource, Serving, Session, Watched
 
     if not sources and not labelled:
         raise click.UsageError("give a SOURCE to watch (or several)")
     rules = parse_alerts(alerts)
     pairs = fleet_sources(sources, labelled)
     names = load_band_names(names_file)
-    single = len(sources) == 1 and not labelled and pairs[0][1] == sources[0]
-    stoppers: list[Callable[[], None]] = []
-    fired: list[str] = []
-    if single:
-        from halvm_prof.live.server import Hub
-
+    watched: Watched
+    if len(sources) == 1 and not labelled and pairs[0][1] == sources[0]:
         source = sources[0]
         state = follow(
             source, caps=caps, quiet_after=quiet_after, stats=bool(rules), band_names=names
         )
-        member = Member(pairs[0][0], state, rules)
-
-        def tick() -> None:
-            # A stream that is no eventlog ends the command: there is nothing to show, ever.
-            if (exit_when_done and not state.alive()) or state.refused() is not None:
-                for stop in stoppers:
-                    stop()
-
         title = f"halvm-prof live: {os.path.basename(source)}"
-        try:
-            _serve(
-                Hub(state, title=title, token=_token(host, token), tick=tick, member=member),
-                host=host,
-                port=port,
-                no_open=no_open,
-                tui=tui,
-                stoppers=stoppers,
-            )
-        finally:
-            for f in state.followers:
-                f.close()
-        refused = state.refused()
-        if refused is not None:
-            raise refused
-        fired = [v.fired for v in member.alert_views if v.fired]
+        watched = OneSource(state, Member(pairs[0][0], state, rules), title)
     else:
         if tui:
             raise click.UsageError("--tui shows one source; a fleet is a page")
-        from halvm_prof.live.server import FleetHub
-
         fleet = open_fleet(
             pairs,
             title=f"halvm-prof live: {plural(len(pairs), 'source')}",
@@ -247,24 +152,13 @@ def live(
             quiet_after=quiet_after,
             band_names=names,
         )
+        watched = ManySources(fleet)
+    serving = Serving(host, port, token, no_open, tui)
+    Session(watched, serving, say=click.echo, exit_when_done=exit_when_done).run()
+    _alerts_fired(watched.fired())
 
-        def fleet_tick() -> None:
-            if exit_when_done and fleet.done:
-                for stop in stoppers:
-                    stop()
 
-        try:
-            _serve(
-                FleetHub(fleet, title=fleet.title, token=_token(host, token), tick=fleet_tick),
-                host=host,
-                port=port,
-                no_open=no_open,
-                tui=False,
-                stoppers=stoppers,
-            )
-        finally:
-            fleet.close()
-        fired = fleet.fired()
+def _alerts_fired(fired: list[str]) -> None:
     if fired:
         raise click.ClickException("alert fired: " + "; ".join(fired))
 
@@ -350,7 +244,7 @@ def run(
     """
     from halvm_prof.live.fleet import parse_alerts
     from halvm_prof.live.runner import Run
-    from halvm_prof.live.server import Hub
+    from halvm_prof.live.session import RunProgram, Serving, Session
 
     rules = parse_alerts(alerts)
 
@@ -372,7 +266,6 @@ def run(
         flush=flush_interval,
         root=root,
     )
-    stoppers: list[Callable[[], None]] = []
     watches: list[Stopwatch] = []
 
     def start() -> None:
@@ -383,36 +276,15 @@ def run(
             watches.append(Stopwatch(runner.proc.pid))
 
     tell_end = _EndTeller(runner)
-
-    def tick() -> None:
-        runner.tick()
-        if runner.finished:
-            if not tui:
-                tell_end()
-            if exit_when_done:
-                for stop in stoppers:
-                    stop()
-
-    hub = Hub(
-        runner.state,
-        title=f"halvm-prof run: {runner.name}",
-        token=_token(host, token),
-        tick=tick,
-        report=runner.report,
-        member=runner.member,
-    )
-
-    with _ending_signals(runner, stoppers):
-        try:
-            _serve(
-                hub, host=host, port=port, no_open=no_open, tui=tui, start=start, stoppers=stoppers
-            )
-        finally:
-            runner.stop()
-    _ended(runner, tell_end, watches[0] if watches else None)
+    watched = RunProgram(runner, on_end=None if tui else tell_end)
+    serving = Serving(host, port, token, no_open, tui)
+    session = Session(watched, serving, say=click.echo, exit_when_done=exit_when_done)
+    with _ending_signals(runner, session):
+        session.run(start)
+    _ended(runner, tell_end, watches[0] if watches else None, watched.fired())
 
 
-def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None) -> None:
+def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: list[str]) -> None:
     """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
     (the program's own, or 1 when an ``--alert`` rule fired)."""
     with contextlib.suppress(OSError):
@@ -426,13 +298,11 @@ def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None) -> None:
     if status:
         # The program's own status, as a shell running it directly would have seen it.
         click.get_current_context().exit(status)
-    member = runner.member
-    if member is not None and (fired := [v.fired for v in member.alert_views if v.fired]):
-        raise click.ClickException("alert fired: " + "; ".join(fired))
+    _alerts_fired(fired)
 
 
 @contextlib.contextmanager
-def _ending_signals(runner: Run, stoppers: list[Callable[[], None]]) -> Iterator[None]:
+def _ending_signals(runner: Run, session: Session) -> Iterator[None]:
     """SIGTERM and SIGHUP end the run as Ctrl-C does while in this block: the server stops
     (uvicorn hands a SIGTERM it caught on to us once it has), the program is stopped, what it
     wrote is saved, and the status says which signal it was."""
@@ -440,9 +310,8 @@ def _ending_signals(runner: Run, stoppers: list[Callable[[], None]]) -> Iterator
     def on_signal(sig: int, frame: object) -> None:
         del frame
         runner.stopped_by = runner.stopped_by or sig
-        if stoppers:
-            for stop in stoppers:
-                stop()
+        if session.serving_now:
+            session.stop()
         else:
             raise KeyboardInterrupt  # the terminal view, or before the server is up
 

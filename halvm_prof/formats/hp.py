@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from functools import partial
 from typing import IO
 
 from halvm_prof.errors import FormatError
@@ -69,39 +68,51 @@ def _quoted(value: bytes) -> str:
     return text.decode("utf-8", "surrogateescape")
 
 
-class HpReader(StreamReader):
-    """Iterate the samples of a heap profile, one at a time.
+class HpParser:
+    """The ``.hp`` grammar, push-style: bytes go in as they come, complete censuses come out.
 
-    ``header`` is filled as soon as the header lines are read; ``marks`` collects ``MARK``
-    times as they pass. After iteration: ``complete`` is False when the input stopped inside a
-    line or a census (that census is left out); ``closed`` is True when the file ends with GHC's
-    closing census (see the module docstring); ``ended_cleanly`` is both; ``note`` says in one
-    line what is wrong when it is not. Memory holds one sample, never the file; band names beyond
-    :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
+    :meth:`feed` takes any cut of the file and returns the censuses whose ``END_SAMPLE`` line
+    it completed; only a partial line and the census being read are kept between calls (a line
+    longer than :data:`MAX_LINE` is refused by its number, never kept whole). A malformed line
+    sets ``error`` (a :class:`FormatError` naming the file and line) after the censuses before
+    it are handed out; later feeds return nothing. :meth:`finish` says the input ended, and
+    sets ``complete``, ``closed`` and ``note`` as :class:`HpReader` documents them. Band names
+    beyond :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded``).
     """
 
-    def __init__(self, stream: IO[bytes], name: str | None = None, *, owned: bool = False):
-        super().__init__(stream, owned=owned)
-        #: The input's name in messages: ``name``, else a file's own path.
-        self.path = stream_name(stream, name)
+    def __init__(self, name: str | None) -> None:
+        self.path = name
         self._fields = dict(HEADER_DEFAULTS)
+        self._fields_seen = 0
         self.marks: list[float] = []
         self.complete = True
         self.closed = False
         self.note: str | None = None
+        self.error: FormatError | None = None
         self.samples = 0
+        #: Lines read so far (whole ones; after :meth:`finish`, a last partial one too).
         self.lines = 0
         self.folded = False
-        self._fields_seen = 0
-
-    @property
-    def ended_cleanly(self) -> bool:
-        """The program exited normally and the whole file is here."""
-        return self.complete and self.closed
+        self.last_time: float | None = None
+        self.last_empty = False
+        self._partial = b""
+        self._in_header = True
+        self._numbered: bool | None = None  # "(N)stack" bands: known once the header is read
+        self._sample: HeapSample | None = None
+        self._begin_line = 0
+        # Band names repeat in every census: decode each once.
+        self._names: dict[bytes, str] = {}
+        # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
+        self._kept: set[str] = set()
 
     @property
     def header(self) -> HeapHeader:
         return HeapHeader(**self._fields)
+
+    @property
+    def closed_so_far(self) -> bool:
+        """GHC's closing census (an empty one after others) is the last thing read so far."""
+        return self.samples >= 2 and self.last_empty and self._sample is None and not self._partial
 
     def _error(self, line: int, what: str) -> FormatError:
         return FormatError(
@@ -128,103 +139,208 @@ class HpReader(StreamReader):
             line, f"line is longer than {MAX_LINE >> 20} MiB, which GHC never writes"
         )
 
-    def __iter__(self) -> Iterator[HeapSample]:
-        lines = iter(partial(self.stream.readline, MAX_LINE + 1), b"")
-        # Band names repeat in every census: decode each once.
-        names: dict[bytes, str] = {}
-        # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
-        kept: set[str] = set()
-        numbered: bool | None = None  # "(N)stack" bands: known once the header is read
-        number = 0
-        in_header = True
-        last_empty = False
-        last_time = 0.0
-        for raw in lines:
-            number += 1
-            if raw[-1:] != b"\n":
+    def feed(self, data: bytes) -> list[HeapSample]:
+        """The censuses ``data``, the next bytes of the input, completes."""
+        if self.error is not None or not data:
+            return []
+        buf = self._partial + data if self._partial else data
+        lines = buf.split(b"\n")
+        self._partial = lines.pop()
+        too_long = len(self._partial) > MAX_LINE
+        if len(buf) > MAX_LINE:
+            # Only a long input can hold a long line: look for one only then.
+            for i, raw in enumerate(lines):
                 if len(raw) > MAX_LINE:
-                    raise self._too_long(number)
-                # A last line without its newline was cut while being written.
-                self._cut(cut_in_line_note(number))
-                break
-            keyword, _, rest = raw.rstrip(b"\r\n").partition(b" ")
-            if keyword == KEYWORD_BEGIN:
-                if numbered is None:
-                    numbered = cost_centre_bands(self._fields["job"])
-                in_header = False
-                begin_line = number
-                sample = HeapSample(self._time(keyword, rest, number))
-                values = sample.values
-                ended = False
-                # The census's band lines, in a tight loop: this is where the time goes.
-                for raw in lines:
-                    number += 1
-                    if raw[-1:] != b"\n":
-                        if len(raw) > MAX_LINE:
-                            raise self._too_long(number)
-                        break
-                    if raw.startswith(KEYWORD_END) and b"\t" not in raw:
-                        end = self._time(KEYWORD_END, raw[10:], number)
-                        if end != sample.time:
-                            raise self._error(
-                                number,
-                                f"END_SAMPLE {raw[10:].strip().decode()} does not match the "
-                                f"BEGIN_SAMPLE {sample.time} of line {begin_line}",
-                            )
-                        ended = True
-                        break
-                    name, _, value = raw.rpartition(b"\t")
-                    if not name:
-                        raise self._error(number, "expected a band line (name, TAB, value)")
-                    try:
-                        amount = int(value)
-                    except ValueError:
-                        shown = value.strip().decode(errors="replace")
-                        raise self._error(
-                            number, f"band value is not a whole number: {shown!r}"
-                        ) from None
-                    band = names.get(name)
-                    if band is None:
-                        band = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
-                        if numbered:
-                            band = drop_stack_number(band)
-                        if band not in kept:
-                            if len(kept) < MAX_BANDS:
-                                kept.add(band)
-                            else:
-                                band = OTHER_BANDS
-                                self.folded = True
-                        # Lines' names are cached up to a bound: past it, numbered names of
-                        # one band could otherwise grow the cache without end.
-                        if len(names) < 2 * MAX_BANDS:
-                            names[name] = band
-                    values[band] = values.get(band, 0) + amount
-                if not ended:
-                    self._cut(cut_in_sample_note(begin_line, sample.time))
+                    del lines[i:]
+                    too_long = True
                     break
-                self.samples += 1
-                last_empty, last_time = not values, sample.time
-                yield sample
+        out: list[HeapSample] = []
+        try:
+            self._take(lines, out)
+            if too_long:
+                raise self._too_long(self.lines + 1)
+        except FormatError as e:
+            self.error = e
+            self._partial = b""
+        if out:
+            self.samples += len(out)
+            self.last_time = out[-1].time
+            self.last_empty = not out[-1].values
+        return out
+
+    def _take(self, lines: list[bytes], out: list[HeapSample]) -> None:
+        """Read whole ``lines`` (without their newlines) in order."""
+        it = iter(lines)
+        while True:
+            if self._sample is not None and not self._census(it, out):
+                return
+            raw = next(it, None)
+            if raw is None:
+                return
+            self.lines += 1
+            number = self.lines
+            keyword, _, rest = raw.rstrip(b"\r").partition(b" ")
+            if keyword == KEYWORD_BEGIN:
+                if self._numbered is None:
+                    self._numbered = cost_centre_bands(self._fields["job"])
+                self._in_header = False
+                self._begin_line = number
+                self._sample = HeapSample(self._time(keyword, rest, number))
             elif keyword == KEYWORD_MARK:
                 self.marks.append(self._time(keyword, rest, number))
-                in_header = False
-            elif in_header and keyword in _HEADER_KEYS:
+                self._in_header = False
+            elif self._in_header and keyword in _HEADER_KEYS:
                 self._fields[_HEADER_KEYS[keyword]] = _quoted(rest)
                 self._fields_seen += 1
             elif raw.strip():
                 shown = raw[:40].rstrip().decode("utf-8", "replace")
                 raise self._error(number, f"unexpected line {shown!r}")
-        self.lines = number
-        self.closed = self.complete and self.samples >= 2 and last_empty
-        if number == 0:
+
+    def _census(self, it: Iterator[bytes], out: list[HeapSample]) -> bool:
+        """Read the open census's band lines from ``it``: True when its ``END_SAMPLE`` came
+        (the census is in ``out``), False when the lines ran out first."""
+        sample = self._sample
+        assert sample is not None
+        values = sample.values
+        names, numbered = self._names, self._numbered
+        number = self.lines
+        try:
+            # The census's band lines, in a tight loop: this is where the time goes.
+            for raw in it:
+                number += 1
+                if raw.startswith(KEYWORD_END) and b"\t" not in raw:
+                    end = self._time(KEYWORD_END, raw[10:], number)
+                    if end != sample.time:
+                        raise self._error(
+                            number,
+                            f"END_SAMPLE {raw[10:].strip().decode()} does not match the "
+                            f"BEGIN_SAMPLE {sample.time} of line {self._begin_line}",
+                        )
+                    out.append(sample)
+                    self._sample = None
+                    return True
+                name, _, value = raw.rpartition(b"\t")
+                if not name:
+                    raise self._error(number, "expected a band line (name, TAB, value)")
+                try:
+                    amount = int(value)
+                except ValueError:
+                    shown = value.strip().decode(errors="replace")
+                    raise self._error(
+                        number, f"band value is not a whole number: {shown!r}"
+                    ) from None
+                band = names.get(name)
+                if band is None:
+                    band = self._band(name, numbered)
+                values[band] = values.get(band, 0) + amount
+            return False
+        finally:
+            self.lines = number
+
+    def _band(self, name: bytes, numbered: bool | None) -> str:
+        band = name.rstrip(b"\r").decode("utf-8", "surrogateescape")
+        if numbered:
+            band = drop_stack_number(band)
+        if band not in self._kept:
+            if len(self._kept) < MAX_BANDS:
+                self._kept.add(band)
+            else:
+                band = OTHER_BANDS
+                self.folded = True
+        # Lines' names are cached up to a bound: past it, numbered names of one band could
+        # otherwise grow the cache without end.
+        if len(self._names) < 2 * MAX_BANDS:
+            self._names[name] = band
+        return band
+
+    def finish(self) -> None:
+        """The input ended: say whether it was whole (``complete``, ``closed``, ``note``)."""
+        if self._sample is not None:
+            self.lines += 1 if self._partial else 0
+            self._cut(cut_in_sample_note(self._begin_line, self._sample.time))
+        elif self._partial:
+            # A last line without its newline was cut while being written.
+            self.lines += 1
+            self._cut(cut_in_line_note(self.lines))
+        self.closed = self.complete and self.samples >= 2 and self.last_empty
+        if self.lines == 0:
             self._cut(EMPTY_NOTE)
         elif self.complete and not self.closed:
-            self.note = unclosed_note(
-                self.samples, self._fields_seen, self._fields["job"], number, last_time
-            )
+            last = self.last_time or 0.0
+            job = self._fields["job"]
+            self.note = unclosed_note(self.samples, self._fields_seen, job, self.lines, last)
 
     def _cut(self, note: str) -> None:
         self.complete, self.note = False, note
+
+
+#: Bytes the file reader takes from its stream at a time.
+READ_BYTES = 1 << 16
+
+
+class HpReader(StreamReader):
+    """Iterate the samples of a heap profile, one at a time (an :class:`HpParser` fed from
+    ``stream``).
+
+    ``header`` is filled as soon as the header lines are read; ``marks`` collects ``MARK``
+    times as they pass. After iteration: ``complete`` is False when the input stopped inside a
+    line or a census (that census is left out); ``closed`` is True when the file ends with GHC's
+    closing census (see the module docstring); ``ended_cleanly`` is both; ``note`` says in one
+    line what is wrong when it is not. Memory holds one sample, never the file; band names beyond
+    :data:`~halvm_prof.model.MAX_BANDS` are summed in ``OTHER_BANDS`` (``folded`` says so).
+    """
+
+    def __init__(self, stream: IO[bytes], name: str | None = None, *, owned: bool = False):
+        super().__init__(stream, owned=owned)
+        #: The input's name in messages: ``name``, else a file's own path.
+        self.path = stream_name(stream, name)
+        self.parser = HpParser(self.path)
+
+    @property
+    def ended_cleanly(self) -> bool:
+        """The program exited normally and the whole file is here."""
+        return self.complete and self.closed
+
+    @property
+    def header(self) -> HeapHeader:
+        return self.parser.header
+
+    @property
+    def marks(self) -> list[float]:
+        return self.parser.marks
+
+    @property
+    def complete(self) -> bool:
+        return self.parser.complete
+
+    @property
+    def closed(self) -> bool:
+        return self.parser.closed
+
+    @property
+    def note(self) -> str | None:
+        return self.parser.note
+
+    @property
+    def samples(self) -> int:
+        return self.parser.samples
+
+    @property
+    def lines(self) -> int:
+        return self.parser.lines
+
+    @property
+    def folded(self) -> bool:
+        return self.parser.folded
+
+    def __iter__(self) -> Iterator[HeapSample]:
+        parser = self.parser
+        read = self.stream.read
+        while data := read(READ_BYTES):
+            yield from parser.feed(data)
+            if parser.error is not None:
+                raise parser.error
+        parser.finish()
 
 
 #: The note for a file with no bytes at all.

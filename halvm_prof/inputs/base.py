@@ -52,12 +52,14 @@ class _Follows(Protocol[F]):
 class Following:
     """What a follower is asked: ``quiet_after``, the seconds an input may stay unchanged
     before it counts as no longer written (None: the follower's default); for an eventlog,
-    the event ``types`` it decodes (None: all) and the ``caps`` whose first blocks it waits
-    for."""
+    the event ``types`` it decodes (None: all), the ``caps`` whose first blocks it waits
+    for, and whether it ``folds`` the timeline's figures as the events come (the compiled
+    pass of ``timeline.incremental``: then only ``types`` become events)."""
 
     quiet_after: float | None = None
     types: set[int] | None = None
     caps: int = 1
+    folds: bool = False
 
 
 class Source(StreamReader):
@@ -169,12 +171,13 @@ class Source(StreamReader):
         quiet_after: float | None = None,
         types: set[int] | None = None,
         caps: int = 1,
+        folds: bool = False,
     ) -> F:
         """The follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows, the only way
         to make one: it reads the input from its start, through this source's own descriptor
         (the file is not opened again) or stream, and hands out only complete data. The
         follower then owns what it reads. What it is asked is a :class:`Following`."""
-        return self._follower(Following(quiet_after, types, caps))
+        return self._follower(Following(quiet_after, types, caps, folds))
 
     def _follower(self, how: Following) -> Follower:
         """This kind's follower; each kind that can be followed reads what it needs of ``how``."""

@@ -37,6 +37,7 @@ class EventlogSource(Source):
             types=how.types,
             caps=how.caps,
             quiet_after=how.quiet_after or QUIET_AFTER,
+            folds=how.folds,
         )
 
     def headerless(self) -> FormatError | None:

@@ -8,8 +8,8 @@ bytes last arrived). Memory follows one census or the events the RTS may still r
 the length of the run.
 
 * :class:`HpFollower` takes a ``.hp`` file as GHC writes it, one census at a time; a census is
-  handed out only once its ``END_SAMPLE`` line is whole. The grammar is ``formats.hp``'s reader,
-  fed line by line.
+  handed out only once its ``END_SAMPLE`` line is whole. The grammar is ``formats.hp``'s
+  push-style :class:`~halvm_prof.formats.hp.HpParser`, fed the bytes as they arrive.
 * :class:`EventlogFollower` takes an eventlog from a file, a FIFO, or a UNIX or TCP socket (the
   header first, as eventlog-socket sends it). Each capability writes its own buffer and hands it
   over as a block whose marker carries the block's end time; blocks of different capabilities
@@ -28,8 +28,8 @@ import os
 import socket
 import struct
 import time
-from collections import deque
-from typing import IO, ClassVar, Literal, Protocol, cast
+import zlib
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
@@ -50,9 +50,13 @@ from halvm_prof.formats.eventlog.layout import (
     header_too_long,
     parse_header,
 )
-from halvm_prof.formats.eventlog.walk import State, walker
-from halvm_prof.formats.hp import MAX_LINE, HpReader
-from halvm_prof.model import HeapHeader, HeapSample
+from halvm_prof.formats.eventlog.walk import State, walker, want_table
+from halvm_prof.formats.hp import HpParser
+from halvm_prof.inputs.streams import COMPRESSED_STEP, MAX_ZSTD_WINDOW
+from halvm_prof.model import HeapSample
+
+if TYPE_CHECKING:
+    from halvm_prof.timeline.incremental import IncrementalPass, PythonPass, RunningFigures
 
 #: Bytes read from the input in one go; one poll reads at most ``_MAX_POLL_READS`` of them.
 READ_CHUNK = 1 << 20
@@ -159,6 +163,91 @@ class FileFeed:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self._fd)
+
+
+class DecompressedFeed:
+    """A gzip or zstd file that may grow (``program +RTS -l ... | gzip > x.eventlog.gz``):
+    each read returns the decompressed bytes of what was appended since the last. Both
+    decompressors take their input as it comes, so what the compressor has flushed is shown;
+    the members or frames after the first are read in turn. The input goes in in steps of
+    ``COMPRESSED_STEP`` bytes and a read stops past ``READ_CHUNK * _MAX_POLL_READS`` bytes of
+    output, so a small file that inflates to gigabytes is taken a bounded piece per poll.
+    Damaged data is a :class:`FormatError` at its compressed offset."""
+
+    def __init__(self, feed: FileFeed, kind: str) -> None:
+        self.inner = feed
+        self.name = feed.name
+        self.kind = kind
+        self._restarts = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ready = b""  # decompressed by peek(), not yet read
+        self._pending = b""
+        self._consumed = 0  # compressed bytes decompressed
+        self._member = self._decompressor()
+
+    def _decompressor(self) -> Any:
+        if self.kind == "gzip":
+            return zlib.decompressobj(wbits=31)
+        import zstandard
+
+        return zstandard.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW).decompressobj()
+
+    @property
+    def ended(self) -> bool:
+        return self.inner.ended
+
+    @property
+    def held(self) -> bool:
+        return self.inner.held
+
+    @property
+    def restarts(self) -> int:
+        return self._restarts
+
+    def peek(self) -> bytes:
+        """What :meth:`read` would return now, left to be read (the kind is told by it)."""
+        self._ready = self.read()
+        return self._ready
+
+    def read(self) -> bytes:
+        ready, self._ready = self._ready, b""
+        return ready + self._read()
+
+    def _read(self) -> bytes:
+        data = self.inner.read()
+        if self.inner.restarts != self._restarts:
+            # The file was written anew (the program ran again): so is its compressed stream.
+            self._restarts = self.inner.restarts
+            self._reset()
+        self._pending += data
+        out: list[bytes] = []
+        size = 0
+        limit = READ_CHUNK * _MAX_POLL_READS
+        while self._pending and size < limit:
+            step, self._pending = self._pending[:COMPRESSED_STEP], self._pending[COMPRESSED_STEP:]
+            try:
+                piece = self._member.decompress(step)
+            except Exception as e:  # zlib.error, zstandard.ZstdError (imported lazily)
+                raise FormatError(
+                    f"does not decompress as {self.kind}: {e}",
+                    path=self.name,
+                    offset=self._consumed,
+                    hint="the compressed file is damaged here",
+                ) from None
+            self._consumed += len(step)
+            out.append(piece)
+            size += len(piece)
+            if self._member.eof:
+                # The next gzip member or zstd frame begins after this one's end.
+                self._pending = self._member.unused_data + self._pending
+                self._consumed -= len(self._member.unused_data)
+                self._member = self._decompressor()
+        return b"".join(out)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _widen_pipe(fd: int) -> None:
@@ -289,87 +378,6 @@ def _open_file(name: str, what: str = "file") -> int:
 # --- the .hp follower -----------------------------------------------------------------------
 
 
-class _Lines:
-    """The line source an :class:`HpReader` iterates: lines pushed in, handed out in order."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.lines: deque[bytes] = deque()
-
-    def readline(self, _limit: int = -1) -> bytes:
-        # Lines come in bounded (HpParser refuses a longer one) and whole.
-        return self.lines.popleft() if self.lines else b""
-
-
-class HpParser:
-    """Turns bytes of a ``.hp`` file, fed as they arrive, into complete censuses.
-
-    ``formats.hp.HpReader`` reads the lines; it is asked for a census only when a whole
-    ``END_SAMPLE`` line is waiting, so it never meets the end of the input inside one.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._lines = _Lines(name)
-        self._reader = HpReader(cast(IO[bytes], self._lines), name)
-        self._samples = iter(self._reader)
-        self._partial = b""
-        self._ends = 0
-        self.samples = 0
-        self.last_time: float | None = None
-        self.last_empty = False
-        self.error: HalvmProfError | None = None
-
-    @property
-    def header(self) -> HeapHeader:
-        return self._reader.header
-
-    @property
-    def marks(self) -> list[float]:
-        return self._reader.marks
-
-    @property
-    def closed(self) -> bool:
-        """GHC's closing census (an empty one after others) is the last one so far."""
-        return self.samples >= 2 and self.last_empty and self._ends == 0 and not self._partial
-
-    def feed(self, data: bytes) -> list[HeapSample]:
-        if self.error is not None or not data:
-            return []
-        buf = self._partial + data
-        lines = buf.split(b"\n")
-        self._partial = lines.pop()
-        if len(self._partial) > MAX_LINE:
-            self.error = FormatError(
-                f"a line longer than {MAX_LINE >> 20} MiB, which GHC never writes",
-                path=self.name,
-                hint="is this a GHC heap profile (.hp)?",
-            )
-            return []
-        for line in lines:
-            self._lines.lines.append(line + b"\n")
-            # The reader's own rule: a band line may start so too, but it holds a TAB.
-            if line.startswith(b"END_SAMPLE") and b"\t" not in line:
-                self._ends += 1
-        out: list[HeapSample] = []
-        try:
-            while self._ends:
-                sample = next(self._samples)
-                self._ends -= 1
-                out.append(sample)
-        except StopIteration:
-            # Only a malformed input ends the reader early; it raised then, so this is defensive.
-            self._ends = 0
-        except HalvmProfError as e:
-            self.error = e
-            self._lines.lines.clear()
-        if out:
-            self.samples += len(out)
-            self.last_time = out[-1].time
-            self.last_empty = not out[-1].values
-        return out
-
-
 class HpFollower:
     """Follow a ``.hp`` file (or FIFO) as GHC writes it: complete censuses only."""
 
@@ -397,7 +405,7 @@ class HpFollower:
 
     @property
     def closed(self) -> bool:
-        return self.parser.closed
+        return self.parser.closed_so_far
 
     @property
     def ended(self) -> bool:
@@ -493,29 +501,11 @@ class EventlogParser:
             return []
         self._buf += data
         if self.codec is None:
-            # The first bytes tell a stream that is no eventlog (zeros, random bytes, a .hp),
-            # which is refused at once; and a header is held up to MAX_HEADER bytes only.
-            try:
-                check_header_start(self._buf, self.name)
-                # Parse only once the header's end is here (parsing is costly, bytes come in
-                # bits).
-                if DATA_BEGIN not in self._buf:
-                    if len(self._buf) > MAX_HEADER:
-                        raise header_too_long(self.name, len(self._buf))
-                    return []
-                try:
-                    header = parse_header(self._buf, self.name)
-                except IncompleteHeader as e:
-                    if len(self._buf) > MAX_HEADER:
-                        raise header_too_long(self.name, e.offset) from None
-                    return []
-            except FormatError as e:
-                self.error = e
-                self._buf = b""
+            self.codec, self._buf, self.error = _header(self._buf, self.name)
+            if self.codec is None:
                 return []
-            self.codec = Codec(header)
-            self._buf = self._buf[header.data_offset :]
-            self._offset = header.data_offset
+            self._offset = self.codec.header.data_offset
+            self._buf = self._buf[self._offset :]
         self._decode()
         return self._release(self.ended)
 
@@ -638,11 +628,219 @@ class EventlogParser:
         return out
 
 
+#: The want table of the folding parser: what it reads itself (block markers, capabilities made);
+#: every other event is only counted by the walk and folded by the pass from the region's bytes.
+_BLOCK_TYPES = frozenset({BLOCK_MARKER, *_CAP_EVENTS})
+#: One time bucket for the walk's counts (only their number is read).
+_ONE_BUCKET = 1 << 62
+
+
+class FoldingParser:
+    """An eventlog fed as it arrives, folded by the timeline's pass (``timeline.incremental``):
+    :meth:`figures` are the running figures, and only the events of ``types`` are made, handed
+    out in time order.
+
+    The walk cuts the data section into the regions the whole-file walk cuts, in file order,
+    and each is given to the pass once whole; the pass folds the events older than the
+    capabilities' watermark (as :class:`EventlogParser` hands them out), and everything at the
+    end. Memory holds the open region and the held events (at most ``MAX_HELD_EVENTS``: past
+    that the oldest are folded anyway and ``forced`` says so).
+    """
+
+    def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
+        self.name = name
+        self.types = frozenset(types or ())
+        self.codec: Codec | None = None
+        self.fold: IncrementalPass | PythonPass | None = None
+        self._buf = b""
+        self._at = 0  # file offset of _buf[0]
+        self._pos = 0  # file offset walked up to
+        self._state = State()
+        self._want = b""
+        self._blocks: list[tuple[int, int, int]] = []  # (end offset, cap, end time) pending
+        self._block_ends: dict[int, int] = dict.fromkeys(range(caps), 0)
+        self._out: list[Event] = []
+        self.events = 0
+        self.ended = False
+        self.forced = False
+        self.error: HalvmProfError | None = None
+        self.last_time_ns: int | None = None
+        self.newest_seen_ns: int | None = None
+
+    @property
+    def watermark_ns(self) -> int | None:
+        caps = [end for cap, end in self._block_ends.items() if cap != NO_CAP]
+        return min(caps) if caps else None
+
+    @property
+    def held(self) -> int:
+        return 0 if self.fold is None else self.fold.held
+
+    @property
+    def buffers(self) -> dict[int, int]:
+        return dict(self._block_ends)
+
+    def figures(self) -> RunningFigures | None:
+        """What the events folded so far make (None before the header)."""
+        return None if self.fold is None else self.fold.figures()
+
+    def feed(self, data: bytes) -> list[Event]:
+        if self.error is not None or self.ended:
+            return []
+        self._buf += data
+        if self.codec is None:
+            self.codec, self._buf, self.error = _header(self._buf, self.name)
+            if self.codec is None:
+                return []
+            self._at, self._pos = 0, self.codec.header.data_offset
+            self._state = State(-1, 0, self._pos, -1, 0, 0)
+            self._start(self.codec)
+        self._walk()
+        if self.ended:
+            return self.finish()
+        self._release()
+        return self._take()
+
+    def _start(self, codec: Codec) -> None:
+        from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, incremental_pass
+
+        ntypes = len(codec.sizes)
+        self._want = want_table(ntypes, _BLOCK_TYPES, set(range(ntypes)) - _BLOCK_TYPES)
+        self.fold = incremental_pass(
+            codec, LIVE_BUDGET, pause_bounds=PAUSE_BOUNDS, wanted=self.types,
+            on_event=self._out.append,
+        )  # fmt: skip
+
+    def _walk(self, final: bool = False) -> None:
+        """Walk what arrived (``final``: all there will be), giving the pass each region that
+        is whole."""
+        codec, fold = self.codec, self.fold
+        assert codec is not None and fold is not None
+        at, base = self._at, self._pos
+        buf = self._buf
+        step = walker()(
+            buf[base - at :], codec.walk_tables, self._want, _ONE_BUCKET, base, self._state, final,
+            None,
+        )  # fmt: skip
+        for pos, etype, t, payload, size, _cap in step.frames:
+            p = base - at + payload
+            if etype == BLOCK_MARKER and size >= 14:
+                bsize = int.from_bytes(buf[p : p + 4], "big")
+                bend = int.from_bytes(buf[p + 4 : p + 12], "big")
+                bcap = (buf[p + 12] << 8) | buf[p + 13]
+                self._block_ends.setdefault(bcap, 0)
+                self._blocks.append((base + pos + bsize, bcap, bend))
+            elif size >= 2:
+                # A capability that exists may hand over an older block at any time.
+                known = int.from_bytes(buf[p + size - 2 : p + size], "big")
+                self._block_ends.setdefault(known, 0)
+            if self.newest_seen_ns is None or t > self.newest_seen_ns:
+                self.newest_seen_ns = t
+        if step.counted and (self.newest_seen_ns is None or step.top > self.newest_seen_ns):
+            self.newest_seen_ns = step.top
+        self.events += step.counted + len(step.frames)
+        for offset, end, cap, min_time, _count in step.regions:
+            fold.add(buf[offset - at : end - at], None if cap < 0 else cap, offset, min_time)
+        self._pos = walked = base + step.pos
+        self._state = step.state
+        self._complete_blocks(walked)
+        if step.stop is not None:
+            kind, where, etype = step.stop
+            if kind == 1:
+                self.ended = True
+            else:
+                self.error = FormatError(
+                    f"event type {etype} is not declared in the header",
+                    path=self.name,
+                    offset=where,
+                    hint="the log is damaged here; the events before it were read",
+                )
+        # Keep the open region's bytes (it is given whole) and what is not walked yet.
+        keep = self._state.r_start if self._state.r_count else walked
+        self._buf = buf[keep - at :]
+        self._at = keep
+
+    def _complete_blocks(self, walked: int) -> None:
+        # A block's end time counts only once all of it is here: its own events are in
+        # rough time order only, so a half-read block could still hold an older one.
+        pending = []
+        for end, cap, bend in self._blocks:
+            if end <= walked:
+                if bend > self._block_ends.get(cap, 0):
+                    self._block_ends[cap] = bend
+            else:
+                pending.append((end, cap, bend))
+        self._blocks = pending
+
+    def _release(self) -> None:
+        fold = self.fold
+        assert fold is not None
+        mark = self.watermark_ns
+        limit = 0 if mark is None else mark
+        held = fold.held
+        if held > MAX_HELD_EVENTS:
+            self.forced = True
+            limit = max(limit, fold.held_time(held - MAX_HELD_EVENTS // 2) + 1)
+        if limit:
+            fold.release(limit)
+
+    def _take(self) -> list[Event]:
+        out, self._out[:] = list(self._out), []
+        if out:
+            self.last_time_ns = max(self.last_time_ns or 0, out[-1].time)
+        figures = self.figures()
+        if figures is not None and figures.events:
+            self.last_time_ns = max(self.last_time_ns or 0, figures.last)
+        return out
+
+    def finish(self) -> list[Event]:
+        """The input has ended: fold the open region and every held event."""
+        fold = self.fold
+        if fold is None:
+            return []
+        if not self.ended and self.error is None:
+            # The last event may be one whose end only the end of the input tells.
+            self._walk(final=True)
+        st = self._state
+        if st.r_count:
+            lo = st.r_start - self._at
+            cap = None if st.r_cap < 0 else st.r_cap
+            fold.add(self._buf[lo : lo + self._pos - st.r_start], cap, st.r_start, st.r_min)
+            self._state = State(st.cap, st.remaining, self._pos, st.r_cap, 0, 0)
+        fold.end()
+        return self._take()
+
+
+def _header(buf: bytes, name: str) -> tuple[Codec | None, bytes, FormatError | None]:
+    """The codec of the header ``buf`` begins with and the bytes after it; no codec while the
+    header is not all here; an error when ``buf`` cannot begin an eventlog or its header is
+    longer than any GHC writes."""
+    try:
+        # The first bytes tell a stream that is no eventlog (zeros, random bytes, a .hp),
+        # which is refused at once; and a header is held up to MAX_HEADER bytes only.
+        check_header_start(buf, name)
+        # Parse only once the header's end is here (parsing is costly, bytes come in bits).
+        if DATA_BEGIN not in buf:
+            if len(buf) > MAX_HEADER:
+                raise header_too_long(name, len(buf))
+            return None, buf, None
+        try:
+            header = parse_header(buf, name)
+        except IncompleteHeader as e:
+            if len(buf) > MAX_HEADER:
+                raise header_too_long(name, e.offset) from None
+            return None, buf, None
+    except FormatError as e:
+        return None, b"", e
+    return Codec(header), buf, None
+
+
 class EventlogFollower:
     """Follow an eventlog from a file, FIFO, or UNIX or TCP socket (see :class:`EventlogParser`).
 
     ``types`` limits which events are decoded and handed out (all are counted); ``caps`` is
-    the number of capabilities (``+RTS -N``) whose first blocks are waited for.
+    the number of capabilities (``+RTS -N``) whose first blocks are waited for; with ``folds``
+    the timeline's pass folds the log as it comes (:class:`FoldingParser`, :meth:`figures`).
     """
 
     kind = "eventlog"
@@ -654,10 +852,12 @@ class EventlogFollower:
         types: set[int] | None = None,
         caps: int = 1,
         quiet_after: float = QUIET_AFTER,
+        folds: bool = False,
     ) -> None:
         self.feed = feed
         self.name = self.feed.name
-        self.parser = EventlogParser(self.name, types, caps)
+        parser = FoldingParser if folds else EventlogParser
+        self.parser: EventlogParser | FoldingParser = parser(self.name, types, caps)
         self.quiet_after = quiet_after
         self.last_growth = time.monotonic()
         self._finished = False
@@ -684,6 +884,11 @@ class EventlogFollower:
     @property
     def closed(self) -> bool:
         return self.parser.ended
+
+    def figures(self) -> RunningFigures | None:
+        """The running figures of a folding follower (None: not folding, or no header yet)."""
+        p = self.parser
+        return p.figures() if isinstance(p, FoldingParser) else None
 
     @property
     def refused(self) -> HalvmProfError | None:

@@ -29,11 +29,12 @@ class HpSource(Source):
 
     def band_stats(self) -> HeapScan:
         """By the compiled scanner when it is there; a file it leaves (or any error) goes to the
-        Python reader, which re-reads the file from the start or, for a stream that cannot be
-        read twice, is the only reader. Named bands (``band_names``) take the Python reader."""
+        Python reader, which re-reads the file from the start (a compressed file decompressed
+        again) or, for a stream that cannot be read twice, is the only reader. Named bands
+        (``band_names``) take the Python reader."""
         from halvm_prof.folds.heap_scan import scan_hp, stats_of_reader
 
-        if self.seekable and self.band_names is None:
+        if (self.seekable or self._again is not None) and self.band_names is None:
             scan = scan_hp(self._start())
             if scan is not None:
                 return scan

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from halvm_prof.timeline.model import FIGURES
+
 if TYPE_CHECKING:
     from halvm_prof.formats.eventlog.events import EventFold
     from halvm_prof.inputs.source import EventlogSource
@@ -57,8 +59,5 @@ def fold_in_file_order(log: EventlogSource, plan: Plan) -> None:
 def figures(log: EventlogSource) -> Timeline:
     """The timeline ``eventlog stats`` figures, read once in time order without exact records
     or bins; a log that ends inside its header has no figures (not zeros): the reader's one-line
-    error, as ``eventlog show`` gives. (Here, not in :mod:`.passes`: the command imports only
-    what its pass needs.)"""
-    from halvm_prof.timeline.model import FIGURES
-
+    error, as ``eventlog show`` gives."""
     return run(log, Plan(budget=FIGURES, needs_events=True))

@@ -188,6 +188,10 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
             hint="start the program first, or give a disk image or eventlog FIFO",
         )
     raw = open_input(text)
+    packed = compression(_read_head(raw))
+    raw.seek(0)
+    if packed is not None:
+        return _followed_compressed(raw, text, packed)
     try:
         try:
             source = _open(raw, text, True, True, True, False, False)
@@ -206,6 +210,40 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
             hint="live follows .hp files, eventlogs and heap disks",
         )
     return source
+
+
+def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
+    """A gzip or zstd file to follow: a stream of what its decompressor makes of the bytes
+    as they are appended (:class:`~halvm_prof.inputs.follow.DecompressedFeed`); its kind is
+    told by what is there now."""
+    from halvm_prof.inputs.follow import DecompressedFeed, FileFeed
+
+    try:
+        feed = DecompressedFeed(FileFeed(name, os.dup(raw.fileno())), packed)
+    finally:
+        raw.close()
+    try:
+        head = feed.peek()[:DETECT_BYTES]
+        kind = detect_kind(head)
+        if kind == "hp":
+            return stream_source("hp", feed)
+        if kind == "eventlog":
+            return stream_source("eventlog", feed)
+        if not head.strip(b"\0 \t\r\n"):
+            raise InputError(
+                f"is {packed}-compressed and nothing in it is decompressed yet, so its kind "
+                "cannot be told",
+                path=name,
+                hint="start the program first, or wait until the compressor has flushed",
+            )
+        raise InputError(
+            f"is {packed}-compressed but holds no .hp or eventlog (live follows only those)",
+            path=name,
+            hint="live follows .hp files, eventlogs and heap disks, compressed or not",
+        )
+    except BaseException:
+        feed.close()
+        raise
 
 
 def _stream_name(stream: IO[bytes]) -> str:

@@ -16,7 +16,7 @@ from halvm_prof.errors import FormatError, InputError
 #: Compressed bytes handed to the decompressor at a time. A zstd block of 4 bytes can stand
 #: for 128 KiB, so what one step makes is bounded by this times 32 K: 8 MiB at the worst,
 #: whatever the file.
-_STEP = 256
+COMPRESSED_STEP = 256
 #: The largest zstd window accepted (a frame declares its own): zstd's own default limit,
 #: which ``zstd --long`` stays within.
 MAX_ZSTD_WINDOW = 1 << 27
@@ -86,7 +86,7 @@ class Decompressed(io.RawIOBase):
 
     def _zstd_read(self, want: int) -> bytes:
         while len(self._pending) < want:
-            chunk = self._inner.read(_STEP)
+            chunk = self._inner.read(COMPRESSED_STEP)
             self._consumed += len(chunk)
             if not chunk:
                 if self._fed and not self._frame.eof:

@@ -388,7 +388,9 @@ def follow(
     FIFO or stream, or a HaLVM heap disk."""
     with open_followed(source) as followed:
         # The follower owns what it reads (for a file, a copy of the source's descriptor).
-        follower = followed.follow(quiet_after=quiet_after, types=EVENT_TYPES, caps=caps)
+        follower = followed.follow(
+            quiet_after=quiet_after, types=EVENT_TYPES, caps=caps, folds=True
+        )
     if isinstance(follower, EventlogFollower):
         return MemberState(
             source, "eventlog", stats=stats, eventlog=follower, band_names=band_names

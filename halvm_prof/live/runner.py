@@ -431,7 +431,7 @@ class Run:
             os.mkfifo(fifo)
             feed = TeeFeed(FifoFeed(fifo), self._create(self.saved_eventlog))
             log = stream_source("eventlog", feed)
-            self.state.eventlog_follower = log.follow(types=EVENT_TYPES, caps=self.caps)
+            self.state.eventlog_follower = log.follow(types=EVENT_TYPES, caps=self.caps, folds=True)
             seen = fifo if self.root is None else self._inside(fifo, self.root)
             flags += [] if any(f.startswith("-l") for f in self.extra_rts) else ["-l"]
             flags.append(f"-ol{seen}")

@@ -11,7 +11,6 @@ hour-long one does.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 import time
@@ -27,9 +26,7 @@ from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, H
 from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
 from halvm_prof.rts import no_census_why, split_rts
-from halvm_prof.timeline.bins import BinGrid
-from halvm_prof.timeline.collections import CollectionFold
-from halvm_prof.timeline.model import Collection
+from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, RunningFigures
 from halvm_prof.words import plural
 
 #: Points kept per series (see the module docstring).
@@ -42,16 +39,14 @@ OTHER = "(other bands)"
 
 Kind = Literal["hp", "eventlog", "disk"]
 
-#: Event types the live view folds: heap censuses, heap sizes and GC pauses.
-EVENT_TYPES = (
-    set(EventlogHeapFold.types)
-    | set(CollectionFold.types)
-    | {ev.HEAP_SIZE, ev.HEAP_LIVE, ev.RUN_THREAD, ev.STOP_THREAD, ev.RTS_IDENTIFIER}
-    | {ev.PROGRAM_ARGS}
-)
+#: Event types the live view reads as events: heap censuses and what the RTS says of itself.
+#: The rest (scheduling, collections, heap sizes) the timeline's pass folds as the log comes
+#: (``timeline.incremental``, compiled), its figures read at each snapshot; followers are made
+#: with ``folds=True``.
+EVENT_TYPES = set(EventlogHeapFold.types) | {ev.RTS_IDENTIFIER, ev.PROGRAM_ARGS}
 #: Time bins of the capabilities' activity: their width doubles as the run grows (the offline
 #: timeline's BinGrid), so a week-long run keeps as many as a minute-long one.
-CAP_SLOTS = 240
+CAP_SLOTS = LIVE_BUDGET.bins
 
 _WHY_STALE = {
     "hp": (
@@ -168,7 +163,7 @@ class LiveHeap:
 
 
 #: Upper bounds (seconds) of the pause histogram's buckets; the last bucket is +Inf.
-PAUSE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+PAUSE_BUCKETS = PAUSE_BOUNDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +261,17 @@ class Snapshot:
         return asdict(self)
 
 
+def _heap_series(g: RunningFigures, bins: tuple[int, ...], kind: str) -> list[tuple[float, int]]:
+    """A heap figure's points: the largest value in each bin (at the bin's start; seconds),
+    then the newest value at its own time."""
+    points = [(i * g.width / 1e9, v) for i, v in enumerate(bins) if v >= 0]
+    latest = g.latest.get(kind)
+    if latest is not None:
+        t = latest[0] / 1e9
+        points = [p for p in points if p[0] < t] + [(t, latest[1])]
+    return points
+
+
 class LiveState:
     """Folds what followers hand out; :meth:`snapshot` is what viewers get.
 
@@ -301,14 +307,6 @@ class LiveState:
         self.band_index: dict[str, int]
         self.band_peak: list[int]
         self._reset_heap()
-        self.heap_size = BoundedSeries()
-        self.live_bytes = BoundedSeries()
-        # One collection however many capabilities take part: the offline timeline's fold.
-        self._gc = CollectionFold(on_share=self._gc_share, on_collection=self._gc_pause)
-        self._pause_counts = [0] * (len(PAUSE_BUCKETS) + 1)
-        self._activity = BinGrid(CAP_SLOTS)
-        self._running: dict[int, int] = {}  # capability -> when its thread began running
-        self._caps_seen: set[int] = set()
         # The eventlog's IPE entries, also naming a .hp's -hi bands (run follows both files of
         # one run, and the .hp has only addresses).
         self._ipe = IpeFold()
@@ -491,33 +489,15 @@ class LiveState:
         if not self.program and self._census.program:
             self.program = self._census.program
         t = e.type
-        cap = e.cap
-        if t == ev.RUN_THREAD and cap is not None:
-            self._gc.end(cap, e.time)
-            self._running[cap] = e.time
-            self._caps_seen.add(cap)
-        elif t == ev.STOP_THREAD and cap is not None:
-            began = self._running.pop(cap, None)
-            if began is not None:
-                self._activity.cover(("run", cap), began, e.time)
-        elif t in CollectionFold.types:
-            self._gc.add(e)
-        elif t == ev.HEAP_SIZE and e.args:
-            self.heap_size.add(e.time / 1e9, e.args[1])
-        elif t == ev.HEAP_LIVE and e.args:
-            self.live_bytes.add(e.time / 1e9, e.args[1])
-        elif t == ev.RTS_IDENTIFIER and e.args:
+        if t == ev.RTS_IDENTIFIER and e.args:
             self._rts_identifier = str(e.args[1])
         elif t == ev.PROGRAM_ARGS and e.args:
             self._program_args = [str(a) for a in e.args[1]]
 
-    def _gc_pause(self, col: Collection) -> None:
-        self._pause_counts[bisect.bisect_left(PAUSE_BUCKETS, col.pause / 1e9)] += 1
-
-    def _gc_share(self, cap: int, start: int, end: int, cut: bool) -> None:
-        del cut
-        self._caps_seen.add(cap)
-        self._activity.cover(("gc", cap), start, end)
+    def _figures(self) -> RunningFigures | None:
+        """What the eventlog's pass has folded so far."""
+        f = self.eventlog_follower
+        return f.figures() if f is not None else None
 
     # -- the snapshot ----------------------------------------------------------------------
 
@@ -547,31 +527,27 @@ class LiveState:
     def _gc_view(self) -> GcView | None:
         if self.eventlog_follower is None:
             return None
-        g = self._gc
+        g = self._figures()
+        if g is None:
+            return GcView(0, 0.0, 0.0, [], [], [0] * (len(PAUSE_BUCKETS) + 1))
         return GcView(
-            collections=g.count,
-            pause_total=g.total / 1e9,
-            pause_max=g.longest / 1e9,
-            heap_size=self.heap_size.shown(),
-            live_bytes=self.live_bytes.shown(),
-            pauses=list(itertools.accumulate(self._pause_counts)),
+            collections=g.collections,
+            pause_total=g.pause_total / 1e9,
+            pause_max=g.pause_longest / 1e9,
+            heap_size=_heap_series(g, g.heap_size, "size"),
+            live_bytes=_heap_series(g, g.live_bytes, "live"),
+            pauses=list(itertools.accumulate(g.pauses)),
         )
 
     def _cap_view(self) -> CapView | None:
-        if self.eventlog_follower is None or not self._caps_seen:
+        g = self._figures()
+        if g is None or not g.caps:
             return None
-        g = self._activity
-        n = g.used()
-        caps = sorted(self._caps_seen)
-
-        def shares(kind: str, cap: int) -> list[float]:
-            return [round(v / g.width, 4) for v in g.sum_series((kind, cap), n)]
-
         return CapView(
             width=g.width / 1e9,
-            caps=caps,
-            run=[shares("run", c) for c in caps],
-            gc=[shares("gc", c) for c in caps],
+            caps=[c.cap for c in g.caps],
+            run=[[round(v / g.width, 4) for v in c.run] for c in g.caps],
+            gc=[[round(v / g.width, 4) for v in c.gc] for c in g.caps],
         )
 
     def alive(self) -> bool:

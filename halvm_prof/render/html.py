@@ -18,6 +18,7 @@ from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
 from halvm_prof.collector import few_collections
 from halvm_prof.fileio import atomic_write
 from halvm_prof.jsonable import plain
+from halvm_prof.render.json_text import dumps
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.words import plural
 
@@ -48,6 +49,8 @@ def jinja_environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["plural"] = plural
+    # json.dumps, but for the rows written ahead (json_text.JsonText), placed as they are.
+    env.policies["json.dumps_function"] = dumps
     env.policies["json.dumps_kwargs"] = {
         "sort_keys": True,
         "separators": (",", ":"),
@@ -71,21 +74,26 @@ def render_page(template: str, data: Any, scripts: Sequence[str], styles: Sequen
     )
 
 
-def section_json(section: Section, budget: Budget | None = None) -> dict[str, Any]:
+def section_json(
+    section: Section, budget: Budget | None = None, *, encoded: bool = False
+) -> dict[str, Any]:
     """A section as the page reads it: a runtime timeline laid out for the page (within
-    ``budget``, :data:`~halvm_prof.timeline.model.PAGE_BUDGET` by default)."""
+    ``budget``, :data:`~halvm_prof.timeline.model.PAGE_BUDGET` by default; ``encoded``: its
+    rows as JSON text where they can be, see ``timeline_page.section_data``)."""
     if isinstance(section, RuntimeSection):
-        return section_data(section.timeline, section.title, budget)
+        return section_data(section.timeline, section.title, budget, encoded=encoded)
     return section.to_json()
 
 
-def page_json(data: ReportData, budget: Budget | None = None) -> dict[str, Any]:
-    """The page's data block."""
+def page_json(
+    data: ReportData, budget: Budget | None = None, *, encoded: bool = False
+) -> dict[str, Any]:
+    """The page's data block (``encoded``: as :func:`section_json` says)."""
     out: dict[str, Any] = {
         "page": data.page,
         "title": data.title,
         "notes": list(data.notes),
-        "sections": [section_json(s, budget) for s in data.sections],
+        "sections": [section_json(s, budget, encoded=encoded) for s in data.sections],
         "generator": data.generator,
     }
     if data.postmortem is not None:
@@ -122,7 +130,7 @@ def render_html(data: ReportData, budget: Budget | None = None) -> str:
         # The runtime section's script registers itself before report.js draws the sections.
         return render_page(
             PAGES[data.page],
-            page_json(data, budget),
+            page_json(data, budget, encoded=True),
             ("axes.js", "timeline.js", "report.js"),
             ("report.css",),
         )

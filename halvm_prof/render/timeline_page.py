@@ -9,9 +9,11 @@ which. So the page stays within a few megabytes whatever the log's size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from halvm_prof import native
+from halvm_prof.render.json_text import JsonText
 from halvm_prof.timeline.model import (
     NS,
     PAGE_BUDGET,
@@ -154,8 +156,24 @@ def _levels(levels: tuple[Bins, ...], ncaps: int, limit: int) -> tuple[Bins, ...
     return levels[-1:]
 
 
-def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict[str, Any]:
-    """JSON-able data of the runtime section of ``tl``."""
+def _rows_text(
+    kind: int, records: Sequence[Any], index: dict[int, int], until: int | None
+) -> JsonText | None:
+    """The rows of ``records`` as JSON written by the compiled ``page_rows`` (None: not built,
+    or a record it leaves to Python)."""
+    compiled = native.load("_elscan")
+    if compiled is None:
+        return None
+    text = compiled.page_rows(kind, records, index, until)
+    return None if text is None else JsonText(text)
+
+
+def section_data(
+    tl: Timeline, title: str, budget: Budget | None = None, *, encoded: bool = False
+) -> dict[str, Any]:
+    """JSON-able data of the runtime section of ``tl``; ``encoded``: its interval and
+    collection rows as :class:`JsonText` where the compiled rows can write them (for
+    ``json_text.dumps``; about half of building a GC-heavy log's page)."""
     budget = budget or PAGE_BUDGET
     caps = [c.cap for c in tl.caps]
     index = {c: i for i, c in enumerate(caps)}
@@ -192,9 +210,11 @@ def section_data(tl: Timeline, title: str, budget: Budget | None = None) -> dict
         "levels": [_level(b) for b in _levels(tl.bins, len(caps), budget.bin_numbers)],
         "exact_until": _s(until) if until is not None else None,
         # [cap index, start, end, 0 run / 1 GC, thread (-1: none), cut, stop status (-1: none)]
-        "intervals": _intervals(intervals[: budget.intervals], index, until),
+        "intervals": (encoded and _rows_text(0, intervals[: budget.intervals], index, until))
+        or _intervals(intervals[: budget.intervals], index, until),
         # [start, end, generation (-1: unknown), bytes copied, capabilities, parallel, cut]
-        "gcs": _collections(cols[: budget.collections], until),
+        "gcs": (encoded and _rows_text(1, cols[: budget.collections], {}, until))
+        or _collections(cols[: budget.collections], until),
         "spans": [
             [s.label, _s(s.start), _s(s.end), s.depth, 1 if s.cut else 0]
             for s in tl.spans[: budget.spans]

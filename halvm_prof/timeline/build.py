@@ -47,6 +47,7 @@ from halvm_prof.timeline.model import (
 )
 
 if TYPE_CHECKING:
+    from halvm_prof.formats.eventlog.events import Codec
     from halvm_prof.formats.eventlog.reader import EventlogReader, Region
 
 _Loader = Callable[["Region", bytes, int], tuple[list[int], list[Event]]]
@@ -220,6 +221,8 @@ class TimelineBuilder:
         self.exact_until: int | None = None
         self.dropped: dict[str, int] = {}
         self.heap_profile = False
+        #: The newest value of each heap kind and its time (what a live view shows as "now").
+        self.heap_latest: dict[str, tuple[int, int]] = {}
 
     # -- keeping within the budget ----------------------------------------------------------
 
@@ -477,6 +480,7 @@ class TimelineBuilder:
 
     def _heap(self, et: int, cap: int | None, t: int, value: int) -> None:
         kind = _HEAP_KIND[et]
+        self.heap_latest[kind] = (t, value)
         if len(self.heap) < self.budget.points:
             self.heap.append(HeapPoint(t, kind, value))  # type: ignore[arg-type]
         else:
@@ -548,7 +552,7 @@ class TimelineBuilder:
             )
             for c in sorted(self.caps.values(), key=lambda c: c.cap)
         )
-        return Timeline(
+        timeline = Timeline(
             events=self.count,
             first=first,
             end=end,
@@ -580,6 +584,11 @@ class TimelineBuilder:
             note=note,
             budget=self.budget,
         )
+        # Done: the collection fold's hooks, this builder's bound methods, go, so the builder
+        # and its lists are freed as the pass ends; as a cycle they waited for the collector's
+        # full walk, at exit (a tenth of a report's time on a GC-heavy log).
+        self.gcs.on_share = self.gcs.on_collection = None
+        return timeline
 
     def _thread_record(self, th: _Thread, end: int) -> ThreadRecord:
         waited = dict(th.waited or {})
@@ -706,7 +715,9 @@ def _timeline_pass(
             _compiled_pass(compiled, reader, b, side, wanted)
             side = []
         take = b.add
-        for batch in () if compiled else reader.sweep(_spark_counting_loader(reader, b, wanted)):
+        codec, problems = reader.codec, reader.problems
+        loader = None if compiled else _spark_counting_loader(codec, problems, b, wanted)
+        for batch in () if loader is None else reader.sweep(loader):
             if not side:
                 for e in batch:
                     take(e)
@@ -723,7 +734,7 @@ def _timeline_pass(
 
 
 def _spark_counting_loader(
-    reader: EventlogReader, b: TimelineBuilder, wanted: set[int] | None = None
+    codec: Codec, problems: list[str], b: TimelineBuilder, wanted: set[int] | None = None
 ) -> _Loader:
     """A ``load`` for :meth:`EventlogReader.sweep`: the events the builder reads (and those
     ``wanted`` by folds alongside; None: all), as ``iter_sorted`` loads them; spark events and
@@ -731,12 +742,9 @@ def _spark_counting_loader(
     from halvm_prof.formats.eventlog.reader import events_of, region_frames, sort_key
     from halvm_prof.formats.eventlog.walk import want_table
 
-    codec = reader.codec
-    assert codec is not None
-    problems = reader.problems
     ntypes = len(codec.sizes)
     kinds = {t: k for t, k in _SPARK_EVENT.items() if t < ntypes and codec.known[t]}
-    only_counted = _only_counted(reader, b, wanted)
+    only_counted = _only_counted(codec, b, wanted)
     want = want_table(ntypes, None, set(kinds) | only_counted)
     grid = b.grid
     shift = sort_key(1, 0, 0).bit_length() - 1
@@ -767,15 +775,14 @@ def _spark_counting_loader(
     return load
 
 
-def _only_counted(reader: EventlogReader, b: TimelineBuilder, wanted: set[int] | None) -> set[int]:
+def _only_counted(codec: Codec, b: TimelineBuilder, wanted: set[int] | None) -> set[int]:
     """The types the time-ordered pass counts in the walk and never makes events of."""
-    assert reader.codec is not None
     if wanted is None:
         return set()
     # Every type the builder reads stays an event, also where the log does not know it: add()
     # counts such events the same way, so the choice cannot change the figures.
     reads = _READS if b.reads_heap else _READS - set(_HEAP_KIND)
-    return {t for t in range(len(reader.codec.sizes)) if t not in reads} - wanted
+    return {t for t in range(len(codec.sizes)) if t not in reads} - wanted
 
 
 def _compiled_pass(
@@ -787,13 +794,30 @@ def _compiled_pass(
 ) -> None:
     """The pass of :func:`_timeline_pass` with the fold compiled (``_elscan.Fold``): the same
     events in the same order make the same state, which ``b`` takes over (:func:`_adopt`)."""
+    assert reader.codec is not None
+    fold = compiled_fold(compiled, reader.codec, reader.problems, b, side, wanted)
+    for ridx, region, buf, following in reader.loads():
+        cap = -1 if region.cap is None else region.cap
+        last = following is None
+        fold.region(buf, ridx, cap, region.offset, region.min_time, last, following or 0)
+    _adopt(b, fold.state())
+
+
+def compiled_fold(
+    compiled: Any,
+    codec: Codec,
+    problems: list[str],
+    b: TimelineBuilder,
+    side: Sequence[tuple[frozenset[int] | None, Callable[[Event], None]]],
+    wanted: set[int] | None,
+) -> Any:
+    """An ``_elscan.Fold`` doing what ``b`` does, handing the events ``side`` asks for (and
+    ``b``'s ``_aside`` reads) back to Python in time order; ``wanted`` is the union of the
+    types ``side`` asks for (None: all)."""
     from halvm_prof.formats.eventlog.reader import events_of
 
-    codec = reader.codec
-    assert codec is not None
-    problems = reader.problems
     ntypes = len(codec.sizes)
-    only_counted = _only_counted(reader, b, wanted)
+    only_counted = _only_counted(codec, b, wanted)
     how = bytearray(ntypes)
     for t in range(ntypes):
         if t in _SPARK_EVENT and codec.known[t]:
@@ -838,11 +862,7 @@ def _compiled_pass(
             b.makes_intervals, b.makes_collections, b.reads_heap, MAX_THREADS, MAX_THREAD_TEXT,
         ),
     )  # fmt: skip
-    for ridx, region, buf, following in reader.loads():
-        cap = -1 if region.cap is None else region.cap
-        last = following is None
-        fold.region(buf, ridx, cap, region.offset, region.min_time, last, following or 0)
-    _adopt(b, fold.state())
+    return fold
 
 
 def _adopt(b: TimelineBuilder, st: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ both fold through :class:`CollectionFold`, and their figures agree on the same e
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 
 from halvm_prof.formats.eventlog import events as ev
@@ -71,6 +72,15 @@ class CollectionFold:
         self.copied = 0
         self.by_gen: dict[int, int] = {}
         self.request_par = False
+        #: Upper bounds (seconds) collections are counted by, when asked (:meth:`count_pauses`).
+        self.pause_bounds: tuple[float, ...] = ()
+        #: Collections whose pause is at most each bound (the first it fits), then the rest.
+        self.pause_counts: list[int] = []
+
+    def count_pauses(self, bounds: tuple[float, ...]) -> None:
+        """Count each collection from now on by the first of ``bounds`` its pause fits."""
+        self.pause_bounds = bounds
+        self.pause_counts = [0] * (len(bounds) + 1)
 
     def add(self, e: Event) -> None:
         """Take one event of :attr:`types` (others are ignored)."""
@@ -153,6 +163,8 @@ class CollectionFold:
         pause = col.end - col.start  # Collection.pause
         self.total += pause
         self.longest = max(self.longest, pause)
+        if self.pause_bounds:
+            self.pause_counts[bisect_left(self.pause_bounds, pause / 1e9)] += 1
         self.parallel += parallel
         if col.gen is not None:
             self.by_gen[col.gen] = self.by_gen.get(col.gen, 0) + 1

@@ -1020,3 +1020,22 @@ def test_every_heap_legend_entry_is_whole_on_the_chart(
     assert got["height"] == got["dom"] and got["height"] - got["plotTop"] >= 420 - 60, got
     assert rows > 50  # several rows, not one cut row
     assert _errors(browser) == []
+
+
+def test_a_band_name_longer_than_the_chart_is_cut_in_the_legend(
+    browser: Any, tmp_path: Path
+) -> None:
+    long = "Main." + "averyverylongname" * 20
+    samples = [HeapSample(i / 10, {long: 1000 * i, "short": 10 * i}) for i in range(5)]
+    html = tmp_path / "r.html"
+    write_report([("long", HeapProfile(HeapHeader("long", "d"), samples))], html, title="long")
+    browser.set_window_size(700, 1000)
+    try:
+        _open(browser, html)
+        got = browser.execute_script(LEGEND_BOXES, 0)
+    finally:
+        browser.set_window_size(1300, 1000)
+    assert set(got["names"]) == {long, "short"}
+    for x0, y0, x1, y1 in got["boxes"]:
+        assert 0 <= x0 < x1 <= got["width"] and 0 <= y0 < y1 <= got["plotTop"], got
+    assert _errors(browser) == []

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof.live.state import EVENT_TYPES, LiveState, Snapshot
+from halvm_prof.live.state import LiveState, Snapshot
 from tests.ghc_programs import build
 from tests.sources import eventlog_stats_of
-from tests.unit.test_follow import eventlog_follower, hp_follower
+from tests.unit.test_follow import hp_follower, live_follower
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def leaky_n2(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _live(eventlog: Path, hp: Path | None = None) -> Snapshot:
     """What the live page shows once it has read the whole (finished) run."""
-    log = eventlog_follower(eventlog, types=EVENT_TYPES, caps=2)
+    log = live_follower(eventlog, caps=2)
     heap = hp_follower(hp) if hp is not None else None
     state = LiveState(str(hp or eventlog), "hp" if hp else "eventlog", heap=heap, eventlog=log)
     try:

@@ -124,7 +124,7 @@ def test_run_refuses_a_program_that_is_not_ghcs(tmp_path: Path) -> None:
 
 
 def test_non_loopback_host_needs_a_token() -> None:
-    from halvm_prof.cli.live import _token
+    from halvm_prof.live.session import page_token as _token
 
     # Tests bind loopback only, so the choice is checked apart from serving.
     made = _token("0.0.0.0", None)
@@ -278,3 +278,27 @@ def test_live_refuses_a_fifo_that_is_no_eventlog_at_once(tmp_path: Path) -> None
     lines = err.splitlines()
     assert len(lines) == 1 and "noise.fifo" in lines[0] and "header begin" in lines[0], err
     assert sent[0] < 64 << 20
+
+
+def test_live_follows_a_compressed_eventlog_to_the_offline_figures(tmp_path: Path) -> None:
+    """``live X.eventlog.zst``: followed through its decompressor, to the figures ``eventlog
+    stats`` reads from the log itself."""
+    import zstandard
+
+    from tests.sources import eventlog_stats_of
+
+    plain = CORPUS / "leaky-hT.eventlog"
+    log = tmp_path / "leaky-hT.eventlog.zst"
+    log.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    offline = eventlog_stats_of(plain)
+    live = _halvm("live", str(log), "--no-open", cwd=tmp_path)
+    assert live.stdout is not None
+    url = live.stdout.readline().strip()
+    deadline = time.monotonic() + 30
+    while not (snap := _snapshot(url))["closed"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    code, _, err = _stop(live)
+    assert code == 0, err
+    assert snap["closed"] and snap["kind"] == "eventlog" and snap["samples"] > 0
+    assert snap["gc"]["collections"] == offline.gc_count > 0
+    assert snap["gc"]["pause_total"] == offline.gc_total

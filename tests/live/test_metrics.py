@@ -21,7 +21,7 @@ from halvm_prof.live.server import Hub
 from halvm_prof.live.state import PAUSE_BUCKETS, LiveState
 from tests.conftest import CORPUS, DATA, require_program
 from tests.live.helpers import get_json, running
-from tests.unit.test_follow import eventlog_follower, hp_follower
+from tests.unit.test_follow import hp_follower, live_follower
 
 N2 = DATA / "ghc96" / "parfib-N2-l.eventlog"
 
@@ -55,7 +55,7 @@ def parse(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def _hub_of_eventlog(path: Path) -> tuple[Hub, EventlogFollower]:
-    follower = eventlog_follower(path)
+    follower = live_follower(path)
     state = LiveState(str(path), "eventlog", eventlog=follower)
     return Hub(state, title="t", poll_interval=0.02), follower
 

@@ -21,7 +21,7 @@ from halvm_prof.model import HeapSample
 from tests.conftest import CORPUS
 from tests.live.helpers import get_json, running
 from tests.sources import heap_profile_from_eventlog, read_hp
-from tests.unit.test_follow import eventlog_follower, hp_follower
+from tests.unit.test_follow import hp_follower, live_follower
 
 KEYS = {"source", "kind", "samples", "events", "last_time", "alive", "closed"}
 
@@ -79,7 +79,7 @@ def test_snapshot_json_follows_a_growing_hp(tmp_path: Path) -> None:
 
 
 def test_snapshot_json_has_sorted_keys_and_events_of_an_eventlog(tmp_path: Path) -> None:
-    follower = eventlog_follower(CORPUS / "leaky-hT.eventlog")
+    follower = live_follower(CORPUS / "leaky-hT.eventlog")
     state = LiveState(str(CORPUS / "leaky-hT.eventlog"), "eventlog", eventlog=follower)
     with running(Hub(state, title="t", poll_interval=0.02)) as url:
         _wait(lambda: get_json(url + "snapshot.json")["closed"])

@@ -31,7 +31,7 @@ from halvm_prof.live.server import Hosts, Hub, quiet_accept_errors
 from halvm_prof.live.state import LiveState
 from tests.conftest import CORPUS
 from tests.live.helpers import running
-from tests.unit.test_follow import eventlog_follower, hp_follower
+from tests.unit.test_follow import hp_follower, live_follower
 
 REPO = Path(__file__).resolve().parents[2]
 #: Seconds that only end a hang: a busy machine is slow, not wrong; the server closing or
@@ -546,7 +546,7 @@ def test_encoded_snapshot_is_the_text_of_to_dict(source: str) -> None:
     if source.endswith(".hp"):
         state = LiveState(str(path), "hp", heap=hp_follower(path, quiet_after=60))
     else:
-        state = LiveState(str(path), "eventlog", eventlog=eventlog_follower(path))
+        state = LiveState(str(path), "eventlog", eventlog=live_follower(path))
     for _ in range(5):
         state.poll()
     snap = state.snapshot()

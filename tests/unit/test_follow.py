@@ -3,6 +3,7 @@ sockets, and a HaLVM disk written sector by sector."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import socket
@@ -10,19 +11,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
+from halvm_prof.errors import FormatError, InputError
+from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.hp import HpParser
 from halvm_prof.inputs.follow import (
     DiskFollower,
     EventlogFollower,
     EventlogParser,
     HpFollower,
-    HpParser,
 )
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
@@ -35,6 +40,14 @@ from tests.sources import read_hp
 HP_FILES = [CORPUS / "leaky-hc.hp", CORPUS / "leaky-hy.hp", DATA / "ghc" / "names-hc.hp"]
 # The logs and their number of capabilities (+RTS -N).
 EVENTLOGS = [(CORPUS / "parfib-N2.eventlog", 2), (CORPUS / "leaky-hT.eventlog", 1)]
+
+
+SCHEDULING = {ev.RUN_THREAD, ev.STOP_THREAD, ev.GC_START, ev.GC_END, ev.HEAP_SIZE, ev.HEAP_LIVE}
+
+
+def live_follower(spec: str | os.PathLike[str], caps: int = 1) -> EventlogFollower:
+    """The eventlog follower ``halvm-prof live`` makes: its pass folds the log as it comes."""
+    return eventlog_follower(spec, types=EVENT_TYPES, caps=caps, folds=True)
 
 
 def hp_follower(path: str | os.PathLike[str], quiet_after: float | None = None) -> HpFollower:
@@ -51,10 +64,12 @@ def eventlog_follower(
     types: set[int] | None = None,
     caps: int = 1,
     quiet_after: float | None = None,
+    folds: bool = False,
 ) -> EventlogFollower:
-    """The follower ``halvm-prof live`` makes of an eventlog file, FIFO or socket."""
+    """The follower ``halvm-prof live`` makes of an eventlog file, FIFO or socket (``live``'s
+    own folds, with ``types=EVENT_TYPES``: :func:`live_follower`)."""
     with open_followed(spec) as source:
-        follower = source.follow(types=types, caps=caps, quiet_after=quiet_after)
+        follower = source.follow(types=types, caps=caps, quiet_after=quiet_after, folds=folds)
     assert isinstance(follower, EventlogFollower)
     return follower
 
@@ -87,7 +102,7 @@ def test_hp_parser_hands_out_only_complete_censuses(path: Path, step: int) -> No
         assert len(got) == sum(1 for line in whole_lines if line.startswith(b"END_SAMPLE"))
     assert _same(got, whole.samples)
     assert parser.header == whole.header
-    assert parser.closed == whole.closed
+    assert parser.closed_so_far == whole.closed
 
 
 def test_hp_parser_reports_a_malformed_line() -> None:
@@ -197,8 +212,9 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     exe = build("Ticker", tmp_path)
     fifo = tmp_path / "ticker.fifo"
     os.mkfifo(fifo)
-    # The event types the live view folds (all of them would pass the bound on held events).
-    follower = eventlog_follower(fifo, caps=2, types=EVENT_TYPES)
+    # The event types the live view folded in Python (all of them would pass the bound on held
+    # events): scheduling, collections, heap sizes.
+    follower = eventlog_follower(fifo, caps=2, types=SCHEDULING)
     # The program waits after its rounds until we create "release", so events that come while
     # it runs are awaited, not raced (its second thread keeps filling buffers meanwhile).
     proc = subprocess.Popen(
@@ -233,6 +249,7 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     # Capabilities' events, and the global buffer's, each come out in time order.
     assert not follower.parser.forced
     assert times[False] == sorted(times[False]) and times[True] == sorted(times[True])
+    assert isinstance(follower.parser, EventlogParser)
     assert total == follower.parser.released
     assert follower.note is None
     follower.close()
@@ -559,3 +576,100 @@ def test_a_fifo_holds_a_megabyte_between_two_polls(tmp_path: Path) -> None:
     finally:
         os.close(writer)
         feed.close()
+
+
+# -- compressed files ---------------------------------------------------------------------
+
+
+def _compressor(kind: str) -> tuple[Any, Callable[[Any], bytes]]:
+    """A streaming compressor of ``kind`` and how to make it hand over what it holds (as a
+    program piping into ``gzip``/``zstd`` does when its buffer fills)."""
+    if kind == "gzip":
+        c = zlib.compressobj(wbits=31)
+        return c, lambda c: c.flush(zlib.Z_SYNC_FLUSH)
+    import zstandard
+
+    z = zstandard.ZstdCompressor().compressobj()
+    return z, lambda z: z.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_a_growing_compressed_hp_is_followed(tmp_path: Path, kind: str) -> None:
+    data = (CORPUS / "leaky-hc.hp").read_bytes()
+    whole = read_hp(CORPUS / "leaky-hc.hp")
+    out = tmp_path / f"growing.hp.{kind}"
+    c, flush = _compressor(kind)
+    out.write_bytes(c.compress(data[:100]) + flush(c))
+    follower = hp_follower(out, quiet_after=60)
+    got: list[HeapSample] = []
+    counts = []
+    with out.open("ab") as f:
+        for i in range(100, len(data), 100):
+            f.write(c.compress(data[i : i + 100]) + flush(c))
+            f.flush()
+            got += follower.poll()
+            counts.append(len(got))
+        f.write(c.flush())
+    got += follower.poll()
+    # Censuses came while the file grew, and in the end all of them, as the file has them.
+    assert any(0 < n < len(whole.samples) for n in counts)
+    assert _same(got, whole.samples)
+    assert follower.closed and not follower.alive and follower.note is None
+    follower.close()
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_a_compressed_eventlog_in_two_members_folds_as_the_log(tmp_path: Path, kind: str) -> None:
+    """An eventlog compressed in two members (gzip) or frames (zstd), followed: the live
+    fold's figures are those of the log itself."""
+    log = DATA / "eventlog" / "ghc-events" / "testlog.eventlog"
+    data = log.read_bytes()
+    half = len(data) // 2
+    parts = []
+    for piece in (data[:half], data[half:]):
+        c, _flush = _compressor(kind)
+        parts.append(c.compress(piece) + c.flush())
+    out = tmp_path / f"testlog.eventlog.{kind}"
+    out.write_bytes(b"".join(parts))
+    follower = live_follower(out, caps=3)
+    for _ in range(100):
+        follower.poll()
+        if follower.closed:
+            break
+    figures = follower.figures()
+    with open_followed(log) as source:
+        assert source.kind == "eventlog"
+    direct = live_follower(log, caps=3)
+    for _ in range(100):
+        direct.poll()
+        if direct.closed:
+            break
+    assert figures is not None and figures.collections > 0
+    assert figures == direct.figures()
+    follower.close()
+    direct.close()
+
+
+def test_a_damaged_compressed_file_names_its_offset(tmp_path: Path) -> None:
+    data = gzip.compress((CORPUS / "leaky-hc.hp").read_bytes())
+    out = tmp_path / "bad.hp.gz"
+    mid = len(data) // 2
+    out.write_bytes(data[:mid] + bytes(b ^ 0x5A for b in data[mid : mid + 40]) + data[mid + 40 :])
+    # Met when the kind is told (the whole small file is read then), or at a later poll.
+    with pytest.raises(FormatError) as e:
+        follower = hp_follower(out, quiet_after=60)
+        for _ in range(10):
+            follower.poll()
+    assert "bad.hp.gz at byte" in str(e.value) and "does not decompress as gzip" in str(e.value)
+
+
+def test_a_compressed_report_is_refused_for_live(tmp_path: Path) -> None:
+    out = tmp_path / "x.prof.gz"
+    out.write_bytes(gzip.compress((CORPUS / "leaky-hc.prof").read_bytes()))
+    with pytest.raises(InputError, match=r"holds no \.hp or eventlog"):
+        open_followed(out)
+    empty = tmp_path / "empty.hp.gz"
+    # A gzip header and nothing after it yet: the compressor has not flushed.
+    empty.write_bytes(gzip.compress(b"JOB")[:10])
+    with pytest.raises(InputError, match="nothing in it is decompressed yet"):
+        open_followed(empty)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from halvm_prof.errors import FormatError
-from halvm_prof.formats.hp import HpReader, write_hp
+from halvm_prof.formats.hp import MAX_LINE, HpParser, HpReader, write_hp
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number, heap_breakdown
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
@@ -142,6 +142,78 @@ def test_a_cut_at_every_byte_gives_the_complete_samples_before_it_and_a_note(
     reader = HpReader(io.BytesIO(data))
     assert len(list(reader)) == data.count(b"END_SAMPLE") and reader.ended_cleanly
     assert reader.note is None
+
+
+def _pushed(data: bytes, cuts: list[int]) -> tuple[object, ...]:
+    """All an :class:`HpParser` gives for ``data`` fed in pieces cut at ``cuts``."""
+    parser = HpParser("x.hp")
+    samples: list[tuple[float, dict[str, int]]] = []
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        samples += [(s.time, s.values) for s in parser.feed(data[start:end])]
+    if parser.error is None:
+        parser.finish()
+    return (
+        samples,
+        parser.header,
+        parser.marks,
+        parser.complete,
+        parser.closed,
+        parser.note,
+        parser.lines,
+        parser.folded,
+        str(parser.error),
+    )
+
+
+_PUSH_INPUTS = [
+    *HP_FILES,
+    DATA / "ghc/leaky-killed.hp",
+    DATA / "ghc/leaky-hb-killed.hp",
+]
+_HEAD = b'JOB "x"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+_BAD = [
+    _HEAD + b"BEGIN_SAMPLE 0.0\nEND_SAMPLE 0.0\nBEGIN_SAMPLE 1.0\nband\tmany\nEND_SAMPLE 1.0\n",
+    _HEAD + b"BEGIN_SAMPLE 0.0\nEND_SAMPLE 0.5\n",
+    _HEAD + b"BEGIN_SAMPLE 0.0\nEND_SAMPLE 0.0\nBEGIN_SAMPLE 1.0\na\t1\n" + b"b" * (MAX_LINE + 9),
+    _HEAD + b"MARK 0.5\n" + b"c" * (MAX_LINE + 1) + b"\nBEGIN_SAMPLE 0.0\nEND_SAMPLE 0.0\n",
+    _HEAD + b"BEGIN_SAMPLE 0.0\r\nEND_SAMPLE odd\t5\r\nEND_SAMPLE 0.0\r\nMARK 1\nhello\n",
+    b"",
+    b"JOB",
+]
+
+
+@pytest.mark.parametrize("every", SWEEPS)
+@pytest.mark.parametrize(
+    "data",
+    [*(p.read_bytes() for p in _PUSH_INPUTS), *_BAD],
+    ids=[*(p.name for p in _PUSH_INPUTS), *(f"bad{i}" for i in range(len(_BAD)))],
+)
+def test_the_push_parser_gives_the_same_records_in_every_cut(data: bytes, every: bool) -> None:
+    whole = _pushed(data, [])
+    # The file reader is the push parser fed its stream's reads: one grammar.
+    reader = HpReader(io.BytesIO(data), "x.hp")
+    read: list[tuple[float, dict[str, int]]] = []
+    try:
+        read += [(s.time, s.values) for s in reader]
+        error = "None"
+    except FormatError as e:
+        error = str(e)
+    assert error == whole[-1]
+    if error == "None":
+        assert read == whole[0] and reader.note == whole[5] and reader.lines == whole[6]
+    # Cut once anywhere, twice, and (a small input) a byte at a time. A MiB-long line is cut
+    # around its ends and a few times within.
+    long = [m.start() for m in re.finditer(rb"[bc]{1000}", data)][:1]
+    edges = [*census_edges(data), *long, *(n + MAX_LINE for n in long)]
+    stride = 97 if len(data) < MAX_LINE else 99_991
+    every = every and len(data) < MAX_LINE
+    for cut in sweep(len(data), every=every, start=1, stride=stride, around=edges):
+        assert _pushed(data, [cut]) == whole, cut
+        assert _pushed(data, [cut // 2, cut]) == whole, cut
+    if data in _BAD[:4]:
+        assert whole[-1] != "None"
+    if len(data) < 4096:
+        assert _pushed(data, list(range(1, len(data)))) == whole
 
 
 def test_a_killed_run_names_what_is_missing() -> None:

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from halvm_prof import native
 from halvm_prof.analysis.postmortem import Verdict
 from halvm_prof.analysis.report import (
     HeapSection,
@@ -31,11 +32,12 @@ from halvm_prof.folds.reads import DiskReport
 from halvm_prof.inputs.passes import report_read
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
-from halvm_prof.render import timeline_page
+from halvm_prof.render import json_text, timeline_page
 from halvm_prof.render.html import page_json, render_html
+from halvm_prof.render.json_text import JsonText
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
-from tests.conftest import CORPUS, DATA, Golden
+from tests.conftest import CORPUS, DATA, Golden, in_ci, require_system
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline, report_of, summary_of
 
@@ -218,6 +220,148 @@ def test_the_page_rows_are_the_records_in_order() -> None:
     assert small["gcs"] == [
         timeline_page._collection(c) for c in tl.collections[:5] if c.start < round(until)
     ]
+
+
+def _page_rows() -> Any:
+    compiled = native.built("_elscan")
+    if compiled is None:
+        require_system(in_ci(), "the compiled page rows halvm_prof._elscan (a C compiler)")
+        pytest.skip("halvm_prof._elscan is not built")
+    return compiled.page_rows
+
+
+#: Times the compiled rows write: at repr's switches (1e-4 s, whole seconds), near the end of
+#: their range (2**23 s), and past it and below 0, which they leave to Python.
+_TIMES = st.one_of(
+    st.integers(0, 200_000),
+    st.integers(0, 10**13),
+    st.integers(_EXACT - 10**10, _EXACT + 10),
+    st.sampled_from([0, 1, 9, 10, 99_999, 100_000, 100_001, NS - 1, NS, NS + 1, _EXACT - 1]),
+    st.integers(-(10**6), -1),
+)
+_SMALL = st.one_of(st.none(), st.integers(-5, 2**40), st.sampled_from([2**63 - 1, 2**64]))
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> tuple[list[Interval], list[Collection]]:
+    intervals, cols = [], []
+    for _ in range(draw(st.integers(0, 6))):
+        a, b = draw(_TIMES), draw(_TIMES)
+        start, end = (a, b) if draw(st.integers(0, 9)) else (max(a, b), min(a, b))
+        start, end = (min(start, end), max(start, end)) if draw(st.booleans()) else (start, end)
+        intervals.append(
+            Interval(
+                cap=draw(st.sampled_from([0, 2, 5])),
+                start=start,
+                end=end,
+                kind=draw(st.sampled_from(["run", "gc"])),
+                thread=draw(_SMALL),
+                status=draw(_SMALL),
+                cut=draw(st.booleans()),
+            )
+        )
+        cols.append(
+            Collection(
+                index=0,
+                start=start,
+                end=end,
+                caps=tuple(range(draw(st.integers(0, 3)))),
+                parallel=draw(st.booleans()),
+                generation=draw(_SMALL),
+                copied=draw(_SMALL),
+                cut=draw(st.booleans()),
+            )
+        )
+    return intervals, cols
+
+
+@given(_records(), st.one_of(st.none(), _TIMES))
+@settings(max_examples=1500)
+def test_the_compiled_rows_are_json_of_the_python_rows(
+    records: tuple[list[Interval], list[Collection]], until: int | None
+) -> None:
+    """``page_rows`` writes what json.dumps writes of the Python rows, or leaves to Python
+    (None) a list with any record outside its common case."""
+    page_rows = _page_rows()
+    intervals, cols = records
+    index = {0: 0, 2: 1, 5: 2}
+    kw: dict[str, Any] = {"separators": (",", ":"), "allow_nan": False}
+
+    def fast(t: int) -> bool:
+        return 0 <= t < _EXACT
+
+    def plain(v: int | None) -> bool:
+        return v is None or -(2**63) <= v < 2**63
+
+    for kind, recs, want in (
+        (0, intervals, timeline_page._intervals(intervals, index, until)),
+        (1, cols, timeline_page._collections(cols, until)),
+    ):
+        text = page_rows(kind, tuple(recs), index, until)
+        kept = [r for r in recs if until is None or r.start < until]
+        common = all(fast(r.start) and fast(r.end) and r.start <= r.end for r in recs) and all(
+            plain(r.thread) and plain(r.status)
+            if isinstance(r, Interval)
+            else plain(r.generation) and plain(r.copied)
+            for r in kept
+        )
+        assert (text is not None) == common
+        if text is not None:
+            assert text == json.dumps(want, **kw)
+
+
+def test_the_compiled_rows_leave_unknown_records_to_python() -> None:
+    page_rows = _page_rows()
+    iv = Interval(cap=0, start=1, end=2, kind="run")
+    assert page_rows(0, [iv], {0: 0}, None) == "[[0,1e-09,2e-09,0,-1,0,-1]]"
+    assert page_rows(0, [iv], {}, None) is None  # a capability the index lacks: KeyError there
+    assert page_rows(0, [iv, object()], {0: 0}, None) is None
+    assert page_rows(0, [iv], {0: True}, None) is None  # json writes true
+    assert page_rows(0, [], {}, None) == "[]"
+    assert page_rows(1, [iv], {}, None) is None
+    with pytest.raises(ValueError):
+        page_rows(2, [], {}, None)
+
+
+def test_json_text_is_placed_as_json_dumps_would_write_its_value() -> None:
+    rows = [[0, 1.5, 2e-09], [1, 0.0001, 3.0]]
+    plain_data = {"b": [{"z": rows, "a": EVIL}, {"n": 1}], "a": {"c": [1, 2], "k": None}}
+    both: list[dict[str, Any]] = [
+        {},
+        {"sort_keys": True, "separators": (",", ":"), "allow_nan": False},
+    ]
+    for kw in both:
+        text = json.dumps(rows, separators=kw.get("separators"))
+        data = {"b": [{"z": JsonText(text), "a": EVIL}, {"n": 1}], "a": {"c": [1, 2], "k": None}}
+        assert json_text.dumps(data, **kw) == json.dumps(plain_data, **kw)
+        assert json_text.dumps(plain_data, **kw) == json.dumps(plain_data, **kw)
+    with pytest.raises(TypeError):
+        json_text.dumps({1: JsonText("[]")})
+
+
+@pytest.mark.parametrize(
+    "log",
+    [DATA / "eventlog" / "ghc" / "timeline-N4.eventlog", CORPUS / "parfib-N2.eventlog"],
+    ids=lambda p: p.name,
+)
+def test_the_page_is_the_same_with_the_python_rows(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _page_rows()
+    tl = read_timeline(log)
+    assert isinstance(section_data(tl, "t", encoded=True)["intervals"], JsonText)
+    with open_source(log) as source:
+        data = report_of([("x", source)], title="x")
+    compiled = render_html(data)
+    monkeypatch.setenv(native.PURE, "1")
+    assert render_html(data) == compiled
+    monkeypatch.delenv(native.PURE)
+    # (the rows are written as the page writes its JSON: no spaces)
+    kw: dict[str, Any] = {"sort_keys": True, "separators": (",", ":")}
+    small = Budget(intervals=20, collections=5)
+    assert json_text.dumps(section_data(tl, "t", small, encoded=True), **kw) == json.dumps(
+        section_data(tl, "t", small), **kw
+    )
 
 
 def test_every_corpus_file_reports_deterministically(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import io
+import random
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,10 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
+from halvm_prof.inputs.follow import FoldingParser
 from halvm_prof.inputs.source import open_eventlog
+from halvm_prof.timeline.build import TimelineBuilder
+from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, RunningFigures
 from halvm_prof.timeline.model import (
     FIGURES,
     PAGE_BUDGET,
@@ -162,6 +166,25 @@ def test_the_compiled_folds_records_are_left_to_reference_counting(
     )
     py = _pass(log, True, monkeypatch, PAGE_BUDGET, False, False)[0]
     assert all(gc.is_tracked(i) for i in py.intervals)
+
+
+@pytest.mark.parametrize("pure", [True, False], ids=["python", "compiled"])
+def test_a_pass_leaves_no_builder_for_the_collector(
+    pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the pass ends, reference counting frees its builder and the lists it kept (as a
+    cycle through the collection fold's hooks they waited for a full collection, at exit)."""
+    if not pure:
+        _compiled_built()
+    gc.collect()
+    gc.disable()
+    try:
+        tl = _pass(DATA / "eventlog" / "ghc" / "timeline-N2.eventlog", pure, monkeypatch,
+                   PAGE_BUDGET, False, False)[0]  # fmt: skip
+        left = [o for o in gc.get_objects() if isinstance(o, TimelineBuilder)]
+    finally:
+        gc.enable()
+    assert tl.collections and not left
 
 
 def _sample() -> Path:
@@ -309,3 +332,115 @@ def test_the_compiled_fold_refuses_misuse() -> None:
         blank.region(b"", 0, 0, 0, 0, True, 0)
     with pytest.raises(RuntimeError):
         blank.state()
+
+
+# -- the pass fed as the log arrives (live) ---------------------------------------------------
+
+#: What live asks the incremental pass to hand back: heap censuses and the RTS's words.
+LIVE_TYPES = frozenset(
+    {ev.HEAP_PROF_BEGIN, ev.HEAP_PROF_SAMPLE_BEGIN, ev.HEAP_PROF_SAMPLE_STRING, ev.RTS_IDENTIFIER}
+)
+
+
+def _fed(
+    data: bytes, cuts: list[int], pure: bool, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Timeline | None, list[RunningFigures | None], list[tuple[Any, ...]]]:
+    """What the folding parser makes of ``data`` fed in pieces cut at ``cuts``: the timeline
+    at the end, the figures after each piece and the events it handed out."""
+    if pure:
+        monkeypatch.setenv(native.PURE, "1")
+    else:
+        monkeypatch.delenv(native.PURE, raising=False)
+    parser = FoldingParser("x.eventlog", set(LIVE_TYPES), 1)
+    figures: list[RunningFigures | None] = []
+    seen: list[tuple[Any, ...]] = []
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        seen += [tuple(e) for e in parser.feed(data[start:end])]
+        figures.append(parser.figures())
+    seen += [tuple(e) for e in parser.finish()]
+    figures.append(parser.figures())
+    if parser.fold is None:
+        return None, figures, seen
+    # How the log ended is the follower's to say (its notes); the whole-file pass's words.
+    whole = _whole(data, monkeypatch)[0]
+    return parser.fold.finish(whole.complete, whole.note), figures, seen
+
+
+def _whole(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Timeline, list[Any]]:
+    with monkeypatch.context() as mp:
+        mp.delenv(native.PURE, raising=False)
+        fold = Recorder(LIVE_TYPES)
+        with open_eventlog(io.BytesIO(data)) as source:
+            return source.timeline(also=[fold], budget=LIVE_BUDGET), fold.seen
+
+
+def _fed_alike(data: bytes, cuts: list[int], monkeypatch: pytest.MonkeyPatch) -> Timeline | None:
+    """Fed in ``cuts``: the compiled pass and its twin alike at every step, and at the end
+    the timeline of the whole-file pass."""
+    c = _fed(data, cuts, False, monkeypatch)
+    py = _fed(data, cuts, True, monkeypatch)
+    assert c == py
+    tl = c[0]
+    if tl is not None and tl.events:
+        whole, seen = _whole(data, monkeypatch)
+        assert tl == whole
+        assert sorted(c[2]) == sorted(seen)
+        last = c[1][-1]
+        # The running figures are those of the events; the timeline's finish then closes
+        # what the log left open (a collection, a run) at its last event.
+        assert last is not None and last.collections == whole.gc.count
+        assert last.pause_total <= whole.gc.total and last.pause_longest <= whole.gc.longest
+        assert sum(last.pauses) <= whole.gc.count
+        assert [b.cap for b in last.caps] == [cap.cap for cap in whole.caps]
+        for b, cap in zip(last.caps, whole.caps, strict=True):
+            assert sum(b.run) <= cap.mutator_ns and sum(b.gc) <= cap.gc_ns
+    return tl
+
+
+@pytest.mark.parametrize("log", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+def test_every_fixture_fed_in_pieces_folds_as_whole(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _compiled_built()
+    data = log.read_bytes()
+    rng = random.Random(log.name)
+    for cuts in (
+        [],
+        list(range(4096, len(data), 4096)),
+        list(range(1, len(data), 1009)),
+        sorted(rng.sample(range(1, len(data)), min(40, len(data) - 1))),
+    ):
+        _fed_alike(data, cuts, monkeypatch)
+
+
+@pytest.mark.parametrize("every", SWEEPS)
+def test_every_cut_of_the_sample_fed_in_two_pieces_folds_as_whole(
+    every: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _compiled_built()
+    data = _sample().read_bytes()
+    for cut in sweep(len(data), every=every, start=1, stride=389):
+        _fed_alike(data, [cut], monkeypatch)
+
+
+def test_the_incremental_figures_grow_with_the_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log of three capabilities' blocks read in pieces: collections show before the end,
+    once every capability's block has passed them; a GC-heavy log's figures have the live
+    view's histogram and the heap's newest size."""
+    _compiled_built()
+    data = (DATA / "eventlog" / "ghc-events" / "testlog.eventlog").read_bytes()
+    _tl, figures, _seen = _fed(data, list(range(1024, len(data), 1024)), False, monkeypatch)
+    counts = [f.collections if f is not None else 0 for f in figures]
+    assert counts == sorted(counts) and any(0 < n < counts[-1] for n in counts)
+    data = (DATA / "ghc96" / "leaky-gc-l.eventlog").read_bytes()
+    last = _fed(data, [len(data) // 2], False, monkeypatch)[1][-1]
+    assert last is not None and len(last.pauses) == len(PAUSE_BOUNDS) + 1
+    assert 0 < last.latest["size"][1] <= max(last.heap_size)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_logs(), st.lists(st.integers(1, 4000), max_size=6))
+def test_generated_logs_fed_in_pieces_fold_as_whole(log: bytes, cuts: list[int]) -> None:
+    _compiled_built()
+    with pytest.MonkeyPatch.context() as mp:
+        _fed_alike(log, sorted({c for c in cuts if c < len(log)}), mp)

@@ -135,7 +135,7 @@
   // page). The plot starts below the rows and the chart grows by them, after every drawing
   // (a resize or another grouping wraps them anew). ``plot``: the chart's height below a
   // legend of one row; ``gap``: room between the rows and the plot (the y axis's name).
-  const LEGEND_ROW = 25;
+  const LEGEND_ROW = 25, LEGEND_TEXT = 480;
   function wholeLegend(c, plot, gap) {
     const div = c.getDom();
     function fit() {
@@ -357,8 +357,10 @@
         animation: false,
         tooltip: { trigger: "axis", valueFormatter: (x) => (pct ? num(x, 1) + "%" : bytes(x)) },
         // Named -hi bands: the short label in the legend, the full name on hover and in the table.
+        // A name longer than a narrow chart is cut with an ellipsis, whole on hover.
         legend: { type: "plain", top: 0, data: bands().map((b) => b.name),
                   formatter: (n) => g.labels[n] || n,
+                  textStyle: { width: LEGEND_TEXT, overflow: "truncate" },
                   tooltip: { show: true, formatter: (p) => p.name } },
         grid: { top: c.halvmLegendTop || LEGEND_ROW + 30, left: 80, right: 20, bottom: 85 },
         xAxis: { type: "time", name: s.units[0], nameLocation: "middle", nameGap: 24,
