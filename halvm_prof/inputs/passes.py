@@ -1,5 +1,7 @@
 """What each command reads of its inputs, one pass each: the entrance runs the folds and hands
 their results up (a timeline, a fold's result, plain dataclasses), never a source or a plan.
+A fold only one command's pass runs is imported in that pass, so a command's start-up imports
+no other's (``tests/cli/test_command_imports.py``).
 
 Analysis turns these results into figures and verdicts; render writes those. A command calls
 entrance, then analysis, then render: its inputs' data goes down once and up once.
@@ -12,13 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.folds.census import Census, pick_census
-from halvm_prof.folds.heap_drawn import HeapDrawFold, OtherGroupings, info_table_census
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
-from halvm_prof.folds.heap_run import HeapRun, read_heap_run
 from halvm_prof.folds.heap_scan import HeapScan, scan_of, stats_of_reader
 from halvm_prof.folds.heap_stats import HeapAccumulator
-from halvm_prof.folds.hunt_profile import Profile, read_profile
 from halvm_prof.folds.reads import (
     DEVICES,
     HOLDS,
@@ -34,7 +32,6 @@ from halvm_prof.folds.reads import (
 )
 from halvm_prof.folds.samples import ProfSampleFold, TimeSamples
 from halvm_prof.folds.ticky import TickyFold
-from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.inputs.plan import Plan, run
@@ -43,6 +40,9 @@ from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
 from halvm_prof.timeline.model import FIGURES, PAGE_BUDGET
 
 if TYPE_CHECKING:
+    from halvm_prof.folds.census import Census
+    from halvm_prof.folds.heap_run import HeapRun
+    from halvm_prof.folds.hunt_profile import Profile
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Timeline
 
@@ -75,6 +75,8 @@ def _summary_pass(log: EventlogSource, group_by: GroupBy) -> EventlogRead:
     """One pass over the log: its timeline without exact records or bins, and its heap
     samples' statistics (``-hi`` bands named by the log's IPE events, then by ``--names``, and
     grouped), ticky counters and time-profile samples."""
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+
     acc = HeapAccumulator()
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(log.band_names, log.name, ipe)
@@ -162,6 +164,8 @@ def hunt_profiles(sources: Sequence[tuple[str, Source]]) -> list[Profile]:
     """The heap profiles of (label, source) pairs, each read in one pass into a bounded
     :class:`~halvm_prof.folds.hunt_profile.Profile`; one whose JOB line names no heap
     profiling mode is refused before the next is read."""
+    from halvm_prof.folds.hunt_profile import read_profile
+
     profiles: list[Profile] = []
     for label, source in sources:
         profile = read_profile(label, source.heap_samples())
@@ -185,6 +189,8 @@ def postmortem_disks(
     :func:`~halvm_prof.inputs.disk.try_disk`). Each disk is read through a bounded window over
     the image (nothing is copied out); its heap profile is parsed once, and each census also
     goes to ``heap_page`` when given (to draw it)."""
+    from halvm_prof.folds.heap_run import read_heap_run
+
     reports: list[DiskReport] = []
     heap: HeapRun | None = None
     heap_reader: HeapSampleReader | None = None
@@ -249,6 +255,8 @@ def postmortem_files(sources: Sequence[Source]) -> RunRead:
     """What the plain files a run left hold (a ``.hp``, ``.prof``/``-pj`` or eventlog of a
     local run, GHC's own, not on disks): each one closed or cut, what it holds, the heap's
     run. A ``.hp`` is read twice (counted, then read), as :func:`heap_run_of` reads one."""
+    from halvm_prof.folds.heap_run import read_heap_run
+
     reports: list[DiskReport] = []
     heap: HeapRun | None = None
     prof: CostCentreProfile | None = None
@@ -282,6 +290,8 @@ def postmortem_files(sources: Sequence[Source]) -> RunRead:
 def _eventlog_holds_heap(log: EventlogSource, report: DiskReport) -> bool:
     """Whether the log holds a heap profile; without one, its end (whole, or cut) is all it
     tells, read in one pass."""
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+
     fold = EventlogHeapFold(lambda _sample: None)
     for _ in log.events(types=set(fold.types), also=[fold]):
         pass
@@ -298,6 +308,8 @@ def heap_run_of(source: Source) -> HeapRun | None:
     verdict of a local run (``run``). The trend is over the last third of the censuses, so
     their number comes first: a local file is scanned (compiled) and then read, unlike a disk,
     whose recovery counts."""
+    from halvm_prof.folds.heap_run import read_heap_run
+
     samples = source.band_stats().accumulator.samples
     return read_heap_run(source.heap_samples(), samples)
 
@@ -310,6 +322,8 @@ def report_read(label: str, source: Source, group_by: GroupBy = "info-table") ->
     eventlog's timeline, heap profile, samples and counters; a heap profile folded for its
     chart, its bands grouped by ``group_by`` (named by ``source.band_names``); a cost-centre or
     ticky report whole."""
+    from halvm_prof.folds.heap_drawn import HeapDrawFold, OtherGroupings, info_table_census
+
     content = source.content
     if isinstance(content, EventlogSource):
         return ReportRead(source.name, _eventlog_report(content, group_by))
@@ -339,6 +353,9 @@ def report_read(label: str, source: Source, group_by: GroupBy = "info-table") ->
 def _eventlog_report(log: EventlogSource, group_by: GroupBy) -> EventlogReport:
     """One pass over the log for its page: the runtime timeline within the page's budget and
     its heap profile, time-profile samples and ticky counters."""
+    from halvm_prof.folds.heap_drawn import HeapDrawFold, OtherGroupings
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+
     # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
     # (log.band_names) names the addresses they leave.
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
@@ -425,6 +442,8 @@ class PprofInput:
 def pprof_input(log: Source, which: str | int | None) -> PprofInput:
     """The profile of ``log`` that pprof exports, read in one pass. ``which`` is the census
     asked for (None: an eventlog's time-profile samples when it has any, else the peak)."""
+    from halvm_prof.folds.census import pick_census
+
     if isinstance(log, CostCentreSource):
         profile = log.cost_centres()
         return PprofInput(profile.program, cost_centres=profile)
