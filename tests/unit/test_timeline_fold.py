@@ -343,10 +343,15 @@ LIVE_TYPES = frozenset(
 
 
 def _fed(
-    data: bytes, cuts: list[int], pure: bool, monkeypatch: pytest.MonkeyPatch
+    data: bytes,
+    cuts: list[int],
+    pure: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    ending: tuple[bool, str | None] = (True, None),
 ) -> tuple[Timeline | None, list[RunningFigures | None], list[tuple[Any, ...]]]:
     """What the folding parser makes of ``data`` fed in pieces cut at ``cuts``: the timeline
-    at the end, the figures after each piece and the events it handed out."""
+    at the end (said to have ended as ``ending``: complete, note), the figures after each
+    piece and the events it handed out."""
     if pure:
         monkeypatch.setenv(native.PURE, "1")
     else:
@@ -361,9 +366,7 @@ def _fed(
     figures.append(parser.figures())
     if parser.fold is None:
         return None, figures, seen
-    # How the log ended is the follower's to say (its notes); the whole-file pass's words.
-    whole = _whole(data, monkeypatch)[0]
-    return parser.fold.finish(whole.complete, whole.note), figures, seen
+    return parser.fold.finish(*ending), figures, seen
 
 
 def _whole(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Timeline, list[Any]]:
@@ -377,12 +380,14 @@ def _whole(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[Timeline, list
 def _fed_alike(data: bytes, cuts: list[int], monkeypatch: pytest.MonkeyPatch) -> Timeline | None:
     """Fed in ``cuts``: the compiled pass and its twin alike at every step, and at the end
     the timeline of the whole-file pass."""
-    c = _fed(data, cuts, False, monkeypatch)
-    py = _fed(data, cuts, True, monkeypatch)
+    whole, seen = _whole(data, monkeypatch)
+    # How the log ended is the follower's to say (its notes): the whole-file pass's words.
+    ending = (whole.complete, whole.note)
+    c = _fed(data, cuts, False, monkeypatch, ending)
+    py = _fed(data, cuts, True, monkeypatch, ending)
     assert c == py
     tl = c[0]
     if tl is not None and tl.events:
-        whole, seen = _whole(data, monkeypatch)
         assert tl == whole
         assert sorted(c[2]) == sorted(seen)
         last = c[1][-1]
