@@ -441,7 +441,36 @@ class HpFollower:
 # --- the eventlog follower ------------------------------------------------------------------
 
 
-class EventlogParser:
+class _Buffers:
+    """What both eventlog parsers keep of the RTS's buffers as bytes arrive: each buffer's
+    latest block end, and how far the input has come."""
+
+    def __init__(self, name: str, caps: int) -> None:
+        self.name = name
+        self.codec: Codec | None = None
+        # Capabilities that exist are waited for from the start: a log names its capabilities
+        # only in the global buffer, which may come last (``+RTS -N`` tells the caller).
+        self._block_ends: dict[int, int] = dict.fromkeys(range(caps), 0)
+        self.events = 0  # complete events decoded so far (all types)
+        self.ended = False  # the end marker was read
+        self.forced = False  # held events were handed out before every buffer caught up
+        self.error: HalvmProfError | None = None
+        self.last_time_ns: int | None = None
+        self.newest_seen_ns: int | None = None
+
+    @property
+    def watermark_ns(self) -> int | None:
+        """Events up to this time can be handed out (None: no block seen yet)."""
+        caps = [end for cap, end in self._block_ends.items() if cap != NO_CAP]
+        return min(caps) if caps else None
+
+    @property
+    def buffers(self) -> dict[int, int]:
+        """Each RTS buffer's latest block end (ns); key :data:`NO_CAP` is the global buffer."""
+        return dict(self._block_ends)
+
+
+class EventlogParser(_Buffers):
     """Decodes eventlog bytes fed as they arrive, and hands events out in a safe order.
 
     The header is parsed with ``eventlog.layout.parse_header`` and events decoded with its
@@ -458,43 +487,22 @@ class EventlogParser:
     """
 
     def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
-        self.name = name
+        super().__init__(name, caps)
         self.types = types
-        self.codec: Codec | None = None
         self._buf = b""
         self._offset = 0  # file offset of _buf[0]
         self._buffer: int | None = None  # the cap of the block being read (NO_CAP: global)
         self._remaining = 0
         self._block_end = 0
-        # Capabilities that exist are waited for from the start: a log names its capabilities
-        # only in the global buffer, which may come last (``+RTS -N`` tells the caller).
-        self._block_ends: dict[int, int] = dict.fromkeys(range(caps), 0)
         self._last_mark: int | None = None
         self._held: list[Event] = []
         self._held_global: list[Event] = []
         self._free: list[Event] = []
-        self.events = 0  # complete events decoded so far (all types)
         self.released = 0
-        self.ended = False  # the end marker was read
-        self.forced = False  # held events were handed out before every buffer caught up
-        self.error: HalvmProfError | None = None
-        self.last_time_ns: int | None = None
-        self.newest_seen_ns: int | None = None
-
-    @property
-    def watermark_ns(self) -> int | None:
-        """Events up to this time can be handed out (None: no block seen yet)."""
-        caps = [end for cap, end in self._block_ends.items() if cap != NO_CAP]
-        return min(caps) if caps else None
 
     @property
     def held(self) -> int:
         return len(self._held) + len(self._held_global)
-
-    @property
-    def buffers(self) -> dict[int, int]:
-        """Each RTS buffer's latest block end (ns); key :data:`NO_CAP` is the global buffer."""
-        return dict(self._block_ends)
 
     def feed(self, data: bytes) -> list[Event]:
         if self.error is not None or self.ended:
@@ -635,7 +643,7 @@ _BLOCK_TYPES = frozenset({BLOCK_MARKER, *_CAP_EVENTS})
 _ONE_BUCKET = 1 << 62
 
 
-class FoldingParser:
+class FoldingParser(_Buffers):
     """An eventlog fed as it arrives, folded by the timeline's pass (``timeline.incremental``):
     :meth:`figures` are the running figures, and only the events of ``types`` (None: all) are
     made, handed out in the pass's order: the capabilities' events in time order, and the global
@@ -650,9 +658,8 @@ class FoldingParser:
     """
 
     def __init__(self, name: str, types: set[int] | None = None, caps: int = 1) -> None:
-        self.name = name
+        super().__init__(name, caps)
         self.types = None if types is None else frozenset(types)
-        self.codec: Codec | None = None
         self.fold: IncrementalPass | PythonPass | None = None
         self._buf = b""
         self._at = 0  # file offset of _buf[0]
@@ -660,27 +667,11 @@ class FoldingParser:
         self._state = State()
         self._want = b""
         self._blocks: list[tuple[int, int, int]] = []  # (end offset, cap, end time) pending
-        self._block_ends: dict[int, int] = dict.fromkeys(range(caps), 0)
         self._out: list[Event] = []
-        self.events = 0
-        self.ended = False
-        self.forced = False
-        self.error: HalvmProfError | None = None
-        self.last_time_ns: int | None = None
-        self.newest_seen_ns: int | None = None
-
-    @property
-    def watermark_ns(self) -> int | None:
-        caps = [end for cap, end in self._block_ends.items() if cap != NO_CAP]
-        return min(caps) if caps else None
 
     @property
     def held(self) -> int:
         return 0 if self.fold is None else self.fold.held
-
-    @property
-    def buffers(self) -> dict[int, int]:
-        return dict(self._block_ends)
 
     def figures(self) -> RunningFigures | None:
         """What the events folded so far make (None before the header)."""
