@@ -668,10 +668,20 @@ class FoldingParser(_Buffers):
         self._want = b""
         self._blocks: list[tuple[int, int, int]] = []  # (end offset, cap, end time) pending
         self._out: list[Event] = []
+        # Regions that began before a time already folded (the global buffer is not waited
+        # for): the whole-file pass's order cannot be kept for their older events.
+        self.late = 0
+        self._folded_to = 0
 
     @property
     def held(self) -> int:
         return 0 if self.fold is None else self.fold.held
+
+    def _add(self, region: bytes, cap: int | None, offset: int, min_time: int) -> None:
+        assert self.fold is not None
+        if min_time < self._folded_to:
+            self.late += 1
+        self.fold.add(region, cap, offset, min_time)
 
     def figures(self) -> RunningFigures | None:
         """What the events folded so far make (None before the header)."""
@@ -734,7 +744,7 @@ class FoldingParser(_Buffers):
             self.newest_seen_ns = step.top
         self.events += step.counted + len(step.frames)
         for offset, end, cap, min_time, _count in step.regions:
-            fold.add(buf[offset - at : end - at], None if cap < 0 else cap, offset, min_time)
+            self._add(buf[offset - at : end - at], None if cap < 0 else cap, offset, min_time)
             # As if the bytes had come cut here: what the pass holds is a region's events and
             # those waiting for other capabilities, not all that one poll read.
             self._complete_blocks(end)
@@ -782,6 +792,7 @@ class FoldingParser(_Buffers):
             limit = max(limit, fold.held_time(held - MAX_HELD_EVENTS // 2) + 1)
         if limit:
             fold.release(limit)
+            self._folded_to = max(self._folded_to, limit)
 
     def _take(self) -> list[Event]:
         out, self._out[:] = list(self._out), []
@@ -804,7 +815,7 @@ class FoldingParser(_Buffers):
         if st.r_count:
             lo = st.r_start - self._at
             cap = None if st.r_cap < 0 else st.r_cap
-            fold.add(self._buf[lo : lo + self._pos - st.r_start], cap, st.r_start, st.r_min)
+            self._add(self._buf[lo : lo + self._pos - st.r_start], cap, st.r_start, st.r_min)
             self._state = State(st.cap, st.remaining, self._pos, st.r_cap, 0, 0)
         fold.end()
         return self._take()
