@@ -469,6 +469,22 @@ class _Buffers:
         """Each RTS buffer's latest block end (ns); key :data:`NO_CAP` is the global buffer."""
         return dict(self._block_ends)
 
+    def _stopped(self, stop: tuple[int, int, int] | None) -> None:
+        """Where the walk stopped short of the bytes it had: the end marker, or an event type
+        the header does not declare (the log is damaged there)."""
+        if stop is None:
+            return
+        kind, at, etype = stop
+        if kind == 1:
+            self.ended = True
+        else:
+            self.error = FormatError(
+                f"event type {etype} is not declared in the header",
+                path=self.name,
+                offset=at,
+                hint="the log is damaged here; the events before it were read",
+            )
+
 
 class EventlogParser(_Buffers):
     """Decodes eventlog bytes fed as they arrive, and hands events out in a safe order.
@@ -573,17 +589,7 @@ class EventlogParser(_Buffers):
                         held_global.append(event)
                     else:
                         held.append(event)
-        if step.stop is not None:
-            kind, at, etype = step.stop
-            if kind == 1:
-                self.ended = True
-            else:
-                self.error = FormatError(
-                    f"event type {etype} is not declared in the header",
-                    path=self.name,
-                    offset=at,
-                    hint="the log is damaged here; the events before it were read",
-                )
+        self._stopped(step.stop)
         pos = step.pos
         self.events += count
         self.newest_seen_ns = newest
@@ -753,17 +759,7 @@ class FoldingParser(_Buffers):
         self._pos = walked = base + step.pos
         self._state = step.state
         self._complete_blocks(walked)
-        if step.stop is not None:
-            kind, where, etype = step.stop
-            if kind == 1:
-                self.ended = True
-            else:
-                self.error = FormatError(
-                    f"event type {etype} is not declared in the header",
-                    path=self.name,
-                    offset=where,
-                    hint="the log is damaged here; the events before it were read",
-                )
+        self._stopped(step.stop)
         # Keep the open region's bytes (it is given whole) and what is not walked yet.
         keep = self._state.r_start if self._state.r_count else walked
         self._buf = buf[keep - at :]
