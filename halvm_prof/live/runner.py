@@ -749,6 +749,7 @@ class Run:
 
 #: Bytes of a thread's stack read, from its stack pointer up, for the frames it waits in.
 _STACK_BYTES = 65536
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _stuck_in_exit(pid: int, binaries: dict[str, ElfFile | None]) -> bool:
@@ -802,17 +803,7 @@ def _waits_in(
     """Whether thread ``tid``'s stack holds a return address into ``function`` (a symbol
     named so, or a compiler's part of it such as ``hs_exit_.part.0``)."""
     sp = int(Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[-2], 16)
-    data = b""
-    with open(f"/proc/{pid}/mem", "rb") as mem:
-        mem.seek(sp)
-        while len(data) < _STACK_BYTES:
-            try:
-                chunk = mem.read(4096)
-            except OSError:
-                break  # past the top of the stack
-            if not chunk:
-                break
-            data += chunk
+    data = _memory_from(pid, sp, _STACK_BYTES)
     for (word,) in struct.iter_unpack("<Q", data[: len(data) // 8 * 8]):
         for lo, hi, offset in maps:
             if lo <= word < hi:
@@ -821,6 +812,24 @@ def _waits_in(
                 if name is not None and (name == function or name.startswith(function + ".")):
                     return True
     return False
+
+
+def _memory_from(pid: int, address: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of process ``pid``'s memory from ``address`` on, as far as it is
+    mapped: read a page at a time (a read that runs past the top of a stack fails whole, and
+    a main thread's stack pointer may be within a page of its top)."""
+    data = b""
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        mem.seek(address)
+        while len(data) < limit:
+            try:
+                chunk = mem.read(_PAGE - (address + len(data)) % _PAGE)
+            except OSError:
+                break  # past the end of the mapping
+            if not chunk:
+                break
+            data += chunk
+    return data
 
 
 def _family(pid: int) -> list[int]:
