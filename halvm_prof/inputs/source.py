@@ -246,8 +246,8 @@ def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
             raise compressed_disk(name, packed)
         if not head.strip(b"\0 \t\r\n"):
             raise InputError(
-                f"is {packed}-compressed and nothing in it is decompressed yet, so its kind "
-                "cannot be told",
+                f"is {packed}-compressed and what it decompresses to so far is blank (nothing, "
+                "or only zero bytes), so its kind cannot be told",
                 path=name,
                 hint="start the program first, or wait until the compressor has flushed",
             )

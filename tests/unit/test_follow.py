@@ -675,5 +675,11 @@ def test_a_compressed_report_is_refused_for_live(tmp_path: Path) -> None:
     empty = tmp_path / "empty.hp.gz"
     # A gzip header and nothing after it yet: the compressor has not flushed.
     empty.write_bytes(gzip.compress(b"JOB")[:10])
-    with pytest.raises(InputError, match="nothing in it is decompressed yet"):
+    with pytest.raises(InputError, match="decompresses to so far is blank"):
         open_followed(empty)
+    # Only zero bytes decompressed (a file laid out before it is written) is blank too, and
+    # said so: not "nothing decompressed".
+    zeros = tmp_path / "zeros.hp.gz"
+    zeros.write_bytes(gzip.compress(bytes(100_000)))
+    with pytest.raises(InputError, match=r"blank \(nothing, or only zero bytes\)"):
+        open_followed(zeros)
