@@ -152,7 +152,10 @@
       (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
     const own = s.server_cpu;
-    if (own) {
+    if (own && own.wall_seconds < 1) {
+      // A share over a few milliseconds of serving is noise (it read 103% at start-up).
+      text($("server-cpu"), "this server's own CPU: measured once it has served for a second");
+    } else if (own) {
       // What watching costs: this server's own CPU, as of the snapshot.
       text($("server-cpu"), "this server's own CPU: " + (own.share * 100).toFixed(1) +
         "% of one core (" + own.cpu_seconds.toFixed(2) + " s over " +
