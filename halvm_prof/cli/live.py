@@ -363,7 +363,7 @@ class _EndTeller:
 def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
     from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.live.cost import alone_command, watch_cost
     from halvm_prof.render.cost import format_watch_cost
     from halvm_prof.render.messages import wrote

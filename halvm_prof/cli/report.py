@@ -25,7 +25,7 @@ from halvm_prof.cli.common import (
     say,
 )
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.fileio import display_name
+from halvm_prof.files.input import display_name
 from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
 

@@ -10,7 +10,7 @@ import os
 from typing import IO, TYPE_CHECKING, ClassVar, Literal, Protocol, TypeVar
 
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import StreamReader
+from halvm_prof.files.input import StreamReader
 from halvm_prof.inputs.streams import Digest
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import open_input, refuse_stream_input
+from halvm_prof.files.input import open_input, refuse_stream_input
 from halvm_prof.formats.detect import detect_kind
 from halvm_prof.inputs.base import Following, Source
 from halvm_prof.inputs.kinds import make_source

@@ -96,7 +96,7 @@ class EventlogSource(Source):
         """A reader at the log's start that can read it twice, as time order does (its regions,
         then their events): a stream that cannot seek is first copied to a temporary file,
         removed at the end; the input itself is still read once."""
-        from halvm_prof.fileio import spooled
+        from halvm_prof.files.compressed import spooled
         from halvm_prof.formats.eventlog.layout import HEADER_BEGIN
         from halvm_prof.formats.eventlog.reader import EventlogReader
 

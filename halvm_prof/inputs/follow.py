@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import FormatError, HalvmProfError, InputError
-from halvm_prof.fileio import COMPRESSED_STEP, MAX_ZSTD_WINDOW
+from halvm_prof.files.compressed import COMPRESSED_STEP, MAX_ZSTD_WINDOW
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.eventlog.events import (
     BLOCK_MARKER,

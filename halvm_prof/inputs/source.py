@@ -28,7 +28,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING, Literal, cast, overload
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import Prefixed, open_input
+from halvm_prof.files.input import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.inputs.base import Source, SourceKind, Target, named
 from halvm_prof.inputs.disk import (

@@ -114,7 +114,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "words",
         "jsonable",
         "rts",
-        "fileio",
+        "files",
         "native",
         "collector",
     ),
@@ -348,10 +348,10 @@ def _stream_takers(path: Path) -> list[tuple[str, int]]:
 
 def test_every_grammar_reader_is_a_stream_reader() -> None:
     """One reader shape: whatever in a grammar takes a stream to read it is a class subclassing
-    ``fileio.StreamReader`` (closing the stream only when it owns it), never a function."""
+    ``files.input.StreamReader`` (closing the stream only when it owns it), never a function."""
     import importlib
 
-    from halvm_prof.fileio import StreamReader
+    from halvm_prof.files.input import StreamReader
 
     found = []
     readers = []
