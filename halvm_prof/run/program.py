@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
 from halvm_prof.errors import HalvmProfError, InputError, OutputError
-from halvm_prof.inputs.follow import FifoFeed, FileFeed
+from halvm_prof.inputs.feeds import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState

@@ -233,7 +233,9 @@ def test_analysis_opens_no_input() -> None:
         for path in _modules("analysis")
         for module, name in sorted(_imported(path))
         if _OPENERS.match(name)
-        or module.startswith(("halvm_prof.inputs.follow", "halvm_prof.inputs.names"))
+        or module.startswith(
+            ("halvm_prof.inputs.followers", "halvm_prof.inputs.feeds", "halvm_prof.inputs.names")
+        )
     ]
     found += [f"{path.relative_to(PACKAGE)}:{line}" for path, line in _opens(_modules("analysis"))]
     assert found == []
