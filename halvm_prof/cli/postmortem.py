@@ -8,7 +8,7 @@ import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import Input, build_report_data, drawn_heap_section
-from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
+from halvm_prof.cli.common import STDOUT, dumps_json, force_option, json_option, to_stdout
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import ConfigError, InputError
@@ -163,11 +163,11 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 def _tell(verdict: list[str], data: dict[str, object], output: str | None, as_json: bool) -> None:
     # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
-        say(dumps_json(data | {"report": output}).rstrip("\n"), output)
+        to_stdout(dumps_json(data | {"report": output}), beside=output)
     elif output == STDOUT:
         for line in verdict:
-            say(line, output)
+            to_stdout(line + "\n", beside=output)
     else:
-        echo_text("".join(f"{line}\n" for line in verdict), "postmortem")
+        to_stdout("".join(f"{line}\n" for line in verdict), "postmortem")
         if output:
             click.echo(wrote(output))
