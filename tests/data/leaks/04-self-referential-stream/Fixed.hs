@@ -4,17 +4,18 @@ module Main (main) where
 import System.Environment (getArgs)
 
 -- A noisy signal, one sample per tick.
-signal :: [Double]
-signal = [ fromIntegral ((i * 7919) `mod` 1000) / 10 | i <- [1 :: Int ..] ]
+signal :: Int -> [Double]
+signal n = [ fromIntegral ((i * 7919) `mod` 1000) / 10 | i <- [0 .. n] ]
 
--- The smoothed value after n more samples, each step forced before the next: no stream whose
--- elements wait on each other.
-smoothedAt :: Int -> Double
-smoothedAt n = go n (head signal) (tail signal)
+-- Exponentially smoothed signal: each value mixes a sample with the smoothed value before it.
+-- Each value is forced before the next is made, so no value waits on a chain of earlier ones.
+smooth :: [Double] -> [Double]
+smooth [] = []
+smooth (first : samples) = go first samples
   where
-    go 0 !current _ = current
-    go k !current (sample : rest) = go (k - 1) (mix current sample) rest
-    go _ !current [] = current
+    go !previous rest = previous : case rest of
+      [] -> []
+      (sample : more) -> go (mix previous sample) more
     mix previous sample = 0.95 * previous + 0.05 * sample
 
 main :: IO ()
@@ -22,5 +23,5 @@ main = do
   args <- getArgs
   let n = case args of
         (a : _) -> read a
-        [] -> 500000
-  putStrLn ("smoothed value at tick " ++ show n ++ ": " ++ show (smoothedAt n))
+        [] -> 700000
+  putStrLn ("smoothed value at tick " ++ show n ++ ": " ++ show (last (smooth (signal n))))

@@ -3,14 +3,16 @@ module Main (main) where
 import System.Environment (getArgs)
 
 -- A noisy signal, one sample per tick.
-signal :: [Double]
-signal = [ fromIntegral ((i * 7919) `mod` 1000) / 10 | i <- [1 :: Int ..] ]
+signal :: Int -> [Double]
+signal n = [ fromIntegral ((i * 7919) `mod` 1000) / 10 | i <- [0 .. n] ]
 
--- Exponentially smoothed signal, defined by itself: each value is a mix of the sample and
--- the previous smoothed value.
-smoothed :: [Double]
-smoothed = head signal : zipWith mix smoothed (tail signal)
+-- Exponentially smoothed signal, defined by itself: each value mixes a sample with the
+-- smoothed value before it.
+smooth :: [Double] -> [Double]
+smooth [] = []
+smooth (first : samples) = smoothed
   where
+    smoothed = first : zipWith mix smoothed samples
     mix previous sample = 0.95 * previous + 0.05 * sample
 
 main :: IO ()
@@ -18,5 +20,5 @@ main = do
   args <- getArgs
   let n = case args of
         (a : _) -> read a
-        [] -> 500000
-  putStrLn ("smoothed value at tick " ++ show n ++ ": " ++ show (smoothed !! n))
+        [] -> 700000
+  putStrLn ("smoothed value at tick " ++ show n ++ ": " ++ show (last (smooth (signal n))))

@@ -1,0 +1,271 @@
+"""The held-out leak corpus (``tests/data/leaks/``): small leaky Haskell programs written apart
+from the leak hunt, each with its fixed twin and its author's expectation (``expect.json``).
+
+This module builds a program's two twins with the host's GHC 9.0 or a chroot's GHC 9.6 / 9.10
+(``tests/ghcchroot.py``), runs each with a heap profile and reads the profile's peak with
+halvm-prof's own reader. ``tests/test_leak_corpus.py`` checks the corpus with it and
+``tests/data/leaks/check.py`` prints the table of ``tests/data/leaks/README.md``.
+
+Builds are cached per source, flags and compiler in the system's temporary folder (the host's)
+or the chroot's ``/tmp``: a build is published whole by a rename, as in ``tests/ghc_programs.py``.
+Every run gets a fresh folder, since GHC writes the ``.hp`` into the current folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from halvm_prof.inputs.source import open_source
+from tests.ghcchroot import CHROOTS, Chroot
+
+LEAKS = Path(__file__).parent / "data" / "leaks"
+
+Twin = Literal["Leak", "Fixed"]
+Build = Literal["plain", "profiled"]
+
+#: GHC's flags for each build: a plain build is profiled by closure type (-hT), a profiled one
+#: by cost centre (-hc), as the hunt runs it.
+FLAGS: dict[Build, tuple[str, ...]] = {
+    "plain": ("-O1", "-rtsopts"),
+    "profiled": ("-O1", "-prof", "-fprof-auto", "-rtsopts"),
+}
+#: The census interval is fine so that the peak of a chain built and forced within a fraction
+#: of a second is seen (the interval counts mutator time, and the plain builds of some leaks
+#: spend under 20 ms in the mutator).
+RTS: dict[Build, tuple[str, ...]] = {
+    "plain": ("-hT", "-i0.002"),
+    "profiled": ("-hc", "-i0.005"),
+}
+#: What a leak must show against its fixed twin: this many times the fixed peak ...
+MIN_RATIO = 10.0
+#: ... and at least this peak at the default size.
+MIN_LEAK_PEAK = 20 * 1024 * 1024
+
+FIX_CLASSES = ("lazy", "accumulator", "collection", "second-pass", "drag")
+KINDS = ("thunks", "data")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the author of a leaky program says it does (``expect.json``)."""
+
+    shape: str
+    producer: str  # the cost centre that allocates what leaks, as -fprof-auto names it
+    holder: str
+    kind: str  # "thunks" or "data"
+    fix: str  # one of FIX_CLASSES
+    explanation: str
+    line: int  # the line of Leak.hs where the leak is made
+    profiled_only: bool  # leaks only in the profiled build
+    small_size: int  # the size argument of the quick check
+
+    @classmethod
+    def load(cls, path: Path) -> Expectation:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return cls(
+            shape=str(raw["shape"]),
+            producer=str(raw["producer"]),
+            holder=str(raw["holder"]),
+            kind=str(raw["kind"]),
+            fix=str(raw["fix"]),
+            explanation=str(raw["explanation"]),
+            line=int(raw["line"]),
+            profiled_only=bool(raw.get("profiled_only", False)),
+            small_size=int(raw["small_size"]),
+        )
+
+
+@dataclass(frozen=True)
+class Program:
+    """One folder of the corpus: ``Leak.hs``, ``Fixed.hs`` and ``expect.json``."""
+
+    folder: Path
+    expect: Expectation
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    def source(self, twin: Twin) -> Path:
+        return self.folder / f"{twin}.hs"
+
+    def builds(self) -> tuple[Build, ...]:
+        """The builds in which the leak shows: a profiled-only leak is only looked for there."""
+        return ("profiled",) if self.expect.profiled_only else ("plain", "profiled")
+
+
+def programs() -> list[Program]:
+    """Every program of the corpus, in folder order."""
+    return [
+        Program(folder, Expectation.load(folder / "expect.json"))
+        for folder in sorted(LEAKS.iterdir())
+        if (folder / "expect.json").exists()
+    ]
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A GHC: the host's (``chroot`` None) or a chroot's."""
+
+    version: str  # as the tests name it: "9.0", "9.6", "9.10"
+    chroot: Chroot | None = None
+
+    def available(self) -> bool:
+        """Whether this GHC can build and run here (no skip: the script asks too)."""
+        if self.chroot is None:
+            return shutil.which("ghc") is not None
+        root = self.chroot.configured_root()
+        return (
+            (root / "usr" / "bin" / "ghc").exists()
+            and shutil.which("unshare") is not None
+            and os.geteuid() == 0
+        )
+
+    def _scratch_base(self) -> Path:
+        if self.chroot is None:
+            return Path(tempfile.gettempdir())
+        return self.chroot.configured_root() / "tmp"
+
+    def _run(
+        self, args: Sequence[str], cwd: Path, timeout: float
+    ) -> subprocess.CompletedProcess[bytes]:
+        if self.chroot is None:
+            command = list(args)
+        else:
+            command = self.chroot.command(args, cwd, self.chroot.configured_root())
+        return subprocess.run(command, cwd=cwd, capture_output=True, timeout=timeout, check=False)
+
+    def _inside(self, path: Path) -> str:
+        """The name of ``path`` (under the scratch base) for a program run by this GHC."""
+        if self.chroot is None:
+            return str(path)
+        return self.chroot.inside(path, self.chroot.configured_root())
+
+    def build(self, source: Path, build: Build) -> Path:
+        """The executable of ``source`` built with ``build``'s flags (cached)."""
+        flags = FLAGS[build]
+        text = source.read_bytes()
+        key = hashlib.sha256(
+            text + "\0".join((self.version, *flags)).encode()
+        ).hexdigest()[:16]
+        stem = source.stem.lower()
+        folder = self._scratch_base() / f"halvm-leaks-{self.version}-{stem}-{key}"
+        exe = folder / stem
+        if exe.exists():
+            return exe
+        scratch = Path(tempfile.mkdtemp(prefix=f"halvm-leaks-{stem}-", dir=self._scratch_base()))
+        try:
+            (scratch / source.name).write_bytes(text)
+            line = ["nice", "ghc", *flags, "-outputdir", "o", "-o", stem, source.name]
+            done = self._run(line, scratch, timeout=900)
+            if done.returncode != 0:
+                raise BuildError(
+                    f"GHC {self.version} could not build {source}:\n"
+                    + done.stderr.decode(errors="replace")
+                )
+            shutil.rmtree(scratch / "o", ignore_errors=True)
+            try:
+                scratch.rename(folder)
+            except OSError:  # built at once by another run: theirs is as good
+                pass
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return exe
+
+    def measure(self, exe: Path, build: Build, size: int | None) -> Measured:
+        """Run ``exe`` once with its heap profile, in a fresh folder; its output and peak."""
+        with tempfile.TemporaryDirectory(prefix="halvm-leaks-run-", dir=self._scratch_base()) as d:
+            work = Path(d)
+            args = [self._inside(exe)]
+            if size is not None:
+                args.append(str(size))
+            args += ["+RTS", *RTS[build], "-RTS"]
+            started = time.monotonic()
+            done = self._run(args, work, timeout=600)
+            seconds = time.monotonic() - started
+            if done.returncode != 0:
+                raise RunError(
+                    f"{exe.name} (GHC {self.version}, {build}) exited with {done.returncode}:\n"
+                    + done.stderr.decode(errors="replace")[-2000:]
+                )
+            scan = open_source(work / f"{exe.name}.hp").band_stats()
+            acc = scan.accumulator
+            return Measured(done.stdout, acc.peak_total, acc.samples, seconds)
+
+
+class BuildError(Exception):
+    pass
+
+
+class RunError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run: what it printed, its peak census total (bytes) and number of censuses."""
+
+    output: bytes
+    peak: int
+    censuses: int
+    seconds: float  # wall time, census overhead included
+
+
+HOST = Compiler("9.0")
+COMPILERS = (HOST, *(Compiler(c.ghc, c) for c in CHROOTS))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A program's twins under one GHC and build, measured side by side."""
+
+    program: str
+    ghc: str
+    build: Build
+    leak: Measured
+    fixed: Measured
+    expected_leak: bool  # False for a profiled-only leak's plain build
+
+    @property
+    def ratio(self) -> float:
+        return self.leak.peak / max(self.fixed.peak, 1)
+
+    @property
+    def same_output(self) -> bool:
+        return self.leak.output == self.fixed.output
+
+    def problems(self, min_peak: int) -> list[str]:
+        """What is wrong, in words; empty when the twins are what the corpus says."""
+        found = []
+        if not self.same_output:
+            found.append("Leak and Fixed print different results")
+        if self.expected_leak:
+            if self.ratio < MIN_RATIO:
+                found.append(f"leak peak only {self.ratio:.1f}x the fixed peak")
+            if self.leak.peak < min_peak:
+                found.append(f"leak peak {mb(self.leak.peak)} under {mb(min_peak)}")
+        return found
+
+
+def compare(
+    compiler: Compiler, program: Program, build: Build, size: int | None = None
+) -> Verdict:
+    """Build and run both twins of ``program``."""
+    leak = compiler.measure(compiler.build(program.source("Leak"), build), build, size)
+    fixed = compiler.measure(compiler.build(program.source("Fixed"), build), build, size)
+    expected = build in program.builds()
+    return Verdict(program.name, compiler.version, build, leak, fixed, expected)
+
+
+def mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
