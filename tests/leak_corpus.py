@@ -13,9 +13,11 @@ Every run gets a fresh folder, since GHC writes the ``.hp`` into the current fol
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -50,6 +52,8 @@ RTS: dict[Build, tuple[str, ...]] = {
 MIN_RATIO = 10.0
 #: ... and at least this peak at the default size.
 MIN_LEAK_PEAK = 20 * 1024 * 1024
+
+_MAIN_MODULE = re.compile(r"^module Main \(main\) where$", re.MULTILINE)
 
 FIX_CLASSES = ("lazy", "accumulator", "collection", "second-pass", "drag")
 KINDS = ("thunks", "data")
@@ -153,62 +157,101 @@ class Compiler:
 
     def build(self, source: Path, build: Build) -> Path:
         """The executable of ``source`` built with ``build``'s flags (cached)."""
+        return self._build({source.name: source.read_bytes()}, source.name, build)
+
+    def build_driver(self, chosen: Sequence[Program], build: Build) -> Path:
+        """One executable holding both twins of every program in ``chosen`` (cached): each twin
+        becomes a module of its own, and ``corpus NAME leak|fixed [SIZE]`` runs one. A single
+        GHC run compiles them all and links once, which is what keeps the quick test quick;
+        every twin keeps its one export (main), so GHC optimises it as it does the program."""
+        files: dict[str, bytes] = {}
+        imports: list[str] = []
+        cases: list[str] = []
+        for number, program in enumerate(chosen):
+            for twin in ("Leak", "Fixed"):
+                module = f"Corpus.P{number:02d}{twin}"
+                text = program.source(twin).read_text(encoding="utf-8")
+                renamed = _MAIN_MODULE.sub(f"module {module} (main) where", text, count=1)
+                if renamed == text:
+                    raise BuildError(
+                        f"{program.source(twin)} does not start 'module Main (main) where'"
+                    )
+                files[f"Corpus/P{number:02d}{twin}.hs"] = renamed.encode()
+                imports.append(f"import qualified {module}")
+                pattern = f'("{program.name}" : "{twin.lower()}" : rest)'
+                cases.append(f"    {pattern} -> withArgs rest {module}.main")
+        driver = "\n".join(
+            [
+                "module Main (main) where",
+                "import System.Environment (getArgs, withArgs)",
+                *imports,
+                "main :: IO ()",
+                "main = do",
+                "  args <- getArgs",
+                "  case args of",
+                *cases,
+                '    _ -> ioError (userError "usage: corpus PROGRAM leak|fixed [SIZE]")',
+                "",
+            ]
+        )
+        files["Corpus.hs"] = driver.encode()
+        return self._build(files, "Corpus.hs", build)
+
+    def _build(self, files: dict[str, bytes], main: str, build: Build) -> Path:
         flags = FLAGS[build]
-        text = source.read_bytes()
-        key = hashlib.sha256(
-            text + "\0".join((self.version, *flags)).encode()
-        ).hexdigest()[:16]
-        stem = source.stem.lower()
+        digest = hashlib.sha256("\0".join((self.version, *flags)).encode())
+        for name in sorted(files):
+            digest.update(b"\0" + name.encode() + b"\0" + files[name])
+        stem = Path(main).stem.lower()
+        key = digest.hexdigest()[:16]
         folder = self._scratch_base() / f"halvm-leaks-{self.version}-{stem}-{key}"
         exe = folder / stem
         if exe.exists():
             return exe
         scratch = Path(tempfile.mkdtemp(prefix=f"halvm-leaks-{stem}-", dir=self._scratch_base()))
         try:
-            (scratch / source.name).write_bytes(text)
-            line = ["nice", "ghc", *flags, "-outputdir", "o", "-o", stem, source.name]
+            for name, text in files.items():
+                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+                (scratch / name).write_bytes(text)
+            line = ["nice", "ghc", "--make", *flags, "-outputdir", "o", "-o", stem, main]
             done = self._run(line, scratch, timeout=900)
             if done.returncode != 0:
                 raise BuildError(
-                    f"GHC {self.version} could not build {source}:\n"
+                    f"GHC {self.version} could not build {main}:\n"
                     + done.stderr.decode(errors="replace")
                 )
             shutil.rmtree(scratch / "o", ignore_errors=True)
-            try:
+            # Built at once by another run: theirs is as good.
+            with contextlib.suppress(OSError):
                 scratch.rename(folder)
-            except OSError:  # built at once by another run: theirs is as good
-                pass
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return exe
 
-    def measure(self, exe: Path, build: Build, size: int | None) -> Measured:
-        """Run ``exe`` once with its heap profile, in a fresh folder; its output and peak."""
+    def measure(self, exe: Path, build: Build, args: Sequence[str] = ()) -> Measured:
+        """Run ``exe ARGS`` once with its heap profile, in a fresh folder; its output and peak."""
         with tempfile.TemporaryDirectory(prefix="halvm-leaks-run-", dir=self._scratch_base()) as d:
             work = Path(d)
-            args = [self._inside(exe)]
-            if size is not None:
-                args.append(str(size))
-            args += ["+RTS", *RTS[build], "-RTS"]
+            line = [self._inside(exe), *args, "+RTS", *RTS[build], "-RTS"]
             started = time.monotonic()
-            done = self._run(args, work, timeout=600)
+            done = self._run(line, work, timeout=600)
             seconds = time.monotonic() - started
             if done.returncode != 0:
                 raise RunError(
                     f"{exe.name} (GHC {self.version}, {build}) exited with {done.returncode}:\n"
                     + done.stderr.decode(errors="replace")[-2000:]
                 )
-            scan = open_source(work / f"{exe.name}.hp").band_stats()
-            acc = scan.accumulator
+            with open_source(work / f"{exe.name}.hp") as source:
+                acc = source.band_stats().accumulator
             return Measured(done.stdout, acc.peak_total, acc.samples, seconds)
 
 
 class BuildError(Exception):
-    pass
+    """GHC refused a twin (its message is GHC's)."""
 
 
 class RunError(Exception):
-    pass
+    """A twin ended with a failure status."""
 
 
 @dataclass(frozen=True)
@@ -257,12 +300,21 @@ class Verdict:
         return found
 
 
-def compare(
-    compiler: Compiler, program: Program, build: Build, size: int | None = None
+def compare(compiler: Compiler, program: Program, build: Build, size: int | None = None) -> Verdict:
+    """Build both twins of ``program`` as the programs they are, and run each."""
+    args = [] if size is None else [str(size)]
+    leak = compiler.measure(compiler.build(program.source("Leak"), build), build, args)
+    fixed = compiler.measure(compiler.build(program.source("Fixed"), build), build, args)
+    expected = build in program.builds()
+    return Verdict(program.name, compiler.version, build, leak, fixed, expected)
+
+
+def compare_in_driver(
+    compiler: Compiler, driver: Path, program: Program, build: Build, size: int
 ) -> Verdict:
-    """Build and run both twins of ``program``."""
-    leak = compiler.measure(compiler.build(program.source("Leak"), build), build, size)
-    fixed = compiler.measure(compiler.build(program.source("Fixed"), build), build, size)
+    """Run both twins of ``program`` from a :meth:`Compiler.build_driver` executable."""
+    leak = compiler.measure(driver, build, [program.name, "leak", str(size)])
+    fixed = compiler.measure(driver, build, [program.name, "fixed", str(size)])
     expected = build in program.builds()
     return Verdict(program.name, compiler.version, build, leak, fixed, expected)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tests.leak_corpus import (  # noqa: E402
+from tests.leak_corpus import (
     COMPILERS,
     MIN_LEAK_PEAK,
     Build,
@@ -36,7 +36,9 @@ from tests.leak_corpus import (  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ghc", action="append", help="9.0, 9.6 or 9.10 (repeatable; default: all here)")
+    parser.add_argument(
+        "--ghc", action="append", help="9.0, 9.6 or 9.10 (repeatable; default: all here)"
+    )
     parser.add_argument("--only", action="append", help="programs whose folder name contains this")
     parser.add_argument("--build", choices=["plain", "profiled"], action="append")
     parser.add_argument("--size", type=int, help="the size argument (default: each program's own)")
@@ -52,7 +54,16 @@ def main() -> int:
     builds: list[Build] = args.build or ["plain", "profiled"]
     min_peak = MIN_LEAK_PEAK if args.size is None else 0
 
-    header = ("program", "GHC", "build", "Leak peak", "Fixed peak", "ratio", "same output", "result")
+    header = (
+        "program",
+        "GHC",
+        "build",
+        "Leak peak",
+        "Fixed peak",
+        "ratio",
+        "same output",
+        "result",
+    )
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -66,7 +77,9 @@ def main() -> int:
                     verdict = compare(compiler, program, build, args.size)
                 except (BuildError, RunError) as error:
                     failed += 1
-                    print(f"{program.name} GHC {compiler.version} {build}: {error}", file=sys.stderr)
+                    print(
+                        f"{program.name} GHC {compiler.version} {build}: {error}", file=sys.stderr
+                    )
                     continue
                 problems = verdict.problems(min_peak)
                 failed += bool(problems)
