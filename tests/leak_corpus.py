@@ -246,7 +246,9 @@ class Compiler:
                 )
             with open_source(work / f"{exe.name}.hp") as source:
                 acc = source.band_stats().accumulator
-            return Measured(done.stdout, acc.peak_total, acc.samples, seconds)
+            largest = max(acc.stats(), key=lambda band: band.max, default=None)
+            top = "" if largest is None else largest.band
+            return Measured(done.stdout, acc.peak_total, acc.samples, seconds, top)
 
 
 class BuildError(Exception):
@@ -265,6 +267,7 @@ class Measured:
     peak: int
     censuses: int
     seconds: float  # wall time, census overhead included
+    largest: str  # the band with the highest peak of its own (-hc: a cost-centre stack)
 
 
 HOST = Compiler("9.0")

@@ -62,6 +62,7 @@ def main() -> int:
         "Fixed peak",
         "ratio",
         "same output",
+        "Leak's largest band",
         "result",
     )
     if args.markdown:
@@ -107,6 +108,7 @@ def _row(v: Verdict, problems: list[str]) -> tuple[str, ...]:
         mb(v.fixed.peak),
         f"{v.ratio:.0f}x",
         "yes" if v.same_output else "NO",
+        v.leak.largest.replace("|", "/"),
         result,
     )
 
