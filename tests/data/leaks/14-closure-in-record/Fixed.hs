@@ -45,6 +45,6 @@ main = do
         (a : _) -> read a
         [] -> 500000
       firewall = compile (loadRules n)
-      admitted = foldl' (\count p -> if admits firewall p then count + 1 else count) (0 :: Int) (packets (2 * n))
+      admitted = foldl' (\count p -> if admits firewall p then count + 1 else count) (0 :: Int) (packets n)
   putStrLn ("packets admitted: " ++ show admitted)
   putStrLn (describe firewall)

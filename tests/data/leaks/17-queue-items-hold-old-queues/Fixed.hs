@@ -55,7 +55,7 @@ main = do
   args <- getArgs
   let n = case args of
         (a : _) -> read a
-        [] -> 300000
+        [] -> 400000
       p = run n
   putStrLn ("pages printed: " ++ show (printed p) ++ ", jobs left: " ++ show (size (queue p)))
   mapM_ putStrLn (reverse (slowReport p))
