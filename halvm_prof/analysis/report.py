@@ -338,15 +338,7 @@ def heap_section(
     fold = HeapDrawFold()
     for sample in profile.samples:
         fold.add(sample)
-    read = HeapDrawnRead(
-        fold.result(),
-        profile.header,
-        tuple(profile.marks),
-        profile.complete,
-        profile.note,
-        profile.source,
-        profile.folded,
-    )
+    read = HeapDrawnRead(fold.result(), profile.header, profile.end)
     return drawn_heap_section(read, title, top_bands, view)
 
 

@@ -106,15 +106,7 @@ def postmortem(
         heap = pm.heap_reader
         if chart is not None and heap is not None and pm.heap is not None:
             title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
-            drawn = HeapDrawnRead(
-                chart.result(),
-                heap.header,
-                tuple(heap.marks),
-                heap.complete,
-                heap.note,
-                "hp",
-                heap.folded,
-            )
+            drawn = HeapDrawnRead(chart.result(), heap.header, HeapEnd.of(heap, "hp"))
             section = drawn_heap_section(drawn, title)
             inputs.append((title, section))
         if pm.prof is not None:

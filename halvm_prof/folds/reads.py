@@ -105,17 +105,12 @@ class RunRead:
 
 @dataclass(frozen=True, slots=True)
 class HeapDrawnRead:
-    """A heap profile folded for its chart (``drawn``), with what its reader told at the end:
-    header, marks, whether it ended cleanly and why not, ``source`` (``hp``, ``eventlog``),
-    whether bands were folded, and the names of its ``-hi`` bands."""
+    """A heap profile folded for its chart (``drawn``), with its header, what its reader told
+    at the end, and the names of its ``-hi`` bands."""
 
     drawn: HeapDrawn
     header: HeapHeader
-    marks: tuple[float, ...]
-    complete: bool
-    note: str | None
-    source: str
-    folded: bool = False
+    end: HeapEnd
     names: BandNames | None = None
 
 

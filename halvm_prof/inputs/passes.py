@@ -344,16 +344,7 @@ def report_read(label: str, source: Source, group_by: GroupBy = "info-table") ->
     group = grouper(lambda: names, group_by, label, lambda: heap_breakdown(reader.header.job))
     for sample in reader:
         fold.add(group(sample), sample)
-    heap = HeapDrawnRead(
-        fold.result(),
-        reader.header,
-        tuple(reader.marks),
-        reader.complete,
-        reader.note,
-        "hp",
-        reader.folded,
-        names,
-    )
+    heap = HeapDrawnRead(fold.result(), reader.header, HeapEnd.of(reader, "hp"), names)
     return ReportRead(source.name, heap)
 
 
@@ -386,16 +377,8 @@ def _eventlog_report(log: EventlogSource, group_by: GroupBy) -> EventlogReport:
         heap_fold.finish(reader)
     drawn: HeapDrawnRead | None = None
     if heap_fold.holds_heap_profile:
-        drawn = HeapDrawnRead(
-            heap.result(),
-            heap_fold.header,
-            tuple(heap_fold.marks),
-            heap_fold.complete,
-            heap_fold.note,
-            "eventlog",
-            heap_fold.folded,
-            live.names(),
-        )
+        end = HeapEnd.of(heap_fold, "eventlog")
+        drawn = HeapDrawnRead(heap.result(), heap_fold.header, end, live.names())
     return EventlogReport(
         tl,
         drawn,
