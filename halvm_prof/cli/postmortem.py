@@ -16,6 +16,7 @@ from halvm_prof.folds.heap_drawn import HeapDrawFold
 from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
+from halvm_prof.model import HeapEnd
 from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config

@@ -27,7 +27,14 @@ from halvm_prof.formats.hp import (
     unclosed_note,
 )
 from halvm_prof.formats.stacks import cost_centre_bands
-from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
+from halvm_prof.model import (
+    MAX_BANDS,
+    HeapEnd,
+    HeapHeader,
+    HeapOrigin,
+    HeapProfile,
+    HeapSampleReader,
+)
 
 if TYPE_CHECKING:
     from halvm_prof import _hpscan
@@ -56,7 +63,7 @@ class HeapScan:
     accumulator: HeapAccumulator
 
 
-def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
+def stats_of_reader(reader: HeapSampleReader, source: HeapOrigin) -> HeapScan:
     """Band statistics of every sample a streaming reader gives, with what it tells after its
     last one."""
     acc = accumulate(reader)  # first: the rest holds once the reader is at its end
