@@ -42,11 +42,12 @@ FLAGS: dict[Build, tuple[str, ...]] = {
     "profiled": ("-O1", "-prof", "-fprof-auto", "-rtsopts"),
 }
 #: The census interval is fine so that the peak of a chain built and forced within a fraction
-#: of a second is seen (the interval counts mutator time, and the plain builds of some leaks
-#: spend under 20 ms in the mutator).
+#: of a second is seen: the interval counts the mutator's time, in ticks of the RTS's timer
+#: (-V, 10 ms unless told), and the plain builds of some leaks spend under 50 ms in the
+#: mutator at their small size.
 RTS: dict[Build, tuple[str, ...]] = {
-    "plain": ("-hT", "-i0.002"),
-    "profiled": ("-hc", "-i0.005"),
+    "plain": ("-hT", "-i0.001", "-V0.001"),
+    "profiled": ("-hc", "-i0.005", "-V0.001"),
 }
 #: What a leak must show against its fixed twin: this many times the fixed peak ...
 MIN_RATIO = 10.0

@@ -23,7 +23,9 @@ apply ed i =
       new = (i * 31) `mod` 251
       old = (document ed + at) `mod` 251
       edit = Edit at old new
-   in edit `seq` ed { document = (document ed * 17 + new - old) `mod` 1000003
+      -- The checksum of the edited line, taken again.
+      line = foldl' (\acc k -> (acc * 31 + k + new) `mod` 1000003) (document ed) [at .. at + 40]
+   in edit `seq` ed { document = (line * 17 + new - old) `mod` 1000003
                     , edits = edits ed + 1
                     , undo = edit : undo ed }
 

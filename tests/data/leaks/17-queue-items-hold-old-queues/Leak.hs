@@ -1,5 +1,6 @@
 module Main (main) where
 
+import Data.List (foldl')
 import System.Environment (getArgs)
 
 -- A print job, and how many jobs were waiting ahead of it when it was submitted (shown to
@@ -27,6 +28,7 @@ next (Queue (j : front) back) = Just (j, Queue front back)
 data Printer = Printer
   { queue :: !Queue
   , printed :: !Int
+  , ink :: !Int
   , slowReport :: ![String]
   }
 
@@ -39,11 +41,15 @@ tick p t = case next (submit t ((t * 7919) `mod` 60) (queue p)) of
           | jobPages job == 59 && jobId job `mod` 97 == 0 =
               ("job " ++ show (jobId job) ++ " waited behind " ++ show (jobsAhead job)) : slowReport p
           | otherwise = slowReport p
-     in p { queue = rest, printed = printed p + jobPages job, slowReport = report }
+     in p { queue = rest, printed = printed p + jobPages job, ink = render (ink p) (jobPages job), slowReport = report }
+
+-- Rasterise a job's pages; the ink used so far.
+render :: Int -> Int -> Int
+render used pages = foldl' (\acc k -> (acc * 33 + k) `mod` 65521) used [1 .. 3 * pages]
 
 -- The printer starts the day with a backlog of 30 jobs.
 run :: Int -> Printer
-run n = loop (Printer backlog 0 []) 1
+run n = loop (Printer backlog 0 0 []) 1
   where
     backlog = foldr (\k q -> submit (-k) 1 q) (Queue [] []) [1 .. 30]
     loop p t
@@ -57,5 +63,5 @@ main = do
         (a : _) -> read a
         [] -> 400000
       p = run n
-  putStrLn ("pages printed: " ++ show (printed p) ++ ", jobs left: " ++ show (size (queue p)))
+  putStrLn ("pages printed: " ++ show (printed p) ++ ", ink " ++ show (ink p) ++ ", jobs left: " ++ show (size (queue p)))
   mapM_ putStrLn (reverse (slowReport p))
