@@ -68,7 +68,9 @@ class Expectation:
     """What the author of a leaky program says it does (``expect.json``)."""
 
     shape: str
-    producer: str  # the cost centre that allocates what leaks, as -fprof-auto names it
+    producer: str  # the function that allocates what leaks (Main.f, Main.f.local)
+    #: The innermost cost centre of the producer's band, as each GHC's -fprof-auto names it.
+    producer_cost_centre: dict[str, str]
     holder: str
     kind: str  # "thunks" or "data"
     fix: str  # one of FIX_CLASSES
@@ -83,6 +85,7 @@ class Expectation:
         return cls(
             shape=str(raw["shape"]),
             producer=str(raw["producer"]),
+            producer_cost_centre={str(k): str(v) for k, v in raw["producer_cost_centre"].items()},
             holder=str(raw["holder"]),
             kind=str(raw["kind"]),
             fix=str(raw["fix"]),

@@ -65,6 +65,7 @@ def test_every_program_says_what_it_leaks() -> None:
         assert expect.kind in KINDS, program.name
         assert expect.fix in FIX_CLASSES, program.name
         assert expect.producer.startswith("Main."), program.name
+        assert set(expect.producer_cost_centre) == {c.version for c in COMPILERS}, program.name
         assert 1 <= expect.line <= len(lines) and lines[expect.line - 1].strip(), program.name
         assert expect.small_size > 0, program.name
         # The name the author gives is a function of Leak.hs.
