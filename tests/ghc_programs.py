@@ -30,6 +30,9 @@ SOURCES = {
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
+    # A new user's programs (issue 40; tests/newuser.py): a leaky accumulator with long cost-centre
+    # stacks, a -N2 spark program, a Data.Map cache.
+    **{name: DATA / "newuser" / f"{name}.hs" for name in ("Accumulate", "Sparks", "MapCache")},
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
 }

@@ -93,12 +93,14 @@ class HeapSummary:
 
 @dataclass(frozen=True, slots=True)
 class PathStep:
-    """One cost centre on a hottest path."""
+    """One cost centre on a hottest path (the last holds the time, or alloc, itself)."""
 
     cost_centre: str
     module: str
     inherited_time: float
     inherited_alloc: float
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +278,15 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
 
 def _path(nodes: list[CallNode]) -> tuple[PathStep, ...]:
     return tuple(
-        PathStep(n.cc.label, n.cc.module, n.inherited_time, n.inherited_alloc) for n in nodes
+        PathStep(
+            n.cc.label,
+            n.cc.module,
+            n.inherited_time,
+            n.inherited_alloc,
+            n.individual_time,
+            n.individual_alloc,
+        )
+        for n in nodes
     )
 
 

@@ -9,6 +9,7 @@ from halvm_prof.analysis.eventlog_stats import unrecorded_note
 from halvm_prof.analysis.summary import (
     EventlogSummary,
     HeapSummary,
+    PathStep,
     ProfSummary,
     Summary,
     TickySummary,
@@ -181,10 +182,18 @@ def _cc_table(title: str, rows: tuple[CostCentreTotals, ...]) -> list[str]:
     return out
 
 
+def _hot_path(path: tuple[PathStep, ...], by: str) -> str:
+    """The path's names, and what its last cost centre holds itself."""
+    names = " > ".join(p.cost_centre for p in path)
+    if len(path) < 2:
+        return f"{names} ({by}: no cost centre holds 1% itself)"
+    last = path[-1]
+    own = last.individual_time if by == "time" else last.individual_alloc
+    return f"{names} ({by}: {own:.1f}% in {last.cost_centre} itself)"
+
+
 def render_prof(d: ProfSummary) -> str:
     args = " ".join([*d.arguments, "+RTS", *d.rts_arguments, "-RTS"])
-    path = " > ".join(p.cost_centre for p in d.hottest_path)
-    alloc_path = " > ".join(p.cost_centre for p in d.hottest_alloc_path)
     rts = ", ".join(f"{k} {v:.1f}%" for k, v in d.rts_time.items())
     lines = [
         _pair("cost centres", f"{d.program} {args}"),
@@ -196,8 +205,8 @@ def render_prof(d: ProfSummary) -> str:
         ),
         _pair("total alloc", _bytes(d.total_alloc)),
         _pair("tree", f"{plural(d.tree_nodes, 'node')}, {plural(d.cost_centres, 'cost centre')}"),
-        _pair("hottest path", f"{path} (time)"),
-        _pair("", f"{alloc_path} (alloc)"),
+        _pair("hottest path", _hot_path(d.hottest_path, "time")),
+        _pair("", _hot_path(d.hottest_alloc_path, "alloc")),
     ]
     if rts:
         lines.append(_pair("RTS time", f"{rts} (the RTS's own cost centres)"))
