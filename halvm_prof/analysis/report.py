@@ -24,6 +24,7 @@ from halvm_prof.folds.reads import EventlogReport, HeapDrawnRead, ReportRead
 from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import BandNames, GroupBy
+from halvm_prof.formats.stacks import cut_note
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -324,7 +325,7 @@ def drawn_heap_section(
         view=view,
         hidden=own.hidden,
         labels=own.labels,
-        names_note=own.names_note,
+        names_note=joined(own.names_note, cut_note(acc.band_names(), header.name_length)),
         groupings=tuple(
             _grouping(g.by, g.acc, list(g.samples), top_bands, view, names) for g in drawn.others
         ),

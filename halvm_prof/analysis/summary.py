@@ -25,6 +25,7 @@ from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.folds.heap_stats import BandStats, GrowingBand, top_bands, with_share
 from halvm_prof.folds.reads import EventlogRead, HeapRead, SummaryInput
 from halvm_prof.folds.samples import SamplesSummary, samples_summary
+from halvm_prof.formats.stacks import cut_note
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -222,7 +223,10 @@ def named_heap_summary(read: HeapRead, top_n: int = TOP) -> HeapSummary:
     summary = heap_summary(read.scan, top_n)
     return dataclasses.replace(
         summary,
-        names_note=names_note(read.scan.accumulator.band_names(), read.names),
+        names_note=joined(
+            names_note(read.scan.accumulator.band_names(), read.names),
+            cut_note(read.scan.accumulator.band_names(), read.scan.header.name_length),
+        ),
         group_by=read.group_by,
     )
 

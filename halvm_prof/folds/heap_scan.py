@@ -26,7 +26,7 @@ from halvm_prof.formats.hp import (
     leading_job,
     unclosed_note,
 )
-from halvm_prof.formats.stacks import cost_centre_bands
+from halvm_prof.formats.stacks import cost_centre_bands, stack_name_length
 from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
         last_time = state["last_time"] if samples else 0.0
         note = unclosed_note(samples, len(state["header"]), fields["job"], lines, last_time)
     return HeapScan(
-        header=HeapHeader(**fields),
+        header=HeapHeader(**fields, name_length=stack_name_length(fields["job"])),
         marks=list(state["marks"]),
         complete=complete,
         closed=closed,

@@ -22,8 +22,10 @@ from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, IpeFold, band_address, renaming
+from halvm_prof.formats.stacks import cut_note, is_cut
 from halvm_prof.inputs.followers import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
+from halvm_prof.model import MAX_BANDS as MAX_NAMES
 from halvm_prof.model import HeapSample
 from halvm_prof.rts import no_census_why, split_rts
 from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, RunningFigures
@@ -324,6 +326,8 @@ class LiveState:
         self._stopped = False
         self._failure: str | None = None
         self._heap_restarts = 0
+        # The band names GHC cut (+RTS -L) seen so far, bounded as the offline readers are.
+        self._cut: set[str] = set()
         #: The --alert rules as they stand: set by whoever evaluates them (``fleet.Member``).
         self.alerts: list[AlertView] = []
         #: The run's heap census interval (``-i``, seconds) when known (``run`` sets it).
@@ -392,6 +396,7 @@ class LiveState:
         if self._ipe.count and self.heap_follower is not None:
             sample = self._named_by_eventlog(sample)
         self.samples += 1
+        self._note_cut(sample.values)
         total = sample.total
         self.peak_total = max(self.peak_total, total)
         self._admit(sample.values)
@@ -406,6 +411,18 @@ class LiveState:
                 self.band_peak[idx] = value
         self.totals.add(sample.time, total)
         self.band_points.add(sample.time, values)
+
+    def _note_cut(self, census: dict[str, int]) -> None:
+        length = self._name_length()
+        if length is None or len(self._cut) >= MAX_NAMES:
+            return
+        self._cut.update(n for n in census if n not in self._cut and is_cut(n, length))
+
+    def _name_length(self) -> int | None:
+        """The ``+RTS -L`` the charted bands' names are cut at (cost-centre stacks only)."""
+        if self.heap_follower is not None:
+            return self.heap_follower.parser.header.name_length
+        return self._census.name_length
 
     def _other_index(self) -> int:
         idx = self.band_index.get(OTHER)
@@ -581,6 +598,9 @@ class LiveState:
 
     def notes(self) -> list[str]:
         notes = [n for n in (f.note for f in self.followers) if n]
+        cut = cut_note(self._cut, self._name_length())
+        if cut:
+            notes.append(cut)
         return [*notes, self._failure] if self._failure else notes
 
     def snapshot(self) -> Snapshot:

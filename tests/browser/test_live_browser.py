@@ -516,7 +516,7 @@ def test_an_empty_heap_chart_says_why_and_what_to_change(
     if flags:
         assert not heap
         return
-    assert heap[0]["job"] == "grow 1 +RTS -hc -i0.1 -l", heap[0]["job"]
+    assert heap[0]["job"] == "grow 1 +RTS -hc -i0.1 -L200 -l", heap[0]["job"]
     assert heap[0]["empty_why"].startswith("Nothing to draw: 2 censuses, the last at ")
     assert "every 0.1 s (+RTS -i0.1)" in heap[0]["empty_why"]
 

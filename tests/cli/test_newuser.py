@@ -1,16 +1,28 @@
 """What a new user's programs show first (issue 40), on GHC 9.0 and 9.10 programs run as the
-user runs them: counts held to the RTS's own, the hottest path to where the time is held."""
+user runs them: whole band names (and where GHC cut them, said once in every output), counts
+held to the RTS's own, the hottest path to where the time is held."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from tests.newuser import GHCS, MAPCACHE, SPARKS, built, run
+from halvm_prof.inputs.followers import EventlogFollower, HpFollower
+from halvm_prof.inputs.source import open_source
+from halvm_prof.live.state import EVENT_TYPES, LiveState
+from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
+from tests.conftest import require_program
+from tests.live.modern import env
+from tests.newuser import ACCUMULATE, GHCS, MAPCACHE, SPARKS, built, run
 
 
 def _cli(*args: str) -> str:
@@ -61,3 +73,103 @@ def test_the_hottest_path_ends_where_the_time_is_held(ghc: str) -> None:
         assert path[-1]["individual_time"] == pytest.approx(holder["individual_time"], abs=0.1)
         text = _cli("summary", prof)
         assert f"{holder['individual_time']:.1f}% in {holder['cost_centre']} itself" in text
+
+
+def _report_data(page: Path) -> dict[str, Any]:
+    html = page.read_text()
+    data: dict[str, Any] = json.loads(
+        html.split('<script id="report-data" type="application/json">')[1].split("</script>")[0]
+    )
+    return data
+
+
+def _live_notes(path: Path) -> list[str]:
+    """What ``live`` shows of a finished profile: its snapshot's notes."""
+    with open_source(path) as source:
+        follower = source.follow(types=EVENT_TYPES, folds=True)
+    try:
+        if isinstance(follower, EventlogFollower):
+            state = LiveState(str(path), "eventlog", eventlog=follower)
+        else:
+            assert isinstance(follower, HpFollower)
+            state = LiveState(str(path), "hp", heap=follower)
+        while state.poll():
+            pass
+        return state.snapshot().notes
+    finally:
+        follower.close()
+
+
+def _pprof_top(profile: Path) -> tuple[list[str], str]:
+    """``go tool pprof -top``'s function names, and its whole text (comments first)."""
+    go = require_program("go", "golang-go")
+    text = subprocess.run(
+        [go, "tool", "pprof", "-top", "-nodecount=1000", str(profile)],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout  # fmt: skip
+    rows = [ln.split(maxsplit=5) for ln in text.splitlines()]
+    return [r[5] for r in rows if len(r) == 6 and r[1].endswith("%") and r[4].endswith("%")], text
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_cut_band_names_are_said_once_in_every_output(ghc: str, tmp_path: Path) -> None:
+    # GHC cuts -hc stacks at +RTS -L25 by default: Accumulate's `accumulate.\.\/accumu...`.
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        log = prog.folder / "accumulate.eventlog"
+        run(prog, [], ["-hc", "-i0.02", "-l", f"-ol{prog.inside(log)}"])
+        hp = prog.folder / "accumulate.hp"
+        said = "cut at 25 characters (+RTS -L25, GHC's default)"
+        for path in (hp, log):
+            assert _cli("summary", str(path)).count(said) == 1
+            summary = json.loads(_cli("summary", str(path), "--json"))
+            heap = summary if path == hp else summary["heap"]
+            assert said in heap["names_note"]
+            page = tmp_path / f"{path.name}.html"
+            _cli("report", str(path), "-o", str(page))
+            (section,) = [s for s in _report_data(page)["sections"] if s["kind"] == "heap"]
+            assert said in section["names_note"]
+            assert page.read_text().count("cut at 25 characters") == 1
+            assert sum(said in n for n in _live_notes(path)) == 1
+            pb = tmp_path / f"{path.name}.pb.gz"
+            r = CliRunner().invoke(cli, ["export", str(path), "-o", str(pb), "--census", "peak"])
+            assert r.exit_code == 0 and r.stderr.count(said) == 1, r.output
+            functions, text = _pprof_top(pb)
+            assert said in text.split("Type:")[0]  # the profile's comments
+            assert "(stack cut by +RTS -L25)" in functions
+            # Every frame is a whole cost centre: none is a piece GHC cut.
+            assert functions and not [f for f in functions if f.endswith("...")], functions
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_run_asks_for_whole_names_unless_the_user_chose_a_length(ghc: str) -> None:
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        root = ["--root", str(prog.root)] if prog.root is not None else []
+        done = subprocess.run(
+            [sys.executable, "-m", "halvm_prof", "run", "--no-open", "--exit-when-done", *root,
+             "-o", "saved", "--", *prog.argv, "600000"],
+            cwd=prog.folder, env=env(), capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        hp = prog.folder / "saved" / "accumulate.hp"
+        job = hp.read_text().splitlines()[0]
+        assert f"-L{NAME_LENGTH}" in job, job
+        assert "cut at" not in _cli("summary", str(hp))
+        bands = json.loads(_cli("summary", str(hp), "--json"))["top"]
+        names = [b["band"] for b in bands]
+        assert max(map(len, names)) > 25 and not [n for n in names if n.endswith("...")], names
+        info, _ = rts_info(_found(prog.argv))
+        assert f"-L{NAME_LENGTH}" in plan_rts(prog.argv[0], info, **PLAN).flags
+        own = plan_rts(prog.argv[0], info, rts=["-L40"], **PLAN)
+        assert not [f for f in own.flags if f.startswith("-L")]
+    with built(ghc, "thr", ACCUMULATE) as prog:
+        # A build without -prof takes no -L (its RTS would refuse it) and cuts no names.
+        info, _ = rts_info(_found(prog.argv))
+        assert not [f for f in plan_rts(prog.argv[0], info, **PLAN).flags if f.startswith("-L")]
+
+
+PLAN: dict[str, Any] = {"heap": True, "eventlog": True, "interval": 0.1, "heap_flag": None}
+
+
+def _found(argv: list[str]) -> list[str]:
+    """``argv`` with its program found on PATH (``unshare``), as ``run`` finds it."""
+    return [shutil.which(argv[0]) or argv[0], *argv[1:]]

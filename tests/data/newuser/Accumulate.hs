@@ -9,12 +9,16 @@ import System.Environment (getArgs)
 remember :: Int -> [Int] -> [Int]
 remember i acc = (i * 7 `mod` 13) : acc
 
-main :: IO ()
-main = do
-  args <- getArgs
-  let n = case args of (a:_) -> read a; _ -> 300000
+accumulate :: Int -> IO [Int]
+accumulate n = do
   ref <- newIORef []
   forM_ [1 .. n] $ \i -> do
     modifyIORef ref (\acc -> remember i acc)
     when (i `mod` 50000 == 0) $ readIORef ref >>= \acc -> print (length acc)
-  readIORef ref >>= print . sum
+  readIORef ref
+
+main :: IO ()
+main = do
+  args <- getArgs
+  let n = case args of (a:_) -> read a; _ -> 300000
+  accumulate n >>= print . sum
