@@ -173,3 +173,44 @@ PLAN: dict[str, Any] = {"heap": True, "eventlog": True, "interval": 0.1, "heap_f
 def _found(argv: list[str]) -> list[str]:
     """``argv`` with its program found on PATH (``unshare``), as ``run`` finds it."""
     return [shutil.which(argv[0]) or argv[0], *argv[1:]]
+
+
+_SIX_DECIMALS = re.compile(r"\b\d+\.\d{6}\b")
+_RAW_BYTES = re.compile(r"\b\d{1,3}(,\d{3}){2,}\b(?! B \()")  # 1,234,567 not beside its MiB
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_summary_and_trend_speak_in_human_units(ghc: str, tmp_path: Path) -> None:
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        log = prog.folder / "accumulate.eventlog"
+        run(prog, ["600000"], ["-hc", "-L200", "-i0.02", "-l", f"-ol{prog.inside(log)}"])
+        hp = prog.folder / "accumulate.hp"
+        text = _cli("summary", str(hp))
+        # A .hp's census times are the program's CPU time (1.5 s of a 16.7 s run): said.
+        (duration,) = [ln for ln in text.splitlines() if ln.startswith("duration:")]
+        assert "of CPU time" in duration and "not elapsed time" in duration, duration
+        logged = _cli("summary", str(log))
+        assert "elapsed, from the first census to the last" in logged
+        assert re.search(r"over \d[\d.]* m?s elapsed", logged), logged
+        for out in (text, logged):
+            assert not _SIX_DECIMALS.search(out) and not _RAW_BYTES.search(out), out
+            assert re.search(r"\d\.\d (KiB|MiB)/s", out), out  # the bands' growth
+        # --json keeps the exact figures.
+        exact = json.loads(_cli("summary", str(hp), "--json"))
+        assert isinstance(exact["top"][0]["max"], int) and exact["duration"] > 0
+    with built(ghc, "prof", MAPCACHE) as prog:
+        run(prog, [], ["-p"])
+        prof = str(prog.folder / "mapcache.prof")
+        store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+        _cli("runs", "add", prof, "--store", store, "--label", "a")
+        _cli("runs", "add", prof, "--store", store, "--label", "b")
+        trend = _cli("runs", "trend", "Main.lookupC.go", "--metric", "alloc", "--store", store)
+        rows = trend.splitlines()[2:]
+        human = re.compile(r" \d+\.\d (KiB|MiB|GiB)\b")
+        assert len(rows) == 2 and all(human.search(r) for r in rows), trend
+        assert not _SIX_DECIMALS.search(trend) and not _RAW_BYTES.search(trend), trend
+        points = json.loads(
+            _cli("runs", "trend", "Main.lookupC.go", "--metric", "alloc", "--store", store,
+                 "--json")
+        )  # fmt: skip
+        assert len(points) == 2 and all(p["value"] > 1e6 for p in points), points
