@@ -89,7 +89,7 @@ class Handlers:
                 fleet = None
                 if isinstance(hub, MemberHub):
                     fleet = "../../" + (f"?token={quote(hub.token)}" if hub.token else "")
-                html = render_live_page(hub.title, hub.token, fleet)
+                html = render_live_page(hub.title, hub.token, fleet, hub.retitle)
             self._page = Page.of(html)
         return self._page
 

@@ -165,7 +165,10 @@ class Hub(Versions):
         report: Callable[[], str | None] | None = None,
         max_streams: int = MAX_STREAMS,
         member: Member | None = None,
+        retitle: str | None = None,
     ) -> None:
+        #: The page's title is this and the program's name, once a snapshot names it.
+        self.retitle = retitle
         super().__init__(
             title=title,
             poll_interval=poll_interval,

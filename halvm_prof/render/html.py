@@ -20,6 +20,7 @@ from halvm_prof.files.output import atomic_write
 from halvm_prof.jsonable import plain
 from halvm_prof.render.json_text import dumps
 from halvm_prof.render.timeline_page import section_data
+from halvm_prof.units import format_quantity
 from halvm_prof.words import plural
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def jinja_environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["plural"] = plural
+    env.filters["quantity"] = format_quantity
     # json.dumps, but for the rows written ahead (json_text.JsonText), placed as they are.
     env.policies["json.dumps_function"] = dumps
     env.policies["json.dumps_kwargs"] = {

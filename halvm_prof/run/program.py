@@ -30,6 +30,7 @@ from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
+from halvm_prof.run.command import wrapped_program
 from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
 from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
 from halvm_prof.run.process import ErrorTail, family, signal_group
@@ -127,7 +128,7 @@ class Run:
         self.caps = caps or self.plan.caps
         # GHC names the .hp after the program (argv[0]) and writes it into its current folder;
         # a wrapped program's are known once it runs (_heap_path).
-        self.name = os.path.basename(words[0])
+        self.name = wrapped_program(words) if wrapped else os.path.basename(words[0])
         self.hp_path: Path | None = None if wrapped else Path.cwd() / f"{self.name}.hp"
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
@@ -509,8 +510,18 @@ class RunProgram:
         from halvm_prof.live.streaming import Hub
 
         r = self.runner
-        title = f"halvm-prof run: {r.name}"
-        return Hub(r.state, title=title, token=token, tick=tick, report=r.report, member=r.member)
+        # A wrapped program's name is a guess until its eventlog names it: the page then
+        # retitles itself with the name the snapshot gives.
+        prefix = "halvm-prof run: "
+        return Hub(
+            r.state,
+            title=prefix + r.name,
+            retitle=prefix,
+            token=token,
+            tick=tick,
+            report=r.report,
+            member=r.member,
+        )
 
     def tick(self) -> None:
         self.runner.tick()

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from tests.conftest import require_program
-from tests.live.modern import env
+from tests.live.modern import env, halvm, program, wait_for
 from tests.newuser import ACCUMULATE, GHCS, MAPCACHE, SPARKS, built, run
 
 
@@ -214,3 +216,114 @@ def test_summary_and_trend_speak_in_human_units(ghc: str, tmp_path: Path) -> Non
                  "--json")
         )  # fmt: skip
         assert len(points) == 2 and all(p["value"] > 1e6 for p in points), points
+
+
+def test_a_chroot_run_s_page_is_titled_by_its_program() -> None:
+    # run -- unshare ... ./ticker: the page was "halvm-prof run: unshare".
+    with program("9.10", "thr", ["3", "wait"]) as prog:
+        run_ = halvm("run", "--no-open", "--root", str(prog.root), "-o", "saved", "--",
+                     *prog.argv, cwd=prog.folder)  # fmt: skip
+        try:
+            assert run_.stdout is not None
+            url = run_.stdout.readline().strip()
+            with urllib.request.urlopen(url, timeout=30) as r:
+                page = r.read().decode()
+            assert "<title>halvm-prof run: ticker</title>" in page, page[:600]
+            # The program's own eventlog names it too: the page retitles itself with it.
+            data = _page_config(page)
+            assert data["retitle"] == "halvm-prof run: "
+            named = wait_for(url, lambda s: s["program"] != "", "the eventlog naming its program")
+            assert named["program"] == "ticker"
+            prog.release()
+            wait_for(url, lambda s: s["exit"] is not None, "the end of the program")
+        finally:
+            run_.send_signal(signal.SIGINT)
+            run_.communicate(timeout=120)
+
+
+def _page_config(page: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        page.split('<script id="report-data" type="application/json">')[1].split("</script>")[0]
+    )
+    return data
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_live_exit_when_done_ends_with_a_line_saying_what_it_saw(ghc: str) -> None:
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        log = prog.folder / "accumulate.eventlog"
+        run(prog, [], ["-hc", "-L200", "-i0.02", "-l", f"-ol{prog.inside(log)}"])
+        hp = prog.folder / "accumulate.hp"
+        censuses = json.loads(_cli("summary", str(hp), "--json"))["samples"]
+        for args, said in (
+            ([str(hp)], rf"^done: .*accumulate\.hp closed cleanly: {censuses} censuses, heap "
+                        r"peak \d+\.\d MiB; no alert fired$"),
+            ([str(log)], r"^done: .*accumulate\.eventlog closed cleanly: \d+ censuses, "
+                         r"[\d,]+ events, heap peak \d+\.\d MiB; no alert fired$"),
+            ([str(log), "--label", f"hp={hp}"],
+             r"^done: 2 sources no longer written \(2 closed cleanly\); no alert fired$"),
+        ):  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, "-m", "halvm_prof", "live", "--no-open", "--exit-when-done",
+                 *args],
+                env=env(), capture_output=True, text=True, timeout=300, cwd=prog.folder,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            lines = done.stdout.splitlines()
+            assert lines[0].startswith("http://127.0.0.1:") and len(lines) == 2, done.stdout
+            assert re.match(said, lines[-1]), lines[-1]
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_report_without_o_writes_name_html_and_keeps_a_file_not_ours(
+    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        run(prog, [], ["-hc", "-L200", "-i0.02"])
+        hp = prog.folder / "accumulate.hp"
+        monkeypatch.chdir(tmp_path)
+        page = tmp_path / "accumulate.html"
+        r = CliRunner().invoke(cli, ["report", str(hp)])
+        assert r.exit_code == 0 and r.stdout == "wrote accumulate.html\n", r.output
+        assert "accumulate" in _report_data(page)["title"]
+        again = CliRunner().invoke(cli, ["report", str(hp)])  # our own page: made again
+        assert again.exit_code == 0, again.output
+        page.write_text("<p>my notes</p>\n")
+        kept = CliRunner().invoke(cli, ["report", str(hp)])
+        assert kept.exit_code == 1 and page.read_text() == "<p>my notes</p>\n"
+        assert "accumulate.html: already exists and is not a page halvm-prof wrote" in (
+            kept.stderr
+        ) and "--force" in kept.stderr
+        forced = CliRunner().invoke(cli, ["report", str(hp), "--force"])
+        assert forced.exit_code == 0 and "accumulate" in _report_data(page)["title"]
+
+
+def test_small_words_of_help() -> None:
+    def help_of(*command: str) -> str:
+        r = CliRunner().invoke(cli, [*command, "--help"], env={"COLUMNS": "200"})
+        assert r.exit_code == 0
+        return " ".join(r.output.split())
+
+    assert "--top INTEGER RANGE How many of the changed bands or cost centres" in help_of("diff")
+    for command in (("perf", "annotate"), ("perf", "report"), ("perf", "merge")):
+        text = help_of(*command)
+        assert "--force" in text and "disk" not in text.split("--force", 1)[1], command
+    assert "default: NAME.html" in help_of("report")
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_the_history_page_explains_of_the_total(ghc: str, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    with built(ghc, "prof", MAPCACHE) as prog:
+        for n in ("20000", "40000"):  # twice the requests: twice the allocation
+            run(prog, [n], ["-p"])
+            _cli("runs", "add", str(prog.folder / "mapcache.prof"), "--store", store,
+                 "--label", f"n{n}")  # fmt: skip
+    page = tmp_path / "history.html"
+    _cli("runs", "report", "-o", str(page), "--store", store)
+    html = page.read_text()
+    assert "<th" in html and ">of the total</th>" in html
+    explained = html.split('id="of-the-total">', 1)[1].split("</p>", 1)[0]
+    assert "share of that run's own total" in " ".join(explained.split())
+    # Before and after in human units, the exact figure on hover.
+    assert re.search(r">\d+(\.\d+)? (KiB|MiB|GiB|s|ms)</td>", html), html

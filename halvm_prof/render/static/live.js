@@ -151,6 +151,11 @@
       (s.last_time !== null ? ", newest data at " + newest(s.last_time, s.heap.clock) : "") +
       (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
+    if (cfg.retitle && s.program && document.title !== cfg.retitle + s.program) {
+      // A wrapped program (unshare, a script) is named by its own eventlog once it has spoken.
+      document.title = cfg.retitle + s.program;
+      text(document.querySelector("header h1"), document.title);
+    }
     const own = s.server_cpu;
     if (own && own.wall_seconds < 1) {
       // A share over a few milliseconds of serving is noise (it read 103% at start-up).
