@@ -18,13 +18,24 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
+from halvm_prof.errors import InputError
 from halvm_prof.inputs.followers import EventlogFollower, HpFollower
 from halvm_prof.inputs.source import open_source
 from halvm_prof.live.state import EVENT_TYPES, LiveState
+from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from tests.conftest import require_program
 from tests.live.modern import env, halvm, program, wait_for
-from tests.newuser import ACCUMULATE, GHCS, MAPCACHE, SPARKS, built, run
+from tests.newuser import (
+    ACCUMULATE,
+    CABAL_RUN,
+    GHCS,
+    MAPCACHE,
+    SPARKS,
+    built,
+    cabal_project,
+    run,
+)
 
 
 def _cli(*args: str) -> str:
@@ -327,3 +338,63 @@ def test_the_history_page_explains_of_the_total(ghc: str, tmp_path: Path) -> Non
     assert "share of that run's own total" in " ".join(explained.split())
     # Before and after in human units, the exact figure on hover.
     assert re.search(r">\d+(\.\d+)? (KiB|MiB|GiB|s|ms)</td>", html), html
+
+
+def _halvm(*args: str, cwd: Path, env_: dict[str, str]) -> tuple[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "halvm_prof", *args],
+        cwd=cwd, env={**env(), **env_}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, done.stderr
+
+
+def test_run_hunt_and_record_take_cabal_run(tmp_path: Path) -> None:
+    # cabal is a GHC program itself: asked +RTS --info it answered for its own RTS, and run
+    # refused it ("its RTS (rts_thr) writes no eventlog").
+    with cabal_project() as (project, cabal_env):
+        saved = tmp_path / "run"
+        out, err = _halvm("run", "--no-open", "--exit-when-done", "-o", str(saved), "--",
+                          *CABAL_RUN, "600000", cwd=project, env_=cabal_env)  # fmt: skip
+        assert "accumulate exited with code 0" in out, out
+        assert "building accumulate with cabal build" in err, err
+        job = (saved / "accumulate.hp").read_text().splitlines()[0]
+        assert job.startswith('JOB "accumulate 600000 +RTS -hc'), job
+        assert (saved / "accumulate.eventlog").stat().st_size > 0
+        # run leaves the program's own .hp where it ran (item 6, another branch's), which the
+        # hunt refuses to overwrite.
+        (project / "accumulate.hp").unlink(missing_ok=True)
+        out, _ = _halvm("hunt", "--json", "--", *CABAL_RUN, "300000", cwd=project,
+                        env_=cabal_env)  # fmt: skip
+        hunt = json.loads(out)
+        assert hunt["suspects"], hunt
+        rec = tmp_path / "rec"
+        _halvm("record", "--eventlog", "-o", str(rec), "--", *CABAL_RUN, "300000",
+               cwd=project, env_=cabal_env)  # fmt: skip
+        assert (rec / "perf.data").stat().st_size > 0
+        assert (rec / "accumulate.eventlog").stat().st_size > 0
+        # Without the executable's name, the project's one executable is the one.
+        bare = [w for w in CABAL_RUN if w != "accumulate"]
+        out, _ = _halvm("run", "--no-open", "--exit-when-done", "-o", str(tmp_path / "bare"),
+                        "--", *bare, "100000", cwd=project, env_=cabal_env)  # fmt: skip
+        assert "accumulate exited with code 0" in out, out
+
+
+def test_cabal_run_that_names_no_one_program_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_program("cabal", "cabal-install")
+    monkeypatch.setenv("CABAL_DIR", str(tmp_path / "cabal-dir"))
+    (tmp_path / "cabal-dir").mkdir()
+    (tmp_path / "cabal-dir" / "config").write_text("jobs: 1\n")
+    with pytest.raises(InputError, match=r"no \.cabal file here declares one"):
+        program_command(["cabal", "run", "--", "1"], cwd=tmp_path)
+    stanza = "executable {}\n    main-is: Main.hs\n    build-depends: base\n"
+    (tmp_path / "two.cabal").write_text(
+        "cabal-version: 2.4\nname: two\nversion: 0\n\n" + stanza.format("a") + stanza.format("b")
+    )
+    with pytest.raises(InputError, match=r"this project has 2 \(a, b\).*name one"):
+        program_command(["cabal", "run"], cwd=tmp_path)
+    (tmp_path / "Main.hs").write_text("main = this is not Haskell\n")
+    with pytest.raises(InputError, match=r"cabal build a failed \(exit code 1\): .*Main\.hs"):
+        program_command(["cabal", "run", "a", "--", "1"], cwd=tmp_path)
