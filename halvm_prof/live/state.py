@@ -521,7 +521,13 @@ class LiveState:
     def _heap_view(self) -> LiveHeap:
         points = self.band_points.shown()
         totals = self.totals.shown()
-        names = sorted(self.band_index, key=lambda n: (-self.band_peak[self.band_index[n]], n))
+        # The bands largest in the newest census have series of their own (then by peak): a
+        # band charted (and in /metrics) is never smaller now than one summed into OTHER,
+        # whose bands _admit keeps no larger than any named one. By peak alone, a -hy
+        # profile's early types outranked the large ones that came later.
+        newest = points[-1][1] if points else {}
+        index, peak = self.band_index, self.band_peak
+        names = sorted(index, key=lambda n: (-newest.get(index[n], 0), -peak[index[n]], n))
         top = [n for n in names if n != OTHER][:TOP_BANDS]
         top_idx = [self.band_index[n] for n in top]
         columns = [[p[1].get(i, 0) for p in points] for i in top_idx]

@@ -21,10 +21,11 @@ from halvm_prof.cli.app import cli
 from halvm_prof.errors import InputError
 from halvm_prof.inputs.followers import EventlogFollower, HpFollower
 from halvm_prof.inputs.source import open_source
+from halvm_prof.live.metrics import render_metrics
 from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
-from tests.conftest import require_program
+from tests.conftest import CORPUS, require_program
 from tests.live.modern import env, halvm, program, wait_for
 from tests.newuser import (
     ACCUMULATE,
@@ -36,6 +37,7 @@ from tests.newuser import (
     cabal_project,
     run,
 )
+from tests.sources import read_hp
 
 
 def _cli(*args: str) -> str:
@@ -398,3 +400,27 @@ def test_cabal_run_that_names_no_one_program_is_one_line(
     (tmp_path / "Main.hs").write_text("main = this is not Haskell\n")
     with pytest.raises(InputError, match=r"cabal build a failed \(exit code 1\): .*Main\.hs"):
         program_command(["cabal", "run", "a", "--", "1"], cwd=tmp_path)
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_metrics_never_show_a_band_smaller_now_than_one_summed_into_other(ghc: str) -> None:
+    # Leaky's -hy profile: scores of small types from the start, the large ones later. Ranked
+    # by peak, /metrics gave small early types series of their own while larger ones were
+    # summed into band="other".
+    with built(ghc, "prof", CORPUS / "src" / "Leaky.hs") as prog:
+        run(prog, ["40000"], ["-hy", "-i0.01"])
+        censuses = read_hp(prog.folder / "leaky.hp").samples
+    assert sum(bool(c.values) for c in censuses) >= 5
+    state = LiveState("leaky.hp", "hp")
+    for census in censuses:
+        state.add_sample(census)
+        state.touch()
+        shown: dict[str, int] = {}
+        for line in render_metrics([(state.snapshot(), ())]).splitlines():
+            if m := re.fullmatch(r'halvm_prof_heap_band_bytes\{band="(.*)"\} (\d+)', line):
+                shown[m.group(1)] = int(m.group(2))
+        other = shown.pop("other", 0)
+        summed = {b: v for b, v in census.values.items() if b not in shown}
+        assert sum(summed.values()) == other
+        if shown and summed:
+            assert min(shown.values()) >= max(summed.values()), (census.time, shown, summed)
