@@ -32,7 +32,10 @@ SOURCES = {
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # A new user's programs (issue 40; tests/newuser.py): a leaky accumulator with long cost-centre
     # stacks, a -N2 spark program, a Data.Map cache.
-    **{name: DATA / "newuser" / f"{name}.hs" for name in ("Accumulate", "Sparks", "MapCache")},
+    **{
+        name: DATA / "newuser" / f"{name}.hs"
+        for name in ("Accumulate", "Sparks", "MapCache", "Waits")
+    },
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
 }

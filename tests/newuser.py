@@ -5,6 +5,7 @@ user would, leaving their own files: issue 40's inputs.
 - ``Accumulate``: a leaky accumulator whose ``-hc`` stacks are longer than ``+RTS -L25``;
 - ``Sparks``: a ``-N2`` spark program, collections parallel from two capabilities on;
 - ``MapCache``: a ``Data.Map`` cache whose hottest caller is not where the time is held;
+- ``Waits``: a program that waits until a file ``release`` appears, its eventlog all but empty;
 - ``newuser.cabal``: Accumulate as a cabal package (:func:`cabal_project`).
 """
 
@@ -27,6 +28,7 @@ NEWUSER = DATA / "newuser"
 ACCUMULATE = NEWUSER / "Accumulate.hs"
 SPARKS = NEWUSER / "Sparks.hs"
 MAPCACHE = NEWUSER / "MapCache.hs"
+WAITS = NEWUSER / "Waits.hs"
 #: The GHCs every item is held to: the host's 9.0 and sid's 9.10.
 GHCS = ("9.0", "9.10")
 

@@ -208,6 +208,7 @@ class Run:
         info = self.plan.info
         self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
+        self.state.program_started(time.monotonic())
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().

@@ -26,7 +26,7 @@ from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from tests.conftest import CORPUS, require_program
-from tests.live.modern import env, halvm, program, wait_for
+from tests.live.modern import env, halvm, program, snapshot, wait_for
 from tests.newuser import (
     ACCUMULATE,
     CABAL_RUN,
@@ -37,7 +37,7 @@ from tests.newuser import (
     cabal_project,
     run,
 )
-from tests.sources import read_hp
+from tests.sources import heap_profile_from_eventlog, read_hp
 
 
 def _cli(*args: str) -> str:
@@ -424,3 +424,53 @@ def test_metrics_never_show_a_band_smaller_now_than_one_summed_into_other(ghc: s
         assert sum(summed.values()) == other
         if shown and summed:
             assert min(shown.values()) >= max(summed.values()), (census.time, shown, summed)
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_run_charts_the_heap_on_the_eventlog_s_clock(ghc: str) -> None:
+    # A .hp counts the program's CPU seconds, an eventlog the seconds since the start: the
+    # heap line ran on one clock over an axis of the other (to 9 s of a program that exited
+    # at 8 s).
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        root = ["--root", str(prog.root)] if prog.root is not None else []
+        run_ = halvm("run", "--no-open", "--interval", "0.02", *root, "-o", "saved", "--",
+                     *prog.argv, "600000", cwd=prog.folder)  # fmt: skip
+        try:
+            assert run_.stdout is not None
+            url = run_.stdout.readline().strip()
+            end = wait_for(url, lambda s: s["exit"] is not None and not s["alive"], "the end")
+            end = wait_for(url, lambda s: s["last_event_time"] is not None, "the eventlog")
+        finally:
+            run_.send_signal(signal.SIGINT)
+            run_.communicate(timeout=120)
+        log = heap_profile_from_eventlog(prog.folder / "saved" / "accumulate.eventlog")
+        heap = end["heap"]
+        assert heap["clock"] == "elapsed"
+        times = heap["times"]
+        # The .hp's first census (at the start) and last (at exit) are not in the eventlog;
+        # every other one is the eventlog's, to the nanosecond.
+        assert times[0] == 0.0 and len(times) == len(log.samples) + 2, (times, len(log.samples))
+        assert times[1:-1] == pytest.approx([s.time for s in log.samples], abs=1e-9)
+        assert times[-2] <= times[-1] <= end["last_event_time"] + 1e-9
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_the_page_is_told_the_true_age_of_the_newest_data(ghc: str) -> None:
+    # Each event carried the age as of publishing: a page opened 40 s after the data came read
+    # "arrived 2 s ago" while /snapshot.json said 41.8.
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        run(prog, [], ["-hc", "-i0.02"])
+        live = halvm("live", "--no-open", str(prog.folder / "accumulate.hp"), cwd=prog.folder)
+        try:
+            assert live.stdout is not None
+            url = live.stdout.readline().strip()
+            wait_for(url, lambda s: (s["age"] or 0) > 3, "data 3 s old")
+            with urllib.request.urlopen(url + "events", timeout=30) as stream:
+                lines = [stream.readline() for _ in range(2)]
+            told = json.loads(lines[1].decode().removeprefix("data: "))["age"]
+            now = snapshot(url)["age"]
+        finally:
+            live.send_signal(signal.SIGINT)
+            live.communicate(timeout=60)
+        assert lines[0] == b"event: snapshot\n"
+        assert 3 < told <= now < told + 5, (told, now)
