@@ -24,7 +24,8 @@ from typing import Any
 from halvm_prof.errors import InputError
 from halvm_prof.formats.ghc_names import zdecode
 from halvm_prof.jsonable import plain
-from halvm_prof.perf.disasm import MAX_INSTRUCTIONS, Decoded, disassemble, find_objdump
+from halvm_prof.perf.code import Known, function_code
+from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
 from halvm_prof.perf.profile import PerfProfile
 from halvm_prof.perf.reader import Mmap, PerfData
@@ -95,7 +96,8 @@ class FunctionAnnotation:
     low: int
     high: int
     samples: int
-    #: samples in the function's range but in no instruction (info tables between pieces)
+    #: samples in the function's range but in no instruction (in an info table: none, unless
+    #: the code was misread)
     outside: int
     #: samples of instructions that no source note covers
     unnoted: int
@@ -105,6 +107,10 @@ class FunctionAnnotation:
     #: source files named by the spans but not found
     missing_sources: tuple[str, ...]
     truncated: bool
+    #: info tables in its range, left out of the instructions
+    tables: int
+    #: why its code's bounds are a guess (empty: GHC's layout vouches for every instruction)
+    guesses: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +137,13 @@ class _Piece:
         self.low, self.high, self.fn = low, high, fn
         frame = named_frame(fn, True, elf.path, os.path.basename(elf.path), None, None)
         self.name, self.module, self.package = frame.name, frame.module, frame.package
-        ranges = elf.code_ranges(low, high) if fn.origin == "dwarf" else []
-        self.ranges = ranges or [(low, high, ())]
+        self.spans = {s for _, _, spans in elf.code_ranges(low, high) for s in spans}
+        # GHC's code has info tables; C code (the RTS's) is read whole
+        self.ghc = (
+            fn.origin == "dwarf"
+            or fn.symbol.endswith("_info")
+            or bool(elf.info_entries(low + 1, high))
+        )
 
     def names(self) -> set[str]:
         """What a user may call it: ``Main.collatz``, ``collatz``, ``r490_info``, ``r490``,
@@ -147,23 +158,38 @@ class _Piece:
         return out
 
 
+def function_end(elf: ElfFile, low: int, high: int) -> int:
+    """Where the code of the DWARF procedure ``[low, high)`` ends: GHC puts code after its
+    last block's range (a register allocator's moves, a loop's jump back), up to its symbol's
+    end, else up to the next function (whose info table :mod:`perf.code` leaves out)."""
+    sym = elf.symbol_range_at(low)
+    if sym is not None and sym[0] == low:
+        return max(high, sym[1])
+    nxt = elf.next_start(low)
+    return max(high, nxt) if nxt is not None else high
+
+
 def _piece_at(elf: ElfFile, addr: int) -> tuple[int, int, Function] | None:
-    proc = elf.procedure_at(addr)
+    proc = elf.procedure_before(addr)
     if proc is not None:
-        return proc
+        low, high, fn = proc
+        high = function_end(elf, low, high)
+        if addr < high:
+            return low, high, fn
     sym = elf.symbol_range_at(addr)
     if sym is None:
         return None
     start, end, name = sym
-    fn = elf.function_at(addr)
-    return start, end, fn if fn is not None else Function(name, None, None, elf.symbol_origin)
+    named = elf.function_at(addr)
+    return start, end, named if named is not None else Function(name, None, None, elf.symbol_origin)
 
 
 def choose(
-    elf: ElfFile, addresses: Counter[int], symbol: str | None, top: int
+    elf: ElfFile, addresses: Counter[int], symbol: str | None, top: int, *, haskell: bool = True
 ) -> list[tuple[_Piece, int]]:
     """The functions to annotate with their samples: those named ``symbol`` (sampled first, else
-    any procedure or symbol of the binary), or the ``top`` hottest Haskell ones."""
+    any procedure or symbol of the binary), or the ``top`` hottest Haskell ones (any, with
+    ``haskell`` False)."""
     found: dict[int, tuple[_Piece, int]] = {}
     for addr, n in addresses.items():
         at = _piece_at(elf, addr)
@@ -173,12 +199,12 @@ def choose(
         found[at[0]] = (piece, had + n)
     ranked = sorted(found.values(), key=lambda x: (-x[1], x[0].name, x[0].low))
     if symbol is None:
-        return [x for x in ranked if x[0].module][:top]
+        return [x for x in ranked if x[0].module or not haskell][:top]
     hits = [x for x in ranked if symbol in x[0].names()]
     if hits:
         return hits
     for low, high, fn in elf.iter_procedures():
-        piece = _Piece(low, high, fn, elf)
+        piece = _Piece(low, function_end(elf, low, high), fn, elf)
         if symbol in piece.names():
             hits.append((piece, 0))
     for start, _end, name in elf.iter_symbols():
@@ -195,17 +221,6 @@ def choose(
             hint="give a name perf annotate or perf report shows, e.g. Main.main",
         )
     return hits
-
-
-def _runs(ranges: Sequence[tuple[int, int, tuple[SourceSpan, ...]]]) -> list[tuple[int, int]]:
-    """Contiguous stretches of code: each is disassembled from its first byte."""
-    out: list[tuple[int, int]] = []
-    for lo, hi, _ in sorted(ranges):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
 
 
 def _sources(files: Iterable[str], folders: Sequence[str]) -> dict[str, list[str] | None]:
@@ -234,30 +249,31 @@ def annotate_function(
     objdump: str,
 ) -> FunctionAnnotation:
     """The annotation of one function (``addresses``: the binary's samples by address)."""
-    decoded: list[tuple[Decoded, int]] = []  # instruction, end of its piece of code
-    truncated = False
-    for lo, hi in _runs(piece.ranges):
-        got = disassemble(elf.path, lo, hi, objdump)
-        truncated = truncated or len(got) >= MAX_INSTRUCTIONS
-        decoded.extend((d, hi) for d in got)
+    known = Known(
+        entries=tuple(elf.info_entries(piece.low + 1, piece.high)),
+        blocks=tuple(elf.block_starts(piece.low, piece.high)),
+        profiled=elf.profiled,
+        ghc=piece.ghc,
+    )
+    code = function_code(elf.path, piece.low, piece.high, known, elf.read, objdump)
     sampled = sorted(a for a in addresses if piece.low <= a < piece.high)
     blocks: list[AsmBlock] = []
     current: list[AsmLine] = []
     current_set: tuple[SourceSpan, ...] | None = None
     shares: dict[SourceSpan, float] = defaultdict(float)
-    counted = unnoted = 0
-    for i, (d, end) in enumerate(decoded):
-        nxt = decoded[i + 1][0].address if i + 1 < len(decoded) else end
-        stop = min(nxt, end) if nxt > d.address else end
-        a, b = bisect.bisect_left(sampled, d.address), bisect.bisect_left(sampled, stop)
+    counted = unnoted = inside = 0
+    starts = {ins.address for ins in code.instructions}
+    for ins in code.instructions:
+        a, b = bisect.bisect_left(sampled, ins.address), bisect.bisect_left(sampled, ins.end)
         n = sum(addresses[x] for x in sampled[a:b])
+        inside += n - (addresses[ins.address] if ins.address in starts else 0)
         counted += n
-        spans = elf.spans_at(d.address)
+        spans = elf.spans_at(ins.address)
         if spans != current_set and current:
             blocks.append(_block(current_set or (), current))
             current = []
         current_set = spans
-        current.append(AsmLine(d.address, d.text, n))
+        current.append(AsmLine(ins.address, ins.text, n))
         if not spans:
             unnoted += n
         for s in spans:
@@ -265,8 +281,14 @@ def annotate_function(
     if current:
         blocks.append(_block(current_set or (), current))
     total = sum(addresses[a] for a in sampled)
-    every = {s for lo, hi, spans in piece.ranges for s in spans}
-    for s in every:
+    guesses = list(code.guesses)
+    if inside:
+        # A sampled address is where the program was about to run: always an instruction's
+        # start. One inside an instruction shows that stretch was decoded out of step.
+        guesses.append(f"{inside} samples fall inside an instruction, not at its start")
+    if total > counted:
+        guesses.append(f"{total - counted} samples fall in what was taken for an info table")
+    for s in piece.spans:
         shares.setdefault(s, 0.0)
     lines, missing = _line_shares(shares, folders)
     return FunctionAnnotation(
@@ -286,7 +308,9 @@ def annotate_function(
         ),
         lines=lines,
         missing_sources=missing,
-        truncated=truncated,
+        truncated=code.truncated,
+        tables=len(code.tables),
+        guesses=tuple(guesses),
     )
 
 
