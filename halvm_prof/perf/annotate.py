@@ -22,7 +22,7 @@ from itertools import pairwise
 from typing import Any
 
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ghc_names import zdecode
+from halvm_prof.formats.ghc_names import parse_symbol, zdecode
 from halvm_prof.jsonable import plain
 from halvm_prof.perf.code import Known, function_code
 from halvm_prof.perf.disasm import find_objdump
@@ -148,14 +148,24 @@ class _Piece:
     def names(self) -> set[str]:
         """What a user may call it: ``Main.collatz``, ``collatz``, ``r490_info``, ``r490``,
         ``Main_zdwfib_info`` and its decoding ``Main.$wfib``."""
-        sym = self.fn.symbol
-        bare = sym.removesuffix("_info")
-        out = {self.name, sym, bare, zdecode(bare), zdecode(sym)}
+        out = {self.name} | symbol_names(self.fn.symbol)
         if self.module and self.name.startswith(self.module + "."):
             out.add(self.name[len(self.module) + 1 :])
         if self.fn.source_name:
             out.add(self.fn.source_name)
         return out
+
+
+def symbol_names(symbol: str) -> set[str]:
+    """What a user may call a symbol: itself, without ``_info``, z-decoded, and a GHC name's
+    ``Module.name`` and ``name`` (``integerAdd`` for
+    ``ghczmbignum_GHCziNumziInteger_integerAdd_info``)."""
+    bare = symbol.removesuffix("_info")
+    out = {symbol, bare, zdecode(bare), zdecode(symbol)}
+    ghc = parse_symbol(symbol)
+    if ghc is not None:
+        out |= {ghc.name, f"{ghc.module}.{ghc.name}"}
+    return out
 
 
 def function_end(elf: ElfFile, low: int, high: int) -> int:
@@ -210,7 +220,7 @@ def choose(
     for start, _end, name in elf.iter_symbols():
         if start in found or any(p.low == start for p, _ in hits):
             continue
-        if name == symbol or zdecode(name.removesuffix("_info")) == symbol:
+        if symbol in symbol_names(name):
             at = _piece_at(elf, start)
             if at is not None:
                 hits.append((_Piece(*at, elf), 0))

@@ -1,4 +1,4 @@
--- A Data.Map workload for `perf annotate` (tests/data/perf/annotate/record.sh): inserts,
+-- A Data.Map workload for `perf annotate` (tests/annotate_recordings.py): inserts,
 -- lookups and a fold, so the hot code is containers' (library code) as well as ours.
 module Main (main) where
 

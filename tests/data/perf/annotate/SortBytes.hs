@@ -1,4 +1,4 @@
--- ByteString sorting for `perf annotate` (tests/data/perf/annotate/record.sh): many short
+-- ByteString sorting for `perf annotate` (tests/annotate_recordings.py): many short
 -- strings compared and sorted, so the hot code is bytestring's compareBytes and the sort.
 module Main (main) where
 
