@@ -199,7 +199,7 @@ def emit(text: str, output: str | None, what: str = "") -> None:
     if output is None or output == STDOUT:
         click.echo(text, nl=False)
         return
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
 
     with atomic_write(output) as f:
         f.write(text)
@@ -216,7 +216,7 @@ def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = F
         out.write(data)
         out.flush()
         return
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
 
     with atomic_write(output, "wb") as f:
         f.write(data)

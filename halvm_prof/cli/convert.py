@@ -94,7 +94,7 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
 def convert_profile_main() -> None:
     """``convert-profile`` with any command line (:mod:`halvm_prof.cli.c_tool` runs the C
     tool's own form without click)."""
-    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
+    from halvm_prof.files.output import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()
     remove_stale_temporaries_near(sys.argv[1:])

@@ -11,7 +11,7 @@ from halvm_prof.disk.image import check_rewrite, create_image
 from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
-from halvm_prof.fileio import OutputKind, output_target
+from halvm_prof.files.output import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
 from halvm_prof.render.messages import shown_path
 from halvm_prof.units import format_size, parse_size

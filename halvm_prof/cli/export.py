@@ -135,7 +135,7 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
         tl = _write_trace(log, fmt, out)
         out.flush()
     else:
-        from halvm_prof.fileio import atomic_write
+        from halvm_prof.files.output import atomic_write
 
         with atomic_write(output, "wb") as f:
             tl = _write_trace(log, fmt, f)

@@ -6,14 +6,10 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from halvm_prof.cli.common import echo_json, echo_text, json_option, tell
-
-if TYPE_CHECKING:
-    pass
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -88,7 +84,7 @@ def hunt(
             result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
-            from halvm_prof.live.hunt import hunt_program
+            from halvm_prof.run.hunt import hunt_program
 
             folder = output
             if folder is None and page is not None:

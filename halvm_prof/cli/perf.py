@@ -224,7 +224,7 @@ def report(
         what = f"{fmt}, synthetic stacks weighted by samples"
         if as_json:
             # stdout holds the JSON document alone
-            from halvm_prof.fileio import atomic_write
+            from halvm_prof.files.output import atomic_write
 
             with atomic_write(export_to) as f:
                 f.write(text)
@@ -368,7 +368,7 @@ def annotate(
 
         what = f"source and assembly of {plural(len(result.functions), 'function')}"
         if as_json:
-            from halvm_prof.fileio import atomic_write
+            from halvm_prof.files.output import atomic_write
 
             with atomic_write(output) as f:
                 f.write(annotation_page(result))
@@ -389,7 +389,7 @@ __all__ = ["perf", "record"]
 
 
 def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.inputs.perf_passes import merged_eventlog
 
     with (
@@ -417,7 +417,7 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.inputs.perf_passes import eventlog_source, samples_on_trace
     from halvm_prof.render.perf_trace import finish_with_samples
     from halvm_prof.render.perfetto import PerfettoWriter

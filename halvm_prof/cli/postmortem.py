@@ -16,6 +16,7 @@ from halvm_prof.folds.heap_drawn import HeapDrawFold
 from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
+from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
@@ -122,7 +123,7 @@ def postmortem(
             )
         with progress("writing the report"):
             data = build_report_data(inputs, title="HaLVM post-mortem", postmortem=pm.result())
-            write_page(output, data)
+            write_page(output, lambda out: write_report(data, out))
     _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")
@@ -135,7 +136,8 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 
     from halvm_prof.analysis.postmortem import analyse_files
     from halvm_prof.cli.common import open_input_source
-    from halvm_prof.inputs.passes import postmortem_files, report_read
+    from halvm_prof.inputs.passes import postmortem_files
+    from halvm_prof.pages import write_report_page
 
     if output:
         check_html_output(output, force, list(files))
@@ -144,14 +146,15 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
         with progress("judging the run"):
             pm = analyse_files(postmortem_files(sources))
         if output:
-            inputs: list[tuple[str, Input]] = [
-                (s.name, report_read(s.name, s))
-                for s, d in zip(sources, pm.disks, strict=True)
-                if not d.problem
-            ]
+            kept = [(s.name, s) for s, d in zip(sources, pm.disks, strict=True) if not d.problem]
+            verdict = pm.result()
             with progress("writing the report"):
-                data = build_report_data(inputs, title="Post-mortem", postmortem=pm.result())
-                write_page(output, data)
+                write_page(
+                    output,
+                    lambda out: write_report_page(
+                        kept, out, title="Post-mortem", postmortem=verdict
+                    ),
+                )
     _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be read from the files given")

@@ -161,14 +161,11 @@ def _log_stats(log: EventlogSource, other: Source) -> HeapScan:
 
 
 def hunt_profiles(sources: Sequence[tuple[str, Source]]) -> list[Profile]:
-    """The heap profiles of (label, source) pairs, each read in one pass into a bounded
-    :class:`~halvm_prof.folds.hunt_profile.Profile`; one whose JOB line names no heap
-    profiling mode is refused before the next is read."""
-    from halvm_prof.folds.hunt_profile import read_profile
-
+    """The heap profiles of (label, source) pairs (:func:`hunt_profile` each); one whose JOB
+    line names no heap profiling mode is refused before the next is read."""
     profiles: list[Profile] = []
     for label, source in sources:
-        profile = read_profile(label, source.heap_samples())
+        profile = hunt_profile(label, source)
         if profile.mode is None:
             raise InputError(
                 "its JOB line names no heap profiling mode (-hc, -hr, -hb, -hd, -hy)",
@@ -177,6 +174,16 @@ def hunt_profiles(sources: Sequence[tuple[str, Source]]) -> list[Profile]:
             )
         profiles.append(profile)
     return profiles
+
+
+def hunt_profile(label: str, source: Source, mode: str | None = None) -> Profile:
+    """``source``'s heap profile read in one pass into a bounded
+    :class:`~halvm_prof.folds.hunt_profile.Profile`: the one read of a hunt's profile, for
+    ``hunt --from`` and for the runs ``hunt`` makes (``mode``: the run's heap mode, when the
+    file does not say it: a ``-hi`` run's eventlog)."""
+    from halvm_prof.folds.hunt_profile import read_profile
+
+    return read_profile(label, source.heap_samples(), mode)
 
 
 # post-mortem: a run's disks or files, each read once.

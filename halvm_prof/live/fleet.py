@@ -30,7 +30,7 @@ from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.folds.heap_stats import HeapAccumulator
 from halvm_prof.formats.ipe import BandNames
-from halvm_prof.inputs.follow import EventlogFollower
+from halvm_prof.inputs.followers import EventlogFollower
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, AlertView, BoundedSeries, Kind, LiveState
 from halvm_prof.model import HeapHeader, HeapSample
