@@ -117,9 +117,11 @@ def perf_annotate(
     symbol: str | None = None,
     top: int = 3,
     source_dirs: tuple[str, ...] = (),
+    haskell: bool = True,
 ) -> PerfAnnotation:
-    """The annotation of the hottest Haskell functions (or those named ``symbol``) of the
-    program in ``perf``; ``binary`` None: the program perf recorded, where it still is."""
+    """The annotation of the hottest Haskell functions (any, the RTS's C too, with ``haskell``
+    False; or those named ``symbol``) of the program in ``perf``; ``binary`` None: the program
+    perf recorded, where it still is."""
     from collections import Counter
 
     with perf_source(perf).perf_data() as data:
@@ -127,4 +129,12 @@ def perf_annotate(
             binary = recorded_program(data)
         addresses: Counter[int] = Counter()
         profile = perf_profile(data, binary, addresses=addresses)
-    return annotate(profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs)
+    return annotate(
+        profile,
+        addresses,
+        binary,
+        symbol=symbol,
+        top=top,
+        source_dirs=source_dirs,
+        haskell=haskell,
+    )

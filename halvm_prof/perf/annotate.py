@@ -27,6 +27,7 @@ from halvm_prof.jsonable import plain
 from halvm_prof.perf.code import Known, function_code
 from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
+from halvm_prof.perf.infotables import InfoTable
 from halvm_prof.perf.profile import PerfProfile
 from halvm_prof.perf.reader import Mmap, PerfData
 from halvm_prof.perf.symbolize import named_frame
@@ -107,8 +108,8 @@ class FunctionAnnotation:
     #: source files named by the spans but not found
     missing_sources: tuple[str, ...]
     truncated: bool
-    #: info tables in its range, left out of the instructions
-    tables: int
+    #: the info tables in its range, left out of the instructions
+    tables: tuple[InfoTable, ...]
     #: why its code's bounds are a guess (empty: GHC's layout vouches for every instruction)
     guesses: tuple[str, ...]
 
@@ -319,7 +320,7 @@ def annotate_function(
         lines=lines,
         missing_sources=missing,
         truncated=code.truncated,
-        tables=len(code.tables),
+        tables=code.tables,
         guesses=tuple(guesses),
     )
 
@@ -384,14 +385,16 @@ def annotate(
     symbol: str | None = None,
     top: int = 3,
     source_dirs: Sequence[str] = (),
+    haskell: bool = True,
 ) -> PerfAnnotation:
-    """The annotation of ``binary``'s hottest Haskell functions (or those named ``symbol``),
-    from a profile and its samples by address (one pass: :func:`perf_profile`'s ``addresses``).
-    Source files are looked for in ``source_dirs``, the binary's folder and the current one."""
+    """The annotation of ``binary``'s hottest Haskell functions (any, with ``haskell`` False;
+    or those named ``symbol``), from a profile and its samples by address (one pass:
+    :func:`perf_profile`'s ``addresses``). Source files are looked for in ``source_dirs``, the
+    binary's folder and the current one."""
     objdump = find_objdump()
     elf = ElfFile(binary)
     folders = [*source_dirs, os.path.dirname(os.path.abspath(elf.path)), os.getcwd()]
-    chosen = choose(elf, addresses, symbol, top)
+    chosen = choose(elf, addresses, symbol, top, haskell=haskell)
     notes = list(profile.notes)
     if not elf.has_dwarf:
         notes.append(f"{elf.path} has no DWARF (build with ghc -g): no source spans")

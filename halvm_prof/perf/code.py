@@ -75,7 +75,7 @@ class FunctionCode:
 @dataclass(frozen=True, slots=True)
 class Known:
     """What the binary says of a function's range: entries with a table (symbols, DWARF
-    names) and starts of code without one (DWARF blocks)."""
+    names) and starts of code (DWARF blocks, some at a table's entry)."""
 
     entries: tuple[int, ...]
     blocks: tuple[int, ...]
@@ -92,15 +92,13 @@ def _padding(text: str) -> bool:
     return _PADDING.match(text) is not None
 
 
-def references(instructions: Iterable[Instruction], low: int, high: int) -> set[int]:
-    """Addresses in ``(low, high]`` the instructions name: immediates, branch targets and
-    ``%rip``-relative operands."""
+def addresses_taken(instructions: Iterable[Instruction], low: int, high: int) -> set[int]:
+    """Addresses in ``(low, high]`` the instructions take as a value (an immediate, a
+    ``%rip``-relative operand): in GHC's code, a return point's info pointer pushed or loaded,
+    never a plain block's address."""
     out: set[int] = set()
     for ins in instructions:
         found = [m[1] for m in _IMMEDIATE.finditer(ins.text)]
-        t = _TARGET.match(ins.text)
-        if t is not None:
-            found.append(t[1])
         c = _RIP_COMMENT.search(ins.text)
         if c is not None:
             found.append(c[1])
@@ -109,6 +107,12 @@ def references(instructions: Iterable[Instruction], low: int, high: int) -> set[
             if low < a <= high:
                 out.add(a)
     return out
+
+
+def references(instructions: Iterable[Instruction], low: int, high: int) -> set[int]:
+    """Addresses in ``(low, high]`` the instructions name: taken as values, or jumped to."""
+    jumped = {a for a in _targets(instructions, low + 1, high + 1)}
+    return addresses_taken(instructions, low, high) | jumped
 
 
 def _targets(instructions: Iterable[Instruction], low: int, high: int) -> set[int]:
@@ -142,6 +146,8 @@ class _Decoder:
     def __init__(self, binary: str, low: int, high: int, objdump: str):
         self.binary, self.objdump = binary, objdump
         self.linear = disassemble(binary, low, high, objdump)
+        #: objdump stopped at :data:`MAX_INSTRUCTIONS`
+        self.truncated = len(self.linear) >= MAX_INSTRUCTIONS
         self.starts = [d.address for d in self.linear]
         self.own: dict[tuple[int, int], list[Decoded]] = {}
 
@@ -229,6 +235,49 @@ def _split(
     return keep_before + decoder.piece(table.entry, end) + keep_after
 
 
+def _reached(
+    decoded: Sequence[Instruction],
+    roots: Iterable[int],
+    low: int,
+    high: int,
+    read: Callable[[int, int], bytes | None],
+    aside: Callable[[int], list[Instruction]],
+) -> list[Instruction]:
+    """The instructions control reaches from ``roots`` (the entry, the tables' entries, DWARF's
+    blocks): each runs on to the next until a jump, and what a reached instruction jumps to or
+    names (a return point it pushes, a case's table) is reached too. Bytes decoded out of step
+    inside a table are never reached, so what they seem to name counts for nothing. Code
+    reached where ``decoded`` has no instruction (decoded out of step after a table not found
+    yet) is decoded ``aside`` from there, to follow what it names; it is in the list too."""
+    index = {ins.address: (decoded, k) for k, ins in enumerate(decoded)}
+    seen: set[int] = set()
+    out: list[Instruction] = []
+    todo = list(roots)
+    while todo:
+        at = todo.pop()
+        if at in seen or not low <= at < high:
+            continue
+        if at not in index:
+            got = aside(at)
+            for k, ins in enumerate(got):
+                index.setdefault(ins.address, (got, k))
+            if at not in index:
+                continue
+        stream, k = index[at]
+        run: list[Instruction] = []
+        while 0 <= k < len(stream) and stream[k].address not in seen:
+            ins = stream[k]
+            seen.add(ins.address)
+            run.append(ins)
+            if _stops(ins.text):
+                break
+            k = k + 1 if k + 1 < len(stream) and stream[k + 1].address == ins.end else -1
+        out.extend(run)
+        named = references(run, low - 1, high) | _jump_tables(run, low, high, read)
+        todo.extend(a for a in named if a not in seen)
+    return sorted(out, key=lambda i: i.address)
+
+
 def function_code(
     binary: str,
     low: int,
@@ -252,11 +301,26 @@ def function_code(
         tables[entry] = t
     blocks = {b for b in known.blocks if low <= b < high} - set(known.entries)
     decoded = [i for lo, hi in _pieces(low, high, tables.values()) for i in decoder.piece(lo, hi)]
+    if not known.ghc:
+        # C code (the RTS's) has no tables, and is entered through tables of addresses this
+        # rule does not read: it is taken whole.
+        return FunctionCode(
+            low, high, tuple(decoded), (), tuple(_undecoded(decoded)), decoder.truncated
+        )
     invalid: set[int] = set()
-    for _round in range(MAX_ROUNDS if known.ghc else 0):
+
+    def aside(at: int) -> list[Instruction]:
+        if any(t.start <= at < t.entry for t in tables.values()):
+            return []  # a jump into a table is not to code: nothing to follow
+        end = min([t.start for t in tables.values() if t.start > at] + [high])
+        return decoder.piece(at, end)
+
+    for _round in range(MAX_ROUNDS):
         added = False
-        for ref in sorted(references(decoded, low, high) - tables.keys() - invalid - blocks):
-            if ref >= high or ref in tables:
+        reached = _reached(decoded, {low} | set(tables) | blocks, low, high, read, aside)
+        taken = addresses_taken(reached, low, high)
+        for ref in sorted(references(reached, low, high) - tables.keys() - invalid):
+            if ref >= high:
                 continue
             t = table_before(ref, read, profiled=known.profiled)
             if (
@@ -266,61 +330,60 @@ def function_code(
                 or any(t.start < o.entry and o.start < t.entry for o in tables.values())
             ):
                 # no table there, or DWARF says code begins inside it, or it overlaps a table
+                # (a DWARF block may begin at a table's entry: GHC 9.10 gives a return point's
+                # code a block of its own and its *_info scope no range)
                 invalid.add(ref)
                 continue
-            starts = [i.address for i in decoded]
-            if not _context_ok(t, decoded, starts):
-                continue  # perhaps once a table before it is known, so not for good
+            # A return point's address taken is evidence enough; one only jumped to must also
+            # be reached past a jump, as a table is (a table is never run into). The code
+            # before a table may be another table not found yet (its return point pushed by
+            # code this one's entry leads to), so a jump target waits for another round.
+            if ref not in taken and not _context_ok(t, decoded, [i.address for i in decoded]):
+                continue
             trial = _split(decoded, t, high, tables.values(), decoder)
-            if any(t.start <= c < t.entry for c in _targets(trial, low, high)):
+            roots = {low, ref} | set(tables) | blocks
+            if any(
+                t.start <= a < t.entry
+                for a in _targets(_reached(trial, roots, low, high, read, aside), low, high)
+            ):
                 continue  # the code jumps into it: code, not a table
             tables[ref] = t
             decoded = trial
             added = True
         if not added:
             break
-    code_starts = blocks | _targets(decoded, low, high) | _jump_tables(decoded, low, high, read)
-    entered = {low} | set(tables) | code_starts | references(decoded, low - 1, high)
-    guesses.extend(_unvouched(decoded, entered, low, high, known.ghc))
+    reached = _reached(decoded, {low} | set(tables) | blocks, low, high, read, aside)
+    guesses.extend(_undecoded(decoded))
+    guesses.extend(_unreached(decoded, {i.address for i in reached}))
     return FunctionCode(
         low=low,
         high=high,
         instructions=tuple(decoded),
         tables=tuple(sorted(tables.values(), key=lambda t: t.start)),
         guesses=tuple(guesses),
-        truncated=len(decoder.linear) >= MAX_INSTRUCTIONS,
+        truncated=decoder.truncated,
     )
 
 
-def _unvouched(
-    decoded: Sequence[Instruction], entered: set[int], low: int, high: int, ghc: bool
-) -> list[str]:
-    """Where the code found is not vouched for: bytes objdump cannot decode, a jump into the
-    middle of an instruction, and (in GHC's code) a stretch after a jump that nothing enters."""
+def _undecoded(decoded: Sequence[Instruction]) -> list[str]:
+    """Bytes objdump cannot decode, and jumps into the middle of an instruction."""
     out: list[str] = []
-    starts = {i.address for i in decoded}
     bad = [i.address for i in decoded if "(bad)" in i.text]
     if bad:
         out.append(f"objdump cannot decode {len(bad)} of its instructions (first at {bad[0]:#x})")
-    inside = sorted(a for a in _targets(decoded, low, high) if a not in starts)
-    if inside:
-        out.append(f"a jump to {inside[0]:#x} lands inside an instruction")
-    if not ghc:
-        return out  # C code is entered through tables of addresses this rule does not read
-    unentered: list[int] = []
-    after_stop = False
-    for ins in decoded:
-        if ins.address in entered:
-            after_stop = False
-        if _padding(ins.text):
-            continue
-        if after_stop:
-            unentered.append(ins.address)
-        after_stop = _stops(ins.text)
-    if unentered:
-        out.append(
-            f"nothing enters the code at {unentered[0]:#x}"
-            + (f" and {len(unentered) - 1} more places" if len(unentered) > 1 else "")
-            + " after a jump"
-        )
+    starts = {i.address for i in decoded}
+    if decoded:
+        low, high = decoded[0].address, decoded[-1].end
+        inside = sorted(a for a in _targets(decoded, low, high) if a not in starts)
+        if inside:
+            out.append(f"a jump to {inside[0]:#x} lands inside an instruction")
     return out
+
+
+def _unreached(decoded: Sequence[Instruction], reached: set[int]) -> list[str]:
+    """Code that nothing reaches from the function's entries (padding apart)."""
+    lost = [i.address for i in decoded if i.address not in reached and not _padding(i.text)]
+    if not lost:
+        return []
+    more = f" and {len(lost) - 1} more instructions" if len(lost) > 1 else ""
+    return [f"nothing reaches the code at {lost[0]:#x}{more} (a jump through a register?)"]
