@@ -11,6 +11,7 @@ how our annotation compares with ``perf annotate --stdio -n`` on the same files
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,9 +22,11 @@ from tests import ghc_programs
 from tests.conftest import require_program
 from tests.ghcchroot import GHC910
 
-#: The flags each GHC builds the programs with.
-HOST_FLAGS = ["-O2", "-g", "-rtsopts"]
-CHROOT_FLAGS = ["-O2", "-g3", "-rtsopts"]
+#: The flags each GHC builds the programs with; GHC's Cmm, kept beside the build
+#: (``cmm_dump``), prints the source spans of its ticks in GHC's own notation.
+DUMP = ["-ddump-cmm", "-ddump-to-file"]
+HOST_FLAGS = ["-O2", "-g", "-rtsopts", *DUMP]
+CHROOT_FLAGS = ["-O2", "-g3", "-rtsopts", *DUMP]
 #: perf's sampling: a timer, so a sample's address is where the program was about to run.
 PERF_FLAGS = ["-q", "-e", "cpu-clock", "-F", "4000"]
 GHCS = ("9.0", "9.10")
@@ -43,6 +46,12 @@ class Recording:
     @property
     def source_dir(self) -> Path:
         return self.binary.parent
+
+    def ghc_spans(self) -> set[str]:
+        """Every source span GHC printed in the program's Cmm (``//tick src<Numeric.hs:12:16-50>``),
+        as GHC's ``Outputable SrcSpan`` writes it."""
+        (dump,) = self.binary.parent.glob("**/*.dump-cmm")
+        return set(re.findall(r"src<([^>]*)>", dump.read_text()))
 
 
 def build(ghc: str, program: str) -> tuple[Path, Path | None]:

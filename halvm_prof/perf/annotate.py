@@ -191,6 +191,11 @@ def _piece_at(elf: ElfFile, addr: int) -> tuple[int, int, Function] | None:
     if sym is None:
         return None
     start, end, name = sym
+    # A symbol of no size reaches to the next one, but not past its section (_init's does
+    # not hold .plt's stubs, which perf names apart)
+    end = min(end, elf.section_end(start) or end)
+    if addr >= end:
+        return None
     named = elf.function_at(addr)
     return start, end, named if named is not None else Function(name, None, None, elf.symbol_origin)
 
@@ -239,7 +244,10 @@ def _sources(files: Iterable[str], folders: Sequence[str]) -> dict[str, list[str
     out: dict[str, list[str] | None] = {}
     for name in files:
         out[name] = None
-        candidates = [name] if os.path.isabs(name) else [os.path.join(d, name) for d in folders]
+        candidates = [os.path.join(d, name) for d in folders]
+        if os.path.isabs(name):
+            # where it was compiled, else beside the binary (a build folder moved as a whole)
+            candidates = [name] + [os.path.join(d, os.path.basename(name)) for d in folders]
         for path in candidates:
             try:
                 if not os.path.isfile(path) or os.path.getsize(path) > MAX_SOURCE_BYTES:

@@ -50,7 +50,10 @@ _SHF_EXECINSTR = 4
 
 
 class SourceSpan(NamedTuple):
-    """A GHC source span: ``file`` from ``start_line:start_col`` to ``end_line:end_col``."""
+    """A GHC source span: ``file`` from ``start_line:start_col`` up to ``end_line:end_col``.
+
+    ``end_col`` is as GHC keeps it, and writes it into its source notes: one past the span's
+    last character."""
 
     file: str
     start_line: int
@@ -59,10 +62,13 @@ class SourceSpan(NamedTuple):
     end_col: int
 
     def __str__(self) -> str:
-        """GHC's own notation: ``F.hs:3:5-9`` or ``F.hs:(3,5)-(4,2)``."""
+        """GHC's own notation (``SrcLoc``'s ``pprUserRealSpan``), which names the last
+        character: ``F.hs:3:5-9``, ``F.hs:3:5`` (one character, or none), ``F.hs:(3,5)-(4,2)``."""
         if self.start_line == self.end_line:
-            return f"{self.file}:{self.start_line}:{self.start_col}-{self.end_col}"
-        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
+            last = f"-{self.end_col - 1}" if self.end_col - self.start_col > 1 else ""
+            return f"{self.file}:{self.start_line}:{self.start_col}{last}"
+        last_col = self.end_col - 1 if self.end_col else 0
+        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{last_col})"
 
 
 class Function(NamedTuple):
@@ -84,6 +90,8 @@ class ElfFile:
     """The symbols, line rows and source spans of one ELF file (executable or library)."""
 
     loads: list[tuple[int, int, int]]
+    #: (start, end) of the sections that hold code (.text, .plt, .init...)
+    code_sections: list[tuple[int, int]]
     build_id: str | None
     symbol_origin: str
     symbol_count: int
@@ -141,6 +149,7 @@ class ElfFile:
         """What :meth:`_read` found, as plain JSON data."""
         return {
             "loads": self.loads,
+            "code_sections": self.code_sections,
             "build_id": self.build_id,
             "origin": self.symbol_origin,
             "syms": [self._sym_start, self._sym_end, self._sym_name],
@@ -160,6 +169,7 @@ class ElfFile:
         """Take the tables of :meth:`_tables` back; False when they are not what it wrote."""
         try:
             self.loads = [(int(a), int(b), int(c)) for a, b, c in t["loads"]]
+            self.code_sections = [(int(a), int(b)) for a, b in t["code_sections"]]
             build_id = t["build_id"]
             self.build_id = None if build_id is None else str(build_id)
             self.symbol_origin = str(t["origin"])
@@ -230,6 +240,11 @@ class ElfFile:
         code_sections = {
             i for i, sec in enumerate(self.elf.iter_sections()) if sec["sh_flags"] & _SHF_EXECINSTR
         }
+        self.code_sections = sorted(
+            (int(sec["sh_addr"]), int(sec["sh_addr"]) + int(sec["sh_size"]))
+            for i, sec in enumerate(self.elf.iter_sections())
+            if i in code_sections and sec["sh_addr"]
+        )
         if isinstance(table, SymbolTableSection):
             strtab = self.elf.get_section(table["sh_link"]).data()
             for value, size, name_at, info, other, shndx in self._symbol_rows(table):
@@ -442,6 +457,13 @@ class ElfFile:
             offset += len(part)
             size -= len(part)
         return out
+
+    def section_end(self, addr: int) -> int | None:
+        """The end of the code section holding ``addr``."""
+        for lo, hi in self.code_sections:
+            if lo <= addr < hi:
+                return hi
+        return None
 
     def info_entries(self, low: int, high: int) -> list[int]:
         """Entries in ``[low, high]`` with an info table before them, as the binary names them:

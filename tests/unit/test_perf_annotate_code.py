@@ -207,3 +207,19 @@ def test_library_functions_have_no_undecodable_instruction(
             ours = set(_instructions(f))
             assert not [p for p in garbage if p.address in ours]
             assert any(t.start <= p.address < t.entry for p in garbage for t in f.tables)
+
+
+def test_spans_are_printed_in_ghcs_notation(
+    recordings: dict[str, Recording], annotated: dict[str, PerfAnnotation]
+) -> None:
+    """``12:16-50``, ``(10,1)-(13,50)``, ``22:44``: as GHC prints the same spans in its Cmm
+    (DWARF's end column is one past the last character, GHC's notation names the last)."""
+    shown = 0
+    for program, rec in recordings.items():
+        ghc = rec.ghc_spans()
+        ours = {s.span for f in annotated[program].functions for s in f.spans}
+        ours |= {s for f in annotated[program].functions for b in f.blocks for s in b.spans}
+        assert ours, program
+        assert ours <= ghc, (program, sorted(ours - ghc)[:5])
+        shown += len(ours)
+    assert shown > 10
