@@ -74,6 +74,7 @@ def record(ghc: str, program: str, folder: Path, wrapper: Sequence[str] = ()) ->
     through ``wrapper`` (``env``, say) if given."""
     perf = require_program("perf", "linux-perf")
     binary, root = build(ghc, program)
+    folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{program.lower()}-{ghc}.perf.data"
     subprocess.run(
         [perf, "record", *PERF_FLAGS, "-o", str(out), "--", *wrapper, *command(ghc, binary)],

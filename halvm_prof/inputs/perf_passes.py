@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from halvm_prof.inputs.plan import Plan, fold_in_file_order, run
 from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
-from halvm_prof.perf.annotate import PerfAnnotation, annotate, recorded_program
+from halvm_prof.perf.annotate import PerfAnnotation, annotate
 from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
 from halvm_prof.perf.merge import (
     EventlogFacts,
@@ -24,6 +24,7 @@ from halvm_prof.perf.merge import (
     sample_instants,
 )
 from halvm_prof.perf.profile import PerfProfile, perf_profile
+from halvm_prof.perf.program import recorded_program
 
 if TYPE_CHECKING:
     from halvm_prof.timeline.build import TimelineSink

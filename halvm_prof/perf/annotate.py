@@ -29,7 +29,6 @@ from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
 from halvm_prof.perf.infotables import InfoTable
 from halvm_prof.perf.profile import PerfProfile
-from halvm_prof.perf.reader import Mmap, PerfData
 from halvm_prof.perf.symbolize import named_frame
 
 #: How samples reach the source, said in every output.
@@ -364,25 +363,6 @@ def _line_shares(
         spans = tuple(str(x) for x in sorted(covering[(file, line)]))
         out.append(SourceLineShare(file, line, text, v, spans))
     return tuple(out), tuple(sorted(f for f, t in texts.items() if t is None))
-
-
-def recorded_program(data: PerfData) -> str:
-    """The program perf recorded: the first executable file mapped that is not a library or
-    the loader, where it still is."""
-    found = None
-    for r in data.iter_records():
-        if isinstance(r, Mmap) and r.executable and r.filename.startswith("/"):
-            base = os.path.basename(r.filename)
-            if not base.startswith(("ld-", "ld.so")) and ".so" not in base:
-                found = r.filename
-                break
-    if found is None or not os.path.isfile(found):
-        raise InputError(
-            "cannot tell which binary was profiled" + (f" ({found} is not there)" if found else ""),
-            path=data.path,
-            hint="give it with --binary",
-        )
-    return found
 
 
 def annotate(

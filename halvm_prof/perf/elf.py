@@ -416,6 +416,10 @@ class ElfFile:
         i = bisect.bisect_right(self._proc_starts, addr) - 1 if self._procs else -1
         return self._procs[i] if i >= 0 else None
 
+    def has_ghc_code(self) -> bool:
+        """Whether GHC compiled code of it: its RTS's ``hs_main`` or an info table's symbol."""
+        return any(n == "hs_main" or n.endswith("_info") for n in self._sym_name)
+
     def has_source_notes(self) -> bool:
         """Whether any of GHC's blocks carries a source note."""
         return any(spans for _, _, spans in self._blocks)

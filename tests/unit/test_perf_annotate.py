@@ -245,7 +245,7 @@ def test_a_moved_binary_must_be_given() -> None:
     with open_source(PERF / "work.perf.data") as source, perf_data(PERF / "work.perf.data") as d:
         recorded = next(r.filename for r in d.iter_records() if isinstance(r, Mmap))
         assert not Path(recorded).exists()
-        with pytest.raises(InputError, match="give it with --binary"):
+        with pytest.raises(InputError, match="with --binary"):
             perf_annotate(source, None)
 
 

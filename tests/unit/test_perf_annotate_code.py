@@ -11,9 +11,11 @@ tables the binary names (``nm``'s and ``readelf``'s ``*_info``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from halvm_prof.errors import InputError
 from halvm_prof.inputs.perf_passes import perf_annotate
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf.annotate import FunctionAnnotation, PerfAnnotation
@@ -223,3 +225,34 @@ def test_spans_are_printed_in_ghcs_notation(
         assert ours <= ghc, (program, sorted(ours - ghc)[:5])
         shown += len(ours)
     assert shown > 10
+
+
+def test_a_recording_through_a_wrapper_is_of_the_program_or_says_to_give_it(
+    recordings: dict[str, Recording], tmp_path: Path
+) -> None:
+    """perf record -- env ./prog, unshare --fork ./prog: the program is annotated, not the
+    wrapper; a chroot's program (unshare --root), recorded at a path that is not the host's,
+    is refused in one line naming --binary."""
+    from click.testing import CliRunner
+
+    from halvm_prof.cli.app import cli
+
+    rec = recordings["Numeric"]
+    if rec.symfs is None:
+        # a wrapper that execs the program, and one that forks it
+        for wrapper in (["env"], ["unshare", "--fork"]):
+            wrapped = record(rec.ghc, "Numeric", tmp_path / wrapper[0], wrapper)
+            with open_source(wrapped.perf_data) as source:
+                a = perf_annotate(source, None)
+            assert a.binary == str(rec.binary), wrapper
+            assert a.functions and a.functions[0].name == "Main.$wgo", wrapper
+        return
+    # GHC 9.10's programs ran in its chroot through unshare --root
+    inside = "/" + str(rec.binary.relative_to(rec.symfs))
+    with open_source(rec.perf_data) as source, pytest.raises(InputError) as e:
+        perf_annotate(source, None)
+    assert inside in str(e.value) and "started through unshare" in str(e.value)
+    assert "with --binary" in str(e.value)
+    r = CliRunner().invoke(cli, ["perf", "annotate", str(rec.perf_data)])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "--binary" in r.stderr, r.stderr
