@@ -57,16 +57,11 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
     src = scratch / f"{name}.hs"
     src.write_bytes(source)
+    # Compiled in its folder by a relative name, so the source file GHC writes into a -g
+    # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(
-        [
-            ghc,
-            *flags,
-            "-outputdir",
-            str(scratch / "o"),
-            "-o",
-            str(scratch / name.lower()),
-            str(src),
-        ],
+        [ghc, *flags, "-outputdir", "o", "-o", name.lower(), src.name],
+        cwd=scratch,
         check=True,
         capture_output=True,
     )

@@ -53,7 +53,8 @@ class AsmLine:
 
 @dataclass(frozen=True, slots=True)
 class AsmBlock:
-    """Consecutive instructions that GHC's notes give one span set (``()``: no note)."""
+    """Consecutive instructions that GHC's notes give one span set (``()``: no note), from
+    one info table to the next at most."""
 
     spans: tuple[str, ...]
     samples: int
@@ -281,13 +282,16 @@ def annotate_function(
     shares: dict[SourceSpan, float] = defaultdict(float)
     counted = unnoted = inside = 0
     starts = {ins.address for ins in code.instructions}
+    entries = {t.entry for t in code.tables}
     for ins in code.instructions:
         a, b = bisect.bisect_left(sampled, ins.address), bisect.bisect_left(sampled, ins.end)
         n = sum(addresses[x] for x in sampled[a:b])
         inside += n - (addresses[ins.address] if ins.address in starts else 0)
         counted += n
         spans = elf.spans_at(ins.address)
-        if spans != current_set and current:
+        # a block is a run of one span set; a return point's code (after its table) starts
+        # one too, so code without notes (a library's) still falls into its pieces
+        if current and (spans != current_set or ins.address in entries):
             blocks.append(_block(current_set or (), current))
             current = []
         current_set = spans
