@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, echo_text, json_option, tell
+from halvm_prof.cli.common import json_option, to_stderr, to_stdout
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -96,7 +96,7 @@ def hunt(
                 timeout=timeout,
                 interval=interval,
                 max_suspects=max_suspects,
-                say=lambda line: tell(line, err=True),
+                say=to_stderr,
             )
             result = outcome.result
             producer_file = result.runs[0].file
@@ -105,8 +105,8 @@ def hunt(
             from halvm_prof.render.messages import wrote
 
             write_hunt_page(page, result, producer_file)
-            tell(wrote(page), err=True)
+            to_stderr(wrote(page))
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
     else:
-        echo_text(hunt_text(result), "hunt")
+        to_stdout(hunt_text(result), "hunt")

@@ -15,13 +15,13 @@ import click
 
 from halvm_prof.cli.common import (
     F,
-    echo_text,
     either_spelling,
     load_band_names,
     names_option,
     old_spelling,
     output_option,
-    tell,
+    to_stderr,
+    to_stdout,
 )
 from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
@@ -369,13 +369,13 @@ def _baseline(runner: Run, watch: Stopwatch) -> None:
     from halvm_prof.run.cost import alone_command, watch_cost
 
     if runner.stopped:
-        tell("note: --baseline: the run was stopped before it ended; nothing to compare")
+        to_stderr("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
     times, server = watch.result()
-    tell(f"running {runner.name} again alone for --baseline...", err=True)
+    to_stderr(f"running {runner.name} again alone for --baseline...")
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
     cost = watch_cost(times, server, command)
-    echo_text(format_watch_cost(cost, runner.name))
+    to_stdout(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))

@@ -22,7 +22,7 @@ from halvm_prof.cli.common import (
     open_input_source,
     open_output,
     refuse_terminal,
-    say,
+    to_stdout,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.files.input import display_name
@@ -160,7 +160,7 @@ def report(
     if as_hunt:
         result = verdict_of_files(files)
         write_hunt_page(output, result, result.runs[0].file, title=title)
-        say(wrote(output), output)
+        to_stdout(wrote(output) + "\n", beside=output)
         return
     from halvm_prof.pages import write_report_page
 
@@ -177,7 +177,7 @@ def report(
                 sources, out, title=page_title, top_bands=bands, view=heap_view
             ),
         )
-    say(wrote(output), output)
+    to_stdout(wrote(output) + "\n", beside=output)
 
 
 def write_hunt_page(
