@@ -27,7 +27,7 @@ from halvm_prof.jsonable import plain
 from halvm_prof.perf.code import Known, function_code
 from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
-from halvm_prof.perf.infotables import InfoTable
+from halvm_prof.perf.infotables import TableBytes
 from halvm_prof.perf.profile import PerfProfile
 from halvm_prof.perf.symbolize import named_frame
 
@@ -109,7 +109,7 @@ class FunctionAnnotation:
     missing_sources: tuple[str, ...]
     truncated: bool
     #: the info tables in its range, left out of the instructions
-    tables: tuple[InfoTable, ...]
+    tables: tuple[TableBytes, ...]
     #: why its code's bounds are a guess (empty: GHC's layout vouches for every instruction)
     guesses: tuple[str, ...]
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from halvm_prof.perf.disasm import MAX_INSTRUCTIONS, Decoded, disassemble
-from halvm_prof.perf.infotables import InfoTable, table_before
+from halvm_prof.perf.infotables import TableBytes, table_before
 
 #: Instructions after which the next byte is not reached by running on.
 _STOPS = re.compile(r"^(?:notrack\s+|bnd\s+|rep\s+)?(?:jmp|jmpq|ret|retq|ud2|hlt)\b")
@@ -66,7 +66,7 @@ class FunctionCode:
     low: int
     high: int
     instructions: tuple[Instruction, ...]
-    tables: tuple[InfoTable, ...]
+    tables: tuple[TableBytes, ...]
     guesses: tuple[str, ...]
     #: objdump stopped at :data:`disasm.MAX_INSTRUCTIONS`
     truncated: bool
@@ -125,7 +125,7 @@ def _targets(instructions: Iterable[Instruction], low: int, high: int) -> set[in
     return out
 
 
-def _pieces(low: int, high: int, tables: Iterable[InfoTable]) -> list[tuple[int, int]]:
+def _pieces(low: int, high: int, tables: Iterable[TableBytes]) -> list[tuple[int, int]]:
     """``[low, high)`` without the tables' bytes."""
     out = []
     at = low
@@ -166,7 +166,7 @@ class _Decoder:
         ]
 
 
-def _context_ok(table: InfoTable, decoded: Sequence[Instruction], starts: list[int]) -> bool:
+def _context_ok(table: TableBytes, decoded: Sequence[Instruction], starts: list[int]) -> bool:
     """Whether the decoded code reaches ``table.start`` on an instruction boundary, after a
     jump and padding only: the code before a table never runs into it."""
     i = bisect.bisect_left(starts, table.start)
@@ -222,9 +222,9 @@ def _jump_tables(
 
 def _split(
     decoded: list[Instruction],
-    table: InfoTable,
+    table: TableBytes,
     high: int,
-    tables: Iterable[InfoTable],
+    tables: Iterable[TableBytes],
     decoder: _Decoder,
 ) -> list[Instruction]:
     """The instructions again with ``table`` taken out of the piece of code holding it: the
@@ -289,7 +289,7 @@ def function_code(
     """The instructions of the function at ``[low, high)`` (``low`` its entry), found by
     GHC's layout rule (see the module's text)."""
     decoder = _Decoder(binary, low, high, objdump)
-    tables: dict[int, InfoTable] = {}
+    tables: dict[int, TableBytes] = {}
     guesses: list[str] = []
     for entry in known.entries:
         if not low < entry <= high:

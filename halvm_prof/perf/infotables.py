@@ -43,8 +43,9 @@ _MAX_FIELDS = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
-class InfoTable:
-    """One info table: its bytes are ``[start, entry)``; ``closure_type`` is GHC's number."""
+class TableBytes:
+    """Where one info table lies in the code: its bytes are ``[start, entry)``;
+    ``closure_type`` is GHC's number."""
 
     start: int
     entry: int
@@ -64,7 +65,7 @@ def kind(closure_type: int) -> str:
 
 def table_before(
     entry: int, read: Callable[[int, int], bytes | None], *, profiled: bool = False
-) -> InfoTable | None:
+) -> TableBytes | None:
     """The info table ending at ``entry`` (an 8-byte aligned code address), or None where the
     bytes before it cannot be one. ``read(address, size)`` gives the file's bytes there (None
     outside the file)."""
@@ -101,4 +102,4 @@ def table_before(
         size_bits = layout & ((1 << _BITMAP_SIZE_BITS) - 1)
         if layout >> (_BITMAP_SIZE_BITS + size_bits):
             return None
-    return InfoTable(entry - size, entry, closure_type)
+    return TableBytes(entry - size, entry, closure_type)
