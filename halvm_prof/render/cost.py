@@ -39,8 +39,7 @@ def format_watch_cost(cost: WatchCost, name: str) -> str:
     lines = [
         f"cost of being watched: {plural(n, 'pair')} of {name} watched, then run alone (no "
         f"eventlog, no heap profile flags it did not ask for, no server; the same binary){which}:",
-        f"  wall    {w.wall:.3f} s watched, {a.wall:.3f} s alone{medians}: "
-        f"{_spread(cost.wall, n)}",
+        f"  wall    {w.wall:.3f} s watched, {a.wall:.3f} s alone{medians}: {_spread(cost.wall, n)}",
         f"  CPU     {w.cpu:.3f} s watched, {a.cpu:.3f} s alone{medians}: {_spread(cost.cpu, n)}",
     ]
     server = cost.server
