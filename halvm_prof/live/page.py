@@ -26,7 +26,9 @@ def render_live_page(
     data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
     if retitle is not None:
         data["retitle"] = retitle
-    return render_page("live.html.j2", data, ("axes.js", "stream.js", "live.js"), ("report.css", "live.css"))
+    return render_page(
+        "live.html.j2", data, ("axes.js", "stream.js", "live.js"), ("report.css", "live.css")
+    )
 
 
 def _bytes(n: float) -> str:
