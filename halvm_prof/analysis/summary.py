@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from halvm_prof.analysis.advice import ParallelGcAdvice, parallel_gc_advice
 from halvm_prof.analysis.costcentre import (
     CostCentreTotals,
     aggregate,
@@ -147,6 +148,8 @@ class EventlogSummary:
     ticky: TickySummary | None = None
     #: Its time-profile samples (+RTS -p -l), when it has any.
     samples: SamplesSummary | None = None
+    #: The RTS flags worth trying against parallel GC's cost, when its collections show it.
+    advice: ParallelGcAdvice | None = None
 
     @property
     def complete(self) -> bool:
@@ -165,6 +168,8 @@ class EventlogSummary:
             data["ticky"] = self.ticky.to_json()
         if self.samples is not None:
             data["samples"] = self.samples.to_json()
+        if self.advice is not None:
+            data["advice"] = plain(self.advice)
         return data
 
 
@@ -249,7 +254,14 @@ def summarize_eventlog(read: EventlogRead[HeapRead], top_n: int = TOP) -> Eventl
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     counters = ticky_summary(read.ticky, top_n) if read.ticky is not None else None
     sampled = samples_summary(read.samples, top_n) if read.samples is not None else None
-    return EventlogSummary(stats, heap, no_heap, ticky=counters, samples=sampled)
+    return EventlogSummary(
+        stats,
+        heap,
+        no_heap,
+        ticky=counters,
+        samples=sampled,
+        advice=parallel_gc_advice(stats),
+    )
 
 
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:

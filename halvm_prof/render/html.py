@@ -91,12 +91,18 @@ def page_json(
     data: ReportData, budget: Budget | None = None, *, encoded: bool = False
 ) -> dict[str, Any]:
     """The page's data block (``encoded``: as :func:`section_json` says)."""
+    from halvm_prof.render.answer import section_advice, section_answer
+
+    answers = [section_answer(s) for s in data.sections]
     out: dict[str, Any] = {
         "page": data.page,
         "title": data.title,
         "notes": list(data.notes),
         "sections": [section_json(s, budget, encoded=encoded) for s in data.sections],
         "generator": data.generator,
+        # The page leads with its first section's answer; each section after it has its own.
+        "answers": answers,
+        "advice": [section_advice(s) for s in data.sections],
     }
     if data.postmortem is not None:
         out["postmortem"] = data.postmortem.to_json()

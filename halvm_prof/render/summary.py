@@ -16,6 +16,7 @@ from halvm_prof.analysis.summary import (
 )
 from halvm_prof.folds.samples import SamplesSummary
 from halvm_prof.model import CostCentreTotals, folded_bands_note
+from halvm_prof.render.advice import parallel_gc_advice_text
 from halvm_prof.units import format_rate, format_seconds, format_size
 from halvm_prof.words import plural, printable, unsigned_zero
 
@@ -63,6 +64,7 @@ def render_eventlog(s: EventlogSummary) -> str:
     scheduler = "scheduler" in d.unrecorded
     lines += [
         _pair("GC", gc),
+        *([_pair("advice", parallel_gc_advice_text(s.advice))] if s.advice else []),
         _pair(
             "threads",
             unrecorded_note(("scheduler",)) if scheduler else f"{d.threads_created} created",

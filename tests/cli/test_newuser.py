@@ -25,6 +25,7 @@ from halvm_prof.live.metrics import render_metrics
 from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
+from halvm_prof.units import format_size
 from tests.conftest import CORPUS, require_program
 from tests.live.modern import env, halvm, program, snapshot, wait_for
 from tests.newuser import (
@@ -474,3 +475,112 @@ def test_the_page_is_told_the_true_age_of_the_newest_data(ghc: str) -> None:
             live.communicate(timeout=60)
         assert lines[0] == b"event: snapshot\n"
         assert 3 < told <= now < told + 5, (told, now)
+
+
+def _report(tmp_path: Path, *inputs: Path) -> dict[str, Any]:
+    page = tmp_path / "page.html"
+    _cli("report", *map(str, inputs), "-o", str(page))
+    return _page_config(page.read_text())
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_a_spark_program_s_report_opens_on_its_capabilities(ghc: str, tmp_path: Path) -> None:
+    # A -N2 spark program's report opened on a 95 KiB -hT heap with a red "STACK leak?" flag
+    # and a 60-row band table; its timeline and sparks were far below.
+    with built(ghc, "thr", SPARKS) as prog:
+        log = prog.folder / "sparks.eventlog"
+        run(prog, ["27"], ["-N2", "-hT", "-i0.01", "-l", f"-ol{prog.inside(log)}"])
+        data = _report(tmp_path, log, prog.folder / "sparks.hp")
+        summary = json.loads(_cli("summary", str(log), "--json"))
+        hp_summary = json.loads(_cli("summary", str(prog.folder / "sparks.hp"), "--json"))
+    kinds = [s["kind"] for s in data["sections"]]
+    assert kinds[0] == "runtime" and "heap" in kinds, kinds
+    sparks = summary["sparks"]
+    assert sparks["created"] > 0
+    lead = data["answers"][0]
+    assert lead.startswith("2 capabilities ran Haskell code "), lead
+    assert f"{sparks['created']:,} sparks: {sparks['converted']:,} converted" in lead, lead
+    # A heap of kilobytes flags no leak: not in the tables, not in the summaries.
+    for heap in (s for s in data["sections"] if s["kind"] == "heap"):
+        assert heap["peak"]["total"] < 1 << 20
+        assert not [b["band"] for b in heap["bands"] if b["leak"]]
+    assert summary["heap"]["leak_suspects"] == [] and hp_summary["leak_suspects"] == []
+    assert all(a for a in data["answers"]), data["answers"]  # every section says something
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_a_heap_report_opens_on_what_grows(ghc: str, tmp_path: Path) -> None:
+    # The leaky accumulator grows all run and is let go when summed at exit: no line fits
+    # it (no leak suspect), yet it is what grows.
+    with built(ghc, "prof", ACCUMULATE) as prog:
+        log = prog.folder / "accumulate.eventlog"
+        run(prog, ["600000"], ["-hc", "-L200", "-i0.02", "-l", f"-ol{prog.inside(log)}"])
+        for path in (prog.folder / "accumulate.hp", log):
+            data = _report(tmp_path, path)
+            heap = data["sections"][0]
+            assert heap["kind"] == "heap" and heap["peak"]["total"] >= 1 << 20
+            grows = max(heap["bands"], key=lambda b: b["max"])
+            assert grows["band"].startswith("accumulate.")
+            lead = data["answers"][0]
+            # A fitting line (a leak suspect) or a rise to a peak let go: either is what grows.
+            assert lead.startswith(f"What grows: {grows['band']}, "), lead
+            assert f"to {format_size(grows['max'])}" in lead, lead
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_a_cost_centre_report_answers_where_the_time_goes_with_its_source(
+    ghc: str, tmp_path: Path
+) -> None:
+    with built(ghc, "prof", MAPCACHE) as prog:
+        run(prog, [], ["-p"])
+        prof = prog.folder / "mapcache.prof"
+        data = _report(tmp_path, prof)
+        text = prof.read_text()
+    (section,) = data["sections"]
+    top = section["table"][0]
+    # The .prof's own SRC column, for every row that has one.
+    assert "MapCache.hs:" in top["src"] and top["src"] in text
+    assert data["answers"][0].startswith(
+        f"Where the time goes: {top['name']} ({top['src']}) holds "
+        f"{top['individual_time']:.1f}% of it itself"
+    ), data["answers"][0]
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_parallel_gc_s_cost_is_said_with_the_flags_that_address_it(
+    ghc: str, tmp_path: Path
+) -> None:
+    # Sparks on two capabilities with a 64 KiB nursery: thousands of short parallel
+    # collections, whose GC threads wait on each other's spin locks (27-36% of perf's samples
+    # in acquire_spin_lock_slow_path); +RTS -qg ran it three times as fast.
+    require_program("perf", "linux-perf")
+    with built(ghc, "thr", SPARKS) as prog:
+        log = prog.folder / "sparks.eventlog"
+        rec = prog.folder / "rec"
+        _cli("record", "-F", "2000", "-o", str(rec), "--", *prog.argv, "30",
+             "+RTS", "-N2", "-A64k", "-l", f"-ol{prog.inside(log)}", "-RTS")  # fmt: skip
+        perf = _cli("perf", "report", str(prog.exe), str(rec / "perf.data"))
+        summary = _cli("summary", str(log))
+        figures = json.loads(_cli("summary", str(log), "--json"))
+        data = _report(tmp_path, log)
+    flags = "Try +RTS -qg (one GC thread), -qn1 (fewer GC threads) or a larger allocation area"
+    # The eventlog's evidence, in the eventlog's own counts.
+    parallel, count = figures["gc_parallel"], figures["gc_count"]
+    assert parallel >= 0.5 * count and figures["gc_total"] >= 0.1 * figures["duration"]
+    said = f"{parallel:,} of {count:,} collections were parallel"
+    (advice,) = [ln for ln in summary.splitlines() if ln.startswith("advice:")]
+    assert said in advice and flags in advice, advice
+    assert figures["advice"]["parallel"] == parallel
+    assert data["sections"][0]["kind"] == "runtime"
+    assert said in data["advice"][0] and flags in data["advice"][0], data["advice"]
+    # perf's evidence, in perf report's own counts: its share of acquire_spin_lock_slow_path.
+    rows = re.findall(r"^\s+(\d+)\s+([\d.]+)%\s+acquire_spin_lock_slow_path\s", perf, re.M)
+    total = int(re.search(r"^samples\s+(\d+)", perf, re.M).group(1))  # type: ignore[union-attr]
+    spun = int(rows[0][0]) if rows else 0
+    perf_advice = [ln for ln in perf.splitlines() if ln.startswith("advice")]
+    if spun >= 0.05 * total:
+        (line,) = perf_advice
+        assert f"of perf's samples ({spun:,} of {total:,}) are in acquire_spin_lock" in line
+        assert flags in line
+    else:  # a quiet machine's GC threads may not spin: then perf says nothing of it
+        assert not perf_advice, perf
