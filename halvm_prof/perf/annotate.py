@@ -65,13 +65,11 @@ class AsmBlock:
 class SpanShare:
     """A source span and the samples spread onto it (a fraction where a set was shared)."""
 
-    span: str
-    file: str
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
+    span: SourceSpan
     share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.span.to_json(), "share": self.share}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +126,8 @@ class PerfAnnotation:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = plain(self)
+        for function, written in zip(self.functions, out["functions"], strict=True):
+            written["spans"] = [s.to_json() for s in function.spans]
         return out
 
 
@@ -325,7 +325,7 @@ def annotate_function(
         unnoted=unnoted,
         blocks=tuple(blocks),
         spans=tuple(
-            SpanShare(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, v)
+            SpanShare(s, v)
             for s, v in sorted(shares.items(), key=lambda x: (-x[1], x[0]))
         ),
         lines=lines,

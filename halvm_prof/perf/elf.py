@@ -70,6 +70,17 @@ class SourceSpan(NamedTuple):
         last_col = self.end_col - 1 if self.end_col else 0
         return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{last_col})"
 
+    def to_json(self) -> dict[str, str | int]:
+        """The span in GHC's notation (``span``) and its fields, as the JSON outputs give it."""
+        return {
+            "span": str(self),
+            "file": self.file,
+            "start_line": self.start_line,
+            "start_col": self.start_col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+        }
+
 
 class Function(NamedTuple):
     """A function's name as its file gives it.

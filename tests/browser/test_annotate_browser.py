@@ -52,7 +52,7 @@ def test_the_page_links_blocks_to_their_source(browser: Any, tmp_path: Path) -> 
         "return [...document.querySelectorAll('#f0 tr.line.lit mark')].map(m => m.textContent)"
     )
     text = (PERF / "Work.hs").read_text().splitlines()
-    spans = {s.span: s for s in f.spans}
+    spans = {str(s.span): s.span for s in f.spans}
     wanted = []
     for name in block.spans:
         s = spans[name]

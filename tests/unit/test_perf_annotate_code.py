@@ -219,7 +219,7 @@ def test_spans_are_printed_in_ghcs_notation(
     shown = 0
     for program, rec in recordings.items():
         ghc = rec.ghc_spans()
-        ours = {s.span for f in annotated[program].functions for s in f.spans}
+        ours = {str(s.span) for f in annotated[program].functions for s in f.spans}
         ours |= {s for f in annotated[program].functions for b in f.blocks for s in b.spans}
         assert ours, program
         assert ours <= ghc, (program, sorted(ours - ghc)[:5])
