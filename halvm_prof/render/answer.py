@@ -69,7 +69,7 @@ def _rise(s: HeapSection) -> str | None:
     """The band that grows most to its peak, when it starts at under half of it (a leak the
     program lets go at its end, as an accumulator summed at exit does, fits no line)."""
     series = {b.name: b.values for b in s.series}
-    charted = [b for b in s.bands if b.band in series and series[b.band]]
+    charted = [b for b in s.bands if series.get(b.band)]
     if not charted:
         return None
     b = max(charted, key=lambda r: (r.max, r.band))
