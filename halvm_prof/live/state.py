@@ -301,6 +301,7 @@ class CensusClock:
         self._eventlog = 0
         self._waiting_hp: dict[int, tuple[float, int]] = {}
         self._waiting_eventlog: dict[int, tuple[float, int]] = {}
+        self._end: float | None = None
 
     def hp_census(self, census: HeapSample, read_at: float) -> None:
         """The ``.hp``'s next census, read ``read_at`` seconds after the program started."""
@@ -312,7 +313,8 @@ class CensusClock:
         elif exact is not None and exact[1] == total:
             self._times[census.time] = exact[0]
         else:
-            self._times[census.time] = read_at
+            # Never after the eventlog's end, when that came first.
+            self._times[census.time] = read_at if self._end is None else min(read_at, self._end)
             self._wait(self._waiting_hp, k, (census.time, total))
 
     def eventlog_census(self, census: HeapSample) -> bool:
@@ -330,7 +332,10 @@ class CensusClock:
 
     def ended(self, end: float) -> bool:
         """The eventlog ended at ``end``: no census it has not timed (GHC's at exit) came
-        later. True when a time changed."""
+        later. True when a time changed (once per end: every poll after it asks)."""
+        if self._end == end:
+            return False
+        self._end = end
         changed = False
         for cpu, _total in self._waiting_hp.values():
             if self._times.get(cpu, 0.0) > end:
