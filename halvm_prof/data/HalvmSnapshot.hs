@@ -479,7 +479,13 @@ sourceOf :: Any -> IO (Maybe [String])
 #if __GLASGOW_HASKELL__ >= 906
 sourceOf a = do
   found <- whereFrom a
-  return $ fmap (\p -> [ipName p, ipDesc p, ipTyDesc p, ipLabel p, ipMod p, ipSrcFile p, ipSrcSpan p]) found
+  return $ fmap (\p -> [ipName p, description p, ipTyDesc p, ipLabel p, ipMod p, ipSrcFile p, ipSrcSpan p]) found
+  where
+#if __GLASGOW_HASKELL__ >= 910
+    description = show . ipDesc -- a closure type from 9.10 on
+#else
+    description = ipDesc -- its number, as text
+#endif
 #elif __GLASGOW_HASKELL__ >= 904
 sourceOf a = do
   found <- whereFrom a
@@ -522,27 +528,48 @@ collect index n = go (n -# 1#) []
       | isTrue# (i <# 0#) = acc
       | otherwise = case index i of (# p #) -> go (i -# 1#) (p : acc)
 
+-- Functions of an unlifted object (an array, an MVar#, a TVar#), called with the pointer the
+-- walk holds as a lifted 'Any'. A lifted value coerced to an unlifted type is evaluated
+-- first (GHC enters it: "MVAR object entered"); a function coerced to take 'Any' is called
+-- with the pointer as it is. Each is NOINLINE so the coercion stays on the function.
+
 -- | An array's elements, read with the array primitives (GHC's own list would be built on the
 -- C stack, too small for a large array).
 arrayOf :: Any -> [Any]
-arrayOf a =
-  let arr = unsafeCoerce# a :: Array# Any
-   in collect (\i -> indexArray# arr i) (sizeofArray# arr)
+arrayOf = unsafeCoerce# arrayElements
+{-# NOINLINE arrayOf #-}
+
+arrayElements :: Array# Any -> [Any]
+arrayElements arr = collect (\i -> indexArray# arr i) (sizeofArray# arr)
+{-# NOINLINE arrayElements #-}
 
 smallArrayOf :: Any -> [Any]
-smallArrayOf a =
-  let arr = unsafeCoerce# a :: SmallArray# Any
-   in collect (\i -> indexSmallArray# arr i) (sizeofSmallArray# arr)
+smallArrayOf = unsafeCoerce# smallArrayElements
+{-# NOINLINE smallArrayOf #-}
+
+smallArrayElements :: SmallArray# Any -> [Any]
+smallArrayElements arr = collect (\i -> indexSmallArray# arr i) (sizeofSmallArray# arr)
+{-# NOINLINE smallArrayElements #-}
 
 -- | A full MVar's value (an empty one holds nothing); never blocks.
 mvarValue :: Any -> IO [Any]
-mvarValue a = IO $ \s -> case tryReadMVar# (unsafeCoerce# a :: MVar# RealWorld Any) s of
+mvarValue = unsafeCoerce# mvarContents
+{-# NOINLINE mvarValue #-}
+
+mvarContents :: MVar# RealWorld Any -> IO [Any]
+mvarContents m = IO $ \s -> case tryReadMVar# m s of
   (# s1, 0#, _ #) -> (# s1, [] #)
   (# s1, _, v #) -> (# s1, [v] #)
+{-# NOINLINE mvarContents #-}
 
 tvarValue :: Any -> IO [Any]
-tvarValue a = IO $ \s -> case readTVarIO# (unsafeCoerce# a :: TVar# RealWorld Any) s of
+tvarValue = unsafeCoerce# tvarContents
+{-# NOINLINE tvarValue #-}
+
+tvarContents :: TVar# RealWorld Any -> IO [Any]
+tvarContents t = IO $ \s -> case readTVarIO# t s of
   (# s1, v #) -> (# s1, [v] #)
+{-# NOINLINE tvarContents #-}
 
 -- | A closure of more words than this is never given to 'unpackClosure#' (which copies it and
 -- collects its pointers in a C array of its size).
