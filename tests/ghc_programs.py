@@ -13,7 +13,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import halvm_prof
 from tests.conftest import CORPUS, DATA, require_program
+
+#: The heap snapshot module halvm-prof ships (``halvm-prof snapshot module`` writes it).
+SNAPSHOT_MODULE = Path(halvm_prof.__file__).parent / "data" / "HalvmSnapshot.hs"
 
 SOURCES = {
     "Leaky": CORPUS / "src" / "Leaky.hs",
@@ -32,7 +36,13 @@ SOURCES = {
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
+    # Heap snapshots of structures counted by hand (tests/snapshot_programs.py).
+    "Structures": DATA / "snapshot" / "Structures.hs",
+    # A million closures to snapshot (benchmarks/bench_snapshot.py).
+    "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
 }
+#: The modules a program imports besides GHC's own packages, built with it.
+MODULES = {"Structures": (SNAPSHOT_MODULE,), "Million": (SNAPSHOT_MODULE,)}
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
 
@@ -45,7 +55,10 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     ghc = require_program("ghc", "ghc")
     flags = FLAGS if flags is None else flags
     source = SOURCES[name].read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
+    modules = MODULES.get(name, ())
+    key = hashlib.sha256(
+        b"".join([source, *(m.read_bytes() for m in modules)]) + " ".join(flags).encode()
+    ).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
     exe = folder / name.lower()
     if exe.exists():
@@ -53,10 +66,13 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
     src = scratch / f"{name}.hs"
     src.write_bytes(source)
+    for module in modules:
+        shutil.copyfile(module, scratch / module.name)
     subprocess.run(
         [
             ghc,
             *flags,
+            f"-i{scratch}",
             "-outputdir",
             str(scratch / "o"),
             "-o",

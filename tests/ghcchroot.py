@@ -14,6 +14,7 @@ writes them at their host path, the program sees them at :meth:`Chroot.inside`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -95,6 +96,34 @@ class Chroot:
     def popen(self, args: Sequence[str], cwd: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start ``args`` in the chroot in the background; its pid is the program's."""
         return subprocess.Popen(self.command(args, cwd), **kwargs)
+
+    def cached_build(
+        self, source: Path, flags: Sequence[str], modules: Sequence[Path] = ()
+    ) -> Path:
+        """``source`` (with the ``modules`` it imports) built with this GHC once per content
+        and flags, kept under the chroot's /tmp between test runs: the executable's host
+        path."""
+        root = self.root()
+        key = hashlib.sha256(
+            b"".join([source.read_bytes(), *(m.read_bytes() for m in modules)])
+            + " ".join(flags).encode()
+        ).hexdigest()[:16]
+        exe_name = source.stem.lower()
+        folder = root / "tmp" / f"halvm-build-{self.ghc}-{exe_name}-{key}"
+        exe = folder / exe_name
+        if exe.exists():
+            return exe
+        scratch = Path(tempfile.mkdtemp(prefix="halvm-build-", dir=root / "tmp"))
+        for module in modules:
+            shutil.copyfile(module, scratch / module.name)
+        self.build(source, flags, scratch)
+        # Published whole by a rename, so a build another test run makes at once cannot be
+        # half seen.
+        try:
+            scratch.rename(folder)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return exe
 
     def build(self, source: Path, flags: Sequence[str], cwd: Path, name: str | None = None) -> str:
         """Compile ``source`` with this GHC into ``cwd`` (a :meth:`work_dir`); the executable's

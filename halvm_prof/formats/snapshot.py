@@ -22,6 +22,7 @@ import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import IO, Any
 
 from halvm_prof.errors import FormatError
@@ -51,7 +52,7 @@ _BLOCK_HEAD = struct.Struct("<II")
 
 
 @dataclass(frozen=True, slots=True)
-class SnapshotSource:
+class InfoSource:
     """An info table's source, as its IPE entry (``-finfo-table-map``, GHC 9.2 on) names it."""
 
     name: str
@@ -79,7 +80,7 @@ class SnapshotType:
     package: str = ""
     module: str = ""
     name: str = ""
-    source: SnapshotSource | None = None
+    source: InfoSource | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +146,7 @@ class _Cut(Exception):
 class SnapshotReader(StreamReader):
     """Reads one snapshot from a binary stream: ``SnapshotReader(stream).read()``."""
 
-    def __init__(
-        self, stream: IO[bytes], *, name: str | None = None, owned: bool = False
-    ) -> None:
+    def __init__(self, stream: IO[bytes], *, name: str | None = None, owned: bool = False) -> None:
         super().__init__(stream, owned=owned)
         self.name = stream_name(stream, name)
         self._offset = 0
@@ -235,7 +234,7 @@ class SnapshotReader(StreamReader):
     def read(self) -> HeapSnapshot:
         """The whole snapshot, or what comes before a cut (with a ``truncated`` stop)."""
         info = self._head()
-        state = _State()
+        state = _Read()
         stop = Stop("end", 0, "")
         end: SnapshotEnd | None = None
         while True:
@@ -259,8 +258,7 @@ class SnapshotReader(StreamReader):
                 stop = Stop(
                     "truncated",
                     at,
-                    f"the snapshot stops inside a record at byte {at}: what came before it is "
-                    "read",
+                    f"the snapshot stops inside a record at byte {at}: what came before it is read",
                 )
                 break
         if end is not None:
@@ -279,7 +277,7 @@ class SnapshotReader(StreamReader):
             stop=stop,
         )
 
-    def _record(self, tag: bytes, at: int, state: _State) -> None:
+    def _record(self, tag: bytes, at: int, state: _Read) -> None:
         if tag == b"B":
             self._block(at, state)
         elif tag == b"T":
@@ -294,7 +292,7 @@ class SnapshotReader(StreamReader):
             closure = self._u32()
             if state.walked:
                 raise self._error("a root record after the walk began", at)
-            if closure > len(state.roots):
+            if closure > state.met:
                 raise self._error(f"root {name!r} is closure {closure}, never met", at)
             state.roots.append(SnapshotRoot(name, closure))
             state.met = max(state.met, closure + 1)
@@ -304,10 +302,10 @@ class SnapshotReader(StreamReader):
     def _type(self) -> SnapshotType:
         closure_type, package, module, name = (self._string() for _ in range(4))
         has_source = self._take(1)[0]
-        source = SnapshotSource(*(self._string() for _ in SOURCE_FIELDS)) if has_source else None
+        source = InfoSource(*(self._string() for _ in SOURCE_FIELDS)) if has_source else None
         return SnapshotType(closure_type, package, module, name, source)
 
-    def _block(self, at: int, state: _State) -> None:
+    def _block(self, at: int, state: _Read) -> None:
         count, pointers = _BLOCK_HEAD.unpack(self._take(_BLOCK_HEAD.size))
         if not 0 < count <= MAX_BLOCK:
             raise self._error(f"a block of {count} closures (1 to {MAX_BLOCK})", at)
@@ -316,8 +314,7 @@ class SnapshotReader(StreamReader):
         kinds, sizes, counts = triples[0::3], triples[1::3], triples[2::3]
         if sum(counts) != pointers:
             raise self._error(
-                f"a block whose closures have {sum(counts)} pointers, not the {pointers} "
-                "it holds",
+                f"a block whose closures have {sum(counts)} pointers, not the {pointers} it holds",
                 at,
             )
         if kinds and max(kinds) >= len(state.types):
@@ -328,7 +325,7 @@ class SnapshotReader(StreamReader):
             raise self._error(f"a pointer to closure {max(ids)}, never met", at)
         state.add(kinds, sizes, counts, ids)
 
-    def _check_end(self, end: SnapshotEnd, state: _State, at: int) -> None:
+    def _check_end(self, end: SnapshotEnd, state: _Read, at: int) -> None:
         if end.closures != state.walked or end.pointers != len(state.targets):
             raise self._error(
                 f"its end record counts {end.closures} closures and {end.pointers} pointers; "
@@ -336,12 +333,10 @@ class SnapshotReader(StreamReader):
                 at,
             )
         if state.met > state.walked:
-            raise self._error(
-                f"closure {state.walked} was met but has no record", at
-            )
+            raise self._error(f"closure {state.walked} was met but has no record", at)
 
 
-class _State:
+class _Read:
     """What the reader has read so far."""
 
     def __init__(self) -> None:
@@ -359,7 +354,9 @@ class _State:
     def walked(self) -> int:
         return len(self.type_of)
 
-    def add(self, kinds: array[int], sizes: array[int], counts: array[int], ids: array[int]) -> None:
+    def add(
+        self, kinds: array[int], sizes: array[int], counts: array[int], ids: array[int]
+    ) -> None:
         self.type_of.extend(kinds)
         if sizes and max(sizes) >= STATIC_BIT:
             self.static.extend(1 if s & STATIC_BIT else 0 for s in sizes)
@@ -367,10 +364,9 @@ class _State:
         else:
             self.static.extend(bytes(len(sizes)))
         self.size_of.extend(sizes)
-        base = self.first[-1]
-        for c in counts:
-            base += c
-            self.first.append(base)
+        running = accumulate(counts, initial=self.first[-1])
+        next(running)
+        self.first.extend(running)
         self.targets.extend(ids)
         if ids:
             self.met = max(self.met, max(ids) + 1)
@@ -386,9 +382,7 @@ def write_snapshot(stream: IO[bytes], snapshot: HeapSnapshot, *, block: int = 40
     info = snapshot.info
     out = bytearray(MAGIC + _U32.pack(VERSION) + b"I")
     out += _string(info.program) + _string(info.ghc)
-    out += _INFO_TAIL.pack(
-        info.word_size, info.header_words, info.pid, info.sequence, info.time
-    )
+    out += _INFO_TAIL.pack(info.word_size, info.header_words, info.pid, info.sequence, info.time)
     for root in snapshot.roots:
         out += b"R" + _string(root.name) + _U32.pack(root.closure)
     written = 0
@@ -413,9 +407,7 @@ def write_snapshot(stream: IO[bytes], snapshot: HeapSnapshot, *, block: int = 40
     for t in range(written, len(snapshot.types)):
         out += b"T" + _U32.pack(t) + _type_bytes(snapshot.types[t])
     if snapshot.end is not None:
-        out += b"E" + _END.pack(
-            snapshot.end.closures, snapshot.end.pointers, snapshot.end.walk_ns
-        )
+        out += b"E" + _END.pack(snapshot.end.closures, snapshot.end.pointers, snapshot.end.walk_ns)
     stream.write(out)
 
 

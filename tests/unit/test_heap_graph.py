@@ -68,9 +68,7 @@ def _fixed_point(edges: list[list[int]], roots: list[int]) -> list[int]:
 @st.composite
 def graphs(draw: st.DrawFn) -> tuple[list[list[int]], list[int]]:
     n = draw(st.integers(1, 40))
-    edges = [
-        draw(st.lists(st.integers(0, n - 1), max_size=4)) for _ in range(n)
-    ]
+    edges = [draw(st.lists(st.integers(0, n - 1), max_size=4)) for _ in range(n)]
     roots = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
     return edges, roots
 
@@ -92,7 +90,9 @@ def _dominators(which: str, edges: list[list[int]], roots: list[int]) -> Dominat
 @pytest.mark.parametrize("which", _twins())
 @settings(max_examples=400, deadline=None)
 @given(graphs())
-def test_dominators_match_the_fixed_point(which: str, graph: tuple[list[list[int]], list[int]]) -> None:
+def test_dominators_match_the_fixed_point(
+    which: str, graph: tuple[list[list[int]], list[int]]
+) -> None:
     edges, roots = graph
     dom = _dominators(which, edges, roots)
     assert list(dom.idom) == _fixed_point(edges, roots)
