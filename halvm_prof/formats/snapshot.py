@@ -26,7 +26,7 @@ from itertools import accumulate
 from typing import IO, Any
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader, stream_name
+from halvm_prof.files.input import StreamReader, stream_name
 from halvm_prof.stop import Stop
 
 MAGIC = b"HVSNAP\r\n"
