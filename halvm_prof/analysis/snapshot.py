@@ -43,8 +43,9 @@ from halvm_prof.jsonable import plain
 HOLDER_SHARE = 0.8
 #: Holders, type and source rows, root rows reported.
 TOP = 10
-#: Subtrees held jointly by several roots are holders when they hold at least this share.
-MIN_SHARED = 0.01
+#: A subtree is a holder when it holds at least this share (the largest few always are).
+MIN_HOLDER = 0.01
+MIN_HOLDERS = 3
 #: A path longer than this is cut in the middle (a million-cell list is one run anyway).
 MAX_STEPS = 1_000_000
 
@@ -291,6 +292,9 @@ class SnapshotReport:
     thunk_bytes: int
     thunk_retained: int
     has_sources: bool
+    #: Closures gathered by the path they were met through, runs of a label folded
+    #: (``events -> STRef -> MutVar# -> (:)* -> Event``): where the bytes are.
+    by_path: tuple[GroupRow, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -320,6 +324,7 @@ class SnapshotReport:
         out["holders"] = [h.to_json() for h in self.holders]
         out["by_type"] = [g.to_json() for g in self.by_type]
         out["by_source"] = [g.to_json() for g in self.by_source]
+        out["by_path"] = [g.to_json() for g in self.by_path]
         out["evaluated_retained"] = self.total - self.thunk_retained
         return out
 
@@ -532,7 +537,7 @@ def _holders(g: SnapshotGraph, fold: _Pass, total: int) -> list[tuple[int, bool]
         if len(found) >= TOP:
             break
         shared = v not in root_closures
-        if retained[v] == 0 or (shared and retained[v] < MIN_SHARED * total):
+        if retained[v] == 0 or (len(found) >= MIN_HOLDERS and retained[v] < MIN_HOLDER * total):
             continue
         cur = v
         while True:
@@ -573,6 +578,94 @@ def _parts(g: SnapshotGraph, holders: Sequence[int]) -> list[dict[int, tuple[int
             count, words = parts[i].get(lab, (0, 0))
             parts[i][lab] = (count + 1, words + own)
     return parts
+
+
+#: Distinct path signatures kept; a closure met past them counts under its parent's path.
+MAX_PATHS = 50_000
+#: How a run of a label reads in a path signature: one or more of it.
+RUN = "*"
+
+
+@dataclass(frozen=True)
+class PathTally:
+    """Each path signature's closures and own words (static left out), its kind (its last
+    label's) and the closure of most own words under it."""
+
+    signatures: tuple[str, ...]
+    kinds: tuple[Kind, ...]
+    closures: array[int]
+    words: array[int]
+    example: array[int]
+
+    def rows(self, word: int) -> dict[str, tuple[int, int]]:
+        """Signature -> (closures, bytes)."""
+        return {
+            s: (self.closures[i], self.words[i] * word) for i, s in enumerate(self.signatures)
+        }
+
+
+def path_tally(g: SnapshotGraph) -> PathTally:
+    """Closures by the walk's path to them, runs of one label folded into one step: every
+    cell of a list or a map lies on one signature."""
+    s = g.snapshot
+    n, walked, parents = g.n, s.walked, g.parents
+    size_of, static = s.size_of, s.static
+    # A signature is (its parent signature, its last label, whether that label runs).
+    index: dict[tuple[int, int], int] = {}
+    parent_of: list[int] = []
+    last: list[int] = []
+    runs: list[bool] = []
+    roots: list[str] = []
+    sig = array("i", repeat(-1, n))
+    names: dict[int, str] = {}
+    for r in s.roots:
+        names.setdefault(r.closure, r.name)
+    for v in range(n):
+        lab = g.label(v)
+        p = parents[v]
+        if p == n or p < 0:
+            key = (-1 - len(roots) if v in names else -1, lab)
+            base = -1
+        else:
+            base = sig[p]
+            if base >= 0 and last[base] == lab:
+                runs[base] = True
+                sig[v] = base
+                continue
+            key = (base, lab)
+        found = index.get(key)
+        if found is None:
+            if len(parent_of) >= MAX_PATHS and base >= 0:
+                sig[v] = base
+                continue
+            found = len(parent_of)
+            index[key] = found
+            parent_of.append(base)
+            last.append(lab)
+            runs.append(False)
+            roots.append(names.get(v, "?") if base < 0 else "")
+        sig[v] = found
+    count = len(parent_of)
+    closures = array("q", repeat(0, count))
+    words = array("q", repeat(0, count))
+    example = array("i", repeat(-1, count))
+    best = array("q", repeat(-1, count))
+    for v in range(n):
+        i = sig[v]
+        own = size_of[v] if v < walked and not static[v] else 0
+        closures[i] += 1
+        words[i] += own
+        if own > best[i]:
+            best[i] = own
+            example[i] = v
+    texts: list[str] = []
+    for i in range(count):
+        step = g.labels[last[i]] + (RUN if runs[i] else "")
+        p = parent_of[i]
+        texts.append(f"{texts[p]} -> {step}" if p >= 0 else f"{roots[i]} -> {step}")
+    return PathTally(
+        tuple(texts), tuple(g.kinds[lab] for lab in last), closures, words, example
+    )
 
 
 def analyse_snapshot(snapshot: HeapSnapshot) -> SnapshotReport:
@@ -655,6 +748,26 @@ def report_of(g: SnapshotGraph) -> SnapshotReport:
         thunk_bytes=fold.thunk_words * word,
         thunk_retained=fold.thunk_retained * word,
         has_sources=bool(g.sources),
+        by_path=_path_rows(path_tally(g), word),
+    )
+
+
+def _path_rows(tally: PathTally, word: int) -> tuple[GroupRow, ...]:
+    order = sorted(
+        range(len(tally.signatures)),
+        key=lambda i: (-tally.words[i], -tally.closures[i], tally.signatures[i]),
+    )
+    return tuple(
+        GroupRow(
+            tally.signatures[i],
+            tally.kinds[i],
+            tally.closures[i],
+            tally.words[i] * word,
+            tally.words[i] * word,
+            None,
+        )
+        for i in order[:TOP]
+        if tally.closures[i]
     )
 
 
