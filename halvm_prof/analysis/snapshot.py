@@ -599,9 +599,7 @@ class PathTally:
 
     def rows(self, word: int) -> dict[str, tuple[int, int]]:
         """Signature -> (closures, bytes)."""
-        return {
-            s: (self.closures[i], self.words[i] * word) for i, s in enumerate(self.signatures)
-        }
+        return {s: (self.closures[i], self.words[i] * word) for i, s in enumerate(self.signatures)}
 
 
 def path_tally(g: SnapshotGraph) -> PathTally:
@@ -663,9 +661,7 @@ def path_tally(g: SnapshotGraph) -> PathTally:
         step = g.labels[last[i]] + (RUN if runs[i] else "")
         p = parent_of[i]
         texts.append(f"{texts[p]} -> {step}" if p >= 0 else f"{roots[i]} -> {step}")
-    return PathTally(
-        tuple(texts), tuple(g.kinds[lab] for lab in last), closures, words, example
-    )
+    return PathTally(tuple(texts), tuple(g.kinds[lab] for lab in last), closures, words, example)
 
 
 def analyse_snapshot(snapshot: HeapSnapshot) -> SnapshotReport:

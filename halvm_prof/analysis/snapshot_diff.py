@@ -187,9 +187,7 @@ def diff_snapshots(old: HeapSnapshot, new: HeapSnapshot) -> SnapshotDiff:
     a, b = _side(old), _side(new)
     notes = []
     if old.info.program != new.info.program:
-        notes.append(
-            f"the snapshots are of two programs ({old.info.program}, {new.info.program})"
-        )
+        notes.append(f"the snapshots are of two programs ({old.info.program}, {new.info.program})")
     gone = [r for r in a.roots if r not in b.roots]
     came = [r for r in b.roots if r not in a.roots]
     if gone or came:
@@ -280,4 +278,3 @@ def _bytes(n: int) -> str:
 
 def _change(n: int) -> str:
     return ("+" if n >= 0 else "-") + _bytes(abs(n))
-

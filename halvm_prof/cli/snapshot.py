@@ -130,9 +130,7 @@ def module(output: str, force: bool) -> None:
         check_output(target, force=force, replaces_files=False)
     Path(output).mkdir(parents=True, exist_ok=True)
     to_output(text, str(target))
-    to_stdout(
-        f"build with: ghc -package ghc-heap -i{output} [-finfo-table-map] YourMain.hs\n"
-    )
+    to_stdout(f"build with: ghc -package ghc-heap -i{output} [-finfo-table-map] YourMain.hs\n")
 
 
 def _check_page(output: str | None, force: bool, inputs: list[str], as_json: bool) -> None:
