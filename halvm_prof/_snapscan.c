@@ -278,6 +278,321 @@ static PyObject *walk_parents(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* The report's pass over the dominator tree (heap_graph.fold_tree's twin).
+ * fold_tree(order i32[], idom i32[n], retained i64[n+1], label i32[n], source i32[n],
+ *           own u32[n], static u8[n], thunky u8[labels], labels, sources, n)
+ * -> (label closures, words, retained: i64[labels], best: i32[labels], the same for sources,
+ *     biggest i32[n+1], thunks_under i64[n+1], thunk_words, thunk_retained, static_closures,
+ *     static_words) */
+typedef struct {
+    Py_buffer b[8];
+    int count;
+} Buffers;
+
+static void release_all(Buffers *bs) {
+    for (int i = 0; i < bs->count; i++) PyBuffer_Release(&bs->b[i]);
+}
+
+static int bad(const char *what) {
+    PyErr_SetString(PyExc_ValueError, what);
+    return -1;
+}
+
+static int check_nodes(Py_ssize_t n, const Py_buffer *label, const Py_buffer *source,
+                       const Py_buffer *own, const Py_buffer *stat, Py_ssize_t labels,
+                       Py_ssize_t sources) {
+    if (label->itemsize != 4 || label->len / 4 != n || own->itemsize != 4 || own->len / 4 != n ||
+        stat->len != n || (source && (source->itemsize != 4 || source->len / 4 != n)))
+        return bad("label, source (int32), own (uint32), static: one per closure");
+    const int32_t *lab = label->buf;
+    for (Py_ssize_t v = 0; v < n; v++)
+        if (lab[v] < 0 || lab[v] >= labels) return bad("a label past the labels");
+    if (source) {
+        const int32_t *src = source->buf;
+        for (Py_ssize_t v = 0; v < n; v++)
+            if (src[v] < -1 || src[v] >= sources) return bad("a source past the sources");
+    }
+    return 0;
+}
+
+static int check_tree(Py_ssize_t n, const Py_buffer *order, const Py_buffer *idom) {
+    if (order->itemsize != 4 || idom->itemsize != 4 || idom->len / 4 != n)
+        return bad("order, idom: int32, idom one per closure");
+    const int32_t *ord = order->buf, *up = idom->buf;
+    for (Py_ssize_t k = 0; k < order->len / 4; k++)
+        if (ord[k] < 0 || ord[k] >= n || up[ord[k]] < 0 || up[ord[k]] > n)
+            return bad("order and idom disagree");
+    return 0;
+}
+
+static PyObject *fold_tree(PyObject *self, PyObject *args) {
+    Buffers bs = {.count = 8};
+    Py_buffer *order = &bs.b[0], *idom = &bs.b[1], *ret = &bs.b[2], *label = &bs.b[3],
+              *source = &bs.b[4], *own = &bs.b[5], *stat = &bs.b[6], *thunky = &bs.b[7];
+    Py_ssize_t labels, sources, n;
+    memset(&bs.b, 0, sizeof bs.b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*nnn", order, idom, ret, label, source, own,
+                          stat, thunky, &labels, &sources, &n))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *lc = NULL, *lw = NULL, *lr = NULL, *sc = NULL, *sw = NULL, *sr = NULL,
+            *under_sum = NULL, *most = NULL;
+    int32_t *lb = NULL, *sb = NULL, *biggest = NULL, *top = NULL, *tops = NULL;
+    Py_ssize_t ntops = 0;
+    unsigned char *under = NULL;
+    if (check_tree(n, order, idom) < 0 ||
+        check_nodes(n, label, source, own, stat, labels, sources) < 0)
+        goto done;
+    if (ret->itemsize != 8 || ret->len / 8 != n + 1 || thunky->len != labels) {
+        bad("retained (int64, one per closure and the super-root), thunky (one per label)");
+        goto done;
+    }
+    lc = calloc(labels + 1, 8); lw = calloc(labels + 1, 8); lr = calloc(labels + 1, 8);
+    sc = calloc(sources + 1, 8); sw = calloc(sources + 1, 8); sr = calloc(sources + 1, 8);
+    lb = malloc((labels + 1) * 4); sb = malloc((sources + 1) * 4);
+    biggest = malloc((n + 1) * 4); top = malloc((n + 1) * 4);
+    under_sum = calloc(n + 1, 8); most = malloc((n + 1) * 8); under = calloc(n + 1, 1);
+    tops = malloc((n + 1) * 4);
+    if (!lc || !lw || !lr || !sc || !sw || !sr || !lb || !sb || !biggest || !top ||
+        !under_sum || !most || !under || !tops) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < labels; i++) lb[i] = -1;
+    for (Py_ssize_t i = 0; i < sources; i++) sb[i] = -1;
+    for (Py_ssize_t v = 0; v <= n; v++) { biggest[v] = -1; top[v] = -1; most[v] = -1; }
+    const int32_t *ord = order->buf, *up = idom->buf, *lab = label->buf, *src = source->buf;
+    const int64_t *r = ret->buf;
+    const uint32_t *size = own->buf;
+    const unsigned char *fixed = stat->buf, *thunk = thunky->buf;
+    int64_t thunk_words = 0, thunk_retained = 0, static_closures = 0, static_words = 0;
+    for (Py_ssize_t k = 0; k < order->len / 4; k++) {
+        int32_t v = ord[k], p = up[v], l = lab[v];
+        int64_t mine = size[v];
+        if (fixed[v]) { static_closures++; static_words += mine; mine = 0; }
+        lc[l]++;
+        lw[l] += mine;
+        if (p == n || lab[p] != l) {
+            lr[l] += r[v];
+            if (lb[l] < 0 || r[v] > r[lb[l]]) lb[l] = v;
+        }
+        int32_t s = src[v];
+        if (s >= 0) {
+            sc[s]++;
+            sw[s] += mine;
+            if (p == n || src[p] != s) {
+                sr[s] += r[v];
+                if (sb[s] < 0 || r[v] > r[sb[s]]) sb[s] = v;
+            }
+        }
+        top[v] = p == n ? v : top[p];
+        if (p == n) tops[ntops++] = v;
+        if (thunk[l]) {
+            thunk_words += mine;
+            if (!under[p]) { thunk_retained += r[v]; under_sum[top[v]] += r[v]; }
+            under[v] = 1;
+        } else {
+            under[v] = under[p];
+        }
+        if (r[v] > most[p]) { most[p] = r[v]; biggest[p] = v; }
+    }
+    result = Py_BuildValue(
+        "(y#y#y#y#y#y#y#y#y#y#y#LLLL)", (char *)lc, labels * 8, (char *)lw, labels * 8,
+        (char *)lr, labels * 8, (char *)lb, labels * 4, (char *)sc, sources * 8, (char *)sw,
+        sources * 8, (char *)sr, sources * 8, (char *)sb, sources * 4, (char *)biggest,
+        (n + 1) * 4, (char *)under_sum, (n + 1) * 8, (char *)tops, ntops * 4,
+        (long long)thunk_words,
+        (long long)thunk_retained, (long long)static_closures, (long long)static_words);
+done:
+    free(lc); free(lw); free(lr); free(sc); free(sw); free(sr); free(lb); free(sb);
+    free(biggest); free(top); free(under_sum); free(most); free(under); free(tops);
+    release_all(&bs);
+    return result;
+}
+
+/* lookup(keys u32[], table i32[], extra, fill) -> bytes of int32[len(keys) + extra]:
+ * table[key] for each key, then ``extra`` times ``fill`` (heap_graph.lookup's twin). */
+static PyObject *lookup(PyObject *self, PyObject *args) {
+    Py_buffer keys, table;
+    Py_ssize_t extra;
+    int fill;
+    if (!PyArg_ParseTuple(args, "y*y*ni", &keys, &table, &extra, &fill)) return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t count = keys.len / 4, size = table.len / 4;
+    if (keys.itemsize != 4 || table.itemsize != 4 || extra < 0) {
+        bad("keys (uint32), table (int32)");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, (count + extra) * 4);
+    if (!result) goto done;
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
+    const uint32_t *k = keys.buf;
+    const int32_t *t = table.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (k[i] >= (uint32_t)size) {
+            Py_CLEAR(result);
+            bad("a key past the table");
+            goto done;
+        }
+        out[i] = t[k[i]];
+    }
+    for (Py_ssize_t i = 0; i < extra; i++) out[count + i] = fill;
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&table);
+    return result;
+}
+
+/* subtree_parts(order, idom, label, own, static, holders i32[], labels, n)
+ * -> (closures, own words): i64[holders * labels] (heap_graph.subtree_parts's twin) */
+static PyObject *subtree_parts(PyObject *self, PyObject *args) {
+    Buffers bs = {.count = 6};
+    Py_buffer *order = &bs.b[0], *idom = &bs.b[1], *label = &bs.b[2], *own = &bs.b[3],
+              *stat = &bs.b[4], *holders = &bs.b[5];
+    Py_ssize_t labels, n;
+    memset(&bs.b, 0, sizeof bs.b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*nn", order, idom, label, own, stat, holders,
+                          &labels, &n))
+        return NULL;
+    PyObject *result = NULL;
+    int64_t *counts = NULL, *words = NULL;
+    int32_t *index = NULL, *member = NULL;
+    Py_ssize_t h = holders->len / 4;
+    if (check_tree(n, order, idom) < 0 || check_nodes(n, label, NULL, own, stat, labels, 0) < 0)
+        goto done;
+    const int32_t *hold = holders->buf;
+    for (Py_ssize_t i = 0; i < h; i++)
+        if (hold[i] < 0 || hold[i] >= n) { bad("a holder past the closures"); goto done; }
+    counts = calloc(h * labels + 1, 8);
+    words = calloc(h * labels + 1, 8);
+    index = malloc((n + 1) * 4);
+    member = malloc((n + 1) * 4);
+    if (!counts || !words || !index || !member) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t v = 0; v <= n; v++) { index[v] = -1; member[v] = -1; }
+    for (Py_ssize_t i = 0; i < h; i++) index[hold[i]] = (int32_t)i;
+    const int32_t *ord = order->buf, *up = idom->buf, *lab = label->buf;
+    const uint32_t *size = own->buf;
+    const unsigned char *fixed = stat->buf;
+    for (Py_ssize_t k = 0; k < order->len / 4; k++) {
+        int32_t v = ord[k], i = index[v];
+        if (i < 0) i = member[up[v]];
+        member[v] = i;
+        if (i >= 0) {
+            Py_ssize_t at = (Py_ssize_t)i * labels + lab[v];
+            counts[at]++;
+            if (!fixed[v]) words[at] += size[v];
+        }
+    }
+    result = Py_BuildValue("(y#y#)", (char *)counts, h * labels * 8, (char *)words,
+                           h * labels * 8);
+done:
+    free(counts); free(words); free(index); free(member);
+    release_all(&bs);
+    return result;
+}
+
+/* path_signatures(parents i32[n], label i32[n], own u32[n], static u8[n], n, limit)
+ * -> (parent i32[], last i32[], runs u8[], root i32[], closures i64[], words i64[],
+ *     example i32[]) per signature (heap_graph.path_signatures's twin) */
+typedef struct {
+    int32_t *parent, *last, *root, *example;
+    unsigned char *runs;
+    int64_t *closures, *words, *most;
+    Py_ssize_t count, cap;
+} Sigs;
+
+static int grow_sigs(Sigs *s) {
+    Py_ssize_t cap = s->cap ? 2 * s->cap : 1024;
+#define GROW(field, size) do { void *p = realloc(s->field, cap * (size)); if (!p) return -1; s->field = p; } while (0)
+    GROW(parent, 4); GROW(last, 4); GROW(root, 4); GROW(example, 4); GROW(runs, 1);
+    GROW(closures, 8); GROW(words, 8); GROW(most, 8);
+#undef GROW
+    s->cap = cap;
+    return 0;
+}
+
+static PyObject *path_signatures(PyObject *self, PyObject *args) {
+    Buffers bs = {.count = 4};
+    Py_buffer *parents = &bs.b[0], *label = &bs.b[1], *own = &bs.b[2], *stat = &bs.b[3];
+    Py_ssize_t n, limit;
+    memset(&bs.b, 0, sizeof bs.b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nn", parents, label, own, stat, &n, &limit))
+        return NULL;
+    PyObject *result = NULL;
+    Sigs s = {0};
+    int32_t *sig = NULL;
+    uint64_t *keys = NULL;
+    int32_t *values = NULL;
+    Py_ssize_t slots = 1;
+    if (parents->itemsize != 4 || parents->len / 4 != n ||
+        check_nodes(n, label, NULL, own, stat, INT32_MAX, 0) < 0) {
+        if (!PyErr_Occurred()) bad("parents: int32, one per closure");
+        goto done;
+    }
+    while (slots < 2 * (limit + 1)) slots <<= 1;
+    /* Never NULL, even with no closure: "y#" of NULL would be None. */
+    if (grow_sigs(&s) < 0) { PyErr_NoMemory(); goto done; }
+    sig = malloc((n + 1) * 4);
+    keys = malloc(slots * 8);
+    values = malloc(slots * 4);
+    if (!sig || !keys || !values) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < slots; i++) values[i] = -1;
+    const int32_t *par = parents->buf, *lab = label->buf;
+    const uint32_t *size = own->buf;
+    const unsigned char *fixed = stat->buf;
+    for (Py_ssize_t v = 0; v < n; v++) {
+        int32_t l = lab[v], p = par[v], base = -1, found = -1;
+        Py_ssize_t slot = -1;
+        uint64_t key = 0;
+        if (p >= n || p < 0) {
+            base = -1;
+        } else if (p >= v) {
+            bad("a walk parent after its closure (closures are numbered in the walk's order)");
+            goto done;
+        } else {
+            base = sig[p];
+            if (s.last[base] == l) {
+                s.runs[base] = 1;
+                found = base;
+            } else {
+                key = ((uint64_t)(uint32_t)base << 32) | (uint32_t)l;
+                slot = (Py_ssize_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (slots - 1);
+                while (values[slot] >= 0 && keys[slot] != key) slot = (slot + 1) & (slots - 1);
+                found = values[slot];
+                if (found < 0 && s.count >= limit) found = base;
+            }
+        }
+        if (found < 0) {
+            if (s.count == s.cap && grow_sigs(&s) < 0) { PyErr_NoMemory(); goto done; }
+            found = (int32_t)s.count++;
+            if (slot >= 0) { keys[slot] = key; values[slot] = found; }
+            s.parent[found] = base;
+            s.last[found] = l;
+            s.runs[found] = 0;
+            s.root[found] = base < 0 ? (int32_t)v : -1;
+            s.closures[found] = 0;
+            s.words[found] = 0;
+            s.example[found] = -1;
+            s.most[found] = -1;
+        }
+        sig[v] = found;
+        int64_t mine = fixed[v] ? 0 : size[v];
+        s.closures[found]++;
+        s.words[found] += mine;
+        if (mine > s.most[found]) { s.most[found] = mine; s.example[found] = (int32_t)v; }
+    }
+    result = Py_BuildValue(
+        "(y#y#y#y#y#y#y#)", (char *)s.parent, s.count * 4, (char *)s.last, s.count * 4,
+        (char *)s.runs, s.count, (char *)s.root, s.count * 4, (char *)s.closures, s.count * 8,
+        (char *)s.words, s.count * 8, (char *)s.example, s.count * 4);
+done:
+    free(s.parent); free(s.last); free(s.root); free(s.example); free(s.runs);
+    free(s.closures); free(s.words); free(s.most);
+    free(sig); free(keys); free(values);
+    release_all(&bs);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"dominators", dominators, METH_VARARGS,
      "dominators(first, targets, walked, n, roots) -> (idom bytes, order bytes), int32"},
@@ -285,6 +600,10 @@ static PyMethodDef methods[] = {
      "retained(idom, order, size_of, static, n) -> bytes of int64[n + 1]"},
     {"walk_parents", walk_parents, METH_VARARGS,
      "walk_parents(first, targets, walked, n, roots) -> bytes of int32[n]"},
+    {"fold_tree", fold_tree, METH_VARARGS, "the report's pass over the dominator tree"},
+    {"lookup", lookup, METH_VARARGS, "table[key] for each key, then extra times fill"},
+    {"subtree_parts", subtree_parts, METH_VARARGS, "what each holder's subtree is made of"},
+    {"path_signatures", path_signatures, METH_VARARGS, "closures by their walk path"},
     {NULL, NULL, 0, NULL},
 };
 

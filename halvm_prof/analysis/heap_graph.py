@@ -238,3 +238,280 @@ def walk_parents(
             if parent[w] < 0:
                 parent[w] = v
     return parent
+
+
+# -- the report's passes over the tree ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Per group (a label, a source): closures, own words, what its chain tops retain (a
+    closure whose immediate dominator is of another group), and its largest chain top."""
+
+    closures: array[int]
+    words: array[int]
+    retained: array[int]
+    best: array[int]
+
+
+@dataclass(frozen=True)
+class TreeFold:
+    """One pass over the dominator tree: the groups' tallies, each closure's child of largest
+    retained size (-1: none), what the outermost thunks under each top-level closure retain,
+    thunks' own words and their outermost ones' retained words, static closures and words."""
+
+    labels: Tally
+    sources: Tally
+    biggest: array[int]
+    thunks_under: array[int]
+    #: The closures the super-root dominates directly (the roots' and the shared ones), in
+    #: the search's order.
+    tops: array[int]
+    thunk_words: int
+    thunk_retained: int
+    static_closures: int
+    static_words: int
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """What the passes read of each closure ``0 .. n-1``: its label and source (-1: none),
+    its own words (a static closure's: 0), and whether its label is a thunk's."""
+
+    label: array[int]
+    source: array[int]
+    own: array[int]
+    static: bytes | bytearray
+    thunky: bytes | bytearray
+    labels: int
+    sources: int
+
+
+def _tally(groups: int) -> Tally:
+    return Tally(
+        array("q", repeat(0, groups)),
+        array("q", repeat(0, groups)),
+        array("q", repeat(0, groups)),
+        array("i", repeat(-1, groups)),
+    )
+
+
+def fold_tree(dom: Dominators, retained: array[int], nodes: Nodes, n: int) -> TreeFold:
+    """The report's pass in the search's order (every closure after its dominator)."""
+    compiled = native.load("_snapscan")
+    if compiled is not None:
+        return _fold_compiled(compiled, dom, retained, nodes, n)
+    labels, sources = _tally(nodes.labels), _tally(nodes.sources)
+    label, source, own, thunky = nodes.label, nodes.source, nodes.own, nodes.thunky
+    idom = dom.idom
+    under = bytearray(n + 1)
+    top = array("i", repeat(-1, n + 1))
+    thunks_under = array("q", repeat(0, n + 1))
+    biggest = array("i", repeat(-1, n + 1))
+    most = array("q", repeat(-1, n + 1))
+    tops = array("i")
+    thunk_words = thunk_retained = static_closures = static_words = 0
+    for v in dom.order:
+        p = idom[v]
+        lab = label[v]
+        r = retained[v]
+        mine = own[v]
+        if nodes.static[v]:
+            static_closures += 1
+            static_words += mine
+            mine = 0
+        labels.closures[lab] += 1
+        labels.words[lab] += mine
+        if p == n or label[p] != lab:
+            labels.retained[lab] += r
+            best = labels.best[lab]
+            if best < 0 or r > retained[best]:
+                labels.best[lab] = v
+        src = source[v]
+        if src >= 0:
+            sources.closures[src] += 1
+            sources.words[src] += mine
+            if p == n or source[p] != src:
+                sources.retained[src] += r
+                best = sources.best[src]
+                if best < 0 or r > retained[best]:
+                    sources.best[src] = v
+        top[v] = v if p == n else top[p]
+        if p == n:
+            tops.append(v)
+        if thunky[lab]:
+            thunk_words += mine
+            if not under[p]:
+                thunk_retained += r
+                thunks_under[top[v]] += r
+            under[v] = 1
+        else:
+            under[v] = under[p]
+        if r > most[p]:
+            most[p] = r
+            biggest[p] = v
+    return TreeFold(
+        labels,
+        sources,
+        biggest,
+        thunks_under,
+        tops,
+        thunk_words,
+        thunk_retained,
+        static_closures,
+        static_words,
+    )
+
+
+def _fold_compiled(
+    compiled: ModuleType, dom: Dominators, retained: array[int], nodes: Nodes, n: int
+) -> TreeFold:
+    out = compiled.fold_tree(
+        dom.order,
+        dom.idom,
+        retained,
+        nodes.label,
+        nodes.source,
+        nodes.own,
+        nodes.static,
+        nodes.thunky,
+        nodes.labels,
+        nodes.sources,
+        n,
+    )
+    (lc, lw, lr, lb, sc, sw, sr, sb, biggest, under, tops, *figures) = out
+    return TreeFold(
+        Tally(_ints("q", lc), _ints("q", lw), _ints("q", lr), _ints("i", lb)),
+        Tally(_ints("q", sc), _ints("q", sw), _ints("q", sr), _ints("i", sb)),
+        _ints("i", biggest),
+        _ints("q", under),
+        _ints("i", tops),
+        *figures,
+    )
+
+
+def lookup(keys: array[int], table: array[int], extra: int, fill: int) -> array[int]:
+    """``table[key]`` for each key, then ``extra`` times ``fill``: a per-type figure spread
+    over the closures (and those not walked)."""
+    compiled = native.load("_snapscan")
+    if compiled is not None:
+        return _ints("i", compiled.lookup(keys, table, extra, fill))
+    out = array("i", map(table.__getitem__, keys))
+    out.extend(repeat(fill, extra))
+    return out
+
+
+def subtree_parts(
+    dom: Dominators, nodes: Nodes, holders: Sequence[int], n: int
+) -> tuple[array[int], array[int]]:
+    """What each holder's subtree is made of, by label: closures and own words, as
+    ``[holder * labels + label]``; a closure under two holders counts for the nearer one."""
+    compiled = native.load("_snapscan")
+    if compiled is not None:
+        counts, words = compiled.subtree_parts(
+            dom.order, dom.idom, nodes.label, nodes.own, nodes.static, array("i", holders),
+            nodes.labels, n,
+        )
+        return _ints("q", counts), _ints("q", words)
+    size = len(holders) * nodes.labels
+    counts = array("q", repeat(0, size))
+    words = array("q", repeat(0, size))
+    index = array("i", repeat(-1, n + 1))
+    for i, h in enumerate(holders):
+        index[h] = i
+    member = array("i", repeat(-1, n + 1))
+    idom, label, own, static = dom.idom, nodes.label, nodes.own, nodes.static
+    for v in dom.order:
+        i = index[v]
+        if i < 0:
+            i = member[idom[v]]
+        member[v] = i
+        if i >= 0:
+            at = i * nodes.labels + label[v]
+            counts[at] += 1
+            if not static[v]:
+                words[at] += own[v]
+    return counts, words
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """Closures by the walk's path to them, runs of one label folded: each signature's parent
+    signature (-1 at a root), last label, whether that label runs, root closure (-1 but at a
+    root), and its closures, own words and closure of most own words."""
+
+    parent: array[int]
+    last: array[int]
+    runs: bytearray
+    root: array[int]
+    closures: array[int]
+    words: array[int]
+    example: array[int]
+
+
+def path_signatures(parents: array[int], nodes: Nodes, n: int, limit: int) -> Signatures:
+    """Each closure's path signature: a root closure starts one; a closure of the label its
+    walk parent's signature ends with stays on it (a run); else (parent signature, label) is
+    one signature, made when first met. Past ``limit`` signatures a closure stays on its
+    parent's."""
+    compiled = native.load("_snapscan")
+    if compiled is not None:
+        out = compiled.path_signatures(
+            parents, nodes.label, nodes.own, nodes.static, n, limit
+        )
+        parent, last, runs, root, closures, words, example = out
+        return Signatures(
+            _ints("i", parent),
+            _ints("i", last),
+            bytearray(runs),
+            _ints("i", root),
+            _ints("q", closures),
+            _ints("q", words),
+            _ints("i", example),
+        )
+    index: dict[tuple[int, int], int] = {}
+    s = Signatures(
+        array("i"), array("i"), bytearray(), array("i"), array("q"), array("q"), array("i")
+    )
+    most = array("q")
+    sig = array("i", repeat(-1, n))
+    label, own, static = nodes.label, nodes.own, nodes.static
+    for v in range(n):
+        lab = label[v]
+        p = parents[v]
+        if p == n or p < 0:
+            found = -1
+            base = -1
+        elif p >= v:
+            raise ValueError(
+                "a walk parent after its closure (closures are numbered in the walk's order)"
+            )
+        else:
+            base = sig[p]
+            if s.last[base] == lab:
+                s.runs[base] = 1
+                found = base
+            else:
+                found = index.get((base, lab), -1)
+                if found < 0 and len(s.parent) >= limit:
+                    found = base
+        if found < 0:
+            found = len(s.parent)
+            if base >= 0:
+                index[(base, lab)] = found
+            s.parent.append(base)
+            s.last.append(lab)
+            s.runs.append(0)
+            s.root.append(v if base < 0 else -1)
+            s.closures.append(0)
+            s.words.append(0)
+            s.example.append(-1)
+            most.append(-1)
+        sig[v] = found
+        mine = 0 if static[v] else own[v]
+        s.closures[found] += 1
+        s.words[found] += mine
+        if mine > most[found]:
+            most[found] = mine
+            s.example[found] = v
+    return s

@@ -35,7 +35,19 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Literal
 
-from halvm_prof.analysis.heap_graph import dominators, retained_sizes, walk_parents
+from halvm_prof.analysis.heap_graph import (
+    Dominators,
+    Nodes,
+    Tally,
+    TreeFold,
+    dominators,
+    fold_tree,
+    lookup,
+    path_signatures,
+    retained_sizes,
+    subtree_parts,
+    walk_parents,
+)
 from halvm_prof.formats.snapshot import HeapSnapshot, SnapshotType
 from halvm_prof.jsonable import plain
 
@@ -335,27 +347,25 @@ class SnapshotReport:
 @dataclass(frozen=True)
 class SnapshotGraph:
     """A snapshot with its dominator tree and retained sizes (words), the walk's parents, and
-    each closure's label (index into ``labels``): what the report and a diff are made of."""
+    each closure's label and source (indexes into ``labels`` and ``sources``): what the report
+    and a diff are made of."""
 
     snapshot: HeapSnapshot
-    idom: array[int]
-    order: array[int]
+    dom: Dominators
     retained: array[int]
     parents: array[int]
     labels: tuple[str, ...]
     kinds: tuple[Kind, ...]
-    #: Per type (and one more for "not walked"): its label's index, and its source's.
-    label_of_type: array[int]
-    source_of_type: array[int]
     sources: tuple[str, ...]
+    source_kinds: tuple[Kind, ...]
+    nodes: Nodes
 
     @property
     def n(self) -> int:
         return self.snapshot.closures
 
     def label(self, v: int) -> int:
-        s = self.snapshot
-        return self.label_of_type[s.type_of[v] if v < s.walked else len(s.types)]
+        return self.nodes.label[v]
 
     def path(self, v: int) -> HeapPath:
         """The walk's path from a root to closure ``v``, its runs gathered."""
@@ -370,7 +380,7 @@ class SnapshotGraph:
         steps: list[PathRun] = []
         # The root itself is named by the root's name; its closure's label follows.
         for x in reversed(chain):
-            label = self.labels[self.label(x)]
+            label = self.labels[self.nodes.label[x]]
             if steps and steps[-1].label == label:
                 steps[-1] = PathRun(label, steps[-1].count + 1)
             else:
@@ -379,7 +389,7 @@ class SnapshotGraph:
 
 
 def graph_of(snapshot: HeapSnapshot) -> SnapshotGraph:
-    """The snapshot's dominator tree, retained sizes, walk parents and labels."""
+    """The snapshot's dominator tree, retained sizes, walk parents, labels and sources."""
     s = snapshot
     n = s.closures
     roots = [r.closure for r in s.roots]
@@ -389,148 +399,49 @@ def graph_of(snapshot: HeapSnapshot) -> SnapshotGraph:
     labels: dict[str, int] = {}
     kinds: list[Kind] = []
     sources: dict[str, int] = {}
+    source_kinds: list[Kind] = []
     label_of_type = array("i")
     source_of_type = array("i")
     for t in (*s.types, None):
         label = NOT_WALKED if t is None else label_of(t)
+        kind: Kind = "not walked" if t is None else kind_of(t)
         if label not in labels:
             labels[label] = len(labels)
-            kinds.append("not walked" if t is None else kind_of(t))
+            kinds.append(kind)
         label_of_type.append(labels[label])
         where = None if t is None or t.source is None else t.source.location
-        if where:
-            sources.setdefault(where, len(sources))
+        if where and where not in sources:
+            sources[where] = len(sources)
+            source_kinds.append(kind)
         source_of_type.append(sources[where] if where else -1)
+    # Per closure: from the types of the closures walked, then the ones not walked (a cut's).
+    missing = n - s.walked
+    node_label = lookup(s.type_of, label_of_type, missing, label_of_type[-1])
+    source = lookup(s.type_of, source_of_type, missing, -1)
+    own = array("I", s.size_of)
+    own.extend(repeat(0, missing))
+    static = s.static + bytes(missing)
+    thunky = bytes(1 if k in THUNK_KINDS else 0 for k in kinds)
+    nodes = Nodes(node_label, source, own, static, thunky, len(labels), len(sources))
     return SnapshotGraph(
         s,
-        dom.idom,
-        dom.order,
+        dom,
         retained,
         parents,
         tuple(labels),
         tuple(kinds),
-        label_of_type,
-        source_of_type,
         tuple(sources),
+        tuple(source_kinds),
+        nodes,
     )
 
 
-@dataclass
-class _Tally:
-    """Per group: closures, own words, chain tops' retained words, largest chain top."""
-
-    closures: array[int]
-    words: array[int]
-    retained: array[int]
-    best: array[int]
-
-    @classmethod
-    def of(cls, groups: int) -> _Tally:
-        return cls(
-            array("q", repeat(0, groups)),
-            array("q", repeat(0, groups)),
-            array("q", repeat(0, groups)),
-            array("i", repeat(-1, groups)),
-        )
-
-
-@dataclass
-class _Pass:
-    """What one pass over the dominator tree gathers."""
-
-    by_label: _Tally
-    by_source: _Tally
-    biggest: array[int]
-    thunk_words: int
-    thunk_retained: int
-    thunks_under: array[int]
-    top: array[int]
-    static_closures: int
-    static_words: int
-
-
-def _fold(g: SnapshotGraph) -> _Pass:
-    """One pass in the search's order (every closure after its dominator)."""
-    s = g.snapshot
-    n, walked = g.n, s.walked
-    type_of, size_of, static = s.type_of, s.size_of, s.static
-    idom, retained = g.idom, g.retained
-    none = len(s.types)
-    label_of_type, source_of_type = g.label_of_type, g.source_of_type
-    thunky = bytearray(
-        1 if g.kinds[label_of_type[t]] in THUNK_KINDS else 0 for t in range(none + 1)
-    )
-    by_label, by_source = _Tally.of(len(g.labels)), _Tally.of(len(g.sources))
-    ltype = array("i", repeat(none, n + 1))
-    under = bytearray(n + 1)
-    top = array("i", repeat(-1, n + 1))
-    # Per top-level closure: what its outermost thunks retain.
-    thunks_under = array("q", repeat(0, n + 1))
-    biggest = array("i", repeat(-1, n + 1))
-    best_words = array("q", repeat(0, n + 1))
-    thunk_words = thunk_retained = static_closures = static_words = 0
-    for v in g.order:
-        p = idom[v]
-        t = type_of[v] if v < walked else none
-        ltype[v] = t
-        lab = label_of_type[t]
-        own = 0
-        if v < walked:
-            if static[v]:
-                static_closures += 1
-                static_words += size_of[v]
-            else:
-                own = size_of[v]
-        r = retained[v]
-        by_label.closures[lab] += 1
-        by_label.words[lab] += own
-        tp = ltype[p] if p != n else -1
-        if tp < 0 or label_of_type[tp] != lab:
-            by_label.retained[lab] += r
-            best = by_label.best[lab]
-            if best < 0 or r > retained[best]:
-                by_label.best[lab] = v
-        src = source_of_type[t]
-        if src >= 0:
-            by_source.closures[src] += 1
-            by_source.words[src] += own
-            if tp < 0 or source_of_type[tp] != src:
-                by_source.retained[src] += r
-                best = by_source.best[src]
-                if best < 0 or r > retained[best]:
-                    by_source.best[src] = v
-        top[v] = v if p == n else top[p]
-        if thunky[t]:
-            thunk_words += own
-            if not under[p]:
-                thunk_retained += r
-                thunks_under[top[v]] += r
-            under[v] = 1
-        else:
-            under[v] = under[p]
-        if r > best_words[p]:
-            best_words[p] = r
-            biggest[p] = v
-    return _Pass(
-        by_label,
-        by_source,
-        biggest,
-        thunk_words,
-        thunk_retained,
-        thunks_under,
-        top,
-        static_closures,
-        static_words,
-    )
-
-
-def _holders(g: SnapshotGraph, fold: _Pass, total: int) -> list[tuple[int, bool]]:
+def _holders(g: SnapshotGraph, fold: TreeFold, total: int) -> list[tuple[int, bool]]:
     """The holders: from each root's subtree and each large shared one, the walk down to
     where the subtree gathers; the largest first, at most :data:`TOP`."""
-    n, retained = g.n, g.retained
+    retained = g.retained
     root_closures = {r.closure for r in g.snapshot.roots}
-    tops = [v for v in g.order if g.idom[v] == n]
-    tops.sort(key=lambda v: (-retained[v], v))
+    tops = sorted(fold.tops, key=lambda v: (-retained[v], v))
     found: list[tuple[int, bool]] = []
     seen: set[int] = set()
     for v in tops:
@@ -555,29 +466,19 @@ def _holders(g: SnapshotGraph, fold: _Pass, total: int) -> list[tuple[int, bool]
 
 
 def _parts(g: SnapshotGraph, holders: Sequence[int]) -> list[dict[int, tuple[int, int]]]:
-    """What each holder's subtree is made of, by label: (closures, words); a closure under
-    two holders counts for the nearer one."""
+    """What each holder's subtree is made of, by label: (closures, words)."""
     if not holders:
         return []
-    s = g.snapshot
-    n, walked = g.n, s.walked
-    index = array("i", repeat(-1, n + 1))
-    for i, h in enumerate(holders):
-        index[h] = i
-    parts: list[dict[int, tuple[int, int]]] = [{} for _ in holders]
-    member = array("i", repeat(-1, n + 1))
-    idom = g.idom
-    for v in g.order:
-        i = index[v]
-        if i < 0:
-            i = member[idom[v]]
-        member[v] = i
-        if i >= 0:
-            lab = g.label(v)
-            own = s.size_of[v] if v < walked and not s.static[v] else 0
-            count, words = parts[i].get(lab, (0, 0))
-            parts[i][lab] = (count + 1, words + own)
-    return parts
+    counts, words = subtree_parts(g.dom, g.nodes, holders, g.n)
+    labels = g.nodes.labels
+    return [
+        {
+            lab: (counts[i * labels + lab], words[i * labels + lab])
+            for lab in range(labels)
+            if counts[i * labels + lab]
+        }
+        for i in range(len(holders))
+    ]
 
 
 #: Distinct path signatures kept; a closure met past them counts under its parent's path.
@@ -588,8 +489,8 @@ RUN = "*"
 
 @dataclass(frozen=True)
 class PathTally:
-    """Each path signature's closures and own words (static left out), its kind (its last
-    label's) and the closure of most own words under it."""
+    """Each path signature in words, its kind (its last label's), and its closures, own
+    words and the closure of most own words under it."""
 
     signatures: tuple[str, ...]
     kinds: tuple[Kind, ...]
@@ -597,84 +498,49 @@ class PathTally:
     words: array[int]
     example: array[int]
 
-    def rows(self, word: int) -> dict[str, tuple[int, int]]:
-        """Signature -> (closures, bytes)."""
-        return {s: (self.closures[i], self.words[i] * word) for i, s in enumerate(self.signatures)}
-
 
 def path_tally(g: SnapshotGraph) -> PathTally:
     """Closures by the walk's path to them, runs of one label folded into one step: every
     cell of a list or a map lies on one signature."""
-    s = g.snapshot
-    n, walked, parents = g.n, s.walked, g.parents
-    size_of, static = s.size_of, s.static
-    # A signature is (its parent signature, its last label, whether that label runs).
-    index: dict[tuple[int, int], int] = {}
-    parent_of: list[int] = []
-    last: list[int] = []
-    runs: list[bool] = []
-    roots: list[str] = []
-    sig = array("i", repeat(-1, n))
+    sigs = path_signatures(g.parents, g.nodes, g.n, MAX_PATHS)
     names: dict[int, str] = {}
-    for r in s.roots:
+    for r in g.snapshot.roots:
         names.setdefault(r.closure, r.name)
-    for v in range(n):
-        lab = g.label(v)
-        p = parents[v]
-        if p == n or p < 0:
-            key = (-1 - len(roots) if v in names else -1, lab)
-            base = -1
-        else:
-            base = sig[p]
-            if base >= 0 and last[base] == lab:
-                runs[base] = True
-                sig[v] = base
-                continue
-            key = (base, lab)
-        found = index.get(key)
-        if found is None:
-            if len(parent_of) >= MAX_PATHS and base >= 0:
-                sig[v] = base
-                continue
-            found = len(parent_of)
-            index[key] = found
-            parent_of.append(base)
-            last.append(lab)
-            runs.append(False)
-            roots.append(names.get(v, "?") if base < 0 else "")
-        sig[v] = found
-    count = len(parent_of)
-    closures = array("q", repeat(0, count))
-    words = array("q", repeat(0, count))
-    example = array("i", repeat(-1, count))
-    best = array("q", repeat(-1, count))
-    for v in range(n):
-        i = sig[v]
-        own = size_of[v] if v < walked and not static[v] else 0
-        closures[i] += 1
-        words[i] += own
-        if own > best[i]:
-            best[i] = own
-            example[i] = v
     texts: list[str] = []
-    for i in range(count):
-        step = g.labels[last[i]] + (RUN if runs[i] else "")
-        p = parent_of[i]
-        texts.append(f"{texts[p]} -> {step}" if p >= 0 else f"{roots[i]} -> {step}")
-    return PathTally(tuple(texts), tuple(g.kinds[lab] for lab in last), closures, words, example)
+    for i in range(len(sigs.parent)):
+        step = g.labels[sigs.last[i]] + (RUN if sigs.runs[i] else "")
+        p = sigs.parent[i]
+        texts.append(
+            f"{texts[p]} -> {step}" if p >= 0 else f"{names.get(sigs.root[i], '?')} -> {step}"
+        )
+    return PathTally(
+        tuple(texts),
+        tuple(g.kinds[lab] for lab in sigs.last),
+        sigs.closures,
+        sigs.words,
+        sigs.example,
+    )
 
 
 def analyse_snapshot(snapshot: HeapSnapshot) -> SnapshotReport:
     """The report of one snapshot."""
-    g = graph_of(snapshot)
-    return report_of(g)
+    return report_of(graph_of(snapshot))
+
+
+def _within(g: SnapshotGraph, v: int, names: dict[int, str]) -> str | None:
+    """The root whose subtree holds root closure ``v`` (None: it is at the top)."""
+    idom, n = g.dom.idom, g.n
+    x = v
+    while idom[x] != n and idom[x] >= 0:
+        x = idom[x]
+    return names.get(x) if x != v else None
 
 
 def report_of(g: SnapshotGraph) -> SnapshotReport:
     s = g.snapshot
     n, word = g.n, s.info.word_size
     retained = g.retained
-    fold = _fold(g)
+    fold = fold_tree(g.dom, retained, g.nodes, n)
     total = retained[n]
 
     def share(words: int) -> float:
@@ -686,19 +552,18 @@ def report_of(g: SnapshotGraph) -> SnapshotReport:
     roots = []
     for r in s.roots:
         v = r.closure
-        top = fold.top[v]
-        within = names.get(top) if top != v else None
+        within = _within(g, v, names)
         roots.append(
             RootRetained(
                 r.name,
                 g.labels[g.label(v)],
                 retained[v] * word,
                 share(retained[v]),
-                fold.thunks_under[v] * word if top == v else 0,
+                fold.thunks_under[v] * word if within is None else 0,
                 within if within != r.name else None,
             )
         )
-    shared = sum(retained[v] for v in g.order if g.idom[v] == n and v not in names)
+    shared = sum(retained[v] for v in fold.tops if v not in names)
     found = _holders(g, fold, total)
     parts = _parts(g, [h for h, _ in found])
     holders = []
@@ -717,10 +582,6 @@ def report_of(g: SnapshotGraph) -> SnapshotReport:
                 is_shared,
             )
         )
-    by_type = _rows(g, fold.by_label, g.labels, word, [g.kinds[i] for i in range(len(g.labels))])
-    source_kinds = _source_kinds(g)
-    by_source = _rows(g, fold.by_source, g.sources, word, source_kinds)
-    not_walked = n - s.walked
     return SnapshotReport(
         program=s.info.program,
         ghc=s.info.ghc,
@@ -733,14 +594,14 @@ def report_of(g: SnapshotGraph) -> SnapshotReport:
         header_words=s.info.header_words,
         closures=n,
         static_closures=fold.static_closures,
-        not_walked=not_walked,
+        not_walked=n - s.walked,
         total=total * word,
         static_bytes=fold.static_words * word,
         roots=tuple(roots),
         shared=shared * word,
         holders=tuple(holders),
-        by_type=by_type,
-        by_source=by_source,
+        by_type=_rows(g, fold.labels, g.labels, word, g.kinds),
+        by_source=_rows(g, fold.sources, g.sources, word, g.source_kinds),
         thunk_bytes=fold.thunk_words * word,
         thunk_retained=fold.thunk_retained * word,
         has_sources=bool(g.sources),
@@ -767,16 +628,8 @@ def _path_rows(tally: PathTally, word: int) -> tuple[GroupRow, ...]:
     )
 
 
-def _source_kinds(g: SnapshotGraph) -> list[Kind]:
-    kinds: list[Kind] = ["other"] * len(g.sources)
-    for t, src in enumerate(g.source_of_type):
-        if src >= 0:
-            kinds[src] = g.kinds[g.label_of_type[t]]
-    return kinds
-
-
 def _rows(
-    g: SnapshotGraph, tally: _Tally, keys: Sequence[str], word: int, kinds: Sequence[Kind]
+    g: SnapshotGraph, tally: Tally, keys: Sequence[str], word: int, kinds: Sequence[Kind]
 ) -> tuple[GroupRow, ...]:
     order = sorted(
         (i for i in range(len(keys)) if tally.closures[i]),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from halvm_prof.analysis.heap_graph import fold_tree
 from halvm_prof.analysis.hunt import FIXES, FixClass
 from halvm_prof.analysis.snapshot import (
     RUN,
@@ -137,25 +138,15 @@ def _side(snapshot: HeapSnapshot) -> _Side:
     g = graph_of(snapshot)
     report = report_of(g)
     s, word = g.snapshot, snapshot.info.word_size
-    # Closures and own words per type (the last: closures not walked).
-    count = [0] * (len(s.types) + 1)
-    words = [0] * (len(s.types) + 1)
-    for v in range(s.walked):
-        t = s.type_of[v]
-        count[t] += 1
-        if not s.static[v]:
-            words[t] += s.size_of[v]
-    count[-1] = s.closures - s.walked
-    types: dict[str, tuple[Kind, int, int]] = {}
-    sources: dict[str, tuple[Kind, int, int]] = {}
-    for t in range(len(s.types) + 1):
-        lab = g.label_of_type[t]
-        kind, c, w = types.get(g.labels[lab], (g.kinds[lab], 0, 0))
-        types[g.labels[lab]] = (kind, c + count[t], w + words[t] * word)
-        src = g.source_of_type[t]
-        if src >= 0:
-            kind, c, w = sources.get(g.sources[src], (g.kinds[lab], 0, 0))
-            sources[g.sources[src]] = (kind, c + count[t], w + words[t] * word)
+    fold = fold_tree(g.dom, g.retained, g.nodes, g.n)
+    types = {
+        key: (g.kinds[i], fold.labels.closures[i], fold.labels.words[i] * word)
+        for i, key in enumerate(g.labels)
+    }
+    sources = {
+        key: (g.source_kinds[i], fold.sources.closures[i], fold.sources.words[i] * word)
+        for i, key in enumerate(g.sources)
+    }
     tally = path_tally(g)
     paths = {
         sig: (tally.kinds[i], tally.closures[i], tally.words[i] * word)

@@ -4,6 +4,7 @@ one."""
 
 from __future__ import annotations
 
+import io
 from array import array
 from itertools import accumulate
 
@@ -14,6 +15,10 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.analysis import heap_graph
 from halvm_prof.analysis.heap_graph import Dominators
+from halvm_prof.analysis.snapshot import analyse_snapshot
+from halvm_prof.formats.snapshot import HeapSnapshot, SnapshotReader
+from tests.conftest import DATA
+from tests.unit.test_snapshot_format import snapshots
 
 
 def _csr(edges: list[list[int]]) -> tuple[array[int], array[int]]:
@@ -160,3 +165,36 @@ def test_walk_parents_are_the_first_pointer(graph: tuple[list[list[int]], list[i
         else:
             pointing = [v for v in range(n) if w in edges[v]]
             assert parents[w] == (min(pointing) if pointing else -1)
+
+
+# -- the report's passes: the compiled twin gives the Python one's report ---------------------
+
+
+def _both(snapshot: HeapSnapshot) -> tuple[dict[str, object], dict[str, object]]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(native.PURE, "1")
+        pure = analyse_snapshot(snapshot).to_json()
+    return pure, analyse_snapshot(snapshot).to_json()
+
+
+needs_compiled = pytest.mark.skipif(
+    native.built("_snapscan") is None, reason="the compiled _snapscan is not built"
+)
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", ["structures-9.0.hsnap", "structures-9.6.hsnap"])
+def test_the_twins_report_a_real_snapshot_alike(name: str) -> None:
+    data = (DATA / "snapshot" / name).read_bytes()
+    for cut in (len(data), len(data) // 2, len(data) // 3):
+        snapshot = SnapshotReader(io.BytesIO(data[:cut])).read()
+        pure, compiled = _both(snapshot)
+        assert pure == compiled
+
+
+@needs_compiled
+@settings(max_examples=150, deadline=None)
+@given(snapshots())
+def test_the_twins_report_a_random_snapshot_alike(snapshot: HeapSnapshot) -> None:
+    pure, compiled = _both(snapshot)
+    assert pure == compiled
