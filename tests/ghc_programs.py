@@ -38,11 +38,13 @@ SOURCES = {
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
     # Heap snapshots of structures counted by hand (tests/snapshot_programs.py).
     "Structures": DATA / "snapshot" / "Structures.hs",
+    # The README's snapshot example, as the README shows it (tests/cli/test_snapshot_cli.py).
+    "ReadmeExample": DATA / "snapshot" / "ReadmeExample.hs",
     # A million closures to snapshot (benchmarks/bench_snapshot.py).
     "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
 }
 #: The modules a program imports besides GHC's own packages, built with it.
-MODULES = {"Structures": (SNAPSHOT_MODULE,), "Million": (SNAPSHOT_MODULE,)}
+MODULES = {name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample")}
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
 
