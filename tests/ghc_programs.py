@@ -31,7 +31,7 @@ SOURCES = {
     "Markers": DATA / "live" / "Markers.hs",
     # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
+    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky", "SnapCache")},
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
@@ -44,7 +44,10 @@ SOURCES = {
     "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
 }
 #: The modules a program imports besides GHC's own packages, built with it.
-MODULES = {name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample")}
+MODULES = {
+    name: (SNAPSHOT_MODULE,)
+    for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
+}
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
 

@@ -4,6 +4,9 @@
 {-# LANGUAGE BangPatterns #-}
 {-# LANGUAGE TupleSections #-}
 {-# LANGUAGE ForeignFunctionInterface #-}
+-- In a profiled build the walk's own allocation is not given cost centres of its own (a leak
+-- hunt's -hc run would see it as a band).
+{-# OPTIONS_GHC -fno-prof-auto #-}
 -- | Heap snapshots of chosen values, for @halvm-prof snapshot FILE@.
 --
 -- Shipped by halvm-prof (@halvm-prof snapshot module -o DIR@ writes this file); it needs
@@ -57,7 +60,8 @@ import GHC.Conc (ensureIOManagerIsRunning)
 import GHC.Conc.Signal (setHandler)
 import GHC.Exts
 import GHC.Exts.Heap (Box (..), ClosureType (..), GenClosure (..), StgInfoTable (..), asBox, getClosureData)
-import GHC.Exts.Heap.InfoTable (peekItbl)
+import qualified GHC.Exts.Heap.InfoTable as Plain (peekItbl)
+import qualified GHC.Exts.Heap.InfoTableProf as Profiled (peekItbl)
 import GHC.IO (IO (..))
 import GHC.IOArray (IOArray, boundsIOArray, newIOArray, unsafeReadIOArray, unsafeWriteIOArray)
 import System.Environment (getProgName, lookupEnv)
@@ -369,8 +373,10 @@ data Walk = Fields | Array | SmallArray | MVarValue | TVarValue | Indirection | 
 
 data Kind = Kind !Int !Walk !ClosureType
 
--- | Info tables met, by info pointer: the type number written for each.
-data Kinds = Kinds !(IOArray Int [(Word, Kind)]) !(IORef Int) !Word
+-- | Info tables met, by info pointer: the type number written for each; how far an info
+-- pointer lies after its table's start, and how to read a table (a profiled build's tables
+-- have two fields more).
+data Kinds = Kinds !(IOArray Int [(Word, Kind)]) !(IORef Int) !Word (Ptr StgInfoTable -> IO StgInfoTable)
 
 kindBuckets :: Int
 kindBuckets = 16384
@@ -380,7 +386,8 @@ newKinds = do
   arr <- newIOArray (0, kindBuckets - 1) []
   count <- newIORef 0
   offset <- tablesOffset
-  return (Kinds arr count offset)
+  let peek' = if headerWords > 1 then Profiled.peekItbl else Plain.peekItbl
+  return (Kinds arr count offset peek')
 
 walkOf :: ClosureType -> Walk
 walkOf t = case t of
@@ -439,7 +446,7 @@ tablesOffset = case asBox () of
 
 -- | The closure's kind: its type number (writing the type record the first time it is met).
 kindOf :: Writer -> Kinds -> Any -> IO Kind
-kindOf w (Kinds arr count offset) a = do
+kindOf w (Kinds arr count offset peekTable) a = do
   raw <- infoPointer a
   let bucket = fromIntegral ((raw `shiftR` 3) .&. fromIntegral (kindBuckets - 1))
   chain <- unsafeReadIOArray arr bucket
@@ -447,7 +454,7 @@ kindOf w (Kinds arr count offset) a = do
     Just k -> return k
     Nothing -> do
       let !(W# table) = raw - offset
-      info <- peekItbl (Ptr (int2Addr# (word2Int# table)))
+      info <- peekTable (Ptr (int2Addr# (word2Int# table)))
       let t = tipe info
       k <- readIORef count
       writeIORef count (k + 1)
