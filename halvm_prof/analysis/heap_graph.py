@@ -409,8 +409,14 @@ def subtree_parts(
     compiled = native.load("_snapscan")
     if compiled is not None:
         counts, words = compiled.subtree_parts(
-            dom.order, dom.idom, nodes.label, nodes.own, nodes.static, array("i", holders),
-            nodes.labels, n,
+            dom.order,
+            dom.idom,
+            nodes.label,
+            nodes.own,
+            nodes.static,
+            array("i", holders),
+            nodes.labels,
+            n,
         )
         return _ints("q", counts), _ints("q", words)
     size = len(holders) * nodes.labels
@@ -456,9 +462,7 @@ def path_signatures(parents: array[int], nodes: Nodes, n: int, limit: int) -> Si
     parent's."""
     compiled = native.load("_snapscan")
     if compiled is not None:
-        out = compiled.path_signatures(
-            parents, nodes.label, nodes.own, nodes.static, n, limit
-        )
+        out = compiled.path_signatures(parents, nodes.label, nodes.own, nodes.static, n, limit)
         parent, last, runs, root, closures, words, example = out
         return Signatures(
             _ints("i", parent),

@@ -132,3 +132,40 @@ def test_names_that_would_break_the_page_stay_text(browser: Any, tmp_path: Path)
 
     path = browser.find_element(By.CSS_SELECTOR, "li.holder code.path").text
     assert path == data["holders"][0]["path"]["words"] and EVIL in path
+
+
+def test_runs_live_page_takes_a_heap_snapshot_at_a_click(browser: Any, tmp_path: Path) -> None:
+    """``run`` of a program built with HalvmSnapshot: the live page shows the button; a click
+    has the program take a snapshot, whose largest subtree and path the page then shows."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser.test_live_browser import _until
+    from tests.live.test_run_snapshots import structures_run
+
+    with structures_run(tmp_path) as (url, saved, control):
+        _until_file(control / "ready")
+        browser.get(url)
+        _until(browser, "return window.halvmLive && window.halvmLive.heapSnapshots")
+        box = browser.find_element(By.ID, "heap-snapshots")
+        assert box.is_displayed()
+        button = browser.find_element(By.ID, "take-snapshot")
+        assert button.is_enabled()
+        button.click()
+        _until(browser, "return window.halvmLive.heapSnapshots.taken === 1 && "
+               "window.halvmLive.heapSnapshots.paths > 0")  # fmt: skip
+        first = browser.find_element(By.CSS_SELECTOR, "#snapshot-paths li code")
+        assert first.text == "events -> STRef -> MutVar# -> (:)"
+        assert "1 snapshot taken" in browser.find_element(By.ID, "snapshot-head").text
+        assert list(saved.glob("structures-*-1.hsnap"))
+        assert _errors(browser) == []
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "run-heap-snapshot.png"))
+
+
+def _until_file(path: Path) -> None:
+    import time
+
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
