@@ -24,9 +24,12 @@ GHCS = ("9.0", *(c.ghc for c in CHROOTS))
 FLAGS = ["-O1", "-rtsopts", "-package", "ghc-heap"]
 
 
-def flags(ghc: str) -> list[str]:
+def flags(ghc: str, profiled: bool = False) -> list[str]:
     """The build flags: with an info-table map where GHC has one (9.2 on), so thunks and
-    functions have their source spans."""
+    functions have their source spans; ``profiled``: a ``-prof`` build instead (every closure
+    then carries two more words)."""
+    if profiled:
+        return [*FLAGS, "-prof"]
     return FLAGS if ghc == "9.0" else [*FLAGS, "-finfo-table-map"]
 
 
@@ -58,16 +61,17 @@ def _chroot(ghc: str) -> Chroot:
 
 
 @contextmanager
-def program(ghc: str, name: str, scratch: Path) -> Iterator[Program]:
-    """``name`` (a key of ``ghc_programs.SOURCES``) built by GHC ``ghc``, ready to run in a
-    fresh folder (``scratch`` for the host's GHC, one under the chroot's /tmp otherwise)."""
+def program(ghc: str, name: str, scratch: Path, *, profiled: bool = False) -> Iterator[Program]:
+    """``name`` (a key of ``ghc_programs.SOURCES``) built by GHC ``ghc`` (``profiled``: with
+    ``-prof``), ready to run in a fresh folder (``scratch`` for the host's GHC, one under the
+    chroot's /tmp otherwise)."""
     if ghc == "9.0":
-        exe = ghc_programs.build(name, scratch, flags(ghc))
+        exe = ghc_programs.build(name, scratch, flags(ghc, profiled))
         yield Program([str(exe)], scratch)
         return
     chroot = _chroot(ghc)
     exe = chroot.cached_build(
-        ghc_programs.SOURCES[name], flags(ghc), ghc_programs.MODULES.get(name, ())
+        ghc_programs.SOURCES[name], flags(ghc, profiled), ghc_programs.MODULES.get(name, ())
     )
     root = chroot.root()
     with chroot.work_dir(prefix="halvm-snapshot-run-") as work:

@@ -45,6 +45,19 @@ EXPECTED = {
 }
 #: The ten (:) and Payload closures left and right share.
 SHARED = 10 * (3 + 4)
+#: Closures each root retains (a profiled build gives each two more words).
+CLOSURES = {
+    "cache": 2 + 100 * 3,
+    "events": 2 + 200 * 2,
+    "queue": 3 + 50 * 3,
+    "ring": 3,
+    "left": 1,
+    "right": 1,
+    "pair": 2,
+    "tvar": 3,
+    "boom": 1,
+    "counter": 2,
+}
 
 
 def _snapshot_now(ghc: str, tmp_path: Path) -> tuple[Path, str]:
@@ -128,6 +141,20 @@ def test_sources_name_the_thunks(taken: tuple[str, Path, str]) -> None:
     thunks = [p for p in cache.parts if p.label.startswith("thunk <Structures.hs:")]
     assert thunks and sum(p.closures for p in thunks) == 100
     assert any(row.key.startswith("Structures.hs:") for row in report.by_source)
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_a_profiled_build_counts_two_more_words_a_closure(ghc: str, tmp_path: Path) -> None:
+    """A -prof build's closures carry a cost-centre stack and an era (its info tables are read
+    with their profiling fields): the same structures, two more words each."""
+    with program(ghc, "Structures", tmp_path, profiled=True) as prog:
+        out = prog.cwd / "p.hsnap"
+        done = prog.run(["now", prog.arg(out)])
+        assert done.returncode == 0, done.stderr.decode()
+        report = snapshot_report_of(out)
+    assert report.header_words == 3
+    assert _words(report) == {k: EXPECTED[k] + 2 * CLOSURES[k] for k in EXPECTED}
+    assert report.shared // 8 == SHARED + 2 * 20
 
 
 @pytest.mark.parametrize("ghc", GHCS)
