@@ -45,8 +45,7 @@ SOURCES = {
 }
 #: The modules a program imports besides GHC's own packages, built with it.
 MODULES = {
-    name: (SNAPSHOT_MODULE,)
-    for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
+    name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
