@@ -27,8 +27,21 @@ def fold_tree(
     n: int,
     /,
 ) -> tuple[
-    bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes,
-    int, int, int, int,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    int,
+    int,
+    int,
+    int,
 ]: ...
 def lookup(keys: _Buffer, table: _Buffer, extra: int, fill: int, /) -> bytes: ...
 def subtree_parts(

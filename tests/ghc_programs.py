@@ -18,7 +18,8 @@ from tests.conftest import CORPUS, DATA, require_program
 
 #: The heap snapshot module halvm-prof ships (``halvm-prof snapshot module`` writes it).
 SNAPSHOT_MODULE = Path(halvm_prof.__file__).parent / "data" / "HalvmSnapshot.hs"
-
+#: perf annotate's programs: a numeric loop, a Data.Map workload, ByteString sorting.
+ANNOTATE_PROGRAMS = ("Numeric", "MapWork", "SortBytes")
 SOURCES = {
     "Leaky": CORPUS / "src" / "Leaky.hs",
     "Ticker": DATA / "live" / "Ticker.hs",
@@ -36,6 +37,8 @@ SOURCES = {
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
+    # CPU-bound programs for perf annotate (tests/annotate_recordings.py).
+    **{name: DATA / "perf" / "annotate" / f"{name}.hs" for name in ANNOTATE_PROGRAMS},
     # Heap snapshots of structures counted by hand (tests/snapshot_programs.py).
     "Structures": DATA / "snapshot" / "Structures.hs",
     # The README's snapshot example, as the README shows it (tests/cli/test_snapshot_cli.py).
@@ -43,7 +46,8 @@ SOURCES = {
     # A million closures to snapshot (benchmarks/bench_snapshot.py).
     "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
 }
-#: The modules a program imports besides GHC's own packages, built with it.
+#: The modules a program imports besides GHC's own packages, built with it (found in the
+#: folder it is compiled in).
 MODULES = {
     name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
 }
@@ -72,17 +76,11 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     src.write_bytes(source)
     for module in modules:
         shutil.copyfile(module, scratch / module.name)
+    # Compiled in its folder by a relative name, so the source file GHC writes into a -g
+    # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(
-        [
-            ghc,
-            *flags,
-            f"-i{scratch}",
-            "-outputdir",
-            str(scratch / "o"),
-            "-o",
-            str(scratch / name.lower()),
-            str(src),
-        ],
+        [ghc, *flags, "-outputdir", "o", "-o", name.lower(), src.name],
+        cwd=scratch,
         check=True,
         capture_output=True,
     )

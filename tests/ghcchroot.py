@@ -97,34 +97,6 @@ class Chroot:
         """Start ``args`` in the chroot in the background; its pid is the program's."""
         return subprocess.Popen(self.command(args, cwd), **kwargs)
 
-    def cached_build(
-        self, source: Path, flags: Sequence[str], modules: Sequence[Path] = ()
-    ) -> Path:
-        """``source`` (with the ``modules`` it imports) built with this GHC once per content
-        and flags, kept under the chroot's /tmp between test runs: the executable's host
-        path."""
-        root = self.root()
-        key = hashlib.sha256(
-            b"".join([source.read_bytes(), *(m.read_bytes() for m in modules)])
-            + " ".join(flags).encode()
-        ).hexdigest()[:16]
-        exe_name = source.stem.lower()
-        folder = root / "tmp" / f"halvm-build-{self.ghc}-{exe_name}-{key}"
-        exe = folder / exe_name
-        if exe.exists():
-            return exe
-        scratch = Path(tempfile.mkdtemp(prefix="halvm-build-", dir=root / "tmp"))
-        for module in modules:
-            shutil.copyfile(module, scratch / module.name)
-        self.build(source, flags, scratch)
-        # Published whole by a rename, so a build another test run makes at once cannot be
-        # half seen.
-        try:
-            scratch.rename(folder)
-        except OSError:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return exe
-
     def build(self, source: Path, flags: Sequence[str], cwd: Path, name: str | None = None) -> str:
         """Compile ``source`` with this GHC into ``cwd`` (a :meth:`work_dir`); the executable's
         name inside ``cwd``, to run as ``./NAME`` with :meth:`run`."""
@@ -134,6 +106,38 @@ class Chroot:
         compile_line = ["ghc", *flags, "-outputdir", f"o-{exe}", "-o", exe, source.name]
         self.run(compile_line, cwd, timeout=900)
         return exe
+
+    def cached_build(
+        self,
+        source: Path,
+        flags: Sequence[str],
+        name: str | None = None,
+        *,
+        modules: Sequence[Path] = (),
+    ) -> Path:
+        """The executable of ``source`` (with the ``modules`` it imports) built with
+        ``flags``, once per content and flags, in a folder under the chroot's /tmp (its host
+        path; the program sees it at :meth:`inside`). Run it from there with :meth:`run`, its
+        folder as ``cwd``."""
+        root = self.root()
+        exe = name or source.stem.lower()
+        text = source.read_bytes()
+        imported = b"".join(m.read_bytes() for m in modules)
+        key = hashlib.sha256(text + imported + " ".join(flags).encode()).hexdigest()[:16]
+        folder = root / "tmp" / f"halvm-prof-ghc-{exe}-{key}"
+        if (folder / exe).exists():
+            return folder / exe
+        scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe}-", dir=root / "tmp"))
+        (scratch / source.name).write_bytes(text)
+        for module in modules:
+            shutil.copyfile(module, scratch / module.name)
+        self.build(scratch / source.name, flags, scratch, exe)
+        # Published whole by a rename, so a build another test run makes at once is not half seen.
+        try:
+            scratch.rename(folder)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return folder / exe
 
 
 GHC96 = Chroot(

@@ -41,7 +41,9 @@ def _chroot(ghc: str) -> Chroot:
 
 def _chroot_build(chroot: Chroot, name: str, flags: list[str]) -> Path:
     """The program built in the chroot (kept under its /tmp between runs): its host path."""
-    return chroot.cached_build(HUNT / f"{name}.hs", flags, ghc_programs.MODULES.get(name, ()))
+    return chroot.cached_build(
+        HUNT / f"{name}.hs", flags, modules=ghc_programs.MODULES.get(name, ())
+    )
 
 
 @contextmanager

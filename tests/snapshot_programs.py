@@ -71,7 +71,9 @@ def program(ghc: str, name: str, scratch: Path, *, profiled: bool = False) -> It
         return
     chroot = _chroot(ghc)
     exe = chroot.cached_build(
-        ghc_programs.SOURCES[name], flags(ghc, profiled), ghc_programs.MODULES.get(name, ())
+        ghc_programs.SOURCES[name],
+        flags(ghc, profiled),
+        modules=ghc_programs.MODULES.get(name, ()),
     )
     root = chroot.root()
     with chroot.work_dir(prefix="halvm-snapshot-run-") as work:
