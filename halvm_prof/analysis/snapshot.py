@@ -162,13 +162,6 @@ def label_of(t: SnapshotType) -> str:
     return word
 
 
-def full_name(t: SnapshotType) -> str:
-    """``containers-0.6.4.1:Data.Map.Internal.Bin``, or the label."""
-    if t.name and t.module:
-        return f"{t.package}:{t.module}.{t.name}" if t.package else f"{t.module}.{t.name}"
-    return label_of(t)
-
-
 # -- results ----------------------------------------------------------------------------------
 
 
@@ -262,7 +255,6 @@ class GroupRow:
     bytes: int
     retained: int
     path: HeapPath | None
-    name: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -272,7 +264,6 @@ class GroupRow:
             "bytes": self.bytes,
             "retained": self.retained,
             "path": None if self.path is None else self.path.to_json(),
-            "name": self.name,
         }
 
 
@@ -305,7 +296,8 @@ class SnapshotReport:
     thunk_retained: int
     has_sources: bool
     #: Closures gathered by the path they were met through, runs of a label folded
-    #: (``events -> STRef -> MutVar# -> (:)* -> Event``): where the bytes are.
+    #: (``events -> STRef -> MutVar# -> (:)* -> Event``): where the bytes are (a row's
+    #: ``retained`` is its own bytes: a path's closures do not hold one another's).
     by_path: tuple[GroupRow, ...] = ()
 
     def to_json(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import sys
 from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import IO, Any
+from typing import IO
 
 from halvm_prof.errors import FormatError
 from halvm_prof.files.input import StreamReader, stream_name
@@ -421,21 +421,3 @@ def _type_bytes(t: SnapshotType) -> bytes:
     if t.source is None:
         return out + b"\0"
     return out + b"\1" + b"".join(_string(getattr(t.source, f)) for f in SOURCE_FIELDS)
-
-
-def snapshot_json(snapshot: HeapSnapshot) -> dict[str, Any]:
-    """The snapshot's facts (not its closures), for messages and ``--json``."""
-    return {
-        "program": snapshot.info.program,
-        "ghc": snapshot.info.ghc,
-        "pid": snapshot.info.pid,
-        "sequence": snapshot.info.sequence,
-        "time": snapshot.info.time,
-        "word_size": snapshot.info.word_size,
-        "header_words": snapshot.info.header_words,
-        "closures": snapshot.closures,
-        "walked": snapshot.walked,
-        "pointers": len(snapshot.targets),
-        "walk_seconds": None if snapshot.end is None else snapshot.end.walk_ns / 1e9,
-        "complete": snapshot.end is not None,
-    }

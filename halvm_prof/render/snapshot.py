@@ -5,14 +5,12 @@ and path. Also the two pages (``-o page.html``): ``templates/snapshot.html.j2`` 
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import Any
 
 from halvm_prof.analysis.snapshot import GroupRow, Holder, SnapshotReport
 from halvm_prof.analysis.snapshot_diff import Growth, SnapshotDiff
-from halvm_prof.files.output import atomic_write
 from halvm_prof.render.html import render_page
 from halvm_prof.units import format_size
 from halvm_prof.words import plural
@@ -213,12 +211,3 @@ def snapshot_diff_page(diff: SnapshotDiff) -> str:
     return render_page(
         "snapshot.html.j2", data, ["axes.js", "snapshot.js"], ["report.css", "snapshot.css"]
     )
-
-
-def write_page(page: str, output: str | os.PathLike[str] | IO[str]) -> None:
-    """A page to a path (atomically) or an open stream."""
-    if isinstance(output, str | os.PathLike):
-        with atomic_write(output) as f:
-            f.write(page)
-    else:
-        output.write(page)

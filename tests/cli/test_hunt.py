@@ -456,6 +456,9 @@ def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspec
         assert ints["held_through"] == "cache -> STRef -> MutVar# -> Map.Bin* -> I#"
         assert sorted(keep.glob("[0-9][0-9]-heap-snapshot-snapcache-*.hsnap"))
         assert not (hunted.cwd / ".halvm-hunt-snapshots").exists()
-        text = hunt(hunted, "--suspects", "2", monkeypatch=monkeypatch)
+        page = tmp_path / "hunt.html"
+        text = hunt(hunted, "--suspects", "2", "--report", str(page), monkeypatch=monkeypatch)
         assert text.exit_code == 0, text.output
         assert "through:   cache -> STRef -> MutVar# -> Map.Bin*  (a heap snapshot" in text.stdout
+        said = '<code class="held-through">cache -&gt; STRef -&gt; MutVar# -&gt; Map.Bin*</code>'
+        assert said in page.read_text()
