@@ -171,6 +171,7 @@ class Hub(Versions):
         max_streams: int = MAX_STREAMS,
         member: Member | None = None,
         retitle: str | None = None,
+        take_snapshot: Callable[[], str] | None = None,
     ) -> None:
         #: The page's title is this and the program's name, once a snapshot names it.
         self.retitle = retitle
@@ -184,6 +185,8 @@ class Hub(Versions):
         self.state = state
         self.member = member
         self.report = report
+        #: Asks the program for a heap snapshot (``run``), saying what was done.
+        self.take_snapshot = take_snapshot
         #: What viewers see: replaced (never changed) by the polling thread.
         self.encoded: Encoded = self._encode(state.snapshot())
 
