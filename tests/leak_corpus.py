@@ -2,18 +2,15 @@
 from the leak hunt, each with its fixed twin and its author's expectation (``expect.json``).
 
 This module builds a program's two twins with the host's GHC 9.0 or a chroot's GHC 9.6 / 9.10
-(``tests/ghcchroot.py``), runs each with a heap profile and reads the profile's peak with
-halvm-prof's own reader. ``tests/test_leak_corpus.py`` checks the corpus with it and
-``tests/data/leaks/check.py`` prints the table of ``tests/data/leaks/README.md``.
-
-Builds are cached per source, flags and compiler in the system's temporary folder (the host's)
-or the chroot's ``/tmp``: a build is published whole by a rename, as in ``tests/ghc_programs.py``.
-Every run gets a fresh folder, since GHC writes the ``.hp`` into the current folder.
+through the shared, cached builders (``tests/ghc_programs.py``'s ``build_source``,
+``Chroot.cached_build``), runs each with a heap profile in a fresh folder (GHC writes the ``.hp``
+into the current folder) and reads the profile's peak with halvm-prof's own reader.
+``tests/test_leak_corpus.py`` checks the corpus with it and ``tests/data/leaks/check.py``
+prints the table of ``tests/data/leaks/README.md``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -28,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.inputs.source import open_source
+from tests.ghc_programs import build_source
 from tests.ghcchroot import CHROOTS, Chroot
 
 LEAKS = Path(__file__).parent / "data" / "leaks"
@@ -163,77 +161,29 @@ class Compiler:
         return self.chroot.inside(path, self.chroot.configured_root())
 
     def build(self, source: Path, build: Build) -> Path:
-        """The executable of ``source`` built with ``build``'s flags (cached)."""
-        return self._build({source.name: source.read_bytes()}, source.name, build)
+        """The executable of ``source`` built with ``build``'s flags, through the shared
+        builders (``tests/ghc_programs.py`` on the host, ``Chroot.cached_build``): once per
+        content, flags and GHC."""
+        return self._build(source, build)
 
     def build_driver(self, chosen: Sequence[Program], build: Build) -> Path:
         """One executable holding both twins of every program in ``chosen`` (cached): each twin
         becomes a module of its own, and ``corpus NAME leak|fixed [SIZE]`` runs one. A single
         GHC run compiles them all and links once, which is what keeps the quick test quick;
         every twin keeps its one export (main), so GHC optimises it as it does the program."""
-        files: dict[str, bytes] = {}
-        imports: list[str] = []
-        cases: list[str] = []
-        for number, program in enumerate(chosen):
-            for twin in ("Leak", "Fixed"):
-                module = f"Corpus.P{number:02d}{twin}"
-                text = program.source(twin).read_text(encoding="utf-8")
-                renamed = _MAIN_MODULE.sub(f"module {module} (main) where", text, count=1)
-                if renamed == text:
-                    raise BuildError(
-                        f"{program.source(twin)} does not start 'module Main (main) where'"
-                    )
-                files[f"Corpus/P{number:02d}{twin}.hs"] = renamed.encode()
-                imports.append(f"import qualified {module}")
-                pattern = f'("{program.name}" : "{twin.lower()}" : rest)'
-                cases.append(f"    {pattern} -> withArgs rest {module}.main")
-        driver = "\n".join(
-            [
-                "module Main (main) where",
-                "import System.Environment (getArgs, withArgs)",
-                *imports,
-                "main :: IO ()",
-                "main = do",
-                "  args <- getArgs",
-                "  case args of",
-                *cases,
-                '    _ -> ioError (userError "usage: corpus PROGRAM leak|fixed [SIZE]")',
-                "",
-            ]
-        )
-        files["Corpus.hs"] = driver.encode()
-        return self._build(files, "Corpus.hs", build)
+        main = _driver_sources(chosen)
+        return self._build(main, build, sorted(main.parent.glob(f"{_DRIVER_MODULE}*.hs")))
 
-    def _build(self, files: dict[str, bytes], main: str, build: Build) -> Path:
-        flags = FLAGS[build]
-        digest = hashlib.sha256("\0".join((self.version, *flags)).encode())
-        for name in sorted(files):
-            digest.update(b"\0" + name.encode() + b"\0" + files[name])
-        stem = Path(main).stem.lower()
-        key = digest.hexdigest()[:16]
-        folder = self._scratch_base() / f"halvm-leaks-{self.version}-{stem}-{key}"
-        exe = folder / stem
-        if exe.exists():
-            return exe
-        scratch = Path(tempfile.mkdtemp(prefix=f"halvm-leaks-{stem}-", dir=self._scratch_base()))
+    def _build(self, source: Path, build: Build, modules: Sequence[Path] = ()) -> Path:
         try:
-            for name, text in files.items():
-                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
-                (scratch / name).write_bytes(text)
-            line = ["nice", "ghc", "--make", *flags, "-outputdir", "o", "-o", stem, main]
-            done = self._run(line, scratch, timeout=900)
-            if done.returncode != 0:
-                raise BuildError(
-                    f"GHC {self.version} could not build {main}:\n"
-                    + done.stderr.decode(errors="replace")
-                )
-            shutil.rmtree(scratch / "o", ignore_errors=True)
-            # Built at once by another run: theirs is as good.
-            with contextlib.suppress(OSError):
-                scratch.rename(folder)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return exe
+            if self.chroot is None:
+                return build_source(source, FLAGS[build], modules=modules)
+            return self.chroot.cached_build(source, FLAGS[build], modules=modules)
+        except subprocess.CalledProcessError as error:
+            raise BuildError(
+                f"GHC {self.version} could not build {source}:\n"
+                + (error.stderr or b"").decode(errors="replace")
+            ) from error
 
     def measure(self, exe: Path, build: Build, args: Sequence[str] = ()) -> Measured:
         """Run ``exe ARGS`` once with its heap profile, in a fresh folder; its output and peak."""
@@ -253,6 +203,59 @@ class Compiler:
             largest = max(acc.stats(), key=lambda band: band.max, default=None)
             top = "" if largest is None else largest.band
             return Measured(done.stdout, acc.peak_total, acc.samples, seconds, top)
+
+
+_DRIVER_MODULE = "LeakCorpus"
+
+
+def _driver_sources(chosen: Sequence[Program]) -> Path:
+    """The driver's main module, with the twins renamed into modules beside it, in a folder
+    named by their content under the system's temporary folder (written once)."""
+    files: dict[str, bytes] = {}
+    imports: list[str] = []
+    cases: list[str] = []
+    for number, program in enumerate(chosen):
+        for twin in ("Leak", "Fixed"):
+            module = f"{_DRIVER_MODULE}{number:02d}{twin}"
+            text = program.source(twin).read_text(encoding="utf-8")
+            renamed = _MAIN_MODULE.sub(f"module {module} (main) where", text, count=1)
+            if renamed == text:
+                raise BuildError(
+                    f"{program.source(twin)} does not start 'module Main (main) where'"
+                )
+            files[f"{module}.hs"] = renamed.encode()
+            imports.append(f"import qualified {module}")
+            pattern = f'("{program.name}" : "{twin.lower()}" : rest)'
+            cases.append(f"    {pattern} -> withArgs rest {module}.main")
+    driver = "\n".join(
+        [
+            "module Main (main) where",
+            "import System.Environment (getArgs, withArgs)",
+            *imports,
+            "main :: IO ()",
+            "main = do",
+            "  args <- getArgs",
+            "  case args of",
+            *cases,
+            '    _ -> ioError (userError "usage: corpus PROGRAM leak|fixed [SIZE]")',
+            "",
+        ]
+    )
+    files["Corpus.hs"] = driver.encode()
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name] + b"\0")
+    folder = Path(tempfile.gettempdir()) / f"halvm-leaks-driver-{digest.hexdigest()[:16]}"
+    if not (folder / "Corpus.hs").exists():
+        scratch = Path(tempfile.mkdtemp(prefix="halvm-leaks-driver-"))
+        for name, content in files.items():
+            (scratch / name).write_bytes(content)
+        # Written whole, then renamed into place: another run may be writing the same files.
+        try:
+            scratch.rename(folder)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return folder / "Corpus.hs"
 
 
 class BuildError(Exception):
