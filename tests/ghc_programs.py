@@ -28,6 +28,8 @@ SOURCES = {
     # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
+    # Leaves a process of its first argument running (spawnCommand): nothing may outlive a run.
+    "Spawner": DATA / "live" / "Spawner.hs",
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.

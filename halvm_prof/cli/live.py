@@ -212,6 +212,12 @@ def _alerts_fired(fired: list[str]) -> None:
     "eventlog, heap profile or server) and print what watching cost: wall and CPU slowdown, "
     "and the server's own CPU.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace the run folder's files (PROG.hp, PROG.eventlog, report.html, cost.json) and "
+    "a PROG.hp in the current folder, where GHC before 9.6 writes it.",
+)
 @_alert_option
 def run(
     command: tuple[str, ...],
@@ -232,6 +238,7 @@ def run(
     root: Path | None,
     exit_when_done: bool,
     baseline: bool,
+    force: bool,
     alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
@@ -265,7 +272,9 @@ def run(
         alerts=rules,
         flush=flush_interval,
         root=root,
+        force=force,
     )
+    runner.check_outputs()
     watches: list[Stopwatch] = []
 
     def start() -> None:
@@ -376,7 +385,7 @@ def _baseline(runner: Run, watch: Stopwatch) -> None:
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
     cost = watch_cost(times, server, command)
     to_stdout(format_watch_cost(cost, runner.name))
-    saved = runner.folder / "cost.json"
+    saved = runner.cost_path
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))
     click.echo(wrote(saved, "the cost of being watched"))

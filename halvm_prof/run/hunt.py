@@ -16,15 +16,13 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
 from halvm_prof.analysis.hunt import (
@@ -43,7 +41,7 @@ from halvm_prof.folds.hunt_profile import Profile
 from halvm_prof.inputs.passes import hunt_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.run.plan import rts_info
-from halvm_prof.run.process import ErrorTail, end_group, signal_name
+from halvm_prof.run.process import ErrorTail, end, signal_name, start, stop_signals
 
 #: Seconds a stopped run gets to write its profile and exit before it is killed.
 STOP_TIMEOUT = 3.0
@@ -62,29 +60,6 @@ class ModeRun:
     run: HuntRun
     hp: Path | None
     code: int | None
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived during a hunt: stop the run under way, then end."""
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise Stopped()
-
-
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Stopped` while the hunt runs (so its clean-up runs);
-    the handlers before are put back after."""
-    old = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            old[signum] = signal.signal(signum, _stop)
-    try:
-        yield
-    finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
 
 
 def _safe(name: str) -> str:
@@ -132,7 +107,7 @@ class Hunter:
     def check(self) -> str:
         """Refuse a program that is not a profiled GHC program, or files a run would replace;
         its GHC version."""
-        info, _ = rts_info(list(self.argv))
+        info, _ = rts_info(list(self.argv), timeout=self.timeout)
         way = info.way
         if not info.profiled:
             raise InputError(
@@ -166,14 +141,12 @@ class Hunter:
         with contextlib.ExitStack() as stack:
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
-            start = time.monotonic()
+            began = time.monotonic()
             try:
-                proc = subprocess.Popen(
+                proc = start(
                     [*self.argv, "+RTS", *all_flags, "-RTS"],
                     stdin=stdin,
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    process_group=0,
                 )
             except OSError as e:
                 raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
@@ -182,15 +155,16 @@ class Hunter:
             timed_out = False
             try:
                 try:
-                    code = proc.wait(self.timeout)
+                    proc.wait(self.timeout)
                 except subprocess.TimeoutExpired:
                     timed_out = True
-                    code = end_group(proc, STOP_TIMEOUT)
+                # Whatever it left running goes too (a normal exit included).
+                code = end(proc, grace=STOP_TIMEOUT).code
             except BaseException:
-                end_group(proc, STOP_TIMEOUT)
+                end(proc, grace=STOP_TIMEOUT)
                 self._clear()
                 raise
-            seconds = time.monotonic() - start
+            seconds = time.monotonic() - began
             self.program_seconds += seconds
         said = tail.text(0.5).strip().splitlines()
         hp = self.outputs[2] if mode == "i" else self.outputs[0]
@@ -310,7 +284,7 @@ def _hunt_in(
     max_suspects: int,
     say: Callable[[str], None],
 ) -> HuntOutcome:
-    with stop_on_signals():
+    with stop_signals():
         stdin = _saved_stdin(folder)
         try:
             hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)
