@@ -111,7 +111,7 @@ def test_run_saves_leaky_byte_for_byte_and_reports_a_normal_exit(tmp_path: Path)
     assert lines[0].startswith("http://127.0.0.1:")
     assert "leaky exited with code 0" in out
     saved = tmp_path / "saved" / "leaky.hp"
-    assert read_hp(saved).closed
+    assert read_hp(saved).end.closed
     # GHC 9.0 wrote it into the current folder; once saved whole, it went (issue 40 item 6).
     assert not (tmp_path / "leaky.hp").exists()
     assert (tmp_path / "saved" / "leaky.eventlog").stat().st_size > 0
@@ -199,7 +199,7 @@ def test_ctrl_c_stops_the_program_and_leaves_complete_files(tmp_path: Path) -> N
     assert code == 0, err
     assert "ticker exited with code" in out or "ticker was killed by" in out
     saved = tmp_path / "saved"
-    assert read_hp(saved / "ticker.hp").closed
+    assert read_hp(saved / "ticker.hp").end.closed
     assert len(read_hp(saved / "ticker.hp").samples) >= 3
     assert not (tmp_path / "ticker.hp").exists()
     with eventlog_reader(saved / "ticker.eventlog") as reader:
