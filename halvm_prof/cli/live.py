@@ -383,7 +383,17 @@ def _baseline(runner: Run, watch: Stopwatch) -> None:
     times, server = watch.result()
     to_stderr(f"running {runner.name} again alone for --baseline...")
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
-    cost = watch_cost(times, server, command)
+    try:
+        cost = watch_cost(times, server, command)
+    except KeyboardInterrupt as e:
+        # Ctrl-C, SIGTERM or SIGHUP (process.Stopped): the run alone was ended with all it
+        # started; the status says which signal, as for the watched run.
+        signum = getattr(e, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        to_stderr(f"--baseline: the run alone was stopped by {name}; nothing to compare")
+        if signum != signal.SIGINT:
+            runner.stopped_by = signum
+        return
     to_stdout(format_watch_cost(cost, runner.name))
     saved = runner.cost_path
     with atomic_write(saved) as f:

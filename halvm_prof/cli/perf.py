@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from halvm_prof.cli.common import (
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.words import plural
+
+if TYPE_CHECKING:
+    from halvm_prof.run.record import RecordRun
 
 
 def _note(text: str | None) -> None:
@@ -80,8 +84,8 @@ def record(
 
     Give the program and its arguments after --: halvm-prof record --eventlog -- ./prog 10
     """
-    from halvm_prof.perf.record import record as run
-    from halvm_prof.perf.record import record_pid
+    from halvm_prof.run.record import record as run
+    from halvm_prof.run.record import record_pid
 
     if pid is not None:
         if program or eventlog:
@@ -99,6 +103,7 @@ def record(
         click.echo(wrote(done.perf_data))
         if done.eventlog:
             click.echo(f"its eventlog: {shown_path(done.eventlog)}")
+        _record_end(done)
         return
     if duration is not None:
         raise click.UsageError("--duration goes with --pid")
@@ -116,8 +121,23 @@ def record(
     click.echo(wrote(done.perf_data))
     if done.eventlog:
         click.echo(wrote(done.eventlog))
-    if done.exit_code:
+    if done.exit_code and done.stopped_by is None:
         _note(f"{program[0]} exited with code {done.exit_code}")
+    _record_end(done)
+
+
+def _record_end(done: RecordRun) -> None:
+    """What had to be ended, and how a stopped recording ends: kept, and (for SIGTERM or
+    SIGHUP: a supervisor or a closed terminal) status 128 + the signal, as ``run`` does."""
+    _note(done.note)
+    if done.stopped_by is None:
+        return
+    import signal
+
+    name = signal.Signals(done.stopped_by).name
+    to_stderr(f"record stopped by {name}; what perf recorded until then is kept")
+    if done.stopped_by != signal.SIGINT:
+        click.get_current_context().exit(128 + done.stopped_by)
 
 
 @click.group()

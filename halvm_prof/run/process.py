@@ -130,6 +130,17 @@ def end(
     again for the same ``proc`` does no harm."""
     args = proc.args
     label = name or os.path.basename(str(args[0] if isinstance(args, list) else args))
+    with _shielded():
+        return _end(proc, grace, label, leader_last, meanwhile)
+
+
+def _end(
+    proc: subprocess.Popen[bytes],
+    grace: float,
+    label: str,
+    leader_last: bool,
+    meanwhile: Callable[[], object] | None,
+) -> Ending:
     stopped = killed = False
     if proc.poll() is None:
         stopped = True
@@ -156,6 +167,30 @@ def end(
                 _kill(pid, signal.SIGKILL)
     _marks.pop(proc.pid, None)
     return Ending(label, proc.returncode, stopped, killed, names, left_killed, grace)
+
+
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP are let pass while a program is being ended (in the main
+    thread; at most twice the grace): a second Ctrl-C must not leave it half ended, its
+    files half written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        handler = signal.getsignal(signum)
+        if handler is not None and handler != signal.SIG_IGN:
+            old[signum] = signal.signal(signum, _let_pass)
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
+def _let_pass(signum: int, frame: FrameType | None) -> None:
+    del signum, frame
 
 
 def _waited(
