@@ -323,6 +323,7 @@ class LiveState:
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
         self._stopped = False
         self._failure: str | None = None
+        self._error: HalvmProfError | None = None
         self._heap_restarts = 0
         #: The --alert rules as they stand: set by whoever evaluates them (``fleet.Member``).
         self.alerts: list[AlertView] = []
@@ -348,11 +349,23 @@ class LiveState:
         """The followers are closed: keep what was read, read no more."""
         self._stopped = True
 
-    def fail(self, why: str) -> None:
-        """Reading failed: say so on the page and stop reading."""
+    def fail(self, why: str, error: HalvmProfError | None = None) -> None:
+        """Reading failed (``error``, when it was ours: a damaged source): say so on the page
+        and stop reading."""
         self._failure = why
+        self._error = error
         self._stopped = True
         self.touch()
+
+    def failure(self) -> HalvmProfError | None:
+        """Why reading stopped on a damaged source (what ``summary`` refuses it for: bytes no
+        GHC writes, a line over the limit), else None."""
+        for f in self.followers:
+            parser = f.parser if isinstance(f, HpFollower | EventlogFollower) else None
+            error = f.error if isinstance(f, DiskFollower) else parser.error if parser else None
+            if error is not None:
+                return error
+        return self._error
 
     def poll(self) -> bool:
         """Poll every follower once; True when something new arrived."""

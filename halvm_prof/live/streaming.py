@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from halvm_prof.errors import HalvmProfError
 from halvm_prof.live.cost import ServerClock
 from halvm_prof.live.fleet import Fleet, FleetSnapshot, Member
 from halvm_prof.live.metrics import render_metrics
@@ -212,8 +213,10 @@ class Hub(Versions):
                 self._publish()
                 self.tick()
             self.state.refresh_flags()
-        except Exception as e:
+        except HalvmProfError as e:
             # The page says what went wrong and keeps what it has; the server stays up.
+            self.state.fail(str(e), e)
+        except Exception as e:
             self.state.fail(f"{type(e).__name__}: {e}")
         self._publish()
 

@@ -587,6 +587,9 @@ class RunProgram:
     def refused(self) -> HalvmProfError | None:
         return None
 
+    def failed(self) -> HalvmProfError | None:
+        return None  # the program's end is the run's verdict
+
     def fired(self) -> list[str]:
         member = self.runner.member
         return [v.fired for v in member.alert_views if v.fired] if member is not None else []
