@@ -58,6 +58,13 @@ def output_target(path: str | os.PathLike[str]) -> OutputTarget:
     Never opens the path, so a FIFO cannot block here.
     """
     given = Path(path)
+    if os.fspath(path).endswith(os.sep) and not given.is_dir():
+        # Path() drops the slash: 'out.file/' would be written as the file 'out.file'.
+        raise OutputError(
+            "ends with a slash, which names a folder, and there is no such folder",
+            path=os.fspath(path),
+            hint="name a file (without the slash), or a file in an existing folder",
+        )
     real = given
     if given.is_symlink():
         real = Path(os.path.realpath(given))

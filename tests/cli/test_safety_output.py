@@ -432,3 +432,36 @@ def test_a_replaced_output_of_our_own_keeps_its_mode_and_no_note_is_said(tmp_pat
     code, _, err = run("report", HP, "-o", out)
     assert code == 0 and "note:" not in err, err
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+_WRITERS = [
+    "report",
+    "export",
+    "extract",
+    "convert-profile",
+    "postmortem",
+    "xen-config",
+    "perf report",
+    "perf merge",
+]
+
+
+@pytest.mark.parametrize("command", _WRITERS)
+def test_an_output_ending_with_a_slash_names_a_folder(tmp_path: Path, command: str) -> None:
+    out = tmp_path / "out.file"
+    args = [f"{a}/" if a == out else a for a in _writers(tmp_path)[command](out)]
+    code, _, err = _invoke(args)
+    # Was 'wrote out.file/', the file out.file written.
+    assert code == 1 and "ends with a slash, which names a folder" in err, err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.skipif(not Path("/sys/kernel/profiling").is_file(), reason="no /sys/kernel/profiling")
+@pytest.mark.parametrize("command", _WRITERS)
+def test_an_output_under_sys_is_one_line(tmp_path: Path, command: str) -> None:
+    sysfs = Path("/sys/kernel/profiling")
+    before = sysfs.read_bytes()
+    code, _, err = _invoke(_writers(tmp_path)[command](sysfs))
+    # Was 'internal error: ValueError: a status sector has 512 bytes, not 2'.
+    assert code == 1 and "internal error" not in err and err.count("\n") == 1, err
+    assert err.startswith("Error: /sys/kernel/") and sysfs.read_bytes() == before
