@@ -371,3 +371,12 @@ def test_tui_of_a_stream_that_is_no_eventlog_ends_with_the_refusal(tmp_path: Pat
         # Was a view that went on for ever: a refused stream had nothing to stop.
         out, err = _ended(live)
     assert live.returncode == 1 and err.startswith(f"Error: {fifo}"), (out, err)
+
+
+@pytest.mark.parametrize("spec", ["tcp:localhost:", "tcp:localhost:abc", "tcp::4242",
+                                  "tcp:localhost:99999", "tcp:localhost:³"])  # fmt: skip
+def test_a_tcp_source_that_names_no_port_is_one_line(spec: str) -> None:
+    r = CliRunner().invoke(cli, ["live", "--no-open", spec])
+    # Was 'cannot connect: invalid literal for int() with base 10'.
+    assert r.exit_code == 1 and "invalid literal" not in r.output, r.output
+    assert r.stderr.startswith(f"Error: {spec}: ") and "tcp:localhost:4242" in r.stderr
