@@ -476,7 +476,7 @@ class Run:
                 from halvm_prof.analysis.postmortem import heap_verdict
                 from halvm_prof.inputs.passes import heap_run_of
 
-                postmortem = heap_verdict(heap_run_of(hp), exhausted)
+                postmortem = heap_verdict(heap_run_of(hp), exhausted, first)
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)

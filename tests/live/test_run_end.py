@@ -222,3 +222,15 @@ def test_no_output_of_run_is_the_program_itself(tmp_path: Path) -> None:
     out, err = _communicate(run, 60)
     assert run.returncode == 1 and "is also an input" in err, (out, err)
     assert exe.read_bytes() == build("Leaky", tmp_path).read_bytes()
+
+
+def test_a_program_that_fails_at_once_is_told_by_its_status_not_a_growing_heap(
+    tmp_path: Path,
+) -> None:
+    exe = build("Leaky", tmp_path)
+    run = _run("--exit-when-done", "-o", "saved", "--", str(exe), "notanumber", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    assert run.returncode == 1, (out, err)
+    # Was 'the heap was still growing at the end' of a heap of 0 bytes, '+0 bytes/s'.
+    assert "Verdict: The run did not finish cleanly (leaky exited with code 1)." in out, out
+    assert "growing" not in out and "rising" not in out
