@@ -222,7 +222,7 @@ def report(
     elif fmt is not None:
         raise click.UsageError(f"--to {fmt} names the format of -o, which is missing")
     with open_input_source(perf_data) as source:
-        profile = perf_report(source, binary)
+        profile = perf_report(source, binary, rebuilt_ok=force)
     if as_json:
         to_stdout(profile.to_json())
     elif not export_to:
@@ -380,8 +380,12 @@ def annotate(
     if output is not None:
         check_output(output, force=force, replaces_files=True, inputs=[perf_data, binary])
     with open_input_source(perf_data) as source:
-        result = perf_annotate(source, binary, symbol=symbol, top=top, source_dirs=source_dirs)
+        result = perf_annotate(
+            source, binary, symbol=symbol, top=top, source_dirs=source_dirs, rebuilt_ok=force
+        )
     if output is not None:
+        # The binary perf recorded, read when none was given, is an input too (was replaced).
+        check_output(output, force=force, replaces_files=True, inputs=[result.binary])
         from halvm_prof.render.annotate import annotation_page
 
         what = f"source and assembly of {plural(len(result.functions), 'function')}"
