@@ -86,5 +86,5 @@ def test_a_binary_rebuilt_at_the_recorded_path_is_refused_unless_forced(tmp_path
         err = _one_line_error(*run(*args))
         assert "is not the binary that was profiled" in err and "or --force to use this one" in err
         assert err.count("build id") == 1 and " has " in err, err
-        code, out, err = run(*args, "--force")
+        code, _out, err = run(*args, "--force")
         assert code == 0 and "symbols may be wrong" in err, err
