@@ -453,8 +453,8 @@ class LiveState:
         for _value, name in new[:free]:
             index[name] = self._new_index()
         rest = new[max(free, 0) :]
-        if not rest:
-            return
+        if not rest or rest[0][0] <= min(census.get(n, 0) for n in index):
+            return  # no newcomer is larger here than the smallest named band
         leaving = sorted((census.get(n, 0), self.band_peak[i], n) for n, i in index.items())
         for (value, name), (here, _peak, old) in zip(rest, leaving, strict=False):
             if value <= here:
