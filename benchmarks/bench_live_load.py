@@ -8,7 +8,8 @@ and each member's ``/s/NAME/snapshot.json`` in turn. Beside them ``--pages`` (50
 ``/events``: issue 43's viewers, beside which p99 was a second (a full run of the cycle
 collector over the loaded modules, and h11 and Starlette on every answer; see
 ``live/guard.py``'s ``HttpToolsConnection``, ``live/routes.py``'s ``Polled`` and
-``collector.keep_what_is_loaded``). The load generator runs on the same cores as the server (as the probe's did).
+``collector.keep_what_is_loaded``). The load generator runs on the same cores as the server
+(as the probe's did).
 
 Printed: latency (p50/p99), errors (an answer other than 200, a dropped connection, no answer
 in 5 s), how long a census takes to reach the pages, the server's CPU per request and its
