@@ -13,8 +13,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import halvm_prof
 from tests.conftest import CORPUS, DATA, require_program
 
+#: The heap snapshot module halvm-prof ships (``halvm-prof snapshot module`` writes it).
+SNAPSHOT_MODULE = Path(halvm_prof.__file__).parent / "data" / "HalvmSnapshot.hs"
+#: perf annotate's programs: a numeric loop, a Data.Map workload, ByteString sorting.
+ANNOTATE_PROGRAMS = ("Numeric", "MapWork", "SortBytes")
 SOURCES = {
     "Leaky": CORPUS / "src" / "Leaky.hs",
     "Ticker": DATA / "live" / "Ticker.hs",
@@ -27,13 +32,32 @@ SOURCES = {
     "Markers": DATA / "live" / "Markers.hs",
     # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
+    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky", "SnapCache")},
     # Leaves a process of its first argument running (spawnCommand): nothing may outlive a run.
     "Spawner": DATA / "live" / "Spawner.hs",
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
+    # A new user's programs (issue 40; tests/newuser.py): a leaky accumulator with long cost-centre
+    # stacks, a -N2 spark program, a Data.Map cache.
+    **{
+        name: DATA / "newuser" / f"{name}.hs"
+        for name in ("Accumulate", "Sparks", "MapCache", "Waits")
+    },
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
+    # CPU-bound programs for perf annotate (tests/annotate_recordings.py).
+    **{name: DATA / "perf" / "annotate" / f"{name}.hs" for name in ANNOTATE_PROGRAMS},
+    # Heap snapshots of structures counted by hand (tests/snapshot_programs.py).
+    "Structures": DATA / "snapshot" / "Structures.hs",
+    # The README's snapshot example, as the README shows it (tests/cli/test_snapshot_cli.py).
+    "ReadmeExample": DATA / "snapshot" / "ReadmeExample.hs",
+    # A million closures to snapshot (benchmarks/bench_snapshot.py).
+    "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
+}
+#: The modules a program imports besides GHC's own packages, built with it (found in the
+#: folder it is compiled in).
+MODULES = {
+    name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
@@ -47,7 +71,10 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     ghc = require_program("ghc", "ghc")
     flags = FLAGS if flags is None else flags
     source = SOURCES[name].read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
+    modules = MODULES.get(name, ())
+    key = hashlib.sha256(
+        b"".join([source, *(m.read_bytes() for m in modules)]) + " ".join(flags).encode()
+    ).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
     exe = folder / name.lower()
     if exe.exists():
@@ -55,16 +82,13 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
     src = scratch / f"{name}.hs"
     src.write_bytes(source)
+    for module in modules:
+        shutil.copyfile(module, scratch / module.name)
+    # Compiled in its folder by a relative name, so the source file GHC writes into a -g
+    # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(
-        [
-            ghc,
-            *flags,
-            "-outputdir",
-            str(scratch / "o"),
-            "-o",
-            str(scratch / name.lower()),
-            str(src),
-        ],
+        [ghc, *flags, "-outputdir", "o", "-o", name.lower(), src.name],
+        cwd=scratch,
         check=True,
         capture_output=True,
     )

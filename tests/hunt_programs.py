@@ -11,9 +11,6 @@ keeps the host's).
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,21 +41,9 @@ def _chroot(ghc: str) -> Chroot:
 
 def _chroot_build(chroot: Chroot, name: str, flags: list[str]) -> Path:
     """The program built in the chroot (kept under its /tmp between runs): its host path."""
-    root = chroot.root()
-    source = (HUNT / f"{name}.hs").read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
-    folder = root / "tmp" / f"halvm-hunt-{chroot.ghc}-{name.lower()}-{key}"
-    exe = folder / name.lower()
-    if exe.exists():
-        return exe
-    scratch = Path(tempfile.mkdtemp(prefix="halvm-hunt-build-", dir=root / "tmp"))
-    shutil.copyfile(HUNT / f"{name}.hs", scratch / f"{name}.hs")
-    chroot.build(scratch / f"{name}.hs", flags, scratch)
-    try:
-        scratch.rename(folder)
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return exe
+    return chroot.cached_build(
+        HUNT / f"{name}.hs", flags, modules=ghc_programs.MODULES.get(name, ())
+    )
 
 
 @contextmanager

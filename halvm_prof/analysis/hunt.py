@@ -252,10 +252,14 @@ class SuspectVerdict:
     charts: tuple[Series, ...]
     peak: int
     slope: float
+    #: The path that holds it, from a heap snapshot of the -hc run (a program built with the
+    #: HalvmSnapshot module): ``cache -> STRef -> MutVar# -> Map.Bin*``.
+    held_through: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "band": self.band,
+            "held_through": self.held_through,
             "producer": self.producer,
             "what": self.what,
             "descriptions": plain(self.descriptions),

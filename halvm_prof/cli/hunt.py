@@ -84,6 +84,7 @@ def hunt(
             result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
+            from halvm_prof.run.command import program_command
             from halvm_prof.run.hunt import hunt_program
 
             folder = output
@@ -91,7 +92,7 @@ def hunt(
                 # The page shows the -hc run's profile: kept until it is written.
                 folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-"))
             outcome = hunt_program(
-                list(command),
+                program_command(command, say=to_stderr).argv,
                 Path(folder) if folder is not None else None,
                 timeout=timeout,
                 interval=interval,

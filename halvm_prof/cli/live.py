@@ -23,12 +23,11 @@ from halvm_prof.cli.common import (
     to_stderr,
     to_stdout,
 )
-from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
 from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
-    from halvm_prof.live.session import Session
+    from halvm_prof.live.session import Session, Watched
     from halvm_prof.run.cost import Stopwatch
     from halvm_prof.run.program import Run
 
@@ -126,7 +125,7 @@ def live(
     its own live view at /s/NAME/; GET /fleet.json gives the fleet page's figures.
     """
     from halvm_prof.live.fleet import Member, fleet_sources, follow, open_fleet, parse_alerts
-    from halvm_prof.live.session import ManySources, OneSource, Serving, Session, Watched
+    from halvm_prof.live.session import ManySources, OneSource, Serving, Session
 
     if not sources and not labelled:
         raise click.UsageError("give a SOURCE to watch (or several)")
@@ -155,7 +154,23 @@ def live(
         watched = ManySources(fleet)
     serving = Serving(host, port, token, no_open, tui)
     Session(watched, serving, say=click.echo, exit_when_done=exit_when_done).run()
-    _alerts_fired(watched.fired())
+    fired = watched.fired()
+    if exit_when_done and watched.done() and not fired:
+        to_stdout(_ended_line(watched) + "\n")
+    _alerts_fired(fired)
+
+
+def _ended_line(watched: Watched) -> str:
+    """The last line of ``live --exit-when-done``: what the sources held when they ended."""
+    from halvm_prof.live.session import ManySources, OneSource
+    from halvm_prof.render.messages import fleet_ended, watch_ended
+
+    if isinstance(watched, OneSource):
+        s = watched.state.snapshot()
+        return watch_ended(s.source, s.closed, s.samples, s.events, s.heap.peak_total)
+    assert isinstance(watched, ManySources)
+    members = watched.fleet.members
+    return fleet_ended(len(members), sum(m.state.closed() for m in members))
 
 
 def _alerts_fired(fired: list[str]) -> None:
@@ -207,10 +222,15 @@ def _alerts_fired(fired: list[str]) -> None:
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
 @click.option(
     "--baseline",
-    is_flag=True,
-    help="Once it has ended, run the program again alone (only the RTS flags you gave: no "
-    "eventlog, heap profile or server) and print what watching cost: wall and CPU slowdown, "
-    "and the server's own CPU.",
+    type=click.IntRange(min=1),
+    is_flag=False,
+    flag_value=3,
+    default=None,
+    metavar="[N]",
+    help="Once it has ended, measure what watching cost in N interleaved pairs (default 3): "
+    "the program alone (only the RTS flags you gave: no eventlog, heap profile or server), "
+    "then watched again (no page served), and so on; print the median wall and CPU slowdown, "
+    "their spread, and the server's own CPU; save every pair in cost.json.",
 )
 @click.option(
     "--force",
@@ -237,7 +257,7 @@ def run(
     flush_interval: float,
     root: Path | None,
     exit_when_done: bool,
-    baseline: bool,
+    baseline: int | None,
     force: bool,
     alerts: tuple[str, ...],
 ) -> None:
@@ -282,7 +302,7 @@ def run(
         if baseline and runner.proc is not None:
             from halvm_prof.run.cost import Stopwatch
 
-            watches.append(Stopwatch(runner.proc.pid))
+            watches.append(Stopwatch(runner.proc.pid, runner.started_at))
 
     tell_end = _EndTeller(runner)
     watched = RunProgram(runner, on_end=None if tui else tell_end)
@@ -290,10 +310,12 @@ def run(
     session = Session(watched, serving, say=click.echo, exit_when_done=exit_when_done)
     with _ending_signals(runner, session):
         session.run(start)
-    _ended(runner, tell_end, watches[0] if watches else None, watched.fired())
+    _ended(runner, tell_end, watches[0] if watches else None, watched.fired(), baseline or 0)
 
 
-def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: list[str]) -> None:
+def _ended(
+    runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: list[str], pairs: int
+) -> None:
     """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
     (the program's own, or 1 when an ``--alert`` rule fired)."""
     with contextlib.suppress(OSError):
@@ -302,7 +324,7 @@ def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: li
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
     if watch is not None and runner.stopped_by is None:
-        _baseline(runner, watch)
+        _baseline(runner, watch, pairs)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -335,17 +357,11 @@ def _ending_signals(runner: Run, session: Session) -> Iterator[None]:
 
 
 def _program(command: tuple[str, ...]) -> list[str]:
-    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
+    """The program's command line after ``--``: found on ``PATH`` as a shell would, and
+    ``cabal run EXE -- ARGS`` built and started as the executable (``run.command``)."""
+    from halvm_prof.run.command import program_command
 
-        argv[0] = shutil.which(argv[0]) or argv[0]
-    return argv
+    return program_command(command, say=to_stderr).argv
 
 
 class _EndTeller:
@@ -369,33 +385,48 @@ class _EndTeller:
                 click.echo(f"report: {shown_path(end.report)}")
 
 
-def _baseline(runner: Run, watch: Stopwatch) -> None:
-    """``run --baseline``: the program once more, alone, and what watching it cost."""
+def _baseline(runner: Run, watch: Stopwatch, pairs: int) -> None:
+    """``run --baseline N``: the program alone and watched again, in interleaved pairs after
+    the watched run, and what watching it cost."""
+    import shutil
+    import tempfile
+
     from halvm_prof.cli.common import dumps_json
     from halvm_prof.files.output import atomic_write
     from halvm_prof.render.cost import format_watch_cost
     from halvm_prof.render.messages import wrote
-    from halvm_prof.run.cost import alone_command, watch_cost
+    from halvm_prof.run.cost import alone_command, baseline, watch_again
 
     if runner.stopped:
         to_stderr("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
     times, server = watch.result()
-    to_stderr(f"running {runner.name} again alone for --baseline...")
+    first = (times, server, runner.exit_status())
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
+    # The runs watched again save into the run folder (under --root, as the FIFO must be),
+    # and go with it once measured: the folder keeps the run the user watched.
+    scratch = Path(tempfile.mkdtemp(prefix=".baseline-", dir=runner.folder))
     try:
-        cost = watch_cost(times, server, command)
+        cost = baseline(
+            first,
+            lambda k: watch_again(runner.again(scratch / f"pair-{k}")),
+            command,
+            pairs,
+            say=lambda what: to_stderr(f"--baseline: {runner.name}, {what}..."),
+        )
     except KeyboardInterrupt as e:
-        # Ctrl-C, SIGTERM or SIGHUP (process.Stopped): the run alone was ended with all it
+        # Ctrl-C, SIGTERM or SIGHUP (process.Stopped): the run under way was ended with all it
         # started; the status says which signal, as for the watched run.
         signum = getattr(e, "signum", signal.SIGINT)
         name = signal.Signals(signum).name
-        to_stderr(f"--baseline: the run alone was stopped by {name}; nothing to compare")
+        to_stderr(f"--baseline: the runs were stopped by {name}; nothing to compare")
         if signum != signal.SIGINT:
             runner.stopped_by = signum
         return
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     to_stdout(format_watch_cost(cost, runner.name))
     saved = runner.cost_path
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))
-    click.echo(wrote(saved, "the cost of being watched"))
+    click.echo(wrote(saved, "the cost of being watched, every pair"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -109,9 +108,12 @@ def record(
         raise click.UsageError("--duration goes with --pid")
     if not program:
         raise click.UsageError("give a PROGRAM to run (after --), or --pid of a running one")
-    folder = output or f"{Path(program[0]).name}.perf"
+    from halvm_prof.run.command import program_command
+
+    command = program_command(program, say=_note)
+    folder = output or f"{command.name}.perf"
     done = run(
-        list(program),
+        command.argv,
         folder,
         frequency=frequency,
         eventlog=eventlog,
@@ -122,7 +124,7 @@ def record(
     if done.eventlog:
         click.echo(wrote(done.eventlog))
     if done.exit_code and done.stopped_by is None:
-        _note(f"{program[0]} exited with code {done.exit_code}")
+        _note(f"{command.name} exited with code {done.exit_code}")
     _record_end(done)
 
 
@@ -144,6 +146,9 @@ def _record_end(done: RecordRun) -> None:
 def perf() -> None:
     """Flat profiles of perf.data files of GHC programs, and their place on the eventlog."""
 
+
+#: What ``--force`` also lets ``perf report`` and ``perf annotate`` do.
+REBUILT = "Also read a binary rebuilt since the recording (its build id is not the recorded one)."
 
 #: ``perf report --to``'s own format: the report's text, as printed.
 TEXT = "text"
@@ -189,7 +194,7 @@ def _export_format(output: str) -> str:
     metavar="KEY=VALUE",
     help="With --to pprof: a label on every sample (service_name defaults to the program).",
 )
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False, also=REBUILT)
 def report(
     binary: str,
     perf_data: str,
@@ -280,7 +285,7 @@ def report(
 )
 @old_spelling("--perfetto", "perfetto_alias")
 @old_spelling("--eventlog", "eventlog_alias")
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False)
 def merge(
     perf_data: str,
     eventlog: str,
@@ -361,7 +366,7 @@ def merge(
 )
 @json_option
 @output_option("Write the page (source and assembly side by side, HTML) instead of text.")
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False, also=REBUILT)
 def annotate(
     perf_data: str,
     binary: str | None,

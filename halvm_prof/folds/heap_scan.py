@@ -29,7 +29,7 @@ from halvm_prof.formats.hp import (
     leading_job,
     unclosed_note,
 )
-from halvm_prof.formats.stacks import cost_centre_bands
+from halvm_prof.formats.stacks import cost_centre_bands, stack_name_length
 from halvm_prof.model import (
     MAX_BANDS,
     HeapEnd,
@@ -169,7 +169,8 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
         last_time = state["last_time"] if samples else 0.0
         note = unclosed_note(samples, len(state["header"]), fields["job"], lines, last_time)
     end = HeapEnd(tuple(state["marks"]), complete, closed, note, "hp", state["folded"])
-    return HeapScan(HeapHeader(**fields), end, acc)
+    header = HeapHeader(**fields, name_length=stack_name_length(fields["job"]))
+    return HeapScan(header, end, acc)
 
 
 #: Bytes after the last whole census a live reader holds for the compiled scanner; past that
@@ -231,6 +232,7 @@ class CompiledHpParser:
         self._at: dict[str, Any] | None = None
         self._python: HpParser | None = None
         self._in_census = False
+        self._header: HeapHeader | None = None
         self.samples = 0
         self.last_time: float | None = None
         self.last_empty = False
@@ -243,9 +245,12 @@ class CompiledHpParser:
     def header(self) -> HeapHeader:
         if self._python is not None:
             return self._python.header
+        if self._header is not None:
+            return self._header
         fields = dict(HEADER_DEFAULTS)
-        if self._scanner is not None:
-            lines = list(self._scanner.state()["header"])
+        state = self._scanner.state() if self._scanner is not None else None
+        if state is not None:
+            lines = list(state["header"])
         else:
             # Header lines waiting for the scanner are read already, as HpParser has them.
             lines = [r.rstrip(b"\r").partition(b" ")[::2] for r in self._pending.split(b"\n")]
@@ -254,7 +259,10 @@ class CompiledHpParser:
             field = header_field(keyword, rest)
             if field is not None:
                 fields[field[0]] = field[1]
-        return HeapHeader(**fields)
+        header = HeapHeader(**fields, name_length=stack_name_length(fields["job"]))
+        if state is not None and not state["in_header"]:
+            self._header = header  # read whole: a header line after a census is an error
+        return header
 
     @property
     def closed_so_far(self) -> bool:

@@ -407,9 +407,13 @@ class HttpToolsConnection(_Guarded, HttpToolsProtocol):
         self._busy()  # the request is whole: it is being answered
 
 
+#: httptools is installed (a dependency on Linux).
+HTTPTOOLS = HttpToolsProtocol is not None
+
+
 def _connection_class() -> type[H11Connection] | type[HttpToolsConnection]:
-    """httptools' connection where httptools is installed (a dependency on Linux), else h11's."""
-    return HttpToolsConnection if HttpToolsProtocol is not None else H11Connection
+    """httptools' connection where httptools is installed, else h11's."""
+    return HttpToolsConnection if HTTPTOOLS else H11Connection
 
 
 #: The connection class the server uses (see :func:`_connection_class`).

@@ -2,9 +2,10 @@
 the current :class:`~halvm_prof.live.state.Snapshot`, ``/events`` Server-Sent Events (one
 ``snapshot`` message per change, at most one per :data:`~halvm_prof.live.streaming.
 MIN_PUSH_INTERVAL`; a viewer that falls behind gets only the newest), ``/report`` the offline
-report ``run`` writes at the end, ``/metrics`` the snapshot for Prometheus. Every route is
-behind the Host check and asks :meth:`Handlers.allowed` for the token. The page is rendered
-once per server; it and the snapshot carry an ETag and answer ``If-None-Match`` with 304.
+report ``run`` writes at the end, ``/metrics`` the snapshot for Prometheus, ``POST
+/take-heap-snapshot`` asks ``run``'s program for a heap snapshot. Every route is behind the
+Host check and asks :meth:`Handlers.allowed` for the token. The page is rendered once per
+server; it and the snapshot carry an ETag and answer ``If-None-Match`` with 304.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from halvm_prof.live.streaming import (
     MemberHub,
     Watch,
 )
+
+#: The header a heap snapshot request must carry (and its value, ``heap-snapshot``).
+TAKE_HEADER = "X-Halvm-Request"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +94,7 @@ class Handlers:
                 fleet = None
                 if isinstance(hub, MemberHub):
                     fleet = "../../" + (f"?token={quote(hub.token)}" if hub.token else "")
-                html = render_live_page(hub.title, hub.token, fleet)
+                html = render_live_page(hub.title, hub.token, fleet, hub.retitle)
             self._page = Page.of(html)
         return self._page
 
@@ -147,7 +151,9 @@ class Handlers:
                 if enc.version != version:
                     version = enc.version
                     idle = 0.0
-                    yield enc.event
+                    # The age as of now: a page that connects long after the newest data
+                    # came was told the age it had when this version was published.
+                    yield enc.event_at(time.monotonic())
                     await asyncio.sleep(MIN_PUSH_INTERVAL)
                     continue
                 await hub.wait_change(version, 0.5)
@@ -179,6 +185,21 @@ class Handlers:
             text = hub.metrics(now)
         return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
+    async def take_heap_snapshot(self, request: Request) -> Response:
+        """Ask the program for a heap snapshot. Only a POST that carries
+        :data:`TAKE_HEADER`: a form or image of another site can send neither that header nor
+        (without CORS, which this server never allows) read the answer."""
+        if not self.allowed(request):
+            return self.refused()
+        if request.headers.get(TAKE_HEADER) != "heap-snapshot":
+            return PlainTextResponse(f"this request needs the header {TAKE_HEADER}\n", 400)
+        hub = self.hub
+        take = hub.take_snapshot if isinstance(hub, Hub) else None
+        if take is None:
+            return PlainTextResponse("this server watches no program that takes them\n", 404)
+        said = await asyncio.to_thread(take)
+        return PlainTextResponse(said + "\n", 202)
+
     @staticmethod
     async def favicon(_request: Request) -> Response:
         return Response(status_code=204)
@@ -207,6 +228,7 @@ def routes(hub: Hub | FleetHub) -> list[BaseRoute]:
         Route("/events", h.events),
         Route("/report", h.report),
         Route("/metrics", h.metrics),
+        Route("/take-heap-snapshot", h.take_heap_snapshot, methods=["POST"]),
         Route("/favicon.ico", h.favicon),
     ]
 

@@ -29,6 +29,7 @@ from halvm_prof.analysis.hunt import (
     SUSPECT_MODES,
     HuntResult,
     HuntRun,
+    SuspectVerdict,
     find_suspects,
     judge_all,
     named_table,
@@ -42,6 +43,7 @@ from halvm_prof.inputs.passes import hunt_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.run.plan import rts_info
 from halvm_prof.run.process import ErrorTail, end, signal_name, start, stop_signals
+from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 
 #: Seconds a stopped run gets to write its profile and exit before it is killed.
 STOP_TIMEOUT = 3.0
@@ -51,6 +53,13 @@ DEFAULT_INTERVAL = 0.02
 NAME_LENGTH = 200
 #: A first run with fewer censuses (GHC's exit census included) shows nothing growing.
 MIN_CENSUSES = 4
+#: Where a program built with HalvmSnapshot writes its heap snapshots during the hunt
+#: (relative: a program in a chroot, run from the current folder, sees it too); moved from
+#: when its run ends.
+SNAPSHOTS = ".halvm-hunt-snapshots"
+#: Seconds between the snapshot run's heap snapshots (one asked for after the last was
+#: written).
+SNAPSHOT_EVERY = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +69,8 @@ class ModeRun:
     run: HuntRun
     hp: Path | None
     code: int | None
+    #: The program answers heap snapshot requests (it was built with HalvmSnapshot).
+    answers: bool = False
 
 
 def _safe(name: str) -> str:
@@ -97,6 +108,7 @@ class Hunter:
             self.cwd / f"{self.name}.prof",
             self.cwd / self.log_name,
         ]
+        self.snapshot_dir = self.cwd / SNAPSHOTS
         self.count = 0
         self.first_code: int | None = None
         #: Seconds the program ran, summed over every run (the hunt's own time is the rest).
@@ -115,7 +127,7 @@ class Hunter:
                 path=self.argv[0],
                 hint="build it with -prof -fprof-auto -rtsopts",
             )
-        for path in self.outputs:
+        for path in (*self.outputs, self.snapshot_dir):
             if path.exists():
                 raise OutputError(
                     "already exists, and each run of the hunt writes it",
@@ -125,9 +137,17 @@ class Hunter:
         self.info_tables = info.ghc >= (9, 2)
         return info.version
 
-    def run(self, mode: str, flags: Sequence[str], producer: str | None = None) -> ModeRun:
+    def run(
+        self,
+        mode: str,
+        flags: Sequence[str],
+        producer: str | None = None,
+        *,
+        watch: bool = False,
+    ) -> ModeRun:
         """One run with ``flags`` (``-i`` and ``-L`` added); its profile moved into the folder.
-        A ``-hi`` run's profile is its eventlog, whose IPE events name the info tables."""
+        A ``-hi`` run's profile is its eventlog, whose IPE events name the info tables.
+        ``watch``: tell whether the program answers heap snapshot requests (none is sent)."""
         self.count += 1
         all_flags = [*flags, f"-i{self.interval:g}", f"-L{NAME_LENGTH}"]
         rts = rts_line(all_flags)
@@ -142,20 +162,14 @@ class Hunter:
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
             began = time.monotonic()
-            try:
-                proc = start(
-                    [*self.argv, "+RTS", *all_flags, "-RTS"],
-                    stdin=stdin,
-                    stdout=subprocess.DEVNULL,
-                )
-            except OSError as e:
-                raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+            proc = self._start([*self.argv, "+RTS", *all_flags, "-RTS"], stdin, watch)
             assert proc.stderr is not None
             tail = ErrorTail(proc.stderr, None)
             timed_out = False
+            taker = SnapshotTaker(self.snapshot_dir, proc.pid) if watch else None
             try:
                 try:
-                    proc.wait(self.timeout)
+                    self._wait(proc, None)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                 # Whatever it left running goes too (a normal exit included).
@@ -172,6 +186,7 @@ class Hunter:
         if hp.exists():
             shutil.move(hp, target)
             moved = target
+        answers = taker is not None and taker.announced()
         self._clear()
         status: str = "ok"
         note: str | None = None
@@ -196,14 +211,105 @@ class Hunter:
             file=str(moved) if moved is not None else None,
             seconds=round(seconds, 3),
         )
-        return ModeRun(run, moved, code)
+        return ModeRun(run, moved, code, answers)
+
+    def _start(
+        self, command: list[str], stdin: IO[bytes] | int, snapshots: bool
+    ) -> subprocess.Popen[bytes]:
+        """The program started in its own process group (given ``HALVM_SNAPSHOT_DIR`` with
+        ``snapshots``)."""
+        env = None
+        if snapshots:
+            self.snapshot_dir.mkdir()
+            env = {**os.environ, SNAPSHOT_DIR: SNAPSHOTS}
+        try:
+            return start(command, stdin=stdin, stdout=subprocess.DEVNULL, env=env)
+        except OSError as e:
+            self._clear()
+            raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+
+    def take_snapshots(self) -> tuple[Path, ...]:
+        """One more run, without heap profiling (a census at every collection would slow its
+        walks fivefold, and they would show in the profile), of a program that answers heap
+        snapshot requests: one asked for every :data:`SNAPSHOT_EVERY` seconds; what it took,
+        moved into the folder."""
+        self.count += 1
+        self.say(f"run {self.count}: {self.name} (heap snapshots)")
+        with contextlib.ExitStack() as stack:
+            stdin: IO[bytes] | int = subprocess.DEVNULL
+            if self.stdin is not None:
+                stdin = stack.enter_context(open(self.stdin, "rb"))
+            began = time.monotonic()
+            proc = self._start(list(self.argv), stdin, True)
+            assert proc.stderr is not None
+            ErrorTail(proc.stderr, None)
+            taker = SnapshotTaker(self.snapshot_dir, proc.pid)
+            try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._wait(proc, taker)
+                # Stopped past --timeout, and whatever it left running ended either way.
+                end(proc, grace=STOP_TIMEOUT)
+            except BaseException:
+                end(proc, grace=STOP_TIMEOUT)
+                self._clear()
+                raise
+            self.program_seconds += time.monotonic() - began
+        kept = self._keep_snapshots(taker)
+        self._clear()
+        return kept
+
+    def _wait(self, proc: subprocess.Popen[bytes], taker: SnapshotTaker | None) -> int:
+        """The run's exit status (TimeoutExpired past ``--timeout``); with a ``taker``, heap
+        snapshots asked for every :data:`SNAPSHOT_EVERY` seconds, one at a time."""
+        if taker is None:
+            return proc.wait(self.timeout)
+        deadline = time.monotonic() + self.timeout
+        answered = time.monotonic()
+        while True:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return proc.wait(0.05)
+            now = time.monotonic()
+            if now >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, self.timeout)
+            if taker.ready() is None:
+                continue
+            if taker.pending:
+                answered = now
+            elif now - answered >= SNAPSHOT_EVERY or not taker.requested:
+                taker.take()
+
+    def _keep_snapshots(self, taker: SnapshotTaker) -> tuple[Path, ...]:
+        """The run's heap snapshots, moved into the folder as ``NN-heap-snapshot-*`` (among
+        the :data:`RUN_FILES` a failing hunt removes)."""
+        kept = []
+        for path in taker.taken():
+            target = self.folder / f"{self.count:02d}-heap-snapshot-{path.name}"
+            shutil.move(path, target)
+            kept.append(target)
+        return tuple(kept)
 
     def _clear(self) -> None:
         """Remove what a run left in the current folder (the ``.prof`` of ``-hr``, the
-        ``.hp`` of a run stopped or killed)."""
+        ``.hp`` of a run stopped or killed, its snapshots' folder)."""
         for path in self.outputs:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        if self.snapshot_dir.is_dir():
+            shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+
+
+def _held_through(
+    verdicts: tuple[SuspectVerdict, ...], paths: Sequence[Path]
+) -> tuple[SuspectVerdict, ...]:
+    """Each verdict with the path that holds its suspect, from the first run's heap
+    snapshots (those that cannot be read are left out)."""
+    from halvm_prof.analysis.hunt_snapshot import held_through
+
+    snapshots = []
+    for path in paths:
+        with contextlib.suppress(HalvmProfError), open_source(path) as source:
+            snapshots.append((path.name, source.heap_snapshot()))
+    return held_through(verdicts, snapshots)
 
 
 def _profile(label: str, path: Path, mode: str) -> Profile:
@@ -313,7 +419,7 @@ def _saved_stdin(folder: Path) -> Path | None:
 
 
 def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
-    first = hunter.run("c", ["-hc"])
+    first = hunter.run("c", ["-hc"], watch=True)
     name = hunter.name
     if first.run.status == "timed out":
         raise InputError(
@@ -357,6 +463,14 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
                     # will for the other suspects either.
                     info_tables = False
     verdicts = judge_all(producer_run, suspects, profiles, by_producer)
+    notes: tuple[str, ...] = ()
+    if first.answers and suspects:
+        taken = hunter.take_snapshots()
+        verdicts = _held_through(verdicts, taken)
+        notes = (
+            f"the program answers heap snapshot requests (HalvmSnapshot): {len(taken)} taken "
+            "in a run of their own, to say through which path each suspect is held",
+        )
     return HuntResult(
         program=name,
         suspects=verdicts,
@@ -364,5 +478,6 @@ def _hunt(hunter: Hunter, max_suspects: int) -> HuntResult:
         censuses=producer_run.censuses,
         duration=producer_run.duration,
         peak_total=producer_run.peak_total,
+        notes=notes,
         overview=overview(producer_run),
     )

@@ -17,12 +17,14 @@ offline report. The program and every process it started are ended with the run
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -32,13 +34,22 @@ from halvm_prof.files.output import check_overwrite, same_file
 from halvm_prof.inputs.feeds import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
-from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
+from halvm_prof.live.state import (
+    EVENT_TYPES,
+    ExitView,
+    HeapPathView,
+    HeapSnapshotsView,
+    Kind,
+    LiveState,
+)
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
+from halvm_prof.run.command import wrapped_program
 from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
 from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
 from halvm_prof.run.process import Ending, ErrorTail, end, family, send, start
+from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -107,6 +118,7 @@ class Run:
         flush: float = FLUSH_INTERVAL,
         root: Path | None = None,
         force: bool = False,
+        report: bool = True,
     ) -> None:
         if not heap and not eventlog:
             raise InputError("nothing to watch", hint="drop --no-heap or --no-eventlog")
@@ -133,13 +145,20 @@ class Run:
         )
         self.extra_rts = [*typed, *(rts or [])]
         self.caps = caps or self.plan.caps
-        self.name = os.path.basename(words[0])
+        #: How to run it again the same way (``run --baseline``'s watched runs after the first).
+        self._again = functools.partial(
+            Run, argv, heap=heap, eventlog=eventlog, interval=interval, heap_flag=heap_flag,
+            rts=rts, caps=caps, flush=flush, root=root, report=False,
+        )  # fmt: skip
+        #: Whether its end writes the report page (a watched run again for --baseline: no).
+        self.report_page = report
+        self.name = wrapped_program(words) if wrapped else os.path.basename(words[0])
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
         self.report_path = folder / "report.html"
         self.fifo = folder / RUN_FIFO
         #: The RTS writes the .hp into the run folder itself (``-po``, GHC 9.6 on), named after
-        #: the command's first word: it is the saved file, renamed after the program if wrapped.
+        #: the program (for a wrapper, its guess at the program): it is the saved file.
         self.hp_in_folder = self.plan.heap and info.names_heap_profile
         # Before, GHC names the .hp after the program (argv[0]) and writes it into its current
         # folder; a wrapped program's is known once it runs (_heap_path).
@@ -176,6 +195,7 @@ class Run:
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
         self._started_ns = 0
+        self.started_at: float | None = None
         self._ended_at: float | None = None
         self._report_written = False
         self._stderr: ErrorTail | None = None
@@ -190,10 +210,17 @@ class Run:
         self._exit_checked = 0.0
         self._hp_guess: Path | None = None
         self._binaries: dict[str, ElfFile | None] = {}
+        #: Asks a program built with HalvmSnapshot for heap snapshots (into the run folder).
+        self.snapshots: SnapshotTaker | None = None
         #: (device, inode) of the .hp followed outside the run folder: removed at the end.
         self._followed_hp: tuple[int, int] | None = None
         #: How the program and what it started were ended (:func:`~halvm_prof.run.process.end`).
         self.ending: Ending | None = None
+
+    def again(self, folder: Path) -> Run:
+        """A new run of the same program, with the same flags and followers, saving into
+        ``folder``, with no report page and no alerts."""
+        return self._again(folder)
 
     def check_outputs(self) -> None:
         """Refuse, before anything runs, a file the run would replace: its saved files,
@@ -261,12 +288,19 @@ class Run:
         info = self.plan.info
         self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
+        # A program built with HalvmSnapshot writes its heap snapshots into the run folder.
+        seen = str(self.folder) if self.root is None else self._inside(self.folder, self.root)
+        env = {**os.environ, SNAPSHOT_DIR: seen}
+        #: When it was started (monotonic): ``run --baseline`` times it from here.
+        self.started_at = time.monotonic()
+        self.state.program_started(self.started_at)
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
-            self.proc = start(command, stdin=None)
+            self.proc = start(command, stdin=None, env=env)
         except OSError as e:
             raise InputError(f"cannot start it: {e.strerror}", path=self.words[0]) from e
+        self.snapshots = SnapshotTaker(self.folder, self.proc.pid)
         assert self.proc.stderr is not None
         self._stderr = ErrorTail(self.proc.stderr, getattr(sys.stderr, "buffer", None))
         self.state.program_running = True
@@ -349,11 +383,38 @@ class Run:
             self._followed_hp = (st.st_dev, st.st_ino)
         self.state.heap_follower = stream_source("hp", feed).follow()
 
+    def take_snapshot(self) -> str:
+        """Ask the program for a heap snapshot (the live page's button); what was done."""
+        if self.snapshots is None or self.finished:
+            return "the program is not running"
+        said = self.snapshots.take()
+        self._show_snapshots()
+        return said
+
+    def _show_snapshots(self) -> None:
+        """The state's view of the heap snapshots: the newest one read and analysed once."""
+        taker = self.snapshots
+        if taker is None or taker.ready() is None:
+            return
+        hand = taker.ready()
+        assert hand is not None
+        view = self.state.heap_snapshots
+        fresh = taker.new()
+        if fresh:
+            view = heap_snapshots_view(fresh[-1], hand.signal, len(taker.taken()))
+        elif view is None:
+            view = HeapSnapshotsView(hand.signal, 0, False)
+        view = replace(view, pending=taker.pending, taken=len(taker.taken()))
+        if view != self.state.heap_snapshots:
+            self.state.heap_snapshots = view
+            self.state.touch()
+
     def tick(self) -> None:
         if self.finished or self.proc is None:
             return
         if self.state.heap_follower is None and self.plan.heap:
             self._open_hp()
+        self._show_snapshots()
         code = self.proc.poll()
         if code is None:
             if self.plan.flush is not None:
@@ -480,7 +541,7 @@ class Run:
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)
-                if saved
+                if saved and self.report_page
                 else None
             )
         verdict.append("saved " + ", ".join(map(shown_path, saved)) if saved else "nothing saved")
@@ -562,6 +623,28 @@ class Run:
                 self.fifo.unlink()
 
 
+#: The newest heap snapshot's paths shown on the live page.
+SNAPSHOT_PATHS = 5
+
+
+def heap_snapshots_view(path: Path, signal_number: int, taken: int) -> HeapSnapshotsView:
+    """The newest heap snapshot, read and analysed, as the live page shows it."""
+    from halvm_prof.analysis.snapshot import analyse_snapshot
+    from halvm_prof.render.snapshot import head_lines
+
+    try:
+        with open_source(path) as source:
+            report = analyse_snapshot(source.heap_snapshot())
+    except HalvmProfError as e:
+        return HeapSnapshotsView(signal_number, taken, False, path.name, problem=str(e))
+    paths = [
+        HeapPathView(h.path.words(), h.retained, round(h.share, 4))
+        for h in report.holders[:SNAPSHOT_PATHS]
+    ]
+    said = ". ".join(line.rstrip(".") for line in head_lines(report)[:2]) + "."
+    return HeapSnapshotsView(signal_number, taken, False, path.name, said, paths)
+
+
 class RunProgram:
     """``run -- PROGRAM``: the program's run; ``on_end`` is called at each tick once it has
     ended (it tells how, once)."""
@@ -573,8 +656,19 @@ class RunProgram:
         from halvm_prof.live.streaming import Hub
 
         r = self.runner
-        title = f"halvm-prof run: {r.name}"
-        return Hub(r.state, title=title, token=token, tick=tick, report=r.report, member=r.member)
+        # A wrapped program's name is a guess until its eventlog names it: the page then
+        # retitles itself with the name the snapshot gives.
+        prefix = "halvm-prof run: "
+        return Hub(
+            r.state,
+            title=prefix + r.name,
+            retitle=prefix,
+            token=token,
+            tick=tick,
+            report=r.report,
+            member=r.member,
+            take_snapshot=r.take_snapshot,
+        )
 
     def tick(self) -> None:
         self.runner.tick()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.formats.eventlog.events import (
     BLOCK_MARKER,
+    NO_CAP,
     Codec,
     Event,
 )
@@ -16,7 +17,6 @@ from halvm_prof.formats.eventlog.push import (
     CAP_EVENTS,
     MAX_HELD_EVENTS,
     BufferMarks,
-    header_codec,
 )
 from halvm_prof.formats.eventlog.walk import State, walker, want_table
 
@@ -79,9 +79,10 @@ class FoldingParser(BufferMarks):
             return []
         self._buf += data
         if self.codec is None:
-            self.codec, self._buf, self.error = header_codec(self._buf, self.name)
-            if self.codec is None:
+            if (awaiting := self._awaits_header(self._buf)) is not None:
+                self._buf = awaiting
                 return []
+            assert self.codec is not None
             self._at, self._pos = 0, self.codec.header.data_offset
             self._state = State(-1, 0, self._pos, -1, 0, 0)
             self._start(self.codec)
@@ -145,6 +146,13 @@ class FoldingParser(BufferMarks):
         keep = self._state.r_start if self._state.r_count else walked
         self._buf = buf[keep - at :]
         self._at = keep
+
+    @property
+    def capability_block(self) -> bool:
+        """Whether a capability's block of events has come whole: before, a log holds at
+        most the global block GHC writes at start-up (9.2 and later), and nothing of what
+        the program did (no collection, no thread run) can be known yet."""
+        return any(end for cap, end in self._block_ends.items() if cap != NO_CAP)
 
     def _complete_blocks(self, walked: int) -> None:
         # A block's end time counts only once all of it is here: its own events are in

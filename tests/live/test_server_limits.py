@@ -47,7 +47,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     from halvm_prof.live import guard, server
 
     name = str(request.param)
-    if name == "httptools" and guard.HttpToolsProtocol is None:
+    if name == "httptools" and not guard.HTTPTOOLS:
         pytest.skip("httptools is not installed")
     chosen = guard.HttpToolsConnection if name == "httptools" else guard.H11Connection
     monkeypatch.setattr(server, "Connection", chosen)

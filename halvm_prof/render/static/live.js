@@ -84,7 +84,14 @@
     const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
       xAxisIndex: twoClocks ? 1 : 0,
       data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
-    if (g) {
+    if (g && s.waiting_for_block) {
+      // No collection read yet: "0 collections" would read as a program that never collected.
+      // GHC hands its log over in blocks; stale_why says when, for this GHC.
+      text($("gc-meta"), (s.events
+        ? "no collection read yet, waiting for the eventlog's next block (the newest event " +
+          "read is at " + (s.last_event_time ?? s.last_time ?? 0).toFixed(2) + " s): "
+        : "waiting for the eventlog's first block: ") + s.stale_why);
+    } else if (g) {
       series.push({ name: "heap size", type: "line", symbol: "none", xAxisIndex: 0,
         data: ms(g.heap_size) });
       series.push({ name: "live bytes", type: "line", symbol: "none", xAxisIndex: 0,
@@ -151,6 +158,11 @@
       (s.last_time !== null ? ", newest data at " + newest(s.last_time, s.heap.clock) : "") +
       (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
+    if (cfg.retitle && s.program && document.title !== cfg.retitle + s.program) {
+      // A wrapped program (unshare, a script) is named by its own eventlog once it has spoken.
+      document.title = cfg.retitle + s.program;
+      text(document.querySelector("header h1"), document.title);
+    }
     const own = s.server_cpu;
     if (own && own.wall_seconds < 1) {
       // A share over a few milliseconds of serving is noise (it read 103% at start-up).
@@ -222,6 +234,44 @@
     }));
   }
 
+  // Heap snapshots of a program built with HalvmSnapshot (run only): the button asks the
+  // server, which signals the program; the newest snapshot's largest subtrees and their paths.
+  function drawSnapshots(s) {
+    const box = $("heap-snapshots");
+    const h = s.heap_snapshots;
+    box.hidden = !h;
+    if (!h) return;
+    window.halvmLive.heapSnapshots = { taken: h.taken, pending: h.pending, paths: h.paths.length };
+    const running = s.alive && !s.exit;
+    $("take-snapshot").disabled = h.pending || !running;
+    const answered = h.pending ? "; one is being taken" : "";
+    text($("snapshot-head"), (h.taken ? plural(h.taken, "snapshot") + " taken (newest: " + h.newest + ")"
+      : "none taken yet") + answered + "; the program answers signal " + h.signal +
+      (h.said ? ". " + h.said : "") + (h.problem ? " (" + h.problem + ")" : ""));
+    $("snapshot-paths").replaceChildren(...h.paths.map((p) => {
+      const li = document.createElement("li");
+      const path = document.createElement("code");
+      path.textContent = p.path;
+      li.append(document.createTextNode(size(p.retained) + " (" + (p.share * 100).toFixed(0) + "%) "), path);
+      return li;
+    }));
+  }
+
+  function size(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0, v = n;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return i ? v.toFixed(1) + " " + units[i] : n + " B";
+  }
+
+  $("take-snapshot").addEventListener("click", () => {
+    $("take-snapshot").disabled = true;
+    fetch("take-heap-snapshot" + q, { method: "POST", headers: { "X-Halvm-Request": "heap-snapshot" } })
+      .then((r) => r.text())
+      .then((t) => { text($("snapshot-said"), t.trim()); })
+      .catch(() => { text($("snapshot-said"), "the server did not answer"); });
+  });
+
   function staleness() {
     const el = $("stale");
     if (!connected) { text(el, "not connected to halvm-prof: the view is frozen"); el.className = "warn"; return; }
@@ -237,7 +287,7 @@
   function show(s) {
     last = s; receivedAt = Date.now();
     window.halvmLive.snapshots++; window.halvmLive.version = s.version;
-    drawStatus(s); drawAlerts(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
+    drawStatus(s); drawAlerts(s); drawSnapshots(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
   }
 
   // Only the newest snapshot is drawn (stream.js).
