@@ -1,5 +1,5 @@
 """``python -m halvm_prof`` runs the ``halvm-prof`` command."""
 
-from halvm_prof.cli.app import main
+from halvm_prof.cli.entry import main
 
 main()

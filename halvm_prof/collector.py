@@ -22,3 +22,15 @@ def few_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
+
+
+def keep_what_is_loaded() -> None:
+    """Leave what the process holds now (its modules, classes, the state read so far) out of
+    every later run of the cycle collector: a server's full collections then walk only what it
+    made since, instead of some hundred thousand objects that stay (a full collection of the
+    live server took 60 ms of CPU, a stall of every answer). Called once, when start-up and the
+    first read are done, once per process: what it freezes is never freed by the collector,
+    only by reference counting, so garbage is collected first and nothing is frozen twice."""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()

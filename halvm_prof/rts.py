@@ -230,6 +230,14 @@ class RtsInfo:
         return self.ghc >= (9, 4) or bool({"l", "debug", "p"} & self.parts)
 
     @property
+    def names_heap_profile(self) -> bool:
+        """Whether ``-po<stem>`` puts the heap profile at ``<stem>.hp``: seen with GHC 9.6.6 and
+        9.10.3, every way. GHC 9.0.2 takes ``-po`` for the ``.prof`` alone (a non-profiled RTS
+        refuses it) and writes ``PROG.hp`` into the current folder whatever is given; GHC 9.4
+        fixed that (GHC issue 21446) but is not tried here, so it is treated as 9.0."""
+        return self.ghc >= (9, 6)
+
+    @property
     def flushes(self) -> bool:
         """Whether ``--eventlog-flush-interval`` flushes anything: GHC 9.2 added it, and only the
         threaded RTS's ticker acts on it (the non-threaded RTS takes the flag and ignores it)."""

@@ -34,6 +34,8 @@ SOURCES = {
     # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
     **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky", "SnapCache")},
+    # Leaves a process of its first argument running (spawnCommand): nothing may outlive a run.
+    "Spawner": DATA / "live" / "Spawner.hs",
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # A new user's programs (issue 40; tests/newuser.py): a leaky accumulator with long cost-centre

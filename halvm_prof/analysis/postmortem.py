@@ -110,11 +110,14 @@ def analyse(read: RunRead, memory_mib: int | None = None) -> Postmortem:
     return pm
 
 
-def heap_verdict(run: HeapRun | None, exhausted: str | None = None) -> Postmortem:
+def heap_verdict(
+    run: HeapRun | None, exhausted: str | None = None, ended: str | None = None
+) -> Postmortem:
     """The heap part of the verdict for a heap profile's run (``inputs.passes.heap_run_of``):
     a local run that crashed (``run``) has no disks, only the ``.hp`` GHC wrote.
     ``exhausted``: the RTS said the heap was exhausted (its words), which the headline then
-    says first."""
+    says first; ``ended``: how the program ended (``prog exited with code 1``), which leads
+    the headline otherwise."""
     pm = Postmortem([])
     if run is None:
         pm.headline = "The heap profile holds no census."
@@ -123,7 +126,10 @@ def heap_verdict(run: HeapRun | None, exhausted: str | None = None) -> Postmorte
         concern = _judge_heap(pm, run)
         # A local program has no VM whose memory the heap could be compared with.
         pm.verdict = [line for line in pm.verdict if not line.startswith("The VM's memory")]
-        pm.headline = "The run did not finish cleanly" + (f"; {concern}." if concern else ".")
+        first = f"The run did not finish cleanly ({ended})" if ended else (
+            "The run did not finish cleanly"
+        )
+        pm.headline = first + (f"; {concern}." if concern else ".")
     if exhausted:
         pm.headline = f"The heap was exhausted ({exhausted})" + (
             f"; {concern}." if pm.heap is not None and concern else "."
@@ -243,11 +249,12 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         (s for s in run.tail_stats if s.slope > 0 and s.slope * tail_duration >= threshold),
         key=lambda s: (-s.slope, s.band),
     )[:GROWING_BANDS]
+    # Strictly: a heap of 0 bytes (a program that failed at once) neither rose nor fell.
     trend: Literal["rising", "falling", "flat"] = (
         "rising"
-        if slope * tail_duration >= threshold
+        if slope > 0 and slope * tail_duration >= threshold
         else "falling"
-        if -slope * tail_duration >= threshold
+        if slope < 0 and -slope * tail_duration >= threshold
         else "flat"
     )
     pm.facts = HeapFacts(

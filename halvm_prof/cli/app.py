@@ -81,21 +81,31 @@ def one_line_paths(command: click.Command) -> click.Command:
 
 
 class HalvmCommand(click.Command):
-    """A command whose library errors become one-line messages."""
+    """A command whose library errors become one-line messages, and whose notes on the outputs
+    it replaced (``files.output.notes_to``: a hard link broken, an owner not kept) go to
+    standard error."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        with translate_errors():
+        with translate_errors(), _output_notes():
             return super().invoke(ctx)
 
 
 class HalvmGroup(click.Group):
-    """A group whose subcommands' library errors become one-line messages."""
+    """A group whose subcommands' library errors become one-line messages, and their notes on
+    outputs lines on standard error."""
 
     command_class = HalvmCommand
 
     def invoke(self, ctx: click.Context) -> Any:
-        with translate_errors():
+        with translate_errors(), _output_notes():
             return super().invoke(ctx)
+
+
+def _output_notes() -> contextlib.AbstractContextManager[None]:
+    from halvm_prof.cli.common import to_stderr
+    from halvm_prof.files.output import notes_to
+
+    return notes_to(to_stderr)
 
 
 #: Command name -> (module under halvm_prof.cli, attribute, the command's short help). A

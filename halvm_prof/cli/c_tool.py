@@ -31,7 +31,12 @@ def _c_form(args: list[str]) -> bool:
 
 def main() -> None:
     """Entry point of the ``convert-profile`` command."""
-    from halvm_prof.files.output import install_signal_cleanup, remove_stale_temporaries_near
+    from halvm_prof.files.output import (
+        install_signal_cleanup,
+        notes_to,
+        remove_stale_temporaries_near,
+    )
+    from halvm_prof.words import printable
 
     args = sys.argv[1:]
     if not _c_form(args) or any(k.endswith("_COMPLETE") for k in os.environ):
@@ -41,7 +46,11 @@ def main() -> None:
         return
     install_signal_cleanup()
     remove_stale_temporaries_near(args)
-    _run(lambda: convert_lines(args[0], args[1], raw=False, force=False))
+    def note(line: str) -> None:
+        sys.stderr.write(f"{printable(line, newlines=False)}\n")
+
+    with notes_to(note):
+        _run(lambda: convert_lines(args[0], args[1], raw=False, force=False))
 
 
 def _run(work: Callable[[], list[str]]) -> NoReturn:

@@ -21,6 +21,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
 from halvm_prof.inputs.source import open_eventlog
 from halvm_prof.render.eventlog import format_stats
+from halvm_prof.words import printable
 
 
 @click.group()
@@ -36,6 +37,13 @@ def _open(file: str) -> Iterator[EventlogReader]:
     log = open_eventlog(target, name="<stdin>" if file == "-" else None)
     with log, log.time_ordered_reader() as reader:
         yield reader
+
+
+def _on_terminal(stream: IO[bytes]) -> bool:
+    try:
+        return stream.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def _note(text: str | None) -> None:
@@ -72,6 +80,10 @@ def show(
     prints every complete event and a note. FILE may be - for standard input.
     """
     out: IO[bytes] = binary_stdout()
+    # On a terminal, control characters from the log (thread labels, markers, spans, the
+    # program's arguments) are shown escaped, as every text output is; a pipe or a file gets
+    # ghc-events' bytes.
+    escape = _on_terminal(out)
     with _open(file) as reader:
         if not follow and (headerless := reader.headerless()) is not None:
             raise headerless
@@ -80,7 +92,7 @@ def show(
         else:
             pieces = show_lines(reader, pretty=pretty_time)
         for piece in pieces:
-            out.write(piece.encode("utf-8", "surrogateescape"))
+            out.write((printable(piece) if escape else piece).encode("utf-8", "surrogateescape"))
         out.flush()
         for problem in reader.problems[:5]:
             _note(f"{reader.path}: {problem}")

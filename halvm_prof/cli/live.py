@@ -232,6 +232,12 @@ def _alerts_fired(fired: list[str]) -> None:
     "then watched again (no page served), and so on; print the median wall and CPU slowdown, "
     "their spread, and the server's own CPU; save every pair in cost.json.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace the run folder's files (PROG.hp, PROG.eventlog, report.html, cost.json) and "
+    "a PROG.hp in the current folder, where GHC before 9.6 writes it.",
+)
 @_alert_option
 def run(
     command: tuple[str, ...],
@@ -252,6 +258,7 @@ def run(
     root: Path | None,
     exit_when_done: bool,
     baseline: int | None,
+    force: bool,
     alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
@@ -285,7 +292,9 @@ def run(
         alerts=rules,
         flush=flush_interval,
         root=root,
+        force=force,
     )
+    runner.check_outputs()
     watches: list[Stopwatch] = []
 
     def start() -> None:
@@ -405,10 +414,19 @@ def _baseline(runner: Run, watch: Stopwatch, pairs: int) -> None:
             pairs,
             say=lambda what: to_stderr(f"--baseline: {runner.name}, {what}..."),
         )
+    except KeyboardInterrupt as e:
+        # Ctrl-C, SIGTERM or SIGHUP (process.Stopped): the run under way was ended with all it
+        # started; the status says which signal, as for the watched run.
+        signum = getattr(e, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        to_stderr(f"--baseline: the runs were stopped by {name}; nothing to compare")
+        if signum != signal.SIGINT:
+            runner.stopped_by = signum
+        return
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     to_stdout(format_watch_cost(cost, runner.name))
-    saved = runner.folder / "cost.json"
+    saved = runner.cost_path
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))
     click.echo(wrote(saved, "the cost of being watched, every pair"))

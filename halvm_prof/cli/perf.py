@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from halvm_prof.cli.common import (
@@ -20,6 +22,9 @@ from halvm_prof.cli.common import (
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.words import plural
+
+if TYPE_CHECKING:
+    from halvm_prof.run.record import RecordRun
 
 
 def _note(text: str | None) -> None:
@@ -78,8 +83,8 @@ def record(
 
     Give the program and its arguments after --: halvm-prof record --eventlog -- ./prog 10
     """
-    from halvm_prof.perf.record import record as run
-    from halvm_prof.perf.record import record_pid
+    from halvm_prof.run.record import record as run
+    from halvm_prof.run.record import record_pid
 
     if pid is not None:
         if program or eventlog:
@@ -97,6 +102,7 @@ def record(
         click.echo(wrote(done.perf_data))
         if done.eventlog:
             click.echo(f"its eventlog: {shown_path(done.eventlog)}")
+        _record_end(done)
         return
     if duration is not None:
         raise click.UsageError("--duration goes with --pid")
@@ -117,14 +123,32 @@ def record(
     click.echo(wrote(done.perf_data))
     if done.eventlog:
         click.echo(wrote(done.eventlog))
-    if done.exit_code:
+    if done.exit_code and done.stopped_by is None:
         _note(f"{command.name} exited with code {done.exit_code}")
+    _record_end(done)
+
+
+def _record_end(done: RecordRun) -> None:
+    """What had to be ended, and how a stopped recording ends: kept, and (for SIGTERM or
+    SIGHUP: a supervisor or a closed terminal) status 128 + the signal, as ``run`` does."""
+    _note(done.note)
+    if done.stopped_by is None:
+        return
+    import signal
+
+    name = signal.Signals(done.stopped_by).name
+    to_stderr(f"record stopped by {name}; what perf recorded until then is kept")
+    if done.stopped_by != signal.SIGINT:
+        click.get_current_context().exit(128 + done.stopped_by)
 
 
 @click.group()
 def perf() -> None:
     """Flat profiles of perf.data files of GHC programs, and their place on the eventlog."""
 
+
+#: What ``--force`` also lets ``perf report`` and ``perf annotate`` do.
+REBUILT = "Also read a binary rebuilt since the recording (its build id is not the recorded one)."
 
 #: ``perf report --to``'s own format: the report's text, as printed.
 TEXT = "text"
@@ -170,7 +194,7 @@ def _export_format(output: str) -> str:
     metavar="KEY=VALUE",
     help="With --to pprof: a label on every sample (service_name defaults to the program).",
 )
-@force_option(replaces_files=True, disks=False)
+@force_option(replaces_files=True, disks=False, also=REBUILT)
 def report(
     binary: str,
     perf_data: str,
@@ -203,7 +227,7 @@ def report(
     elif fmt is not None:
         raise click.UsageError(f"--to {fmt} names the format of -o, which is missing")
     with open_input_source(perf_data) as source:
-        profile = perf_report(source, binary)
+        profile = perf_report(source, binary, rebuilt_ok=force)
     if as_json:
         to_stdout(profile.to_json())
     elif not export_to:
@@ -342,7 +366,7 @@ def merge(
 )
 @json_option
 @output_option("Write the page (source and assembly side by side, HTML) instead of text.")
-@force_option(replaces_files=True, disks=False)
+@force_option(replaces_files=True, disks=False, also=REBUILT)
 def annotate(
     perf_data: str,
     binary: str | None,
@@ -361,8 +385,12 @@ def annotate(
     if output is not None:
         check_output(output, force=force, replaces_files=True, inputs=[perf_data, binary])
     with open_input_source(perf_data) as source:
-        result = perf_annotate(source, binary, symbol=symbol, top=top, source_dirs=source_dirs)
+        result = perf_annotate(
+            source, binary, symbol=symbol, top=top, source_dirs=source_dirs, rebuilt_ok=force
+        )
     if output is not None:
+        # The binary perf recorded, read when none was given, is an input too (was replaced).
+        check_output(output, force=force, replaces_files=True, inputs=[result.binary])
         from halvm_prof.render.annotate import annotation_page
 
         what = f"source and assembly of {plural(len(result.functions), 'function')}"

@@ -18,7 +18,7 @@ from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
 from halvm_prof.model import HeapEnd
 from halvm_prof.render.html import write_report
-from halvm_prof.render.messages import wrote
+from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
 
@@ -119,7 +119,9 @@ def postmortem(
             write_page(output, lambda out: write_report(data, out))
     _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
-        raise click.ClickException("no profile could be recovered from the disks given")
+        # Each disk named with why (a FIFO, a blank disk), not only "the disks given".
+        why = "; ".join(f"{shown_path(d.path)}: {d.problem}" for d in pm.disks)
+        raise click.ClickException(f"no profile could be recovered: {why}")
 
 
 def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, force: bool) -> None:

@@ -61,7 +61,16 @@ class DiskImage:
                 hint=SWAPPED_HINT if other else "copy the whole image again",
             )
         stream.seek(0)
-        self.status: StatusReading = decode_status(stream.read(SECTOR_SIZE))
+        sector = stream.read(SECTOR_SIZE)
+        if len(sector) < SECTOR_SIZE:
+            # A file of /sys or /proc: its size is a page whatever it holds.
+            raise ImageError(
+                f"reads as {len(sector)} bytes where its size says {self.image_size}: not a "
+                "disk image (a file of /sys or /proc?)",
+                path=self.path,
+                hint="name a disk image file",
+            )
+        self.status: StatusReading = decode_status(sector)
 
     def not_a_disk(self) -> str | None:
         """What the image is instead when it starts as a profile file does (a .prof given where

@@ -4,6 +4,7 @@ copy for a reader that seeks (:func:`spooled`)."""
 from __future__ import annotations
 
 import io
+import zlib
 from typing import IO, Any
 
 from halvm_prof.errors import FormatError
@@ -70,7 +71,9 @@ class Decompressed(io.RawIOBase):
         want = len(buffer)
         try:
             data = self._gzip.read(want) if self._gzip is not None else self._zstd_read(want)
-        except (EOFError, OSError, ValueError) as e:
+        except (EOFError, OSError, ValueError, zlib.error) as e:
+            # zlib.error is what a damaged deflate block raises (neither an OSError nor a
+            # ValueError): a flipped byte in a gzip member's data.
             raise self._damaged(str(e) or type(e).__name__) from e
         except Exception as e:  # zstandard.ZstdError, imported lazily
             if type(e).__name__ != "ZstdError":

@@ -5,7 +5,9 @@ atomically (an unnamed file linked into place, or a temporary file + ``os.replac
 character device or FIFO is written through (never replaced by a regular file), a symbolic link
 is followed to its target the way ``cp`` follows it, and a folder, block device or socket is
 refused. :func:`check_overwrite` is the one overwrite policy (whether an existing output may be
-replaced at all); ``cli.common.check_output`` applies it for every command.
+replaced at all); ``cli.common.check_output`` applies it for every command. A replaced file's
+mode and owner pass to the new one; what cannot be kept (another name of a hard-linked file,
+an owner only root may give) is said through :func:`notes_to`.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ def output_target(path: str | os.PathLike[str]) -> OutputTarget:
     Never opens the path, so a FIFO cannot block here.
     """
     given = Path(path)
+    if os.fspath(path).endswith(os.sep) and not given.is_dir():
+        # Path() drops the slash: 'out.file/' would be written as the file 'out.file'.
+        raise OutputError(
+            "ends with a slash, which names a folder, and there is no such folder",
+            path=os.fspath(path),
+            hint="name a file (without the slash), or a file in an existing folder",
+        )
     real = given
     if given.is_symlink():
         real = Path(os.path.realpath(given))
@@ -126,6 +135,25 @@ def check_overwrite(
     if not replaces_files:
         raise OutputError("already exists", path=path, hint="use --force to replace it")
     return target
+
+
+_NOTE_SINKS: list[Callable[[str], None]] = []
+
+
+@contextlib.contextmanager
+def notes_to(sink: Callable[[str], None]) -> Iterator[None]:
+    """Within this block, a note on an output (a hard link broken, an owner not kept) goes to
+    ``sink`` (the CLI's standard error); without one it is not said."""
+    _NOTE_SINKS.append(sink)
+    try:
+        yield
+    finally:
+        _NOTE_SINKS.remove(sink)
+
+
+def _note(text: str) -> None:
+    if _NOTE_SINKS:
+        _NOTE_SINKS[-1](text)
 
 
 #: Named temporary files being written, removed by the SIGTERM/SIGHUP handler (SIGINT raises
@@ -245,7 +273,8 @@ def atomic_write(
     A new or ordinary file is written as an unnamed file (``O_TMPFILE``) in its folder, given
     a name only when complete and put in place atomically (see :func:`_put_in_place`); where
     the system has no ``O_TMPFILE``, under a temporary name that :func:`remove_stale_temporaries`
-    recognises once the writer is dead (every write sweeps its folder). On an exception, or
+    recognises once the writer is dead (every write sweeps its folder). A file replaced so
+    passes its mode and owner to the new one (see :func:`_keep_attributes`). On an exception, or
     SIGTERM/SIGHUP after :func:`install_signal_cleanup`, ``path`` keeps its old content. A
     symbolic link is followed and its target replaced, as ``cp`` would. A character device or
     FIFO is written through (a FIFO without a reader is refused at once rather than waited
@@ -336,6 +365,8 @@ def _atomic_write(target: OutputTarget, mode: str, size: int | None) -> Iterator
     try:
         f: IO[Any] = os.fdopen(fd, mode, **_text_args(mode))  # type: ignore[call-overload]
         with f:
+            if target.kind is OutputKind.FILE:
+                _keep_attributes(fd, target)
             if size:
                 _reserve(fd, size)
             yield f
@@ -362,6 +393,37 @@ def _atomic_write(target: OutputTarget, mode: str, size: int | None) -> Iterator
     finally:
         if named is not None:
             _PENDING.discard(str(named))
+
+
+def _keep_attributes(fd: int, target: OutputTarget) -> None:
+    """Give the new file ``fd`` the mode and owner of the file it replaces (a private 0600
+    profile stays private; root replacing a user's file leaves it the user's), and say what
+    cannot be kept: the other names of a hard-linked file keep the old content (an atomic
+    replacement gives this name a new file), and only root gives a file to another user."""
+    try:
+        old = os.stat(target.real)
+    except OSError:
+        return  # gone meanwhile: a new file
+    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except PermissionError:
+            with contextlib.suppress(PermissionError):
+                os.fchown(fd, -1, old.st_gid)  # a group of ours is ours to give
+            if old.st_uid != os.geteuid():
+                _note(
+                    f"note: {os.fspath(target.given)} belonged to user {old.st_uid}; the new "
+                    "file is yours (only root can keep the owner)"
+                )
+    # After chown, which clears the set-user-ID and set-group-ID bits.
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    if old.st_nlink > 1:
+        others = old.st_nlink - 1
+        _note(
+            f"note: {os.fspath(target.given)} had {others} other hard link"
+            f"{'s' if others != 1 else ''}, which keep{'s' if others == 1 else ''} the old "
+            "content: the new file replaced this name only"
+        )
 
 
 _FALLOC_FL_KEEP_SIZE = 1

@@ -30,7 +30,7 @@ def parse_choice(text: str) -> str | int:
     """``peak``, ``last`` or a census number from 1; anything else is a usage error."""
     if text in ("peak", "last"):
         return text
-    if text.isdigit() and int(text) >= 1:
+    if text.isascii() and text.isdigit() and int(text) >= 1:
         return int(text)
     raise InputError(f"takes peak, last or a census number from 1, not {text!r}")
 

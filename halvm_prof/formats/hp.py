@@ -105,6 +105,41 @@ class HpParser:
         # The band names kept (MAX_BANDS of them): several lines' names may be one band's.
         self._kept: set[str] = set()
 
+    @classmethod
+    def resumed(
+        cls,
+        name: str | None,
+        *,
+        header: list[tuple[bytes, bytes]],
+        marks: list[float],
+        lines: int,
+        samples: int,
+        last_time: float | None,
+        last_empty: bool,
+        kept: list[str],
+        folded: bool,
+        in_header: bool,
+    ) -> HpParser:
+        """A parser that reads on from a line between two censuses, where another reader of
+        the same grammar (the compiled scanner, ``folds.heap_scan.CompiledHpParser``) stopped:
+        what it had read (header lines, marks, lines, censuses, band names kept) is taken as
+        read, so what comes next is parsed, numbered and folded as if this parser had read it
+        all."""
+        parser = cls(name)
+        for keyword, rest in header:
+            field = header_field(keyword, rest)
+            if field is not None:
+                parser._fields[field[0]] = field[1]
+                parser._fields_seen += 1
+        parser.marks = list(marks)
+        parser.lines, parser.samples = lines, samples
+        parser.last_time, parser.last_empty = last_time, last_empty
+        parser._kept, parser.folded = set(kept), folded
+        parser._in_header = in_header
+        if not in_header:
+            parser._numbered = cost_centre_bands(parser._fields["job"])
+        return parser
+
     @property
     def header(self) -> HeapHeader:
         return HeapHeader(**self._fields, name_length=stack_name_length(self._fields["job"]))

@@ -105,7 +105,7 @@ UNNAMED_GROUP = "(info table not named)"
 
 def closure_type_name(desc: str) -> str:
     """The closure type an IPE event's description stands for (``"15"`` -> ``THUNK``)."""
-    if desc.isdigit() and int(desc) < len(CLOSURE_TYPES):
+    if desc.isascii() and desc.isdigit() and int(desc) < len(CLOSURE_TYPES):
         return CLOSURE_TYPES[int(desc)]
     return desc
 

@@ -401,7 +401,7 @@ def _closure_kinds(entries: list[tuple[int, ...]], strings: _Strings) -> Callabl
         if not strings.starts(i):
             return False
         text = strings.text(i)
-        return text.isdigit() and int(text) < len(CLOSURE_TYPES)
+        return text.isascii() and text.isdigit() and int(text) < len(CLOSURE_TYPES)
 
     if all(is_text(e[1]) for e in entries):
         return lambda k: strings.text(entries[k][1])

@@ -54,7 +54,7 @@ def ccs_length(args: Sequence[str], default: int = 25) -> int:
     """The ``+RTS -L<n>`` of a command line: how long a cost-centre stack's name may be."""
     length = default
     for arg in split_rts(list(args[1:]))[1]:
-        if arg.startswith("-L") and arg[2:].isdigit() and int(arg[2:]) > 0:
+        if arg.startswith("-L") and arg[2:].isascii() and arg[2:].isdigit() and int(arg[2:]) > 0:
             length = int(arg[2:])
     return length
 

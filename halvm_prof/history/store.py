@@ -75,6 +75,10 @@ def _file_info(r: Sequence[Any]) -> FileInfo:
     return FileInfo(r[0], int(r[1]), r[2], r[3], bool(r[4]), r[5], bool(r[6]), bool(r[7]), r[8])
 
 
+#: Seconds a command waits for another process's lock on a SQLite store before it says so.
+LOCK_WAIT = 10.0
+
+
 class _Dialect:
     """SQLite: the defaults. Subclassed for PostgreSQL."""
 
@@ -99,9 +103,17 @@ class _Dialect:
                 path=path.parent,
                 hint="create it, or give --store sqlite:///PATH in a folder that exists",
             )
+        if path.name == ":memory:" and path.parent == Path("/"):
+            raise StoreError(
+                "is SQLite's in-memory database, which keeps nothing once the command ends "
+                "(this URL would make a file /:memory:)",
+                path=self.url,
+                hint="name a file: --store sqlite:///PATH",
+            )
         # Autocommit mode: transactions are begun explicitly (BEGIN IMMEDIATE takes the write
-        # lock at once, so two writers queue instead of failing half-way).
-        conn = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+        # lock at once, so two writers queue instead of failing half-way; a writer holds it
+        # for well under a second, so a lock held LOCK_WAIT seconds is another program's).
+        conn = sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None)
         conn.execute("PRAGMA foreign_keys = OFF")
         return conn
 
@@ -216,7 +228,7 @@ def name_problem(text: str, what: str) -> str | None:
     """
     if not text.strip():
         return f"a {what} must not be empty"
-    if what == "label" and (text.isdigit() or text == "last"):
+    if what == "label" and ((text.isascii() and text.isdigit()) or text == "last"):
         return f"{text!r} names a run already (its number, or the newest run): give another label"
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text):
         return f"a {what} is one line of printable text, without control characters"
@@ -293,6 +305,12 @@ class Store:
                 if self._d.name == "postgresql"
                 else "check the path and its permissions"
             )
+            if self._d.name == "sqlite" and "locked" in detail:
+                detail = (
+                    f"another process has held its lock for {LOCK_WAIT:g} s (a runs add or "
+                    "runs remove under way, or a program that opened it)"
+                )
+                hint = "try again once it is done"
             raise StoreError(f"{what}: {detail}", path=self.where, hint=hint) from e
 
     @contextlib.contextmanager
@@ -480,8 +498,10 @@ class Store:
         with self._tx(False, "cannot read the store") as cur:
             if ref == "last":
                 found = self._runs(cur, f"WHERE 1 = 1{having} ORDER BY id DESC LIMIT 1", params)
-            elif ref.isdigit():
-                found = self._runs(cur, "WHERE id = ?", (int(ref),))
+            elif ref.isascii() and ref.isdigit():
+                # A number past SQL's 64-bit integers names no run (was an OverflowError).
+                number = int(ref)
+                found = self._runs(cur, "WHERE id = ?", (number,)) if number < 1 << 63 else []
             else:
                 found = self._runs(
                     cur, f"WHERE label = ?{having} ORDER BY id DESC LIMIT 1", (ref, *params)

@@ -274,7 +274,19 @@ class SocketFeed:
                 sock.settimeout(5)
                 sock.connect(spec[5:])
             else:
-                host, _, port = spec[4:].rpartition(":")
+                host, colon, port = spec[4:].rpartition(":")
+                if not colon or not host or not (port.isascii() and port.isdigit()):
+                    raise InputError(
+                        "is not tcp:HOST:PORT (a port is a number from 1 to 65535)",
+                        path=spec,
+                        hint="write e.g. tcp:localhost:4242",
+                    )
+                if not 0 < int(port) < 65536:
+                    raise InputError(
+                        f"port {int(port)} is out of range (1 to 65535)",
+                        path=spec,
+                        hint="write e.g. tcp:localhost:4242",
+                    )
                 sock = socket.create_connection((host.strip("[]"), int(port)), timeout=5)
         except (OSError, ValueError) as e:
             if sock is not None:

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from halvm_prof.disk.layout import DATA_OFFSET, SECTOR_SIZE, decode_status
 from halvm_prof.errors import HalvmProfError, InputError
+from halvm_prof.folds.heap_scan import hp_parser
 from halvm_prof.formats.detect import DETECT_BYTES, detect_kind
 from halvm_prof.formats.eventlog.events import (
     Event,
 )
 from halvm_prof.formats.eventlog.push import EventlogParser
-from halvm_prof.formats.hp import HpParser
 from halvm_prof.inputs.feeds import READ_CHUNK, Feed, open_file
 from halvm_prof.model import HeapSample
 from halvm_prof.timeline.folding import FoldingParser
@@ -60,7 +60,7 @@ class HpFollower:
     def __init__(self, feed: Feed, *, quiet_after: float = QUIET_AFTER):
         self.feed = feed
         self.name = self.feed.name
-        self.parser = HpParser(self.name)
+        self.parser = hp_parser(self.name)
         self.quiet_after = quiet_after
         self.last_growth = time.monotonic()
         #: Times the file was rewritten from its start (a new run): what came before is
@@ -72,7 +72,7 @@ class HpFollower:
         restarts = self.feed.restarts
         if restarts != self.restarts:
             self.restarts = restarts
-            self.parser = HpParser(self.name)
+            self.parser = hp_parser(self.name)
         if data:
             self.last_growth = time.monotonic()
         return self.parser.feed(data)
@@ -251,7 +251,7 @@ class DiskFollower:
         self.name = os.fspath(path)
         self._fd = open_file(self.name, "disk image") if fd is None else fd
         self.quiet_after = quiet_after
-        self.parser = HpParser(self.name)
+        self.parser = hp_parser(self.name)
         self.committed = 0
         self.consumed = 0
         self.status_closed = False

@@ -57,10 +57,11 @@ def eventlog_facts(log: EventlogSource) -> EventlogFacts:
     return fold.facts(log.reader.note() if log.reader is not None else None, log.name)
 
 
-def perf_report(perf: Source, binary: Binary) -> PerfProfile:
-    """The flat profile of ``binary``'s process in ``perf``."""
+def perf_report(perf: Source, binary: Binary, *, rebuilt_ok: bool = False) -> PerfProfile:
+    """The flat profile of ``binary``'s process in ``perf`` (``rebuilt_ok``: even when its
+    build id is not the recorded one)."""
     with perf_source(perf).perf_data() as data:
-        return perf_profile(data, binary)
+        return perf_profile(data, binary, rebuilt_ok=rebuilt_ok)
 
 
 def perf_merge(perf: Source, log: Source, *, binary: Binary | None = None) -> PerfMerge:
@@ -119,17 +120,19 @@ def perf_annotate(
     top: int = 3,
     source_dirs: tuple[str, ...] = (),
     haskell: bool = True,
+    rebuilt_ok: bool = False,
 ) -> PerfAnnotation:
     """The annotation of the hottest Haskell functions (any, the RTS's C too, with ``haskell``
     False; or those named ``symbol``) of the program in ``perf``; ``binary`` None: the program
-    perf recorded, where it still is."""
+    perf recorded, where it still is (``rebuilt_ok``: even when its build id is not the
+    recorded one)."""
     from collections import Counter
 
     with perf_source(perf).perf_data() as data:
         if binary is None:
             binary = recorded_program(data)
         addresses: Counter[int] = Counter()
-        profile = perf_profile(data, binary, addresses=addresses)
+        profile = perf_profile(data, binary, addresses=addresses, rebuilt_ok=rebuilt_ok)
     return annotate(
         profile,
         addresses,

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from halvm_prof.analysis.diff import Threshold, breaches, diff_profiles, parse_threshold
-from halvm_prof.errors import ConfigError, InputError
+from halvm_prof.errors import ConfigError, HalvmProfError, InputError
 from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.folds.heap_stats import HeapAccumulator
 from halvm_prof.formats.ipe import BandNames
@@ -345,8 +345,10 @@ class Fleet:
                 m.state.poll()
                 m.state.refresh_flags()
                 m.evaluate()
-            except Exception as e:
+            except HalvmProfError as e:
                 # One source failing keeps the others going; its tile says why.
+                m.state.fail(str(e), e)
+            except Exception as e:
                 m.state.fail(f"{type(e).__name__}: {e}")
             mark = (m.state.version, m.status())
             if mark != self._seen[i]:

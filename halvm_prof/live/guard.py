@@ -1,12 +1,12 @@
 """What the live server lets in: only its own Host names (:class:`Hosts`, :class:`HostCheck`;
 anything else is 421: DNS rebinding), and a bounded number of connections (:class:`Guard` and
-:class:`Connection`, a subclass of uvicorn's h11 connection): at most ``max_connections``
-(fewer when the file-descriptor limit is low), a connection that has not sent a whole request
-within :data:`REQUEST_TIMEOUT` is closed, the one idle longest makes room for a new one, and
-past that a connection is answered 503 with a one-line reason; one that leaves what it is sent
-unread for :data:`WRITE_TIMEOUT` is closed. An answer is handed over in pieces
-(:class:`Pieces`) no faster than the client reads. uvicorn's and asyncio's repeated messages
-are logged once per 10 s (:class:`Repeats`).
+:class:`Connection`, a subclass of uvicorn's connection, httptools' where installed): at most
+``max_connections`` (fewer when the file-descriptor limit is low), a connection that has not
+sent a whole request within :data:`REQUEST_TIMEOUT` is closed, the one idle longest makes room
+for a new one, and past that a connection is answered 503 with a one-line reason; one that
+leaves what it is sent unread for :data:`WRITE_TIMEOUT` is closed. An answer is handed over in
+pieces (:class:`Pieces`) no faster than the client reads. uvicorn's and asyncio's repeated
+messages are logged once per 10 s (:class:`Repeats`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,16 @@ import socket
 import time
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is not installed: h11 parses (see _connection_class)
+    HttpToolsProtocol = None  # type: ignore[assignment,misc]
 
 #: Connections served at once, at most (fewer when the file-descriptor limit is low).
 MAX_CONNECTIONS = 512
@@ -160,26 +165,28 @@ class Pieces:
             return
 
         async def pieces(message: MutableMapping[str, Any]) -> None:
-            body = message.get("body", b"")
-            if message["type"] != "http.response.body" or len(body) <= SEND_PIECE:
+            if message["type"] != "http.response.body":
                 await send(message)
                 return
-            view = memoryview(body)
-            more = message.get("more_body", False)
-            # Pieces of one size: 66 KB goes as two of 33, not 48 and 18.
-            count = -(-len(view) // SEND_PIECE)
-            size = -(-len(view) // count)
-            for at in range(0, len(view), size):
-                end = at + size
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": view[at:end],
-                        "more_body": more or end < len(view),
-                    }
-                )
+            await send_body(send, message.get("body", b""), message.get("more_body", False))
 
         await self.app(scope, receive, pieces)
+
+
+async def send_body(send: Send, body: bytes, more: bool = False) -> None:
+    """``body`` sent in pieces of at most :data:`SEND_PIECE` (see :class:`Pieces`); ``more``:
+    more of the response follows."""
+    if len(body) <= SEND_PIECE:
+        await send({"type": "http.response.body", "body": body, "more_body": more})
+        return
+    view = memoryview(body)
+    # Pieces of one size: 66 KB goes as two of 33, not 48 and 18.
+    count = -(-len(view) // SEND_PIECE)
+    size = -(-len(view) // count)
+    for at in range(0, len(view), size):
+        end = at + size
+        follows = more or end < len(view)
+        await send({"type": "http.response.body", "body": view[at:end], "more_body": follows})
 
 
 # -- connections ------------------------------------------------------------------------------
@@ -209,7 +216,7 @@ class Guard:
         self.open = 0
         self.refusing = 0
         #: Connections waiting for a request, longest first (a dict keeps insertion order).
-        self.waiting: dict[Connection, None] = {}
+        self.waiting: dict[_Guarded, None] = {}
         self.closed = {"idle": 0, "evicted": 0, "refused": 0, "stalled": 0, "overfull": 0}
 
     def make_room(self) -> bool:
@@ -245,11 +252,15 @@ def busy_response(why: str) -> bytes:
     return _BUSY.format(n=len(body), body=body.decode()).encode()
 
 
-class Connection(H11Protocol):
-    """uvicorn's HTTP/1.1 connection, counted by a :class:`Guard` (``guard`` is set on the
-    subclass :func:`make_server` makes)."""
+class _Guarded:
+    """What a :class:`Guard` adds to uvicorn's connection (``guard`` is set on the subclass
+    :func:`make_server` makes), whichever HTTP parser it has (:data:`Connection`)."""
 
     guard: Guard
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    connections: set[Any]
+    cycle: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -278,7 +289,9 @@ class Connection(H11Protocol):
         )
         self._timer = self.loop.call_later(1.0, transport.close)
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, base: asyncio.BaseTransport) -> None:
+        # A stream transport (uvloop's is no asyncio.Transport subclass, so not asserted).
+        transport = cast(asyncio.Transport, base)
         g = self.guard
         if g.open >= g.limit and not g.make_room():
             self._refuse(transport)
@@ -290,7 +303,7 @@ class Connection(H11Protocol):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         transport.set_write_buffer_limits(high=WRITE_HIGH)
-        super().connection_made(transport)
+        super().connection_made(transport)  # type: ignore[misc]
         self._wait_for_request()
 
     def data_received(self, data: bytes) -> None:
@@ -298,18 +311,15 @@ class Connection(H11Protocol):
             if b"\r\n\r\n" in data:
                 self.transport.close()
             return
-        super().data_received(data)
-
-    def handle_events(self) -> None:
-        before = self.cycle
-        super().handle_events()
-        if self.cycle is not before:
-            self._busy()
+        super().data_received(data)  # type: ignore[misc]
 
     def on_response_complete(self) -> None:
+        before = self.cycle
         if not self.transport.is_closing():
             self._wait_for_request()
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
+        if self.cycle is not before:
+            self._busy()  # a pipelined request started
 
     def pause_writing(self) -> None:
         # The transport holds more than its high-water mark: the client is not reading.
@@ -317,12 +327,12 @@ class Connection(H11Protocol):
             self.guard.closed["overfull"] += 1
             self.transport.abort()
             return
-        super().pause_writing()
+        super().pause_writing()  # type: ignore[misc]
         if self._stall is None:
             self._stall = self.loop.call_later(self.guard.write_timeout, self._stalled)
 
     def resume_writing(self) -> None:
-        super().resume_writing()
+        super().resume_writing()  # type: ignore[misc]
         if self._stall is not None:
             self._stall.cancel()
             self._stall = None
@@ -347,7 +357,7 @@ class Connection(H11Protocol):
         if self._counted:
             self._counted = False
             self.guard.open -= 1
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -375,6 +385,39 @@ class Connection(H11Protocol):
             self.guard.open -= 1
             self.connections.discard(self)
         self.transport.abort()
+
+
+class H11Connection(_Guarded, H11Protocol):
+    """A guarded connection parsed by h11 (pure Python)."""
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before:
+            self._busy()
+
+
+class HttpToolsConnection(_Guarded, HttpToolsProtocol):
+    """A guarded connection parsed by httptools (llhttp, compiled): the h11 parser and its
+    state machine were half of the server's CPU under 100 clients asking without a pause
+    (``benchmarks/bench_live_load.py``)."""
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._busy()  # the request is whole: it is being answered
+
+
+#: httptools is installed (a dependency on Linux).
+HTTPTOOLS = HttpToolsProtocol is not None
+
+
+def _connection_class() -> type[H11Connection] | type[HttpToolsConnection]:
+    """httptools' connection where httptools is installed, else h11's."""
+    return HttpToolsConnection if HTTPTOOLS else H11Connection
+
+
+#: The connection class the server uses (see :func:`_connection_class`).
+Connection = _connection_class()
 
 
 class Repeats(logging.Filter):

@@ -2,16 +2,17 @@
 
 A :class:`Watched` is what is watched: it makes the hub the server publishes, is ticked by the
 hub's polling thread, says when nothing more will come (``--exit-when-done``), whether its one
-stream was refused (no eventlog at all: nothing to show, ever), which ``--alert`` rules fired,
-and closes what it follows. :class:`Session` serves it (or shows the terminal view), stops
-serving when it is done or refused, and closes it whatever happens; the commands only say
-which :class:`Watched` and what to print.
+stream was refused (no eventlog at all: nothing to show, ever), whether a source stopped on
+damaged data (``--exit-when-done`` then ends with its error, as ``summary`` would), which
+``--alert`` rules fired, and closes what it follows. :class:`Session` serves it (or shows the
+terminal view), stops serving when it is done or refused, and closes it whatever happens; the
+commands only say which :class:`Watched` and what to print.
 """
 
 from __future__ import annotations
 
 import secrets
-import time
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -31,6 +32,7 @@ class Watched(Protocol):
     def tick(self) -> None: ...
     def done(self) -> bool: ...
     def refused(self) -> HalvmProfError | None: ...
+    def failed(self) -> HalvmProfError | None: ...
     def fired(self) -> list[str]: ...
     def close(self) -> None: ...
 
@@ -54,6 +56,9 @@ class OneSource:
 
     def refused(self) -> HalvmProfError | None:
         return self.state.refused()
+
+    def failed(self) -> HalvmProfError | None:
+        return self.state.failure()
 
     def fired(self) -> list[str]:
         return [v.fired for v in self.member.alert_views if v.fired]
@@ -82,6 +87,9 @@ class ManySources:
 
     def refused(self) -> HalvmProfError | None:
         return None  # a fleet shows a refused source on its tile and goes on with the rest
+
+    def failed(self) -> HalvmProfError | None:
+        return next((e for m in self.fleet.members if (e := m.state.failure())), None)
 
     def fired(self) -> list[str]:
         return self.fleet.fired()
@@ -130,6 +138,7 @@ class Session:
         self.say = say
         self.exit_when_done = exit_when_done
         self._stoppers: list[Callable[[], None]] = []
+        self._stop_view = threading.Event()
         self.hub = watched.hub(page_token(serving.host, serving.token), self._tick)
 
     @property
@@ -160,6 +169,10 @@ class Session:
         refused = self.watched.refused()
         if refused is not None:
             raise refused
+        failed = self.watched.failed() if self.exit_when_done else None
+        if failed is not None:
+            # Done means the source ended on data no GHC writes: not a success.
+            raise failed
 
     def _serve(self, start: Callable[[], None] | None) -> None:
         from halvm_prof.live.server import bind, make_server, page_url
@@ -196,11 +209,13 @@ class Session:
         self.say(f"watching {shown_path(hub.state.source)} (Ctrl-C to stop)")
         if start is not None:
             start()
+        # stop() ends the view as it ends a server (--exit-when-done, a refusal, SIGTERM).
+        self._stoppers.append(self._stop_view.set)
         try:
             with Live(tui_view(hub.state.snapshot()), refresh_per_second=4) as screen:
-                while True:
+                while not self._stop_view.is_set():
                     hub.poll_once()
                     screen.update(tui_view(hub.state.snapshot()))
-                    time.sleep(0.25)
+                    self._stop_view.wait(0.25)
         except KeyboardInterrupt:
             pass

@@ -417,8 +417,12 @@ class LiveState:
         self.version = 0
         self.events = 0
         self.program = ""
+        #: The named bands' indices in the points (an index is never given twice: a band that
+        #: leaves takes its index with it, so its past values count in :data:`OTHER`), and
+        #: each named band's peak.
         self.band_index: dict[str, int]
-        self.band_peak: list[int]
+        self.band_peak: dict[int, int]
+        self._next_index = 0
         self._reset_heap()
         # The eventlog's IPE entries, also naming a .hp's -hi bands (run follows both files of
         # one run, and the .hp has only addresses).
@@ -437,6 +441,7 @@ class LiveState:
         self._flags: tuple[bool, bool, list[str]] = (False, False, [])
         self._stopped = False
         self._failure: str | None = None
+        self._error: HalvmProfError | None = None
         self._heap_restarts = 0
         # When run started the program (monotonic), which puts a .hp on the eventlog's clock.
         self._started: float | None = None
@@ -452,9 +457,10 @@ class LiveState:
         self._clock = CensusClock()
         self.samples = 0
         self.totals = BoundedSeries()
+        #: Each kept census as (total, the named bands' values by index).
         self.band_points = BoundedSeries()
         self.band_index = {}
-        self.band_peak = []
+        self.band_peak = {}
         self.peak_total = 0
 
     @property
@@ -467,11 +473,23 @@ class LiveState:
         """The followers are closed: keep what was read, read no more."""
         self._stopped = True
 
-    def fail(self, why: str) -> None:
-        """Reading failed: say so on the page and stop reading."""
+    def fail(self, why: str, error: HalvmProfError | None = None) -> None:
+        """Reading failed (``error``, when it was ours: a damaged source): say so on the page
+        and stop reading."""
         self._failure = why
+        self._error = error
         self._stopped = True
         self.touch()
+
+    def failure(self) -> HalvmProfError | None:
+        """Why reading stopped on a damaged source (what ``summary`` refuses it for: bytes no
+        GHC writes, a line over the limit), else None."""
+        for f in self.followers:
+            parser = f.parser if isinstance(f, HpFollower | EventlogFollower) else None
+            error = f.error if isinstance(f, DiskFollower) else parser.error if parser else None
+            if error is not None:
+                return error
+        return self._error
 
     def poll(self) -> bool:
         """Poll every follower once; True when something new arrived."""
@@ -525,17 +543,17 @@ class LiveState:
         total = sample.total
         self.peak_total = max(self.peak_total, total)
         self._admit(sample.values)
+        # Only the named bands' values are kept: the rest of a census is its total less them.
+        index, peak = self.band_index, self.band_peak
         values: dict[int, int] = {}
         for name, value in sample.values.items():
-            idx = self.band_index.get(name)
-            if idx is None:
-                idx = self._other_index()
-            values[idx] = values.get(idx, 0) + value
-        for idx, value in values.items():
-            if value > self.band_peak[idx]:
-                self.band_peak[idx] = value
+            idx = index.get(name)
+            if idx is not None:
+                values[idx] = value
+                if value > peak[idx]:
+                    peak[idx] = value
         self.totals.add(sample.time, total)
-        self.band_points.add(sample.time, values)
+        self.band_points.add(sample.time, (total, values))
 
     def _note_cut(self, census: dict[str, int]) -> None:
         length = self._name_length()
@@ -549,11 +567,10 @@ class LiveState:
             return self.heap_follower.parser.header.name_length
         return self._census.name_length
 
-    def _other_index(self) -> int:
-        idx = self.band_index.get(OTHER)
-        if idx is None:
-            idx = self.band_index[OTHER] = len(self.band_peak)
-            self.band_peak.append(0)
+    def _new_index(self) -> int:
+        idx = self._next_index
+        self._next_index += 1
+        self.band_peak[idx] = 0
         return idx
 
     def _admit(self, census: dict[str, int]) -> None:
@@ -574,33 +591,24 @@ class LiveState:
         if not new:
             return
         new.sort(key=lambda vn: (-vn[0], vn[1]))
-        named = len(index) - (OTHER in index)
-        free = MAX_BANDS - named
+        free = MAX_BANDS - len(index)
         for _value, name in new[:free]:
-            index[name] = len(self.band_peak)
-            self.band_peak.append(0)
+            index[name] = self._new_index()
         rest = new[max(free, 0) :]
-        if not rest:
-            return
-        leaving = sorted(
-            (census.get(n, 0), self.band_peak[i], n) for n, i in index.items() if n != OTHER
-        )
+        if not rest or rest[0][0] <= min(census.get(n, 0) for n in index):
+            return  # no newcomer is larger here than the smallest named band
+        leaving = sorted((census.get(n, 0), self.band_peak[i], n) for n, i in index.items())
         for (value, name), (here, _peak, old) in zip(rest, leaving, strict=False):
             if value <= here:
                 break
             self._replace(old, name)
 
     def _replace(self, old: str, name: str) -> None:
-        """``name`` takes ``old``'s place; ``old``'s past goes into :data:`OTHER`."""
-        other = self._other_index()
-        idx = self.band_index.pop(old)
-        for _t, values in self.band_points.shown():
-            moved = values.pop(idx, 0)
-            if moved:
-                values[other] = values.get(other, 0) + moved
-                self.band_peak[other] = max(self.band_peak[other], values[other])
-        self.band_index[name] = idx
-        self.band_peak[idx] = 0
+        """``name`` takes ``old``'s place; ``old``'s past counts in :data:`OTHER` from now on
+        (its index goes with it, so the points are left as they are: was a pass over every
+        kept point per band replaced, most of ``live``'s time on a profile of many bands)."""
+        del self.band_peak[self.band_index.pop(old)]
+        self.band_index[name] = self._new_index()
 
     def _named_by_eventlog(self, sample: HeapSample) -> HeapSample:
         """A ``.hp`` census with its ``-hi`` bands named by the eventlog's IPE entries, as the
@@ -657,12 +665,12 @@ class LiveState:
         names = sorted(index, key=lambda n: (-newest.get(index[n], 0), -peak[index[n]], n))
         top = [n for n in names if n != OTHER][:TOP_BANDS]
         top_idx = [self.band_index[n] for n in top]
-        columns = [[p[1].get(i, 0) for p in points] for i in top_idx]
+        columns = [[p[1][1].get(i, 0) for p in points] for i in top_idx]
         bands = [Band(n, c) for n, c in zip(top, columns, strict=True)]
-        # The rest is each point's whole less the bands shown (integers: exact), cheaper than
+        # The rest is each point's total less the bands shown (integers: exact), cheaper than
         # summing the bands not shown point by point.
         shown = [sum(c) for c in zip(*columns, strict=True)] if columns else [0] * len(points)
-        rest = [sum(p[1].values()) - s for p, s in zip(points, shown, strict=True)]
+        rest = [p[1][0] - s for p, s in zip(points, shown, strict=True)]
         if any(rest):
             bands.append(Band(OTHER, rest))
         if self._started is not None:

@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from halvm_prof.collector import keep_what_is_loaded
+from halvm_prof.errors import HalvmProfError
 from halvm_prof.live.cost import ServerClock
 from halvm_prof.live.fleet import Fleet, FleetSnapshot, Member
 from halvm_prof.live.metrics import render_metrics
@@ -223,8 +225,10 @@ class Hub(Versions):
                 self._publish()
                 self.tick()
             self.state.refresh_flags()
-        except Exception as e:
+        except HalvmProfError as e:
             # The page says what went wrong and keeps what it has; the server stays up.
+            self.state.fail(str(e), e)
+        except Exception as e:
             self.state.fail(f"{type(e).__name__}: {e}")
         self._publish()
 
@@ -232,8 +236,12 @@ class Hub(Versions):
         # The server's own CPU is counted from here: its start-up (imports, binding) is not
         # what watching costs.
         self.state.server_clock = ServerClock()
+        first = True
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
+            if first:
+                keep_what_is_loaded()
+                first = False
             self.announce()
             await asyncio.sleep(self.poll_interval)
 
@@ -387,8 +395,12 @@ class FleetHub(Versions):
         )
 
     async def run(self) -> None:
+        first = True
         while not self.stopping:
             await asyncio.to_thread(self.poll_once)
+            if first:
+                keep_what_is_loaded()
+                first = False
             self.announce()
             for hub in self.members.values():
                 hub.announce()

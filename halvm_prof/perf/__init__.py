@@ -5,6 +5,6 @@
 read), ``symbolize`` maps sample addresses through the process's mappings (GHC symbols are
 decoded by ``formats.ghc_names``), ``categories`` sorts code into user, library, RTS and kernel,
 ``profile`` builds the flat profile, ``annotate`` (with ``disasm``) the per-instruction one,
-``merge`` puts samples on the eventlog's clock (``eventlog_merge`` writes them into it) and
-``record`` runs ``perf record`` the way ``merge`` needs.
+``merge`` puts samples on the eventlog's clock (``eventlog_merge`` writes them into it);
+``halvm_prof.run.record`` runs ``perf record`` the way ``merge`` needs.
 """

@@ -327,7 +327,8 @@ def _open_symbolizer(
                 hint="give it with --binary",
             )
         binary = found
-    return Symbolizer(binary, data.features.build_ids)
+    # Placing samples in time does not hang on their names: a rebuilt binary is a note here.
+    return Symbolizer(binary, data.features.build_ids, rebuilt_ok=True)
 
 
 #: Samples held back until the records perf wrote after them are read (ten times as many

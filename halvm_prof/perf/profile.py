@@ -347,11 +347,15 @@ def perf_profile(
     *,
     read_libraries: bool = True,
     addresses: Counter[int] | None = None,
+    rebuilt_ok: bool = False,
 ) -> PerfProfile:
     """The :class:`PerfProfile` of ``binary``'s process in the perf.data ``data`` reads (made by
     :meth:`halvm_prof.inputs.source.PerfSource.perf_data`). ``addresses``, when given, also
-    counts the samples in the program's binary by their address in it, in the same pass."""
-    symbolizer = Symbolizer(binary, data.features.build_ids, read_libraries=read_libraries)
+    counts the samples in the program's binary by their address in it, in the same pass.
+    A binary whose build id is not the recorded one is refused unless ``rebuilt_ok``."""
+    symbolizer = Symbolizer(
+        binary, data.features.build_ids, read_libraries=read_libraries, rebuilt_ok=rebuilt_ok
+    )
     acc = _Accumulator(symbolizer, addresses)
     for item in data.iter_batches():
         if type(item) is SampleBatch:

@@ -75,6 +75,7 @@ class Symbolizer:
         build_ids: tuple[BuildId, ...] = (),
         *,
         read_libraries: bool = True,
+        rebuilt_ok: bool = False,
     ):
         self.binary = ElfFile(binary)
         self.binary_base = os.path.basename(self.binary.path)
@@ -86,10 +87,19 @@ class Symbolizer:
             if os.path.basename(b.filename) != self.binary_base:
                 continue
             if self.binary.build_id and b.build_id != self.binary.build_id:
-                self.notes.append(
+                said = (
                     f"{b.filename} was recorded with build id {b.build_id}, but "
-                    f"{self.binary.path} has {self.binary.build_id}: symbols may be wrong "
-                    "(give the binary that was profiled)"
+                    f"{self.binary.path} has {self.binary.build_id}"
+                )
+                if not rebuilt_ok:
+                    # Rebuilt at the recorded path: every name and line would be of other code.
+                    raise InputError(
+                        f"is not the binary that was profiled: {said}",
+                        path=self.binary.path,
+                        hint="give the binary that was profiled, or --force to use this one",
+                    )
+                self.notes.append(
+                    f"{said}: symbols may be wrong (give the binary that was profiled)"
                 )
             self._program_files.add(b.filename)
         #: recorded build ids, to refuse a library that changed since the recording

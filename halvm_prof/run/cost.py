@@ -8,16 +8,16 @@ binary is the same: what its build costs (``-prof``, ``-eventlog``) is in both r
 watched run is the one the user watched; each later pair watches the program again as ``run``
 does (the same flags, FIFO, followers and snapshots every poll, :func:`watch_again`) but serves
 no page, then runs it alone: watched and alone alternate, so a machine's load that comes and
-goes falls on both.
+goes falls on both. Every run is started and ended through :mod:`halvm_prof.run.process`
+(nothing it starts outlives it), a run alone may take :func:`alone_limit` seconds, and Ctrl-C,
+SIGTERM or SIGHUP stop the run under way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import resource
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -26,6 +26,12 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.analysis.watch_cost import RunPair, RunTimes, WatchCost
 from halvm_prof.errors import InputError
+from halvm_prof.run.process import end, start, stop_signals
+
+#: The run alone may take this many times the watched run's wall time, and at least
+#: :data:`ALONE_FLOOR` seconds: watched, a program runs slower, not faster.
+ALONE_FACTOR = 5.0
+ALONE_FLOOR = 60.0
 
 if TYPE_CHECKING:
     from halvm_prof.run.program import Run
@@ -86,38 +92,75 @@ def alone_command(
     return [*command, "--RTS", *verbatim] if verbatim else command
 
 
-def run_alone(command: Sequence[str]) -> tuple[RunTimes, int]:
+def alone_limit(watched: RunTimes) -> float:
+    """Seconds the run alone may take: :data:`ALONE_FACTOR` times the watched run's wall
+    time, at least :data:`ALONE_FLOOR`."""
+    return max(ALONE_FLOOR, ALONE_FACTOR * watched.wall)
+
+
+def run_alone(command: Sequence[str], limit: float) -> tuple[RunTimes, int]:
     """Run ``command`` once, its output discarded; its times (from ``wait4``) and exit status
-    (128 + the signal that killed it). Ctrl-C stops it and is raised again."""
+    (128 + the signal that killed it). Ctrl-C, SIGTERM or SIGHUP (raised as
+    ``KeyboardInterrupt``, ``process.Stopped``) stop it and are raised again; so is an
+    :class:`InputError` when it has not ended within ``limit`` seconds."""
     try:
         # Its own process group, as the watched run: a Ctrl-C reaches it through us.
-        proc = subprocess.Popen(
-            list(command),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            process_group=0,
-        )
+        proc = start(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError as e:
         raise InputError(f"cannot start it again: {e.strerror}", path=command[0]) from e
     begin = time.monotonic()
     try:
-        _, status, usage = os.wait4(proc.pid, 0)
+        with stop_signals():
+            waited = _wait4(proc.pid, limit)
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        end(proc)
         raise
+    if waited is None:
+        end(proc)
+        raise InputError(
+            f"the run alone for --baseline did not end within {limit:g} s "
+            f"({ALONE_FACTOR:g} times the watched run's, at least {ALONE_FLOOR:g} s): stopped",
+            path=command[0],
+            hint="give it input that ends the same way alone (its standard input is empty)",
+        )
     wall = time.monotonic() - begin
+    status, usage = waited
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code
+    end(proc)  # what it left running
     return RunTimes(wall, _cpu(usage)), (128 - code if code < 0 else code)
+
+
+def _wait4(pid: int, limit: float) -> tuple[int, resource.struct_rusage] | None:
+    """``wait4`` for the child ``pid``, at most ``limit`` seconds (None then): a pidfd turns
+    readable at its exit, so the wall time is not rounded to a polling step."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        fd = -1
+    try:
+        deadline = time.monotonic() + limit
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return status, usage
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if fd >= 0:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(left, 0.01))
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def watch_again(runner: Run) -> tuple[RunTimes, float, int]:
     """``runner`` (a :meth:`Run.again`) watched as ``run`` watches a program, without serving
     its page: its followers polled and its snapshot made every poll. Its times, this process's
-    CPU meanwhile, and its exit status. Ctrl-C stops it (as ``run`` does) and is raised again."""
+    CPU meanwhile, and its exit status. Ctrl-C, SIGTERM or SIGHUP stop it (as ``run`` does)
+    and are raised again."""
     from halvm_prof.live.streaming import POLL_INTERVAL
     from halvm_prof.run.program import RunProgram
 
@@ -127,9 +170,10 @@ def watch_again(runner: Run) -> tuple[RunTimes, float, int]:
     assert runner.proc is not None
     watch = Stopwatch(runner.proc.pid, runner.started_at)
     try:
-        while not runner.finished:
-            hub.poll_once()
-            time.sleep(POLL_INTERVAL)
+        with stop_signals():  # SIGTERM and SIGHUP stop it as Ctrl-C does
+            while not runner.finished:
+                hub.poll_once()
+                time.sleep(POLL_INTERVAL)
     finally:
         runner.stop()
     times, server = watch.result()
@@ -154,6 +198,6 @@ def baseline(
             say(f"pair {k} of {pairs}: watched")
             watched, server, status = again(k)
         say(f"pair {k} of {pairs}: alone")
-        alone, code = run_alone(command)
+        alone, code = run_alone(command, alone_limit(watched))
         done.append(RunPair(watched, alone, server, code, status))
     return WatchCost(tuple(done), tuple(command))

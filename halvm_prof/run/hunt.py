@@ -16,15 +16,13 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
 from halvm_prof.analysis.hunt import (
@@ -44,7 +42,7 @@ from halvm_prof.folds.hunt_profile import Profile
 from halvm_prof.inputs.passes import hunt_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.run.plan import rts_info
-from halvm_prof.run.process import ErrorTail, end_group, signal_name
+from halvm_prof.run.process import ErrorTail, end, signal_name, start, stop_signals
 from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 
 #: Seconds a stopped run gets to write its profile and exit before it is killed.
@@ -73,29 +71,6 @@ class ModeRun:
     code: int | None
     #: The program answers heap snapshot requests (it was built with HalvmSnapshot).
     answers: bool = False
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived during a hunt: stop the run under way, then end."""
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise Stopped()
-
-
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Stopped` while the hunt runs (so its clean-up runs);
-    the handlers before are put back after."""
-    old = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            old[signum] = signal.signal(signum, _stop)
-    try:
-        yield
-    finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
 
 
 def _safe(name: str) -> str:
@@ -144,7 +119,7 @@ class Hunter:
     def check(self) -> str:
         """Refuse a program that is not a profiled GHC program, or files a run would replace;
         its GHC version."""
-        info, _ = rts_info(list(self.argv))
+        info, _ = rts_info(list(self.argv), timeout=self.timeout)
         way = info.way
         if not info.profiled:
             raise InputError(
@@ -186,7 +161,7 @@ class Hunter:
         with contextlib.ExitStack() as stack:
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
-            start = time.monotonic()
+            began = time.monotonic()
             proc = self._start([*self.argv, "+RTS", *all_flags, "-RTS"], stdin, watch)
             assert proc.stderr is not None
             tail = ErrorTail(proc.stderr, None)
@@ -194,15 +169,16 @@ class Hunter:
             taker = SnapshotTaker(self.snapshot_dir, proc.pid) if watch else None
             try:
                 try:
-                    code = self._wait(proc, None)
+                    self._wait(proc, None)
                 except subprocess.TimeoutExpired:
                     timed_out = True
-                    code = end_group(proc, STOP_TIMEOUT)
+                # Whatever it left running goes too (a normal exit included).
+                code = end(proc, grace=STOP_TIMEOUT).code
             except BaseException:
-                end_group(proc, STOP_TIMEOUT)
+                end(proc, grace=STOP_TIMEOUT)
                 self._clear()
                 raise
-            seconds = time.monotonic() - start
+            seconds = time.monotonic() - began
             self.program_seconds += seconds
         said = tail.text(0.5).strip().splitlines()
         hp = self.outputs[2] if mode == "i" else self.outputs[0]
@@ -247,14 +223,7 @@ class Hunter:
             self.snapshot_dir.mkdir()
             env = {**os.environ, SNAPSHOT_DIR: SNAPSHOTS}
         try:
-            return subprocess.Popen(
-                command,
-                stdin=stdin,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                process_group=0,
-                env=env,
-            )
+            return start(command, stdin=stdin, stdout=subprocess.DEVNULL, env=env)
         except OSError as e:
             self._clear()
             raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
@@ -270,21 +239,21 @@ class Hunter:
             stdin: IO[bytes] | int = subprocess.DEVNULL
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
-            start = time.monotonic()
+            began = time.monotonic()
             proc = self._start(list(self.argv), stdin, True)
             assert proc.stderr is not None
             ErrorTail(proc.stderr, None)
             taker = SnapshotTaker(self.snapshot_dir, proc.pid)
             try:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     self._wait(proc, taker)
-                except subprocess.TimeoutExpired:
-                    end_group(proc, STOP_TIMEOUT)
+                # Stopped past --timeout, and whatever it left running ended either way.
+                end(proc, grace=STOP_TIMEOUT)
             except BaseException:
-                end_group(proc, STOP_TIMEOUT)
+                end(proc, grace=STOP_TIMEOUT)
                 self._clear()
                 raise
-            self.program_seconds += time.monotonic() - start
+            self.program_seconds += time.monotonic() - began
         kept = self._keep_snapshots(taker)
         self._clear()
         return kept
@@ -421,7 +390,7 @@ def _hunt_in(
     max_suspects: int,
     say: Callable[[str], None],
 ) -> HuntOutcome:
-    with stop_on_signals():
+    with stop_signals():
         stdin = _saved_stdin(folder)
         try:
             hunter = Hunter(argv, folder, timeout=timeout, interval=interval, stdin=stdin, say=say)

@@ -6,16 +6,21 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from halvm_prof.errors import ConfigError, InputError
 from halvm_prof.rts import RtsInfo, parse_rts_info, plan_flags
+from halvm_prof.run.process import end, read_bounded, start, stop_signals
 
 #: Seconds ``+RTS --info`` may take (a wrapper such as a container may start slowly).
 INFO_TIMEOUT = 60.0
+#: Bytes of the answer to ``+RTS --info`` held (GHC's is about 2 KiB).
+INFO_BYTES = 1 << 16
+#: Seconds the probed program gets after SIGINT before SIGKILL, once it is not heard out.
+INFO_GRACE = 1.0
 #: ``run``'s eventlog flush interval, in seconds (``--eventlog-flush-interval``, GHC 9.2+).
 FLUSH_INTERVAL = 1.0
 #: How long a profiled program's cost-centre stack and retainer set names may be (``+RTS -L``):
@@ -51,33 +56,41 @@ class RunPlan:
         return self.info.profiled
 
 
-def _ask_info(argv: list[str], env: dict[str, str]) -> tuple[RtsInfo | None, str]:
-    """``argv`` run with ``+RTS --info -RTS`` added: its facts (None when not GHC's) and
-    what it said on standard error."""
+def _ask_info(
+    argv: list[str], env: dict[str, str], timeout: float
+) -> tuple[RtsInfo | None, str, str | None]:
+    """``argv`` run with ``+RTS --info -RTS`` added: its facts (None when not GHC's), what it
+    said on standard error, and why it was not heard out, if it was not.
+
+    Its output is held up to :data:`INFO_BYTES` (``exec yes``: a program that answers with
+    no end is refused, never buffered), for at most ``timeout`` seconds, and not a moment
+    after it has exited (a ``setsid`` child holding its standard output is not waited for);
+    whatever it started is ended with it, also when a signal stops us meanwhile."""
     try:
-        proc = subprocess.Popen(
+        proc = start(
             [*argv, "+RTS", "--info", "-RTS"],
-            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            process_group=0,
         )
     except OSError as e:
-        return None, e.strerror or str(e)
+        return None, e.strerror or str(e), None
     try:
-        out, err = proc.communicate(timeout=INFO_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        # A wrapper's children too: nothing we started stays behind.
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return None, f"no answer within {INFO_TIMEOUT:g} s"
-    return parse_rts_info(out.decode("utf-8", "replace")), err.decode("utf-8", "replace")
+        with stop_signals():  # SIGTERM and SIGHUP end it as Ctrl-C does
+            said = read_bounded(proc, INFO_BYTES, time.monotonic() + timeout)
+    finally:
+        end(proc, grace=INFO_GRACE)
+    err = said.err.decode("utf-8", "replace")
+    if said.timed_out:
+        return None, err, f"no answer within {timeout:g} s"
+    if said.overflowed:
+        return None, err, f"it wrote over {INFO_BYTES // 1024} KiB, which GHC's answer never is"
+    return parse_rts_info(said.out.decode("utf-8", "replace")), err, None
 
 
-def rts_info(words: list[str]) -> tuple[RtsInfo, bool]:
-    """The program's RTS facts from ``+RTS --info``, and whether the command is a wrapper.
+def rts_info(words: list[str], timeout: float = INFO_TIMEOUT) -> tuple[RtsInfo, bool]:
+    """The program's RTS facts from ``+RTS --info``, and whether the command is a wrapper;
+    each question may take ``timeout`` seconds.
 
     The program is asked alone first; when it does not answer as GHC's and has arguments,
     the whole command is asked (``unshare --root=R ./prog 10 +RTS --info -RTS``): a wrapper
@@ -93,14 +106,14 @@ def rts_info(words: list[str]) -> tuple[RtsInfo, bool]:
             "is not executable", path=program, hint=f"chmod +x {program}, or name the program"
         )
     env = {k: v for k, v in os.environ.items() if k != "GHCRTS"}
-    info, err = _ask_info([program], env)
+    info, err, why = _ask_info([program], env, timeout)
     if info is not None:
         return info, False
     if len(words) > 1:
-        info, err_whole = _ask_info(words, env)
+        info, err_whole, why_whole = _ask_info(words, env, timeout)
         if info is not None:
             return info, True
-        err = err_whole or err
+        err, why = err_whole or err, why_whole or why
     if "RTS options are disabled" in err:
         raise InputError(
             "its RTS takes no +RTS flags (linked with -rtsopts=none or -no-rtsopts)",
@@ -109,7 +122,8 @@ def rts_info(words: list[str]) -> tuple[RtsInfo, bool]:
         )
     raise InputError(
         "does not answer +RTS --info as a GHC program does"
-        + (", nor does the whole command" if len(words) > 1 else ""),
+        + (", nor does the whole command" if len(words) > 1 else "")
+        + (f" ({why})" if why else ""),
         path=program,
         hint="run needs a program built by GHC, or a wrapper that passes its arguments on",
     )
@@ -171,6 +185,12 @@ def plan_rts(
         chosen = "-hc" if info.profiled else "-hT"
     if heap and chosen is not None and chosen not in given:
         flags.append(chosen)  # run's default, or --heap-flag
+    if heap and info.names_heap_profile and (own := [f for f in given if f.startswith("-po")]):
+        raise InputError(
+            f"{own[0]}: run writes the heap profile into the run folder itself",
+            path=program,
+            hint="drop it, or pass --no-heap to keep your own",
+        )
     typed_interval = any(f.startswith("-i") for f in given)
     if heap and not typed_interval:
         flags.append(f"-i{interval:g}")

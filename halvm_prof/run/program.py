@@ -1,12 +1,17 @@
 """``halvm-prof run``: start a GHC program with the RTS flags the live views need, follow what it
 writes, save it byte for byte into a run folder, and report how it ended.
 
-The heap profile is written by GHC to ``<program>.hp`` in the current folder (GHC 9.0 has no
-flag to put it elsewhere); it is followed there and every byte read is copied to the run folder
-as it arrives. The eventlog goes to a FIFO in the run folder (``+RTS -l -ol<fifo>``), opened for
-reading before the program starts so its RTS never waits; every byte read is saved as
-``<program>.eventlog``. The saved files are always a prefix of what GHC wrote, and all of it
-once the program has ended. A crash gets the post-mortem verdict and the offline report.
+The heap profile goes straight into the run folder where the RTS takes ``-po`` for it (GHC 9.6
+on). GHC 9.0 writes ``<program>.hp`` into the current folder whatever it is given (its ``-po``
+names the ``.prof`` alone), and ``run`` never changes the program's current folder (it may read
+relative paths): the file is followed there, every byte read copied to the run folder as it
+arrives, and removed once the run has ended; one that is there before the run is never
+replaced without ``--force``. The eventlog goes to a FIFO in the run folder (``+RTS -l
+-ol<fifo>``), opened for reading before the program starts so its RTS never waits; every byte
+read is saved as ``<program>.eventlog``. The saved files are always a prefix of what GHC
+wrote, and all of it once the program has ended. A crash gets the post-mortem verdict and the
+offline report. The program and every process it started are ended with the run
+(:mod:`halvm_prof.run.process`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
 from halvm_prof.errors import HalvmProfError, InputError, OutputError
+from halvm_prof.files.output import check_overwrite, same_file
 from halvm_prof.inputs.feeds import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
@@ -42,7 +48,7 @@ from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
 from halvm_prof.run.command import wrapped_program
 from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
 from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
-from halvm_prof.run.process import ErrorTail, family, signal_group
+from halvm_prof.run.process import Ending, ErrorTail, end, family, send, start
 from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 
 if TYPE_CHECKING:
@@ -111,6 +117,7 @@ class Run:
         alerts: Sequence[Threshold] = (),
         flush: float = FLUSH_INTERVAL,
         root: Path | None = None,
+        force: bool = False,
         report: bool = True,
     ) -> None:
         if not heap and not eventlog:
@@ -122,6 +129,7 @@ class Run:
         self.words, self.verbatim = words, verbatim
         self.folder = folder
         self.root = root
+        self.force = force
         info, wrapped = rts_info(words)
         env_flags = os.environ.get("GHCRTS", "").split()
         self.plan = plan_rts(
@@ -144,21 +152,30 @@ class Run:
         )  # fmt: skip
         #: Whether its end writes the report page (a watched run again for --baseline: no).
         self.report_page = report
-        # GHC names the .hp after the program (argv[0]) and writes it into its current folder;
-        # a wrapped program's are known once it runs (_heap_path).
         self.name = wrapped_program(words) if wrapped else os.path.basename(words[0])
-        self.hp_path: Path | None = None if wrapped else Path.cwd() / f"{self.name}.hp"
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
         self.report_path = folder / "report.html"
         self.fifo = folder / RUN_FIFO
-        if eventlog and root is not None:
+        #: The RTS writes the .hp into the run folder itself (``-po``, GHC 9.6 on), named after
+        #: the program (for a wrapper, its guess at the program): it is the saved file.
+        self.hp_in_folder = self.plan.heap and info.names_heap_profile
+        # Before, GHC names the .hp after the program (argv[0]) and writes it into its current
+        # folder; a wrapped program's is known once it runs (_heap_path).
+        self.hp_path: Path | None = (
+            self.saved_hp
+            if self.hp_in_folder
+            else None
+            if wrapped
+            else Path.cwd() / f"{self.name}.hp"
+        )
+        if root is not None and (eventlog or self.hp_in_folder):
             try:
                 self.fifo.resolve().relative_to(root.resolve())
             except ValueError:
                 raise InputError(
                     f"the run folder is not under --root {root}, so the program cannot reach "
-                    "its eventlog FIFO",
+                    "it",
                     path=folder,
                     hint=f"name a run folder under {root} with -o",
                 ) from None
@@ -195,22 +212,56 @@ class Run:
         self._binaries: dict[str, ElfFile | None] = {}
         #: Asks a program built with HalvmSnapshot for heap snapshots (into the run folder).
         self.snapshots: SnapshotTaker | None = None
+        #: (device, inode) of the .hp followed outside the run folder: removed at the end.
+        self._followed_hp: tuple[int, int] | None = None
+        #: How the program and what it started were ended (:func:`~halvm_prof.run.process.end`).
+        self.ending: Ending | None = None
 
     def again(self, folder: Path) -> Run:
         """A new run of the same program, with the same flags and followers, saving into
         ``folder``, with no report page and no alerts."""
         return self._again(folder)
 
+    def check_outputs(self) -> None:
+        """Refuse, before anything runs, a file the run would replace: its saved files,
+        ``report.html`` and ``cost.json`` in the run folder (without ``force``), and, where GHC
+        writes the ``.hp`` into the current folder, a ``PROG.hp`` there; and, even with
+        ``force``, one that is the program itself."""
+        program = self.words[0]
+        outputs = [self.saved_hp, self.saved_eventlog, self.report_path, self.cost_path]
+        if self.plan.heap and not self.hp_in_folder and self.hp_path is not None:
+            if same_file(self.hp_path, program):
+                raise OutputError(
+                    f"is the program, and GHC {self.plan.info.version} writes its heap "
+                    "profile there",
+                    path=self.hp_path,
+                    hint="run it from another folder",
+                )
+            if self.hp_path.exists() and not self.force:
+                raise OutputError(
+                    f"already exists, and GHC {self.plan.info.version} writes the program's "
+                    "heap profile there (its -po names the .prof alone)",
+                    path=self.hp_path,
+                    hint="move it away, run from another folder, or use --force to replace it",
+                )
+        for path in outputs:
+            check_overwrite(path, force=self.force, replaces_files=False, inputs=[program])
+
+    @property
+    def cost_path(self) -> Path:
+        """``run --baseline``'s figures."""
+        return self.folder / "cost.json"
+
     def start(self) -> None:
+        self.check_outputs()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"cannot make the run folder: {e.strerror}", path=self.folder) from e
-        for path in (self.saved_hp, self.saved_eventlog):
-            if path.exists():
-                raise OutputError(
-                    "already exists", path=path, hint="name a new run folder with --out"
-                )
+        if self.force:
+            for path in (self.saved_hp, self.saved_eventlog):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
         flags = list(self.plan.flags)
         if self.plan.eventlog:
             fifo = self.fifo
@@ -223,7 +274,10 @@ class Run:
             seen = fifo if self.root is None else self._inside(fifo, self.root)
             flags += [] if any(f.startswith("-l") for f in self.extra_rts) else ["-l"]
             flags.append(f"-ol{seen}")
-        if self.plan.heap and self.hp_path is not None:
+        if self.hp_in_folder:
+            stem = self.folder / self.name
+            flags.append(f"-po{stem if self.root is None else self._inside(stem, self.root)}")
+        elif self.plan.heap and self.hp_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 st = self.hp_path.stat()
                 self._old_hp = (st.st_ino, st.st_mtime_ns)
@@ -243,7 +297,7 @@ class Run:
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
-            self.proc = subprocess.Popen(command, process_group=0, stderr=subprocess.PIPE, env=env)
+            self.proc = start(command, stdin=None, env=env)
         except OSError as e:
             raise InputError(f"cannot start it: {e.strerror}", path=self.words[0]) from e
         self.snapshots = SnapshotTaker(self.folder, self.proc.pid)
@@ -321,7 +375,12 @@ class Run:
             return
         if self._old_hp is not None and (st.st_ino, st.st_mtime_ns) == self._old_hp:
             return  # still the file of an earlier run: GHC has not truncated it yet
-        feed = TeeFeed(FileFeed(path), self._create(self.saved_hp))
+        feed: FileFeed | TeeFeed
+        if self.hp_in_folder:
+            feed = FileFeed(path)  # the RTS writes the saved file itself
+        else:
+            feed = TeeFeed(FileFeed(path), self._create(self.saved_hp))
+            self._followed_hp = (st.st_dev, st.st_ino)
         self.state.heap_follower = stream_source("hp", feed).follow()
 
     def take_snapshot(self) -> str:
@@ -363,6 +422,8 @@ class Run:
             return
         if self._ended_at is None:
             self._ended_at = time.monotonic()
+            # What it left running (``sleep 782 &``, a spawned process) goes now.
+            self.ending = self.ending or end(self.proc, grace=STOP_TIMEOUT, name=self.name)
             self.state.program_running = False
             self.state.touch()
         log = self.state.eventlog_follower
@@ -391,7 +452,7 @@ class Run:
             self._stuck_since = now
         elif now - self._stuck_since >= HUNG_AFTER:
             self.hung_in_exit = True
-            self._signal(signal.SIGKILL)
+            send(self.proc, signal.SIGKILL)
 
     def _finish(self, code: int) -> None:
         if self.plan.heap and self.state.heap_follower is None:
@@ -404,10 +465,23 @@ class Run:
         self.finished = True
         with contextlib.suppress(FileNotFoundError):
             self.fifo.unlink()
+        self._remove_followed_hp()
         if self.plan.wrapped:
             self._name_after_program()
         self.state.exit = self._exit_view(code)
         self.state.touch()
+
+    def _remove_followed_hp(self) -> None:
+        """The ``.hp`` GHC 9.0 wrote outside the run folder goes once all of it is saved
+        there, so nothing of the run is left in the program's folder (and the next run or hunt
+        there does not meet it)."""
+        path = self.hp_path
+        if self._followed_hp is None or path is None:
+            return
+        with contextlib.suppress(OSError):
+            st = path.stat()
+            if (st.st_dev, st.st_ino) == self._followed_hp:
+                path.unlink()
 
     def _name_after_program(self) -> None:
         """A wrapped program's saved files, named at the start after the wrapper, take the
@@ -443,6 +517,8 @@ class Run:
             first += f": its heap was exhausted (the RTS said: {exhausted})"
         self._exhausted = exhausted
         verdict = [first]
+        if self.ending is not None and self.ending.note and not self.hung_in_exit:
+            verdict.append(self.ending.note)
         if self.hung_in_exit:
             verdict.append(
                 f"its RTS (GHC {self.plan.info.version}, {self.plan.way}) hung in its exit, a "
@@ -461,7 +537,7 @@ class Run:
                 from halvm_prof.analysis.postmortem import heap_verdict
                 from halvm_prof.inputs.passes import heap_run_of
 
-                postmortem = heap_verdict(heap_run_of(hp), exhausted)
+                postmortem = heap_verdict(heap_run_of(hp), exhausted, first)
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)
@@ -521,31 +597,19 @@ class Run:
     def report(self) -> str | None:
         return str(self.report_path) if self.report_path.exists() else None
 
-    def _signal(self, sig: int) -> None:
-        """``sig`` to the program's process group: a wrapper and the program it started."""
-        assert self.proc is not None
-        signal_group(self.proc, sig)
-
     def stop(self) -> None:
         """Ctrl-C (or SIGTERM, SIGHUP): stop the program if it still runs, then save and close
         everything."""
         if self.finished:
             return
         proc = self.proc
-        if proc is not None and proc.poll() is None:
-            self.stopped = True
+        if proc is not None and (proc.poll() is None or self.ending is None):
+            self.stopped = self.stopped or proc.poll() is None
             # SIGINT whatever stopped us: GHC's RTS then closes its eventlog and .hp; on
-            # SIGTERM or SIGHUP it would die with them half written.
-            self._signal(signal.SIGINT)
-            # Keep reading while it exits: an RTS that flushes its eventlog into a full FIFO
-            # would otherwise wait for us forever.
-            deadline = time.monotonic() + STOP_TIMEOUT
-            while proc.poll() is None and time.monotonic() < deadline:
-                self.state.poll()
-                time.sleep(0.02)
-            if proc.poll() is None:
-                self._signal(signal.SIGKILL)
-                proc.wait()
+            # SIGTERM or SIGHUP it would die with them half written. Reading goes on while it
+            # exits: an RTS that flushes its eventlog into a full FIFO would otherwise wait
+            # for us forever.
+            self.ending = end(proc, grace=STOP_TIMEOUT, name=self.name, meanwhile=self.state.poll)
         deadline = time.monotonic() + DRAIN_TIMEOUT
         while not self.finished and time.monotonic() < deadline:
             self.state.poll()
@@ -616,6 +680,9 @@ class RunProgram:
 
     def refused(self) -> HalvmProfError | None:
         return None
+
+    def failed(self) -> HalvmProfError | None:
+        return None  # the program's end is the run's verdict
 
     def fired(self) -> list[str]:
         member = self.runner.member

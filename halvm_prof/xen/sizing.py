@@ -41,14 +41,27 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)?")
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``10m``, ``90s``, ``1h30m``, ``500ms`` or a plain number of seconds."""
+    """Seconds in ``10m``, ``90s``, ``1h30m``, ``500ms`` or a plain number of seconds. A number
+    without a unit after one with a unit is in the next smaller unit, as a clock is read:
+    ``1h30`` is 1 h 30 min (not 1 h 30 s), ``5m30`` 5 min 30 s."""
     total, pos, t = 0.0, 0, text.strip()
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
+    smaller: dict[str | None, str | None] = {None: None, "h": "m", "m": "s"}
+    last: str | None = None
     while pos < len(t):
         m = _DURATION.match(t, pos)
         if m is None or m.end() == pos:
             raise ConfigError(f"not a duration: {text!r}", hint="write e.g. 90s, 10m or 1h30m")
-        total += float(m.group(1)) * units[m.group(2)]
+        unit = m.group(2)
+        if unit is None and pos > 0:
+            if last not in smaller or smaller[last] is None:
+                raise ConfigError(
+                    f"not a duration: {text!r} (a number after {last} needs a unit)",
+                    hint="write e.g. 90s, 10m or 1h30m",
+                )
+            unit = smaller[last]
+        total += float(m.group(1)) * units[unit]
+        last = unit
         pos = m.end()
     if total <= 0:
         raise ConfigError(f"not a duration: {text!r}", hint="write e.g. 90s, 10m or 1h30m")

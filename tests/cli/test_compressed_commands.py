@@ -369,3 +369,45 @@ def test_every_eventlog_command_on_a_large_compressed_log(
     if not packed.exists():
         packed.write_bytes(PACKERS[suffix](large_log.read_bytes()))
     _same(args, large_log, packed, tmp_path, outputs)
+
+
+def _flipped_deflate(plain: Path, folder: Path) -> Path:
+    """``plain`` gzipped with one bit flipped in its first deflate block's code table, which
+    zlib refuses with its own ``zlib.error`` (the member's checksum is never reached)."""
+    blob = bytearray(gzip.compress(plain.read_bytes()))
+    blob[20] ^= 0x01
+    out = folder / f"{plain.name}.gz"
+    out.write_bytes(bytes(blob))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "command"),
+    [
+        ("leaky-hc.hp", ["summary", "{}"]),
+        ("leaky-hc.hp", ["report", "{}", "-o", "{out}/r.html"]),
+        ("leaky-hc.hp", ["diff", "{}", CORPUS / "leaky-hc.hp"]),
+        ("leaky-hc.hp", ["export", "{}", "--to", "pprof", "-o", "{out}/h.pb.gz"]),
+        ("leaky-hc.hp", ["runs", "add", "{}", "--store", "sqlite:///{out}/runs.sqlite"]),
+        ("leaky-hc.hp", ["hunt", "--from", "{}"]),
+        ("leaky-hc.prof", ["summary", "{}"]),
+        ("parfib-N2.eventlog", ["eventlog", "stats", "{}"]),
+        ("parfib-N2.eventlog", ["export", "{}", "--to", "perfetto", "-o", "{out}/t.pftrace"]),
+    ],
+)
+def test_damaged_deflate_data_is_one_line_in_every_command(
+    name: str, command: list[str | Path], tmp_path: Path
+) -> None:
+    # Was 'internal error: Error -3 while decompressing data' (zlib.error was not caught).
+    bad = _flipped_deflate(CORPUS / name, tmp_path)
+    args = [str(a).replace("{}", str(bad)).replace("{out}", str(tmp_path)) for a in command]
+    code, _out, err = _run(*args)
+    assert code == 1 and "internal error" not in err and "Traceback" not in err, err
+    assert "gzip data is cut short or damaged" in err and str(bad) in err, err
+
+
+def test_damaged_deflate_data_of_perf_data_is_one_line(tmp_path: Path) -> None:
+    bad = _flipped_deflate(PERF / "work-cut.perf.data", tmp_path)
+    code, _out, err = _run("perf", "report", PERF / "work", bad)
+    assert code == 1 and "internal error" not in err, err
+    assert "gzip data is cut short or damaged" in err, err

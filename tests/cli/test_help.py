@@ -46,6 +46,7 @@ def test_help_imports_no_command_and_no_heavy_library() -> None:
         "halvm_prof.__main__",
         "halvm_prof.cli",
         "halvm_prof.cli.app",
+        "halvm_prof.cli.entry",
         "halvm_prof.cli.plain",
         "halvm_prof.errors",
         "halvm_prof.words",

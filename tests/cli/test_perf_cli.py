@@ -371,7 +371,7 @@ def test_record_reports_a_program_that_refuses_the_eventlog(tmp_path: Path) -> N
 
 def test_paranoid_kernel_is_one_clear_line(tmp_path: Path) -> None:
     from halvm_prof.errors import ToolError
-    from halvm_prof.perf.record import check_paranoid
+    from halvm_prof.run.record import check_paranoid
 
     level = tmp_path / "paranoid"
     level.write_text("3\n")

@@ -62,3 +62,29 @@ def test_merge_and_report_with_the_wrong_binary_are_refused(tmp_path: Path) -> N
     ):
         err = _one_line_error(*run(*args))
         assert f"{other}: no process in work.perf.data ran this program" in err
+
+
+def test_a_binary_rebuilt_at_the_recorded_path_is_refused_unless_forced(tmp_path: Path) -> None:
+    from tests.conftest import require_program
+    from tests.ghc_programs import build
+
+    require_program("perf", "linux-perf")
+    prog = tmp_path / "prog" / "ticker"
+    prog.parent.mkdir()
+    shutil.copy(build("Ticker", tmp_path), prog)
+    rec = tmp_path / "rec"
+    assert run("record", "-o", str(rec), "--", str(prog), "3")[0] == 0
+    data = str(rec / "perf.data")
+    original = prog.read_bytes()
+    # The recorded program, read when no --binary is given, is an input: never the output.
+    err = _one_line_error(*run("perf", "annotate", data, "-o", str(prog), "--force"))
+    assert "is also an input" in err and prog.read_bytes() == original  # was replaced
+    # Rebuilt at its recorded path (another program's bytes: another build id).
+    shutil.copy(build("Leaky", tmp_path), prog)
+    for args in (["perf", "annotate", data], ["perf", "report", str(prog), data]):
+        # Was a full, wrong annotation with the mismatch only a note.
+        err = _one_line_error(*run(*args))
+        assert "is not the binary that was profiled" in err and "or --force to use this one" in err
+        assert err.count("build id") == 1 and " has " in err, err
+        code, _out, err = run(*args, "--force")
+        assert code == 0 and "symbols may be wrong" in err, err

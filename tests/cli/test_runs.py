@@ -383,3 +383,53 @@ def test_a_commit_with_a_newline_is_refused_and_stored_ones_stay_one_line(tmp_pa
     assert r.stdout.count("\n") == 2 and "v1\\nv2" in r.stdout and "ab\\ncd" in r.stdout
     r = run("runs", "show", "1", "--store", url)
     assert "run 1 (v1\\nv2)" in r.stdout and "ab\\ncd" in r.stdout
+
+
+@pytest.mark.parametrize("ref", ["³", "99999999999999999999"])
+@pytest.mark.parametrize("command", ["show", "remove", "diff", "against"])
+def test_a_run_number_no_store_can_hold_is_no_such_run(
+    ref: str, command: str, store_url: str
+) -> None:
+    _add_all(store_url)
+    # Was 'internal error: ValueError' ('³' is a digit to str.isdigit) or OverflowError.
+    if command == "against":
+        args = ["diff", str(CORPUS / "leaky-hc.hp"), "--against", ref]
+    elif command == "diff":
+        args = ["runs", "diff", "1", ref]
+    else:
+        args = ["runs", command, ref]
+    r = run(*args, "--store", store_url)
+    assert r.exit_code == 1 and "internal error" not in r.output, r.output
+    assert f"no run {ref!r}" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_sqlite_s_in_memory_database_is_refused_and_no_file_made() -> None:
+    r = run("runs", "add", str(CORPUS / "leaky-hc.hp"), "--store", "sqlite:///:memory:")
+    # Was a store made in a file named /:memory:.
+    assert r.exit_code == 1 and "is SQLite's in-memory database" in r.stderr, r.output
+    assert "name a file: --store sqlite:///PATH" in r.stderr
+    assert not Path("/:memory:").exists()
+
+
+def test_a_lock_another_process_holds_is_said_within_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import time
+
+    from halvm_prof.history import store
+
+    url = f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert run("runs", "add", str(CORPUS / "leaky-hc.hp"), "--store", url).exit_code == 0
+    monkeypatch.setattr(store, "LOCK_WAIT", 1.0)
+    holder = sqlite3.connect(tmp_path / "r.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        r = run("runs", "list", "--store", url)
+        # Was 60 s, then 'database is locked'.
+        assert time.monotonic() - started < 10
+    finally:
+        holder.close()
+    assert r.exit_code == 1 and "another process has held its lock for 1 s" in r.stderr, r.output
+    assert "try again once it is done" in r.stderr

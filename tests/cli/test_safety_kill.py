@@ -175,3 +175,29 @@ def test_any_later_command_removes_a_dead_writers_temporary_file(
     )
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(out_dir)) == ["p.prof"]
+
+
+#: ``halvm-prof ARGS`` through the entry point pyproject.toml installs, with a Ctrl-C sent to
+#: itself while the command is still being loaded (as ``click`` is imported).
+_CTRL_C_WHILE_LOADING = """
+import importlib, importlib.abc, os, signal, sys, tomllib
+class CtrlC(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "click":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+with open("pyproject.toml", "rb") as f:
+    entry = tomllib.load(f)["project"]["scripts"]["halvm-prof"]
+module, _, function = entry.partition(":")
+sys.meta_path.insert(0, CtrlC())
+sys.argv[0] = "halvm-prof"
+getattr(importlib.import_module(module), function)()
+"""
+
+
+def test_a_ctrl_c_while_the_command_loads_is_aborted_not_a_traceback() -> None:
+    proc = _start(_CTRL_C_WHILE_LOADING, "summary", PROF)
+    _, err = proc.communicate(timeout=60)
+    # Was a KeyboardInterrupt traceback (the first 0.3 s of every command).
+    assert proc.returncode == 1 and err == b"\nAborted!\n", err

@@ -390,3 +390,78 @@ def test_disk_write_from_an_endless_stream_stops_at_the_disk_end(tmp_path: Path)
     err = one_line_error(proc.returncode, proc.stderr.decode())
     assert "is not a profile a HaLVM writes on a disk: this looks like an empty file" in err
     assert not zeros.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "report",
+        "export",
+        "extract",
+        "convert-profile",
+        "postmortem",
+        "xen-config",
+        "perf report",
+        "perf merge",
+    ],
+)
+def test_a_replaced_output_keeps_its_mode_and_owner_and_a_broken_link_is_said(
+    tmp_path: Path, command: str
+) -> None:
+    # Was mode 0644 and root's, the link silently left holding the old content.
+    out = tmp_path / "private.out"
+    out.write_text("old")
+    os.chown(out, 4321, 4322)
+    out.chmod(0o640)
+    other = tmp_path / "other-name.out"
+    os.link(out, other)
+    code, _, err = _invoke(_writers(tmp_path)[command](out))
+    assert code == 0, err
+    st = out.stat()
+    assert stat.S_IMODE(st.st_mode) == 0o640 and (st.st_uid, st.st_gid) == (4321, 4322)
+    assert out.read_bytes() != b"old" and other.read_text() == "old"
+    assert f"note: {out} had 1 other hard link, which keeps the old content" in err, err
+    assert st.st_nlink == 1
+
+
+def test_a_replaced_output_of_our_own_keeps_its_mode_and_no_note_is_said(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    out.chmod(0o600)
+    code, _, err = run("report", HP, "-o", out)
+    assert code == 0 and "note:" not in err, err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+_WRITERS = [
+    "report",
+    "export",
+    "extract",
+    "convert-profile",
+    "postmortem",
+    "xen-config",
+    "perf report",
+    "perf merge",
+]
+
+
+@pytest.mark.parametrize("command", _WRITERS)
+def test_an_output_ending_with_a_slash_names_a_folder(tmp_path: Path, command: str) -> None:
+    out = tmp_path / "out.file"
+    args = [f"{a}/" if a == out else a for a in _writers(tmp_path)[command](out)]
+    code, _, err = _invoke(args)
+    # Was 'wrote out.file/', the file out.file written.
+    assert code == 1 and "ends with a slash, which names a folder" in err, err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.skipif(not Path("/sys/kernel/profiling").is_file(), reason="no /sys/kernel/profiling")
+@pytest.mark.parametrize("command", _WRITERS)
+def test_an_output_under_sys_is_one_line(tmp_path: Path, command: str) -> None:
+    sysfs = Path("/sys/kernel/profiling")
+    before = sysfs.read_bytes()
+    code, _, err = _invoke(_writers(tmp_path)[command](sysfs))
+    # Was 'internal error: ValueError: a status sector has 512 bytes, not 2'.
+    assert code == 1 and "internal error" not in err and err.count("\n") == 1, err
+    assert err.startswith("Error: /sys/kernel/") and sysfs.read_bytes() == before

@@ -6,6 +6,8 @@ wall time."""
 from __future__ import annotations
 
 import json
+import os
+import random
 import shutil
 import signal
 import statistics
@@ -17,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.analysis.watch_cost import RunPair, RunTimes, WatchCost
+from halvm_prof.errors import InputError
 from halvm_prof.live.cost import ServerClock
 from halvm_prof.render.cost import format_watch_cost
 from halvm_prof.run.cost import alone_command, run_alone
 from tests.conftest import DATA
 from tests.ghc_programs import build
 from tests.live.modern import halvm, program
-from tests.live.test_run_end import _communicate
+from tests.live.test_run_end import _communicate, _run
 
 SLEEP = 2.0  # seconds Sleepy.hs sleeps
 SLEEPY = DATA / "live" / "Sleepy.hs"
@@ -120,10 +123,10 @@ def test_the_run_alone_keeps_only_the_flags_given(tmp_path: Path) -> None:
     assert alone_command(["./p"], ["-N2"], ["+RTS"]) == ["./p", "+RTS", "-N2", "-RTS", "--RTS",
                                                          "+RTS"]  # fmt: skip
     exe = build("Sleepy", tmp_path)
-    times, code = run_alone([str(exe), "+RTS", "-N2", "-RTS"])
+    times, code = run_alone([str(exe), "+RTS", "-N2", "-RTS"], 60)
     assert code == 0 and times.wall >= SLEEP and times.cpu > 0
     # a status is that of a shell: 128 + the signal that killed it
-    _, killed = run_alone(["sh", "-c", "kill -TERM $$"])
+    _, killed = run_alone(["sh", "-c", "kill -TERM $$"], 60)
     assert killed == 128 + signal.SIGTERM
 
 
@@ -152,3 +155,59 @@ def test_the_stopwatch_takes_the_exit_not_the_reaping() -> None:
     times, server = watch.result()
     assert 0.45 <= times.wall < 1.2, times
     assert 0 < times.cpu < 0.5 and server < 0.5
+
+
+def _sleeps(token: str) -> list[int]:
+    """Live ``sleep TOKEN`` processes, read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and words[:2] == [b"sleep", token.encode()]:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_run_alone_has_a_limit_and_leaves_nothing(tmp_path: Path) -> None:
+    token = f"785.{random.randrange(10**6):06d}"
+    started = time.monotonic()
+    # Was: no limit (a program waiting for input alone waited for ever).
+    with pytest.raises(InputError, match="did not end within 1 s"):
+        run_alone(["sh", "-c", f"setsid sleep {token} & sleep {token}"], 1)
+    assert time.monotonic() - started < 10
+    assert not _sleeps(token)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_during_the_run_alone_ends_it(signum: int, tmp_path: Path) -> None:
+    exe = build("Sleepy", tmp_path)
+    token = f"786.{random.randrange(10**6):06d}"
+    # Watched (and asked +RTS --info), it is Sleepy; run again alone, it sleeps on.
+    script = tmp_path / "sleepy"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *--info*) exec {exe} "$@";; esac\n'
+        f'if [ -e watched ]; then exec sleep {token}; fi\ntouch watched\nexec {exe} "$@"\n'
+    )
+    script.chmod(0o755)
+    run = _run("--baseline", "--exit-when-done", "-o", "saved", "--", str(script), cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while not _sleeps(token):
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        run.send_signal(signum)
+        out, err = _communicate(run, 60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        for pid in _sleeps(token):
+            os.kill(pid, signal.SIGKILL)
+    # Was: run died at once, its run alone left going.
+    assert not _sleeps(token)
+    name = signal.Signals(signum).name
+    assert f"--baseline: the runs were stopped by {name}; nothing to compare" in err, err
+    assert run.returncode == 128 + signum, (out, err)

@@ -56,6 +56,8 @@ def test_run_returns_the_exit_status_of_a_heap_exhausted_program(tmp_path: Path)
     assert "Verdict: The heap was exhausted (Heap exhausted; Current maximum heap size" in out
     report = (tmp_path / "saved" / "report.html").read_text()
     assert "The heap was exhausted (Heap exhausted;" in report
+    # GHC 9.0 wrote it into the current folder; saved, it went (issue 40 item 6).
+    assert not (tmp_path / "grow.hp").exists() and (tmp_path / "saved" / "grow.hp").exists()
 
 
 def test_run_tells_the_end_at_once_without_exit_when_done(tmp_path: Path) -> None:
@@ -156,3 +158,79 @@ def test_a_program_s_own_failure_comes_before_an_alert(tmp_path: Path) -> None:
     out, err = _communicate(run, 120)
     assert run.returncode == 251, (out, err)
     assert "alert fired" not in err
+
+
+def test_a_program_killed_leaves_no_heap_profile_in_its_folder(tmp_path: Path) -> None:
+    exe = build("Ticker", tmp_path)
+    run = _run("--exit-when-done", "-o", "saved", "--", str(exe), "100000", cwd=tmp_path)
+    try:
+        assert run.stdout is not None
+        run.stdout.readline()  # the page's address: the program runs
+        hp = tmp_path / "ticker.hp"
+        while not hp.exists() or hp.stat().st_size < 2000:
+            assert run.poll() is None
+        (pid,) = [int(p) for p in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text()
+                  .split() if Path(f"/proc/{p}/exe").resolve() == exe.resolve()]  # fmt: skip
+        os.kill(pid, signal.SIGKILL)
+        out, err = _communicate(run, 60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert "ticker was killed by SIGKILL" in out, (out, err)
+    assert run.returncode == 128 + signal.SIGKILL
+    # What it wrote until then is saved, and nothing is left beside it.
+    assert (tmp_path / "saved" / "ticker.hp").stat().st_size >= 2000
+    assert not hp.exists()
+
+
+def test_a_heap_profile_in_the_current_folder_is_never_replaced_without_force(
+    tmp_path: Path,
+) -> None:
+    exe = build("Leaky", tmp_path)
+    mine = tmp_path / "leaky.hp"
+    mine.write_text("mine")
+    run = _run("--exit-when-done", "-o", "saved", "--", str(exe), "1000", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    # Was replaced by the run's (issue 43 item 1).
+    assert run.returncode == 1 and err.count("\n") == 1, (out, err)
+    assert f"{mine}: already exists, and GHC 9.0.2 writes the program's heap profile there" in err
+    assert "use --force to replace it" in err
+    assert mine.read_text() == "mine" and not (tmp_path / "saved").exists()
+    run = _run("--exit-when-done", "--force", "-o", "saved", "--", str(exe), "1000", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    assert run.returncode == 0, err
+    assert not mine.exists() and (tmp_path / "saved" / "leaky.hp").stat().st_size > 0
+
+
+def test_a_run_folder_s_report_is_never_replaced_without_force(tmp_path: Path) -> None:
+    exe = build("Leaky", tmp_path)
+    page = tmp_path / "saved" / "report.html"
+    page.parent.mkdir()
+    page.write_text("mine")
+    run = _run("--exit-when-done", "-o", "saved", "--", str(exe), "1000", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    # Was replaced by the new run's page.
+    assert run.returncode == 1 and "saved/report.html: already exists" in err, (out, err)
+    assert page.read_text() == "mine" and not (tmp_path / "leaky.hp").exists()
+
+
+def test_no_output_of_run_is_the_program_itself(tmp_path: Path) -> None:
+    exe = tmp_path / "report.html"
+    exe.write_bytes(build("Leaky", tmp_path).read_bytes())
+    exe.chmod(0o755)
+    run = _run("--exit-when-done", "--force", "-o", ".", "--", str(exe), "1000", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    assert run.returncode == 1 and "is also an input" in err, (out, err)
+    assert exe.read_bytes() == build("Leaky", tmp_path).read_bytes()
+
+
+def test_a_program_that_fails_at_once_is_told_by_its_status_not_a_growing_heap(
+    tmp_path: Path,
+) -> None:
+    exe = build("Leaky", tmp_path)
+    run = _run("--exit-when-done", "-o", "saved", "--", str(exe), "notanumber", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    assert run.returncode == 1, (out, err)
+    # Was 'the heap was still growing at the end' of a heap of 0 bytes, '+0 bytes/s'.
+    assert "Verdict: The run did not finish cleanly (leaky exited with code 1)." in out, out
+    assert "growing" not in out and "rising" not in out

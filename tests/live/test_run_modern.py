@@ -113,6 +113,9 @@ def test_run_shows_a_program_of_each_ghc_and_way_as_it_runs(
         if "+RTS" in job:  # a profiled RTS names its flags there
             assert ("-hi" if way == "hi" else "-hc" if way == "prof" else "-hT") in job, job
         assert (out / "report.html").exists()
+        # Nothing of the run in the program's own folder (issue 40 item 6): GHC 9.6 on wrote
+        # the .hp into the run folder (-po), GHC 9.0's copy there went once saved.
+        assert not list(prog.folder.glob("*.hp")), list(prog.folder.iterdir())
 
 
 @pytest.mark.parametrize("ghc", list(GHCS))
@@ -226,9 +229,10 @@ def test_a_signal_to_run_stops_the_program_and_keeps_what_was_gathered(
             if run.poll() is None:
                 run.kill()
                 run.communicate()
-        # No program left, no FIFO, and every file gathered written.
+        # No program left, no FIFO, no .hp in its folder, and every file gathered written.
         assert not Path(f"/proc/{started}").exists()
         assert not (out / ".eventlog.fifo").exists()
+        assert not list(prog.folder.glob("*.hp"))
         name = prog.exe.name
         assert (out / f"{name}.hp").stat().st_size > 0
         assert (out / f"{name}.eventlog").stat().st_size > 0

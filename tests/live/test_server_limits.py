@@ -40,6 +40,20 @@ HANG = 60.0
 CENSUS_HEADER = b'JOB "t"\nDATE "now"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
 
 
+@pytest.fixture(params=["httptools", "h11"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The guard's rules hold whichever HTTP parser the connection has: httptools where it is
+    installed (the server's choice), h11 otherwise."""
+    from halvm_prof.live import guard, server
+
+    name = str(request.param)
+    if name == "httptools" and not guard.HTTPTOOLS:
+        pytest.skip("httptools is not installed")
+    chosen = guard.HttpToolsConnection if name == "httptools" else guard.H11Connection
+    monkeypatch.setattr(server, "Connection", chosen)
+    return name
+
+
 def _hub(tmp_path: Path, data: bytes = CENSUS_HEADER, max_streams: int = 100) -> tuple[Hub, Path]:
     path = tmp_path / "growing.hp"
     path.write_bytes(data)
@@ -166,7 +180,7 @@ def test_other_host_names_get_421_with_one_line(tmp_path: Path, host: str) -> No
             assert body.count(b"\n") == 1 and b"host names" in body
 
 
-def test_a_request_without_host_gets_400(tmp_path: Path) -> None:
+def test_a_request_without_host_gets_400(tmp_path: Path, parser: str) -> None:
     hub, _ = _hub(tmp_path)
     with running(hub) as url, socket.create_connection(("127.0.0.1", _port(url)), 5) as s:
         s.sendall(b"GET /snapshot.json HTTP/1.0\r\n\r\n")
@@ -336,7 +350,7 @@ def _closed_within(s: socket.socket, seconds: float) -> bool:
     return False
 
 
-def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
+def test_an_idle_connection_is_closed(tmp_path: Path, parser: str) -> None:
     hub, _ = _hub(tmp_path)
     with (
         running(hub, request_timeout=0.5) as url,
@@ -345,7 +359,7 @@ def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
         assert _closed_within(idle, HANG)
 
 
-def test_a_request_sent_too_slowly_is_closed(tmp_path: Path) -> None:
+def test_a_request_sent_too_slowly_is_closed(tmp_path: Path, parser: str) -> None:
     # Slowloris: a header line now and then keeps a connection that never finishes a request.
     hub, _ = _hub(tmp_path)
     with running(hub, request_timeout=0.5) as url:
@@ -378,7 +392,7 @@ def test_a_request_sent_too_slowly_is_closed(tmp_path: Path) -> None:
             assert closed
 
 
-def test_idle_connections_make_room_and_busy_ones_get_503(tmp_path: Path) -> None:
+def test_idle_connections_make_room_and_busy_ones_get_503(tmp_path: Path, parser: str) -> None:
     hub, _ = _hub(tmp_path)
     with running(hub, max_connections=8) as url:
         port = _port(url)
@@ -404,7 +418,7 @@ def test_idle_connections_make_room_and_busy_ones_get_503(tmp_path: Path) -> Non
         assert _get(url, "/snapshot.json")[0] == 200
 
 
-def test_a_page_that_stops_reading_its_stream_is_closed(tmp_path: Path) -> None:
+def test_a_page_that_stops_reading_its_stream_is_closed(tmp_path: Path, parser: str) -> None:
     # Full-size snapshots (720 points of 40 bands) pushed to a client that reads nothing:
     # once the kernel's buffers and the transport's are full, the stream is given
     # write_timeout, then closed, and holds no slot.
@@ -505,7 +519,7 @@ def test_a_low_descriptor_limit_keeps_the_server_quiet_and_reachable(tmp_path: P
     assert not any("Traceback" in line for line in lines)
 
 
-def test_malformed_requests_are_answered_without_a_line_each(tmp_path: Path) -> None:
+def test_malformed_requests_are_answered_without_a_line_each(tmp_path: Path, parser: str) -> None:
     # uvicorn logs a warning per malformed request: a client could fill the terminal.
     hp = tmp_path / "quiet.hp"
     hp.write_bytes(CENSUS_HEADER)
@@ -576,7 +590,7 @@ def _rss_kib(pid: int, field: str) -> int:
 UNREAD = 400
 
 
-def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path) -> None:
+def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path, parser: str) -> None:
     """400 sockets send ``GET /`` (a 1 MB page) and never read, three rounds: each connection
     holds at most a bounded part of its answer, and so do all of them together. The probe saw
     the server grow from 219 MB to 624 MB in one round of 500 and 1,267 MB after five."""
@@ -607,3 +621,20 @@ def test_clients_that_never_read_hold_bounded_memory(tmp_path: Path) -> None:
             # 400 connections with 1 MB each to send: about 300 MB held before.
             assert grown < 64 * 1024, f"the server grew {grown // 1024} MiB"
         assert _get(url, "/")[0] == 200
+
+
+def test_the_snapshot_answered_first_hand_is_the_app_s_answer(tmp_path: Path) -> None:
+    # GET /snapshot.json skips Starlette (routes.Polled); an If-None-Match that matches nothing
+    # takes the app's way: the same headers and the same text but for the age.
+    hub, _path = _hub(tmp_path, CENSUS_HEADER + _census(0) + _census(1))
+    with running(hub) as url:
+        _wait(lambda: json.loads(_get(url, "/snapshot.json")[2])["samples"] == 2)
+        fast = _get(url, "/snapshot.json")
+        slow = _get(url, "/snapshot.json", {"If-None-Match": '"none"'})
+        assert fast[0] == slow[0] == 200
+        assert sorted(fast[1].items()) == sorted(slow[1].items())
+        first, second = json.loads(fast[2]), json.loads(slow[2])
+        first.pop("age"), second.pop("age")
+        assert first == second
+        # Still only its own names: another Host, or none, gets the app's refusal.
+        assert _get(url, "/snapshot.json", host="evil.example")[0] == 421

@@ -91,3 +91,45 @@ def test_binary_message_replaces_each_bad_byte() -> None:
 def test_pretty_time_columns() -> None:
     assert pretty_time(1_002_003_004) == "  1s   2ms   3.4  us"
     assert pretty_time(123_456_789_012) == "123s 456ms 789.12 us"
+
+
+def test_show_escapes_control_characters_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.eventlog_bytes import threads_log
+
+    log = tmp_path / "labels.eventlog"
+    hostile = "\x1b]0;owned\x07\x1b[31mred\rback"
+    threads_log(log, 2, lambda i, _: f"worker {i} {hostile}")
+    command = [sys.executable, "-m", "halvm_prof", "eventlog", "show", str(log)]
+    env = os.environ | {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    piped = subprocess.run(command, capture_output=True, env=env, timeout=60)
+    # A pipe gets ghc-events' bytes, the label's as written.
+    assert piped.returncode == 0 and hostile.encode() in piped.stdout
+    leader, follower = pty.openpty()
+    try:
+        shown = subprocess.run(
+            command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=60
+        )
+        os.close(follower)
+        follower = -1
+        text = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            text += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    # Was the title changed and the rest of the terminal red: escaped, as eventlog stats does.
+    assert shown.returncode == 0, shown.stderr
+    assert b"\x1b" not in text and b"\x07" not in text, text[-400:]
+    assert b"worker 1 \\x1b]0;owned\\x07\\x1b[31mred\\rback" in text

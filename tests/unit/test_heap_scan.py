@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.errors import FormatError
 from halvm_prof.folds import heap_scan
-from halvm_prof.folds.heap_scan import HeapScan, scan_hp
+from halvm_prof.folds.heap_scan import CompiledHpParser, HeapScan, scan_hp
 from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
-from halvm_prof.formats.hp import HpReader, write_hp
+from halvm_prof.formats.hp import HpParser, HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapEnd, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep
@@ -272,3 +272,119 @@ def test_numbered_stacks_scan_as_the_python_reader_reads(
     data = "".join(out).encode()
     same(scanned(data, chunk), data)
     assert [s.values for s in HpReader(io.BytesIO(data))] == want
+
+
+# -- live's reader: the compiled scanner's censuses against HpParser's -------------------------
+
+
+def _pieces(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def fed(parser: HpParser | CompiledHpParser, pieces: list[bytes]) -> tuple[object, ...]:
+    """What a follower sees of ``parser`` fed ``pieces`` in turn: every census, and after each
+    piece the error, the newest time and whether GHC's closing census is the last thing read;
+    the header at the end."""
+    seen: list[object] = []
+    for piece in pieces:
+        censuses = parser.feed(piece)
+        error = None if parser.error is None else str(parser.error)
+        seen.append((censuses, error, parser.last_time, parser.closed_so_far))
+    return tuple(seen), parser.header
+
+
+def same_censuses(data: bytes, size: int) -> CompiledHpParser:
+    pieces = _pieces(data, size)
+    compiled = heap_scan.hp_parser("x.hp")
+    assert isinstance(compiled, CompiledHpParser)
+    assert fed(compiled, pieces) == fed(HpParser("x.hp"), pieces)
+    return compiled
+
+
+@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_live_reads_every_fixture_as_hp_parser_does(path: Path) -> None:
+    data = path.read_bytes()
+    for size in (len(data) or 1, 4096, 97, 7):
+        same_censuses(data, size)
+
+
+@pytest.mark.parametrize("every", SWEEPS)
+@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_live_reads_a_cut_at_every_byte_as_hp_parser_does(path: Path, every: bool) -> None:
+    data = path.read_bytes()
+    for cut in sweep(len(data) + 1, every=every, around=census_edges(data)):
+        same_censuses(data[:cut], 61)
+
+
+@settings(max_examples=200, deadline=None)
+@given(profiles(), st.integers(1, 64))
+def test_live_reads_generated_profiles_as_hp_parser_does(profile: HeapProfile, size: int) -> None:
+    out = io.BytesIO()
+    write_hp(profile, out)
+    same_censuses(out.getvalue(), size)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(LINES, st.binary(max_size=12)), max_size=40), st.integers(1, 32))
+def test_live_reads_any_bytes_as_hp_parser_does(parts: list[bytes], size: int) -> None:
+    # Whatever the scanner leaves to Python (an error included, by its line) comes out the same.
+    same_censuses(HEAD + b"".join(parts), size)
+
+
+@pytest.mark.parametrize("literal_other", [False, True])
+def test_live_folds_bands_beyond_the_limit_as_hp_parser_does(literal_other: bool) -> None:
+    first = [f"b{i}" for i in range(MAX_BANDS - 2)]
+    if literal_other:
+        first.append(OTHER_BANDS)
+    later = [f"n{i}" for i in range(50)] + first[::-1] + ["n3", "late"]
+    data = _many_bands([first, later, [*first[:10], "newest"]])
+    for size in (len(data), 1000):
+        same_censuses(data, size)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"band\t12x\n",  # Python's error, by its line
+        b"band\t1234567890123456789\n",  # 19 digits: read by Python, no error
+        b"band\r\t12\n",
+        b"\xff\xfe\tNaN\n",
+    ],
+)
+def test_live_hands_a_line_it_leaves_to_python_over_where_the_last_census_ended(
+    bad: bytes,
+) -> None:
+    census = b"BEGIN_SAMPLE %d\n(1)main\t%d\n(2)f/main\t8\nEND_SAMPLE %d\n"
+    good = b"".join(census % (t, 100 + t, t) for t in range(20))
+    data = b'JOB "p +RTS -hc"\n' + HEAD[8:] + good + b"BEGIN_SAMPLE 20\n" + bad + b"END_SAMPLE 20\n"
+    data += b"".join(census % (t, 100 + t, t) for t in range(21, 30))
+    for size in (len(data), 333, 50):
+        parser = same_censuses(data, size)
+    # The censuses before the bad line came from the scanner, and the -hc bands are named alike.
+    assert parser.samples >= 20 and parser.header.job == "p +RTS -hc"
+
+
+def test_a_census_without_an_end_past_the_limit_goes_to_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(heap_scan, "CENSUS_BYTES", 1000)
+    data = HEAD + b"BEGIN_SAMPLE 0\nEND_SAMPLE 0\nBEGIN_SAMPLE 1\n" + b"band\t8\n" * 400
+    data += b"END_SAMPLE 1\nBEGIN_SAMPLE 2\nEND_SAMPLE 2\n"
+    for size in (len(data), 300):
+        same_censuses(data, size)
+
+
+def test_live_reads_through_the_scanner_where_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert isinstance(heap_scan.hp_parser("x"), CompiledHpParser)
+    monkeypatch.setenv("HALVM_PROF_PURE", "1")
+    assert isinstance(heap_scan.hp_parser("x"), HpParser)
+
+
+def test_live_refuses_a_line_over_the_limit_as_hp_parser_does() -> None:
+    from halvm_prof.formats.hp import MAX_LINE
+
+    data = HEAD + b"BEGIN_SAMPLE 0\nEND_SAMPLE 0\nBEGIN_SAMPLE 1\nband\t8\n" + b"x" * (MAX_LINE + 9)
+    for size in (len(data), 1 << 18):
+        same_censuses(data, size)

@@ -4,6 +4,7 @@ at every write, cut while writing the .prof at exit, still growing, near the VM'
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -176,7 +177,18 @@ def test_disks_with_nothing_recoverable_exit_1(tmp_path: Path) -> None:
     code, out, err = halvm("postmortem", "--hp-disk", junk, "--prof-disk", blank)
     assert code == 1 and "damaged beyond repair" in out and "holds no profile" in out
     assert out.startswith("Verdict: Nothing could be recovered")
-    assert err == "Error: no profile could be recovered from the disks given\n"
+    # Each disk is named with why (was "from the disks given").
+    assert err.startswith(f"Error: no profile could be recovered: {blank}: ")
+    assert f"; {junk}: " in err and err.count("\n") == 1, err
+
+
+def test_a_fifo_given_as_a_disk_is_named(tmp_path: Path) -> None:
+    fifo = tmp_path / "vm-heap.fifo"
+    os.mkfifo(fifo)
+    code, _, err = halvm("postmortem", "--hp-disk", fifo)
+    # Was "no profile could be recovered from the disks given", the FIFO named nowhere in it.
+    assert code == 1 and err.count("\n") == 1, err
+    assert err.startswith(f"Error: no profile could be recovered: {fifo}: is a pipe or FIFO")
 
 
 def test_the_heap_profile_is_streamed_not_loaded(

@@ -32,6 +32,15 @@ def test_durations() -> None:
     assert [format_duration(s) for s in (2.5, 60, 5400, 125)] == ["2.5s", "1m", "1h30m", "2m5s"]
 
 
+def test_a_number_after_a_unit_is_in_the_next_smaller_unit() -> None:
+    # Was 1 h 30 s: "1h30" is read as a clock is, 1 h 30 min.
+    assert parse_duration("1h30") == 5400 and parse_duration("5m30") == 330
+    assert parse_duration("1h30m20") == 5420
+    for bad in ("1s30", "500ms3"):
+        with pytest.raises(ConfigError, match="needs a unit"):
+            parse_duration(bad)
+
+
 def test_measuring_a_real_sample() -> None:
     path = CORPUS / "leaky-hc.hp"
     m = measure_sample(path)

@@ -4,18 +4,25 @@
 store a wall-clock reading beside it, so ``perf merge`` aligns the two without a wrapper or a
 guess. ``cpu-clock`` is a software event: it works where hardware counters are not available
 (virtual machines).
+
+perf and the program it runs are started and ended through :mod:`halvm_prof.run.process`:
+Ctrl-C, SIGTERM or SIGHUP stop them the way perf expects (SIGINT to both, perf then ends its
+workload and writes its file; SIGKILL only for what outlives the grace, the program first and
+perf last), so the recording is kept; what the program left running is ended; its standard
+error is held to its last bytes.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.errors import InputError, OutputError, ToolError
 from halvm_prof.perf import layout as L
+from halvm_prof.run.process import GRACE, ErrorTail, end, start, stop_signals
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
 DEFAULT_FREQUENCY = 999
@@ -23,13 +30,48 @@ DEFAULT_FREQUENCY = 999
 
 @dataclass(frozen=True, slots=True)
 class RecordRun:
-    """What ``record`` made: the folder, its perf.data and eventlog, the program's exit code."""
+    """What ``record`` made: the folder, its perf.data and eventlog, the program's exit code;
+    ``stopped_by``: the signal (SIGINT, SIGTERM, SIGHUP) that stopped the recording, if one
+    did; ``note``: what had to be ended by force, or was left running (``Ending.note``)."""
 
     folder: str
     perf_data: str
     eventlog: str | None
     exit_code: int
     command: tuple[str, ...]
+    stopped_by: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Perf:
+    """How a ``perf record`` ended: its status, what it said (the tail), the signal that
+    stopped it and the note of its ending."""
+
+    code: int
+    said: str
+    stopped_by: int | None
+    note: str | None
+
+
+def _run_perf(cmd: list[str], name: str) -> _Perf:
+    """Run ``cmd`` (``perf record ...``) to its end, or until Ctrl-C, SIGTERM or SIGHUP stop
+    it; then end it and whatever it started (see the module's docstring)."""
+    try:
+        proc = start(cmd)
+    except OSError as e:
+        raise ToolError(f"cannot run perf: {e.strerror}", path=cmd[0]) from e
+    assert proc.stderr is not None
+    tail = ErrorTail(proc.stderr, None)
+    stopped_by: int | None = None
+    try:
+        with stop_signals():
+            proc.wait()
+    except KeyboardInterrupt as e:
+        stopped_by = getattr(e, "signum", signal.SIGINT)
+    finally:
+        ending = end(proc, grace=GRACE, name=name, leader_last=True)
+    return _Perf(proc.returncode, tail.text(), stopped_by, ending.note)
 
 
 def find_perf() -> str:
@@ -96,11 +138,8 @@ def record(
         log = out / f"{Path(exe).name}.eventlog"
         args += ["+RTS", "-l", f"-ol{log}", "-RTS"]
     cmd = perf_command(perf, str(perf_data), args, frequency=frequency, call_graph=call_graph)
-    try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    except OSError as e:
-        raise ToolError(f"cannot run perf: {e.strerror}", path=perf) from e
-    err = done.stderr.decode("utf-8", "replace")
+    done = _run_perf(cmd, Path(exe).name)
+    err = done.said
     if not perf_data.exists() or perf_data.stat().st_size == 0:
         raise _failure(err, exe, eventlog)
     if not _has_events(perf_data):
@@ -119,8 +158,10 @@ def record(
         str(out),
         str(perf_data),
         str(log) if log is not None else None,
-        done.returncode,
+        done.code,
         tuple(cmd),
+        done.stopped_by,
+        done.note,
     )
 
 
@@ -176,17 +217,15 @@ def record_pid(
     if duration is not None:
         # perf stops when the command it runs beside the attached process ends.
         cmd += ["--", "sleep", f"{duration:g}"]
-    try:
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    except OSError as e:
-        raise ToolError(f"cannot run perf: {e.strerror}", path=perf) from e
-    err = done.stderr.decode("utf-8", "replace")
+    # The attached program is not ours: only perf (and its sleep) are ended.
+    done = _run_perf(cmd, "perf")
+    err = done.said
     if not perf_data.exists() or perf_data.stat().st_size == 0:
         raise _failure(err, f"pid {pid}", False)
     if not _has_events(perf_data):
         perf_data.unlink()
         raise _no_events(err, f"pid {pid}")
-    return RecordRun(str(out), str(perf_data), log, 0, tuple(cmd))
+    return RecordRun(str(out), str(perf_data), log, 0, tuple(cmd), done.stopped_by, done.note)
 
 
 def _has_events(perf_data: Path) -> bool:
