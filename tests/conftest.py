@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -69,6 +70,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    # What the shared builder (tests/ghc_programs.py) compiled: each program once, or the
+    # cost of a private build shows here.
+    programs = sys.modules.get("tests.ghc_programs")
+    if programs is None or not (programs.MADE or programs.REUSED):
+        return
+    seconds = sum(b.seconds for b in programs.MADE)
+    terminalreporter.write_line(
+        f"GHC programs: {len(programs.MADE)} built ({seconds:.0f} s), "
+        f"{len(programs.REUSED)} times a built one was used"
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:

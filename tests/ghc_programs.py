@@ -1,19 +1,29 @@
-"""Build the real GHC programs that the live tests watch while they run (needs ghc, ghc-prof).
+"""The one builder of the GHC programs the tests build and run (needs ghc, ghc-prof; the chroots
+of ``tests/ghcchroot.py`` for GHC 9.6 and 9.10).
 
-Each program is built once per source and flags into a folder under the system's temporary
-folder, and run from there: GHC names its ``.hp`` after the program but writes it into the
-current folder, so every test still gets its own files.
+:func:`built` compiles a source with a GHC (the host's 9.0, or a chroot's) and flags once: the
+executable is kept in a folder named by a hash of the source, the flags and the compiler's
+version, under the temporary folder it runs in (the host's, or the chroot's ``/tmp``, so a chroot
+program runs there), and every test that asks for the same key gets the same file, in this
+session and later ones. A test runs it from its own folder: GHC names its ``.hp`` and eventlog
+after the program but writes them into the current folder. Never compile a program in a test:
+one test file's private build of a source another also builds was most of the suite's GHC time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import CORPUS, DATA, require_program
+from tests.ghcchroot import CHROOTS, Chroot
 
 SOURCES = {
     "Leaky": CORPUS / "src" / "Leaky.hs",
@@ -32,43 +42,120 @@ SOURCES = {
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
+    # Busy on two capabilities until killed: a large eventlog cut anywhere.
+    "Spin": DATA / "eventlog" / "ghc" / "Spin.hs",
+    # Sparks and user spans (the corpus's parfib-N2.eventlog).
+    "ParFib": CORPUS / "src" / "ParFib.hs",
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
+#: Threaded, with the eventlog RTS, not profiled.
+THREADED = ["-O1", "-rtsopts", "-threaded", "-eventlog"]
+#: The GHC versions tests build with: the host's, then each chroot's.
+GHCS = ("9.0", *(c.ghc for c in CHROOTS))
 
 
-def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
-    """The executable of ``name`` (a key of :data:`SOURCES`), built if needed; ``where`` is the
-    test's folder (kept for callers; the build is shared). ``flags``: GHC's flags instead of
-    :data:`FLAGS` (say, a build that is neither threaded nor profiled)."""
-    del where
-    ghc = require_program("ghc", "ghc")
-    flags = FLAGS if flags is None else flags
-    source = SOURCES[name].read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
-    exe = folder / name.lower()
+@dataclass(frozen=True)
+class Build:
+    """One compilation this session made (not one it found built): what, and its wall time."""
+
+    what: str
+    seconds: float
+
+
+#: The builds this session made, in order (``tests/conftest.py`` prints them at the end).
+MADE: list[Build] = []
+#: How many times a test was handed a program already built (this session or an earlier one).
+REUSED: list[str] = []
+
+
+def chroot_of(ghc: str) -> Chroot | None:
+    """The chroot that holds GHC ``ghc`` (None: the host's 9.0)."""
+    if ghc == "9.0":
+        return None
+    return next(c for c in CHROOTS if c.ghc == ghc)
+
+
+def _compiler(chroot: Chroot | None) -> tuple[str, Path]:
+    """The compiler's exact version as its file names it (``ghc-9.10.3``), and the folder
+    builds for it are kept in."""
+    if chroot is None:
+        ghc = require_program("ghc", "ghc")
+        return Path(os.path.realpath(ghc)).name, Path(tempfile.gettempdir())
+    root = chroot.root()
+    link = root / "usr" / "bin" / "ghc"
+    return (os.readlink(link) if link.is_symlink() else f"ghc-{chroot.ghc}"), root / "tmp"
+
+
+def built(
+    source: Path,
+    flags: Sequence[str],
+    ghc: str = "9.0",
+    *,
+    name: str | None = None,
+) -> Path:
+    """``source`` compiled with ``flags`` by GHC ``ghc`` ("9.0", "9.6", "9.10"): the host path
+    of the executable (named ``name``, else the source's stem in lower case), built on first
+    use. A chroot's program lies under its ``/tmp`` (``chroot.inside(path)`` is its name
+    there); copy it into a test's folder (:func:`copy_into`) to run it from there."""
+    chroot = chroot_of(ghc)
+    version, base = _compiler(chroot)
+    exe_name = name or source.stem.lower()
+    text = source.read_bytes()
+    key = hashlib.sha256(
+        b"\0".join([text, version.encode(), exe_name.encode(), *(f.encode() for f in flags)])
+    ).hexdigest()[:16]
+    folder = base / f"halvm-prof-ghc-{exe_name}-{key}"
+    exe = folder / exe_name
+    what = f"{source.name} {' '.join(flags)} with {version}"
     if exe.exists():
+        REUSED.append(what)
         return exe
-    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
-    src = scratch / f"{name}.hs"
-    src.write_bytes(source)
-    subprocess.run(
-        [
-            ghc,
-            *flags,
-            "-outputdir",
-            str(scratch / "o"),
-            "-o",
-            str(scratch / name.lower()),
-            str(src),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    # Published whole by a rename, so a build another test run makes at once cannot be half seen.
+    started = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe_name}-", dir=base))
     try:
+        (scratch / source.name).write_bytes(text)
+        if chroot is None:
+            subprocess.run(
+                [require_program("ghc", "ghc"), *flags, "-outputdir", "o", "-o", exe_name,
+                 source.name],
+                cwd=scratch, check=True, capture_output=True, timeout=900,
+            )  # fmt: skip
+        else:
+            chroot.build(scratch / source.name, flags, scratch, exe_name)
+        # Published whole by a rename, so a build another test run makes at once cannot be
+        # half seen; the loser of such a race keeps the winner's.
         scratch.rename(folder)
     except OSError:
+        if not exe.exists():
+            raise
+    finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    MADE.append(Build(what, time.monotonic() - started))
     return exe
+
+
+def build(name: str, where: Path | None = None, flags: list[str] | None = None) -> Path:
+    """The host's (GHC 9.0) executable of ``name`` (a key of :data:`SOURCES`), built with
+    :data:`FLAGS` unless ``flags`` are given (say, a build that is neither threaded nor
+    profiled). ``where`` is unused (kept for callers; the build is shared)."""
+    del where
+    return built(SOURCES[name], FLAGS if flags is None else flags)
+
+
+def stripped(exe: Path) -> Path:
+    """A copy of ``exe`` without its symbols, next to it (made once)."""
+    out = exe.with_name(f"{exe.name}-stripped")
+    if not out.exists():
+        strip = require_program("strip", "binutils")
+        scratch = out.with_name(f".{out.name}.{os.getpid()}")
+        subprocess.run([strip, "-o", str(scratch), str(exe)], check=True)
+        scratch.rename(out)
+    return out
+
+
+def copy_into(exe: Path, folder: Path, name: str | None = None) -> Path:
+    """``exe`` copied into a test's own ``folder`` (its times kept), to run from there."""
+    target = folder / (name or exe.name)
+    shutil.copy2(exe, target)
+    return target
