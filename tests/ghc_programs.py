@@ -8,6 +8,9 @@ program runs there), and every test that asks for the same key gets the same fil
 session and later ones. A test runs it from its own folder: GHC names its ``.hp`` and eventlog
 after the program but writes them into the current folder. Never compile a program in a test:
 one test file's private build of a source another also builds was most of the suite's GHC time.
+
+``HALVM_TEST_BUILD_TAG=WORD`` adds a word to every key: a run with a new word builds everything
+afresh, as a first run on a new machine does (to time one where the folders hold builds).
 """
 
 from __future__ import annotations
@@ -102,9 +105,8 @@ def built(
     version, base = _compiler(chroot)
     exe_name = name or source.stem.lower()
     text = source.read_bytes()
-    key = hashlib.sha256(
-        b"\0".join([text, version.encode(), exe_name.encode(), *(f.encode() for f in flags)])
-    ).hexdigest()[:16]
+    words = [version, exe_name, os.environ.get("HALVM_TEST_BUILD_TAG", ""), *flags]
+    key = hashlib.sha256(b"\0".join([text, *(w.encode() for w in words)])).hexdigest()[:16]
     folder = base / f"halvm-prof-ghc-{exe_name}-{key}"
     exe = folder / exe_name
     what = f"{source.name} {' '.join(flags)} with {version}"

@@ -103,7 +103,9 @@ class Chroot:
         if source.resolve().parent != cwd.resolve():
             shutil.copyfile(source, cwd / source.name)
         compile_line = ["ghc", *flags, "-outputdir", f"o-{exe}", "-o", exe, source.name]
-        self.run(compile_line, cwd, timeout=900)
+        # GHC writes its temporary files under $TMPDIR: the host's is not in the chroot.
+        env = {k: v for k, v in os.environ.items() if k != "TMPDIR"}
+        self.run(compile_line, cwd, timeout=900, env=env)
         return exe
 
 

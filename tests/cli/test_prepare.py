@@ -21,9 +21,7 @@ def run(*argv: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def test_prepare_then_run_then_convert(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_prepare_then_run_then_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     progs = build_ghc_programs()
     monkeypatch.chdir(tmp_path)
     shutil.copy(progs["profiled"], "app.elf")

@@ -19,7 +19,7 @@ from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import kernel_build
 from halvm_prof.xen.generate import ConfigSpec, render_config
 from halvm_prof.xen.xlcfg import disk_spec, parse_config, parse_disk
-from tests.conftest import CORPUS, require_program, require_system
+from tests.conftest import CORPUS, examples, require_program, require_system
 from tests.ghc_programs import built, stripped
 
 
@@ -70,7 +70,7 @@ paths = st.text(
 ).filter(lambda s: not s.endswith(","))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     paths,
     st.integers(1, 1 << 20),

@@ -30,9 +30,7 @@ def expected(path: Path) -> set[tuple[int, str]]:
 
 
 @pytest.fixture
-def run_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder with the kernels and disks the crafted configs name."""
     progs = build_ghc_programs()
     shutil.copy(progs["profiled-stripped"], tmp_path / "profiled.elf")
