@@ -26,6 +26,16 @@ CORPUS = DATA / "corpus"
 # and the commands they start see the same fresh folder.
 os.environ["HALVM_PROF_CACHE"] = tempfile.mkdtemp(prefix="halvm-test-cache-")
 
+# The tests start hundreds of Pythons (the commands, servers, `run`); with
+# PYTHONDONTWRITEBYTECODE=1 (as in many containers) each compiled halvm_prof's modules again,
+# half the CPU of a small command. Bytecode is kept instead in a folder of the temporary folder,
+# never in the source tree, for this process and all it starts.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = os.environ.setdefault(
+        "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "halvm-prof-test-bytecode")
+    )
+
 
 _STARTED = pytest.StashKey[tuple[float, os.times_result]]()
 
