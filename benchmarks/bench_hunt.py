@@ -17,7 +17,7 @@ from pathlib import Path
 
 from _measure import REPO
 
-from halvm_prof.live.hunt import hunt_program
+from halvm_prof.run.hunt import hunt_program
 
 TARGET = 1.0  # seconds of the hunt's own time per run's profile
 SOURCES = REPO / "tests" / "data" / "hunt"

@@ -31,7 +31,7 @@ SPEEDUP_TARGET = 5.0
 def ingest(path: str) -> dict[str, float]:
     """Follow ``path`` to its end as ``live`` does (in this process): what it took."""
     sys.path.insert(0, str(REPO))
-    from halvm_prof.inputs.follow import EventlogFollower
+    from halvm_prof.inputs.followers import EventlogFollower
     from halvm_prof.inputs.source import open_followed
     from halvm_prof.live.state import EVENT_TYPES, LiveState
 

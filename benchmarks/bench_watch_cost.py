@@ -63,8 +63,8 @@ def once(exe: Path, options: list[str]) -> dict[str, float]:
 def flags_only(exe: Path, caps: list[str], rts: list[str]) -> float:
     """The median wall slowdown (%) of the program run with ``run``'s flags, its eventlog to a
     file, no server, against it run alone."""
-    from halvm_prof.live.cost import run_alone
-    from halvm_prof.live.runner import plan_rts, rts_info
+    from halvm_prof.run.cost import run_alone
+    from halvm_prof.run.plan import plan_rts, rts_info
 
     given = [r.removeprefix("--rts=") for r in rts] + caps
     info, _ = rts_info([str(exe)])

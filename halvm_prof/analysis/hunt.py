@@ -8,7 +8,7 @@ biography (lag, use, drag, void). This module joins them: ``folds.hunt_profile.P
 reads one heap profile (any mode) into a bounded ``Profile``; :func:`find_suspects` picks the
 growing bands of the ``-hc`` profile; :func:`judge` joins each suspect's restricted profiles into a
 :class:`SuspectVerdict` with a fix class and the evidence that led to it. Nothing here opens a
-path or starts a program: the runs are ``live.hunt``'s, the files the command's.
+path or starts a program: the runs are ``run.hunt``'s, the files the command's.
 
 Measured on GHC 9.0.2, 9.6 and 9.10: ``-hb`` says VOID or DRAG for nearly all evaluated data,
 used again or not (pointer tagging means evaluated constructors are seldom entered), so a

@@ -246,7 +246,7 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the ``halvm-prof`` command."""
-    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
+    from halvm_prof.files.output import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()
     remove_stale_temporaries_near(sys.argv[1:])

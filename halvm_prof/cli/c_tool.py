@@ -31,7 +31,7 @@ def _c_form(args: list[str]) -> bool:
 
 def main() -> None:
     """Entry point of the ``convert-profile`` command."""
-    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
+    from halvm_prof.files.output import install_signal_cleanup, remove_stale_temporaries_near
 
     args = sys.argv[1:]
     if not _c_form(args) or any(k.endswith("_COMPLETE") for k in os.environ):

@@ -79,10 +79,6 @@ def dumps_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def echo_json(data: Any) -> None:
-    click.echo(dumps_json(data), nl=False)
-
-
 def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
     """An output that replaces an existing file only with ``--force`` (see check_output)."""
     check_output(path, force=force, replaces_files=False)
@@ -171,19 +167,63 @@ def binary_stdin() -> IO[bytes]:
     return sys.stdin.buffer
 
 
-def echo_text(text: str, output: str | None = None) -> None:
-    """Print a text output (no newline added): escaped by ``words.printable`` (terminal
-    escapes, bytes that are not UTF-8), then coloured by the rules of ``output`` (see
-    :mod:`halvm_prof.render.style`) only when stdout is a terminal and NO_COLOR is unset."""
+def to_stdout(result: str | object, style: str | None = None, *, beside: str | None = None) -> None:
+    """The command's result on standard output, no newline added. Text is escaped by
+    ``words.printable`` (terminal escapes, bytes that are not UTF-8) and coloured by the rules
+    of ``style`` (see :mod:`halvm_prof.render.style`) only on a terminal with NO_COLOR unset;
+    anything else is written as the one JSON style (:func:`dumps_json`, whose strings JSON
+    escapes itself). ``beside``: the command's ``-o``; when it is ``-`` standard output carries
+    that document, and this line goes to standard error instead."""
     from halvm_prof.words import printable
 
-    text = printable(text)
-    if output is not None and _terminal(sys.stdout):
+    if not isinstance(result, str):
+        click.echo(dumps_json(result), nl=False)
+        return
+    text = printable(result)
+    if beside == STDOUT:
+        click.echo(text, err=True, nl=False)
+        return
+    if style is not None and _terminal(sys.stdout):
         # Imported here: the style paints only on a terminal (style_for says so again).
         from halvm_prof.render.style import style_for
 
-        text = style_for(sys.stdout).apply(text, output)
+        text = style_for(sys.stdout).apply(text, style)
     click.echo(text, nl=False)
+
+
+def to_stderr(text: str) -> None:
+    """A one-line note, warning or progress line on standard error: escaped by
+    ``words.printable``, a newline in a name it quotes included, so a path or label read from
+    a file cannot break the line or reach the terminal as an escape."""
+    from halvm_prof.words import printable
+
+    click.echo(printable(text, newlines=False), err=True)
+
+
+def to_output(
+    data: str | bytes, output: str | None, what: str = "", *, wrote_on_stderr: bool = False
+) -> None:
+    """``data`` to the file ``output`` (written atomically, then a line saying so: on stderr
+    with ``wrote_on_stderr``, where standard output holds a document of its own), or to
+    standard output when ``output`` is None or ``-``."""
+    if output is None or output == STDOUT:
+        if isinstance(data, bytes):
+            out = binary_stdout()
+            out.write(data)
+            out.flush()
+        else:
+            click.echo(data, nl=False)
+        return
+    from halvm_prof.files.output import atomic_write
+    from halvm_prof.render.messages import wrote
+
+    if isinstance(data, bytes):
+        with atomic_write(output, "wb") as out_bytes:
+            out_bytes.write(data)
+    else:
+        with atomic_write(output) as out_text:
+            out_text.write(data)
+    click.echo(wrote(output, what), err=wrote_on_stderr)
 
 
 def _terminal(stream: Any) -> bool:
@@ -192,51 +232,3 @@ def _terminal(stream: Any) -> bool:
         return bool(isatty and isatty())
     except ValueError:  # a closed stream
         return False
-
-
-def emit(text: str, output: str | None, what: str = "") -> None:
-    """Print ``text`` (no ``output``, or ``-``), or write it atomically and say so."""
-    if output is None or output == STDOUT:
-        click.echo(text, nl=False)
-        return
-    from halvm_prof.fileio import atomic_write
-
-    with atomic_write(output) as f:
-        f.write(text)
-    from halvm_prof.render.messages import wrote
-
-    click.echo(wrote(output, what))
-
-
-def emit_bytes(data: bytes, output: str | None, what: str = "", *, err: bool = False) -> None:
-    """Write ``data`` to standard output (no ``output``, or ``-``), or atomically and say so
-    (on stderr with ``err``, where stdout holds a document of its own)."""
-    if output is None or output == STDOUT:
-        out = binary_stdout()
-        out.write(data)
-        out.flush()
-        return
-    from halvm_prof.fileio import atomic_write
-
-    with atomic_write(output, "wb") as f:
-        f.write(data)
-    from halvm_prof.render.messages import wrote
-
-    click.echo(wrote(output, what), err=err)
-
-
-def say(text: str, output: str | None) -> None:
-    """A message about the work done: on stderr when stdout carries the output (``-o -``);
-    escaped by ``words.printable`` (a JSON document keeps its lines)."""
-    from halvm_prof.words import printable
-
-    click.echo(printable(text), err=output == STDOUT)
-
-
-def tell(text: str, *, err: bool = False) -> None:
-    """A one-line message (a note, a warning): escaped by ``words.printable``, a newline in a
-    name it quotes included, so a path or label read from a file cannot break the line or
-    reach the terminal as an escape."""
-    from halvm_prof.words import printable
-
-    click.echo(printable(text, newlines=False), err=err)

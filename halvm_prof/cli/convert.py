@@ -18,7 +18,7 @@ from halvm_prof.cli.common import (
     dumps_json,
     force_option,
     json_option,
-    say,
+    to_stdout,
 )
 from halvm_prof.cli.plain import convert_lines, report_lines
 from halvm_prof.cli.plain import extract as extract_profile
@@ -42,7 +42,7 @@ def convert_profile(disk: str, file: str, raw: bool, force: bool) -> None:
     FILE "-" is standard output (the messages then go to standard error).
     """
     for line in convert_lines(disk, file, raw, force):
-        say(line, file)
+        to_stdout(line + "\n", beside=file)
 
 
 one_line_paths(convert_profile)  # not loaded through the halvm-prof group, which does this
@@ -64,7 +64,7 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
     """Extract the profile on DISK into OUTPUT, recovering what a crash left."""
     rec = extract_profile(disk, output, raw, force, replaces_files=False, count=True)
     if as_json:
-        say(
+        to_stdout(
             dumps_json(
                 {
                     "output": str(Path(output)),
@@ -80,21 +80,24 @@ def extract(disk: str, output: str, raw: bool, as_json: bool, force: bool) -> No
                     "dropped_bytes": rec.dropped_bytes,
                     "notes": rec.notes,
                 }
-            ).rstrip("\n"),
-            output,
+            ),
+            beside=output,
         )
         return
     state = "closed cleanly" if rec.status.closed else "not closed cleanly"
     where = "standard output" if output == STDOUT else shown_path(output)
-    say(f"wrote {rec.output_size} bytes ({rec.kind}) to {where}; the profile was {state}", output)
+    to_stdout(
+        f"wrote {rec.output_size} bytes ({rec.kind}) to {where}; the profile was {state}\n",
+        beside=output,
+    )
     for line in report_lines(rec):
-        say(line, output)
+        to_stdout(line + "\n", beside=output)
 
 
 def convert_profile_main() -> None:
     """``convert-profile`` with any command line (:mod:`halvm_prof.cli.c_tool` runs the C
     tool's own form without click)."""
-    from halvm_prof.fileio import install_signal_cleanup, remove_stale_temporaries_near
+    from halvm_prof.files.output import install_signal_cleanup, remove_stale_temporaries_near
 
     install_signal_cleanup()
     remove_stale_temporaries_near(sys.argv[1:])

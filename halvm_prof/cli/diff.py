@@ -12,13 +12,12 @@ from halvm_prof.analysis.diff import (
     diff_profiles,
 )
 from halvm_prof.cli.common import (
-    echo_json,
-    echo_text,
     input_argument,
     json_option,
     load_band_names,
     names_option,
     open_input_source,
+    to_stdout,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.render.diff import render_diff
@@ -83,8 +82,8 @@ def diff(
     check_thresholds(thresholds, result.kind)  # a stored run's kind is known only now
     failed = breaches(result, list(thresholds))
     if as_json:
-        echo_json(result.to_json() | {"old": old, "new": new, "failed": failed})
+        to_stdout(result.to_json() | {"old": old, "new": new, "failed": failed})
     else:
-        echo_text(render_diff(result, top), "diff")
+        to_stdout(render_diff(result, top), "diff")
     if failed:
         raise click.ClickException("threshold breached: " + "; ".join(failed))

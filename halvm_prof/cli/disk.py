@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import echo_json, echo_text, force_option, json_option
+from halvm_prof.cli.common import force_option, json_option, to_stdout
 from halvm_prof.disk.image import check_rewrite, create_image
 from halvm_prof.disk.inspect import inspect_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import ImageError, OutputError
-from halvm_prof.fileio import OutputKind, output_target
+from halvm_prof.files.output import OutputKind, output_target
 from halvm_prof.render.disk import GUEST, render_disk_info
 from halvm_prof.render.messages import shown_path
 from halvm_prof.units import format_size, parse_size
@@ -116,9 +116,9 @@ def info(disk_path: str, as_json: bool) -> None:
             hint="name an xvdp1/xvdp2 image (halvm-prof disk create makes one)",
         )
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
         return
-    echo_text(render_disk_info(result), "disk")
+    to_stdout(render_disk_info(result), "disk")
 
 
 def _add_size() -> None:

@@ -12,11 +12,10 @@ from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.cli.common import (
     binary_stdin,
     binary_stdout,
-    echo_json,
-    echo_text,
     json_option,
     open_input_source,
-    tell,
+    to_stderr,
+    to_stdout,
 )
 from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import follow_lines, show_lines
@@ -41,7 +40,7 @@ def _open(file: str) -> Iterator[EventlogReader]:
 
 def _note(text: str | None) -> None:
     if text:
-        tell(f"note: {text}", err=True)
+        to_stderr(f"note: {text}")
 
 
 @eventlog.command()
@@ -105,9 +104,9 @@ def stats(file: str, as_json: bool) -> None:
             raise log.refuse("this needs an eventlog (+RTS -l)")
         st = stats_of_timeline(figures(log))
     if as_json:
-        echo_json(st.to_json())
+        to_stdout(st.to_json())
     else:
-        echo_text(format_stats(st), "stats")
+        to_stdout(format_stats(st), "stats")
     _note(st.note)
 
 

@@ -11,14 +11,13 @@ from halvm_prof.cli.common import (
     STDOUT,
     binary_stdout,
     check_output,
-    emit,
-    emit_bytes,
     force_option,
     input_argument,
     load_band_names,
     names_option,
     open_input_source,
-    tell,
+    to_output,
+    to_stderr,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.errors import InputError
@@ -118,15 +117,17 @@ def export(
             _export_timeline(log, fmt, output)
             return
         if fmt == "speedscope" and isinstance(log, EventlogSource):
-            emit(_speedscope_samples(log), output, "speedscope: time-profile samples, a tick each")
+            to_output(
+                _speedscope_samples(log), output, "speedscope: time-profile samples, a tick each"
+            )
             return
         if fmt == PPROF.name:
             data, what = pprof_export(log, which, pairs)
-            emit_bytes(data, output, what)
+            to_output(data, output, what)
             return
         profile = log.cost_centres()
     text = EXPORTERS[fmt].render(profile, "time" if weight == "time" else "alloc")
-    emit(text, output, f"{fmt}, weighted by {weight}")
+    to_output(text, output, f"{fmt}, weighted by {weight}")
 
 
 def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
@@ -135,14 +136,14 @@ def _export_timeline(log: EventlogSource, fmt: str, output: str | None) -> None:
         tl = _write_trace(log, fmt, out)
         out.flush()
     else:
-        from halvm_prof.fileio import atomic_write
+        from halvm_prof.files.output import atomic_write
 
         with atomic_write(output, "wb") as f:
             tl = _write_trace(log, fmt, f)
         caps, collections = plural(len(tl.caps), "capability"), plural(tl.gc.count, "collection")
         click.echo(wrote(output, f"{fmt}: {caps}, {collections}"))
     if tl.note:
-        tell(f"note: {tl.note}", err=True)
+        to_stderr(f"note: {tl.note}")
 
 
 def _write_trace(log: EventlogSource, fmt: str, out: IO[bytes]) -> Timeline:
@@ -163,7 +164,7 @@ def _speedscope_samples(log: EventlogSource) -> str:
 
     tl, ts = time_samples(log)
     if tl.note:
-        tell(f"note: {tl.note}", err=True)
+        to_stderr(f"note: {tl.note}")
     if not ts.exact_complete:
         click.echo(f"note: the first {len(ts.exact):,} of {ts.samples:,} samples", err=True)
     return render_speedscope_samples(ts, log.name)

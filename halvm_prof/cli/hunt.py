@@ -6,14 +6,10 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from halvm_prof.cli.common import echo_json, echo_text, json_option, tell
-
-if TYPE_CHECKING:
-    pass
+from halvm_prof.cli.common import json_option, to_stderr, to_stdout
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -88,7 +84,7 @@ def hunt(
             result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
-            from halvm_prof.live.hunt import hunt_program
+            from halvm_prof.run.hunt import hunt_program
 
             folder = output
             if folder is None and page is not None:
@@ -100,7 +96,7 @@ def hunt(
                 timeout=timeout,
                 interval=interval,
                 max_suspects=max_suspects,
-                say=lambda line: tell(line, err=True),
+                say=to_stderr,
             )
             result = outcome.result
             producer_file = result.runs[0].file
@@ -109,8 +105,8 @@ def hunt(
             from halvm_prof.render.messages import wrote
 
             write_hunt_page(page, result, producer_file)
-            tell(wrote(page), err=True)
+            to_stderr(wrote(page))
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
     else:
-        echo_text(hunt_text(result), "hunt")
+        to_stdout(hunt_text(result), "hunt")

@@ -15,22 +15,22 @@ import click
 
 from halvm_prof.cli.common import (
     F,
-    echo_text,
     either_spelling,
     load_band_names,
     names_option,
     old_spelling,
     output_option,
-    tell,
+    to_stderr,
+    to_stdout,
 )
 from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
 from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
-    from halvm_prof.live.cost import Stopwatch
-    from halvm_prof.live.runner import Run
     from halvm_prof.live.session import Session
+    from halvm_prof.run.cost import Stopwatch
+    from halvm_prof.run.program import Run
 
 _SERVE_OPTIONS = [
     click.option(
@@ -243,8 +243,8 @@ def run(
     status when it ended by itself; when that is 0 and an --alert rule fired, 1.
     """
     from halvm_prof.live.fleet import parse_alerts
-    from halvm_prof.live.runner import Run
-    from halvm_prof.live.session import RunProgram, Serving, Session
+    from halvm_prof.live.session import Serving, Session
+    from halvm_prof.run.program import Run, RunProgram
 
     rules = parse_alerts(alerts)
 
@@ -271,7 +271,7 @@ def run(
     def start() -> None:
         runner.start()
         if baseline and runner.proc is not None:
-            from halvm_prof.live.cost import Stopwatch
+            from halvm_prof.run.cost import Stopwatch
 
             watches.append(Stopwatch(runner.proc.pid))
 
@@ -363,19 +363,19 @@ class _EndTeller:
 def _baseline(runner: Run, watch: Stopwatch) -> None:
     """``run --baseline``: the program once more, alone, and what watching it cost."""
     from halvm_prof.cli.common import dumps_json
-    from halvm_prof.fileio import atomic_write
-    from halvm_prof.live.cost import alone_command, watch_cost
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.render.cost import format_watch_cost
     from halvm_prof.render.messages import wrote
+    from halvm_prof.run.cost import alone_command, watch_cost
 
     if runner.stopped:
-        tell("note: --baseline: the run was stopped before it ended; nothing to compare")
+        to_stderr("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
     times, server = watch.result()
-    tell(f"running {runner.name} again alone for --baseline...", err=True)
+    to_stderr(f"running {runner.name} again alone for --baseline...")
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
     cost = watch_cost(times, server, command)
-    echo_text(format_watch_cost(cost, runner.name))
+    to_stdout(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))

@@ -8,18 +8,16 @@ import click
 
 from halvm_prof.cli.common import (
     check_output,
-    echo_json,
-    echo_text,
     either_spelling,
-    emit,
-    emit_bytes,
     force_option,
     input_argument,
     json_option,
     old_spelling,
     open_input_source,
     output_option,
-    tell,
+    to_output,
+    to_stderr,
+    to_stdout,
 )
 from halvm_prof.render.export import EXPORTERS, PPROF, formats_help, guess_format
 from halvm_prof.render.messages import shown_path, wrote
@@ -28,14 +26,14 @@ from halvm_prof.words import plural
 
 def _note(text: str | None) -> None:
     if text:
-        tell(f"note: {text}", err=True)
+        to_stderr(f"note: {text}")
 
 
 def _told(told: tuple[tuple[str, str], ...]) -> None:
     """What reading perf.data told (an alignment that is a guess, a cut file), as the
     text merge says it."""
     for kind, text in told:
-        tell(f"{kind}: {text}", err=True)
+        to_stderr(f"{kind}: {text}")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -206,31 +204,31 @@ def report(
     with open_input_source(perf_data) as source:
         profile = perf_report(source, binary)
     if as_json:
-        echo_json(profile.to_json())
+        to_stdout(profile.to_json())
     elif not export_to:
-        echo_text(format_perf_report(profile, top))
+        to_stdout(format_perf_report(profile, top))
     if export_to and fmt == TEXT:
         from halvm_prof.words import printable
 
         # Only the file gets the report; stdout says where it went.
-        emit(printable(format_perf_report(profile, top)), export_to, "perf report, text")
+        to_output(printable(format_perf_report(profile, top)), export_to, "perf report, text")
     elif export_to and fmt == PPROF.name:
         from halvm_prof.cli.export import pprof_of_perf
 
         data, what = pprof_of_perf(to_cost_centre_profile(profile), pairs)
-        emit_bytes(data, export_to, what, err=as_json)
+        to_output(data, export_to, what, wrote_on_stderr=as_json)
     elif export_to and fmt:
         text = EXPORTERS[fmt].render(to_cost_centre_profile(profile), "time")
         what = f"{fmt}, synthetic stacks weighted by samples"
         if as_json:
             # stdout holds the JSON document alone
-            from halvm_prof.fileio import atomic_write
+            from halvm_prof.files.output import atomic_write
 
             with atomic_write(export_to) as f:
                 f.write(text)
             click.echo(wrote(export_to, what), err=True)
         else:
-            emit(text, export_to, what)
+            to_output(text, export_to, what)
     for note in profile.notes:
         _note(note)
 
@@ -303,11 +301,11 @@ def merge(
     with open_input_source(perf_data) as perf, open_input_source(eventlog) as log:
         result = perf_merge(perf, log, binary=binary)
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
     else:
-        echo_text(format_perf_merge(result, top))
+        to_stdout(format_perf_merge(result, top))
     if result.alignment.warning:
-        tell(f"warning: {result.alignment.warning}", err=True)
+        to_stderr(f"warning: {result.alignment.warning}")
     for note in result.notes:
         _note(note)
 
@@ -368,19 +366,19 @@ def annotate(
 
         what = f"source and assembly of {plural(len(result.functions), 'function')}"
         if as_json:
-            from halvm_prof.fileio import atomic_write
+            from halvm_prof.files.output import atomic_write
 
             with atomic_write(output) as f:
                 f.write(annotation_page(result))
             click.echo(wrote(output, what), err=True)
         else:
-            emit(annotation_page(result), output, what)
+            to_output(annotation_page(result), output, what)
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
     elif output is None:
         from halvm_prof.render.annotate import format_annotation
 
-        echo_text(format_annotation(result))
+        to_stdout(format_annotation(result))
     for note in result.notes:
         _note(note)
 
@@ -389,7 +387,7 @@ __all__ = ["perf", "record"]
 
 
 def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.inputs.perf_passes import merged_eventlog
 
     with (
@@ -417,7 +415,7 @@ def _merge_to_eventlog(perf_data: str, eventlog: str, binary: str | None, output
 
 
 def _merge_to_perfetto(perf_data: str, eventlog: str, binary: str | None, output: str) -> None:
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
     from halvm_prof.inputs.perf_passes import eventlog_source, samples_on_trace
     from halvm_prof.render.perf_trace import finish_with_samples
     from halvm_prof.render.perfetto import PerfettoWriter

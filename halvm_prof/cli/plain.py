@@ -36,14 +36,14 @@ def check_output(
     replaces_files: bool,
     inputs: Iterable[str | os.PathLike[str] | None] = (),
 ) -> None:
-    """The one overwrite policy of every command that writes (``fileio.check_overwrite``).
+    """The one overwrite policy of every command that writes (``files.output.check_overwrite``).
 
     Call it before any work, so a refusal costs nothing. ``-`` (standard output) passes.
     """
     if os.fspath(output) == STDOUT:
         return
     from halvm_prof.disk.image import holds_profile
-    from halvm_prof.fileio import check_overwrite
+    from halvm_prof.files.output import check_overwrite
 
     check_overwrite(
         output,
@@ -58,14 +58,14 @@ def check_output(
 def open_output(
     output: str, mode: Literal["wb", "w"] = "wb", *, size: int | None = None
 ) -> Iterator[IO[Any]]:
-    """Standard output for ``-``, else :func:`halvm_prof.fileio.atomic_write` (``size``: the
+    """Standard output for ``-``, else :func:`halvm_prof.files.output.atomic_write` (``size``: the
     bytes about to be written, where known)."""
     if output == STDOUT:
         stream: IO[Any] = binary_stdout() if "b" in mode else sys.stdout
         yield stream
         stream.flush()
         return
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
 
     with atomic_write(output, mode, size=size) as f:
         yield f
@@ -98,7 +98,7 @@ def extract(
     from halvm_prof.cli.progress import progress
     from halvm_prof.disk.image import DiskImage
     from halvm_prof.disk.recovery import copy_recovered, plan_recovery
-    from halvm_prof.fileio import same_file
+    from halvm_prof.files.output import same_file
 
     if output != STDOUT and same_file(disk, output):
         raise OutputError("is the disk being read", path=output, hint="name another output file")

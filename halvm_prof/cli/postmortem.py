@@ -8,7 +8,7 @@ import click
 
 from halvm_prof.analysis.postmortem import analyse
 from halvm_prof.analysis.report import Input, build_report_data, drawn_heap_section
-from halvm_prof.cli.common import STDOUT, dumps_json, echo_text, force_option, json_option, say
+from halvm_prof.cli.common import STDOUT, dumps_json, force_option, json_option, to_stdout
 from halvm_prof.cli.progress import progress
 from halvm_prof.cli.report import check_html_output, write_page
 from halvm_prof.errors import ConfigError, InputError
@@ -16,6 +16,8 @@ from halvm_prof.folds.heap_drawn import HeapDrawFold
 from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
+from halvm_prof.model import HeapEnd
+from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
 
@@ -105,15 +107,7 @@ def postmortem(
         heap = pm.heap_reader
         if chart is not None and heap is not None and pm.heap is not None:
             title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
-            drawn = HeapDrawnRead(
-                chart.result(),
-                heap.header,
-                tuple(heap.marks),
-                heap.complete,
-                heap.note,
-                "hp",
-                heap.folded,
-            )
+            drawn = HeapDrawnRead(chart.result(), heap.header, HeapEnd.of(heap, "hp"))
             section = drawn_heap_section(drawn, title)
             inputs.append((title, section))
         if pm.prof is not None:
@@ -122,7 +116,7 @@ def postmortem(
             )
         with progress("writing the report"):
             data = build_report_data(inputs, title="HaLVM post-mortem", postmortem=pm.result())
-            write_page(output, data)
+            write_page(output, lambda out: write_report(data, out))
     _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be recovered from the disks given")
@@ -135,7 +129,8 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 
     from halvm_prof.analysis.postmortem import analyse_files
     from halvm_prof.cli.common import open_input_source
-    from halvm_prof.inputs.passes import postmortem_files, report_read
+    from halvm_prof.inputs.passes import postmortem_files
+    from halvm_prof.pages import write_report_page
 
     if output:
         check_html_output(output, force, list(files))
@@ -144,14 +139,15 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
         with progress("judging the run"):
             pm = analyse_files(postmortem_files(sources))
         if output:
-            inputs: list[tuple[str, Input]] = [
-                (s.name, report_read(s.name, s))
-                for s, d in zip(sources, pm.disks, strict=True)
-                if not d.problem
-            ]
+            kept = [(s.name, s) for s, d in zip(sources, pm.disks, strict=True) if not d.problem]
+            verdict = pm.result()
             with progress("writing the report"):
-                data = build_report_data(inputs, title="Post-mortem", postmortem=pm.result())
-                write_page(output, data)
+                write_page(
+                    output,
+                    lambda out: write_report_page(
+                        kept, out, title="Post-mortem", postmortem=verdict
+                    ),
+                )
     _tell(pm.verdict, pm.to_json(), output, as_json)
     if all(d.problem for d in pm.disks):
         raise click.ClickException("no profile could be read from the files given")
@@ -160,11 +156,11 @@ def _judge_files(files: tuple[str, ...], output: str | None, as_json: bool, forc
 def _tell(verdict: list[str], data: dict[str, object], output: str | None, as_json: bool) -> None:
     # With -o -, the page is on stdout and everything else goes to stderr.
     if as_json:
-        say(dumps_json(data | {"report": output}).rstrip("\n"), output)
+        to_stdout(dumps_json(data | {"report": output}), beside=output)
     elif output == STDOUT:
         for line in verdict:
-            say(line, output)
+            to_stdout(line + "\n", beside=output)
     else:
-        echo_text("".join(f"{line}\n" for line in verdict), "postmortem")
+        to_stdout("".join(f"{line}\n" for line in verdict), "postmortem")
         if output:
             click.echo(wrote(output))

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from halvm_prof.analysis.heap_view import SORTS, HeapView
-from halvm_prof.analysis.report import TOP_BANDS, Input, ReportData, build_report_data
+from halvm_prof.analysis.report import TOP_BANDS
 from halvm_prof.cli.common import (
     STDOUT,
     check_output,
@@ -22,15 +22,15 @@ from halvm_prof.cli.common import (
     open_input_source,
     open_output,
     refuse_terminal,
-    say,
+    to_stdout,
 )
 from halvm_prof.cli.progress import input_size, progress
-from halvm_prof.fileio import display_name
-from halvm_prof.render.html import write_report
+from halvm_prof.files.input import display_name
 from halvm_prof.render.messages import wrote
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.hunt import HuntResult
+    from halvm_prof.inputs.base import Source
 
 
 def refuse_input_as_output(output: str, inputs: Iterable[str | os.PathLike[str] | None]) -> None:
@@ -47,13 +47,13 @@ def check_html_output(
     check_output(output, force=force, replaces_files=True, inputs=inputs)
 
 
-def write_page(output: str, data: ReportData) -> None:
-    """``write_report`` to a file, or to standard output for ``-``."""
+def write_page(output: str, write: Callable[[str | IO[str]], None]) -> None:
+    """``write`` the page to the file ``output``, or to standard output for ``-``."""
     if output == STDOUT:
         with open_output(output, "w") as f:
-            write_report(data, f)
+            write(f)
     else:
-        write_report(data, output)
+        write(output)
 
 
 def _label(file: str) -> str:
@@ -160,42 +160,43 @@ def report(
     if as_hunt:
         result = verdict_of_files(files)
         write_hunt_page(output, result, result.runs[0].file, title=title)
-        say(wrote(output), output)
+        to_stdout(wrote(output) + "\n", beside=output)
         return
-    from halvm_prof.inputs.passes import report_read
+    from halvm_prof.pages import write_report_page
 
     page_title = title or ", ".join(_label(f) for f in files)
     heap_view = heap_view_of(group_by=group_by, **view)
     names = load_band_names(names_file)
-    with progress("writing the report", input_size(files)):
-        with contextlib.ExitStack() as stack:
-            sources = [
-                (_label(f), stack.enter_context(open_input_source(f, names=names))) for f in files
-            ]
-            inputs: list[tuple[str, Input]] = [
-                (label, report_read(label, source, heap_view.group_by)) for label, source in sources
-            ]
-        data = build_report_data(inputs, title=page_title, top_bands=bands, view=heap_view)
-        write_page(output, data)
-    say(wrote(output), output)
+    with progress("writing the report", input_size(files)), contextlib.ExitStack() as stack:
+        sources = [
+            (_label(f), stack.enter_context(open_input_source(f, names=names))) for f in files
+        ]
+        write_page(
+            output,
+            lambda out: write_report_page(
+                sources, out, title=page_title, top_bands=bands, view=heap_view
+            ),
+        )
+    to_stdout(wrote(output) + "\n", beside=output)
 
 
 def write_hunt_page(
     page: str, result: HuntResult, producer_file: str | None, title: str | None = None
 ) -> None:
     """The hunt's page: "Why it is kept", then the -hc run's heap profile."""
-    from halvm_prof.analysis.report import build_report_data
-    from halvm_prof.cli.common import open_input_source
-    from halvm_prof.inputs.passes import report_read
+    from halvm_prof.pages import write_report_page
 
     with contextlib.ExitStack() as stack:
-        inputs: list[tuple[str, Input]] = []
+        sources: list[tuple[str, Source]] = []
         if producer_file is not None:
             source = stack.enter_context(open_input_source(producer_file))
-            label = f"{result.program}: the -hc run ({Path(producer_file).name})"
-            inputs.append((label, report_read(label, source)))
-        data = build_report_data(inputs, title=title or f"{result.program}: leak hunt", hunt=result)
-    write_page(page, data)
+            sources.append((f"{result.program}: the -hc run ({Path(producer_file).name})", source))
+        write_page(
+            page,
+            lambda out: write_report_page(
+                sources, out, title=title or f"{result.program}: leak hunt", hunt=result
+            ),
+        )
 
 
 def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResult:

@@ -9,14 +9,13 @@ import click
 
 from halvm_prof.cli.app import HalvmGroup
 from halvm_prof.cli.common import (
-    echo_json,
-    echo_text,
     force_option,
     json_option,
     load_band_names,
     names_option,
     refuse_existing,
-    tell,
+    to_stderr,
+    to_stdout,
 )
 from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.words import plural
@@ -85,9 +84,9 @@ def add(
     with open_store(store_url, create=True) as store:
         run = store.add(figures, label=label, commit=commit)
     for what in figures.cut:
-        tell(f"note: {what}", err=True)
+        to_stderr(f"note: {what}")
     if as_json:
-        echo_json(
+        to_stdout(
             {
                 "run": run.id,
                 "label": run.label,
@@ -115,7 +114,7 @@ def list_runs(last: int | None, store_url: str | None, as_json: bool) -> None:
     with open_store(store_url) as store:
         found = store.runs(last)
     if as_json:
-        echo_json(
+        to_stdout(
             [
                 {
                     "run": r.id,
@@ -129,7 +128,7 @@ def list_runs(last: int | None, store_url: str | None, as_json: bool) -> None:
             ]
         )
     else:
-        echo_text(render_runs(found))
+        to_stdout(render_runs(found))
 
 
 @runs.command()
@@ -147,9 +146,9 @@ def show(run: str, store_url: str | None, as_json: bool) -> None:
         info = store.resolve(run)
         figures = store.figures(info.id)
     if as_json:
-        echo_json(asdict(info) | {"figures": [asdict(f) for f in figures]})
+        to_stdout(asdict(info) | {"figures": [asdict(f) for f in figures]})
     else:
-        echo_text(render_run(info, figures))
+        to_stdout(render_run(info, figures))
 
 
 @runs.command()
@@ -175,9 +174,9 @@ def trend(
         scope, name, metric = find_series(store, name, metric)
         points = store.trend(scope, name, metric, last)
     if as_json:
-        echo_json(trend_json(points))
+        to_stdout(trend_json(points))
     else:
-        echo_text(render_trend(scope, name, metric, points))
+        to_stdout(render_trend(scope, name, metric, points))
 
 
 @runs.command(name="diff")
@@ -209,12 +208,12 @@ def diff_runs(
     diffs = run_diffs(a, fa, b, fb, kind)
     if as_json:
         if kind is not None:
-            echo_json(diffs[0].to_json() | {"old": a.id, "new": b.id})
+            to_stdout(diffs[0].to_json() | {"old": a.id, "new": b.id})
         else:
-            echo_json({"old": a.id, "new": b.id, "diffs": [d.to_json() for d in diffs]})
+            to_stdout({"old": a.id, "new": b.id, "diffs": [d.to_json() for d in diffs]})
         return
     parts = [render_part(d.kind) + render_diff(d, top) for d in diffs]
-    echo_text(render_pair(a, b) + "\n".join(parts))
+    to_stdout(render_pair(a, b) + "\n".join(parts))
 
 
 @runs.command()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from halvm_prof.cli.common import echo_json, json_option
+from halvm_prof.cli.common import json_option, to_stdout
 from halvm_prof.rts import no_profile_error, parse_rts
 from halvm_prof.units import format_size
 from halvm_prof.xen.sizing import MARGIN, estimate, measure_sample, parse_duration
@@ -32,7 +32,7 @@ def size(rts: str, duration: str, samples: tuple[str, ...], as_json: bool) -> No
         raise no_profile_error(rts, plan)
     estimates = estimate(plan, parse_duration(duration), [measure_sample(s) for s in samples])
     if as_json:
-        echo_json(
+        to_stdout(
             [
                 {
                     "device": e.device,

@@ -6,14 +6,13 @@ import click
 
 from halvm_prof.analysis.summary import summarize
 from halvm_prof.cli.common import (
-    echo_json,
-    echo_text,
     group_by_option,
     input_argument,
     json_option,
     load_band_names,
     names_option,
     open_input_source,
+    to_stdout,
 )
 from halvm_prof.cli.progress import input_size, progress
 from halvm_prof.inputs.passes import summary_input
@@ -48,6 +47,6 @@ def summary(
     ):
         result = summarize(summary_input(source, grouping), top_n)
     if as_json:
-        echo_json(result.to_json())
+        to_stdout(result.to_json())
     else:
-        echo_text(render_summary(result), "summary")
+        to_stdout(render_summary(result), "summary")

@@ -9,11 +9,10 @@ import click
 
 from halvm_prof.cli.common import (
     check_output,
-    echo_json,
-    echo_text,
-    emit,
     force_option,
     json_option,
+    to_output,
+    to_stdout,
 )
 from halvm_prof.render.messages import shown_path, wrote
 from halvm_prof.units import format_size
@@ -67,7 +66,7 @@ def xen_config(
     text = render_config(ConfigSpec(kernel, memory, rts, name, prof_disk, hp_disk, vcpus))
     if output is not None:
         check_output(output, force=force, replaces_files=False)
-    emit(text, output, "xl config")
+    to_output(text, output, "xl config")
 
 
 @xen_config.command()
@@ -87,7 +86,7 @@ def check(
     seconds = parse_duration(duration) if duration else None
     result = check_file(file, seconds, [measure_sample(s) for s in samples], use_xen=not no_xen)
     if as_json:
-        echo_json(
+        to_stdout(
             {
                 "file": file,
                 "ok": result.ok,
@@ -97,7 +96,7 @@ def check(
         )
     else:
         lines = [p.text(file) for p in result.problems] or [f"{file}: no problems found"]
-        echo_text("".join(f"{line}\n" for line in lines), "check")
+        to_stdout("".join(f"{line}\n" for line in lines), "check")
         if not result.xen_checked and not no_xen and not libxlutil.available():
             click.echo("(Xen's libxlutil is not installed: only our own reading was checked)")
     if not result.ok:

@@ -20,14 +20,8 @@ from halvm_prof.disk.layout import (
     decode_status,
 )
 from halvm_prof.errors import ImageError, InputError, OutputError
-from halvm_prof.fileio import (
-    OutputKind,
-    atomic_write,
-    check_overwrite,
-    open_input,
-    output_target,
-    refuse_stream_input,
-)
+from halvm_prof.files.input import open_input, refuse_stream_input
+from halvm_prof.files.output import OutputKind, atomic_write, check_overwrite, output_target
 from halvm_prof.formats.detect import compression
 from halvm_prof.units import format_size
 from halvm_prof.words import a

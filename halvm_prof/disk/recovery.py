@@ -20,7 +20,7 @@ from typing import IO
 from halvm_prof.disk.image import SWAPPED_HINT, DiskImage
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, StatusReading
 from halvm_prof.errors import ImageError, LayoutError, OutputError
-from halvm_prof.fileio import atomic_write, check_overwrite, same_file
+from halvm_prof.files.output import atomic_write, check_overwrite, same_file
 from halvm_prof.formats.detect import DETECT_BYTES, Kind, detect_kind
 from halvm_prof.formats.hp import (
     BAND_LINE,
@@ -437,7 +437,7 @@ def write_recovered(
     """Write what ``recovery`` says to ``output`` atomically, never onto the disk being read.
 
     An existing ``output`` is replaced unless it is a disk image that still holds a profile
-    (then only with ``force``): the overwrite policy of ``fileio.check_overwrite``.
+    (then only with ``force``): the overwrite policy of ``files.output.check_overwrite``.
     """
     if image.path is not None and same_file(image.path, output):
         raise OutputError("is the disk being read", path=output, hint="name another output file")

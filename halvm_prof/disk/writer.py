@@ -24,7 +24,9 @@ from typing import IO
 from halvm_prof.disk.image import create_image
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, SECTOR_SIZE, encode_status
 from halvm_prof.errors import ImageError, InputError, OutputError
-from halvm_prof.fileio import Decompressed, Prefixed, open_input, same_file, spooled
+from halvm_prof.files.compressed import Decompressed, spooled
+from halvm_prof.files.input import Prefixed, open_input
+from halvm_prof.files.output import same_file
 from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, compression, detect_kind
 from halvm_prof.words import a
 

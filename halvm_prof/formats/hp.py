@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader, stream_name
+from halvm_prof.files.input import StreamReader, stream_name
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
@@ -416,7 +416,7 @@ def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
     ):
         quoted = value.replace('"', '""')
         stream.write(f'{key} "{quoted}"\n'.encode("utf-8", "surrogateescape"))
-    marks = sorted(profile.marks)
+    marks = sorted(profile.end.marks)
     m = 0
     for sample in profile.samples:
         while m < len(marks) and marks[m] <= sample.time:

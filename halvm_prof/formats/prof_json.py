@@ -22,7 +22,7 @@ import ijson
 
 from halvm_prof.collector import few_collections
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader, stream_name
+from halvm_prof.files.input import StreamReader, stream_name
 from halvm_prof.formats.calltree import CallTree, CallTreeBuilder
 from halvm_prof.model import CallNode, CostCentre, CostCentreProfile
 

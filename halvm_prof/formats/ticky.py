@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader
+from halvm_prof.files.input import StreamReader
 from halvm_prof.jsonable import plain
 
 #: Counters kept over time in a report: the most allocating ones.

@@ -10,7 +10,7 @@ import os
 from typing import IO, TYPE_CHECKING, ClassVar, Literal, Protocol, TypeVar
 
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import StreamReader
+from halvm_prof.files.input import StreamReader
 from halvm_prof.inputs.streams import Digest
 
 if TYPE_CHECKING:
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.ipe import BandNames
     from halvm_prof.formats.ticky import TickyReport
-    from halvm_prof.inputs.follow import Feed, Follower
+    from halvm_prof.inputs.feeds import Feed
+    from halvm_prof.inputs.followers import Follower
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
 
 SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]
@@ -173,7 +174,7 @@ class Source(StreamReader):
         caps: int = 1,
         folds: bool = False,
     ) -> F:
-        """The follower (:mod:`halvm_prof.inputs.follow`) of this input as it grows, the only way
+        """The follower (:mod:`halvm_prof.inputs.followers`) of this input as it grows, the only way
         to make one: it reads the input from its start, through this source's own descriptor
         (the file is not opened again) or stream, and hands out only complete data. The
         follower then owns what it reads. What it is asked is a :class:`Following`."""
@@ -186,7 +187,7 @@ class Source(StreamReader):
     def _follow_feed(self) -> Feed:
         """What a follower reads: the stream's feed, or the file through a copy of this source's
         descriptor (the follower reads it with ``pread`` from offset 0 and owns the copy)."""
-        from halvm_prof.inputs.follow import FileFeed
+        from halvm_prof.inputs.feeds import FileFeed
 
         feed, self._feed = self._feed, None
         if feed is not None:

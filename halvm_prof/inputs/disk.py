@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import open_input, refuse_stream_input
+from halvm_prof.files.input import open_input, refuse_stream_input
 from halvm_prof.formats.detect import detect_kind
 from halvm_prof.inputs.base import Following, Source
 from halvm_prof.inputs.kinds import make_source
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from halvm_prof.disk.layout import StatusReading
     from halvm_prof.disk.recovery import Recovery
     from halvm_prof.folds.heap_scan import HeapScan
-    from halvm_prof.inputs.follow import Follower
+    from halvm_prof.inputs.followers import Follower
     from halvm_prof.model import CostCentreProfile, HeapSampleReader
 
 
@@ -161,7 +161,7 @@ def open_disks(
 
 
 def _disk_follower(source: Source, quiet_after: float | None) -> Follower:
-    from halvm_prof.inputs.follow import QUIET_AFTER, DiskFollower
+    from halvm_prof.inputs.followers import QUIET_AFTER, DiskFollower
 
     fd = os.dup(source.stream.fileno())
     return DiskFollower(source.name, fd, quiet_after=quiet_after or QUIET_AFTER)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.eventlog.events import Event, EventFold
     from halvm_prof.formats.eventlog.reader import EventlogReader
-    from halvm_prof.inputs.follow import EventlogFollower
+    from halvm_prof.inputs.followers import EventlogFollower
     from halvm_prof.model import HeapSampleReader
     from halvm_prof.timeline.build import TimelineSink
     from halvm_prof.timeline.model import Budget, Timeline
@@ -30,7 +30,7 @@ class EventlogSource(Source):
     reader: EventlogReader | None = None
 
     def _follower(self, how: Following) -> EventlogFollower:
-        from halvm_prof.inputs.follow import QUIET_AFTER, EventlogFollower
+        from halvm_prof.inputs.followers import QUIET_AFTER, EventlogFollower
 
         return EventlogFollower(
             self._follow_feed(),
@@ -96,7 +96,7 @@ class EventlogSource(Source):
         """A reader at the log's start that can read it twice, as time order does (its regions,
         then their events): a stream that cannot seek is first copied to a temporary file,
         removed at the end; the input itself is still read once."""
-        from halvm_prof.fileio import spooled
+        from halvm_prof.files.compressed import spooled
         from halvm_prof.formats.eventlog.layout import HEADER_BEGIN
         from halvm_prof.formats.eventlog.reader import EventlogReader
 

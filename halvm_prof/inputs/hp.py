@@ -8,7 +8,7 @@ from halvm_prof.inputs.base import Following, Source, named
 
 if TYPE_CHECKING:
     from halvm_prof.folds.heap_scan import HeapScan
-    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.inputs.followers import HpFollower
     from halvm_prof.model import HeapSampleReader
 
 
@@ -18,7 +18,7 @@ class HpSource(Source):
     kind = "hp"
 
     def _follower(self, how: Following) -> HpFollower:
-        from halvm_prof.inputs.follow import QUIET_AFTER, HpFollower
+        from halvm_prof.inputs.followers import QUIET_AFTER, HpFollower
 
         return HpFollower(self._follow_feed(), quiet_after=how.quiet_after or QUIET_AFTER)
 

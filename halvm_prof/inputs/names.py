@@ -15,7 +15,7 @@ import struct
 from typing import IO
 
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import open_input
+from halvm_prof.files.input import open_input
 from halvm_prof.formats.eventlog.declarations import DeclarationBudget
 from halvm_prof.formats.ipe import (
     RUNTIME_MODULE,

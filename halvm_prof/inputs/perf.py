@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import spooled
+from halvm_prof.files.compressed import spooled
 from halvm_prof.inputs.base import Source
 
 if TYPE_CHECKING:

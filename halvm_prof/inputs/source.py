@@ -28,7 +28,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING, Literal, cast, overload
 
 from halvm_prof.errors import HalvmProfError, InputError
-from halvm_prof.fileio import Prefixed, open_input
+from halvm_prof.files.input import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.inputs.base import Source, SourceKind, Target, named
 from halvm_prof.inputs.disk import (
@@ -49,7 +49,7 @@ from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySou
 from halvm_prof.inputs.streams import Digest, FollowOnly, Inflation, Window
 
 if TYPE_CHECKING:
-    from halvm_prof.inputs.follow import Feed
+    from halvm_prof.inputs.feeds import Feed
 
 _HEAD_BYTES = DETECT_BYTES + 512
 
@@ -161,7 +161,7 @@ def open_followed(spec: str | os.PathLike[str]) -> Source:
     an eventlog stream (its first bytes may not be there yet); a file is told by its content, as
     :func:`open_source` tells it. A disk is a disk even before its status sector says so (a
     blank one about to be written). :meth:`Source.follow` makes its follower."""
-    from halvm_prof.inputs.follow import FifoFeed, SocketFeed
+    from halvm_prof.inputs.feeds import FifoFeed, SocketFeed
 
     text = os.fspath(spec)
     if text.startswith(("unix:", "tcp:")):
@@ -218,9 +218,9 @@ def _written_once(name: str) -> InputError:
 
 def _followed_compressed(raw: IO[bytes], name: str, packed: str) -> Source:
     """A gzip or zstd file to follow: a stream of what its decompressor makes of the bytes
-    as they are appended (:class:`~halvm_prof.inputs.follow.DecompressedFeed`); its kind is
+    as they are appended (:class:`~halvm_prof.inputs.feeds.DecompressedFeed`); its kind is
     told by what is there now."""
-    from halvm_prof.inputs.follow import DecompressedFeed, FileFeed
+    from halvm_prof.inputs.feeds import DecompressedFeed, FileFeed
 
     try:
         feed = DecompressedFeed(FileFeed(name, os.dup(raw.fileno())), packed)

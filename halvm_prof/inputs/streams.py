@@ -1,7 +1,7 @@
 """The input streams a source reads through: one hashing what is read (:class:`Digest`), a
 bounded window over a disk image (:class:`Window`), a stream that can only be followed
 (:class:`FollowOnly`), and a gzip or zstd file's bytes decompressed again for each pass
-(:class:`Inflation`, through ``fileio.Decompressed``).
+(:class:`Inflation`, through ``files.compressed.Decompressed``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 from typing import IO, Any
 
 from halvm_prof.errors import InputError
-from halvm_prof.fileio import Decompressed
+from halvm_prof.files.compressed import Decompressed
 
 
 class Inflation:

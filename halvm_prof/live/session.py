@@ -20,7 +20,6 @@ from halvm_prof.errors import HalvmProfError
 
 if TYPE_CHECKING:
     from halvm_prof.live.fleet import Fleet, Member
-    from halvm_prof.live.runner import Run
     from halvm_prof.live.state import LiveState
     from halvm_prof.live.streaming import FleetHub, Hub
 
@@ -89,39 +88,6 @@ class ManySources:
 
     def close(self) -> None:
         self.fleet.close()
-
-
-class RunProgram:
-    """``run -- PROGRAM``: the program's run; ``on_end`` is called at each tick once it has
-    ended (it tells how, once)."""
-
-    def __init__(self, runner: Run, on_end: Callable[[], None] | None = None) -> None:
-        self.runner, self.on_end = runner, on_end
-
-    def hub(self, token: str | None, tick: Callable[[], None]) -> Hub:
-        from halvm_prof.live.streaming import Hub
-
-        r = self.runner
-        title = f"halvm-prof run: {r.name}"
-        return Hub(r.state, title=title, token=token, tick=tick, report=r.report, member=r.member)
-
-    def tick(self) -> None:
-        self.runner.tick()
-        if self.runner.finished and self.on_end is not None:
-            self.on_end()
-
-    def done(self) -> bool:
-        return self.runner.finished
-
-    def refused(self) -> HalvmProfError | None:
-        return None
-
-    def fired(self) -> list[str]:
-        member = self.runner.member
-        return [v.fired for v in member.alert_views if v.fired] if member is not None else []
-
-    def close(self) -> None:
-        self.runner.stop()
 
 
 def page_token(host: str, token: str | None) -> str | None:

@@ -22,7 +22,7 @@ from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, IpeFold, band_address, renaming
-from halvm_prof.inputs.follow import DiskFollower, EventlogFollower, Follower, HpFollower
+from halvm_prof.inputs.followers import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
 from halvm_prof.model import HeapSample
 from halvm_prof.rts import no_census_why, split_rts

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import IO, Any, Literal, NamedTuple
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader, stream_name
+from halvm_prof.files.input import StreamReader, stream_name
 from halvm_prof.perf import layout as L
 from halvm_prof.perf import scan
 from halvm_prof.stop import Stop

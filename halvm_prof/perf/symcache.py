@@ -86,7 +86,7 @@ def save(path: str, tables: dict[str, Any]) -> None:
     entry = _entry(path)
     if entry is None:
         return
-    from halvm_prof.fileio import atomic_write
+    from halvm_prof.files.output import atomic_write
 
     with contextlib.suppress(Exception):
         entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from halvm_prof.words import printable
 
 if TYPE_CHECKING:
-    from halvm_prof.live.cost import WatchCost
+    from halvm_prof.analysis.watch_cost import WatchCost
 
 
 def _change(v: float | None) -> str:

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from halvm_prof import __version__
-from halvm_prof.fileio import atomic_write
+from halvm_prof.files.output import atomic_write
 from halvm_prof.history.trend import TrendLine, TrendPage
 
 _TOTAL_TITLES = {

@@ -16,7 +16,7 @@ import jinja2
 
 from halvm_prof.analysis.report import ReportData, RuntimeSection, Section
 from halvm_prof.collector import few_collections
-from halvm_prof.fileio import atomic_write
+from halvm_prof.files.output import atomic_write
 from halvm_prof.jsonable import plain
 from halvm_prof.render.json_text import dumps
 from halvm_prof.render.timeline_page import section_data

@@ -15,7 +15,7 @@ from typing import Literal
 
 from halvm_prof.disk.image import holds_profile
 from halvm_prof.errors import ConfigError, one_line
-from halvm_prof.fileio import open_input
+from halvm_prof.files.input import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
 from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
 from halvm_prof.units import format_size

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from halvm_prof.disk.image import create_image, holds_profile
 from halvm_prof.errors import InputError, OutputError
-from halvm_prof.fileio import atomic_write, check_overwrite
+from halvm_prof.files.output import atomic_write, check_overwrite
 from halvm_prof.rts import parse_rts
 from halvm_prof.xen.check import kernel_problems
 from halvm_prof.xen.generate import PROF_DEVICE, ConfigSpec, render_config

@@ -24,7 +24,8 @@ from typing import IO
 
 from halvm_prof.disk.layout import BLOCK_SIZE, DATA_OFFSET, MAX_DISK
 from halvm_prof.errors import ConfigError
-from halvm_prof.fileio import Decompressed, Prefixed, open_input
+from halvm_prof.files.compressed import Decompressed
+from halvm_prof.files.input import Prefixed, open_input
 from halvm_prof.formats.detect import DETECT_BYTES, compression, detect_kind
 from halvm_prof.formats.hp import MAX_LINE
 from halvm_prof.rts import RtsPlan

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from halvm_prof.errors import ConfigError
-from halvm_prof.fileio import open_input
+from halvm_prof.files.input import open_input
 
 #: A value as Xen keeps it: every atom is text (numbers too); lists may nest.
 Value = str | list["Value"]

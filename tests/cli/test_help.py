@@ -49,7 +49,8 @@ def test_help_imports_no_command_and_no_heavy_library() -> None:
         "halvm_prof.cli.plain",
         "halvm_prof.errors",
         "halvm_prof.words",
-        "halvm_prof.fileio",
+        "halvm_prof.files",
+        "halvm_prof.files.output",
     }, sorted(ours)
     heavy = {"jinja2", "rich", "construct", "elftools", "starlette", "uvicorn", "psycopg", "ijson"}
     assert not {m.split(".")[0] for m in modules} & heavy

@@ -1,4 +1,4 @@
-"""A writer killed with SIGKILL mid-write leaves nothing behind (``fileio.atomic_write``).
+"""A writer killed with SIGKILL mid-write leaves nothing behind (``files.output.atomic_write``).
 
 The command runs in a child that reads its eventlog from a FIFO the test holds open, so it is
 caught for certain in the middle of writing its output; the test then kills it with ``kill -9``
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from halvm_prof import fileio
+from halvm_prof.files import output as fileio
 from tests.conftest import CORPUS
 
 EVENTLOG = CORPUS / "leaky-hT.eventlog"
@@ -39,7 +39,7 @@ def _start(code: str, *args: str | Path) -> subprocess.Popen[bytes]:
 #: ``halvm-prof ARGS`` in a child; ``NAMED=1`` in argv[1] turns O_TMPFILE off (as on a file
 #: system without it), so the fallback's temporary name is what the kill leaves.
 _CLI = (
-    "import sys; from halvm_prof import fileio\n"
+    "import sys; from halvm_prof.files import output as fileio\n"
     "if sys.argv.pop(1) == '1': fileio._O_TMPFILE = 0\n"
     "from halvm_prof.cli.app import main; sys.argv[0] = 'halvm-prof'; main()"
 )

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from halvm_prof.fileio import TEMP_MARK, atomic_write
+from halvm_prof.files.output import TEMP_MARK, atomic_write
 from tests.conftest import CORPUS, DATA
 
 HP = CORPUS / "leaky-hc.hp"
@@ -255,7 +255,7 @@ def test_the_rename_never_removes_the_old_output_first(
 # The child writes half the file, sends itself the signal, and finishes the file if it lives on.
 _SIGNALLED_WRITER = (
     "import os, sys\n"
-    "from halvm_prof.fileio import atomic_write, install_signal_cleanup\n"
+    "from halvm_prof.files.output import atomic_write, install_signal_cleanup\n"
     "install_signal_cleanup()\n"
     "with atomic_write(sys.argv[1]) as f:\n"
     "    f.write('half'); f.flush()\n"

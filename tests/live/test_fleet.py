@@ -243,7 +243,7 @@ def test_a_disk_whose_status_sector_did_not_change_is_not_decoded_again(
     committed data was read, costs a read, not a decoding (construct takes milliseconds)."""
     from halvm_prof.disk.layout import decode_status
     from halvm_prof.disk.writer import write_profile
-    from halvm_prof.inputs import follow as follow_module
+    from halvm_prof.inputs import followers as follow_module
 
     disk = tmp_path / "h.disk"
     create_image(disk, 1 << 20)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from halvm_prof.inputs.follow import EventlogFollower
+from halvm_prof.inputs.followers import EventlogFollower
 from halvm_prof.live.server import Hub
 from halvm_prof.live.state import PAUSE_BUCKETS, LiveState
 from tests.conftest import CORPUS, DATA, require_program

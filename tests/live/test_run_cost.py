@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from halvm_prof.live.cost import ServerClock, alone_command, run_alone
+from halvm_prof.live.cost import ServerClock
+from halvm_prof.run.cost import alone_command, run_alone
 from tests.ghc_programs import build
 from tests.live.test_run_end import _communicate, _run
 
@@ -75,7 +76,7 @@ def test_the_server_clock_counts_this_process_only() -> None:
 
 def test_the_stopwatch_takes_the_exit_not_the_reaping() -> None:
     """The watched run ends when the program exits, though the server reaps it later."""
-    from halvm_prof.live.cost import Stopwatch
+    from halvm_prof.run.cost import Stopwatch
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
     watch = Stopwatch(child.pid)

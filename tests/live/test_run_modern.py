@@ -316,11 +316,11 @@ def test_a_stack_is_read_up_to_the_top_of_its_mapping() -> None:
     page of the mapping's top: those bytes are read (a read of a whole page from there failed,
     so a main thread in ``hs_exit_`` went unseen and its deadlocked program was never killed:
     a run hung for 120 s in CI)."""
-    from halvm_prof.live.runner import _memory_from
+    from halvm_prof.run.exitwatch import memory_from
 
     maps = Path(f"/proc/{os.getpid()}/maps").read_text().splitlines()
     stack = next(line for line in maps if line.endswith("[stack]"))
     top = int(stack.split()[0].split("-")[1], 16)
     for near in (8, 100, 4000):
-        data = _memory_from(os.getpid(), top - near, 65536)
+        data = memory_from(os.getpid(), top - near, 65536)
         assert len(data) == near

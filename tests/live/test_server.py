@@ -216,9 +216,9 @@ def test_the_server_answers_while_a_poll_or_tick_takes_seconds(tmp_path: Path) -
 def test_run_copy_of_a_hp_written_anew_is_the_new_file(tmp_path: Path) -> None:
     """``run`` saves what it follows through a TeeFeed: a .hp written anew is noticed through
     it too, and the saved copy ends as the new file, byte for byte."""
-    from halvm_prof.inputs.follow import FileFeed
+    from halvm_prof.inputs.feeds import FileFeed
     from halvm_prof.inputs.source import stream_source
-    from halvm_prof.live.runner import TeeFeed
+    from halvm_prof.run.program import TeeFeed
 
     first = (CORPUS / "leaky-hc.hp").read_bytes()
     second = (CORPUS / "leaky-hd.hp").read_bytes()

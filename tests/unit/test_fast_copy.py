@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import halvm_prof.disk.recovery as recovery
-import halvm_prof.fileio as fileio
+import halvm_prof.files.output as fileio
 from halvm_prof.disk.image import DiskImage, create_image
 from halvm_prof.disk.recovery import copy_recovered, plan_recovery, write_recovered
 from halvm_prof.disk.writer import write_profile

@@ -22,13 +22,9 @@ from halvm_prof.disk.image import create_image
 from halvm_prof.disk.writer import write_profile
 from halvm_prof.errors import FormatError, InputError
 from halvm_prof.formats.eventlog import events as ev
+from halvm_prof.formats.eventlog.push import EventlogParser
 from halvm_prof.formats.hp import HpParser
-from halvm_prof.inputs.follow import (
-    DiskFollower,
-    EventlogFollower,
-    EventlogParser,
-    HpFollower,
-)
+from halvm_prof.inputs.followers import DiskFollower, EventlogFollower, HpFollower
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
@@ -102,7 +98,7 @@ def test_hp_parser_hands_out_only_complete_censuses(path: Path, step: int) -> No
         assert len(got) == sum(1 for line in whole_lines if line.startswith(b"END_SAMPLE"))
     assert _same(got, whole.samples)
     assert parser.header == whole.header
-    assert parser.closed_so_far == whole.closed
+    assert parser.closed_so_far == whole.end.closed
 
 
 def test_hp_parser_reports_a_malformed_line() -> None:
@@ -169,7 +165,7 @@ def test_hp_follower_watches_leaky_run(tmp_path: Path) -> None:
     assert len(set(counts_while_running)) >= 3
     whole = read_hp(hp)
     assert _same(got, whole.samples)
-    assert follower.closed and whole.closed
+    assert follower.closed and whole.end.closed
     follower.close()
 
 
@@ -374,7 +370,7 @@ def test_disk_follower_notices_a_writer_gone_quiet(tmp_path: Path) -> None:
 def test_a_silent_capability_cannot_make_held_events_grow(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import halvm_prof.inputs.follow as follow
+    import halvm_prof.formats.eventlog.push as follow
 
     data = (CORPUS / "parfib-N2.eventlog").read_bytes()
     # Told of a third capability that never hands over a block, the parser would hold every
@@ -556,7 +552,7 @@ def test_a_fifo_holds_a_megabyte_between_two_polls(tmp_path: Path) -> None:
     eventlog faster than 64 KiB per poll waited on us (bench_watch_cost.py: 7x slower)."""
     import fcntl
 
-    from halvm_prof.inputs.follow import FIFO_BUFFER, FifoFeed
+    from halvm_prof.inputs.feeds import FIFO_BUFFER, FifoFeed
 
     fifo = tmp_path / "wide.fifo"
     os.mkfifo(fifo)

@@ -17,12 +17,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, modules: set[str]) -> set[str]:
-    """Modules of the package that ``path`` imports, outside ``if TYPE_CHECKING:`` blocks."""
+def _imports(path: Path, modules: set[str], *, types: bool = False) -> set[str]:
+    """Modules of the package that ``path`` imports, outside ``if TYPE_CHECKING:`` blocks
+    unless ``types`` (an import for types alone still ties the packages together)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not types and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -39,10 +40,11 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(*, types: bool = False) -> dict[str, set[str]]:
+    """Each module's imports of the package (``types``: type-only ones too)."""
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
-    return {name: _imports(path, modules) - {name} for name, path in paths.items()}
+    return {name: _imports(path, modules, types=types) - {name} for name, path in paths.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -114,7 +116,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "words",
         "jsonable",
         "rts",
-        "fileio",
+        "files",
         "native",
         "collector",
     ),
@@ -122,7 +124,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("disk", "timeline", "folds", "perf", "xen"),
     ("inputs",),
     ("analysis",),
-    ("render", "live", "history"),
+    ("history",),
+    ("render",),
+    # the live views and server; the report page composed (report, hunt, run)
+    ("live", "pages"),
+    # the programs halvm-prof starts (run, the hunt's runs, run --baseline)
+    ("run",),
     ("cli", "demo", "__main__"),
 )
 
@@ -137,8 +144,9 @@ def _floor_of(module: str) -> tuple[int, str]:
 
 
 def _package_graph() -> dict[str, set[str]]:
+    """Which packages each package imports, type-only imports included."""
     out: dict[str, set[str]] = {}
-    for name, deps in _graph().items():
+    for name, deps in _graph(types=True).items():
         if name == "halvm_prof":
             continue
         _, top = _floor_of(name)
@@ -149,7 +157,7 @@ def _package_graph() -> dict[str, set[str]]:
 
 def test_imports_only_point_down_the_floors() -> None:
     upward = []
-    for name, deps in sorted(_graph().items()):
+    for name, deps in sorted(_graph(types=True).items()):
         if name == "halvm_prof":
             continue
         level, _ = _floor_of(name)
@@ -225,7 +233,9 @@ def test_analysis_opens_no_input() -> None:
         for path in _modules("analysis")
         for module, name in sorted(_imported(path))
         if _OPENERS.match(name)
-        or module.startswith(("halvm_prof.inputs.follow", "halvm_prof.inputs.names"))
+        or module.startswith(
+            ("halvm_prof.inputs.followers", "halvm_prof.inputs.feeds", "halvm_prof.inputs.names")
+        )
     ]
     found += [f"{path.relative_to(PACKAGE)}:{line}" for path, line in _opens(_modules("analysis"))]
     assert found == []
@@ -348,10 +358,10 @@ def _stream_takers(path: Path) -> list[tuple[str, int]]:
 
 def test_every_grammar_reader_is_a_stream_reader() -> None:
     """One reader shape: whatever in a grammar takes a stream to read it is a class subclassing
-    ``fileio.StreamReader`` (closing the stream only when it owns it), never a function."""
+    ``files.input.StreamReader`` (closing the stream only when it owns it), never a function."""
     import importlib
 
-    from halvm_prof.fileio import StreamReader
+    from halvm_prof.files.input import StreamReader
 
     found = []
     readers = []
@@ -410,3 +420,12 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     assert _stream_takers(reader) == [("read_x", 2), ("X", 4)]
     assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")
+
+
+def test_developers_md_states_these_floors() -> None:
+    """DEVELOPERS.md's floor plan is this test's: a floor moved in one is moved in the other."""
+    text = (PACKAGE.parent / "DEVELOPERS.md").read_text(encoding="utf-8")
+    plan = text[text.index("## Floor plan") :]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", plan, re.M)
+    stated = tuple(tuple(re.findall(r"`(\w+)`", names)) for _, names in rows)
+    assert stated == FLOORS

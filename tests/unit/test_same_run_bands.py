@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from halvm_prof.analysis.report import HeapSection
 from halvm_prof.analysis.summary import EventlogSummary, HeapSummary
 from halvm_prof.cli.app import cli
-from halvm_prof.inputs.follow import EventlogFollower, HpFollower
+from halvm_prof.inputs.followers import EventlogFollower, HpFollower
 from halvm_prof.inputs.source import open_source
 from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.model import MAX_BANDS

@@ -215,7 +215,7 @@ def test_the_digest_is_taken_while_reading(name: str, tmp_path: Path) -> None:
 
 
 def test_a_source_can_be_followed_as_it_grows(tmp_path: Path) -> None:
-    from halvm_prof.inputs.follow import HpFollower
+    from halvm_prof.inputs.followers import HpFollower
 
     text = (CORPUS / "leaky-hc.hp").read_bytes()
     growing = tmp_path / "growing.hp"

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from halvm_prof import native
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
-from halvm_prof.inputs.follow import FoldingParser
 from halvm_prof.inputs.source import open_eventlog
 from halvm_prof.timeline.build import TimelineBuilder
+from halvm_prof.timeline.folding import FoldingParser
 from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, RunningFigures
 from halvm_prof.timeline.model import (
     FIGURES,

@@ -299,7 +299,7 @@ def test_an_ipe_event_of_ghc_96_at_the_end_of_the_log() -> None:
 
 
 def test_the_follower_reads_ipe_events_of_ghc_96() -> None:
-    from halvm_prof.inputs.follow import EventlogParser
+    from halvm_prof.formats.eventlog.push import EventlogParser
 
     data = _ipe_log(_ipe_events())
     parser = EventlogParser("ipe.eventlog")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal, TypeVar
 
 from halvm_prof.errors import FormatError
-from halvm_prof.fileio import StreamReader, stream_name
+from halvm_prof.files.input import StreamReader, stream_name
 from halvm_prof.formats.eventlog.events import Codec, Event
 from halvm_prof.formats.eventlog.layout import (
     Header,

@@ -1,15 +1,11 @@
-"""File helpers shared by every writer and reader.
+"""How every output is written, and whether it may be.
 
-Every output goes through :func:`atomic_write`, which knows what may stand at an output path: a
-new or ordinary file is replaced atomically (temporary file + ``os.replace``), a character
-device or FIFO is written through (never replaced by a regular file), a symbolic link is
-followed to its target the way ``cp`` follows it, and a folder, block device or socket is
+:func:`atomic_write` knows what may stand at an output path: a new or ordinary file is replaced
+atomically (an unnamed file linked into place, or a temporary file + ``os.replace``), a
+character device or FIFO is written through (never replaced by a regular file), a symbolic link
+is followed to its target the way ``cp`` follows it, and a folder, block device or socket is
 refused. :func:`check_overwrite` is the one overwrite policy (whether an existing output may be
 replaced at all); ``cli.common.check_output`` applies it for every command.
-
-Inputs: :func:`open_input` opens one; :class:`Decompressed` is a gzip or zstd input's bytes as
-they are read; :func:`spooled` copies a stream into an unnamed temporary file for a reader that
-seeks.
 """
 
 from __future__ import annotations
@@ -18,19 +14,17 @@ import contextlib
 import enum
 import errno
 import fcntl
-import io
 import os
 import re
 import signal
 import stat
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, Literal, Self, overload
+from typing import IO, Any, Literal, overload
 
-from halvm_prof.errors import FormatError, InputError, OutputError
+from halvm_prof.errors import OutputError
 
 
 class OutputKind(enum.Enum):
@@ -537,287 +531,9 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), os.fspath(b))
 
 
-def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
-    """Open an input file read-only in binary mode, or raise an :class:`InputError`."""
-    if "\0" in os.fsdecode(path):
-        raise InputError("the path holds a NUL byte, which no file name can", path=path)
-    try:
-        if stat.S_ISFIFO(os.stat(path).st_mode):
-            return _open_fifo(path)
-        return open(path, "rb")
-    except FileNotFoundError as e:
-        raise InputError("no such file", path=path, hint="check the path") from e
-    except IsADirectoryError as e:
-        raise InputError("is a folder, not a file", path=path) from e
-    except PermissionError as e:
-        raise InputError("permission denied", path=path, hint="check the file's mode") from e
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=path) from e
-
-
-#: How long a FIFO may go without a writer before it is refused (a program about to write it has
-#: usually opened it by then; ``halvm-prof live`` is the command that waits for one).
-FIFO_WAIT = 0.5
-
-
-class StreamReader:
-    """What reads one binary stream: a context manager whose :meth:`close` closes the stream
-    only when it was handed over (``owned``); a stream lent to it stays open for its lender.
-
-    The one shape of the grammars' readers and the entrance's sources, written once.
-    """
-
-    def __init__(self, stream: IO[bytes], *, owned: bool) -> None:
-        self.stream = stream
-        self._owned = owned
-
-    def close(self) -> None:
-        if self._owned:
-            self.stream.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def stream_name(stream: IO[bytes], name: str | os.PathLike[str] | None = None) -> str | None:
-    """The name a stream goes by in messages: ``name`` when given, else a file's own path."""
-    given = name if name is not None else getattr(stream, "name", None)
-    return os.fspath(given) if isinstance(given, str | os.PathLike) else None
-
-
-class Prefixed(io.RawIOBase):
-    """A stream with bytes already read from it put back in front."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = memoryview(head)
-        self._rest = rest
-        self.name = getattr(rest, "name", None)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._rest.close()
-        super().close()
-
-
-def _open_fifo(path: str | os.PathLike[str]) -> IO[bytes]:
-    """A FIFO as a stream, without the blocking ``open`` that waits for a writer forever.
-
-    Opened non-blocking, a read tells the cases apart: bytes (read on, blocking), "would block"
-    (a writer is there, not yet writing: read on, blocking), or end of file (nobody writes it:
-    wait :data:`FIFO_WAIT`, then refuse in one line).
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    deadline = time.monotonic() + FIFO_WAIT
-    try:
-        while True:
-            try:
-                head = os.read(fd, 65536)
-            except BlockingIOError:
-                head = b""
-                break
-            if head or time.monotonic() >= deadline:
-                break
-            time.sleep(0.02)
-        if not head and time.monotonic() >= deadline:
-            raise InputError(
-                "is a FIFO that no program writes",
-                path=path,
-                hint="start the program that writes it first; `halvm-prof live` waits for one",
-            )
-        os.set_blocking(fd, True)
-        raw = os.fdopen(fd, "rb", buffering=0)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        raise
-    return io.BufferedReader(Prefixed(head, raw)) if head else raw
-
-
-def display_name(path: str | os.PathLike[str]) -> str:
-    """``path`` as text that can be printed and written as UTF-8: a file name that is not
-    UTF-8 (bytes Python holds as lone surrogates) gets U+FFFD where its odd bytes are."""
-    return os.fsencode(path).decode("utf-8", "replace")
-
-
-def refuse_stream_input(
-    path: str | os.PathLike[str],
-    command: str,
-    why: str = "reads its input more than once",
-    hint: str = "save it to a file first (e.g. cat ... > run.hp)",
-) -> None:
-    """Refuse a FIFO, pipe, socket or device as the input of a command that reads it twice.
-
-    Looks with ``stat`` only: opening a FIFO would block, and reading it once would leave the
-    second read empty (a wrong answer that looks right: "0 samples, the file is empty").
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return  # the reader says what is wrong with it
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
-        return
-    what = "a pipe or FIFO" if stat.S_ISFIFO(mode) else "a device or socket, not a file"
-    raise InputError(
-        f"is {what}; {command} {why}, so it takes a regular file",
-        path=path,
-        hint=hint,
-    )
-
-
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """True when both paths name one existing file (so writing one would change the other)."""
     try:
         return os.path.samefile(a, b)
     except OSError:
         return False
-
-
-#: Compressed bytes handed to the decompressor at a time. A zstd block of 4 bytes can stand
-#: for 128 KiB, so what one step makes is bounded by this times 32 K: 8 MiB at the worst,
-#: whatever the file.
-COMPRESSED_STEP = 256
-#: The largest zstd window accepted (a frame declares its own): zstd's own default limit,
-#: which ``zstd --long`` stays within.
-MAX_ZSTD_WINDOW = 1 << 27
-
-
-class Decompressed(io.RawIOBase):
-    """The decompressed bytes of a gzip or zstd stream, made as they are read (memory: the
-    decompressor's window and one step's output), read once: it cannot seek. Every gzip
-    member and zstd frame is read in turn, their checksums checked; input that stops inside
-    one, or does not decompress, is a :class:`FormatError` naming the file and the compressed
-    offset."""
-
-    def __init__(self, inner: IO[bytes], kind: str, name: str, *, owned: bool = True) -> None:
-        self._inner = inner
-        self._kind = kind
-        self._owned = owned
-        self.name = name
-        self._consumed = 0  # compressed bytes read
-        self._pending = b""
-        self._gzip: Any = None
-        self._zstd: Any = None
-        self._frame: Any = None
-        self._fed = False  # the zstd frame being read has had input
-        if kind == "gzip":
-            import gzip
-
-            self._gzip = gzip.GzipFile(fileobj=self._Counted(self), mode="rb")
-        else:
-            import zstandard
-
-            self._zstd = zstandard.ZstdDecompressor(max_window_size=MAX_ZSTD_WINDOW)
-            self._frame = self._zstd.decompressobj()
-
-    class _Counted(io.RawIOBase):
-        """The compressed input, counting what is read (for the offset in an error)."""
-
-        def __init__(self, outer: Decompressed) -> None:
-            self._outer = outer
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-            data = self._outer._inner.read(len(buffer))
-            buffer[: len(data)] = data
-            self._outer._consumed += len(data)
-            return len(data)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        want = len(buffer)
-        try:
-            data = self._gzip.read(want) if self._gzip is not None else self._zstd_read(want)
-        except (EOFError, OSError, ValueError) as e:
-            raise self._damaged(str(e) or type(e).__name__) from e
-        except Exception as e:  # zstandard.ZstdError, imported lazily
-            if type(e).__name__ != "ZstdError":
-                raise
-            raise self._damaged(str(e)) from e
-        buffer[: len(data)] = data
-        return len(data)
-
-    def _zstd_read(self, want: int) -> bytes:
-        while len(self._pending) < want:
-            chunk = self._inner.read(COMPRESSED_STEP)
-            self._consumed += len(chunk)
-            if not chunk:
-                if self._fed and not self._frame.eof:
-                    raise EOFError("the file ends inside a zstd frame")
-                break
-            self._fed = True
-            self._pending += self._frame.decompress(chunk)
-            while self._frame.eof:
-                rest = self._frame.unused_data
-                self._frame = self._zstd.decompressobj()
-                self._fed = bool(rest)
-                if not rest:
-                    break
-                self._pending += self._frame.decompress(rest)
-        out, self._pending = self._pending[:want], self._pending[want:]
-        return out
-
-    def _damaged(self, why: str) -> FormatError:
-        return FormatError(
-            f"its {self._kind} data is cut short or damaged ({why})",
-            path=self.name,
-            offset=self._consumed,
-            hint=f"test it with `{self._kind} -t`; what a cut copy holds, `{self._kind} -dc` "
-            "writes out, to be read as a cut profile",
-        )
-
-    def close(self) -> None:
-        if not self.closed:
-            if self._gzip is not None:
-                self._gzip.close()
-            if self._owned:
-                self._inner.close()
-        super().close()
-
-    def hand_over(self) -> None:
-        """Stop here, leaving the compressed input open for whoever reads it next."""
-        self._owned = False
-        self.close()
-
-
-def spooled(stream: IO[bytes], starts: bytes = b"") -> IO[bytes]:
-    """``stream``'s bytes copied into an unnamed temporary file, at its start, for a reader
-    that seeks (the copy goes with the file's close, or the process's end); memory stays
-    that of one step of the copy. A stream that does not begin with ``starts`` is not copied
-    past those first bytes, which its reader then refuses: /dev/zero or a pipe of anything
-    else would fill the disk for ever."""
-    import shutil
-    import tempfile
-
-    copy = tempfile.TemporaryFile()  # noqa: SIM115 (the caller owns it)
-    try:
-        head = stream.read(len(starts))
-        copy.write(head)
-        if head == starts:
-            shutil.copyfileobj(stream, copy, 1 << 20)
-        copy.seek(0)
-    except BaseException:
-        copy.close()
-        raise
-    return copy

@@ -39,9 +39,11 @@ from halvm_prof.analysis.hunt import (
     rts_line,
 )
 from halvm_prof.errors import HalvmProfError, InputError, OutputError
-from halvm_prof.folds.hunt_profile import Profile, read_profile
+from halvm_prof.folds.hunt_profile import Profile
+from halvm_prof.inputs.passes import hunt_profile
 from halvm_prof.inputs.source import open_source
-from halvm_prof.live.runner import ErrorTail, rts_info
+from halvm_prof.run.plan import rts_info
+from halvm_prof.run.process import ErrorTail, end_group, signal_name
 
 #: Seconds a stopped run gets to write its profile and exit before it is killed.
 STOP_TIMEOUT = 3.0
@@ -183,9 +185,9 @@ class Hunter:
                     code = proc.wait(self.timeout)
                 except subprocess.TimeoutExpired:
                     timed_out = True
-                    code = _end(proc)
+                    code = end_group(proc, STOP_TIMEOUT)
             except BaseException:
-                _end(proc)
+                end_group(proc, STOP_TIMEOUT)
                 self._clear()
                 raise
             seconds = time.monotonic() - start
@@ -202,7 +204,7 @@ class Hunter:
         if timed_out:
             status, note = "timed out", f"stopped after --timeout {self.timeout:g}s"
         elif code < 0:
-            status, note = "crashed", f"killed by {_signal_name(-code)}"
+            status, note = "crashed", f"killed by {signal_name(-code)}"
         elif self.first_code is not None and code != self.first_code:
             status, note = "crashed", f"exited with code {code}" + (f": {said[-1]}" if said else "")
         elif moved is None or moved.stat().st_size == 0:
@@ -230,29 +232,9 @@ class Hunter:
                 path.unlink()
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _end(proc: subprocess.Popen[bytes]) -> int:
-    """Stop a run: SIGINT to its process group (its RTS then closes the profile), SIGKILL to
-    the group if it has not ended within :data:`STOP_TIMEOUT`."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(STOP_TIMEOUT)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    return proc.wait()
-
-
 def _profile(label: str, path: Path, mode: str) -> Profile:
     with open_source(path) as source:
-        return read_profile(label, source.heap_samples(), mode)
+        return hunt_profile(label, source, mode)
 
 
 @dataclass(frozen=True, slots=True)

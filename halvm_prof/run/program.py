@@ -13,44 +13,35 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
-import struct
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from halvm_prof.analysis.diff import Threshold
-from halvm_prof.errors import ConfigError, HalvmProfError, InputError, OutputError
-from halvm_prof.inputs.follow import FifoFeed, FileFeed
+from halvm_prof.errors import HalvmProfError, InputError, OutputError
+from halvm_prof.inputs.feeds import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
 from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
-from halvm_prof.rts import (
-    RUN_FIFO,
-    RtsInfo,
-    heap_exhausted,
-    parse_rts_info,
-    plan_flags,
-    split_command,
-)
+from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
+from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
+from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
+from halvm_prof.run.process import ErrorTail, family, signal_group
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
+    from halvm_prof.live.streaming import Hub
 
 #: Seconds to wait, after the program ended, for the eventlog FIFO to end and the .hp to settle.
 DRAIN_TIMEOUT = 10.0
 #: Seconds a stopped (Ctrl-C) program gets to exit before it is killed.
 STOP_TIMEOUT = 5.0
-#: Bytes of the program's standard error kept for the verdict.
-TAIL_BYTES = 8192
 
 
 class TeeFeed:
@@ -90,236 +81,6 @@ class TeeFeed:
     def close(self) -> None:
         self.inner.close()
         self.out.close()
-
-
-class ErrorTail:
-    """Passes the program's standard error through to ours as it comes, in a thread, and keeps
-    its last :data:`TAIL_BYTES` for the verdict (the RTS says there why a program ended)."""
-
-    def __init__(self, stream: IO[bytes], out: IO[bytes] | None) -> None:
-        self.stream = stream
-        self.out = out
-        self.tail = bytearray()
-        self.thread = threading.Thread(target=self._copy, daemon=True, name="stderr-tail")
-        self.thread.start()
-
-    def _copy(self) -> None:
-        fd = self.stream.fileno()
-        while True:
-            try:
-                data = os.read(fd, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            if self.out is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    self.out.write(data)
-                    self.out.flush()
-            self.tail += data
-            del self.tail[:-TAIL_BYTES]
-        self.stream.close()
-
-    def text(self, wait: float = 2.0) -> str:
-        """What was kept, once the program's end of the pipe closed (or ``wait`` passed: a
-        child the program left behind may hold it open)."""
-        self.thread.join(wait)
-        return bytes(self.tail).decode("utf-8", "replace")
-
-
-#: Seconds ``+RTS --info`` may take (a wrapper such as a container may start slowly).
-INFO_TIMEOUT = 60.0
-#: ``run``'s eventlog flush interval, in seconds (``--eventlog-flush-interval``, GHC 9.2+).
-FLUSH_INTERVAL = 1.0
-#: Seconds a program must stay in GHC's exit deadlock before ``run`` kills it.
-HUNG_AFTER = 3.0
-
-
-@dataclass(frozen=True, slots=True)
-class RunPlan:
-    """What the program's RTS can do and the flags ``run`` adds.
-
-    ``flags`` are run's own additions; ``heap_flag``, ``interval`` and ``flush`` are what is
-    in effect (run's or the user's own); ``caps`` the capabilities the RTS will run;
-    ``wrapped``: the command is a wrapper (a chroot, ``env``, a script) that passes the words
-    after the program on to it, so the RTS was asked through the whole command."""
-
-    info: RtsInfo
-    eventlog: bool
-    heap: bool
-    flags: list[str] = field(default_factory=list)
-    heap_flag: str | None = None
-    interval: float | None = None
-    flush: float | None = None
-    caps: int = 1
-    wrapped: bool = False
-
-    @property
-    def way(self) -> str:
-        return self.info.way
-
-    @property
-    def profiled(self) -> bool:
-        return self.info.profiled
-
-
-def _ask_info(argv: list[str], env: dict[str, str]) -> tuple[RtsInfo | None, str]:
-    """``argv`` run with ``+RTS --info -RTS`` added: its facts (None when not GHC's) and
-    what it said on standard error."""
-    try:
-        proc = subprocess.Popen(
-            [*argv, "+RTS", "--info", "-RTS"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            process_group=0,
-        )
-    except OSError as e:
-        return None, e.strerror or str(e)
-    try:
-        out, err = proc.communicate(timeout=INFO_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        # A wrapper's children too: nothing we started stays behind.
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return None, f"no answer within {INFO_TIMEOUT:g} s"
-    return parse_rts_info(out.decode("utf-8", "replace")), err.decode("utf-8", "replace")
-
-
-def rts_info(words: list[str]) -> tuple[RtsInfo, bool]:
-    """The program's RTS facts from ``+RTS --info``, and whether the command is a wrapper.
-
-    The program is asked alone first; when it does not answer as GHC's and has arguments,
-    the whole command is asked (``unshare --root=R ./prog 10 +RTS --info -RTS``): a wrapper
-    that passes them on reaches GHC's RTS, which answers before the program's code runs.
-    ``GHCRTS`` is left out of the question: flags there are checked with the others."""
-    program = words[0]
-    if not os.path.exists(program):
-        raise InputError("no such program", path=program, hint="check the path")
-    if os.path.isdir(program):
-        raise InputError("is a folder, not a program", path=program, hint="name the program")
-    if not os.access(program, os.X_OK):
-        raise InputError(
-            "is not executable", path=program, hint=f"chmod +x {program}, or name the program"
-        )
-    env = {k: v for k, v in os.environ.items() if k != "GHCRTS"}
-    info, err = _ask_info([program], env)
-    if info is not None:
-        return info, False
-    if len(words) > 1:
-        info, err_whole = _ask_info(words, env)
-        if info is not None:
-            return info, True
-        err = err_whole or err
-    if "RTS options are disabled" in err:
-        raise InputError(
-            "its RTS takes no +RTS flags (linked with -rtsopts=none or -no-rtsopts)",
-            path=program,
-            hint="link it with -rtsopts",
-        )
-    raise InputError(
-        "does not answer +RTS --info as a GHC program does"
-        + (", nor does the whole command" if len(words) > 1 else ""),
-        path=program,
-        hint="run needs a program built by GHC, or a wrapper that passes its arguments on",
-    )
-
-
-def _caps_of(flags: Sequence[str]) -> int | None:
-    """The capabilities ``-N``/``-maxN`` flags ask for (the last one counts)."""
-    caps: int | None = None
-    for f in flags:
-        if m := re.fullmatch(r"-(?:N|maxN)(\d*)", f):
-            caps = int(m.group(1)) if m.group(1) else len(os.sched_getaffinity(0))
-    return caps
-
-
-def plan_rts(
-    program: str,
-    info: RtsInfo,
-    *,
-    heap: bool,
-    eventlog: bool,
-    interval: float,
-    heap_flag: str | None,
-    rts: Sequence[str] = (),
-    flush: float = FLUSH_INTERVAL,
-    wrapped: bool = False,
-) -> RunPlan:
-    """The RTS flags for the views asked for, given what the program's RTS supports.
-
-    ``rts`` are every flag the user gave, wherever typed (``--rts``, ``-N``, ``+RTS ...`` in
-    the command, ``GHCRTS``); with the flags linked into the program they are checked
-    together, as its RTS would read them. Flags it would refuse are refused here in one
-    line: the RTS itself answers them with its whole usage text (a hundred lines) and exit
-    code 1. A heap mode, ``-i``, ``-l`` or flush interval given by the user is kept, and run
-    adds its own only where none was given."""
-    given = [*info.with_rtsopts.split(), *rts]
-    wanted = [*given, *([heap_flag] if heap and heap_flag else [])]
-    try:
-        asked = plan_flags(wanted, info.ghc)
-    except ConfigError as e:
-        raise InputError(e.message, path=program, hint=e.hint) from e
-    caps = [f for f in wanted if re.fullmatch(r"-N\d*|-qn\d+|-qg\d*|-maxN\d+", f)]
-    if caps and not info.threaded:
-        raise InputError(
-            f"{caps[0]} needs the threaded RTS; its RTS is {info.way}",
-            path=program,
-            hint="build it with -threaded, or drop " + " ".join(caps),
-        )
-    if not info.profiled and asked.needs_profiled_build:
-        raise InputError(
-            f"{' '.join(asked.profiled_flags)} needs a program built with -prof; "
-            f"its RTS is {info.way}",
-            path=program,
-            hint="build it with -prof, or use --heap-flag -hT (by closure type)",
-        )
-    flags: list[str] = []
-    heap = heap or asked.heap_mode is not None
-    chosen = asked.heap_flag
-    if heap and chosen is None:
-        chosen = "-hc" if info.profiled else "-hT"
-    if heap and chosen is not None and chosen not in given:
-        flags.append(chosen)  # run's default, or --heap-flag
-    typed_interval = any(f.startswith("-i") for f in given)
-    if heap and not typed_interval:
-        flags.append(f"-i{interval:g}")
-    effective_flush: float | None = None
-    if eventlog:
-        if not info.eventlog:
-            raise InputError(
-                f"its RTS ({info.way}, GHC {info.version}) writes no eventlog",
-                path=program,
-                hint="build it with -eventlog, or pass --no-eventlog",
-            )
-        if own := [f for f in given if f.startswith("-ol")]:
-            raise InputError(
-                f"{own[0]}: run writes the eventlog into the run folder itself",
-                path=program,
-                hint="drop it, or pass --no-eventlog to keep your own",
-            )
-        typed_flush = [f for f in given if f.startswith("--eventlog-flush-interval=")]
-        if typed_flush:
-            with contextlib.suppress(ValueError):
-                effective_flush = float(typed_flush[-1].split("=", 1)[1])
-        elif info.flushes and flush > 0:
-            flags.append(f"--eventlog-flush-interval={flush:g}")
-            effective_flush = flush
-        if not info.flushes:
-            effective_flush = None
-    return RunPlan(
-        info,
-        eventlog,
-        heap,
-        flags,
-        heap_flag=chosen if heap else None,
-        interval=(asked.interval if typed_interval else interval) if heap else None,
-        flush=effective_flush,
-        caps=_caps_of(given) or 1,
-        wrapped=wrapped,
-    )
 
 
 class Run:
@@ -486,7 +247,7 @@ class Run:
             return self.hp_path
         # Where it would be, as last seen: a program that ends before a tick finds its .hp
         # has left /proc by the time the run ends.
-        places = [*_family(self.proc.pid), *([] if self._hp_guess is None else [0])]
+        places = [*family(self.proc.pid), *([] if self._hp_guess is None else [0])]
         for pid in places:
             if pid == 0:
                 path = self._hp_guess
@@ -555,14 +316,14 @@ class Run:
         GHC's threaded RTS (seen with 9.6.6 and 9.10.3) deadlocks at exit when a timed
         eventlog flush begins while it shuts down: the ticker waits for a capability the
         exiting main thread will never give back, and the main thread waits for the ticker.
-        Seen so (:func:`_stuck_in_exit`, checked once a second) for :data:`HUNG_AFTER`
-        seconds, it cannot end by itself."""
+        Seen so (:func:`~halvm_prof.run.exitwatch.stuck_in_exit`, checked once a second) for
+        :data:`HUNG_AFTER` seconds, it cannot end by itself."""
         assert self.proc is not None
         now = time.monotonic()
         if now - self._exit_checked < 1.0:
             return
         self._exit_checked = now
-        if not any(_stuck_in_exit(pid, self._binaries) for pid in _family(self.proc.pid)):
+        if not any(stuck_in_exit(pid, self._binaries) for pid in family(self.proc.pid)):
             self._stuck_since = None
             return
         if self._stuck_since is None:
@@ -658,33 +419,27 @@ class Run:
     def _write_report(self, hp: Source | None, postmortem: Verdict | None) -> str | None:
         """The run's report page of the saved ``.hp`` (opened by the caller) and eventlog, with
         the crash verdict when there is one."""
-        from halvm_prof.analysis.report import Input, build_report_data
-        from halvm_prof.errors import HalvmProfError
-        from halvm_prof.inputs.passes import report_read
-        from halvm_prof.render.html import write_report
+        from halvm_prof.pages import write_report_page
 
-        stack = contextlib.ExitStack()
-        opened: list[tuple[str, Source]] = []
-        if hp is not None:
-            opened.append((f"{self.name}: heap profile", hp))
-        if self.saved_eventlog.exists() and self.saved_eventlog.stat().st_size:
-            with contextlib.suppress(HalvmProfError):
-                log = stack.enter_context(open_source(self.saved_eventlog))
-                opened.append((self.saved_eventlog.name, log))
-        if not opened:
-            stack.close()
-            return None
-        try:
-            with stack:
-                inputs: list[tuple[str, Input]] = [
-                    (label, report_read(label, source)) for label, source in opened
-                ]
-                data = build_report_data(
-                    inputs, title=f"{self.name}: run in {self.folder.name}", postmortem=postmortem
+        with contextlib.ExitStack() as stack:
+            opened: list[tuple[str, Source]] = []
+            if hp is not None:
+                opened.append((f"{self.name}: heap profile", hp))
+            if self.saved_eventlog.exists() and self.saved_eventlog.stat().st_size:
+                with contextlib.suppress(HalvmProfError):
+                    log = stack.enter_context(open_source(self.saved_eventlog))
+                    opened.append((self.saved_eventlog.name, log))
+            if not opened:
+                return None
+            try:
+                write_report_page(
+                    opened,
+                    self.report_path,
+                    title=f"{self.name}: run in {self.folder.name}",
+                    postmortem=postmortem,
                 )
-            write_report(data, self.report_path)
-        except HalvmProfError:
-            return None
+            except HalvmProfError:
+                return None
         return str(self.report_path)
 
     def exit_status(self) -> int:
@@ -708,11 +463,7 @@ class Run:
     def _signal(self, sig: int) -> None:
         """``sig`` to the program's process group: a wrapper and the program it started."""
         assert self.proc is not None
-        try:
-            os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(sig)
+        signal_group(self.proc, sig)
 
     def stop(self) -> None:
         """Ctrl-C (or SIGTERM, SIGHUP): stop the program if it still runs, then save and close
@@ -747,98 +498,34 @@ class Run:
                 self.fifo.unlink()
 
 
-#: Bytes of a thread's stack read, from its stack pointer up, for the frames it waits in.
-_STACK_BYTES = 65536
-_PAGE = os.sysconf("SC_PAGE_SIZE")
+class RunProgram:
+    """``run -- PROGRAM``: the program's run; ``on_end`` is called at each tick once it has
+    ended (it tells how, once)."""
 
+    def __init__(self, runner: Run, on_end: Callable[[], None] | None = None) -> None:
+        self.runner, self.on_end = runner, on_end
 
-def _stuck_in_exit(pid: int, binaries: dict[str, ElfFile | None]) -> bool:
-    """Whether ``pid`` is a threaded GHC program in the exit deadlock at this moment: every
-    thread asleep, its main thread inside ``hs_exit_`` and its ``ghc_ticker`` inside
-    ``flushEventLog`` (return addresses on their stacks, named by the binary's symbols;
-    ``binaries`` keeps each binary read). A program that merely waits has neither."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        threads = {}
-        for tid in tasks:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] != "S":
-                return False
-            threads[int(tid)] = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
-        tickers = [t for t, name in threads.items() if name == "ghc_ticker"]
-        if not tickers or pid not in threads:
-            return False
-        exe = os.readlink(f"/proc/{pid}/exe")
-        if exe not in binaries:
-            try:
-                # By its own path where we see it (what the symbol cache is keyed by).
-                binaries[exe] = ElfFile(exe if os.path.isfile(exe) else f"/proc/{pid}/exe")
-            except HalvmProfError:
-                binaries[exe] = None
-        elf = binaries[exe]
-        if elf is None:
-            return False
-        maps = _code_maps(pid, exe)
-        return _waits_in(pid, pid, elf, maps, "hs_exit_") and any(
-            _waits_in(pid, t, elf, maps, "flushEventLog") for t in tickers
-        )
-    except (OSError, ValueError, IndexError):
-        return False
+    def hub(self, token: str | None, tick: Callable[[], None]) -> Hub:
+        from halvm_prof.live.streaming import Hub
 
+        r = self.runner
+        title = f"halvm-prof run: {r.name}"
+        return Hub(r.state, title=title, token=token, tick=tick, report=r.report, member=r.member)
 
-def _code_maps(pid: int, exe: str) -> list[tuple[int, int, int]]:
-    """(start, end, file offset) of the executable mappings of the program's binary."""
-    out = []
-    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
-        parts = line.split(maxsplit=5)
-        if len(parts) == 6 and "x" in parts[1] and parts[5] == exe:
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            out.append((lo, hi, int(parts[2], 16)))
-    return out
+    def tick(self) -> None:
+        self.runner.tick()
+        if self.runner.finished and self.on_end is not None:
+            self.on_end()
 
+    def done(self) -> bool:
+        return self.runner.finished
 
-def _waits_in(
-    pid: int, tid: int, elf: ElfFile, maps: list[tuple[int, int, int]], function: str
-) -> bool:
-    """Whether thread ``tid``'s stack holds a return address into ``function`` (a symbol
-    named so, or a compiler's part of it such as ``hs_exit_.part.0``)."""
-    sp = int(Path(f"/proc/{pid}/task/{tid}/syscall").read_text().split()[-2], 16)
-    data = _memory_from(pid, sp, _STACK_BYTES)
-    for (word,) in struct.iter_unpack("<Q", data[: len(data) // 8 * 8]):
-        for lo, hi, offset in maps:
-            if lo <= word < hi:
-                addr = elf.vaddr(word - lo + offset)
-                name = elf.symbol_at(addr) if addr is not None else None
-                if name is not None and (name == function or name.startswith(function + ".")):
-                    return True
-    return False
+    def refused(self) -> HalvmProfError | None:
+        return None
 
+    def fired(self) -> list[str]:
+        member = self.runner.member
+        return [v.fired for v in member.alert_views if v.fired] if member is not None else []
 
-def _memory_from(pid: int, address: int, limit: int) -> bytes:
-    """Up to ``limit`` bytes of process ``pid``'s memory from ``address`` on, as far as it is
-    mapped: read a page at a time (a read that runs past the top of a stack fails whole, and
-    a main thread's stack pointer may be within a page of its top)."""
-    data = b""
-    with open(f"/proc/{pid}/mem", "rb") as mem:
-        mem.seek(address)
-        while len(data) < limit:
-            try:
-                chunk = mem.read(_PAGE - (address + len(data)) % _PAGE)
-            except OSError:
-                break  # past the end of the mapping
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
-def _family(pid: int) -> list[int]:
-    """``pid`` and the processes it started, breadth first (Linux's ``children`` lists)."""
-    out: list[int] = []
-    todo = [pid]
-    while todo and len(out) < 64:
-        p = todo.pop(0)
-        out.append(p)
-        with contextlib.suppress(OSError, ValueError):
-            todo += [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
-    return out
+    def close(self) -> None:
+        self.runner.stop()
