@@ -87,6 +87,23 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+@contextlib.contextmanager
+def held_signals() -> Iterator[list[int]]:
+    """SIGINT, SIGTERM and SIGHUP that come while a program is started are held, not raised:
+    raised inside ``Popen`` (after the fork) or before the guard that stops the program, they
+    ended hunt and left the program running. The caller raises them again where it can."""
+    held: list[int] = []
+    old = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            old[signum] = signal.signal(signum, lambda s, _: held.append(s))
+    try:
+        yield held
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60] or "_"
 
@@ -167,20 +184,23 @@ class Hunter:
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
             start = time.monotonic()
-            try:
-                proc = subprocess.Popen(
-                    [*self.argv, "+RTS", *all_flags, "-RTS"],
-                    stdin=stdin,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    process_group=0,
-                )
-            except OSError as e:
-                raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
+            with held_signals() as held:
+                try:
+                    proc = subprocess.Popen(
+                        [*self.argv, "+RTS", *all_flags, "-RTS"],
+                        stdin=stdin,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE,
+                        process_group=0,
+                    )
+                except OSError as e:
+                    raise InputError(f"cannot start it: {e.strerror}", path=self.argv[0]) from e
             assert proc.stderr is not None
-            tail = ErrorTail(proc.stderr, None)
             timed_out = False
             try:
+                for signum in held:
+                    signal.raise_signal(signum)
+                tail = ErrorTail(proc.stderr, None)
                 try:
                     code = proc.wait(self.timeout)
                 except subprocess.TimeoutExpired:
