@@ -126,9 +126,9 @@ def pytest_terminal_summary(
     programs = sys.modules.get("tests.ghc_programs")
     if programs is None or not (programs.MADE or programs.REUSED):
         return
-    seconds = sum(b.seconds for b in programs.MADE)
+    cpu = sum(b.cpu for b in programs.MADE)
     terminalreporter.write_line(
-        f"GHC programs: {len(programs.MADE)} built ({seconds:.0f} s), "
+        f"GHC programs: {len(programs.MADE)} built ({cpu:.0f} s of CPU), "
         f"{len(programs.REUSED)} times a built one was used"
     )
 
