@@ -79,8 +79,11 @@ def main(argv: list[str]) -> int:
             mb = path.stat().st_size / 1e6
             _, _, usage, _ = run_child(halvm("summary", str(path)))
             summary_cpu = usage.ru_utime + usage.ru_stime
-            print(f"  {path.name}: {mb:.0f} MB, {samples:,} censuses of {bands} bands; "
-                  f"summary {summary_cpu:.2f} s CPU ({mb / summary_cpu:.0f} MB/s)", flush=True)
+            print(
+                f"  {path.name}: {mb:.0f} MB, {samples:,} censuses of {bands} bands; "
+                f"summary {summary_cpu:.2f} s CPU ({mb / summary_cpu:.0f} MB/s)",
+                flush=True,
+            )
             runs = [("compiled", REPO, False), ("python", REPO, True)]
             if other is not None:
                 runs.append((f"{other} (compiled)", other, False))
@@ -89,8 +92,11 @@ def main(argv: list[str]) -> int:
                 r = child(path, code, pure)
                 seen[name] = r
                 wall, cpu = float(r["wall"]), float(r["cpu"])  # type: ignore[arg-type]
-                print(f"    live, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, "
-                      f"{mb / cpu:.1f} MB per CPU second", flush=True)
+                print(
+                    f"    live, {name}: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+                    f"{mb / cpu:.1f} MB per CPU second",
+                    flush=True,
+                )
             same = seen["compiled"]["heap"] == seen["python"]["heap"]
             rate = mb / float(seen["compiled"]["cpu"])  # type: ignore[arg-type]
             judged = bands == 100

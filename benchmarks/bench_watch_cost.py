@@ -37,6 +37,8 @@ CASES = {
     "-prof -hc": (["-O1", "-prof", "-fprof-auto", "-rtsopts"], [], ["--rts=-A64k"]),
 }
 ITERATIONS = "300000"
+#: Seconds one run may take before it counts as hung.
+LIMIT = 600.0
 
 
 def build(ghc: str, name: str, flags: list[str]) -> Path:
@@ -80,8 +82,8 @@ def flags_only(exe: Path, caps: list[str], rts: list[str]) -> float:
         flagged = [*plan.flags, "-l", f"-ol{Path(tmp) / 'x.eventlog'}", *given]
         walls = []
         for _ in range(ROUNDS):
-            with_flags, _ = run_alone([str(exe), ITERATIONS, "+RTS", *flagged, "-RTS"])
-            alone, _ = run_alone([str(exe), ITERATIONS, "+RTS", *given, "-RTS"])
+            with_flags, _ = run_alone([str(exe), ITERATIONS, "+RTS", *flagged, "-RTS"], LIMIT)
+            alone, _ = run_alone([str(exe), ITERATIONS, "+RTS", *given, "-RTS"], LIMIT)
             walls.append((with_flags.wall / alone.wall - 1) * 100)
     return statistics.median(walls)
 

@@ -59,7 +59,7 @@ def build(ghc: str, program: str) -> tuple[Path, Path | None]:
     if ghc == "9.0":
         return ghc_programs.build(program, Path(), HOST_FLAGS), None
     source = ghc_programs.SOURCES[program]
-    return GHC910.cached_build(source, CHROOT_FLAGS), GHC910.root()
+    return ghc_programs.built(source, CHROOT_FLAGS, GHC910.ghc), GHC910.root()
 
 
 def command(ghc: str, binary: Path, args: Sequence[str] = ("1",)) -> list[str]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,19 @@ CORPUS = DATA / "corpus"
 # The symbol cache (halvm_prof.perf.symcache) of this test session, never the user's: tests
 # and the commands they start see the same fresh folder.
 os.environ["HALVM_PROF_CACHE"] = tempfile.mkdtemp(prefix="halvm-test-cache-")
+
+# The tests start hundreds of Pythons (the commands, servers, `run`); with
+# PYTHONDONTWRITEBYTECODE=1 (as in many containers) each compiled halvm_prof's modules again,
+# half the CPU of a small command. Bytecode is kept instead in a folder of the temporary folder,
+# never in the source tree, for this process and all it starts.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = os.environ.setdefault(
+        "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "halvm-prof-test-bytecode")
+    )
+
+
+_STARTED = pytest.StashKey[tuple[float, os.times_result]]()
 
 
 def in_ci() -> bool:
@@ -60,6 +75,24 @@ def slow_runs(config: pytest.Config) -> bool:
     return in_ci() or bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
 
 
+#: Whether this run is the exhaustive one: set when the options are read, before any test
+#: module is imported (so a decorator can ask :func:`examples`); the first session's answer.
+_EXHAUSTIVE: list[bool] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _EXHAUSTIVE:
+        _EXHAUSTIVE.append(in_ci() or bool(config.getoption("--runslow", False)))
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a property test whose examples are costly (each generates a log
+    and folds it twice, runs Xen's parser in a child, writes a disk...): ``n`` under CI=true or
+    --runslow, a quarter of it (at least 20) in the everyday run, a sample of the same search."""
+    exhaustive = _EXHAUSTIVE[0] if _EXHAUSTIVE else in_ci()
+    return n if exhaustive else max(20, n // 4)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Deselected rather than skipped: a skip means a missing system part (and fails under
     # CI=true); these are left out on purpose, and the closing line counts them as deselected.
@@ -69,6 +102,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STARTED] = (time.monotonic(), os.times())
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    # The CPU time this run took, its own and its programs' (GHC, Chromium, perf, PostgreSQL):
+    # on a machine others share, the wall time says more about them than about the tests.
+    wall, times = config.stash.get(_STARTED, (time.monotonic(), os.times()))
+    now = os.times()
+    own = now.user + now.system - times.user - times.system
+    children = now.children_user + now.children_system - times.children_user - times.children_system
+    terminalreporter.write_line(
+        f"CPU time: {own:.0f} s in pytest, {children:.0f} s in the programs it ran; "
+        f"wall {time.monotonic() - wall:.0f} s, load {os.getloadavg()[0]:.1f} at the end"
+    )
+    # What the shared builder (tests/ghc_programs.py) compiled: each program once, or the
+    # cost of a private build shows here.
+    programs = sys.modules.get("tests.ghc_programs")
+    if programs is None or not (programs.MADE or programs.REUSED):
+        return
+    cpu = sum(b.cpu for b in programs.MADE)
+    terminalreporter.write_line(
+        f"GHC programs: {len(programs.MADE)} built ({cpu:.0f} s of CPU), "
+        f"{len(programs.REUSED)} times a built one was used"
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -107,6 +169,22 @@ SWEEPS = [
     pytest.param(False, id="sampled"),
     pytest.param(True, id="every", marks=pytest.mark.slow),
 ]
+
+
+def sampled(
+    cases: Iterable[tuple[Any, ...]], everyday: Container[tuple[Any, ...]], ids: str = "{}-{}"
+) -> list[Any]:
+    """``cases`` of a matrix (GHC by cause, GHC by RTS way, ...) as ``pytest.param``s: those in
+    ``everyday`` run always, chosen so that each row and each column, and each branch the test
+    takes, is met at least once; the others repeat those checks and are marked slow."""
+    return [
+        pytest.param(
+            *case,
+            id=ids.format(*case),
+            marks=() if case in everyday else pytest.mark.slow,
+        )
+        for case in cases
+    ]
 
 
 @pytest.fixture

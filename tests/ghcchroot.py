@@ -14,7 +14,6 @@ writes them at their host path, the program sees them at :meth:`Chroot.inside`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -104,40 +103,10 @@ class Chroot:
         if source.resolve().parent != cwd.resolve():
             shutil.copyfile(source, cwd / source.name)
         compile_line = ["ghc", *flags, "-outputdir", f"o-{exe}", "-o", exe, source.name]
-        self.run(compile_line, cwd, timeout=900)
+        # GHC writes its temporary files under $TMPDIR: the host's is not in the chroot.
+        env = {k: v for k, v in os.environ.items() if k != "TMPDIR"}
+        self.run(compile_line, cwd, timeout=900, env=env)
         return exe
-
-    def cached_build(
-        self,
-        source: Path,
-        flags: Sequence[str],
-        name: str | None = None,
-        *,
-        modules: Sequence[Path] = (),
-    ) -> Path:
-        """The executable of ``source`` (with the ``modules`` it imports) built with
-        ``flags``, once per content and flags, in a folder under the chroot's /tmp (its host
-        path; the program sees it at :meth:`inside`). Run it from there with :meth:`run`, its
-        folder as ``cwd``."""
-        root = self.root()
-        exe = name or source.stem.lower()
-        text = source.read_bytes()
-        imported = b"".join(m.read_bytes() for m in modules)
-        key = hashlib.sha256(text + imported + " ".join(flags).encode()).hexdigest()[:16]
-        folder = root / "tmp" / f"halvm-prof-ghc-{exe}-{key}"
-        if (folder / exe).exists():
-            return folder / exe
-        scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe}-", dir=root / "tmp"))
-        (scratch / source.name).write_bytes(text)
-        for module in modules:
-            shutil.copyfile(module, scratch / module.name)
-        self.build(scratch / source.name, flags, scratch, exe)
-        # Published whole by a rename, so a build another test run makes at once is not half seen.
-        try:
-            scratch.rename(folder)
-        except OSError:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return folder / exe
 
 
 GHC96 = Chroot(

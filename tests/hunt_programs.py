@@ -5,8 +5,7 @@ to ``halvm-prof hunt`` as a command to run from a fresh folder.
 A chroot's program is run through a small script named like it, which runs it in the chroot
 from a work folder under the chroot's ``/tmp``: GHC writes ``PROG.hp`` into that folder, which
 the hunt (run from its host path) finds as it finds a host program's in the current folder.
-Builds are kept between test runs, keyed by the source and flags (as ``tests/ghc_programs.py``
-keeps the host's).
+Builds are shared and kept between test runs by ``tests/ghc_programs.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests import ghc_programs
 from tests.conftest import DATA
+from tests.ghc_programs import MODULES, built
 from tests.ghcchroot import CHROOTS, Chroot
 
 HUNT = DATA / "hunt"
@@ -39,24 +38,16 @@ def _chroot(ghc: str) -> Chroot:
     return next(c for c in CHROOTS if c.ghc == ghc)
 
 
-def _chroot_build(chroot: Chroot, name: str, flags: list[str]) -> Path:
-    """The program built in the chroot (kept under its /tmp between runs): its host path."""
-    return chroot.cached_build(
-        HUNT / f"{name}.hs", flags, modules=ghc_programs.MODULES.get(name, ())
-    )
-
-
 @contextmanager
 def program(ghc: str, name: str, scratch: Path, flags: list[str] | None = None) -> Iterator[Hunted]:
     """``name`` (a program of tests/data/hunt) built by GHC ``ghc``, ready to hunt; ``scratch``
     is the test's own folder."""
     flags = FLAGS if flags is None else flags
+    exe = built(HUNT / f"{name}.hs", flags, ghc, modules=MODULES.get(name, ()))
     if ghc == "9.0":
-        exe = ghc_programs.build(name, scratch, flags)
         yield Hunted([str(exe)], scratch)
         return
     chroot = _chroot(ghc)
-    exe = _chroot_build(chroot, name, flags)
     root = chroot.root()
     with chroot.work_dir(prefix="halvm-hunt-run-") as work:
         (work / exe.name).symlink_to(chroot.inside(exe, root))

@@ -2,9 +2,9 @@
 from the leak hunt, each with its fixed twin and its author's expectation (``expect.json``).
 
 This module builds a program's two twins with the host's GHC 9.0 or a chroot's GHC 9.6 / 9.10
-through the shared, cached builders (``tests/ghc_programs.py``'s ``build_source``,
-``Chroot.cached_build``), runs each with a heap profile in a fresh folder (GHC writes the ``.hp``
-into the current folder) and reads the profile's peak with halvm-prof's own reader.
+through the shared, cached builder (``tests/ghc_programs.py``'s ``built``), runs each with a
+heap profile in a fresh folder (GHC writes the ``.hp`` into the current folder) and reads
+the profile's peak with halvm-prof's own reader.
 ``tests/test_leak_corpus.py`` checks the corpus with it and ``tests/data/leaks/check.py``
 prints the table of ``tests/data/leaks/README.md``.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.inputs.source import open_source
-from tests.ghc_programs import build_source
+from tests.ghc_programs import built
 from tests.ghcchroot import CHROOTS, Chroot
 
 LEAKS = Path(__file__).parent / "data" / "leaks"
@@ -162,7 +162,7 @@ class Compiler:
 
     def build(self, source: Path, build: Build) -> Path:
         """The executable of ``source`` built with ``build``'s flags, through the shared
-        builders (``tests/ghc_programs.py`` on the host, ``Chroot.cached_build``): once per
+        builder (``tests/ghc_programs.py``'s ``built``): once per
         content, flags and GHC."""
         return self._build(source, build)
 
@@ -176,9 +176,8 @@ class Compiler:
 
     def _build(self, source: Path, build: Build, modules: Sequence[Path] = ()) -> Path:
         try:
-            if self.chroot is None:
-                return build_source(source, FLAGS[build], modules=modules)
-            return self.chroot.cached_build(source, FLAGS[build], modules=modules)
+            ghc = "9.0" if self.chroot is None else self.chroot.ghc
+            return built(source, FLAGS[build], ghc, modules=modules)
         except subprocess.CalledProcessError as error:
             raise BuildError(
                 f"GHC {self.version} could not build {source}:\n"

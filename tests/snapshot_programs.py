@@ -70,9 +70,10 @@ def program(ghc: str, name: str, scratch: Path, *, profiled: bool = False) -> It
         yield Program([str(exe)], scratch)
         return
     chroot = _chroot(ghc)
-    exe = chroot.cached_build(
+    exe = ghc_programs.built(
         ghc_programs.SOURCES[name],
         flags(ghc, profiled),
+        ghc,
         modules=ghc_programs.MODULES.get(name, ()),
     )
     root = chroot.root()

@@ -60,3 +60,22 @@ def test_the_sample_keeps_the_edges_a_prime_stride_and_the_boundaries() -> None:
     assert {97, 194, 970} <= set(picked) and set(range(497, 504)) <= set(picked)
     assert len(picked) < 30
     assert sweep(1000, every=True, start=1) == list(range(1, 1000))
+
+
+def test_a_matrix_keeps_its_everyday_corner_and_marks_the_rest_slow() -> None:
+    from tests.conftest import sampled
+
+    params = sampled([(g, w) for g in ("9.0", "9.6") for w in ("thr", "prof")], {("9.0", "prof")})
+    assert [p.id for p in params] == ["9.0-thr", "9.0-prof", "9.6-thr", "9.6-prof"]
+    assert [p.values for p in params][1] == ("9.0", "prof")
+    assert [[m.name for m in p.marks] for p in params] == [["slow"], [], ["slow"], ["slow"]]
+
+
+def test_property_tests_run_a_quarter_of_their_examples_unless_exhaustive(
+    request: pytest.FixtureRequest,
+) -> None:
+    from tests.conftest import examples, in_ci
+
+    exhaustive = in_ci() or request.config.getoption("--runslow")
+    assert examples(300) == (300 if exhaustive else 75)
+    assert examples(40) == (40 if exhaustive else 20)

@@ -126,8 +126,10 @@ def heap_verdict(
         concern = _judge_heap(pm, run)
         # A local program has no VM whose memory the heap could be compared with.
         pm.verdict = [line for line in pm.verdict if not line.startswith("The VM's memory")]
-        first = f"The run did not finish cleanly ({ended})" if ended else (
-            "The run did not finish cleanly"
+        first = (
+            f"The run did not finish cleanly ({ended})"
+            if ended
+            else ("The run did not finish cleanly")
         )
         pm.headline = first + (f"; {concern}." if concern else ".")
     if exhausted:

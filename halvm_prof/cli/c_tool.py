@@ -46,6 +46,7 @@ def main() -> None:
         return
     install_signal_cleanup()
     remove_stale_temporaries_near(args)
+
     def note(line: str) -> None:
         sys.stderr.write(f"{printable(line, newlines=False)}\n")
 

@@ -355,9 +355,7 @@ class CompiledHpParser:
         self.last_empty = not out[-1].values
         return out
 
-    def _hand_over(
-        self, rest: bytes, keep: list[HeapSample] | None = None
-    ) -> list[HeapSample]:
+    def _hand_over(self, rest: bytes, keep: list[HeapSample] | None = None) -> list[HeapSample]:
         """From here on the Python reader reads ``rest``, the input from where the last whole
         census ended (``keep``: censuses already handed out of this feed)."""
         at = self._at

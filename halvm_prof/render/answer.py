@@ -109,8 +109,7 @@ def runtime_answer(st: EventlogStats) -> str:
         f", {st.gc_parallel:,} parallel)"
     )
     busy = (
-        f"{plural(caps, 'capability', 'capabilities')} ran Haskell code "
-        f"{st.utilization * 100:.0f}%"
+        f"{plural(caps, 'capability', 'capabilities')} ran Haskell code {st.utilization * 100:.0f}%"
     )
     sparks = st.sparks if st.sparks.created else st.spark_events
     if caps > 1 and sparks.created:

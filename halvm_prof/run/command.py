@@ -105,8 +105,7 @@ def _cabal_run(argv: list[str], cwd: Path, say: Callable[[str], None] | None) ->
     path = lines[-1].strip() if listed.returncode == 0 and lines else ""
     if not path or not os.path.isfile(path):
         raise InputError(
-            f"cabal list-bin {target} names no built executable"
-            + (f" ({path})" if path else ""),
+            f"cabal list-bin {target} names no built executable" + (f" ({path})" if path else ""),
             hint="cabal-install 3.4 or later has list-bin; or give the program itself after --",
         )
     return ProgramCommand([path, *args], cabal=tuple(argv))
@@ -127,9 +126,7 @@ def _cabal(
             timeout=timeout,
         )
     except FileNotFoundError as e:
-        raise InputError(
-            "cabal is not installed", path=cabal, hint="install cabal-install"
-        ) from e
+        raise InputError("cabal is not installed", path=cabal, hint="install cabal-install") from e
     except subprocess.TimeoutExpired as e:
         raise InputError(f"cabal {args[0]} took more than {timeout:g} s") from e
 

@@ -164,10 +164,10 @@ class Hunter:
             began = time.monotonic()
             proc = self._start([*self.argv, "+RTS", *all_flags, "-RTS"], stdin, watch)
             assert proc.stderr is not None
-            tail = ErrorTail(proc.stderr, None)
             timed_out = False
             taker = SnapshotTaker(self.snapshot_dir, proc.pid) if watch else None
             try:
+                tail = ErrorTail(proc.stderr, None)
                 try:
                     self._wait(proc, None)
                 except subprocess.TimeoutExpired:

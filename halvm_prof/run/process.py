@@ -56,17 +56,41 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` in a process group of its own (a signal meant for it, or one its runtime
     sends to its group, never reaches halvm-prof; Ctrl-C reaches it through :func:`end`), with
-    :data:`MARK` set in its environment. Raises ``OSError`` as ``subprocess.Popen`` does."""
+    :data:`MARK` set in its environment. Raises ``OSError`` as ``subprocess.Popen`` does.
+
+    SIGINT, SIGTERM and SIGHUP that come while it is being started are held: raised inside
+    ``Popen`` (after the fork), they ended halvm-prof and left the program running. It is then
+    ended, and they are raised again."""
     global _counter
     _counter += 1
     mark = f"{os.getpid()}-{_counter}-{os.urandom(4).hex()}"
     environment = dict(os.environ if env is None else env)
     environment[MARK] = mark
-    proc = subprocess.Popen(
-        list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=environment, process_group=0
-    )
-    _marks[proc.pid] = mark
+    with _held_signals() as held:
+        proc = subprocess.Popen(
+            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=environment, process_group=0
+        )
+        _marks[proc.pid] = mark
+    if held:
+        end(proc)
+        for signum in held:
+            signal.raise_signal(signum)
     return proc
+
+
+@contextlib.contextmanager
+def _held_signals() -> Iterator[list[int]]:
+    """SIGINT, SIGTERM and SIGHUP that come in this block are kept in the list, not raised."""
+    held: list[int] = []
+    old = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            old[signum] = signal.signal(signum, lambda s, _: held.append(s))
+    try:
+        yield held
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,8 +174,7 @@ class Run:
                 self.fifo.resolve().relative_to(root.resolve())
             except ValueError:
                 raise InputError(
-                    f"the run folder is not under --root {root}, so the program cannot reach "
-                    "it",
+                    f"the run folder is not under --root {root}, so the program cannot reach it",
                     path=folder,
                     hint=f"name a run folder under {root} with -o",
                 ) from None

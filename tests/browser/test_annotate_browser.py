@@ -14,7 +14,6 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.render.annotate import annotation_page, hot_blocks
 from tests.annotate_recordings import GHCS, record
 from tests.browser.test_report_browser import EVIL, _errors, _open, _shot
-from tests.browser.test_report_browser import browser as browser  # the module's fixture
 from tests.conftest import DATA, require_program
 
 PERF = DATA / "perf"

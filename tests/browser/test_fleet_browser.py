@@ -19,7 +19,6 @@ from typing import Any
 
 from halvm_prof.words import plural
 from tests.browser.test_report_browser import ARTIFACTS, INK, _round_labels
-from tests.browser.test_report_browser import browser as browser
 from tests.live.helpers import GROW_ALERT, writing
 
 REPO = Path(__file__).resolve().parents[2]

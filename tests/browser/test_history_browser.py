@@ -19,7 +19,6 @@ from tests.browser.test_report_browser import (
     _round_labels,
     _shot,
 )
-from tests.browser.test_report_browser import browser as browser  # the module's fixture
 from tests.conftest import CORPUS
 
 

@@ -12,10 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from tests.browser.test_report_browser import ARTIFACTS, INK, _errors, _open, browser
+from tests.browser.test_report_browser import ARTIFACTS, INK, _errors, _open
 from tests.hunt_programs import program
-
-__all__ = ["browser"]
 
 
 def _hunt_page(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any]:

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from tests.browser.test_report_browser import ARTIFACTS, INK, TIME_AXIS, time_axis_is_small
-from tests.browser.test_report_browser import browser as browser
 from tests.ghc_programs import build
 from tests.readers import eventlog_reader
 

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from tests.browser.test_report_browser import ARTIFACTS
-from tests.browser.test_report_browser import browser as browser
 from tests.live.modern import halvm, wait_for
 from tests.newuser import GHCS, MAPCACHE, SPARKS, WAITS, built, run
 

@@ -1,15 +1,13 @@
 """Reports in a real headless Chromium: they draw the data, react, and log no errors.
 
-One browser per module. Screenshots go to tests/artifacts/ (git-ignored; CI keeps them).
+One browser per session (``tests/browser/conftest.py``). Screenshots go to tests/artifacts/
+(git-ignored; CI keeps them).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from halvm_prof.formats.ipe import GROUPINGS
 from halvm_prof.inputs.source import Source, open_source
 from halvm_prof.model import HeapEnd, HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
-from tests.conftest import CORPUS, DATA, require_program
+from tests.conftest import CORPUS, DATA
 from tests.sources import postmortem_of, report_of
 from tests.unit.test_report_groupings import summary_rows
 
@@ -64,38 +62,6 @@ for (let i = 0; i < img.length; i += 4) {
 }
 return ink / (cv.width * cv.height);
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium = require_program("chromium", "chromium")
-    driver_path = require_program("chromedriver", "chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    profile = tempfile.mkdtemp(prefix="halvm-chromium-")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--window-size=1300,1000",
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _open(browser: Any, html: Path) -> None:

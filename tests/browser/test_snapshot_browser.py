@@ -21,10 +21,8 @@ from halvm_prof.formats.snapshot import (
     SnapshotType,
     write_snapshot,
 )
-from tests.browser.test_report_browser import ARTIFACTS, EVIL, INK, _errors, _open, browser
+from tests.browser.test_report_browser import ARTIFACTS, EVIL, INK, _errors, _open
 from tests.snapshot_programs import program
-
-__all__ = ["browser"]
 
 
 def _page(args: list[str], page: Path) -> Any:

@@ -29,14 +29,12 @@ from tests.browser.test_report_browser import (
     _ink,
     _open,
     _shot,
-    browser,
     write_file_report,
 )
 from tests.conftest import DATA, in_ci, require_system
 from tests.ghc_programs import build
 from tests.sources import read_timeline
 
-__all__ = ["browser"]
 OURS = DATA / "eventlog" / "ghc"
 RUN = (0x2E, 0x8B, 0x57)
 GC = (0xE8, 0x73, 0x1A)

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from tests.conftest import CORPUS, DATA, require_program
+from tests.ghc_programs import THREADED, build, copy_into
 from tests.readers import eventlog_reader
 
 OURS = DATA / "eventlog" / "ghc"
@@ -174,18 +175,12 @@ def test_stats_agree_with_debian_ghc_events_on_the_corpus() -> None:
         assert data["events"] == len(re.findall(r"^\d+: ", body, re.M)) + markers
 
 
-@pytest.fixture(scope="module")
-def ghc_programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ghc = require_program("ghc", "ghc")
-    work = tmp_path_factory.mktemp("ghc")
-    for src in ("ParFib.hs", "Spin.hs"):
-        shutil.copy((CORPUS / "src" if src == "ParFib.hs" else OURS) / src, work / src)
-        subprocess.run(
-            [ghc, "-O1", "-threaded", "-eventlog", "-rtsopts", "-outputdir", f"o-{src}",
-             "-o", src[:-3].lower(), src],
-            cwd=work, check=True, capture_output=True,
-        )  # fmt: skip
-    return work
+@pytest.fixture
+def ghc_programs(tmp_path: Path) -> Path:
+    """A fresh folder holding ParFib and Spin (threaded, with the eventlog RTS) to run from."""
+    for name in ("ParFib", "Spin"):
+        copy_into(build(name, flags=THREADED), tmp_path)
+    return tmp_path
 
 
 def test_killed_ghc_program_shows_every_complete_event(ghc_programs: Path) -> None:

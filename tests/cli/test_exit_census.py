@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from halvm_prof.live.state import LiveState
-from tests.ghc_programs import build
+from tests.ghc_programs import SOURCES, build, built, copy_into
 from tests.sources import heap_verdict_of, read_hp
 from tests.unit.test_follow import hp_follower
 
@@ -110,11 +110,11 @@ def test_the_fall_at_the_end_on_ghc_9_6() -> None:
     """GHC 9.6.6's RTS throws and profiles the same way: the same program, the same verdict."""
     from tests import ghc96
 
-    source = Path(__file__).resolve().parents[1] / "data" / "live" / "Collapse.hs"
+    flags = ["-O1", "-prof", "-fprof-auto", "-rtsopts"]
     with ghc96.work_dir() as folder:
-        exe = ghc96.build(source, ["-O1", "-prof", "-fprof-auto", "-rtsopts"], folder)
+        exe = copy_into(built(SOURCES["Collapse"], flags, "9.6"), folder)
         ran = ghc96.run_in_chroot(
-            [f"./{exe}", "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
+            [f"./{exe.name}", "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
             folder,
             check=False,
             timeout=120,

@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 
 from halvm_prof.analysis.hunt import FIXES, SUSPECT_MODES
 from halvm_prof.cli.app import cli
+from tests.conftest import sampled
 from tests.hunt_programs import FLAGS, GHCS, Hunted, program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,8 +109,14 @@ def check_suspect(s: dict[str, Any], cause: Cause, first: bool) -> None:
     assert all(r["status"] == "ok" for r in s["runs"] if r["mode"] != "b")
 
 
-@pytest.mark.parametrize("ghc", GHCS)
-@pytest.mark.parametrize("name", sorted(CAUSES))
+#: The hunts every run makes: each cause once, each GHC at least once; 9.0's TwoPass is the
+#: hunt whose -hb run crashes, 9.10's Lazy the one whose holder is a lambda (main.\\).
+EVERYDAY_HUNTS = {("TwoPass", "9.0"), ("Lazy", "9.10"), ("Cache", "9.6"), ("Accum", "9.6")}
+
+
+@pytest.mark.parametrize(
+    ("name", "ghc"), sampled([(n, g) for n in sorted(CAUSES) for g in GHCS], EVERYDAY_HUNTS)
+)
 def test_hunt_names_the_cause_built_in(
     ghc: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,7 +160,7 @@ def test_no_leak_no_suspect(ghc: str, tmp_path: Path, monkeypatch: pytest.Monkey
         assert [r["mode"] for r in data["runs"]] == ["c"]
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", sampled([(g,) for g in GHCS], {("9.6",)}, ids="{}"))
 def test_a_mode_that_crashes_leaves_a_verdict_from_the_others(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -335,7 +342,7 @@ def test_from_eventlogs_gives_the_verdict_of_their_hp_files(tmp_path: Path) -> N
         assert from_logs["settle"] == from_hps["settle"] == ["+RTS -hb -hcrecord -RTS"]
 
 
-@pytest.mark.parametrize("ghc", [g for g in GHCS if g != "9.0"])
+@pytest.mark.parametrize("ghc", sampled([(g,) for g in GHCS if g != "9.0"], {("9.10",)}, ids="{}"))
 def test_an_info_table_map_names_the_thunks_source_span(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,9 +27,9 @@ def _refused(code: int, out: str, err: str) -> str:
 
 
 def test_prepare_refuses_what_xen_config_check_refuses(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    progs = build_ghc_programs(str(tmp_path_factory.getbasetemp() / "ghc-belong"))
+    progs = build_ghc_programs()
     monkeypatch.chdir(tmp_path)
     shutil.copy(progs["plain"], "plain.elf")
     (tmp_path / "empty.elf").write_bytes(b"")

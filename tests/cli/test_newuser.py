@@ -305,9 +305,10 @@ def test_report_without_o_writes_name_html_and_keeps_a_file_not_ours(
         page.write_text("<p>my notes</p>\n")
         kept = CliRunner().invoke(cli, ["report", str(hp)])
         assert kept.exit_code == 1 and page.read_text() == "<p>my notes</p>\n"
-        assert "accumulate.html: already exists and is not a page halvm-prof wrote" in (
-            kept.stderr
-        ) and "--force" in kept.stderr
+        assert (
+            "accumulate.html: already exists and is not a page halvm-prof wrote" in (kept.stderr)
+            and "--force" in kept.stderr
+        )
         forced = CliRunner().invoke(cli, ["report", str(hp), "--force"])
         assert forced.exit_code == 0 and "accumulate" in _report_data(page)["title"]
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from tests.conftest import DATA, require_program
+from tests.ghc_programs import built, copy_into
 from tests.ghcchroot import GHC96, GHC910, Chroot
 from tests.unit.test_z_names import z_encoded
 
@@ -27,7 +28,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 def _record(chroot: Chroot, debug: str, folder: Path) -> tuple[Path, Path, Path]:
     """Work built with ``-O1 <debug>`` in ``folder`` (under the chroot) and recorded there:
     the binary, perf.data and the program's eventlog, as the host sees them."""
-    chroot.build(WORK, ["-O1", debug, "-rtsopts"], folder, "work")
+    copy_into(built(WORK, ["-O1", debug, "-rtsopts"], chroot.ghc, name="work"), folder)
     log = folder / "work.eventlog"
     code, _, err = _run(
         "record", "-F", "2000", "-o", str(folder / "rec"), "--",

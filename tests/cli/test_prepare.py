@@ -21,10 +21,8 @@ def run(*argv: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def test_prepare_then_run_then_convert(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    progs = build_ghc_programs(str(tmp_path_factory.getbasetemp() / "ghc-prepare"))
+def test_prepare_then_run_then_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    progs = build_ghc_programs()
     monkeypatch.chdir(tmp_path)
     shutil.copy(progs["profiled"], "app.elf")
     code, out, err = run(

@@ -125,9 +125,7 @@ def test_record_ends_what_the_program_left_running_and_holds_its_stderr(tmp_path
     exe = build("Ticker", tmp_path)
     token = f"784.{random.randrange(10**6):06d}"
     # 400 MB on standard error, then a background child that holds the pipe for 784 s.
-    script = _script(
-        tmp_path, f'head -c 400000000 /dev/zero >&2\nsleep {token} &\nexec {exe} "$@"'
-    )
+    script = _script(tmp_path, f'head -c 400000000 /dev/zero >&2\nsleep {token} &\nexec {exe} "$@"')
     rec = tmp_path / "rec"
     started = time.monotonic()
     # Was: the whole of it kept in memory, then a wait for the pipe's end (784 s).

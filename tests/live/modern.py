@@ -8,7 +8,6 @@ A chroot program runs as ``unshare --mount-proc --root=ROOT --wd=DIR ./prog``: a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import DATA
-from tests.ghc_programs import build as host_build
+from tests.ghc_programs import built, copy_into
 from tests.ghcchroot import GHC96, GHC910, Chroot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +34,7 @@ TICKER = DATA / "live" / "Ticker.hs"
 WAYS: dict[str, list[str]] = {
     "thr": ["-O1", "-rtsopts", "-threaded"],
     "plain": ["-O1", "-rtsopts"],
-    "prof": ["-O1", "-rtsopts", "-threaded", "-prof", "-fprof-auto"],
+    "prof": ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded"],
     "hi": ["-O1", "-rtsopts", "-threaded", "-finfo-table-map", "-fdistinct-constructor-tables"],
 }
 #: The GHCs: None is the host's 9.0.
@@ -63,26 +62,6 @@ class Program:
         (self.folder / "release").touch()
 
 
-def _chroot_exe(chroot: Chroot, source: Path, flags: list[str]) -> Path:
-    """``source`` built with the chroot's GHC, once per flags, under its /tmp."""
-    root = chroot.root()
-    key = hashlib.sha256(source.read_bytes() + " ".join(flags).encode()).hexdigest()[:16]
-    name = source.stem.lower()
-    folder = root / "tmp" / f"halvm-prof-ghc-{name}-{key}"
-    exe = folder / name
-    if exe.exists():
-        return exe
-    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name}-", dir=root / "tmp"))
-    try:
-        chroot.build(source, flags, scratch, name)
-        scratch.rename(folder)  # published whole, as tests/ghc_programs.py does
-    except OSError:
-        pass
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return exe
-
-
 @contextmanager
 def program(ghc: str, way: str, args: list[str], source: Path = TICKER) -> Iterator[Program]:
     """``source`` built by GHC ``ghc`` in ``way``, ready to run with ``args`` from a fresh
@@ -90,16 +69,16 @@ def program(ghc: str, way: str, args: list[str], source: Path = TICKER) -> Itera
     chroot = GHCS[ghc]
     flags = WAYS[way]
     if chroot is None:
-        exe = host_build(source.stem, Path(tempfile.gettempdir()), [*flags, "-eventlog"])
+        exe = built(source, [*flags, "-eventlog"])
         folder = Path(tempfile.mkdtemp(prefix="halvm-test-"))
         try:
             yield Program([str(exe), *args], folder, None, exe)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
-    exe = _chroot_exe(chroot, source, flags)
+    exe = built(source, flags, ghc)
     with chroot.work_dir() as folder:
-        shutil.copy2(exe, folder / exe.name)
+        copy_into(exe, folder)
         argv = chroot.command([f"./{exe.name}", *args], folder)
         yield Program(argv, folder, chroot.root(), folder / exe.name)
 

@@ -6,7 +6,6 @@ closure types."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,11 +20,15 @@ from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from tests.conftest import DATA
+from tests.ghc_programs import built, copy_into
 from tests.sources import summary_of
 
 HERE = DATA / "ghc96"
 LOG = HERE / "leaky-hi-l.eventlog"
 HP = HERE / "leaky-hi-l.hp"
+LEAKY = DATA / "corpus" / "src" / "Leaky.hs"
+#: How tests/data/ghc96/make-fixtures.sh builds leaky-ipe.
+IPE_FLAGS = ["-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables", "-rtsopts"]
 ENTRY = re.compile(r"Info Table: ([0-9a-f]+):(\d+):(\S+) - (.*)$")
 
 
@@ -136,20 +139,7 @@ def test_a_binarys_symbols_name_the_tables_with_their_closure_types(tmp_path: Pa
     """Built as make-fixtures.sh builds leaky-ipe (GHC is deterministic here: the same
     addresses), the binary holds the IPE entries its eventlog carries, and its symbols name the
     library and runtime tables those leave, agreeing on closure types where both name one."""
-    from tests.ghc96 import run_in_chroot, work_dir
-
-    with work_dir(prefix="names-") as d:
-        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)  # as make-fixtures.sh does
-        run_in_chroot(
-            [
-                "ghc", "-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables",
-                "-rtsopts", "-outputdir", "o2", "-o", "leaky-ipe", "Leaky.hs",
-            ],
-            d,
-            capture_output=True,
-        )  # fmt: skip
-        binary = tmp_path / "leaky-ipe"
-        shutil.copy(d / "leaky-ipe", binary)
+    binary = copy_into(built(LEAKY, IPE_FLAGS, "9.6"), tmp_path, "leaky-ipe")
     elf = load_names(binary)
     ipe = load_names(LOG)
     # The binary's own IPE lists hold exactly the entries its run wrote into the eventlog.
@@ -240,17 +230,7 @@ def _ipe_buf_offset(binary: Path) -> int:
 def test_a_damaged_ipe_list_falls_back_to_the_symbols(tmp_path: Path) -> None:
     """A list claiming a huge count, or string offsets past any table, is not read (no memory
     follows the claim): the tables keep their symbol names."""
-    from tests.ghc96 import run_in_chroot, work_dir
-
-    with work_dir(prefix="names-") as d:
-        shutil.copy(DATA / "corpus" / "src" / "Leaky.hs", d)
-        run_in_chroot(
-            ["ghc", "-O1", "-finfo-table-map", "-rtsopts", "-o", "leaky", "Leaky.hs"],
-            d,
-            capture_output=True,
-        )
-        good = tmp_path / "leaky"
-        shutil.copy(d / "leaky", good)
+    good = copy_into(built(LEAKY, ["-O1", "-finfo-table-map", "-rtsopts"], "9.6"), tmp_path)
     at = _ipe_buf_offset(good)
     assert any(t.origin == "ipe" for t in load_names(good).tables)  # a non-profiled build too
     for patch_at, patch in ((at + 16, (2**40).to_bytes(8, "little")), (at + 24 + 12, b"\xff" * 4)):

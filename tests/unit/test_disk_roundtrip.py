@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from halvm_prof.disk.image import DiskImage, create_image
 from halvm_prof.disk.recovery import plan_recovery, write_recovered
 from halvm_prof.disk.writer import write_profile
+from tests.conftest import examples
 
 band_names = st.text(
     st.characters(codec="utf-8", exclude_characters="\t\n\r\0"),
@@ -45,7 +46,7 @@ def _whole_lines(text: bytes) -> bytes:
     return text[: text.rfind(b"\n") + 1]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(heap_profiles(), st.sampled_from([4, 8]), st.floats(0.0, 1.0))
 def test_any_crash_gives_a_well_formed_prefix(
     tmp_path_factory: pytest.TempPathFactory, text: bytes, word: int, where: float

@@ -3,10 +3,9 @@ ghc-events (Debian's library, built into a small reader) as ThreadScope would re
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import json
 import subprocess
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -15,14 +14,16 @@ from click.testing import CliRunner
 from halvm_prof.cli.app import cli
 from halvm_prof.formats.eventlog.walk import BLOCK_MARKER
 from tests.conftest import DATA, require_program, require_system
+from tests.ghc_programs import built
 from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
 BINARY, DATA_FILE, LOG = PERF / "work", PERF / "work-n2.perf.data", PERF / "work-n2.eventlog"
 
 
+@functools.cache
 def ghc_events_reader() -> Path:
-    """``PerfEvents.hs`` built against Debian's ghc-events, once per source."""
+    """``PerfEvents.hs`` built against Debian's ghc-events (once: ``tests/ghc_programs.py``)."""
     ghc = require_program("ghc", "ghc")
     listed = subprocess.run(
         [ghc, "-e", "return ()", "-package", "ghc-events"], capture_output=True, check=False
@@ -30,18 +31,7 @@ def ghc_events_reader() -> Path:
     require_system(
         listed.returncode == 0, "ghc-events for GHC (Debian package libghc-ghc-events-dev)"
     )
-    source = PERF / "PerfEvents.hs"
-    key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"halvm-prof-perfevents-{key}"
-    exe = folder / "perfevents"
-    if not exe.exists():
-        folder.mkdir(exist_ok=True)
-        subprocess.run(
-            [ghc, "-O0", "-package", "ghc-events", "-outputdir", str(folder / "o"),
-             "-o", str(exe), str(source)],
-            check=True, capture_output=True, timeout=600,
-        )  # fmt: skip
-    return exe
+    return built(PERF / "PerfEvents.hs", ["-O0", "-package", "ghc-events"])
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -144,7 +144,8 @@ def test_hp_follower_on_a_growing_file(tmp_path: Path) -> None:
 def test_hp_follower_watches_leaky_run(tmp_path: Path) -> None:
     exe = build("Leaky", tmp_path)
     proc = subprocess.Popen(
-        [str(exe), "500000", "+RTS", "-hc", "-i0.1", "-RTS"],
+        # About 2 s of CPU and 11 censuses, each flushed as it is taken (500000 took 14 s).
+        [str(exe), "100000", "+RTS", "-hc", "-i0.05", "-RTS"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )

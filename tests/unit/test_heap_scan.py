@@ -17,7 +17,7 @@ from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import HpParser, HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapEnd, HeapProfile
-from tests.conftest import DATA, SWEEPS, require_system, sweep
+from tests.conftest import DATA, SWEEPS, examples, require_system, sweep
 from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
@@ -78,7 +78,7 @@ def test_a_cut_at_every_byte_scans_as_the_python_reader_reads(path: Path, every:
         same(scanned(data[:cut]), data[:cut])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(profiles(), st.integers(1, 64))
 def test_generated_profiles_scan_as_the_python_reader_reads(
     profile: HeapProfile, chunk: int

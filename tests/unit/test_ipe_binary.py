@@ -40,12 +40,14 @@ from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import HeapSample
 from tests.conftest import DATA
+from tests.ghc_programs import built, copy_into
 from tests.ghcchroot import CHROOTS, GHC910, Chroot
 from tests.unit.test_z_names import z_encoded
 
 BUILDS = {
-    "prof": ["-prof", "-finfo-table-map", "-fdistinct-constructor-tables"],
-    "noprof": ["-finfo-table-map", "-fdistinct-constructor-tables"],
+    # as tests/data/ghc96/make-fixtures.sh builds leaky-ipe (test_band_names builds it so too)
+    "prof": ["-O1", "-prof", "-finfo-table-map", "-fdistinct-constructor-tables", "-rtsopts"],
+    "noprof": ["-O1", "-finfo-table-map", "-fdistinct-constructor-tables", "-rtsopts"],
 }
 
 
@@ -67,14 +69,14 @@ def _hi_run(chroot: Chroot, build: str, keep: Path) -> HiRun:
     key = (chroot.ghc, build)
     if key not in _RUNS:
         with chroot.work_dir(prefix="ipe-") as d:
-            exe = chroot.build(
-                DATA / "corpus" / "src" / "Leaky.hs", ["-O1", "-rtsopts", *BUILDS[build]], d
+            exe = copy_into(
+                built(DATA / "corpus" / "src" / "Leaky.hs", BUILDS[build], chroot.ghc), d
             )
-            chroot.run([f"./{exe}", "50000", "+RTS", "-hi", "-l", "-i0.002", "-RTS"], d)
+            chroot.run([f"./{exe.name}", "50000", "+RTS", "-hi", "-l", "-i0.002", "-RTS"], d)
             out = keep / f"{chroot.ghc}-{build}"
             out.mkdir()
             for suffix in ("", ".hp", ".eventlog"):
-                shutil.copy(d / f"{exe}{suffix}", out / f"leaky{suffix}")
+                shutil.copy(d / f"{exe.name}{suffix}", out / f"leaky{suffix}")
         _RUNS[key] = HiRun(out / "leaky", out / "leaky.hp", out / "leaky.eventlog")
     return _RUNS[key]
 

@@ -21,6 +21,7 @@ from halvm_prof.perf.annotate import RULE, FunctionAnnotation, PerfAnnotation
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.perf.reader import Mmap
 from tests.conftest import DATA, require_program
+from tests.ghc_programs import built, copy_into
 from tests.ghcchroot import GHC96, GHC910, Chroot
 from tests.perf_oracle import PerfLine, perf_annotate_lines, readelf_blocks
 from tests.readers import perf_data
@@ -52,19 +53,12 @@ def _record(perf: str, out: Path, command: list[str], cwd: Path) -> None:
 
 
 def _host(perf: str) -> Iterator[Recording]:
-    ghc = require_program("ghc", "ghc")
     folder = Path(tempfile.mkdtemp(prefix="halvm-annotate-"))
     try:
+        exe = copy_into(built(WORK, ["-O1", "-g", "-rtsopts"], name="work"), folder)
         shutil.copyfile(WORK, folder / "Work.hs")
-        subprocess.run(
-            [ghc, "-O", "-g", "-rtsopts", "-outputdir", "o", "-o", "work", "Work.hs"],
-            cwd=folder,
-            check=True,
-            capture_output=True,
-            timeout=900,
-        )
         _record(perf, folder / "work.perf.data", ["./work", "1"], folder)
-        yield Recording("9.0", folder / "work", folder / "work.perf.data", None, folder)
+        yield Recording("9.0", exe, folder / "work.perf.data", None, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -73,9 +67,10 @@ def _chroot(perf: str, chroot: Chroot) -> Iterator[Recording]:
     root = chroot.root()
     with chroot.work_dir(root, prefix="halvm-annotate-") as folder:
         # GHC 9.2 and later write source notes only from -g3 on.
-        exe = chroot.build(WORK, ["-O", "-g3", "-rtsopts"], folder, "work")
-        _record(perf, folder / "work.perf.data", chroot.command([f"./{exe}", "1"], folder), folder)
-        yield Recording(chroot.ghc, folder / exe, folder / "work.perf.data", root, folder)
+        exe = copy_into(built(WORK, ["-O1", "-g3", "-rtsopts"], chroot.ghc, name="work"), folder)
+        shutil.copyfile(WORK, folder / "Work.hs")
+        _record(perf, folder / "work.perf.data", chroot.command(["./work", "1"], folder), folder)
+        yield Recording(chroot.ghc, exe, folder / "work.perf.data", root, folder)
 
 
 @pytest.fixture(scope="module", params=["9.0", "9.6", "9.10"])
@@ -255,10 +250,10 @@ def test_a_binary_without_source_notes_says_how_to_get_them() -> None:
     require_program("objdump", "binutils")
     root = GHC96.root()
     with GHC96.work_dir(root, prefix="halvm-annotate-") as folder:
-        exe = GHC96.build(WORK, ["-O", "-g", "-rtsopts"], folder, "work")
-        _record(perf, folder / "p.data", GHC96.command([f"./{exe}", "1"], folder), folder)
+        exe = copy_into(built(WORK, ["-O1", "-g", "-rtsopts"], GHC96.ghc, name="work"), folder)
+        _record(perf, folder / "p.data", GHC96.command(["./work", "1"], folder), folder)
         with open_source(folder / "p.data") as source:
-            a = perf_annotate(source, folder / exe, symbol="collatz")
+            a = perf_annotate(source, exe, symbol="collatz")
     (f,) = a.functions
     assert f.samples > 0 and f.unnoted == f.samples and not f.spans
     assert any("GHC 9.2 and later write them only with -g3" in n for n in a.notes)

@@ -37,7 +37,7 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.json_text import JsonText
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
-from tests.conftest import CORPUS, DATA, Golden, in_ci, require_system
+from tests.conftest import CORPUS, DATA, Golden, examples, in_ci, require_system
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline, report_of, summary_of
 
@@ -183,7 +183,7 @@ _EXACT = timeline_page._EXACT
         st.integers(-(10**30), 10**30),
     )
 )
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 def test_seconds_on_the_page_are_the_rounded_ones(ns: int) -> None:
     """The fast path of the page's seconds (no ``round`` below 2**23 s) gives the same float
     as rounding to the ns, for an interval and a collection as for any other time."""
@@ -276,7 +276,7 @@ def _records(draw: st.DrawFn) -> tuple[list[Interval], list[Collection]]:
 
 
 @given(_records(), st.one_of(st.none(), _TIMES))
-@settings(max_examples=1500)
+@settings(max_examples=examples(1500))
 def test_the_compiled_rows_are_json_of_the_python_rows(
     records: tuple[list[Interval], list[Collection]], until: int | None
 ) -> None:

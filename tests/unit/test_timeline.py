@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import itertools
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -21,6 +20,7 @@ from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
 from tests.conftest import CORPUS, DATA, require_program
 from tests.eventlog_bytes import threads_log
+from tests.ghc_programs import THREADED, build, copy_into
 from tests.readers import eventlog_reader
 from tests.sources import eventlog_stats_of, read_timeline
 
@@ -265,16 +265,11 @@ def test_cut_logs_draw_open_intervals_to_the_cut() -> None:
     assert marked > 0
 
 
-@pytest.fixture(scope="module")
-def spin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ghc = require_program("ghc", "ghc")
-    work = tmp_path_factory.mktemp("spin")
-    shutil.copy(OURS / "Spin.hs", work / "Spin.hs")
-    subprocess.run(
-        [ghc, "-O1", "-threaded", "-eventlog", "-rtsopts", "-o", "spin", "Spin.hs"],
-        cwd=work, check=True, capture_output=True,
-    )  # fmt: skip
-    return work
+@pytest.fixture
+def spin(tmp_path: Path) -> Path:
+    """A fresh folder holding Spin (threaded, with the eventlog RTS) to run from."""
+    copy_into(build("Spin", flags=THREADED), tmp_path)
+    return tmp_path
 
 
 def test_killed_program_gives_a_cut_timeline(spin: Path) -> None:

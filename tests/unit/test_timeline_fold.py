@@ -35,7 +35,7 @@ from halvm_prof.timeline.model import (
     Timeline,
 )
 from tests import eventlog_bytes as eb
-from tests.conftest import DATA, SWEEPS, in_ci, require_system, sweep
+from tests.conftest import DATA, SWEEPS, examples, in_ci, require_system, sweep
 
 #: Every eventlog under tests/data (GHC 9.0, 9.6 and, once there, 9.10 in ghc910/).
 FIXTURES = sorted(DATA.rglob("*.eventlog"))
@@ -296,7 +296,7 @@ def _logs(draw: st.DrawFn) -> bytes:
     return header + b"".join(body) + eb.END
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_logs(), st.sampled_from(sorted(BUDGETS)), st.booleans(), st.sampled_from([0, 1, 2]))
 def test_generated_logs_fold_alike(log: bytes, budget: str, sinks: bool, also: int) -> None:
     _compiled_built()
@@ -454,7 +454,7 @@ def test_the_incremental_figures_grow_with_the_log(monkeypatch: pytest.MonkeyPat
     assert 0 < last.latest["size"][1] <= max(last.heap_size)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_logs(), st.lists(st.integers(1, 4000), max_size=6))
 def test_generated_logs_fed_in_pieces_fold_as_whole(log: bytes, cuts: list[int]) -> None:
     _compiled_built()

@@ -21,7 +21,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.formats.eventlog.walk import State, walk_python
 from tests import eventlog_bytes as eb
-from tests.conftest import CORPUS, DATA, in_ci, require_system
+from tests.conftest import CORPUS, DATA, examples, in_ci, require_system
 from tests.readers import eventlog_reader
 
 LOG_FOLDERS = [DATA / "eventlog" / "ghc", DATA / "eventlog" / "ghc-events", CORPUS, DATA / "ghc96"]
@@ -185,7 +185,7 @@ def _events(draw: st.DrawFn) -> tuple[bytes, int]:
     return b"".join(out) + eb.END, events
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_events(), st.data())
 def test_generated_logs_are_walked_whole_and_alike(
     sample: tuple[bytes, int], data: st.DataObject

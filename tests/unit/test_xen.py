@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,7 +19,8 @@ from halvm_prof.xen import libxlutil
 from halvm_prof.xen.check import kernel_build
 from halvm_prof.xen.generate import ConfigSpec, render_config
 from halvm_prof.xen.xlcfg import disk_spec, parse_config, parse_disk
-from tests.conftest import CORPUS, require_program, require_system
+from tests.conftest import CORPUS, examples, require_program, require_system
+from tests.ghc_programs import built, stripped
 
 
 def profiling_rts(ghc: str) -> Path | None:
@@ -44,43 +44,23 @@ def need_xen_disks() -> None:
 
 
 @functools.cache
-def build_ghc_programs(base: str) -> dict[str, Path]:
-    """The corpus's Leaky.hs built with and without -prof (and stripped copies), by real GHC."""
+def build_ghc_programs() -> dict[str, Path]:
+    """The corpus's Leaky.hs built with and without -prof (and stripped copies), by real GHC
+    (through the shared builder, ``tests/ghc_programs.py``)."""
     ghc = require_program("ghc", "ghc")
     require_system(
         profiling_rts(ghc) is not None, "GHC's profiling runtime (Debian package ghc-prof)"
     )
-    out = Path(base)
-    out.mkdir(parents=True, exist_ok=True)
-    src = out / "Leaky.hs"
-    shutil.copy(CORPUS / "src" / "Leaky.hs", src)
     progs = {}
     for name, flags in (("profiled", ["-prof", "-fprof-auto"]), ("plain", [])):
-        exe = out / f"{name}.elf"
-        subprocess.run(
-            [
-                ghc,
-                "-O0",
-                "-rtsopts",
-                *flags,
-                "-outputdir",
-                str(out / name),
-                "-o",
-                str(exe),
-                str(src),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        stripped = out / f"{name}-stripped.elf"
-        subprocess.run(["strip", "-o", str(stripped), str(exe)], check=True)
-        progs[name], progs[f"{name}-stripped"] = exe, stripped
+        exe = built(CORPUS / "src" / "Leaky.hs", ["-O0", "-rtsopts", *flags], name=f"{name}.elf")
+        progs[name], progs[f"{name}-stripped"] = exe, stripped(exe)
     return progs
 
 
 @pytest.fixture(scope="session")
-def ghc_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return build_ghc_programs(str(tmp_path_factory.mktemp("ghc")))
+def ghc_programs() -> dict[str, Path]:
+    return build_ghc_programs()
 
 
 paths = st.text(
@@ -90,7 +70,7 @@ paths = st.text(
 ).filter(lambda s: not s.endswith(","))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     paths,
     st.integers(1, 1 << 20),

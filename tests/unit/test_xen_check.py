@@ -30,11 +30,9 @@ def expected(path: Path) -> set[tuple[int, str]]:
 
 
 @pytest.fixture
-def run_dir(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder with the kernels and disks the crafted configs name."""
-    progs = build_ghc_programs(str(tmp_path_factory.getbasetemp() / "ghc-check"))
+    progs = build_ghc_programs()
     shutil.copy(progs["profiled-stripped"], tmp_path / "profiled.elf")
     shutil.copy(progs["plain"], tmp_path / "plain.elf")
     create_image(tmp_path / "prof.disk", 2 << 20)

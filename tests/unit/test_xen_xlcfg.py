@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from halvm_prof.errors import ConfigError
 from halvm_prof.xen import libxlutil
 from halvm_prof.xen.xlcfg import c_strtol, parse_config, parse_disk
+from tests.conftest import examples
 from tests.unit.test_xen import need_xen, need_xen_disks
 
 REAL_SYNTAX = """# a hand-written config
@@ -125,7 +126,7 @@ _FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map("".join))
 def test_random_token_soup_gets_xens_verdict_and_values(text: str) -> None:
     need_xen()
@@ -231,7 +232,7 @@ _DISK_FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_DISK_FRAGMENTS), max_size=10).map("".join))
 def test_random_disk_specs_agree_with_xen(spec: str) -> None:
     need_xen_disks()

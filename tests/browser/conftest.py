@@ -1,0 +1,68 @@
+"""One headless Chromium for the whole session (a start is a few seconds of CPU; there were
+seven, one per module), handed to each test on a blank page with nothing of the last test's:
+its other windows closed, its console log read away, the window at its size."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import require_program
+
+WINDOW = (1300, 1000)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    path = require_program("chromium", "chromium")
+    driver_path = require_program("chromedriver", "chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = path
+    profile = tempfile.mkdtemp(prefix="halvm-chromium-")
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Any]:
+    """The session's Chromium, on a blank page, as a fresh one would be."""
+    _reset(chromium)
+    yield chromium
+    _reset(chromium)
+
+
+def _reset(driver: Any) -> None:
+    for handle in driver.window_handles[1:]:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(driver.window_handles[0])
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+    driver.get_log("browser")  # read away: a test sees only its own page's messages
+    if tuple(driver.get_window_size().values()) != WINDOW:
+        driver.set_window_size(*WINDOW)
