@@ -29,8 +29,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-except ImportError:  # httptools is not installed: h11 parses (see _connection_class)
-    HttpToolsProtocol = None  # type: ignore[assignment,misc]
+
+    #: httptools is installed (a dependency on Linux).
+    HTTPTOOLS = True
+except ImportError:  # h11 parses (see _connection_class); the class below is then never used
+    HttpToolsProtocol = H11Protocol  # type: ignore[assignment,misc]
+    HTTPTOOLS = False
 
 #: Connections served at once, at most (fewer when the file-descriptor limit is low).
 MAX_CONNECTIONS = 512
@@ -405,10 +409,6 @@ class HttpToolsConnection(_Guarded, HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self._busy()  # the request is whole: it is being answered
-
-
-#: httptools is installed (a dependency on Linux).
-HTTPTOOLS = HttpToolsProtocol is not None
 
 
 def _connection_class() -> type[H11Connection] | type[HttpToolsConnection]:

@@ -660,7 +660,7 @@ class LiveState:
         # band charted (and in /metrics) is never smaller now than one summed into OTHER,
         # whose bands _admit keeps no larger than any named one. By peak alone, a -hy
         # profile's early types outranked the large ones that came later.
-        newest = points[-1][1] if points else {}
+        newest = points[-1][1][1] if points else {}
         index, peak = self.band_index, self.band_peak
         names = sorted(index, key=lambda n: (-newest.get(index[n], 0), -peak[index[n]], n))
         top = [n for n in names if n != OTHER][:TOP_BANDS]

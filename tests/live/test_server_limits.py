@@ -231,9 +231,11 @@ def test_page_is_rendered_once_and_answers_if_none_match(
     renders = []
     from halvm_prof.live.page import render_live_page as real
 
-    def counted(title: str, token: str | None, fleet: str | None = None) -> str:
+    def counted(
+        title: str, token: str | None, fleet: str | None = None, retitle: str | None = None
+    ) -> str:
         renders.append(title)
-        return real(title, token, fleet)
+        return real(title, token, fleet, retitle)
 
     monkeypatch.setattr(live_routes, "render_live_page", counted)
     hub, _ = _hub(tmp_path)
