@@ -1,5 +1,5 @@
 """Human units shared by every stage: byte sizes (``64M`` in, ``64 MiB`` out; binary multiples,
-as dd and xl use)."""
+as dd and xl use) and seconds (``0.27 s``, ``2 min 5 s``)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,13 @@ def format_size(n: int) -> str:
         if value < 1024 or unit == "TiB":
             return f"{value:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def format_seconds(value: float) -> str:
+    """Seconds as a person reads them: ``0.27 s`` (two decimals under 10 s), ``12.3 s``,
+    ``2 min 5 s``."""
+    if value < 10:
+        return f"{value:.2f} s"
+    if value < 120:
+        return f"{value:.1f} s"
+    return f"{int(value // 60)} min {int(value % 60)} s"

@@ -25,9 +25,9 @@ SOURCES = {
     "Collapse": DATA / "live" / "Collapse.hs",
     # 160 user markers over the run (the timeline page's marker labels).
     "Markers": DATA / "live" / "Markers.hs",
-    # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky")},
+    # The leak hunt's programs, each with its cause built in, and their fixed twins
+    # (tests/hunt_programs.py).
+    **{p.stem: p for p in sorted((DATA / "hunt").glob("*.hs"))},
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.

@@ -644,8 +644,9 @@
       drawn: () => pending === null };
   }
 
-  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), the
-  // retainer sets holding it (-hr), its biography (-hb); each chart says which run it is from.
+  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), what
+  // it is (-hd), the retainer sets holding it (-hr), its biography (-hb); each chart says which
+  // run it is from, and all of a suspect's charts share one time axis (s.time_axis).
   function huntCharts() {
     const hunt = data.hunt;
     if (!hunt) return;
@@ -667,7 +668,8 @@
           tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
           legend: { type: "scroll", bottom: 0, textStyle: { fontSize: 11 } },
           grid: { left: 70, right: 15, top: 35, bottom: 50 },
-          xAxis: { type: "value", name: "s", min: 0, axisLabel: { formatter: (v) => num(v, 2) } },
+          xAxis: { type: "value", name: "s", min: s.time_axis[0], max: s.time_axis[1],
+            axisLabel: { formatter: (v) => num(v, 2) } },
           yAxis: byteAxis(top),
           series: series.bands.map((b) => ({
             name: b.name, type: "line", stack: "total", areaStyle: {}, symbol: "none",

@@ -6,7 +6,7 @@ module Main (main) where
 
 import Control.Concurrent (forkIO, threadDelay)
 import Control.Concurrent.MVar (MVar, modifyMVar_, newMVar)
-import Control.Monad (forM_, forever)
+import Control.Monad (forM_, forever, when)
 
 reading :: Int -> Int
 reading n = go (8 :: Int) n
@@ -16,6 +16,7 @@ reading n = go (8 :: Int) n
 worker :: MVar [String] -> IO ()
 worker logs = forM_ [1 ..] $ \i -> do
   let r = reading i
+  when (i `mod` 100 == 0) (threadDelay 2000) -- paced as requests come, not as fast as it can
   r `seq` modifyMVar_ logs (\ls -> return (("job " ++ show i ++ ": " ++ show r) : ls))
 
 main :: IO ()
