@@ -23,6 +23,7 @@ producer's thunks are used up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -462,8 +463,9 @@ class SourceLine:
 class Confidence:
     """How sure a verdict is: the fewest censuses of the runs it rests on, how well the rise
     fits a line (when it rose over enough censuses), whether the runs agree (each restricted
-    run saw the suspect at a size like the ``-hc`` run's, and ``-hd`` and ``-hy`` tell the
-    same kind), and a level from them."""
+    run saw the suspect at a size like the ``-hc`` run's: the same leak in every mode), and a
+    level from them. (``-hy`` names a thunk by the type it will have, so it cannot tell
+    thunks from data, and is not held against ``-hd``.)"""
 
     level: Level
     censuses: int
@@ -654,7 +656,7 @@ def producer_in_words(producer: str) -> str:
     """A cost centre as GHC's ``-fprof-auto`` names it, in words: ``main.(...)`` is a pattern
     binding in ``main`` (``(s, c) = ...``), ``main.\\`` a lambda in ``main``, ``go.acc'`` the
     local ``acc'`` in ``go``."""
-    parts = producer.split(".")
+    parts = re.findall(r"\(\.\.\.\)|[^.]+", producer)
     # Module-qualified names (Main.CAF) and operators stay whole.
     if len(parts) < 2 or producer.endswith(".CAF"):
         if producer == "SYSTEM":
@@ -666,7 +668,7 @@ def producer_in_words(producer: str) -> str:
         return producer
     said = []
     for i, p in enumerate(parts[1:], 1):
-        outer = ".".join(parts[:i]).replace(".\\", " (a lambda)")
+        outer = ".".join(parts[:i])
         if p == PATTERN_BINDING:
             said.append(f"a pattern binding in {outer}, such as (s, c) = ...")
         elif p == LAMBDA:
@@ -873,6 +875,8 @@ def _fix(
         return "lazy"
     if kind == "data" and shape == "falls":
         return "second-pass"
+    if kind == "data" and shape == "held":
+        return "drag"
     if kind == "data" and holder is not None and holder.name != "SYSTEM":
         stacks = {cc for stack in made_by for cc in stack.split("/")}
         if not set(holder.name.split(",")) & stacks:
@@ -883,8 +887,6 @@ def _fix(
                 "waiting to walk it again"
             )
             return "second-pass"
-    if kind == "data" and shape == "held":
-        return "drag"
     if kind == "data" and holder is not None:
         return "accumulator" if holder.name == "SYSTEM" else "collection"
     if kind == "data" and held:
@@ -1053,15 +1055,6 @@ def _confidence(
             against.append(
                 f"-h{mode} saw {format_size(seen)} where -hc saw {format_size(suspect.peak)}"
             )
-    by_d, by_y = kinds
-    if (
-        by_y is not None
-        and by_y.kind is not None
-        and by_d.kind is not None
-        and by_y.kind != by_d.kind
-        and {by_d.kind, by_y.kind} != {"stack", "thunks"}
-    ):
-        against.append(f"-hd says {by_d.kind}, -hy says {by_y.kind}")
     agree = not against
     level: Level
     if fewest >= SURE_CENSUSES and agree:
@@ -1101,11 +1094,13 @@ def judge(
     runs: Sequence[HuntRun],
     thunk_producers: frozenset[str] = frozenset(),
     sources: Mapping[str, str] | None = None,
+    forcing: Sequence[str] = (),
 ) -> SuspectVerdict:
     """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
     a mode whose run failed or is missing is absent, and ``runs`` say why).
     ``thunk_producers``: producers of other suspects found to be thunks (data they hold is part
-    of the same lazy accumulation). ``sources``: source lines by span."""
+    of the same lazy accumulation). ``sources``: source lines by span. ``forcing``: the other
+    suspects whose thunks are being forced (BLACKHOLE), the most first."""
     descriptions = _shares(profiles.get("d"))
     types = _shares(profiles.get("y"))
     held = _shares(profiles.get("r"))
@@ -1128,7 +1123,13 @@ def judge(
         evidence.append(f"-hi: {_listed(tables, 2)}")
     source = _source_line(tables, sources or {})
 
-    chain = chain_of(producer_run, suspect) if kind == "stack" else None
+    chain = None
+    if kind == "stack":
+        # The chain: another suspect's thunks being forced (BLACKHOLE) while it grows, else
+        # the producer whose bytes the -hc run shows used up over the same time.
+        chain = next((p for p in forcing if p != suspect.producer), None) or chain_of(
+            producer_run, suspect
+        )
     if kind == "stack":
         evidence.append(
             f"the stack forces a chain of thunks made by {chain} (its bytes are used up over "
@@ -1238,6 +1239,15 @@ def judge_all(
     that suspect's evidence, not a suspect of its own; among thunks, the chain being forced
     (BLACKHOLE) comes before the work it holds; what another suspect holds comes after it."""
 
+    forcing = [
+        p
+        for f, p in sorted(
+            ((_forcing(profiles.get(s.producer, {})), s.producer) for s in suspects),
+            key=lambda e: (-e[0], e[1]),
+        )
+        if f >= MIN_SHARE
+    ]
+
     def all_verdicts(thunky: frozenset[str]) -> list[SuspectVerdict]:
         return [
             judge(
@@ -1247,6 +1257,7 @@ def judge_all(
                 runs.get(s.producer, ()),
                 thunky,
                 sources,
+                forcing,
             )
             for s in suspects
         ]

@@ -441,11 +441,44 @@ class Hunter:
             )
         return "it wrote no heap profile"
 
-    def finer(self, interval: float, censuses: int) -> float:
-        """The interval that gives about :data:`TARGET_CENSUSES`, from a run that had
-        ``censuses`` at ``interval`` (each census also costs the program time the profiler
-        counts, so more come than the interval alone says: measured, not computed)."""
-        return max(FINEST_INTERVAL, interval * max(censuses, 1) / TARGET_CENSUSES)
+
+@dataclass(frozen=True, slots=True)
+class CensusRate:
+    """How many censuses a run makes at an interval, as measured: GHC's profiling timer counts
+    the time each census takes too, so a run of ``work`` seconds of the program's own time
+    makes about ``work / (interval - cost)`` censuses, ``cost`` being one census's time (more
+    for a bigger heap, and for ``-hr``'s retainer sets)."""
+
+    work: float
+    cost: float = 0.0
+
+    @classmethod
+    def measured(
+        cls, first: tuple[float, int], second: tuple[float, int] | None = None
+    ) -> CensusRate:
+        """From one run (``(interval, censuses)``: its cost unknown, taken as none) or two at
+        different intervals (both solved for)."""
+        i1, n1 = first
+        if second is None or second[1] == n1:
+            return cls(i1 * max(n1, 1))
+        i2, n2 = second
+        cost = (n1 * i1 - n2 * i2) / (n1 - n2)
+        cost = min(max(cost, 0.0), 0.9 * min(i1, i2))
+        return cls(max(n1, 1) * (i1 - cost), cost)
+
+    def interval(self, censuses: int = TARGET_CENSUSES) -> float:
+        """The interval for about ``censuses``."""
+        return max(FINEST_INTERVAL, self.work / censuses + self.cost)
+
+    def seen(self, interval: float, censuses: int) -> CensusRate:
+        """The same program's rate in a mode whose run made ``censuses`` at ``interval``: its
+        own census cost, the work as measured."""
+        cost = interval - self.work / max(censuses, 1)
+        return CensusRate(self.work, min(max(cost, 0.0), 0.9 * interval))
+
+
+#: A census's cost in each mode against -hc's, until a run of that mode measures it.
+MODE_COST = {"r": 2.0, "b": 1.5}
 
 
 def _profile(label: str, path: Path, mode: str) -> Profile:
@@ -640,7 +673,7 @@ def _saved_stdin(folder: Path, timeout: float, say: Callable[[str], None]) -> Pa
     return path
 
 
-def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, float, list[str]]:
+def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, CensusRate, list[str]]:
     """The ``-hc`` run that measures the program, made again finer when it has fewer than
     :data:`FIRST_CENSUSES` censuses: its census rate sets every later run's interval."""
     notes: list[str] = []
@@ -667,8 +700,9 @@ def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, 
             path=hunter.program.argv[0],
             hint="run it alone to see why; the hunt needs one run that works",
         )
+    rate = CensusRate.measured((interval, profile.censuses))
     if profile.censuses < FIRST_CENSUSES:
-        finer = hunter.finer(interval, profile.censuses)
+        finer = rate.interval()
         if finer < interval:
             again = hunter.run("c", ["-hc"], finer)
             if again.run.status == "ok" and again.hp is not None:
@@ -678,8 +712,9 @@ def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, 
                 )
                 first.hp.unlink()
                 hunter.finished.remove(first.run)
+                first_count = profile.censuses
                 first, profile = again, _profile(f"{name} -hc", again.hp, "c")
-                interval = finer
+                rate = CensusRate.measured((interval, first_count), (finer, profile.censuses))
     if profile.censuses < SEEN_CENSUSES:
         raise InputError(
             f"ended after {profile.censuses} heap censuses "
@@ -687,13 +722,13 @@ def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, 
             path=hunter.program.argv[0],
             hint="give it more work",
         )
-    return first, profile, interval, notes
+    return first, profile, rate, notes
 
 
 def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntResult:
-    first, producer_run, first_interval, notes = _first_run(hunter, options)
+    first, producer_run, rate, notes = _first_run(hunter, options)
     name = hunter.name
-    interval = hunter.finer(first_interval, producer_run.censuses)
+    rates = {m: CensusRate(rate.work, rate.cost * MODE_COST.get(m, 1.0)) for m in "rdybiT"}
     suspects = find_suspects(producer_run, options.max_suspects)
     runs: list[HuntRun] = [first.run]
     profiles: dict[str, dict[str, Profile]] = {}
@@ -704,7 +739,7 @@ def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntRe
         for mode in (*options.modes, *("i" if info_tables else "")):
             flags = restriction(mode, suspect.producer)
             label = f"{name} -h{mode} -hc{suspect.producer}"
-            done, profile = _restricted(hunter, mode, flags, interval, suspect.producer, label)
+            done, profile = _restricted(hunter, mode, flags, rates, suspect.producer, label)
             runs.append(done.run)
             mine.append(done.run)
             if profile is None:
@@ -723,7 +758,7 @@ def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntRe
     sources = _source_lines(spans, hunter.program, hunter.root, hunter.cwd)
     plain_result = None
     if plain is not None:
-        plain_result = _plain_runs(hunter, plain, interval, producer_run, suspects)
+        plain_result = _plain_runs(hunter, plain, rates, producer_run, suspects)
     verdicts = judge_all(producer_run, suspects, profiles, by_producer, sources=sources)
     return HuntResult(
         program=name,
@@ -741,17 +776,28 @@ def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntRe
 
 
 def _restricted(
-    hunter: Hunter, mode: str, flags: Sequence[str], interval: float, producer: str, label: str
+    hunter: Hunter,
+    mode: str,
+    flags: Sequence[str],
+    rates: dict[str, CensusRate],
+    producer: str,
+    label: str,
 ) -> tuple[ModeRun, Profile | None]:
-    """One suspect's run in ``mode``, made again finer when it has too few censuses."""
+    """One suspect's run in ``mode`` at the interval its mode's rate gives, made again finer
+    when it has fewer than :data:`MIN_CENSUSES`; what it measured sets the mode's rate."""
+    interval = rates[mode].interval()
     done = hunter.run(mode, flags, interval, producer)
     profile = _read(done, label, mode)
-    if profile is not None and profile.censuses < MIN_CENSUSES:
-        finer = hunter.finer(interval, profile.censuses)
+    if profile is None:
+        return done, profile
+    rates[mode] = rates[mode].seen(interval, profile.censuses)
+    if profile.censuses < MIN_CENSUSES:
+        finer = rates[mode].interval()
         if finer < interval:
             again = hunter.run(mode, flags, finer, producer)
             second = _read(again, label, mode)
             if second is not None and second.censuses > profile.censuses:
+                rates[mode] = rates[mode].seen(finer, second.censuses)
                 if done.hp is not None:
                     done.hp.unlink()
                 hunter.finished.remove(done.run)
@@ -774,7 +820,7 @@ def _read(done: ModeRun, label: str, mode: str) -> Profile | None:
 def _plain_runs(
     hunter: Hunter,
     plain: Program,
-    interval: float,
+    rates: dict[str, CensusRate],
     producer_run: Profile,
     suspects: Sequence[Suspect],
 ) -> PlainCheck:
@@ -783,7 +829,7 @@ def _plain_runs(
     runs: list[HuntRun] = []
     modes = ["T", *(["i"] if plain.info.ghc >= HI_FROM else [])]
     for mode in modes:
-        done = hunter.run(mode, [f"-h{mode}"], interval, program=plain)
+        done = hunter.run(mode, [f"-h{mode}"], rates[mode].interval(), program=plain)
         runs.append(done.run)
         profile = _read(done, f"{plain.name} -h{mode}", mode)
         if profile is not None:
