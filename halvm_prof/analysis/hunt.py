@@ -46,6 +46,9 @@ MIN_LIFE = 0.15
 FALL_SHARE = 0.5
 #: ... and "holds" a plateau while it stays above this share of its peak.
 HOLD_SHARE = 0.6
+#: A fall counts when it takes at least this share of the run (a census taken as the program
+#: shuts down, its data already let go, is no fall).
+MIN_FALL_SPAN = 0.05
 #: A rise is steady growth when it spans at least this share of the run.
 MIN_RISE_SPAN = 0.3
 #: Suspects hunted by default (each costs a run per mode).
@@ -228,6 +231,13 @@ def life_of(times: Sequence[float], values: Sequence[float], duration: float) ->
     none = Life(None, 0.0, 0.0, 0.0, None, 0.0, None)
     if n < 4 or peak <= 0 or duration <= 0:
         return none
+    # A fall in the last moments of the run (over fewer than three censuses, or less than
+    # MIN_FALL_SPAN of it) is the program letting go as it ends: judged as held to there.
+    kept = max(i for i, v in enumerate(values) if v >= FALL_SHARE * peak)
+    if kept < n - 1 and (
+        n - 1 - kept < 3 or times[-1] - times[kept + 1] < MIN_FALL_SPAN * duration
+    ):
+        times, values, n = times[: kept + 1], values[: kept + 1], kept + 1
     born_i = next(i for i, v in enumerate(values) if v >= 0.1 * peak)
     top_i = next(i for i, v in enumerate(values) if v >= 0.9 * peak)
     held_i = top_i

@@ -134,7 +134,7 @@ def _safe(name: str) -> str:
 
 def find_program(argv: Sequence[str]) -> list[str]:
     """``argv`` with its program found on ``PATH`` when it names no folder, as a shell (and
-    ``run``) would."""
+    ``run``) would, and named in full."""
     words = list(argv)
     if not words:
         raise InputError("no program to hunt", hint="halvm-prof hunt -- PROG ARGS")
@@ -143,6 +143,8 @@ def find_program(argv: Sequence[str]) -> list[str]:
         if found is None:
             raise InputError("no such program on PATH", path=words[0], hint="give its path")
         words[0] = found
+    # In full: a GHC 9.0 or 9.2 program runs in a work folder of the hunt's.
+    words[0] = os.path.abspath(words[0])
     return words
 
 
@@ -673,7 +675,9 @@ def _saved_stdin(folder: Path, timeout: float, say: Callable[[str], None]) -> Pa
     return path
 
 
-def _first_run(hunter: Hunter, options: HuntOptions) -> tuple[ModeRun, Profile, CensusRate, list[str]]:
+def _first_run(
+    hunter: Hunter, options: HuntOptions
+) -> tuple[ModeRun, Profile, CensusRate, list[str]]:
     """The ``-hc`` run that measures the program, made again finer when it has fewer than
     :data:`FIRST_CENSUSES` censuses: its census rate sets every later run's interval."""
     notes: list[str] = []
