@@ -113,42 +113,63 @@ class MappedSampleReader:
         return self._reader.folded
 
 
-@dataclass(slots=True)
-class HeapProfile:
-    """A whole heap profile held in memory (use the streaming readers for huge files).
+class _Finished(Protocol):
+    """What a finished heap read tells (a streaming reader at its end, an eventlog's fold)."""
+
+    @property
+    def marks(self) -> list[float]: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def note(self) -> str | None: ...
+    @property
+    def folded(self) -> bool: ...
+
+
+HeapOrigin = Literal["hp", "eventlog"]
+
+
+@dataclass(frozen=True, slots=True)
+class HeapEnd:
+    """What a read of a heap profile tells once its last census is in, whatever kept the
+    censuses (:class:`HeapProfile`, a scan's statistics, a page's chart).
 
     ``complete`` is False when the input stopped inside a sample or a line (a crashed or still
     running program); ``note`` then says where and why. ``closed`` is False when a ``.hp`` file
-    lacks the empty census GHC writes at a normal exit (killed, or cut between censuses); ``note``
-    then says so although ``complete`` stays True.
+    lacks the empty census GHC writes at a normal exit (killed, or cut between censuses);
+    ``note`` then says so although ``complete`` stays True. ``source``: the kind of file read;
+    ``folded``: band names beyond :data:`MAX_BANDS` were summed in :data:`OTHER_BANDS`.
     """
 
-    header: HeapHeader
-    samples: list[HeapSample] = field(default_factory=list)
-    marks: list[float] = field(default_factory=list)
+    marks: tuple[float, ...] = ()
     complete: bool = True
-    note: str | None = None
-    source: Literal["hp", "eventlog"] = "hp"
     closed: bool = True
-    #: Band names beyond :data:`MAX_BANDS` were summed in :data:`OTHER_BANDS`.
+    note: str | None = None
+    source: HeapOrigin = "hp"
     folded: bool = False
 
     @classmethod
-    def read_all(
-        cls, reader: HeapSampleReader, source: Literal["hp", "eventlog"] = "hp"
-    ) -> HeapProfile:
+    def of(cls, done: _Finished, source: HeapOrigin) -> HeapEnd:
+        """What ``done`` tells, read once it has read its last census."""
+        return cls(tuple(done.marks), done.complete, done.closed, done.note, source, done.folded)
+
+
+@dataclass(slots=True)
+class HeapProfile:
+    """A whole heap profile held in memory (use the streaming readers for huge files): its
+    header, censuses and what its read told at the end."""
+
+    header: HeapHeader
+    samples: list[HeapSample] = field(default_factory=list)
+    end: HeapEnd = HeapEnd()
+
+    @classmethod
+    def read_all(cls, reader: HeapSampleReader, source: HeapOrigin = "hp") -> HeapProfile:
         """Every sample of a streaming ``reader``, with what it tells after its last one."""
         samples = list(reader)
-        return cls(
-            header=reader.header,
-            samples=samples,
-            marks=reader.marks,
-            complete=reader.complete,
-            note=reader.note,
-            source=source,
-            closed=reader.closed,
-            folded=reader.folded,
-        )
+        return cls(reader.header, samples, HeapEnd.of(reader, source))
 
     def bands(self) -> list[str]:
         """Every band name, in order of first appearance."""

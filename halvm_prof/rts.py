@@ -190,19 +190,11 @@ def no_profile_error(text: str, plan: RtsPlan) -> ConfigError:
     )
 
 
-def split_rts(words: list[str]) -> tuple[list[str], list[str]]:
-    """A command line's program arguments and its RTS flags (between ``+RTS`` and ``-RTS``)."""
-    args: list[str] = []
-    rts: list[str] = []
-    inside = False
-    for w in words:
-        if w == "+RTS":
-            inside = True
-        elif w == "-RTS":
-            inside = False
-        else:
-            (rts if inside else args).append(w)
-    return args, rts
+def split_rts(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A command line's program arguments (those after ``--RTS`` too, which the RTS hands on)
+    and its RTS flags (between ``+RTS`` and ``-RTS``): :func:`split_command` joined."""
+    args, rts, verbatim = split_command(words)
+    return args + verbatim, rts
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,7 +166,7 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
         kind = "prof"
     elif isinstance(old, HeapScan) and isinstance(new, HeapScan):
         (a, ta), (b, tb) = _heap_values(old), _heap_values(new)
-        metrics = heap_metrics(old.source, new.source)
+        metrics = heap_metrics(old.end.source, new.end.source)
         totals = {m: Change(ta[m], tb[m]) for m in metrics}
         kind = "hp"
     else:
@@ -189,11 +189,11 @@ def diff_profiles(old: Profile, new: Profile) -> ProfileDiff:
 def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan) -> list[str]:
     notes = []
     if isinstance(old, HeapScan) and isinstance(new, HeapScan):
-        if old.source != new.source:
+        if old.end.source != new.end.source:
             kinds = {"hp": "a .hp file", "eventlog": "an eventlog's heap samples"}
             notes.append(
-                f"the old profile is {kinds.get(old.source, old.source)} and the new one "
-                f"{kinds.get(new.source, new.source)}: a .hp times its censuses in the "
+                f"the old profile is {kinds.get(old.end.source, old.end.source)} and the new one "
+                f"{kinds.get(new.end.source, new.end.source)}: a .hp times its censuses in the "
                 "program's CPU seconds, an eventlog in elapsed seconds, so only peaks are "
                 "compared (residency would differ by the clock alone)"
             )
@@ -209,8 +209,16 @@ def _notes(old: CostCentreProfile | HeapScan, new: CostCentreProfile | HeapScan)
                 f"the {which} report has percentages only (rounded to 0.1%): its per cost "
                 "centre time and alloc are estimates (-P or -pj give exact counts)"
             )
-        if not p.complete:
-            notes.append(f"the {which} profile is incomplete: {p.note}")
+        complete, note = (
+            (p.complete, p.note)
+            if isinstance(p, CostCentreProfile)
+            else (
+                p.end.complete,
+                p.end.note,
+            )
+        )
+        if not complete:
+            notes.append(f"the {which} profile is incomplete: {note}")
     return notes
 
 

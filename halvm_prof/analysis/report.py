@@ -20,7 +20,7 @@ from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.folds.heap_drawn import HeapDrawFold
 from halvm_prof.folds.heap_stats import BandStats, HeapAccumulator, with_share
-from halvm_prof.folds.reads import EventlogReport, HeapDrawnRead, ReportRead
+from halvm_prof.folds.reads import EventlogRead, HeapDrawnRead, ReportRead
 from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import BandNames, GroupBy
@@ -300,27 +300,27 @@ def drawn_heap_section(
 ) -> HeapSection:
     """The section of a heap profile folded for its chart (``folds.heap_drawn``)."""
     view = view or HeapView()
-    drawn, header, names = read.drawn, read.header, read.names
+    drawn, header, end, names = read.drawn, read.header, read.end, read.names
     acc, samples = drawn.acc, list(drawn.samples)
     own = _grouping(view.group_by, acc, samples, top_bands, view, names)
     return HeapSection(
         title=title,
-        source=read.source,
+        source=end.source,
         job=shown_job(header.job),
         empty_why=_empty_why(header.job, acc.censuses, acc.peak_total, samples),
         date=header.date,
         units=(header.sample_unit, header.value_unit),
-        complete=read.complete,
-        note=read.note,
+        complete=end.complete,
+        note=end.note,
         samples=acc.censuses,
         drawn=len(samples),
         times=tuple(s.time for s in samples),
         series=own.series,
-        marks=read.marks,
+        marks=end.marks,
         peak=Peak(acc.peak_total, acc.peak_time),
         bands=own.bands,
         sparks=own.sparks,
-        limit_note=folded_bands_note() if read.folded else None,
+        limit_note=folded_bands_note() if end.folded else None,
         view=view,
         hidden=own.hidden,
         labels=own.labels,
@@ -338,20 +338,12 @@ def heap_section(
     fold = HeapDrawFold()
     for sample in profile.samples:
         fold.add(sample)
-    read = HeapDrawnRead(
-        fold.result(),
-        profile.header,
-        tuple(profile.marks),
-        profile.complete,
-        profile.note,
-        profile.source,
-        profile.folded,
-    )
+    read = HeapDrawnRead(fold.result(), profile.header, profile.end)
     return drawn_heap_section(read, title, top_bands, view)
 
 
 def eventlog_sections(
-    read: EventlogReport,
+    read: EventlogRead[HeapDrawnRead],
     name: str,
     top_bands: int = TOP_BANDS,
     view: HeapView | None = None,
@@ -362,9 +354,9 @@ def eventlog_sections(
     tl = read.timeline
     runtime = RuntimeSection(f"{name}: runtime timeline", tl)
     sections: list[Section] = []
-    if read.heap is not None:
-        section = drawn_heap_section(read.heap, f"{name}: heap profile", top_bands, view)
-        limit = joined(section.limit_note, read.declarations_note)
+    if read.heap.read is not None:
+        section = drawn_heap_section(read.heap.read, f"{name}: heap profile", top_bands, view)
+        limit = joined(section.limit_note, read.heap.declarations_note)
         sections.append(dataclasses.replace(section, limit_note=limit))
     if read.samples is not None:
         ts = read.samples
@@ -483,7 +475,7 @@ def sections_of(
     it has heap samples)."""
     if isinstance(item, ReportRead):
         content = item.content
-        if isinstance(content, EventlogReport):
+        if isinstance(content, EventlogRead):
             return eventlog_sections(content, label, top_bands, view)
         if isinstance(content, CostCentreProfile):
             return [prof_section(content, label)]

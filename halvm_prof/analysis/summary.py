@@ -225,7 +225,7 @@ def named_heap_summary(read: HeapRead, top_n: int = TOP) -> HeapSummary:
     )
 
 
-def summarize_eventlog(read: EventlogRead, top_n: int = TOP) -> EventlogSummary:
+def summarize_eventlog(read: EventlogRead[HeapRead], top_n: int = TOP) -> EventlogSummary:
     """The scheduler/GC/spark figures of one pass over a log and its heap samples'
     statistics."""
     stats = stats_of_timeline(read.timeline)
@@ -258,19 +258,19 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
         sample_unit=header.sample_unit,
         value_unit=header.value_unit,
         samples=acc.censuses,
-        marks=len(scan.marks),
+        marks=len(scan.end.marks),
         bands=kept.bands,
         duration=acc.run_length,
         peak_total=acc.peak_total,
         peak_time=acc.peak_time,
-        complete=scan.complete and scan.closed,
-        closed=scan.closed,
-        note=scan.note,
+        complete=scan.end.complete and scan.end.closed,
+        closed=scan.end.closed,
+        note=scan.end.note,
         top=tuple(with_share(s, kept.total_integrated, acc.peak_total) for s in kept.top),
         leak_suspects=tuple(GrowingBand.of(s) for s in kept.leak_suspects),
-        source=scan.source,
+        source=scan.end.source,
         leak_suspects_folded=kept.leak_suspects_folded,
-        bands_folded=scan.folded,
+        bands_folded=scan.end.folded,
     )
 
 

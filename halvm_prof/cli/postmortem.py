@@ -16,6 +16,7 @@ from halvm_prof.folds.heap_drawn import HeapDrawFold
 from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.inputs.passes import postmortem_disks
 from halvm_prof.inputs.source import open_disks
+from halvm_prof.model import HeapEnd
 from halvm_prof.render.html import write_report
 from halvm_prof.render.messages import wrote
 from halvm_prof.xen.xlcfg import Disk, config_file, missing_hint, read_config
@@ -106,15 +107,7 @@ def postmortem(
         heap = pm.heap_reader
         if chart is not None and heap is not None and pm.heap is not None:
             title = f"heap profile (recovered from {came.get('heap profile', 'xvdp2')})"
-            drawn = HeapDrawnRead(
-                chart.result(),
-                heap.header,
-                tuple(heap.marks),
-                heap.complete,
-                heap.note,
-                "hp",
-                heap.folded,
-            )
+            drawn = HeapDrawnRead(chart.result(), heap.header, HeapEnd.of(heap, "hp"))
             section = drawn_heap_section(drawn, title)
             inputs.append((title, section))
         if pm.prof is not None:

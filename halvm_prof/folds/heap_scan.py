@@ -27,7 +27,14 @@ from halvm_prof.formats.hp import (
     unclosed_note,
 )
 from halvm_prof.formats.stacks import cost_centre_bands
-from halvm_prof.model import MAX_BANDS, HeapHeader, HeapProfile, HeapSampleReader
+from halvm_prof.model import (
+    MAX_BANDS,
+    HeapEnd,
+    HeapHeader,
+    HeapOrigin,
+    HeapProfile,
+    HeapSampleReader,
+)
 
 if TYPE_CHECKING:
     from halvm_prof import _hpscan
@@ -52,17 +59,11 @@ class HeapScan:
     would, with the band statistics of its complete censuses."""
 
     header: HeapHeader
-    marks: list[float]
-    complete: bool
-    closed: bool
-    note: str | None
+    end: HeapEnd
     accumulator: HeapAccumulator
-    source: str = "hp"
-    #: Band names beyond :data:`~halvm_prof.model.MAX_BANDS` were summed in ``OTHER_BANDS``.
-    folded: bool = False
 
 
-def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
+def stats_of_reader(reader: HeapSampleReader, source: HeapOrigin) -> HeapScan:
     """Band statistics of every sample a streaming reader gives, with what it tells after its
     last one."""
     acc = accumulate(reader)  # first: the rest holds once the reader is at its end
@@ -70,26 +71,15 @@ def stats_of_reader(reader: HeapSampleReader, source: str) -> HeapScan:
 
 
 def scan_of(
-    done: HeapSampleReader | EventlogHeapFold, acc: HeapAccumulator, source: str
+    done: HeapSampleReader | EventlogHeapFold, acc: HeapAccumulator, source: HeapOrigin
 ) -> HeapScan:
     """What a finished reader (or eventlog fold) tells, with the band statistics ``acc``."""
-    return HeapScan(
-        done.header, done.marks, done.complete, done.closed, done.note, acc, source, done.folded
-    )
+    return HeapScan(done.header, HeapEnd.of(done, source), acc)
 
 
 def heap_stats_of(profile: HeapProfile) -> HeapScan:
     """The same for a heap profile already in memory (from an eventlog, say)."""
-    return HeapScan(
-        profile.header,
-        profile.marks,
-        profile.complete,
-        profile.closed,
-        profile.note,
-        accumulate(profile.samples),
-        profile.source,
-        profile.folded,
-    )
+    return HeapScan(profile.header, profile.end, accumulate(profile.samples))
 
 
 def scan_hp(stream: IO[bytes]) -> HeapScan | None:
@@ -174,12 +164,5 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
     if complete and not closed:
         last_time = state["last_time"] if samples else 0.0
         note = unclosed_note(samples, len(state["header"]), fields["job"], lines, last_time)
-    return HeapScan(
-        header=HeapHeader(**fields),
-        marks=list(state["marks"]),
-        complete=complete,
-        closed=closed,
-        note=note,
-        accumulator=acc,
-        folded=state["folded"],
-    )
+    end = HeapEnd(tuple(state["marks"]), complete, closed, note, "hp", state["folded"])
+    return HeapScan(HeapHeader(**fields), end, acc)

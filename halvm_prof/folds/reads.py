@@ -4,10 +4,10 @@ source, a reader or a plan. Analysis takes these (``inputs.passes`` makes them).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from halvm_prof.formats.ticky import TickyReport
-from halvm_prof.model import CostCentreProfile, HeapHeader, HeapSampleReader
+from halvm_prof.model import CostCentreProfile, HeapEnd, HeapHeader, HeapSampleReader
 
 if TYPE_CHECKING:
     from halvm_prof.folds.heap_drawn import HeapDrawn
@@ -28,31 +28,37 @@ class HeapRead:
     group_by: GroupBy
 
 
+#: How a pass kept an eventlog's heap profile: band statistics (``summary``), or folded for a
+#: page's chart (``report``).
+H = TypeVar("H", "HeapRead", "HeapDrawnRead")
+
+
 @dataclass(frozen=True, slots=True)
-class EventlogHeap:
+class EventlogHeap(Generic[H]):
     """What one pass over an eventlog folded of its heap samples: ``read`` when it holds a
     heap profile (``declarations_note``: the IPE declarations the fold did not keep);
     ``damaged_at`` when the log is damaged before its first census could be read (whether
     censuses follow cannot be told)."""
 
-    read: HeapRead | None = None
+    read: H | None = None
     damaged_at: int | None = None
     declarations_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class EventlogRead:
-    """One pass over an eventlog: its timeline, its heap samples' statistics, its ticky
-    counters (``-lT``) and time-profile samples (``-p -l``) when it has any."""
+class EventlogRead(Generic[H]):
+    """One pass over an eventlog: its timeline (within the budget the pass was given), its
+    heap profile as the pass kept it, its ticky counters (``-lT``) and time-profile samples
+    (``-p -l``) when it has any."""
 
     timeline: Timeline
-    heap: EventlogHeap
+    heap: EventlogHeap[H]
     ticky: TickyReport | None
     samples: TimeSamples | None
 
 
 #: What ``summary`` reads of one input.
-SummaryInput = EventlogRead | HeapRead | CostCentreProfile | TickyReport
+SummaryInput = EventlogRead["HeapRead"] | HeapRead | CostCentreProfile | TickyReport
 
 
 # post-mortem: what a run's disks or files held.
@@ -105,31 +111,13 @@ class RunRead:
 
 @dataclass(frozen=True, slots=True)
 class HeapDrawnRead:
-    """A heap profile folded for its chart (``drawn``), with what its reader told at the end:
-    header, marks, whether it ended cleanly and why not, ``source`` (``hp``, ``eventlog``),
-    whether bands were folded, and the names of its ``-hi`` bands."""
+    """A heap profile folded for its chart (``drawn``), with its header, what its reader told
+    at the end, and the names of its ``-hi`` bands."""
 
     drawn: HeapDrawn
     header: HeapHeader
-    marks: tuple[float, ...]
-    complete: bool
-    note: str | None
-    source: str
-    folded: bool = False
+    end: HeapEnd
     names: BandNames | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EventlogReport:
-    """One pass over an eventlog for its page: the timeline within the page's budget, its heap
-    profile (``declarations_note``: the IPE declarations the fold did not keep), time-profile
-    samples and ticky counters, when it has them."""
-
-    timeline: Timeline
-    heap: HeapDrawnRead | None
-    declarations_note: str | None
-    samples: TimeSamples | None
-    ticky: TickyReport | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,4 +125,4 @@ class ReportRead:
     """What the report's pass read of the input ``name``."""
 
     name: str
-    content: EventlogReport | HeapDrawnRead | CostCentreProfile | TickyReport
+    content: EventlogRead[HeapDrawnRead] | HeapDrawnRead | CostCentreProfile | TickyReport

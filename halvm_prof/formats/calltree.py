@@ -40,31 +40,9 @@ def folded_calls_note(calls: int | None, folded: int) -> str:
     )
 
 
-@dataclass(slots=True)
-class RunningTotals:
-    """One cost centre's totals while the nodes are given (see :class:`CostCentreTotals`)."""
-
-    label: str
-    module: str
-    src: str
-    nodes: int = 0
-    entries: int = 0
-    individual_time: float = 0.0
-    individual_alloc: float = 0.0
-    inherited_time: float = 0.0
-    inherited_alloc: float = 0.0
-    ticks: int | None = None
-    alloc: int | None = None
-
-    def result(self, site: bool) -> CostCentreTotals:
-        """The finished totals; ``site``: another cost centre has this label and module."""
-        name = f"{self.module}.{self.label}" + (f" ({self.src})" if site else "")
-        return CostCentreTotals(
-            self.label, self.module, self.src, name, self.entries,
-            self.individual_time, self.individual_alloc,
-            self.inherited_time, self.inherited_alloc,
-            self.ticks, self.alloc, self.nodes,
-        )  # fmt: skip
+# Where each figure of a cost centre's running sums is kept (a list per cost centre: the
+# figures are CostCentreTotals', summed as nodes come, with no second class declaring them).
+_NODES, _ENTRIES, _IND_TIME, _IND_ALLOC, _INH_TIME, _INH_ALLOC, _TICKS, _ALLOC = range(8)
 
 
 class TotalsAccumulator:
@@ -77,7 +55,7 @@ class TotalsAccumulator:
 
     def __init__(self, exact: bool) -> None:
         self.exact = exact
-        self.totals: dict[_Key, RunningTotals] = {}
+        self.totals: dict[_Key, list[float]] = {}
         self._path: list[_Key] = []
 
     def enter(self, depth: int, node: CallNode) -> bool:
@@ -89,16 +67,14 @@ class TotalsAccumulator:
         key = (cc.label, cc.module, cc.src)
         t = self.totals.get(key)
         if t is None:
-            t = self.totals[key] = RunningTotals(cc.label, cc.module, cc.src)
-            if self.exact:
-                t.ticks, t.alloc = 0, 0
-        t.nodes += 1
-        t.entries += node.entries
-        t.individual_time += node.individual_time
-        t.individual_alloc += node.individual_alloc
+            t = self.totals[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0]
+        t[_NODES] += 1
+        t[_ENTRIES] += node.entries
+        t[_IND_TIME] += node.individual_time
+        t[_IND_ALLOC] += node.individual_alloc
         if self.exact:
-            t.ticks = (t.ticks or 0) + (node.ticks or 0)
-            t.alloc = (t.alloc or 0) + (node.alloc or 0)
+            t[_TICKS] += node.ticks or 0
+            t[_ALLOC] += node.alloc or 0
         outermost = key not in path
         path.append(key)
         return outermost
@@ -107,14 +83,35 @@ class TotalsAccumulator:
         """Count ``node``'s inherited figures (for an outermost call)."""
         cc = node.cc
         t = self.totals[cc.label, cc.module, cc.src]
-        t.inherited_time += node.inherited_time
-        t.inherited_alloc += node.inherited_alloc
+        t[_INH_TIME] += node.inherited_time
+        t[_INH_ALLOC] += node.inherited_alloc
+
+    def total(self, key: _Key, site: bool = False) -> CostCentreTotals | None:
+        """The totals of one cost centre so far (None: not met); ``site``: another cost centre
+        has its label and module, so its name carries its SRC."""
+        t = self.totals.get(key)
+        if t is None:
+            return None
+        label, module, src = key
+        name = f"{module}.{label}" + (f" ({src})" if site else "")
+        exact = self.exact
+        return CostCentreTotals(
+            label, module, src, name, int(t[_ENTRIES]),
+            t[_IND_TIME], t[_IND_ALLOC], t[_INH_TIME], t[_INH_ALLOC],
+            int(t[_TICKS]) if exact else None, int(t[_ALLOC]) if exact else None,
+            int(t[_NODES]),
+        )  # fmt: skip
 
     def result(self) -> list[CostCentreTotals]:
         """The totals in order of first appearance; the SRC in the name where a label and
         module name several cost centres."""
         names = Counter((label, module) for label, module, _ in self.totals)
-        return [t.result(names[t.label, t.module] > 1) for t in self.totals.values()]
+        out = []
+        for key in self.totals:
+            totals = self.total(key, names[key[0], key[1]] > 1)
+            assert totals is not None
+            out.append(totals)
+        return out
 
 
 def totals_of_tree(root: CallNode) -> list[CostCentreTotals]:
@@ -200,9 +197,9 @@ class CallTreeBuilder:
         if self._kept > self.budget:
             self._prune()
 
-    def total(self, label: str, module: str, src: str) -> RunningTotals | None:
+    def total(self, label: str, module: str, src: str) -> CostCentreTotals | None:
         """The totals of one cost centre over the nodes given so far (individual figures)."""
-        return self._totals.totals.get((label, module, src))
+        return self._totals.total((label, module, src))
 
     def _close_to(self, depth: int) -> None:
         """Finish the open nodes at ``depth`` and below."""
@@ -287,7 +284,7 @@ class CallTreeBuilder:
         )
 
 
-def _to_percentages(root: CallNode, totals: Iterable[RunningTotals]) -> None:
+def _to_percentages(root: CallNode, totals: Iterable[list[float]]) -> None:
     """Counts to GHC's percentages of the tree's totals (``-pj``)."""
     total_ticks, total_alloc = root.inherited_time, root.inherited_alloc
 
@@ -300,7 +297,7 @@ def _to_percentages(root: CallNode, totals: Iterable[RunningTotals]) -> None:
         node.inherited_time = share(node.inherited_time, total_ticks)
         node.inherited_alloc = share(node.inherited_alloc, total_alloc)
     for t in totals:
-        t.individual_time = share(t.ticks or 0, total_ticks)
-        t.individual_alloc = share(t.alloc or 0, total_alloc)
-        t.inherited_time = share(t.inherited_time, total_ticks)
-        t.inherited_alloc = share(t.inherited_alloc, total_alloc)
+        t[_IND_TIME] = share(t[_TICKS], total_ticks)
+        t[_IND_ALLOC] = share(t[_ALLOC], total_alloc)
+        t[_INH_TIME] = share(t[_INH_TIME], total_ticks)
+        t[_INH_ALLOC] = share(t[_INH_ALLOC], total_alloc)

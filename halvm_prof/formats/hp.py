@@ -416,7 +416,7 @@ def write_hp(profile: HeapProfile, stream: IO[bytes]) -> None:
     ):
         quoted = value.replace('"', '""')
         stream.write(f'{key} "{quoted}"\n'.encode("utf-8", "surrogateescape"))
-    marks = sorted(profile.marks)
+    marks = sorted(profile.end.marks)
     m = 0
     for sample in profile.samples:
         while m < len(marks) and marks[m] <= sample.time:

@@ -20,7 +20,7 @@ from halvm_prof.formats.ipe import BandNames
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
 from halvm_prof.history.figures import Figure, FileInfo
 from halvm_prof.history.store import RunInfo
-from halvm_prof.model import CallNode, CostCentre, CostCentreProfile, HeapHeader
+from halvm_prof.model import CallNode, CostCentre, CostCentreProfile, HeapEnd, HeapHeader
 
 
 def _file(run: RunInfo, kinds: tuple[str, ...]) -> FileInfo | None:
@@ -51,15 +51,12 @@ def heap_of(run: RunInfo, figures: Sequence[Figure]) -> HeapScan:
             band.integrated += f.value
     # One census's worth of sums, so stats() is defined; only max and integrated are read.
     acc = HeapAccumulator(samples=1, peak_total=int(totals["peak"]), _bands=bands)
-    return HeapScan(
-        header=HeapHeader(job=job, date=""),
-        marks=[],
+    end = HeapEnd(
         complete=info.complete if info else True,
-        closed=True,
         note=info.note if info else None,
-        accumulator=acc,
-        source=info.kind if info else "hp",
+        source="eventlog" if info is not None and info.kind == "eventlog" else "hp",
     )
+    return HeapScan(HeapHeader(job=job, date=""), end, acc)
 
 
 def _cost_centre(name: str) -> CostCentre:

@@ -139,7 +139,7 @@ def _heap_figures(scan: HeapScan) -> tuple[list[Figure], str, bool, str | None]:
         ("samples", float(acc.censuses)),
     ):
         out.append(Figure("total", "heap", metric, value))
-    return out, scan.header.job, scan.complete, scan.note
+    return out, scan.header.job, scan.end.complete, scan.end.note
 
 
 def _prof_figures(p: CostCentreProfile) -> tuple[list[Figure], str, bool, bool, str | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic
 
 from halvm_prof.errors import HalvmProfError, InputError
 from halvm_prof.folds.heap_groups import LiveNames, grouped_reader, grouper
@@ -23,7 +23,7 @@ from halvm_prof.folds.reads import (
     DiskReport,
     EventlogHeap,
     EventlogRead,
-    EventlogReport,
+    H,
     HeapDrawnRead,
     HeapRead,
     ReportRead,
@@ -36,15 +36,18 @@ from halvm_prof.formats.ipe import GroupBy, IpeFold, renaming
 from halvm_prof.formats.stacks import heap_breakdown
 from halvm_prof.inputs.plan import Plan, run
 from halvm_prof.inputs.source import CostCentreSource, DiskAttempt, EventlogSource, Source
-from halvm_prof.model import CostCentreProfile, HeapSample, HeapSampleReader
+from halvm_prof.model import CostCentreProfile, HeapEnd, HeapSample, HeapSampleReader
 from halvm_prof.timeline.model import FIGURES, PAGE_BUDGET
 
 if TYPE_CHECKING:
     from halvm_prof.folds.census import Census
+    from halvm_prof.folds.heap_drawn import HeapDrawFold
     from halvm_prof.folds.heap_run import HeapRun
     from halvm_prof.folds.hunt_profile import Profile
+    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
+    from halvm_prof.formats.ipe import BandNames
     from halvm_prof.timeline.build import TimelineSink
-    from halvm_prof.timeline.model import Timeline
+    from halvm_prof.timeline.model import Budget, Timeline
 
 
 # summary: one input's figures, in one pass.
@@ -71,31 +74,93 @@ def summary_input(source: Source, group_by: GroupBy = "info-table") -> SummaryIn
     return HeapRead(scan, names, group_by)
 
 
-def _summary_pass(log: EventlogSource, group_by: GroupBy) -> EventlogRead:
+def _summary_pass(log: EventlogSource, group_by: GroupBy) -> EventlogRead[HeapRead]:
     """One pass over the log: its timeline without exact records or bins, and its heap
-    samples' statistics (``-hi`` bands named by the log's IPE events, then by ``--names``, and
-    grouped), ticky counters and time-profile samples."""
+    samples' statistics, ticky counters and time-profile samples."""
+    return _eventlog_pass(log, group_by, lambda _names, _fold: _StatsKeep(group_by), FIGURES)
+
+
+class _Keep(Generic[H]):
+    """How a pass over an eventlog keeps its heap samples (each named by the log's IPE events,
+    then by ``--names``, and grouped), and what it hands up of them."""
+
+    def add(self, grouped: HeapSample, named: HeapSample) -> None:
+        raise NotImplementedError
+
+    def result(self, fold: EventlogHeapFold, names: BandNames | None) -> H:
+        raise NotImplementedError
+
+
+class _StatsKeep(_Keep[HeapRead]):
+    """Band statistics, for ``summary``."""
+
+    def __init__(self, group_by: GroupBy) -> None:
+        self.group_by = group_by
+        self.acc = HeapAccumulator()
+
+    def add(self, grouped: HeapSample, named: HeapSample) -> None:
+        self.acc.add(grouped)
+
+    def result(self, fold: EventlogHeapFold, names: BandNames | None) -> HeapRead:
+        return HeapRead(scan_of(fold, self.acc, "eventlog"), names, self.group_by)
+
+
+class _DrawnKeep(_Keep[HeapDrawnRead]):
+    """The chart's fold, with every other grouping's statistics, for a page."""
+
+    def __init__(self, draw: HeapDrawFold) -> None:
+        self.draw = draw
+
+    def add(self, grouped: HeapSample, named: HeapSample) -> None:
+        self.draw.add(grouped, named)
+
+    def result(self, fold: EventlogHeapFold, names: BandNames | None) -> HeapDrawnRead:
+        end = HeapEnd.of(fold, "eventlog")
+        return HeapDrawnRead(self.draw.result(), fold.header, end, names)
+
+
+def _eventlog_pass(
+    log: EventlogSource,
+    group_by: GroupBy,
+    keeper: Callable[[LiveNames, Callable[[], EventlogHeapFold]], _Keep[H]],
+    budget: Budget,
+) -> EventlogRead[H]:
+    """The one pass over an eventlog of ``summary`` and ``report``: its timeline within
+    ``budget``, its heap samples kept by what ``keeper`` makes (of the names as the pass
+    learns them and the heap fold), its ticky counters and time-profile samples. ``-hi``: the
+    log's own IPE events name its bands (the heap fold does) and group them; ``--names``
+    (``log.band_names``) names the addresses they leave."""
     from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
-    acc = HeapAccumulator()
     ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
     live = LiveNames(log.band_names, log.name, ipe)
+    keep = keeper(live, lambda: fold)
     group = grouper(live, group_by, log.name, lambda: fold.breakdown)
     rename = renaming(log.band_names)
-    fold = EventlogHeapFold(lambda s: acc.add(group(rename(s))), ipe)
+
+    censuses = 0
+
+    def add(sample: HeapSample) -> None:
+        nonlocal censuses
+        censuses += 1
+        named = rename(sample)
+        keep.add(group(named), named)
+
+    fold: EventlogHeapFold = EventlogHeapFold(add, ipe)
     ticky = TickyFold()
     samples = ProfSampleFold()
-    tl = run(log, Plan(folds=(fold, ticky, samples), budget=FIGURES))
+    tl = run(log, Plan(folds=(fold, ticky, samples), budget=budget))
     reader = log.reader
     if reader is not None and reader.header is not None:
         fold.finish(reader)
     damaged = reader.stop if reader is not None and reader.error() is not None else None
-    heap = EventlogHeap()
-    if damaged is not None and acc.samples == 0:
-        heap = EventlogHeap(damaged_at=damaged.offset)
-    elif fold.holds_heap_profile:
-        read = HeapRead(scan_of(fold, acc, "eventlog"), live.names(), group_by)
-        heap = EventlogHeap(read, declarations_note=fold.declarations_note)
+    # Damaged before its first census: whether censuses follow cannot be told (a summary says
+    # so rather than "no heap profile"; a page still draws what the fold began).
+    damaged_at = damaged.offset if damaged is not None and censuses == 0 else None
+    heap: EventlogHeap[H] = EventlogHeap(damaged_at=damaged_at)
+    if fold.holds_heap_profile:
+        result = keep.result(fold, live.names())
+        heap = EventlogHeap(result, damaged_at, fold.declarations_note)
     return EventlogRead(
         tl,
         heap,
@@ -294,8 +359,8 @@ def postmortem_files(sources: Sequence[Source]) -> RunRead:
                 continue
             scan = content.band_stats()
             report.samples = scan.accumulator.samples
-            report.closed = scan.closed
-            report.notes = [scan.note] if scan.note else []
+            report.closed = scan.end.closed
+            report.notes = [scan.end.note] if scan.end.note else []
             heap = read_heap_run(content.heap_samples(), report.samples or 0)
         except HalvmProfError as e:
             report.problem = f"not readable: {e.message}"
@@ -352,65 +417,21 @@ def report_read(label: str, source: Source, group_by: GroupBy = "info-table") ->
     group = grouper(lambda: names, group_by, label, lambda: heap_breakdown(reader.header.job))
     for sample in reader:
         fold.add(group(sample), sample)
-    heap = HeapDrawnRead(
-        fold.result(),
-        reader.header,
-        tuple(reader.marks),
-        reader.complete,
-        reader.note,
-        "hp",
-        reader.folded,
-        names,
-    )
+    heap = HeapDrawnRead(fold.result(), reader.header, HeapEnd.of(reader, "hp"), names)
     return ReportRead(source.name, heap)
 
 
-def _eventlog_report(log: EventlogSource, group_by: GroupBy) -> EventlogReport:
-    """One pass over the log for its page: the runtime timeline within the page's budget and
-    its heap profile, time-profile samples and ticky counters."""
+def _eventlog_report(log: EventlogSource, group_by: GroupBy) -> EventlogRead[HeapDrawnRead]:
+    """One pass over the log for its page: the runtime timeline within the page's budget (the
+    model's would keep exact records the page never carries) and its heap profile drawn,
+    time-profile samples and ticky counters."""
     from halvm_prof.folds.heap_drawn import HeapDrawFold, OtherGroupings
-    from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 
-    # -hi: the log's own IPE events name its bands (the fold does) and group them; --names
-    # (log.band_names) names the addresses they leave.
-    ipe = IpeFold()  # the heap fold feeds it: the log's IPE entries kept once
-    live = LiveNames(log.band_names, log.name, ipe)
-    others = OtherGroupings(group_by, live, lambda _sample: heap_fold.by_info_table)
-    heap = HeapDrawFold(others)
-    group = grouper(live, group_by, log.name, lambda: heap_fold.breakdown)
-    rename = renaming(log.band_names)
+    def keeper(live: LiveNames, fold: Callable[[], EventlogHeapFold]) -> _DrawnKeep:
+        others = OtherGroupings(group_by, live, lambda _sample: fold().by_info_table)
+        return _DrawnKeep(HeapDrawFold(others))
 
-    def add(sample: HeapSample) -> None:
-        named = rename(sample)
-        heap.add(group(named), named)
-
-    heap_fold = EventlogHeapFold(add, ipe)
-    ticky = TickyFold()
-    samples = ProfSampleFold()
-    # The page's budget: the model's would keep exact records the page never carries.
-    tl = run(log, Plan(folds=(heap_fold, ticky, samples), budget=PAGE_BUDGET))
-    reader = log.reader
-    if reader is not None and reader.header is not None:
-        heap_fold.finish(reader)
-    drawn: HeapDrawnRead | None = None
-    if heap_fold.holds_heap_profile:
-        drawn = HeapDrawnRead(
-            heap.result(),
-            heap_fold.header,
-            tuple(heap_fold.marks),
-            heap_fold.complete,
-            heap_fold.note,
-            "eventlog",
-            heap_fold.folded,
-            live.names(),
-        )
-    return EventlogReport(
-        tl,
-        drawn,
-        heap_fold.declarations_note if drawn is not None else None,
-        samples.result() if samples.samples else None,
-        ticky.report() if ticky.seen else None,
-    )
+    return _eventlog_pass(log, group_by, keeper, PAGE_BUDGET)
 
 
 # export: each format's input, read in one pass.

@@ -33,7 +33,7 @@ from halvm_prof.formats.ipe import BandNames
 from halvm_prof.inputs.followers import EventlogFollower
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, AlertView, BoundedSeries, Kind, LiveState
-from halvm_prof.model import HeapHeader, HeapSample
+from halvm_prof.model import HeapEnd, HeapHeader, HeapSample
 
 #: Points of a tile's heap series (the member's own page keeps its full series).
 SPARK_POINTS = 120
@@ -236,8 +236,8 @@ class Member:
             views = [replace(v, firing=False, measured="") for v in before]
         else:
             header = s.header()
-            old = HeapScan(header, [], True, False, None, s.first)
-            new = HeapScan(header, [], True, False, None, s.every)
+            old = HeapScan(header, HeapEnd(closed=False), s.first)
+            new = HeapScan(header, HeapEnd(closed=False), s.every)
             diff = diff_profiles(old, new)
             now = s.totals.latest[0] if s.totals.latest else None
             views = []

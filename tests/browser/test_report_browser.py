@@ -25,7 +25,7 @@ from halvm_prof.folds.reads import HeapDrawnRead
 from halvm_prof.formats.hp import write_hp
 from halvm_prof.formats.ipe import GROUPINGS
 from halvm_prof.inputs.source import Source, open_source
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import HeapEnd, HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
 from tests.conftest import CORPUS, DATA, require_program
 from tests.sources import postmortem_of, report_of
@@ -335,9 +335,7 @@ def test_empty_profile_and_post_mortem_pages(browser: Any, tmp_path: Path) -> No
             (
                 title,
                 drawn_heap_section(
-                    HeapDrawnRead(
-                        chart.result(), r.header, tuple(r.marks), r.complete, r.note, "hp"
-                    ),
+                    HeapDrawnRead(chart.result(), r.header, HeapEnd.of(r, "hp")),
                     title,
                 ),
             )
@@ -456,7 +454,7 @@ def test_heap_profile_marks_are_drawn_where_they_happened(browser: Any, tmp_path
     samples = [HeapSample(i / 1000, {"(1)main": 1000 + 10 * i}) for i in range(11)]
     hp = tmp_path / "marks.hp"
     with hp.open("wb") as f:
-        write_hp(HeapProfile(HeapHeader("marks", "today"), samples, marks), f)
+        write_hp(HeapProfile(HeapHeader("marks", "today"), samples, HeapEnd(tuple(marks))), f)
     html = tmp_path / "r.html"
     write_file_report([str(hp)], html, title="marks")
     _open(browser, html)

@@ -38,7 +38,7 @@ def test_four_linear_bands_are_leak_suspects_despite_the_exit_census(tmp_path: P
     hp = tmp_path / "grow.hp"
     profile = read_hp(hp)
     # The run ends as GHC ends every closed profile: an empty census after the last measured.
-    assert profile.closed and not profile.samples[-1].values and profile.samples[-2].values
+    assert profile.end.closed and not profile.samples[-1].values and profile.samples[-2].values
     result = CliRunner().invoke(cli, ["summary", str(hp)])
     assert result.exit_code == 0, result.output
     text = result.output.split("leak suspects", 1)[1]

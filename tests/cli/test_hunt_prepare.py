@@ -5,6 +5,7 @@ onto the planned disks as the runtime writes them (``disk write``)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -32,7 +33,9 @@ def test_prepare_hunt_then_hunt_from_the_disks(
             "hunt", "--json", "--suspects", "1", "-o", str(runs), "--", *hunted.command
         )
         assert code == 0, err
-        (live,) = json.loads(out)["suspects"]
+        hunted_json = json.loads(out)
+        (live,) = hunted_json["suspects"]
+        failed = {r["mode"] for r in hunted_json["runs"] if r["status"] != "ok"}
         kernel = tmp_path / "accum.elf"
         shutil.copy(hunted.command[0], kernel)
     work = tmp_path / "halvm"
@@ -67,6 +70,7 @@ def test_prepare_hunt_then_hunt_from_the_disks(
         "1m",
     )
     assert code == 0, err
+    blank: list[str] = []
     for mode, saved in (
         ("r", "02-hr-record.hp"),
         ("d", "03-hd-record.hp"),
@@ -78,14 +82,25 @@ def test_prepare_hunt_then_hunt_from_the_disks(
         # -hr writes the retainer sets into the .prof too: it gets the time-profile disk.
         assert [d.vdev for d in cfg.disks()] == (["xvdp1", "xvdp2"] if mode == "r" else ["xvdp2"])
         disk = f"disk_images/accum-hunt-h{mode}-record-hp.disk"
+        if mode in failed:
+            # GHC 9.0.2's -hb segfaults on this program now and then: that run left no
+            # profile, so its disk stays blank and out of the verdict, as in the live hunt.
+            assert not (runs / saved).exists()
+            blank.append(disk)
+            continue
         assert run("disk", "write", str(runs / saved), disk)[0] == 0
     command = out.rstrip().splitlines()[-1].strip()
     assert command.startswith(f"halvm-prof hunt --from {hc_disk} ")
-    code, out, err = run(*shlex.split(command)[1:], "--suspects", "1", "--json")
+    words = [w for w in shlex.split(command)[1:] if w not in blank]
+    code, out, err = run(*words, "--suspects", "1", "--json")
     assert code == 0, err
     (s,) = json.loads(out)["suspects"]
     for field in ("band", "what", "made_by", "held_by", "kind", "biography", "fix", "verdict"):
-        assert s[field] == live[field], field
+        said = live[field]
+        if field == "verdict" and failed:
+            # The live verdict names the run that crashed; the disks' has no such run.
+            said = re.sub(r" \(the -h\w run crashed; [^)]*\)", "", said)
+        assert s[field] == said, field
     # A second prepare of the same stage refuses before making anything.
     code, _, err = run("prepare", str(kernel), "--memory", "64", "--hunt")
     assert code == 1 and "already exists" in err

@@ -112,7 +112,7 @@ def test_run_saves_leaky_byte_for_byte_and_reports_a_normal_exit(tmp_path: Path)
     assert "leaky exited with code 0" in out
     saved = tmp_path / "saved" / "leaky.hp"
     assert saved.read_bytes() == (tmp_path / "leaky.hp").read_bytes()
-    assert read_hp(saved).closed
+    assert read_hp(saved).end.closed
     assert (tmp_path / "saved" / "leaky.eventlog").stat().st_size > 0
     assert (tmp_path / "saved" / "report.html").exists()
 

@@ -75,3 +75,12 @@ def test_ci_runs_the_readmes_test_line() -> None:
     test_line = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()[1]
     assert "pytest" in test_line
     assert f"({test_line})" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_developers_md_is_a_short_map() -> None:
+    """One line per package and per rule: no table cell or rule of more than a few hundred
+    characters (the details belong in docs/internals.md and the modules' docstrings)."""
+    lines = (ROOT / "DEVELOPERS.md").read_text(encoding="utf-8").splitlines()
+    cells = [c for line in lines if line.startswith("|") for c in line.split("|")]
+    assert max(map(len, cells)) <= 300
+    assert max(len(line) for line in lines if line.startswith("- ")) <= 300

@@ -26,7 +26,7 @@ def _censuses(name: str, folder: Path = HERE) -> tuple[list[HeapSample], list[He
     """The log's censuses and the .hp's, less the two empty ones GHC writes into the .hp
     alone (at start and at exit)."""
     log = heap_profile_from_eventlog(folder / f"{name}.eventlog")
-    assert log.complete, log.note
+    assert log.end.complete, log.end.note
     hp = read_hp(folder / f"{name}.hp")
     assert not hp.samples[0].values and not hp.samples[-1].values
     return list(log.samples), list(hp.samples[1:-1])

@@ -40,7 +40,7 @@ def _hp_samples(path: Path) -> list[dict[str, int]]:
 
 def test_hT_eventlog_holds_the_census_of_its_hp_file() -> None:
     profile = heap_profile_from_eventlog(CORPUS / "leaky-hT.eventlog")
-    assert profile.source == "eventlog" and profile.complete and profile.note is None
+    assert profile.end.source == "eventlog" and profile.end.complete and profile.end.note is None
     assert profile.header.job == "leaky-ev"
     hp_text = (CORPUS / "leaky-hT.hp").read_text()
     assert f'DATE "{profile.header.date}"' in hp_text
@@ -95,9 +95,9 @@ def test_cut_eventlog_gives_complete_samples_and_a_note() -> None:
     text = _reference("leaky-hT.eventlog")
     inside = data.index(b"THUNK\x00")  # a band of the one census
     cut = heap_profile_from_eventlog(io.BytesIO(data[:inside]))
-    assert not cut.complete and cut.samples == [] and cut.note is not None
-    assert "unfinished" in cut.note and "stops inside" in cut.note
-    assert whole.complete and len(whole.samples) == text.count("start heap prof sample")
+    assert not cut.end.complete and cut.samples == [] and cut.end.note is not None
+    assert "unfinished" in cut.end.note and "stops inside" in cut.end.note
+    assert whole.end.complete and len(whole.samples) == text.count("start heap prof sample")
 
 
 def test_eventlog_without_heap_profile_is_refused() -> None:

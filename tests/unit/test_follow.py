@@ -98,7 +98,7 @@ def test_hp_parser_hands_out_only_complete_censuses(path: Path, step: int) -> No
         assert len(got) == sum(1 for line in whole_lines if line.startswith(b"END_SAMPLE"))
     assert _same(got, whole.samples)
     assert parser.header == whole.header
-    assert parser.closed_so_far == whole.closed
+    assert parser.closed_so_far == whole.end.closed
 
 
 def test_hp_parser_reports_a_malformed_line() -> None:
@@ -164,7 +164,7 @@ def test_hp_follower_watches_leaky_run(tmp_path: Path) -> None:
     assert len(set(counts_while_running)) >= 3
     whole = read_hp(hp)
     assert _same(got, whole.samples)
-    assert follower.closed and whole.closed
+    assert follower.closed and whole.end.closed
     follower.close()
 
 

@@ -73,7 +73,7 @@ def test_every_eventlog_has_a_reference_of_ghc_910(name: str) -> None:
 @pytest.mark.parametrize("name", HPS)
 def test_hp_reads_whole(name: str) -> None:
     profile = read_hp(HERE / name)
-    assert profile.complete and profile.closed, profile.note
+    assert profile.end.complete and profile.end.closed, profile.end.note
     # A build without profiling writes the program's name alone as the JOB (README).
     if name.startswith("leaky-hi-np"):
         assert profile.header.job == "leaky-ipe-np"

@@ -64,7 +64,7 @@ def test_every_eventlog_has_a_reference(name: str) -> None:
 @pytest.mark.parametrize("name", HPS)
 def test_hp_reads_whole(name: str) -> None:
     profile = read_hp(HERE / name)
-    assert profile.complete and profile.closed, profile.note
+    assert profile.end.complete and profile.end.closed, profile.end.note
     assert profile.header.job.startswith(("leaky-prof ", "leaky-ipe "))
     assert len(profile.samples) >= 4
     assert any(sample.values for sample in profile.samples)

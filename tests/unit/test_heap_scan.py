@@ -16,7 +16,7 @@ from halvm_prof.folds.heap_scan import HeapScan, scan_hp
 from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import HpReader, write_hp
 from halvm_prof.inputs.source import open_source
-from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapProfile
+from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapEnd, HeapProfile
 from tests.conftest import DATA, SWEEPS, require_system, sweep
 from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
@@ -36,8 +36,7 @@ def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 def python_reading(data: bytes) -> tuple[object, ...]:
     reader = HpReader(io.BytesIO(data))
     acc = accumulate(reader)
-    folded = reader.folded
-    return reader.header, reader.marks, reader.complete, reader.closed, reader.note, folded, acc
+    return reader.header, HeapEnd.of(reader, "hp"), acc
 
 
 def scanned(data: bytes, chunk: int | None = None) -> HeapScan | None:
@@ -54,15 +53,8 @@ def scanned(data: bytes, chunk: int | None = None) -> HeapScan | None:
 
 def same(scan: HeapScan | None, data: bytes) -> None:
     assert scan is not None
-    header, marks, complete, closed, note, folded, acc = python_reading(data)
-    assert (scan.header, scan.marks, scan.complete, scan.closed, scan.note, scan.folded) == (
-        header,
-        marks,
-        complete,
-        closed,
-        note,
-        folded,
-    )
+    header, end, acc = python_reading(data)
+    assert (scan.header, scan.end) == (header, end)
     assert isinstance(acc, HeapAccumulator)
     # Dataclass equality: every running sum of every band, floats compared exactly.
     assert scan.accumulator == acc
@@ -222,7 +214,7 @@ def test_bands_beyond_the_limit_fold_into_other_bands_in_both_readers(literal_ot
     data = _many_bands([first, later, [*first[:10], "newest"]])
     scan = scanned(data)
     same(scan, data)
-    assert scan is not None and scan.folded
+    assert scan is not None and scan.end.folded
     names = scan.accumulator.band_names()
     assert len(names) == MAX_BANDS + (not literal_other)
     assert OTHER_BANDS in names and "newest" not in names and "late" not in names
@@ -236,7 +228,7 @@ def test_a_profile_within_the_limit_folds_nothing() -> None:
     data = _many_bands([[f"b{i}" for i in range(MAX_BANDS)]] * 2)
     scan = scanned(data)
     same(scan, data)
-    assert scan is not None and not scan.folded
+    assert scan is not None and not scan.end.folded
     assert "bands_folded" not in summarize_file_data(data)
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from halvm_prof.errors import FormatError
 from halvm_prof.formats.hp import MAX_LINE, HpParser, HpReader, write_hp
 from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number, heap_breakdown
-from halvm_prof.model import HeapHeader, HeapProfile, HeapSample
+from halvm_prof.model import HeapEnd, HeapHeader, HeapProfile, HeapSample
 from tests.conftest import CORPUS, DATA, SWEEPS, sweep
 
 
@@ -56,7 +56,7 @@ def test_corpus_reads_and_writes_back_byte_for_byte(path: Path) -> None:
     samples, bands = _independent_count(data)
     assert len(profile.samples) == samples
     assert {b.encode() for b in profile.bands()} == bands
-    assert profile.complete and profile.closed and profile.note is None
+    assert profile.end.complete and profile.end.closed and profile.end.note is None
     assert profile.header.job.startswith(("leaky-", "ops ", "names ", "cabal-parse "))
     out = io.BytesIO()
     write_hp(profile, out)
@@ -218,11 +218,15 @@ def test_the_push_parser_gives_the_same_records_in_every_cut(data: bytes, every:
 
 def test_a_killed_run_names_what_is_missing() -> None:
     cut = read_hp(DATA / "ghc/leaky-killed.hp")
-    assert not cut.complete and not cut.closed and "ends inside the sample" in (cut.note or "")
+    assert (
+        not cut.end.complete
+        and not cut.end.closed
+        and "ends inside the sample" in (cut.end.note or "")
+    )
     hb = read_hp(DATA / "ghc/leaky-hb-killed.hp")
     # Complete lines, one (empty) census: a -hb run writes the rest only at exit.
-    assert hb.complete and not hb.closed and len(hb.samples) == 1
-    assert hb.note and "-hb" in hb.note and "exit" in hb.note
+    assert hb.end.complete and not hb.end.closed and len(hb.samples) == 1
+    assert hb.end.note and "-hb" in hb.end.note and "exit" in hb.end.note
 
 
 def test_job_with_quotes_as_ghc_escapes_them() -> None:
@@ -271,12 +275,13 @@ def profiles(draw: st.DrawFn) -> HeapProfile:
     ]
     if draw(st.booleans()):
         # As GHC writes it: an empty census first and, at a normal exit, an empty one last.
-        end = times[-1] if times else 0.0
-        samples = [HeapSample(0.0), *samples, HeapSample(end)]
+        last = times[-1] if times else 0.0
+        samples = [HeapSample(0.0), *samples, HeapSample(last)]
     header = HeapHeader(draw(names), draw(names), "seconds", "bytes")
     marks = sorted(draw(st.lists(st.floats(0, 1e4, allow_nan=False), max_size=3)))
     closed = len(samples) >= 2 and not samples[-1].values
-    return HeapProfile(header, samples, marks, closed=closed, note=None if closed else "x")
+    end = HeapEnd(tuple(marks), closed=closed, note=None if closed else "x")
+    return HeapProfile(header, samples, end)
 
 
 @settings(max_examples=150)
@@ -287,9 +292,9 @@ def test_write_then_read_gives_the_profile_back(profile: HeapProfile) -> None:
     again = read_hp(io.BytesIO(out.getvalue()))
     assert again.samples == profile.samples
     assert again.header == profile.header
-    assert sorted(again.marks) == profile.marks
-    assert again.complete and again.closed == profile.closed
-    assert (again.note is None) == profile.closed
+    assert tuple(sorted(again.end.marks)) == profile.end.marks
+    assert again.end.complete and again.end.closed == profile.end.closed
+    assert (again.end.note is None) == profile.end.closed
 
 
 def test_missing_file_is_one_line() -> None:

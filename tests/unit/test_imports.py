@@ -420,3 +420,12 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
     assert _stream_takers(reader) == [("read_x", 2), ("X", 4)]
     assert _is_fold_or_builder("halvm_prof.folds.samples", "ProfSampleFold")
     assert not _is_fold_or_builder("halvm_prof.render.pprof", "PprofBuilder")
+
+
+def test_developers_md_states_these_floors() -> None:
+    """DEVELOPERS.md's floor plan is this test's: a floor moved in one is moved in the other."""
+    text = (PACKAGE.parent / "DEVELOPERS.md").read_text(encoding="utf-8")
+    plan = text[text.index("## Floor plan") :]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", plan, re.M)
+    stated = tuple(tuple(re.findall(r"`(\w+)`", names)) for _, names in rows)
+    assert stated == FLOORS

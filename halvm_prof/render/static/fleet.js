@@ -117,21 +117,14 @@
     $("alerts").replaceChildren(...lines.map((l) => el("div", null, l)));
   }
 
-  let pending = null;
-  let drawing = false;
-  function drawNewest() {
-    drawing = false;
-    const data = pending;
-    pending = null;
-    if (data !== null) show(JSON.parse(data));
-  }
+  // Only the newest state is drawn (stream.js).
+  const received = window.halvmNewest(show);
   $("rank").addEventListener("change", () => { if (last) show(last); });
   let source = null;
   function connect() {
     source = new EventSource("events" + q);
     source.addEventListener("fleet", (e) => {
-      pending = e.data;
-      if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
+      received(e.data);
     });
     source.onerror = () => {
       $("status").textContent = "not connected to halvm-prof: the view is frozen";

@@ -240,18 +240,8 @@
     drawStatus(s); drawAlerts(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
   }
 
-  // Only the newest snapshot is drawn: a message just keeps its text, and one timer draws
-  // what is newest. A page that draws slower than snapshots come (a busy machine, a hidden
-  // tab) then falls behind by one drawing, never by a queue of them that would hold up
-  // everything else the page does.
-  let pending = null;
-  let drawing = false;
-  function drawNewest() {
-    drawing = false;
-    const data = pending;
-    pending = null;
-    if (data !== null) show(JSON.parse(data));
-  }
+  // Only the newest snapshot is drawn (stream.js).
+  const received = window.halvmNewest(show);
   // EventSource retries by itself after a dropped connection, but not after an answer other
   // than 200 (the server streams to as many pages as it allows: 503). Then the page asks for
   // snapshot.json every second (answered 304 while nothing changed) and tries a stream again
@@ -278,8 +268,7 @@
     const source = new EventSource("events" + q);
     source.addEventListener("snapshot", (e) => {
       connected = true;
-      pending = e.data;
-      if (!drawing) { drawing = true; setTimeout(drawNewest, 50); }
+      received(e.data);
     });
     source.onopen = () => { connected = true; setPolling(false); staleness(); };
     source.onerror = () => {
