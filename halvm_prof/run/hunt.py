@@ -316,6 +316,8 @@ class Hunter:
                 end_group(proc, STOP_TIMEOUT)
                 self._clear(prog, stem, learnt, target, partial=True)
                 raise
+            # What it started and left running (a background child) ends with it.
+            end_group(proc, STOP_TIMEOUT)
             seconds = time.monotonic() - start
             self.program_seconds += seconds
         said = tail.text(0.5).strip().splitlines()
@@ -527,8 +529,15 @@ def hunt_program(
     ``tmp`` when a root is given); a hunt that fails removes what it put there, one stopped
     by a signal keeps the runs that finished."""
     started = time.monotonic()
-    program = probe(argv, profiled=True)
-    plain = probe([options.plain, *program.argv[1:]], profiled=False) if options.plain else None
+    with stop_on_signals():
+        try:
+            program = probe(argv, profiled=True)
+            plain = (
+                probe([options.plain, *program.argv[1:]], profiled=False) if options.plain else None
+            )
+        except KeyboardInterrupt as e:
+            signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
+            raise HuntStopped(_stopped(None, Path(), False, signum), signum) from None
     if folder is None:
         base = None
         if options.root is not None and (options.root / "tmp").is_dir():

@@ -411,3 +411,25 @@ def test_a_profile_with_one_census_has_no_suspect() -> None:
     one = ProfileFold()
     one.add(HeapSample(0.0, {b.name: b.max for b in profile.bands}))
     assert find_suspects(one.profile("one", "app +RTS -hc -RTS")) == ()
+
+
+def test_the_text_says_the_fix_the_source_line_and_how_sure_first() -> None:
+    from halvm_prof.render.hunt import hunt_text
+
+    hc = profile_of({"total/main": build_then_force})
+    hd = restricted("total", "d", {"BLACKHOLE": build_then_force})
+    hi = restricted("total", "i", {"sat_s1_info :: Int (Main:LazyParam.hs:18:22-34)": grows})
+    suspects = find_suspects(hc)
+    source = {"LazyParam.hs:18:22-34": "total acc (x : xs) = total (acc + x) xs"}
+    verdicts_ = judge_all(hc, suspects, {"total": {"d": hd, "i": hi}}, {"total": []}, source)
+    result = HuntResult("lazyparam", verdicts_, (), hc.censuses, hc.duration, hc.peak_total)
+    text = hunt_text(result)
+    assert text.splitlines()[0] == "lazyparam: 121 censuses over 1.00 s of its time, peak 3.9 MiB"
+    lines = text.splitlines()
+    at = {
+        k: next(i for i, x in enumerate(lines) if x.strip().startswith(k))
+        for k in ("verdict:", "fix:", "source:", "sure:", "what:", "evidence:")
+    }
+    assert at["verdict:"] < at["fix:"] < at["source:"] < at["sure:"] < at["what:"]
+    assert lines[at["source:"] + 1].strip() == "total acc (x : xs) = total (acc + x) xs"
+    assert "(total/main: " not in text  # a plain name needs no words
