@@ -98,6 +98,11 @@ SHAPES = {
             Cause(("tally", "tally.\\"), None, "thunks", "lazy", ("Data.Map.Strict",)),
         ),
         LeakShape(
+            "Deep",
+            "DeepFixed",
+            Cause(("SYSTEM",), None, "stack", "recursion", ("tail-recursive",)),
+        ),
+        LeakShape(
             "HeldRef",
             "HeldRefFixed",
             Cause(("main.readings", "main"), None, "data", "drag"),
@@ -189,9 +194,7 @@ def build_flags(name: str, plain: bool = False) -> list[str]:
 
 
 @contextmanager
-def program(
-    ghc: str, name: str, scratch: Path, flags: list[str] | None = None
-) -> Iterator[Hunted]:
+def program(ghc: str, name: str, scratch: Path, flags: list[str] | None = None) -> Iterator[Hunted]:
     """``name`` (a program of tests/data/hunt) built by GHC ``ghc``, ready to hunt; ``scratch``
     is the test's own folder. ``flags``: GHC's flags (default :func:`build_flags`)."""
     flags = build_flags(name) if flags is None else flags

@@ -530,6 +530,8 @@ class SuspectVerdict:
     chain: str | None = None
     #: Another suspect whose verdict this one's bytes belong to (what it holds or forces).
     part_of: str | None = None
+    #: For a deep recursion: the producer whose data its frames hold, growing along with it.
+    deep_in: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -556,6 +558,7 @@ class SuspectVerdict:
             "source": plain(self.source),
             "confidence": None if self.confidence is None else plain(self.confidence),
             "chain": self.chain,
+            "deep_in": self.deep_in,
             "part_of": self.part_of,
             "evidence": list(self.evidence),
             "peak_bytes": self.peak,
@@ -916,11 +919,10 @@ def _window_bytes(profile: Profile, producer: str, lo: float, hi: float) -> floa
     return total
 
 
-def chain_of(producer_run: Profile, suspect: Suspect) -> str | None:
-    """The producer of the chain of thunks a growing stack forces: over the stack's window
-    in the ``-hc`` run, the heaviest other producer, when it is used up there (it ends the
-    window below half its bytes at the window's start) and weighs at least a quarter of the
-    stack. None: the stack holds no chain (deep non-tail recursion)."""
+def _beside(producer_run: Profile, suspect: Suspect, used_up: bool) -> str | None:
+    """The heaviest other producer over the suspect's window in the ``-hc`` run (at least a
+    quarter of its bytes there) that is used up over it (``used_up``: it ends the window below
+    half its bytes at the window's start) or grows along with it (not used up)."""
     lo, hi = suspect.life.window(producer_run.times[-1] if producer_run.times else 0.0)
     mine = _window_bytes(producer_run, suspect.producer, lo, hi)
     best: tuple[float, str] | None = None
@@ -931,10 +933,23 @@ def chain_of(producer_run: Profile, suspect: Suspect) -> str | None:
         if len(inside) < 2 or max(inside) <= 0:
             continue
         weight = sum(inside)
-        used_up = inside[-1] < FALL_SHARE * max(inside[: max(1, len(inside) // 4)])
-        if used_up and weight >= 0.25 * mine and (best is None or weight > best[0]):
+        gone = inside[-1] < FALL_SHARE * max(inside[: max(1, len(inside) // 4)])
+        if gone == used_up and weight >= 0.25 * mine and (best is None or weight > best[0]):
             best = (weight, g.producer)
     return None if best is None else best[1]
+
+
+def chain_of(producer_run: Profile, suspect: Suspect) -> str | None:
+    """The producer of the chain of thunks a growing stack forces: over the stack's window
+    in the ``-hc`` run, the heaviest other producer used up there. None: the stack holds no
+    chain (deep non-tail recursion)."""
+    return _beside(producer_run, suspect, used_up=True)
+
+
+def recursion_in(producer_run: Profile, suspect: Suspect) -> str | None:
+    """Where a deep recursion likely is: the producer whose data grows along with the stack
+    (what its waiting frames hold)."""
+    return _beside(producer_run, suspect, used_up=False)
 
 
 #: Advice that fits names seen in the evidence, for lazy accumulation: (what to look for, in
@@ -1140,6 +1155,9 @@ def judge(
         chain = next((p for p in forcing if p != suspect.producer), None) or chain_of(
             producer_run, suspect
         )
+    deep_in = None
+    if kind == "stack" and chain is None:
+        deep_in = recursion_in(producer_run, suspect)
     if kind == "stack":
         evidence.append(
             f"the stack forces a chain of thunks made by {chain} (its bytes are used up over "
@@ -1147,6 +1165,11 @@ def judge(
             if chain is not None
             else "no other producer's thunks are used up while the stack grows: deep "
             "recursion, not a chain"
+            + (
+                f"; its frames hold what {deep_in} makes, which grows along with it"
+                if deep_in is not None
+                else ""
+            )
         )
 
     # Who holds it.
@@ -1171,6 +1194,10 @@ def judge(
         )
     else:
         verdict = FIXES[fix]
+    if deep_in is not None:
+        verdict += f"; the recursion is likely in {deep_in} (its frames hold what it makes)"
+    if chain is not None:
+        verdict += f"; the stack forces a chain of thunks made by {chain}"
     held_words = tuple(holder_in_words(h.name) for h in held)
     if held and fix != "unsettled":
         verdict += f"; held by {held_words[0]}" if holder is not None else "; no single holder"
@@ -1230,6 +1257,7 @@ def judge(
         confidence=_confidence(suspect, producer_run, profiles, kinds),
         producer_in_words=producer_in_words(suspect.producer),
         chain=chain,
+        deep_in=deep_in,
     )
 
 

@@ -34,6 +34,8 @@ def _suspect(i: int, v: SuspectVerdict) -> list[str]:
         lines.append(f"              ({v.producer_in_words})")
     if v.chain is not None:
         lines.append(f"   forces:    a chain of thunks made by {v.chain}")
+    if v.deep_in is not None:
+        lines.append(f"   recursion: likely in {v.deep_in} (its frames hold what it makes)")
     if v.held_by:
         held = "; ".join(f"{h.name} ({100 * h.share:.0f}%)" for h in v.held_by)
         lines.append(f"   held by:   {held}")

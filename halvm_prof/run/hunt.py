@@ -83,6 +83,9 @@ STDIN_LIMIT = 64 << 20
 #: GHC from which ``-po`` names where the heap profile goes (GHC 9.0 and 9.2 ignore it for
 #: the ``.hp``: GHC issue 21446).
 PO_FROM = (9, 4)
+#: GHC from which a heap profile counts the threads' stacks (and ``-xt``, which asked for
+#: them before, is refused: GHC issue 16795).
+STACKS_COUNTED_FROM = (9, 2)
 #: GHC from which ``-hi`` (by info table) exists.
 HI_FROM = (9, 2)
 #: The names of a hunt's run files in its folder.
@@ -276,7 +279,11 @@ class Hunter:
         stem = f"{self.count:02d}-h{mode}{plain}{suffix}"
         kind = "eventlog" if mode == "i" else "hp"
         target = self.folder / f"{stem}.{kind}"
-        shown = [*flags, f"-i{interval:g}", f"-L{NAME_LENGTH}"]
+        # -xt: threads' stacks counted (SYSTEM's STACK), as GHC 9.2 and later count them
+        # anyway (and refuse the flag): a chain forced at the end, or deep recursion, shows
+        # in every GHC.
+        stacks = ["-xt"] if prog.info.ghc < STACKS_COUNTED_FROM else []
+        shown = [*flags, f"-i{interval:g}", f"-L{NAME_LENGTH}", *stacks]
         rts = rts_line(shown)
         where: list[str] = []
         work = self.folder / WORK
@@ -679,8 +686,10 @@ def _saved_stdin(folder: Path, timeout: float, say: Callable[[str], None]) -> Pa
             out.close()
             path.unlink()
             raise
-    if size:
-        say(f"standard input: {format_size(size)}, read once and given to every run")
+    if not size:
+        path.unlink()
+        return None  # nothing to give: every run reads an empty input, as from /dev/null
+    say(f"standard input: {format_size(size)}, read once and given to every run")
     return path
 
 

@@ -433,3 +433,21 @@ def test_the_text_says_the_fix_the_source_line_and_how_sure_first() -> None:
     assert at["verdict:"] < at["fix:"] < at["source:"] < at["sure:"] < at["what:"]
     assert lines[at["source:"] + 1].strip() == "total acc (x : xs) = total (acc + x) xs"
     assert "(total/main: " not in text  # a plain name needs no words
+
+
+def test_the_census_rate_is_measured_with_each_census_own_time() -> None:
+    from halvm_prof.run.hunt import TARGET_CENSUSES, CensusRate
+
+    # LazyFields on GHC 9.0 (a busy machine): 19 censuses at -i0.01, then 308 at -i0.00158;
+    # a run at -i0.00406 then made 61, not the 120 a census-rate proportional to 1/i said.
+    rate = CensusRate.measured((0.01, 19), (0.00158, 308))
+    assert 0.0009 < rate.cost < 0.0012 and 0.15 < rate.work < 0.19
+    assert rate.work / (0.00406 - rate.cost) == pytest.approx(61, rel=0.15)
+    interval = rate.interval()
+    assert rate.work / (interval - rate.cost) == pytest.approx(TARGET_CENSUSES)
+    # One run alone: no cost known; another mode's run measures its own.
+    one = CensusRate.measured((0.01, 200))
+    assert one.cost == 0 and one.interval() == pytest.approx(0.01 * 200 / TARGET_CENSUSES)
+    heavier = one.seen(0.02, 150)  # -hr: each census dearer, so more than 100 came
+    assert heavier.cost > 0 and heavier.work == one.work
+    assert heavier.work / (heavier.interval() - heavier.cost) == pytest.approx(TARGET_CENSUSES)
