@@ -57,6 +57,8 @@ MAX_SUSPECTS = 3
 MIN_SHARE = 0.05
 #: Retainer-set share above which one holder decides who holds a suspect.
 HOLDER_SHARE = 0.5
+#: Two suspects whose -hc bytes correlate at least this much are one leak.
+TOGETHER = 0.9
 #: Censuses behind a sure verdict (each run the hunt makes aims at 120).
 SURE_CENSUSES = 100
 #: Censuses below which a verdict is a guess.
@@ -355,8 +357,9 @@ def _weight_total(profile: Profile) -> float:
 
 def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect, ...]:
     """The producers of a ``-hc`` profile whose bytes are kept, the heaviest first (at most
-    ``limit``): at their peak over :func:`floor_of`, at least :data:`MIN_WEIGHT` of the heap's
-    bytes x time, and with a life :func:`life_of` calls a leak's shape."""
+    ``limit``, and ``SYSTEM``, the stacks, besides): at their peak over :func:`floor_of`, at
+    least :data:`MIN_WEIGHT` of the heap's bytes x time, and with a life :func:`life_of` calls
+    a leak's shape."""
     floor = floor_of(profile)
     total = _weight_total(profile)
     suspects = []
@@ -381,7 +384,11 @@ def find_suspects(profile: Profile, limit: int = MAX_SUSPECTS) -> tuple[Suspect,
                 values=g.values,
             )
         )
-    return tuple(suspects[:limit])
+    # The runtime's own (SYSTEM: the stacks) takes no suspect's place: what a deep stack
+    # forces is found among the others.
+    kept = [s for s in suspects if s.producer != "SYSTEM"][:limit]
+    system = [s for s in suspects if s.producer == "SYSTEM"]
+    return tuple(sorted([*kept, *system], key=lambda s: suspects.index(s)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -679,16 +686,22 @@ def producer_in_words(producer: str) -> str:
         if producer.endswith("CAF"):
             return f"{producer}: a top-level value (a CAF)"
         return producer
-    said = []
-    for i, p in enumerate(parts[1:], 1):
-        outer = ".".join(parts[:i])
-        if p == PATTERN_BINDING:
-            said.append(f"a pattern binding in {outer}, such as (s, c) = ...")
-        elif p == LAMBDA:
-            said.append(f"a lambda in {outer}")
-        else:
-            said.append(f"{p}, local to {outer}")
-    return f"{producer}: {said[-1]}"
+    said = _inner(parts)
+    if parts[-1] == PATTERN_BINDING:
+        said += " (such as (s, c) = ...)"
+    return f"{producer}: {said}"
+
+
+def _inner(parts: Sequence[str]) -> str:
+    """A cost centre's parts in words, innermost first."""
+    if len(parts) == 1:
+        return parts[0]
+    last, outer = parts[-1], _inner(parts[:-1])
+    if last == LAMBDA:
+        return f"a lambda in {outer}"
+    if last == PATTERN_BINDING:
+        return f"a pattern binding in {outer}"
+    return f"{last}, local to {outer}"
 
 
 def holder_in_words(name: str) -> str:
@@ -1067,6 +1080,7 @@ def _confidence(
     producer_run: Profile,
     profiles: Mapping[str, Profile],
     kinds: tuple[_Kind, _Kind | None],
+    fix: FixClass,
 ) -> Confidence:
     """How sure the verdict is (see :class:`Confidence`)."""
     counts = [producer_run.censuses, *(p.censuses for p in profiles.values())]
@@ -1082,7 +1096,9 @@ def _confidence(
             )
     agree = not against
     level: Level
-    if fewest >= SURE_CENSUSES and agree:
+    if fix == "unsettled":
+        level = "low"  # what it is, or who holds it, is not known
+    elif fewest >= SURE_CENSUSES and agree:
         level = "high"
     elif fewest >= FEW_CENSUSES and (agree or fewest >= SURE_CENSUSES):
         level = "medium"
@@ -1187,8 +1203,13 @@ def judge(
 
     if fix == "unsettled":
         missing = [f"-h{m}" for m in ("d", "y", "r") if m not in profiles]
+        said = (
+            ", ".join(missing[:-1]) + (" and " if len(missing) > 1 else "") + missing[-1]
+            if missing
+            else ""
+        )
         verdict = FIXES[fix] + (
-            f" by the runs that worked: {' and '.join(missing)} would settle it"
+            f": the {said} runs would settle it"
             if missing
             else ": no single holder keeps most of it, so neither a collection nor an accumulator"
         )
@@ -1254,7 +1275,7 @@ def judge(
         weight=suspect.weight,
         advice=advice,
         source=source,
-        confidence=_confidence(suspect, producer_run, profiles, kinds),
+        confidence=_confidence(suspect, producer_run, profiles, kinds, fix),
         producer_in_words=producer_in_words(suspect.producer),
         chain=chain,
         deep_in=deep_in,
@@ -1338,13 +1359,38 @@ def judge_all(
         return (int(held_by_other), chain_first if v.kind == "thunks" else 1, -v.weight, i)
 
     ordered = [v for _, v in sorted(enumerate(out), key=rank)]
-    lead = ordered[0].producer if ordered else None
-    return tuple(
-        replace(v, part_of=lead)
-        if lead is not None and i > 0 and v.fix == ordered[0].fix and v.fix == "lazy"
-        else v
-        for i, v in enumerate(ordered)
+    if not ordered:
+        return ()
+    lead = ordered[0]
+    return (
+        lead,
+        *(
+            replace(v, part_of=lead.producer)
+            if (v.fix == lead.fix and _together(lead, v))
+            or (
+                v.held_by
+                and v.held_by[0].share >= HOLDER_SHARE
+                and v.held_by[0].name == lead.producer
+            )
+            else v
+            for v in ordered[1:]
+        ),
     )
+
+
+def _together(a: SuspectVerdict, b: SuspectVerdict) -> bool:
+    """Whether two suspects' bytes rise and fall together in the ``-hc`` run (a correlation of
+    at least :data:`TOGETHER`): one leak seen as two producers, such as a chain and the
+    unevaluated work each link holds."""
+    xs, ys = a.charts[0].bands[0][1], b.charts[0].bands[0][1]
+    n = min(len(xs), len(ys))
+    if n < 4:
+        return False
+    mx, my = sum(xs[:n]) / n, sum(ys[:n]) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs[:n], ys[:n], strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs[:n])
+    syy = sum((y - my) ** 2 for y in ys[:n])
+    return sxx > 0 and syy > 0 and sxy / (sxx * syy) ** 0.5 >= TOGETHER
 
 
 def overview(profile: Profile, n: int = 8) -> Series | None:

@@ -538,7 +538,8 @@ def test_from_a_producer_profile_alone_says_the_runs_that_settle_it(tmp_path: Pa
         )
         (s,) = data["suspects"]
         assert s["fix"] == "unsettled" and s["kind"] is None and s["held_by"] == []
-        assert "-hd and -hr would settle it" in s["verdict"]
+        assert s["verdict"] == "not settled: the -hd, -hy and -hr runs would settle it"
+        assert s["confidence"]["level"] == "low"
         hr = _run_mode(accum, ["-hr", "-hcrecord"], tmp_path / "accum-hr.hp")
         hd = _run_mode(accum, ["-hd", "-hcrecord"], tmp_path / "accum-hd.hp")
         data = as_json(
