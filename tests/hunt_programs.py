@@ -110,7 +110,7 @@ SHAPES = {
         LeakShape(
             "Mean",
             "MeanFixed",
-            Cause(("main", "mean"), None, "data", "second-pass"),
+            Cause(("main", "main.\\", "mean"), None, "data", "second-pass"),
         ),
         LeakShape(
             "TwoPass",

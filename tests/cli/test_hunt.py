@@ -179,11 +179,19 @@ def test_a_program_that_fails_at_once_says_its_exit_status(
         assert not list(tmp_path.glob("*.hp"))
 
 
-def test_a_program_that_ends_too_soon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_that_ends_at_once_is_measured_again_finer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Steady 3000 ends in a few milliseconds: the first run's few censuses show nothing, so it
+    # is made again finer (about 30 censuses), and judged.
     with program("9.0", "Steady", tmp_path) as hunted:
-        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
-        line = one_line_error(hunt(hunted, monkeypatch=monkeypatch))
-        assert "too soon to see anything grow" in line and "give it more work" in line
+        hunted = Hunted([*hunted.command, "3000"], hunted.cwd)
+        data = as_json(hunt(hunted, "--json", monkeypatch=monkeypatch))
+    (note,) = data["notes"]
+    (finer,) = re.findall(r"made again at -i([\d.]+)$", note)
+    assert note.startswith("the first -hc run had ") and float(finer) < 0.01
+    assert data["suspects"] == [] and data["censuses"] >= 10
+    assert [r["rts"] for r in data["runs"]] == [f"+RTS -hc -i{finer} -L200 -xt -RTS"]
 
 
 def test_a_program_that_never_ends_without_stop_after(
@@ -572,11 +580,11 @@ def test_an_output_folder_with_a_hunts_runs_is_refused(
     earlier = runs / "01-hc.hp"
     earlier.write_text("an earlier hunt's")
     with program("9.0", "Steady", tmp_path) as hunted:
-        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
+        hunted = Hunted([*hunted.command, "not-a-number"], hunted.cwd)
         line = one_line_error(hunt(hunted, "-o", str(runs), monkeypatch=monkeypatch))
         assert "already holds the runs of a hunt" in line
-        # A hunt that fails (Steady 1 ends at once) removes its runs, and only its own.
+        # A hunt that fails (Steady fails at once) removes its runs, and only its own.
         fresh = tmp_path / "fresh"
         line = one_line_error(hunt(hunted, "-o", str(fresh), monkeypatch=monkeypatch))
-        assert "too soon" in line and not fresh.exists()
+        assert "exited with code 1" in line and not fresh.exists()
     assert earlier.read_text() == "an earlier hunt's"
