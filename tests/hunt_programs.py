@@ -120,7 +120,7 @@ SHAPES = {
         LeakShape(
             "Cache",
             "CacheFixed",
-            Cause(("remember",), ("main",), "data", "collection"),
+            Cause(("remember",), ("main", "main.\\"), "data", "collection"),
         ),
         LeakShape(
             "Accum",

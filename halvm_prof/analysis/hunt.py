@@ -934,8 +934,9 @@ def _window_bytes(profile: Profile, producer: str, lo: float, hi: float) -> floa
 
 def _beside(producer_run: Profile, suspect: Suspect, used_up: bool) -> str | None:
     """The heaviest other producer over the suspect's window in the ``-hc`` run (at least a
-    quarter of its bytes there) that is used up over it (``used_up``: it ends the window below
-    half its bytes at the window's start) or grows along with it (not used up)."""
+    quarter of its bytes there) that is used up over it (``used_up``: at its most in the first
+    half of the window, below half of that at its end) or grows along with it (at its most in
+    the second half)."""
     lo, hi = suspect.life.window(producer_run.times[-1] if producer_run.times else 0.0)
     mine = _window_bytes(producer_run, suspect.producer, lo, hi)
     best: tuple[float, str] | None = None
@@ -946,8 +947,18 @@ def _beside(producer_run: Profile, suspect: Suspect, used_up: bool) -> str | Non
         if len(inside) < 2 or max(inside) <= 0:
             continue
         weight = sum(inside)
-        gone = inside[-1] < FALL_SHARE * max(inside[: max(1, len(inside) // 4)])
-        if gone == used_up and weight >= 0.25 * mine and (best is None or weight > best[0]):
+        half = len(inside) // 2
+        top = max(range(len(inside)), key=lambda i: (inside[i], -i))
+        # Used up: at its most early in the window, and falling over it; growing along:
+        # at its most late in it.
+        gone = (
+            top < half
+            and inside[-1] < FALL_SHARE * inside[top]
+            and sum(inside[half:]) < sum(inside[:half])
+        )
+        along = top >= half
+        fits = gone if used_up else along
+        if fits and weight >= 0.25 * mine and (best is None or weight > best[0]):
             best = (weight, g.producer)
     return None if best is None else best[1]
 

@@ -812,14 +812,19 @@ def _restricted(
     profile = _read(done, label, mode)
     if profile is None:
         return done, profile
-    rates[mode] = rates[mode].seen(interval, profile.censuses)
+    rates[mode] = _learnt(rates[mode], interval, profile.censuses)
     if profile.censuses < MIN_CENSUSES:
-        finer = rates[mode].interval()
+        # A mode whose censuses cost less than -hc's makes fewer: at least as fine as its
+        # censuses alone say.
+        finer = min(rates[mode].interval(), interval * profile.censuses / TARGET_CENSUSES)
+        finer = max(FINEST_INTERVAL, finer)
         if finer < interval:
             again = hunter.run(mode, flags, finer, producer)
             second = _read(again, label, mode)
             if second is not None and second.censuses > profile.censuses:
-                rates[mode] = rates[mode].seen(finer, second.censuses)
+                rates[mode] = CensusRate.measured(
+                    (interval, profile.censuses), (finer, second.censuses)
+                )
                 if done.hp is not None:
                     done.hp.unlink()
                 hunter.finished.remove(done.run)
@@ -828,6 +833,15 @@ def _restricted(
                 again.hp.unlink()
             hunter.finished.remove(again.run)
     return done, profile
+
+
+def _learnt(rate: CensusRate, interval: float, censuses: int) -> CensusRate:
+    """A mode's rate once a run of it made ``censuses`` at ``interval``: its own census cost
+    on -hc's work when it made more than the work alone says, else its own work."""
+    seen = rate.seen(interval, censuses)
+    if seen.cost > 0 or censuses * interval >= rate.work:
+        return seen
+    return CensusRate.measured((interval, censuses))
 
 
 def _read(done: ModeRun, label: str, mode: str) -> Profile | None:

@@ -294,10 +294,18 @@ def test_a_stack_that_forces_a_chain_is_that_chains_evidence() -> None:
 
 
 def test_a_stack_with_no_chain_is_deep_recursion() -> None:
-    hc = profile_of({"SYSTEM": second_pass})
-    by = {"SYSTEM": {"d": restricted("SYSTEM", "d", {"STACK": second_pass})}}
+    # Deep.hs: the stack grows all run while the readings its frames hold grow along with it
+    # (under the floor themselves); both are let go as the recursion unwinds at the end.
+    def unwinds(size: float) -> Callable[[float], float]:
+        return lambda t: size * t if t < 0.97 else 0.0
+
+    hc = profile_of({"SYSTEM": unwinds(3 * MiB), "total/main": unwinds(0.8 * MiB)})
+    by = {"SYSTEM": {"d": restricted("SYSTEM", "d", {"STACK": unwinds(3 * MiB)})}}
     (v,) = verdicts(hc, by)
-    assert v["kind"] == "stack" and v["fix"] == "recursion"
+    assert v["kind"] == "stack" and v["fix"] == "recursion" and v["chain"] is None
+    assert v["deep_in"] == "total"
+    assert "the recursion is likely in total" in v["verdict"]
+    assert any("tail-recursive" in a for a in v["advice"])
 
 
 def test_confidence_says_censuses_fit_and_agreement() -> None:
