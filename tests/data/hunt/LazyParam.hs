@@ -17,5 +17,5 @@ total acc (x : xs) = total (acc + x) xs
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a : _) -> read a; _ -> 50000
+  let n = case args of (a : _) -> read a; _ -> 90000
   print (total 0 (map reading [1 .. n]))

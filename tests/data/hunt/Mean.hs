@@ -17,5 +17,5 @@ mean xs = foldl' (+) 0 xs `div` max 1 (length xs)
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a : _) -> read a; _ -> 50000
+  let n = case args of (a : _) -> read a; _ -> 100000
   print (mean (map reading [1 .. n]))

@@ -18,5 +18,5 @@ mean xs = let (s, c) = foldl' step (0, 0) xs in s `div` max 1 c
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a : _) -> read a; _ -> 50000
+  let n = case args of (a : _) -> read a; _ -> 100000
   print (mean (map reading [1 .. n]))

@@ -18,6 +18,6 @@ step (s, c) x = (s + x, c + 1)
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a : _) -> read a; _ -> 100000
+  let n = case args of (a : _) -> read a; _ -> 60000
       (s, c) = foldl' step (0, 0) (map reading [1 .. n])
   print (s `div` max 1 c)

@@ -21,5 +21,5 @@ running xs = u
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a : _) -> read a; _ -> 50000
+  let n = case args of (a : _) -> read a; _ -> 90000
   print (running (map reading [1 .. n]) !! n)
