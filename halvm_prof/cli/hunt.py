@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from halvm_prof.cli.common import force_option, json_option, to_stderr, to_stdout
+from halvm_prof.cli.common import json_option, to_stderr, to_stdout
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
@@ -79,7 +79,12 @@ from halvm_prof.cli.common import force_option, json_option, to_stderr, to_stdou
     type=click.Path(dir_okay=False),
     help="Also write the hunt's HTML page, 'Why it is kept' first.",
 )
-@force_option
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let --report replace a file that is not an earlier page (never the program or an "
+    "input).",
+)
 @json_option
 def hunt(
     command: tuple[str, ...],

@@ -282,8 +282,11 @@ class Hunter:
         # -xt: threads' stacks counted (SYSTEM's STACK), as GHC 9.2 and later count them
         # anyway (and refuse the flag): a chain forced at the end, or deep recursion, shows
         # in every GHC.
-        stacks = ["-xt"] if prog.info.ghc < STACKS_COUNTED_FROM else []
-        shown = [*flags, f"-i{interval:g}", f"-L{NAME_LENGTH}", *stacks]
+        profiled = prog.info.profiled
+        stacks = ["-xt"] if prog.info.ghc < STACKS_COUNTED_FROM and profiled else []
+        # -L (the length of a cost-centre stack's name) and -xt only a -prof build takes.
+        names = [f"-L{NAME_LENGTH}"] if profiled else []
+        shown = [*flags, f"-i{interval:g}", *names, *stacks]
         rts = rts_line(shown)
         where: list[str] = []
         work = self.folder / WORK
@@ -327,11 +330,11 @@ class Hunter:
             end_group(proc, STOP_TIMEOUT)
             seconds = time.monotonic() - start
             self.program_seconds += seconds
-        said = tail.text(0.5).strip().splitlines()
+        said = _last_word(tail.text(0.5))
         moved = self._collect(prog, stem, target, learnt, started_at)
         if status == "ok" and code != 0:
             why = f"killed by {signal_name(-code)}" if code < 0 else f"exited with code {code}"
-            note = f"{why}: {said[-1]}" if said else why
+            note = f"{why}: {said}" if said else why
             if code < 0 or (self.first_code is not None and code != self.first_code):
                 status = "crashed"
         if status == "ok" and (moved is None or moved.stat().st_size == 0):
@@ -490,6 +493,16 @@ class CensusRate:
 
 #: A census's cost in each mode against -hc's, until a run of that mode measures it.
 MODE_COST = {"r": 2.0, "b": 1.5}
+
+
+def _last_word(stderr: str) -> str | None:
+    """What a program that failed said last, in one line: its last line with words, or, when
+    its RTS refused a flag (and printed its usage), the refusal, which comes first."""
+    lines = [x.strip() for x in stderr.splitlines()]
+    said = [x for x in lines if x and not x.endswith(":")]
+    if any("Usage:" in x for x in said):
+        return said[0]
+    return said[-1] if said else None
 
 
 def _profile(label: str, path: Path, mode: str) -> Profile:

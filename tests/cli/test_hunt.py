@@ -410,24 +410,22 @@ def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
         assert s["biography"] is None and "crashed" in s["biography_note"]
         assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"]
         # A stream that goes on (yes | hunt) is refused at the bound, not copied whole.
-        yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
         started = time.monotonic()
-        try:
-            proc = _hunt_process(exe, [], tmp_path, yes.stdout)
-            _, err = proc.communicate(timeout=120)
-        finally:
-            yes.kill()
-            yes.wait()
+        with subprocess.Popen(["yes"], stdout=subprocess.PIPE) as yes:
+            try:
+                proc = _hunt_process(exe, [], tmp_path, yes.stdout)
+                _, err = proc.communicate(timeout=120)
+            finally:
+                yes.kill()
         assert proc.returncode == 1 and b"standard input goes on past 64.0 MiB" in err
         assert time.monotonic() - started < 60
         # One that never ends (sleep 600 | hunt) is refused after --timeout.
-        sleeper = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)
-        try:
-            proc = _hunt_process(exe, ["--timeout", "1"], tmp_path, sleeper.stdout)
-            _, err = proc.communicate(timeout=60)
-        finally:
-            sleeper.kill()
-            sleeper.wait()
+        with subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE) as sleeper:
+            try:
+                proc = _hunt_process(exe, ["--timeout", "1"], tmp_path, sleeper.stdout)
+                _, err = proc.communicate(timeout=60)
+            finally:
+                sleeper.kill()
         assert proc.returncode == 1 and b"standard input had not ended after 1s" in err
         assert not list(tmp_path.glob(".hunt-stdin*"))
 
