@@ -207,6 +207,9 @@ def program(ghc: str, name: str, scratch: Path, flags: list[str] | None = None) 
     root = chroot.root()
     with chroot.work_dir(prefix="halvm-hunt-run-") as work:
         (work / exe.name).symlink_to(chroot.inside(exe, root))
+        # Run from beside its source, as a user runs a hunt in their project: the source
+        # lines -hi spans point at are read from there.
+        (work / f"{name}.hs").symlink_to(exe.parent / f"{name}.hs")
         wrapper = scratch / f"wrap-{ghc}-{'-'.join(flags)}" / exe.name
         wrapper.parent.mkdir(exist_ok=True)
         wrapper.write_text(
