@@ -6,8 +6,9 @@
 * ``-prof -hc``: the same program built ``-prof -fprof-auto``; watched, ``run`` adds ``-hc
   -i0.1`` and ``-l``. (Alone it still runs the profiled build: the build's own cost is in both.)
 
-Each is run three times; printed are the median slowdowns of the watched run (wall and CPU)
-against the run alone and the server's own CPU as a share of one core while the program ran;
+Each is run with ``--baseline 3`` (three interleaved pairs, watched then alone); printed are
+the median slowdowns of the watched runs (wall and CPU) against the runs alone and the
+server's own CPU as a share of one core while the program ran;
 then, to tell the RTS's part from the watching's, the program run with the flags ``run`` adds
 but its eventlog written to a file and no server (``flags only``).
 There is no target: this measures what the issue asks to know. The machine's load shows in
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import _env, halvm
@@ -49,15 +51,18 @@ def build(ghc: str, name: str, flags: list[str]) -> Path:
     return exe
 
 
-def once(exe: Path, options: list[str]) -> dict[str, float]:
+def once(exe: Path, options: list[str]) -> list[dict[str, Any]]:
+    """The pairs ``run --baseline`` kept in cost.json."""
     with tempfile.TemporaryDirectory(prefix="halvm-bench-") as tmp:
         cmd = halvm(
-            "run", "--baseline", "--no-open", "--exit-when-done", "--port", "0",
+            "run", "--baseline", str(ROUNDS), "--no-open", "--exit-when-done", "--port", "0",
             *options, "-o", "run", "--", str(exe), ITERATIONS,
         )  # fmt: skip
         subprocess.run(cmd, cwd=tmp, env=_env(), check=True, capture_output=True, timeout=900)
-        cost: dict[str, float] = json.loads((Path(tmp) / "run" / "cost.json").read_text())
-        return cost
+        pairs: list[dict[str, Any]] = json.loads((Path(tmp) / "run" / "cost.json").read_text())[
+            "pairs"
+        ]
+        return pairs
 
 
 def flags_only(exe: Path, caps: list[str], rts: list[str]) -> float:
@@ -88,11 +93,11 @@ def main() -> int:
         return 0
     for i, (case, (flags, caps, rts)) in enumerate(CASES.items()):
         exe = build(ghc, f"gcheavy-{i}", flags)
-        costs = [once(exe, [*caps, *rts]) for _ in range(ROUNDS)]
-        wall = [c["wall_slowdown"] * 100 for c in costs]
-        cpu = [c["cpu_slowdown"] * 100 for c in costs]
-        server = [c["server_share"] * 100 for c in costs]
-        alone = statistics.median(c["alone"]["wall"] for c in costs)  # type: ignore[index]
+        pairs = once(exe, [*caps, *rts])  # ROUNDS interleaved pairs
+        wall = [p["wall_slowdown"] * 100 for p in pairs]
+        cpu = [p["cpu_slowdown"] * 100 for p in pairs]
+        server = [p["server_cpu"] / p["watched"]["wall"] * 100 for p in pairs]
+        alone = statistics.median(p["alone"]["wall"] for p in pairs)
         print(
             f"  {case}: alone {alone:.2f} s; watched: wall {statistics.median(wall):+.1f}% "
             f"({min(wall):+.1f}..{max(wall):+.1f}), CPU {statistics.median(cpu):+.1f}% "

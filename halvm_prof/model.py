@@ -54,12 +54,9 @@ def folded_bands_note() -> str:
     )
 
 
-class HeapSampleReader(Protocol):
-    """A streaming heap profile reader (``.hp`` or eventlog): iterate it for the complete
-    samples; the other attributes hold once iteration has ended."""
+class FinishedHeapRead(Protocol):
+    """What a finished heap read tells (a streaming reader at its end, an eventlog's fold)."""
 
-    @property
-    def header(self) -> HeapHeader: ...
     @property
     def marks(self) -> list[float]: ...
     @property
@@ -70,6 +67,14 @@ class HeapSampleReader(Protocol):
     def note(self) -> str | None: ...
     @property
     def folded(self) -> bool: ...
+
+
+class HeapSampleReader(FinishedHeapRead, Protocol):
+    """A streaming heap profile reader (``.hp`` or eventlog): iterate it for the complete
+    samples; the other attributes hold once iteration has ended."""
+
+    @property
+    def header(self) -> HeapHeader: ...
     def __iter__(self) -> Iterator[HeapSample]: ...
 
 
@@ -113,21 +118,6 @@ class MappedSampleReader:
         return self._reader.folded
 
 
-class _Finished(Protocol):
-    """What a finished heap read tells (a streaming reader at its end, an eventlog's fold)."""
-
-    @property
-    def marks(self) -> list[float]: ...
-    @property
-    def complete(self) -> bool: ...
-    @property
-    def closed(self) -> bool: ...
-    @property
-    def note(self) -> str | None: ...
-    @property
-    def folded(self) -> bool: ...
-
-
 HeapOrigin = Literal["hp", "eventlog"]
 
 
@@ -151,7 +141,7 @@ class HeapEnd:
     folded: bool = False
 
     @classmethod
-    def of(cls, done: _Finished, source: HeapOrigin) -> HeapEnd:
+    def of(cls, done: FinishedHeapRead, source: HeapOrigin) -> HeapEnd:
         """What ``done`` tells, read once it has read its last census."""
         return cls(tuple(done.marks), done.complete, done.closed, done.note, source, done.folded)
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tests.conftest import CORPUS, DATA, require_program
 
+#: perf annotate's programs: a numeric loop, a Data.Map workload, ByteString sorting.
+ANNOTATE_PROGRAMS = ("Numeric", "MapWork", "SortBytes")
 SOURCES = {
     "Leaky": CORPUS / "src" / "Leaky.hs",
     "Ticker": DATA / "live" / "Ticker.hs",
@@ -32,6 +34,8 @@ SOURCES = {
     "Sleepy": DATA / "live" / "Sleepy.hs",
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
+    # CPU-bound programs for perf annotate (tests/annotate_recordings.py).
+    **{name: DATA / "perf" / "annotate" / f"{name}.hs" for name in ANNOTATE_PROGRAMS},
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
@@ -53,16 +57,11 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
     src = scratch / f"{name}.hs"
     src.write_bytes(source)
+    # Compiled in its folder by a relative name, so the source file GHC writes into a -g
+    # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(
-        [
-            ghc,
-            *flags,
-            "-outputdir",
-            str(scratch / "o"),
-            "-o",
-            str(scratch / name.lower()),
-            str(src),
-        ],
+        [ghc, *flags, "-outputdir", "o", "-o", name.lower(), src.name],
+        cwd=scratch,
         check=True,
         capture_output=True,
     )

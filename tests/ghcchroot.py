@@ -14,6 +14,7 @@ writes them at their host path, the program sees them at :meth:`Chroot.inside`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -105,6 +106,27 @@ class Chroot:
         compile_line = ["ghc", *flags, "-outputdir", f"o-{exe}", "-o", exe, source.name]
         self.run(compile_line, cwd, timeout=900)
         return exe
+
+    def cached_build(self, source: Path, flags: Sequence[str], name: str | None = None) -> Path:
+        """The executable of ``source`` built with ``flags``, once per source and flags, in a
+        folder under the chroot's /tmp (its host path; the program sees it at
+        :meth:`inside`). Run it from there with :meth:`run`, its folder as ``cwd``."""
+        root = self.root()
+        exe = name or source.stem.lower()
+        text = source.read_bytes()
+        key = hashlib.sha256(text + " ".join(flags).encode()).hexdigest()[:16]
+        folder = root / "tmp" / f"halvm-prof-ghc-{exe}-{key}"
+        if (folder / exe).exists():
+            return folder / exe
+        scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe}-", dir=root / "tmp"))
+        (scratch / source.name).write_bytes(text)
+        self.build(scratch / source.name, flags, scratch, exe)
+        # Published whole by a rename, so a build another test run makes at once is not half seen.
+        try:
+            scratch.rename(folder)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return folder / exe
 
 
 GHC96 = Chroot(

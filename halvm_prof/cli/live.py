@@ -207,10 +207,15 @@ def _alerts_fired(fired: list[str]) -> None:
 @click.option("--exit-when-done", is_flag=True, help="Stop serving once the program has ended.")
 @click.option(
     "--baseline",
-    is_flag=True,
-    help="Once it has ended, run the program again alone (only the RTS flags you gave: no "
-    "eventlog, heap profile or server) and print what watching cost: wall and CPU slowdown, "
-    "and the server's own CPU.",
+    type=click.IntRange(min=1),
+    is_flag=False,
+    flag_value=3,
+    default=None,
+    metavar="[N]",
+    help="Once it has ended, measure what watching cost in N interleaved pairs (default 3): "
+    "the program alone (only the RTS flags you gave: no eventlog, heap profile or server), "
+    "then watched again (no page served), and so on; print the median wall and CPU slowdown, "
+    "their spread, and the server's own CPU; save every pair in cost.json.",
 )
 @_alert_option
 def run(
@@ -231,7 +236,7 @@ def run(
     flush_interval: float,
     root: Path | None,
     exit_when_done: bool,
-    baseline: bool,
+    baseline: int | None,
     alerts: tuple[str, ...],
 ) -> None:
     """Start a GHC program (after --) with a heap profile and an eventlog, and watch it live.
@@ -273,7 +278,7 @@ def run(
         if baseline and runner.proc is not None:
             from halvm_prof.run.cost import Stopwatch
 
-            watches.append(Stopwatch(runner.proc.pid))
+            watches.append(Stopwatch(runner.proc.pid, runner.started_at))
 
     tell_end = _EndTeller(runner)
     watched = RunProgram(runner, on_end=None if tui else tell_end)
@@ -281,10 +286,12 @@ def run(
     session = Session(watched, serving, say=click.echo, exit_when_done=exit_when_done)
     with _ending_signals(runner, session):
         session.run(start)
-    _ended(runner, tell_end, watches[0] if watches else None, watched.fired())
+    _ended(runner, tell_end, watches[0] if watches else None, watched.fired(), baseline or 0)
 
 
-def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: list[str]) -> None:
+def _ended(
+    runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: list[str], pairs: int
+) -> None:
     """After ``run``: how the program ended, ``--baseline``'s cost, and the command's status
     (the program's own, or 1 when an ``--alert`` rule fired)."""
     with contextlib.suppress(OSError):
@@ -293,7 +300,7 @@ def _ended(runner: Run, tell_end: _EndTeller, watch: Stopwatch | None, fired: li
         if runner.stopped_by is not None:
             click.echo(f"run stopped by {signal.Signals(runner.stopped_by).name}")
     if watch is not None and runner.stopped_by is None:
-        _baseline(runner, watch)
+        _baseline(runner, watch, pairs)
     status = runner.exit_status()
     if status:
         # The program's own status, as a shell running it directly would have seen it.
@@ -360,23 +367,39 @@ class _EndTeller:
                 click.echo(f"report: {shown_path(end.report)}")
 
 
-def _baseline(runner: Run, watch: Stopwatch) -> None:
-    """``run --baseline``: the program once more, alone, and what watching it cost."""
+def _baseline(runner: Run, watch: Stopwatch, pairs: int) -> None:
+    """``run --baseline N``: the program alone and watched again, in interleaved pairs after
+    the watched run, and what watching it cost."""
+    import shutil
+    import tempfile
+
     from halvm_prof.cli.common import dumps_json
     from halvm_prof.files.output import atomic_write
     from halvm_prof.render.cost import format_watch_cost
     from halvm_prof.render.messages import wrote
-    from halvm_prof.run.cost import alone_command, watch_cost
+    from halvm_prof.run.cost import alone_command, baseline, watch_again
 
     if runner.stopped:
         to_stderr("note: --baseline: the run was stopped before it ended; nothing to compare")
         return
     times, server = watch.result()
-    to_stderr(f"running {runner.name} again alone for --baseline...")
+    first = (times, server, runner.exit_status())
     command = alone_command(runner.words, runner.extra_rts, runner.verbatim)
-    cost = watch_cost(times, server, command)
+    # The runs watched again save into the run folder (under --root, as the FIFO must be),
+    # and go with it once measured: the folder keeps the run the user watched.
+    scratch = Path(tempfile.mkdtemp(prefix=".baseline-", dir=runner.folder))
+    try:
+        cost = baseline(
+            first,
+            lambda k: watch_again(runner.again(scratch / f"pair-{k}")),
+            command,
+            pairs,
+            say=lambda what: to_stderr(f"--baseline: {runner.name}, {what}..."),
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     to_stdout(format_watch_cost(cost, runner.name))
     saved = runner.folder / "cost.json"
     with atomic_write(saved) as f:
         f.write(dumps_json(cost.to_json()))
-    click.echo(wrote(saved, "the cost of being watched"))
+    click.echo(wrote(saved, "the cost of being watched, every pair"))

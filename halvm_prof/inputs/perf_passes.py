@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from halvm_prof.inputs.plan import Plan, fold_in_file_order, run
 from halvm_prof.inputs.source import EventlogSource, PerfSource, Source
-from halvm_prof.perf.annotate import PerfAnnotation, annotate, recorded_program
+from halvm_prof.perf.annotate import PerfAnnotation, annotate
 from halvm_prof.perf.eventlog_merge import MergedLog, write_merged_eventlog
 from halvm_prof.perf.merge import (
     EventlogFacts,
@@ -24,6 +24,7 @@ from halvm_prof.perf.merge import (
     sample_instants,
 )
 from halvm_prof.perf.profile import PerfProfile, perf_profile
+from halvm_prof.perf.program import recorded_program
 
 if TYPE_CHECKING:
     from halvm_prof.timeline.build import TimelineSink
@@ -117,9 +118,11 @@ def perf_annotate(
     symbol: str | None = None,
     top: int = 3,
     source_dirs: tuple[str, ...] = (),
+    haskell: bool = True,
 ) -> PerfAnnotation:
-    """The annotation of the hottest Haskell functions (or those named ``symbol``) of the
-    program in ``perf``; ``binary`` None: the program perf recorded, where it still is."""
+    """The annotation of the hottest Haskell functions (any, the RTS's C too, with ``haskell``
+    False; or those named ``symbol``) of the program in ``perf``; ``binary`` None: the program
+    perf recorded, where it still is."""
     from collections import Counter
 
     with perf_source(perf).perf_data() as data:
@@ -127,4 +130,12 @@ def perf_annotate(
             binary = recorded_program(data)
         addresses: Counter[int] = Counter()
         profile = perf_profile(data, binary, addresses=addresses)
-    return annotate(profile, addresses, binary, symbol=symbol, top=top, source_dirs=source_dirs)
+    return annotate(
+        profile,
+        addresses,
+        binary,
+        symbol=symbol,
+        top=top,
+        source_dirs=source_dirs,
+        haskell=haskell,
+    )

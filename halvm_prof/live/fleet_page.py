@@ -9,4 +9,6 @@ from halvm_prof.render.html import render_page
 def render_fleet_page(title: str, token: str | None) -> str:
     """The page: ECharts and the script inlined (offline), only the config as data."""
     data = {"generator": GENERATOR, "title": title, "token": token}
-    return render_page("fleet.html.j2", data, ("axes.js", "stream.js", "fleet.js"), ("report.css", "fleet.css"))
+    return render_page(
+        "fleet.html.j2", data, ("axes.js", "stream.js", "fleet.js"), ("report.css", "fleet.css")
+    )

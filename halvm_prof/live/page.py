@@ -21,7 +21,9 @@ def render_live_page(title: str, token: str | None, fleet: str | None = None) ->
     """The page: ECharts and the script inlined (offline), only the config as data. ``fleet``:
     the address of the fleet page this source belongs to, linked from the header."""
     data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
-    return render_page("live.html.j2", data, ("axes.js", "stream.js", "live.js"), ("report.css", "live.css"))
+    return render_page(
+        "live.html.j2", data, ("axes.js", "stream.js", "live.js"), ("report.css", "live.css")
+    )
 
 
 def _bytes(n: float) -> str:

@@ -22,12 +22,13 @@ from itertools import pairwise
 from typing import Any
 
 from halvm_prof.errors import InputError
-from halvm_prof.formats.ghc_names import zdecode
+from halvm_prof.formats.ghc_names import parse_symbol, zdecode
 from halvm_prof.jsonable import plain
-from halvm_prof.perf.disasm import MAX_INSTRUCTIONS, Decoded, disassemble, find_objdump
+from halvm_prof.perf.code import Known, function_code
+from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile, Function, SourceSpan
+from halvm_prof.perf.infotables import TableBytes
 from halvm_prof.perf.profile import PerfProfile
-from halvm_prof.perf.reader import Mmap, PerfData
 from halvm_prof.perf.symbolize import named_frame
 
 #: How samples reach the source, said in every output.
@@ -52,7 +53,8 @@ class AsmLine:
 
 @dataclass(frozen=True, slots=True)
 class AsmBlock:
-    """Consecutive instructions that GHC's notes give one span set (``()``: no note)."""
+    """Consecutive instructions that GHC's notes give one span set (``()``: no note), from
+    one info table to the next at most."""
 
     spans: tuple[str, ...]
     samples: int
@@ -63,13 +65,11 @@ class AsmBlock:
 class SpanShare:
     """A source span and the samples spread onto it (a fraction where a set was shared)."""
 
-    span: str
-    file: str
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
+    span: SourceSpan
     share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.span.to_json(), "share": self.share}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,8 @@ class FunctionAnnotation:
     low: int
     high: int
     samples: int
-    #: samples in the function's range but in no instruction (info tables between pieces)
+    #: samples in the function's range but in no instruction (in an info table: none, unless
+    #: the code was misread)
     outside: int
     #: samples of instructions that no source note covers
     unnoted: int
@@ -105,6 +106,10 @@ class FunctionAnnotation:
     #: source files named by the spans but not found
     missing_sources: tuple[str, ...]
     truncated: bool
+    #: the info tables in its range, left out of the instructions
+    tables: tuple[TableBytes, ...]
+    #: why its code's bounds are a guess (empty: GHC's layout vouches for every instruction)
+    guesses: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,8 @@ class PerfAnnotation:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = plain(self)
+        for function, written in zip(self.functions, out["functions"], strict=True):
+            written["spans"] = [s.to_json() for s in function.spans]
         return out
 
 
@@ -131,15 +138,18 @@ class _Piece:
         self.low, self.high, self.fn = low, high, fn
         frame = named_frame(fn, True, elf.path, os.path.basename(elf.path), None, None)
         self.name, self.module, self.package = frame.name, frame.module, frame.package
-        ranges = elf.code_ranges(low, high) if fn.origin == "dwarf" else []
-        self.ranges = ranges or [(low, high, ())]
+        self.spans = {s for _, _, spans in elf.code_ranges(low, high) for s in spans}
+        # GHC's code has info tables; C code (the RTS's) is read whole
+        self.ghc = (
+            fn.origin == "dwarf"
+            or fn.symbol.endswith("_info")
+            or bool(elf.info_entries(low + 1, high))
+        )
 
     def names(self) -> set[str]:
         """What a user may call it: ``Main.collatz``, ``collatz``, ``r490_info``, ``r490``,
         ``Main_zdwfib_info`` and its decoding ``Main.$wfib``."""
-        sym = self.fn.symbol
-        bare = sym.removesuffix("_info")
-        out = {self.name, sym, bare, zdecode(bare), zdecode(sym)}
+        out = {self.name} | symbol_names(self.fn.symbol)
         if self.module and self.name.startswith(self.module + "."):
             out.add(self.name[len(self.module) + 1 :])
         if self.fn.source_name:
@@ -147,23 +157,55 @@ class _Piece:
         return out
 
 
+def symbol_names(symbol: str) -> set[str]:
+    """What a user may call a symbol: itself, without ``_info``, z-decoded, and a GHC name's
+    ``Module.name`` and ``name`` (``integerAdd`` for
+    ``ghczmbignum_GHCziNumziInteger_integerAdd_info``)."""
+    bare = symbol.removesuffix("_info")
+    out = {symbol, bare, zdecode(bare), zdecode(symbol)}
+    ghc = parse_symbol(symbol)
+    if ghc is not None:
+        out |= {ghc.name, f"{ghc.module}.{ghc.name}"}
+    return out
+
+
+def function_end(elf: ElfFile, low: int, high: int) -> int:
+    """Where the code of the DWARF procedure ``[low, high)`` ends: GHC puts code after its
+    last block's range (a register allocator's moves, a loop's jump back), up to its symbol's
+    end, else up to the next function (whose info table :mod:`perf.code` leaves out)."""
+    sym = elf.symbol_range_at(low)
+    if sym is not None and sym[0] == low:
+        return max(high, sym[1])
+    nxt = elf.next_start(low)
+    return max(high, nxt) if nxt is not None else high
+
+
 def _piece_at(elf: ElfFile, addr: int) -> tuple[int, int, Function] | None:
-    proc = elf.procedure_at(addr)
+    proc = elf.procedure_before(addr)
     if proc is not None:
-        return proc
+        low, high, fn = proc
+        high = function_end(elf, low, high)
+        if addr < high:
+            return low, high, fn
     sym = elf.symbol_range_at(addr)
     if sym is None:
         return None
     start, end, name = sym
-    fn = elf.function_at(addr)
-    return start, end, fn if fn is not None else Function(name, None, None, elf.symbol_origin)
+    # A symbol of no size reaches to the next one, but not past its section (_init's does
+    # not hold .plt's stubs, which perf names apart)
+    end = min(end, elf.section_end(start) or end)
+    if addr >= end:
+        return None
+    named = elf.function_at(addr)
+    return start, end, named if named is not None else Function(name, None, None, elf.symbol_origin)
 
 
 def choose(
-    elf: ElfFile, addresses: Counter[int], symbol: str | None, top: int
+    elf: ElfFile, addresses: Counter[int], symbol: str | None, top: int, *, haskell: bool = True
 ) -> list[tuple[_Piece, int]]:
     """The functions to annotate with their samples: those named ``symbol`` (sampled first, else
-    any procedure or symbol of the binary), or the ``top`` hottest Haskell ones."""
+    any procedure or symbol of the binary), or the ``top`` hottest Haskell ones (any, with
+    ``haskell`` False)."""
     found: dict[int, tuple[_Piece, int]] = {}
     for addr, n in addresses.items():
         at = _piece_at(elf, addr)
@@ -173,18 +215,18 @@ def choose(
         found[at[0]] = (piece, had + n)
     ranked = sorted(found.values(), key=lambda x: (-x[1], x[0].name, x[0].low))
     if symbol is None:
-        return [x for x in ranked if x[0].module][:top]
+        return [x for x in ranked if x[0].module or not haskell][:top]
     hits = [x for x in ranked if symbol in x[0].names()]
     if hits:
         return hits
     for low, high, fn in elf.iter_procedures():
-        piece = _Piece(low, high, fn, elf)
+        piece = _Piece(low, function_end(elf, low, high), fn, elf)
         if symbol in piece.names():
             hits.append((piece, 0))
     for start, _end, name in elf.iter_symbols():
         if start in found or any(p.low == start for p, _ in hits):
             continue
-        if name == symbol or zdecode(name.removesuffix("_info")) == symbol:
+        if symbol in symbol_names(name):
             at = _piece_at(elf, start)
             if at is not None:
                 hits.append((_Piece(*at, elf), 0))
@@ -197,23 +239,15 @@ def choose(
     return hits
 
 
-def _runs(ranges: Sequence[tuple[int, int, tuple[SourceSpan, ...]]]) -> list[tuple[int, int]]:
-    """Contiguous stretches of code: each is disassembled from its first byte."""
-    out: list[tuple[int, int]] = []
-    for lo, hi, _ in sorted(ranges):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
 def _sources(files: Iterable[str], folders: Sequence[str]) -> dict[str, list[str] | None]:
     """Each source file's lines, from the first of ``folders`` that has it (None: not found)."""
     out: dict[str, list[str] | None] = {}
     for name in files:
         out[name] = None
-        candidates = [name] if os.path.isabs(name) else [os.path.join(d, name) for d in folders]
+        candidates = [os.path.join(d, name) for d in folders]
+        if os.path.isabs(name):
+            # where it was compiled, else beside the binary (a build folder moved as a whole)
+            candidates = [name] + [os.path.join(d, os.path.basename(name)) for d in folders]
         for path in candidates:
             try:
                 if not os.path.isfile(path) or os.path.getsize(path) > MAX_SOURCE_BYTES:
@@ -234,30 +268,34 @@ def annotate_function(
     objdump: str,
 ) -> FunctionAnnotation:
     """The annotation of one function (``addresses``: the binary's samples by address)."""
-    decoded: list[tuple[Decoded, int]] = []  # instruction, end of its piece of code
-    truncated = False
-    for lo, hi in _runs(piece.ranges):
-        got = disassemble(elf.path, lo, hi, objdump)
-        truncated = truncated or len(got) >= MAX_INSTRUCTIONS
-        decoded.extend((d, hi) for d in got)
+    known = Known(
+        entries=tuple(elf.info_entries(piece.low + 1, piece.high)),
+        blocks=tuple(elf.block_starts(piece.low, piece.high)),
+        profiled=elf.profiled,
+        ghc=piece.ghc,
+    )
+    code = function_code(elf.path, piece.low, piece.high, known, elf.read, objdump)
     sampled = sorted(a for a in addresses if piece.low <= a < piece.high)
     blocks: list[AsmBlock] = []
     current: list[AsmLine] = []
     current_set: tuple[SourceSpan, ...] | None = None
     shares: dict[SourceSpan, float] = defaultdict(float)
-    counted = unnoted = 0
-    for i, (d, end) in enumerate(decoded):
-        nxt = decoded[i + 1][0].address if i + 1 < len(decoded) else end
-        stop = min(nxt, end) if nxt > d.address else end
-        a, b = bisect.bisect_left(sampled, d.address), bisect.bisect_left(sampled, stop)
+    counted = unnoted = inside = 0
+    starts = {ins.address for ins in code.instructions}
+    entries = {t.entry for t in code.tables}
+    for ins in code.instructions:
+        a, b = bisect.bisect_left(sampled, ins.address), bisect.bisect_left(sampled, ins.end)
         n = sum(addresses[x] for x in sampled[a:b])
+        inside += n - (addresses[ins.address] if ins.address in starts else 0)
         counted += n
-        spans = elf.spans_at(d.address)
-        if spans != current_set and current:
+        spans = elf.spans_at(ins.address)
+        # a block is a run of one span set; a return point's code (after its table) starts
+        # one too, so code without notes (a library's) still falls into its pieces
+        if current and (spans != current_set or ins.address in entries):
             blocks.append(_block(current_set or (), current))
             current = []
         current_set = spans
-        current.append(AsmLine(d.address, d.text, n))
+        current.append(AsmLine(ins.address, ins.text, n))
         if not spans:
             unnoted += n
         for s in spans:
@@ -265,8 +303,14 @@ def annotate_function(
     if current:
         blocks.append(_block(current_set or (), current))
     total = sum(addresses[a] for a in sampled)
-    every = {s for lo, hi, spans in piece.ranges for s in spans}
-    for s in every:
+    guesses = list(code.guesses)
+    if inside:
+        # A sampled address is where the program was about to run: always an instruction's
+        # start. One inside an instruction shows that stretch was decoded out of step.
+        guesses.append(f"{inside} samples fall inside an instruction, not at its start")
+    if total > counted:
+        guesses.append(f"{total - counted} samples fall in what was taken for an info table")
+    for s in piece.spans:
         shares.setdefault(s, 0.0)
     lines, missing = _line_shares(shares, folders)
     return FunctionAnnotation(
@@ -281,12 +325,14 @@ def annotate_function(
         unnoted=unnoted,
         blocks=tuple(blocks),
         spans=tuple(
-            SpanShare(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, v)
+            SpanShare(s, v)
             for s, v in sorted(shares.items(), key=lambda x: (-x[1], x[0]))
         ),
         lines=lines,
         missing_sources=missing,
-        truncated=truncated,
+        truncated=code.truncated,
+        tables=code.tables,
+        guesses=tuple(guesses),
     )
 
 
@@ -323,25 +369,6 @@ def _line_shares(
     return tuple(out), tuple(sorted(f for f, t in texts.items() if t is None))
 
 
-def recorded_program(data: PerfData) -> str:
-    """The program perf recorded: the first executable file mapped that is not a library or
-    the loader, where it still is."""
-    found = None
-    for r in data.iter_records():
-        if isinstance(r, Mmap) and r.executable and r.filename.startswith("/"):
-            base = os.path.basename(r.filename)
-            if not base.startswith(("ld-", "ld.so")) and ".so" not in base:
-                found = r.filename
-                break
-    if found is None or not os.path.isfile(found):
-        raise InputError(
-            "cannot tell which binary was profiled" + (f" ({found} is not there)" if found else ""),
-            path=data.path,
-            hint="give it with --binary",
-        )
-    return found
-
-
 def annotate(
     profile: PerfProfile,
     addresses: Counter[int],
@@ -350,14 +377,16 @@ def annotate(
     symbol: str | None = None,
     top: int = 3,
     source_dirs: Sequence[str] = (),
+    haskell: bool = True,
 ) -> PerfAnnotation:
-    """The annotation of ``binary``'s hottest Haskell functions (or those named ``symbol``),
-    from a profile and its samples by address (one pass: :func:`perf_profile`'s ``addresses``).
-    Source files are looked for in ``source_dirs``, the binary's folder and the current one."""
+    """The annotation of ``binary``'s hottest Haskell functions (any, with ``haskell`` False;
+    or those named ``symbol``), from a profile and its samples by address (one pass:
+    :func:`perf_profile`'s ``addresses``). Source files are looked for in ``source_dirs``, the
+    binary's folder and the current one."""
     objdump = find_objdump()
     elf = ElfFile(binary)
     folders = [*source_dirs, os.path.dirname(os.path.abspath(elf.path)), os.getcwd()]
-    chosen = choose(elf, addresses, symbol, top)
+    chosen = choose(elf, addresses, symbol, top, haskell=haskell)
     notes = list(profile.notes)
     if not elf.has_dwarf:
         notes.append(f"{elf.path} has no DWARF (build with ghc -g): no source spans")

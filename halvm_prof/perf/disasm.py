@@ -50,7 +50,7 @@ def disassemble(
     path = os.fspath(binary)
     args = [
         tool,
-        "--disassemble",
+        "--disassemble-all",
         "--disassemble-zeroes",
         "--no-show-raw-insn",
         "--wide",

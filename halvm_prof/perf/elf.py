@@ -50,7 +50,10 @@ _SHF_EXECINSTR = 4
 
 
 class SourceSpan(NamedTuple):
-    """A GHC source span: ``file`` from ``start_line:start_col`` to ``end_line:end_col``."""
+    """A GHC source span: ``file`` from ``start_line:start_col`` up to ``end_line:end_col``.
+
+    ``end_col`` is as GHC keeps it, and writes it into its source notes: one past the span's
+    last character."""
 
     file: str
     start_line: int
@@ -59,10 +62,24 @@ class SourceSpan(NamedTuple):
     end_col: int
 
     def __str__(self) -> str:
-        """GHC's own notation: ``F.hs:3:5-9`` or ``F.hs:(3,5)-(4,2)``."""
+        """GHC's own notation (``SrcLoc``'s ``pprUserRealSpan``), which names the last
+        character: ``F.hs:3:5-9``, ``F.hs:3:5`` (one character, or none), ``F.hs:(3,5)-(4,2)``."""
         if self.start_line == self.end_line:
-            return f"{self.file}:{self.start_line}:{self.start_col}-{self.end_col}"
-        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{self.end_col})"
+            last = f"-{self.end_col - 1}" if self.end_col - self.start_col > 1 else ""
+            return f"{self.file}:{self.start_line}:{self.start_col}{last}"
+        last_col = self.end_col - 1 if self.end_col else 0
+        return f"{self.file}:({self.start_line},{self.start_col})-({self.end_line},{last_col})"
+
+    def to_json(self) -> dict[str, str | int]:
+        """The span in GHC's notation (``span``) and its fields, as the JSON outputs give it."""
+        return {
+            "span": str(self),
+            "file": self.file,
+            "start_line": self.start_line,
+            "start_col": self.start_col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+        }
 
 
 class Function(NamedTuple):
@@ -84,6 +101,8 @@ class ElfFile:
     """The symbols, line rows and source spans of one ELF file (executable or library)."""
 
     loads: list[tuple[int, int, int]]
+    #: (start, end) of the sections that hold code (.text, .plt, .init...)
+    code_sections: list[tuple[int, int]]
     build_id: str | None
     symbol_origin: str
     symbol_count: int
@@ -97,9 +116,14 @@ class ElfFile:
     _block_starts: list[int]
     _rows: list[int]
     _row_values: list[tuple[str, int] | None]
+    #: entry addresses of GHC's DWARF procedures and blocks named ``*_info`` (a table before)
+    _dwarf_entries: list[int]
+    #: whether the RTS is the profiling one (its info tables are 16 bytes longer)
+    profiled: bool
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
+        self._chunks: dict[int, bytes] = {}
         try:
             mode = os.stat(self.path).st_mode
             # A FIFO would block open() until some program wrote it; an ELF file is read by seeking.
@@ -136,6 +160,7 @@ class ElfFile:
         """What :meth:`_read` found, as plain JSON data."""
         return {
             "loads": self.loads,
+            "code_sections": self.code_sections,
             "build_id": self.build_id,
             "origin": self.symbol_origin,
             "syms": [self._sym_start, self._sym_end, self._sym_name],
@@ -147,12 +172,15 @@ class ElfFile:
             "blocks": [[lo, hi, [list(s) for s in spans]] for lo, hi, spans in self._blocks],
             "rows": self._rows,
             "row_values": self._row_values,
+            "dwarf_entries": self._dwarf_entries,
+            "profiled": self.profiled,
         }
 
     def _restore(self, t: dict[str, Any]) -> bool:
         """Take the tables of :meth:`_tables` back; False when they are not what it wrote."""
         try:
             self.loads = [(int(a), int(b), int(c)) for a, b, c in t["loads"]]
+            self.code_sections = [(int(a), int(b)) for a, b in t["code_sections"]]
             build_id = t["build_id"]
             self.build_id = None if build_id is None else str(build_id)
             self.symbol_origin = str(t["origin"])
@@ -170,6 +198,8 @@ class ElfFile:
             self._row_values = [
                 (str(v[0]), int(v[1])) if v is not None else None for v in t["row_values"]
             ]
+            self._dwarf_entries = [int(a) for a in t["dwarf_entries"]]
+            self.profiled = bool(t["profiled"])
         except (KeyError, TypeError, ValueError):
             return False
         return len(ends) == len(starts) == len(names) and len(self._rows) == len(self._row_values)
@@ -192,6 +222,7 @@ class ElfFile:
         self._block_starts = []
         self._rows = []
         self._row_values = []
+        self._dwarf_entries = []
         if elf.has_dwarf_info() and elf.get_section_by_name(".debug_info") is not None:
             self.has_dwarf = True
             self._read_dwarf()
@@ -216,9 +247,15 @@ class ElfFile:
             table = self.elf.get_section_by_name(".dynsym")
             origin = "dynsym"
         starts: dict[int, tuple[int, str]] = {}
+        profiled = False
         code_sections = {
             i for i, sec in enumerate(self.elf.iter_sections()) if sec["sh_flags"] & _SHF_EXECINSTR
         }
+        self.code_sections = sorted(
+            (int(sec["sh_addr"]), int(sec["sh_addr"]) + int(sec["sh_size"]))
+            for i, sec in enumerate(self.elf.iter_sections())
+            if i in code_sections and sec["sh_addr"]
+        )
         if isinstance(table, SymbolTableSection):
             strtab = self.elf.get_section(table["sh_link"]).data()
             for value, size, name_at, info, other, shndx in self._symbol_rows(table):
@@ -226,6 +263,8 @@ class ElfFile:
                 if not name_at or not value or shndx == _SHN_UNDEF:
                     continue
                 in_code = shndx in code_sections
+                if kind == _STT_OBJECT and strtab[name_at : name_at + 9] == b"CCS_MAIN\0":
+                    profiled = True  # the profiling RTS's root cost centre stack
                 if kind not in _STT_CODE and not (
                     # as perf: GHC's info tables (objects) and untyped assembler labels
                     # (StgReturn) in code count too
@@ -239,6 +278,7 @@ class ElfFile:
                 if old is None or (old[1] != name and info >> 4 == _STB_GLOBAL):
                     starts[value] = (size, name)
         self.symbol_origin = origin
+        self.profiled = profiled
         addrs = sorted(starts)
         self._sym_start = addrs
         self._sym_end = []
@@ -276,6 +316,7 @@ class ElfFile:
         dwarf = self.elf.get_dwarf_info()
         procs: list[tuple[int, int, Function]] = []
         blocks: list[tuple[int, int, tuple[SourceSpan, ...]]] = []
+        entries: list[int] = []
         rows: list[tuple[int, int, tuple[str, int] | None]] = []
         for cu in dwarf.iter_CUs():
             top = cu.get_top_DIE()
@@ -285,8 +326,8 @@ class ElfFile:
                     continue
                 low, high = _subtree_range(child)
                 if high > low:
-                    procs.append((low, high, _function_of(child, module)))
-                _collect_blocks(child, (), blocks)
+                    procs.append((_entry_low(child, low), high, _function_of(child, module)))
+                _collect_blocks(child, (), blocks, entries)
             program = dwarf.line_program_for_CU(cu)
             if program is None:
                 continue
@@ -308,6 +349,7 @@ class ElfFile:
         blocks.sort(key=lambda b: (b[0], b[1]))
         self._blocks = blocks
         self._block_starts = [b[0] for b in blocks]
+        self._dwarf_entries = sorted(set(entries))
         # At one address an end of sequence comes before the row that starts the next one.
         rows.sort(key=lambda r: (r[0], r[1]))
         self._rows = [r[0] for r in rows]
@@ -379,6 +421,16 @@ class ElfFile:
             return self._procs[i]
         return None
 
+    def procedure_before(self, addr: int) -> tuple[int, int, Function] | None:
+        """(low, high, function) of the last DWARF procedure that begins at or before
+        ``addr`` (its code may run on past its DWARF range: see :mod:`perf.code`)."""
+        i = bisect.bisect_right(self._proc_starts, addr) - 1 if self._procs else -1
+        return self._procs[i] if i >= 0 else None
+
+    def has_ghc_code(self) -> bool:
+        """Whether GHC compiled code of it: its RTS's ``hs_main`` or an info table's symbol."""
+        return any(n == "hs_main" or n.endswith("_info") for n in self._sym_name)
+
     def has_source_notes(self) -> bool:
         """Whether any of GHC's blocks carries a source note."""
         return any(spans for _, _, spans in self._blocks)
@@ -393,6 +445,72 @@ class ElfFile:
         if i < 0 or addr >= self._sym_end[i]:
             return None
         return self._sym_start[i], self._sym_end[i], self._sym_name[i]
+
+    def read(self, addr: int, size: int) -> bytes | None:
+        """The file's ``size`` bytes loaded at ``addr`` (None where the file holds none)."""
+        for off, filesz, vaddr in self.loads:
+            if vaddr <= addr and addr + size <= vaddr + filesz:
+                return self._bytes_at(off + addr - vaddr, size)
+        return None
+
+    def _bytes_at(self, offset: int, size: int) -> bytes:
+        # Chunks of 64 KiB: a function's tables are read a few bytes at a time.
+        out = b""
+        while size > 0:
+            base = offset & ~0xFFFF
+            chunk = self._chunks.get(base)
+            if chunk is None:
+                if len(self._chunks) > 64:
+                    self._chunks.clear()
+                with open(self.path, "rb") as f:
+                    f.seek(base)
+                    chunk = self._chunks[base] = f.read(0x10000)
+            part = chunk[offset - base : offset - base + size]
+            if not part:
+                break
+            out += part
+            offset += len(part)
+            size -= len(part)
+        return out
+
+    def section_end(self, addr: int) -> int | None:
+        """The end of the code section holding ``addr``."""
+        for lo, hi in self.code_sections:
+            if lo <= addr < hi:
+                return hi
+        return None
+
+    def info_entries(self, low: int, high: int) -> list[int]:
+        """Entries in ``[low, high]`` with an info table before them, as the binary names them:
+        code symbols ``*_info`` and GHC's DWARF procedures and blocks so named."""
+        i = bisect.bisect_left(self._sym_start, low)
+        out = set()
+        while i < len(self._sym_start) and self._sym_start[i] <= high:
+            if self._sym_name[i].endswith("_info"):
+                out.add(self._sym_start[i])
+            i += 1
+        j = bisect.bisect_left(self._dwarf_entries, low)
+        while j < len(self._dwarf_entries) and self._dwarf_entries[j] <= high:
+            out.add(self._dwarf_entries[j])
+            j += 1
+        return sorted(out)
+
+    def block_starts(self, low: int, high: int) -> list[int]:
+        """Where GHC's DWARF procedures and blocks in ``[low, high)`` begin their code."""
+        i = bisect.bisect_left(self._block_starts, low)
+        j = bisect.bisect_left(self._block_starts, high)
+        return self._block_starts[i:j]
+
+    def next_start(self, addr: int) -> int | None:
+        """The first procedure or code symbol that begins after ``addr``."""
+        out = []
+        i = bisect.bisect_right(self._proc_starts, addr)
+        if i < len(self._proc_starts):
+            out.append(self._proc_starts[i])
+        j = bisect.bisect_right(self._sym_start, addr)
+        if j < len(self._sym_start):
+            out.append(self._sym_start[j])
+        return min(out) if out else None
 
     def code_ranges(self, low: int, high: int) -> list[tuple[int, int, tuple[SourceSpan, ...]]]:
         """The code ranges of GHC's procedures and blocks in ``[low, high)`` with their span
@@ -479,6 +597,20 @@ def _span_of(die: DIE) -> SourceSpan | None:
         return None
 
 
+def _linkage(die: DIE) -> str | None:
+    link = die.attributes.get("DW_AT_MIPS_linkage_name") or die.attributes.get("DW_AT_linkage_name")
+    return None if link is None else _text(link.value)
+
+
+def _entry_low(die: DIE, low: int) -> int:
+    """A procedure's entry: GHC 9.2+ starts the range of one with an info table a byte early
+    (see :func:`_entry_range`)."""
+    link = _linkage(die)
+    if link is not None and link.endswith("_info") and low % 8 == 7:
+        return low + 1
+    return low
+
+
 def _entry_range(die: DIE, r: tuple[int, int]) -> tuple[int, int]:
     """The procedure's own code: from its entry to the first of its blocks.
 
@@ -488,10 +620,7 @@ def _entry_range(die: DIE, r: tuple[int, int]) -> tuple[int, int]:
     so such a start lies one byte short of that alignment. Since then the procedure's range
     also spans its blocks and the info tables between them, which are not its entry's code.
     """
-    low, high = r
-    link = die.attributes.get("DW_AT_MIPS_linkage_name") or die.attributes.get("DW_AT_linkage_name")
-    if link is not None and _text(link.value).endswith("_info") and low % 8 == 7:
-        low += 1
+    low, high = _entry_low(die, r[0]), r[1]
     stack = list(die.iter_children())
     while stack:
         d = stack.pop()
@@ -508,7 +637,10 @@ def _collect_blocks(
     die: DIE,
     inherited: tuple[SourceSpan, ...],
     out: list[tuple[int, int, tuple[SourceSpan, ...]]],
+    entries: list[int],
 ) -> None:
+    """Every procedure's and block's code range with its span set into ``out``; the entry of
+    each GHC names ``*_info`` (an info table lies right before it) into ``entries``."""
     children = list(die.iter_children())
     own: list[SourceSpan] = []
     for c in children:
@@ -524,6 +656,11 @@ def _collect_blocks(
     # disassembles exactly these ranges (what lies between them is info tables, not code).
     if r is not None and r[1] > r[0]:
         out.append((r[0], r[1], spans))
+        name = _linkage(die) if die.tag == "DW_TAG_subprogram" else None
+        if name is None and "DW_AT_name" in die.attributes:
+            name = _text(die.attributes["DW_AT_name"].value)
+        if name is not None and name.endswith("_info"):
+            entries.append(r[0])
     for c in children:
         if c.tag in ("DW_TAG_lexical_block", "DW_TAG_subprogram"):
-            _collect_blocks(c, spans, out)
+            _collect_blocks(c, spans, out, entries)

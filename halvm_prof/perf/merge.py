@@ -29,6 +29,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.events import Event
 from halvm_prof.perf import layout as L
+from halvm_prof.perf.program import program_binary
 from halvm_prof.perf.reader import Comm, Mmap, PerfData, Sample, TaskEvent
 from halvm_prof.perf.symbolize import Frame, Symbolizer, not_run_error
 
@@ -249,40 +250,6 @@ def cap_of(tid_caps: dict[int, list[tuple[int, int]]], tid: int, t: int) -> int 
 
 
 # -- the perf side -----------------------------------------------------------------------------
-
-
-#: Records read past a first guess at the program for the image a wrapper exec'd into.
-_EXEC_LOOKAHEAD = 20_000
-
-
-def program_binary(data: PerfData, tids: set[int]) -> str | None:
-    """The recorded path of the program: the executable file its process mapped after its
-    last exec, as perf named the process then; else the first executable file it mapped.
-
-    A program started through a wrapper (``unshare``, ``env``) maps the wrapper first, then
-    execs itself: the file named after the process's new name is the program."""
-    pids: set[int] = set(tids)
-    named: dict[int, str] = {}  # pid -> its name after its latest exec (15 bytes at most)
-    first: str | None = None
-    best: str | None = None
-    left = _EXEC_LOOKAHEAD
-    for r in data.iter_records():
-        if isinstance(r, Comm) and r.exec:
-            if r.tid in tids or r.pid in pids:
-                pids.add(r.pid)
-                named[r.pid] = r.comm
-        elif isinstance(r, Mmap) and r.pid in pids and r.executable:
-            name = os.path.basename(r.filename)
-            if r.filename.startswith("/") and not name.startswith(("ld-", "ld.so")):
-                comm = named.get(r.pid)
-                if comm is not None and name[:15] == comm[:15]:
-                    best = r.filename  # a later exec's image wins
-                first = first or r.filename
-        if first is not None:
-            left -= 1
-            if left <= 0:
-                break
-    return best or first
 
 
 class _Table:

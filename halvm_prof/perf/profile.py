@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from halvm_prof.perf import layout as L
 from halvm_prof.perf.categories import CATEGORIES
+from halvm_prof.perf.elf import SourceSpan
 from halvm_prof.perf.reader import ChainBatch, Mmap, PerfData, SampleBatch, TaskEvent
 from halvm_prof.perf.scan import Groups, Pending, tally, tally_chains
 from halvm_prof.perf.symbolize import Frame, Symbolizer, not_run_error
@@ -44,12 +45,9 @@ class LineCount:
 
 @dataclass(frozen=True, slots=True)
 class SpanCount:
-    span: str
-    file: str
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
+    """A source span's samples in one function."""
+
+    span: SourceSpan
     function: str
     samples: int
 
@@ -102,16 +100,7 @@ class PerfProfile:
             ],
             "lines": [{"file": x.file, "line": x.line, "samples": x.samples} for x in self.lines],
             "spans": [
-                {
-                    "span": s.span,
-                    "file": s.file,
-                    "start_line": s.start_line,
-                    "start_col": s.start_col,
-                    "end_line": s.end_line,
-                    "end_col": s.end_col,
-                    "function": s.function,
-                    "samples": s.samples,
-                }
+                {**s.span.to_json(), "function": s.function, "samples": s.samples}
                 for s in self.spans
             ],
             "categories": dict(self.categories),
@@ -417,7 +406,7 @@ def perf_profile(
             for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
         ),
         spans=tuple(
-            SpanCount(str(s), s.file, s.start_line, s.start_col, s.end_line, s.end_col, fn, k)
+            SpanCount(s, fn, k)
             for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
         ),
         categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 #: Bumped whenever what is cached changes, so an old entry is never misread.
-FORMAT = 2
+FORMAT = 3
 #: Entries larger than this are not read (a damaged or foreign file must not cost memory).
 MAX_BYTES = 256 << 20
 #: Entries kept; beyond this the least recently used go.

@@ -16,6 +16,34 @@ def _pct(n: float, total: int) -> str:
     return f"{100.0 * n / total:5.1f}%" if total else "    -"
 
 
+#: Hot blocks listed (and linked, on the page) per function.
+HOT_BLOCKS = 5
+
+
+def hot_blocks(f: FunctionAnnotation, top: int = HOT_BLOCKS) -> list[int]:
+    """The indices of ``f``'s sampled blocks, hottest first (ties: in address order)."""
+    ranked = sorted(
+        (k for k, b in enumerate(f.blocks) if b.samples), key=lambda k: -f.blocks[k].samples
+    )
+    return ranked[:top]
+
+
+def hottest_line(f: FunctionAnnotation) -> int | None:
+    """The index of ``f``'s source line with the largest share (None: no line has any)."""
+    best = max(range(len(f.lines)), key=lambda k: f.lines[k].share, default=None)
+    return best if best is not None and f.lines[best].share > 0 else None
+
+
+def block_label(f: FunctionAnnotation, k: int) -> str:
+    """A block named by its first instruction and its spans (the first, and how many more)."""
+    b = f.blocks[k]
+    where = f"{b.instructions[0].address:x}" if b.instructions else "?"
+    if not b.spans:
+        return f"{where} (no source note)"
+    more = f" +{len(b.spans) - 1}" if len(b.spans) > 1 else ""
+    return f"{where} {b.spans[0]}{more}"
+
+
 def _share(v: float) -> str:
     """A share of samples: whole where it is whole, else one decimal."""
     return f"{v:.0f}" if abs(v - round(v)) < 0.05 else f"{v:.1f}"
@@ -55,8 +83,17 @@ def _function_text(f: FunctionAnnotation, total: int) -> list[str]:
     if f.unnoted:
         out.append(f"  {f.unnoted:,} samples in code no source note covers")
     if f.outside:
-        out.append(f"  {f.outside:,} samples between its pieces of code (not an instruction)")
-    out.append("  assembly (samples per instruction, as perf annotate counts them)")
+        out.append(f"  {f.outside:,} samples in what was taken for its info tables")
+    for guess in f.guesses:
+        out.append(f"  its code's bounds are a guess: {guess}")
+    hot = hot_blocks(f)
+    if hot:
+        out.append(
+            "  hot blocks  "
+            + ", ".join(f"{block_label(f, k)} ({f.blocks[k].samples:,})" for k in hot)
+        )
+    tables = f" ({plural(len(f.tables), 'info table')} left out)" if f.tables else ""
+    out.append(f"  assembly (samples per instruction, as perf annotate counts them){tables}")
     for b in f.blocks:
         label = ", ".join(b.spans) if b.spans else "no source note"
         out.append(f"  -- {label}  [{plural(b.samples, 'sample', sep=',')}]")
@@ -93,5 +130,8 @@ def annotation_page(a: PerfAnnotation) -> str:
             style=static_text("annotate.css"),
             share=_share,
             pct=_pct,
+            hot_blocks=hot_blocks,
+            hottest_line=hottest_line,
+            block_label=block_label,
         )
     )

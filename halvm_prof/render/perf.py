@@ -77,7 +77,7 @@ def format_perf_report(p: PerfProfile, top: int = 20) -> str:
     lines += _table(
         "by source span",
         ("span", "function"),
-        ((s.span, s.function, s.samples) for s in p.spans),
+        ((str(s.span), s.function, s.samples) for s in p.spans),
         total,
         top,
     )

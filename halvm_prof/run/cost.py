@@ -1,11 +1,14 @@
-"""The cost of being watched, measured: the watched run's wall and CPU time, and the same program
-run once more alone.
+"""The cost of being watched, measured in interleaved pairs: the program watched, then alone.
 
-``run --baseline`` times the watched program from its start to its exit (a pidfd says the
+``run --baseline N`` times the watched program from its start to its exit (a pidfd says the
 moment it exits, whatever the server's polling) and its CPU as the kernel accounts its reaped
 children; then runs it again with only the RTS flags the user gave (no ``-l``, no heap profile
 flags ``run`` adds, no FIFO, no server) and takes that run's own rusage from ``wait4``. The
-binary is the same: what its build costs (``-prof``, ``-eventlog``) is in both runs.
+binary is the same: what its build costs (``-prof``, ``-eventlog``) is in both runs. The first
+watched run is the one the user watched; each later pair watches the program again as ``run``
+does (the same flags, FIFO, followers and snapshots every poll, :func:`watch_again`) but serves
+no page, then runs it alone: watched and alone alternate, so a machine's load that comes and
+goes falls on both.
 """
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from halvm_prof.analysis.watch_cost import RunTimes, WatchCost
+from halvm_prof.analysis.watch_cost import RunPair, RunTimes, WatchCost
 from halvm_prof.errors import InputError
+
+if TYPE_CHECKING:
+    from halvm_prof.run.program import Run
 
 
 def _cpu(usage: resource.struct_rusage) -> float:
@@ -29,11 +36,12 @@ def _cpu(usage: resource.struct_rusage) -> float:
 
 
 class Stopwatch:
-    """Times a started child process ``pid`` until it exits: made right after it started."""
+    """Times a started child process ``pid`` until it exits: made right after it started,
+    ``begin`` the moment it was (monotonic; now if not given)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, begin: float | None = None) -> None:
         self.pid = pid
-        self.begin = time.monotonic()
+        self.begin = time.monotonic() if begin is None else begin
         self.children = _cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
         self.own = _cpu(resource.getrusage(resource.RUSAGE_SELF))
         self.exited_at: float | None = None
@@ -106,8 +114,46 @@ def run_alone(command: Sequence[str]) -> tuple[RunTimes, int]:
     return RunTimes(wall, _cpu(usage)), (128 - code if code < 0 else code)
 
 
-def watch_cost(watched: RunTimes, server_cpu: float, command: Sequence[str]) -> WatchCost:
-    """The watched run's figures against the program run once more alone, as ``command``
-    (:func:`alone_command`)."""
-    alone, code = run_alone(command)
-    return WatchCost(watched, alone, server_cpu, tuple(command), code)
+def watch_again(runner: Run) -> tuple[RunTimes, float, int]:
+    """``runner`` (a :meth:`Run.again`) watched as ``run`` watches a program, without serving
+    its page: its followers polled and its snapshot made every poll. Its times, this process's
+    CPU meanwhile, and its exit status. Ctrl-C stops it (as ``run`` does) and is raised again."""
+    from halvm_prof.live.streaming import POLL_INTERVAL
+    from halvm_prof.run.program import RunProgram
+
+    program = RunProgram(runner)
+    hub = program.hub(None, program.tick)
+    runner.start()
+    assert runner.proc is not None
+    watch = Stopwatch(runner.proc.pid, runner.started_at)
+    try:
+        while not runner.finished:
+            hub.poll_once()
+            time.sleep(POLL_INTERVAL)
+    finally:
+        runner.stop()
+    times, server = watch.result()
+    return times, server, runner.exit_status()
+
+
+def baseline(
+    first: tuple[RunTimes, float, int],
+    again: Callable[[int], tuple[RunTimes, float, int]],
+    command: Sequence[str],
+    pairs: int,
+    say: Callable[[str], None] = lambda _: None,
+) -> WatchCost:
+    """``pairs`` interleaved pairs: ``first`` (the watched run's times, this process's CPU
+    meanwhile and its exit status) and the program alone (``command``, :func:`alone_command`)
+    after it; then, for each more pair, ``again(k)`` watched (pair ``k``, from 2) and alone
+    after it."""
+    done: list[RunPair] = []
+    watched, server, status = first
+    for k in range(1, pairs + 1):
+        if k > 1:
+            say(f"pair {k} of {pairs}: watched")
+            watched, server, status = again(k)
+        say(f"pair {k} of {pairs}: alone")
+        alone, code = run_alone(command)
+        done.append(RunPair(watched, alone, server, code, status))
+    return WatchCost(tuple(done), tuple(command))

@@ -12,6 +12,7 @@ once the program has ended. A crash gets the post-mortem verdict and the offline
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -100,6 +101,7 @@ class Run:
         alerts: Sequence[Threshold] = (),
         flush: float = FLUSH_INTERVAL,
         root: Path | None = None,
+        report: bool = True,
     ) -> None:
         if not heap and not eventlog:
             raise InputError("nothing to watch", hint="drop --no-heap or --no-eventlog")
@@ -125,6 +127,13 @@ class Run:
         )
         self.extra_rts = [*typed, *(rts or [])]
         self.caps = caps or self.plan.caps
+        #: How to run it again the same way (``run --baseline``'s watched runs after the first).
+        self._again = functools.partial(
+            Run, argv, heap=heap, eventlog=eventlog, interval=interval, heap_flag=heap_flag,
+            rts=rts, caps=caps, flush=flush, root=root, report=False,
+        )  # fmt: skip
+        #: Whether its end writes the report page (a watched run again for --baseline: no).
+        self.report_page = report
         # GHC names the .hp after the program (argv[0]) and writes it into its current folder;
         # a wrapped program's are known once it runs (_heap_path).
         self.name = os.path.basename(words[0])
@@ -159,6 +168,7 @@ class Run:
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
         self._started_ns = 0
+        self.started_at: float | None = None
         self._ended_at: float | None = None
         self._report_written = False
         self._stderr: ErrorTail | None = None
@@ -173,6 +183,11 @@ class Run:
         self._exit_checked = 0.0
         self._hp_guess: Path | None = None
         self._binaries: dict[str, ElfFile | None] = {}
+
+    def again(self, folder: Path) -> Run:
+        """A new run of the same program, with the same flags and followers, saving into
+        ``folder``, with no report page and no alerts."""
+        return self._again(folder)
 
     def start(self) -> None:
         try:
@@ -207,6 +222,8 @@ class Run:
         info = self.plan.info
         self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
+        #: When it was started (monotonic): ``run --baseline`` times it from here.
+        self.started_at = time.monotonic()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
@@ -404,7 +421,7 @@ class Run:
                 verdict += postmortem.verdict
             report = (
                 self._write_report(hp, postmortem.result() if postmortem else None)
-                if saved
+                if saved and self.report_page
                 else None
             )
         verdict.append("saved " + ", ".join(map(shown_path, saved)) if saved else "nothing saved")

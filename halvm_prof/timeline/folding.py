@@ -16,7 +16,6 @@ from halvm_prof.formats.eventlog.push import (
     CAP_EVENTS,
     MAX_HELD_EVENTS,
     BufferMarks,
-    header_codec,
 )
 from halvm_prof.formats.eventlog.walk import State, walker, want_table
 
@@ -79,9 +78,10 @@ class FoldingParser(BufferMarks):
             return []
         self._buf += data
         if self.codec is None:
-            self.codec, self._buf, self.error = header_codec(self._buf, self.name)
-            if self.codec is None:
+            if (awaiting := self._awaits_header(self._buf)) is not None:
+                self._buf = awaiting
                 return []
+            assert self.codec is not None
             self._at, self._pos = 0, self.codec.header.data_offset
             self._state = State(-1, 0, self._pos, -1, 0, 0)
             self._start(self.codec)

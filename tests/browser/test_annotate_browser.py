@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 
 from halvm_prof.inputs.perf_passes import perf_annotate
 from halvm_prof.inputs.source import open_source
-from halvm_prof.render.annotate import annotation_page
+from halvm_prof.render.annotate import annotation_page, hot_blocks
+from tests.annotate_recordings import GHCS, record
 from tests.browser.test_report_browser import EVIL, _errors, _open, _shot
 from tests.browser.test_report_browser import browser as browser  # the module's fixture
 from tests.conftest import DATA, require_program
@@ -50,7 +52,7 @@ def test_the_page_links_blocks_to_their_source(browser: Any, tmp_path: Path) -> 
         "return [...document.querySelectorAll('#f0 tr.line.lit mark')].map(m => m.textContent)"
     )
     text = (PERF / "Work.hs").read_text().splitlines()
-    spans = {s.span: s for s in f.spans}
+    spans = {str(s.span): s.span for s in f.spans}
     wanted = []
     for name in block.spans:
         s = spans[name]
@@ -89,3 +91,69 @@ def test_source_text_is_shown_as_text(browser: Any, tmp_path: Path) -> None:
     )
     ActionChains(browser).move_to_element(tbody).perform()
     assert row.text.endswith(EVIL) and browser.execute_script("return window.pwned") is None
+
+
+@pytest.mark.parametrize("ghc", GHCS)
+def test_each_function_opens_at_its_hottest_block_and_links_the_hot_ones(
+    browser: Any, tmp_path: Path, ghc: str
+) -> None:
+    """A real recording (Numeric.hs, GHC 9.0 and 9.10): each function's assembly pane opens at
+    its hottest block, the hot blocks are links that bring theirs up, and no source line is
+    cut at the pane's edge."""
+    require_program("objdump", "binutils")
+    rec = record(ghc, "Numeric", tmp_path)
+    with open_source(rec.perf_data) as source:
+        a = perf_annotate(source, rec.binary, top=3, source_dirs=(str(rec.source_dir),))
+    html = tmp_path / "annotate.html"
+    html.write_text(annotation_page(a))
+    _open(browser, html)
+    assert _errors(browser) == []
+    scrolled = 0
+    for fi, f in enumerate(a.functions):
+        hot = hot_blocks(f)
+        assert hot and f.blocks[hot[0]].samples == max(b.samples for b in f.blocks)
+        assert _in_view(browser, fi, hot[0]), (f.name, "opened away from its hottest block")
+        scrolled += (
+            browser.execute_script(f"return document.querySelector('#f{fi} .side.asm').scrollTop")
+            > 0
+        )
+        links = browser.execute_script(
+            f"return [...document.querySelectorAll('#f{fi} nav.hot a')]"
+            ".map(a => a.getAttribute('href'))"
+        )
+        assert links == [f"#f{fi}-b{k}" for k in hot]
+        for k in reversed(hot):
+            link = browser.find_element("css selector", f'#f{fi} nav.hot a[data-block="{k}"]')
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
+            link.click()
+            assert _in_view(browser, fi, k), (f.name, k)
+            assert browser.execute_script(
+                f"return document.querySelector('#f{fi}-b{k}').classList.contains('lit')"
+            )
+    # the hottest block of some function lies below its pane's first screen
+    assert scrolled
+    # every source line (and instruction) is whole inside its pane: none runs past the
+    # pane's right edge, hidden until scrolled to
+    cut = browser.execute_script(
+        "return [...document.querySelectorAll('.side')].filter(p =>"
+        " p.scrollWidth > p.clientWidth + 1 || [...p.querySelectorAll('td.text code')]"
+        ".some(c => c.getBoundingClientRect().right > p.getBoundingClientRect().right + 1))"
+        ".length"
+    )
+    long_lines = [ln for f in a.functions for ln in f.lines if ln.text and len(ln.text) > 60]
+    assert long_lines and cut == 0
+    browser.execute_script("document.querySelector('#f0').scrollIntoView()")
+    _shot(browser, f"annotate-{ghc}.png")
+
+
+def _in_view(browser: Any, fi: int, k: int) -> bool:
+    """Whether block ``k`` of function ``fi`` starts inside its pane's visible part."""
+    return bool(
+        browser.execute_script(
+            "const p = document.querySelector(arguments[0]).getBoundingClientRect();"
+            "const b = document.querySelector(arguments[1]).getBoundingClientRect();"
+            "return b.top >= p.top && b.top < p.bottom - 20;",
+            f"#f{fi} .side.asm",
+            f"#f{fi}-b{k}",
+        )
+    )

@@ -150,26 +150,32 @@ def test_span_sets_are_readelfs_notes(recording: Recording) -> None:
     rows = readelf_blocks(recording.binary)
     blocks = [(lo, hi, spans) for lo, hi, spans, tag in rows if tag == "DW_TAG_lexical_block"]
     assert blocks and all(hi > lo for lo, hi, _ in blocks)
+    # a procedure's own code: from its entry to its first block (since 9.2 its range spans
+    # its blocks and the tables between them)
+    entries = [
+        (lo, min([b for b, _, _ in blocks if lo <= b < hi], default=hi), s)
+        for lo, hi, s, tag in rows
+        if tag == "DW_TAG_subprogram"
+    ]
     checked = 0
     for b in f.blocks:
         for ins in b.instructions:
             holding = [s for lo, hi, s in blocks if lo <= ins.address < hi]
             if not holding:
                 # the procedure's entry, before its first block: the procedure's own notes
-                procs = [
-                    s
-                    for lo, hi, s, tag in rows
-                    if tag == "DW_TAG_subprogram" and lo <= ins.address < hi
-                ]
-                assert len(procs) == 1
-                holding = procs
+                holding = [s for lo, hi, s in entries if lo <= ins.address < hi]
+            if not holding:
+                # code GHC put after a block's end (no DWARF range holds it): no note
+                assert b.spans == (), hex(ins.address)
+                checked += 1
+                continue
             assert len(holding) == 1, hex(ins.address)
             assert b.spans == tuple(str(s) for s in holding[0]), hex(ins.address)
             checked += 1
     assert checked == sum(len(b.instructions) for b in f.blocks) > 10
     # collatz's code comes from several places at once: some block has a set of two
     assert any(len(b.spans) >= 2 for b in f.blocks)
-    assert all(s.file == "Work.hs" for s in f.spans)
+    assert all(s.span.file == "Work.hs" for s in f.spans)
 
 
 def test_samples_are_spread_evenly_over_each_set_and_its_lines(recording: Recording) -> None:
@@ -180,7 +186,7 @@ def test_samples_are_spread_evenly_over_each_set_and_its_lines(recording: Record
     for b in f.blocks:
         for s in b.spans:
             expected[s] = expected.get(s, 0.0) + b.samples / len(b.spans)
-    shares = {s.span: s.share for s in f.spans}
+    shares = {str(s.span): s.share for s in f.spans}
     assert set(shares) >= set(expected)
     for span, v in expected.items():
         assert shares[span] == pytest.approx(v)
@@ -191,8 +197,8 @@ def test_samples_are_spread_evenly_over_each_set_and_its_lines(recording: Record
     # each span's share lands on its lines, evenly
     by_line: dict[int, float] = {}
     for share in f.spans:
-        count = share.end_line - share.start_line + 1
-        for n in range(share.start_line, share.end_line + 1):
+        count = share.span.end_line - share.span.start_line + 1
+        for n in range(share.span.start_line, share.span.end_line + 1):
             by_line[n] = by_line.get(n, 0.0) + share.share / count
     for ln in f.lines:
         assert ln.share == pytest.approx(by_line.get(ln.line, 0.0))
@@ -239,7 +245,7 @@ def test_a_moved_binary_must_be_given() -> None:
     with open_source(PERF / "work.perf.data") as source, perf_data(PERF / "work.perf.data") as d:
         recorded = next(r.filename for r in d.iter_records() if isinstance(r, Mmap))
         assert not Path(recorded).exists()
-        with pytest.raises(InputError, match="give it with --binary"):
+        with pytest.raises(InputError, match="with --binary"):
             perf_annotate(source, None)
 
 

@@ -15,6 +15,7 @@ from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.inputs import perf_passes as A
 from halvm_prof.inputs.source import open_source
 from halvm_prof.perf import merge as M
+from halvm_prof.perf.program import program_binary
 from halvm_prof.perf.reader import Mmap, Sample
 from tests import perf_sources as S
 from tests.readers import eventlog_reader, perf_data
@@ -115,7 +116,7 @@ def test_what_ran_in_pauses_and_spans_adds_up() -> None:
 def test_the_binary_is_found_from_the_recording_or_asked_for(tmp_path: Path) -> None:
     with perf_data(DATA / "work.perf.data") as p:
         facts = S.eventlog_facts(DATA / "work.eventlog")
-        found = M.program_binary(p, set(facts.tid_caps))
+        found = program_binary(p, set(facts.tid_caps))
     assert found is not None and found.endswith("/work")
     if not Path(found).exists():
         with pytest.raises(InputError, match="--binary"):

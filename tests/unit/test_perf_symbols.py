@@ -183,17 +183,17 @@ def test_spans_lie_in_the_source_and_in_their_function() -> None:
     profile = perf_profile(FULL, BINARY)
     assert profile.spans
     for s in profile.spans:
-        assert s.file == "Work.hs"
-        assert 1 <= s.start_line <= s.end_line <= len(SOURCE)
-        assert 1 <= s.start_col <= len(SOURCE[s.start_line - 1])
-        assert s.end_col <= len(SOURCE[s.end_line - 1]) + 1
+        assert s.span.file == "Work.hs"
+        assert 1 <= s.span.start_line <= s.span.end_line <= len(SOURCE)
+        assert 1 <= s.span.start_col <= len(SOURCE[s.span.start_line - 1])
+        assert s.span.end_col <= len(SOURCE[s.span.end_line - 1]) + 1
         if s.function == "Main.collatz":
             lines = _definition_lines("collatz")
-            assert s.start_line in lines and s.end_line in lines
+            assert s.span.start_line in lines and s.span.end_line in lines
     text = " ".join(
-        SOURCE[s.start_line - 1][s.start_col - 1 : s.end_col - 1]
+        SOURCE[s.span.start_line - 1][s.span.start_col - 1 : s.span.end_col - 1]
         for s in profile.spans
-        if s.start_line == s.end_line and s.function == "Main.collatz"
+        if s.span.start_line == s.span.end_line and s.function == "Main.collatz"
     )
     assert "3 * m + 1" in text or "even m" in text or "acc + 1" in text
 

@@ -68,6 +68,13 @@ class BufferMarks:
         """Each RTS buffer's latest block end (ns); key :data:`NO_CAP` is the global buffer."""
         return dict(self._block_ends)
 
+    def _awaits_header(self, buf: bytes) -> bytes | None:
+        """None once ``codec`` is known (the header was whole), else what to keep of ``buf``
+        while the header is awaited (nothing once ``error`` says it cannot begin an eventlog)."""
+        if self.codec is None:
+            self.codec, buf, self.error = header_codec(buf, self.name)
+        return buf if self.codec is None else None
+
     def _stopped(self, stop: tuple[int, int, int] | None) -> None:
         """Where the walk stopped short of the bytes it had: the end marker, or an event type
         the header does not declare (the log is damaged there)."""
@@ -124,9 +131,10 @@ class EventlogParser(BufferMarks):
             return []
         self._buf += data
         if self.codec is None:
-            self.codec, self._buf, self.error = header_codec(self._buf, self.name)
-            if self.codec is None:
+            if (awaiting := self._awaits_header(self._buf)) is not None:
+                self._buf = awaiting
                 return []
+            assert self.codec is not None
             self._offset = self.codec.header.data_offset
             self._buf = self._buf[self._offset :]
         self._decode()

@@ -70,6 +70,46 @@
       });
     }
 
+    // Scrolls a pane (not the page) so that row sits at its top, below the sticky header.
+    function bringUp(pane, row) {
+      const head = pane.querySelector("thead");
+      const below = head ? head.getBoundingClientRect().height : 0;
+      pane.scrollTop += row.getBoundingClientRect().top - pane.getBoundingClientRect().top - below;
+    }
+
+    const asmPane = section.querySelector(".side.asm");
+    const sourcePane = section.querySelector(".side.source");
+
+    function show(k) {
+      const tb = section.querySelector('tbody.block[data-block="' + k + '"]');
+      if (!tb) return;
+      bringUp(asmPane, tb);
+      light(fn.blocks[k].spans);
+      tb.classList.add("lit");
+      // the block's first source line too, when the source pane holds it
+      const first = lines.find((row) => row.classList.contains("lit"));
+      if (first) bringUp(sourcePane, first);
+    }
+
+    section.querySelectorAll("nav.hot a").forEach((a) => {
+      a.addEventListener("click", (event) => {
+        event.preventDefault();
+        show(Number(a.dataset.block));
+        history.replaceState(null, "", a.getAttribute("href"));
+      });
+    });
+
+    // The page opens each function at its hottest block, and its hottest source line.
+    if (section.dataset.hottest !== undefined) {
+      const tb = section.querySelector(
+        'tbody.block[data-block="' + section.dataset.hottest + '"]');
+      if (tb) bringUp(asmPane, tb);
+    }
+    if (section.dataset.hottestLine !== undefined && sourcePane) {
+      const row = section.querySelector('tr.line[data-line="' + section.dataset.hottestLine + '"]');
+      if (row) bringUp(sourcePane, row);
+    }
+
     blocks.forEach((tb) => {
       const spans = fn.blocks[Number(tb.dataset.block)].spans;
       tb.addEventListener("mouseenter", () => {
