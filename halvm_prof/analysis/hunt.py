@@ -905,7 +905,9 @@ def _fix(
         return "drag"
     if kind == "data" and holder is not None and holder.name != "SYSTEM":
         stacks = {cc for stack in made_by for cc in stack.split("/")}
-        if not set(holder.name.split(",")) & stacks:
+        holders = set(holder.name.split(","))
+        # A top-level value (a CAF: a global cache) holds what anything adds to it.
+        if not holders & stacks and not any(h.endswith("CAF") for h in holders):
             # Made by one part of the program and held by code that did not make it, and
             # does not run while it is made: a walk still to come over data made for another.
             evidence.append(

@@ -246,6 +246,18 @@ def test_an_accumulator_and_a_collection_by_their_holder() -> None:
         assert v["fix"] == fix
 
 
+def test_a_global_cache_held_by_a_caf_is_a_collection() -> None:
+    # A top-level IORef (unsafePerformIO): the CAF that holds it made none of its entries.
+    hc = profile_of({"remember/handle/main": grows})
+    hd = {"Bin": lambda t: grows(t) * 0.6, "I#": lambda t: grows(t) * 0.4}
+    hr = {"(7)Main.CAF": grows}
+    (v,) = verdicts(
+        hc,
+        {"remember": {"d": restricted("remember", "d", hd), "r": restricted("remember", "r", hr)}},
+    )
+    assert v["fix"] == "collection"
+
+
 def test_no_single_holder_is_said_without_a_contradiction() -> None:
     hc = profile_of({"record": grows})
     hd = {":": grows}
