@@ -16,7 +16,7 @@ reading n = go (8 :: Int) n
 worker :: MVar [String] -> IO ()
 worker logs = forM_ [1 ..] $ \i -> do
   let r = reading i
-  when (i `mod` 300 == 0) (threadDelay 2000) -- paced as requests come, not as fast as it can
+  when (i `mod` 1000 == 0) (threadDelay 10000) -- paced as requests come, not as fast as it can
   r `seq` modifyMVar_ logs (\ls -> return (("job " ++ show i ++ ": " ++ show r) : ls))
 
 main :: IO ()

@@ -13,7 +13,7 @@ reading n = go (8 :: Int) n
 worker :: MVar Int -> IO ()
 worker done = forM_ [1 ..] $ \i -> do
   let r = reading i
-  when (i `mod` 300 == 0) (threadDelay 2000) -- paced as requests come, not as fast as it can
+  when (i `mod` 1000 == 0) (threadDelay 10000) -- paced as requests come, not as fast as it can
   r `seq` modifyMVar_ done (\c -> return $! c + 1)
 
 main :: IO ()
