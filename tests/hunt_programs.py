@@ -135,7 +135,7 @@ SHAPES = {
         LeakShape(
             "Logger",
             "LoggerFixed",
-            Cause(("worker", "worker.\\", "main"), None, "data", "collection"),
+            Cause(("worker", "worker.\\", "worker.line", "main"), None, "data", "collection"),
             stop_after=1.5,
         ),
         LeakShape(

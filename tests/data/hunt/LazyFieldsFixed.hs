@@ -9,6 +9,7 @@ reading n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
+
 data Stats = Stats !Int !Int
 
 add :: Stats -> Int -> Stats

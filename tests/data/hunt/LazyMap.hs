@@ -12,6 +12,7 @@ reading n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
+
 tally :: [Int] -> M.Map Int Int
 tally = foldl' (\m x -> M.insertWith (+) (x `mod` 64) x m) M.empty
 

@@ -10,6 +10,7 @@ reading n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
+
 step :: (Int, Int) -> Int -> (Int, Int)
 step (!s, !c) x = (s + x, c + 1)
 
