@@ -506,3 +506,30 @@ def test_the_plain_build_says_whether_it_keeps_the_same() -> None:
     assert too.there == "too" and too.verdict.startswith("there too: the plain build's heap rises")
     none = plain_check("app", hc, suspects, {}, (HuntRun("T", "+RTS -hT -RTS", "crashed"),))
     assert none.there == "unknown" and "-hT crashed" in none.verdict
+
+
+def test_what_a_failed_run_said_last() -> None:
+    from halvm_prof.run.hunt import _last_word
+
+    assert _last_word("steady: Prelude.read: no parse\n") == "steady: Prelude.read: no parse"
+    usage = (
+        "p: the flag -L200 requires the program to be built with -prof\np: \np: Usage: x\np:   -?\n"
+    )
+    assert _last_word(usage) == "p: the flag -L200 requires the program to be built with -prof"
+    assert _last_word("p:\n\n") is None
+
+
+def test_a_program_is_found_on_path_and_named_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from halvm_prof.run.hunt import find_program
+
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert find_program(["tool", "a"]) == [str(tool), "a"]
+    monkeypatch.chdir(tmp_path)
+    assert find_program(["./tool"]) == [str(tool)]
+    with pytest.raises(InputError, match="no such program on PATH"):
+        find_program(["no-such-tool"])
