@@ -13,8 +13,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import halvm_prof
 from tests.conftest import CORPUS, DATA, require_program
 
+#: The heap snapshot module halvm-prof ships (``halvm-prof snapshot module`` writes it).
+SNAPSHOT_MODULE = Path(halvm_prof.__file__).parent / "data" / "HalvmSnapshot.hs"
 #: perf annotate's programs: a numeric loop, a Data.Map workload, ByteString sorting.
 ANNOTATE_PROGRAMS = ("Numeric", "MapWork", "SortBytes")
 SOURCES = {
@@ -36,6 +39,17 @@ SOURCES = {
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
     # CPU-bound programs for perf annotate (tests/annotate_recordings.py).
     **{name: DATA / "perf" / "annotate" / f"{name}.hs" for name in ANNOTATE_PROGRAMS},
+    # Heap snapshots of structures counted by hand (tests/snapshot_programs.py).
+    "Structures": DATA / "snapshot" / "Structures.hs",
+    # The README's snapshot example, as the README shows it (tests/cli/test_snapshot_cli.py).
+    "ReadmeExample": DATA / "snapshot" / "ReadmeExample.hs",
+    # A million closures to snapshot (benchmarks/bench_snapshot.py).
+    "Million": DATA.parents[1] / "benchmarks" / "Million.hs",
+}
+#: The modules a program imports besides GHC's own packages, built with it (found in the
+#: folder it is compiled in).
+MODULES = {
+    name: (SNAPSHOT_MODULE,) for name in ("Structures", "Million", "ReadmeExample", "SnapCache")
 }
 # Profiled (for -hc), threaded (for -N2) and with the eventlog RTS (for -l).
 FLAGS = ["-O1", "-prof", "-fprof-auto", "-rtsopts", "-threaded", "-eventlog"]
@@ -49,7 +63,10 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     ghc = require_program("ghc", "ghc")
     flags = FLAGS if flags is None else flags
     source = SOURCES[name].read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
+    modules = MODULES.get(name, ())
+    key = hashlib.sha256(
+        b"".join([source, *(m.read_bytes() for m in modules)]) + " ".join(flags).encode()
+    ).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
     exe = folder / name.lower()
     if exe.exists():
@@ -57,6 +74,8 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
     src = scratch / f"{name}.hs"
     src.write_bytes(source)
+    for module in modules:
+        shutil.copyfile(module, scratch / module.name)
     # Compiled in its folder by a relative name, so the source file GHC writes into a -g
     # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(

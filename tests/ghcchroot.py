@@ -107,19 +107,30 @@ class Chroot:
         self.run(compile_line, cwd, timeout=900)
         return exe
 
-    def cached_build(self, source: Path, flags: Sequence[str], name: str | None = None) -> Path:
-        """The executable of ``source`` built with ``flags``, once per source and flags, in a
-        folder under the chroot's /tmp (its host path; the program sees it at
-        :meth:`inside`). Run it from there with :meth:`run`, its folder as ``cwd``."""
+    def cached_build(
+        self,
+        source: Path,
+        flags: Sequence[str],
+        name: str | None = None,
+        *,
+        modules: Sequence[Path] = (),
+    ) -> Path:
+        """The executable of ``source`` (with the ``modules`` it imports) built with
+        ``flags``, once per content and flags, in a folder under the chroot's /tmp (its host
+        path; the program sees it at :meth:`inside`). Run it from there with :meth:`run`, its
+        folder as ``cwd``."""
         root = self.root()
         exe = name or source.stem.lower()
         text = source.read_bytes()
-        key = hashlib.sha256(text + " ".join(flags).encode()).hexdigest()[:16]
+        imported = b"".join(m.read_bytes() for m in modules)
+        key = hashlib.sha256(text + imported + " ".join(flags).encode()).hexdigest()[:16]
         folder = root / "tmp" / f"halvm-prof-ghc-{exe}-{key}"
         if (folder / exe).exists():
             return folder / exe
         scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe}-", dir=root / "tmp"))
         (scratch / source.name).write_bytes(text)
+        for module in modules:
+            shutil.copyfile(module, scratch / module.name)
         self.build(scratch / source.name, flags, scratch, exe)
         # Published whole by a rename, so a build another test run makes at once is not half seen.
         try:

@@ -14,10 +14,7 @@ test runs, keyed by the source and flags (as ``tests/ghc_programs.py`` keeps the
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,21 +167,9 @@ def _chroot(ghc: str) -> Chroot:
 
 def _chroot_build(chroot: Chroot, name: str, flags: list[str]) -> Path:
     """The program built in the chroot (kept under its /tmp between runs): its host path."""
-    root = chroot.root()
-    source = (HUNT / f"{name}.hs").read_bytes()
-    key = hashlib.sha256(source + " ".join(flags).encode()).hexdigest()[:16]
-    folder = root / "tmp" / f"halvm-hunt-{chroot.ghc}-{name.lower()}-{key}"
-    exe = folder / name.lower()
-    if exe.exists():
-        return exe
-    scratch = Path(tempfile.mkdtemp(prefix="halvm-hunt-build-", dir=root / "tmp"))
-    shutil.copyfile(HUNT / f"{name}.hs", scratch / f"{name}.hs")
-    chroot.build(scratch / f"{name}.hs", flags, scratch)
-    try:
-        scratch.rename(folder)
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return exe
+    return chroot.cached_build(
+        HUNT / f"{name}.hs", flags, modules=ghc_programs.MODULES.get(name, ())
+    )
 
 
 def build_flags(name: str, plain: bool = False) -> list[str]:

@@ -13,8 +13,10 @@ from halvm_prof.analysis.eventlog_stats import EventlogStats, stats_of_timeline
 from halvm_prof.analysis.heap_view import HeapView
 from halvm_prof.analysis.postmortem import Postmortem, analyse, heap_verdict
 from halvm_prof.analysis.report import Input, ReportData, build_report_data
+from halvm_prof.analysis.snapshot import SnapshotReport, analyse_snapshot
 from halvm_prof.analysis.summary import TOP, Summary, summarize
 from halvm_prof.formats.ipe import GroupBy
+from halvm_prof.formats.snapshot import HeapSnapshot
 from halvm_prof.inputs.passes import (
     diff_inputs,
     heap_run_of,
@@ -40,6 +42,17 @@ def read_timeline(
     source = open_eventlog(log)
     with source:
         return source.timeline(budget=budget, sinks=sinks)
+
+
+def snapshot_of(target: Target) -> HeapSnapshot:
+    """A heap snapshot, as ``halvm-prof snapshot`` reads it."""
+    with open_source(target) as source:
+        return source.heap_snapshot()
+
+
+def snapshot_report_of(target: Target) -> SnapshotReport:
+    """What ``halvm-prof snapshot FILE`` reports of a snapshot."""
+    return analyse_snapshot(snapshot_of(target))
 
 
 def eventlog_stats_of(log: Target) -> EventlogStats:

@@ -539,10 +539,14 @@ class SuspectVerdict:
     part_of: str | None = None
     #: For a deep recursion: the producer whose data its frames hold, growing along with it.
     deep_in: str | None = None
+    #: The path that holds it, from a heap snapshot of the -hc run (a program built with the
+    #: HalvmSnapshot module): ``cache -> STRef -> MutVar# -> Map.Bin*``.
+    held_through: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "band": self.band,
+            "held_through": self.held_through,
             "producer": self.producer,
             "producer_in_words": self.producer_in_words,
             "what": self.what,

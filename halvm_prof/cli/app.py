@@ -189,6 +189,13 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "runs",
         "Keep every run's figures; list, compare and chart them across runs.",
     ),
+    "snapshot": (
+        "snapshot",
+        "snapshot",
+        "Read a heap snapshot (taken by the HalvmSnapshot module): each root's retained size, "
+        "what holds most and through which path, thunks against evaluated data; diff two; "
+        "write the module.",
+    ),
     "summary": (
         "summary",
         "summary",

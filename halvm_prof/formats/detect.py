@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["hp", "prof", "prof-json", "eventlog", "ticky", "perf", "empty", "unknown"]
+Kind = Literal[
+    "hp", "prof", "prof-json", "eventlog", "ticky", "perf", "snapshot", "empty", "unknown"
+]
 
 #: How many leading bytes :func:`detect_kind` needs to decide.
 DETECT_BYTES = 4096
@@ -24,6 +26,7 @@ KIND_NAMES: dict[Kind, str] = {
     "eventlog": "GHC eventlog",
     "ticky": "ticky-ticky report (+RTS -r)",
     "perf": "perf.data file (perf record)",
+    "snapshot": "heap snapshot (HalvmSnapshot)",
     "empty": "empty file",
     "unknown": "file of unknown kind",
 }
@@ -53,6 +56,9 @@ def detect_kind(head: bytes) -> Kind:
     # writes, which the perf reader then refuses by name).
     if head.startswith((b"PERFILE2", b"2ELIFREP")):
         return "perf"
+    # A heap snapshot's magic (halvm_prof.formats.snapshot.MAGIC).
+    if head.startswith(b"HVSNAP\r\n"):
+        return "snapshot"
     text = head.lstrip()
     if text.startswith(b"JOB"):
         return "hp"

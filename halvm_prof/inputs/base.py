@@ -18,12 +18,13 @@ if TYPE_CHECKING:
 
     from halvm_prof.folds.heap_scan import HeapScan
     from halvm_prof.formats.ipe import BandNames
+    from halvm_prof.formats.snapshot import HeapSnapshot
     from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.inputs.feeds import Feed
     from halvm_prof.inputs.followers import Follower
     from halvm_prof.model import CostCentreProfile, HeapProfile, HeapSampleReader
 
-SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "disk"]
+SourceKind = Literal["hp", "eventlog", "prof", "prof-json", "ticky", "perf", "snapshot", "disk"]
 Target = str | os.PathLike[str] | IO[bytes]
 
 _WHAT: dict[str, str] = {
@@ -33,6 +34,7 @@ _WHAT: dict[str, str] = {
     "prof-json": "a cost-centre report (-pj JSON)",
     "ticky": "a ticky-ticky report (+RTS -r)",
     "perf": "a perf.data file (perf record)",
+    "snapshot": "a heap snapshot (HalvmSnapshot)",
     "disk": "a HaLVM profiling disk image",
 }
 
@@ -153,6 +155,13 @@ class Source(StreamReader):
     def ticky(self) -> TickyReport:
         """The ticky-ticky counters (a ``+RTS -r`` report; an eventlog's come from a fold)."""
         raise self.refuse("this needs a ticky-ticky report (+RTS -r)")
+
+    def heap_snapshot(self) -> HeapSnapshot:
+        """A heap snapshot of chosen values (the HalvmSnapshot module's), read whole."""
+        raise self.refuse(
+            "this needs a heap snapshot (taken with the HalvmSnapshot module: "
+            "halvm-prof snapshot module)"
+        )
 
     def heap_profile(self) -> HeapProfile:
         """Every heap sample in memory: only for small inputs (tests, exports of one run)."""

@@ -9,7 +9,12 @@ from halvm_prof.inputs.base import Source
 from halvm_prof.inputs.eventlog import EventlogSource
 from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.perf import PerfSource
-from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
+from halvm_prof.inputs.reports import (
+    CostCentreSource,
+    ProfJsonSource,
+    SnapshotSource,
+    TickySource,
+)
 
 
 def make_source(
@@ -27,4 +32,6 @@ def make_source(
         return TickySource(stream, name, seekable=seekable, owned=owned)
     if kind == "perf":
         return PerfSource(stream, name, seekable=seekable, owned=owned)
+    if kind == "snapshot":
+        return SnapshotSource(stream, name, seekable=seekable, owned=owned)
     return None

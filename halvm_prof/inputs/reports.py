@@ -1,5 +1,5 @@
-"""The text reports as sources: a cost-centre report (``.prof``, text or ``-pj``) and a
-ticky-ticky report (``+RTS -r``).
+"""The reports read whole as sources: a cost-centre report (``.prof``, text or ``-pj``), a
+ticky-ticky report (``+RTS -r``) and a heap snapshot (the HalvmSnapshot module's).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from halvm_prof.inputs.base import Source, SourceKind
 
 if TYPE_CHECKING:
+    from halvm_prof.formats.snapshot import HeapSnapshot
     from halvm_prof.formats.ticky import TickyReport
     from halvm_prof.model import CostCentreProfile
 
@@ -50,3 +51,18 @@ class TickySource(Source):
         from halvm_prof.formats.ticky import TickyReader
 
         return TickyReader(self._start(), self.name).read()
+
+
+class SnapshotSource(Source):
+    """A heap snapshot of chosen values (``halvm-prof snapshot FILE``): its closures as flat
+    arrays, read once (the reader's memory follows the file)."""
+
+    kind = "snapshot"
+    _snapshot: HeapSnapshot | None = None
+
+    def heap_snapshot(self) -> HeapSnapshot:
+        if self._snapshot is None:
+            from halvm_prof.formats.snapshot import SnapshotReader
+
+            self._snapshot = SnapshotReader(self._start(), name=self.name).read()
+        return self._snapshot

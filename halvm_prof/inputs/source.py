@@ -45,7 +45,12 @@ from halvm_prof.inputs.eventlog import EventlogSource
 from halvm_prof.inputs.hp import HpSource
 from halvm_prof.inputs.kinds import make_source
 from halvm_prof.inputs.perf import PerfSource
-from halvm_prof.inputs.reports import CostCentreSource, ProfJsonSource, TickySource
+from halvm_prof.inputs.reports import (
+    CostCentreSource,
+    ProfJsonSource,
+    SnapshotSource,
+    TickySource,
+)
 from halvm_prof.inputs.streams import Digest, FollowOnly, Inflation, Window
 
 if TYPE_CHECKING:
@@ -371,6 +376,7 @@ __all__ = [
     "HpSource",
     "PerfSource",
     "ProfJsonSource",
+    "SnapshotSource",
     "Source",
     "SourceKind",
     "Target",

@@ -2,9 +2,10 @@
 the current :class:`~halvm_prof.live.state.Snapshot`, ``/events`` Server-Sent Events (one
 ``snapshot`` message per change, at most one per :data:`~halvm_prof.live.streaming.
 MIN_PUSH_INTERVAL`; a viewer that falls behind gets only the newest), ``/report`` the offline
-report ``run`` writes at the end, ``/metrics`` the snapshot for Prometheus. Every route is
-behind the Host check and asks :meth:`Handlers.allowed` for the token. The page is rendered
-once per server; it and the snapshot carry an ETag and answer ``If-None-Match`` with 304.
+report ``run`` writes at the end, ``/metrics`` the snapshot for Prometheus, ``POST
+/take-heap-snapshot`` asks ``run``'s program for a heap snapshot. Every route is behind the
+Host check and asks :meth:`Handlers.allowed` for the token. The page is rendered once per
+server; it and the snapshot carry an ETag and answer ``If-None-Match`` with 304.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from halvm_prof.live.streaming import (
     MemberHub,
     Watch,
 )
+
+#: The header a heap snapshot request must carry (and its value, ``heap-snapshot``).
+TAKE_HEADER = "X-Halvm-Request"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +182,21 @@ class Handlers:
             text = hub.metrics(now)
         return PlainTextResponse(text, media_type=CONTENT_TYPE)
 
+    async def take_heap_snapshot(self, request: Request) -> Response:
+        """Ask the program for a heap snapshot. Only a POST that carries
+        :data:`TAKE_HEADER`: a form or image of another site can send neither that header nor
+        (without CORS, which this server never allows) read the answer."""
+        if not self.allowed(request):
+            return self.refused()
+        if request.headers.get(TAKE_HEADER) != "heap-snapshot":
+            return PlainTextResponse(f"this request needs the header {TAKE_HEADER}\n", 400)
+        hub = self.hub
+        take = hub.take_snapshot if isinstance(hub, Hub) else None
+        if take is None:
+            return PlainTextResponse("this server watches no program that takes them\n", 404)
+        said = await asyncio.to_thread(take)
+        return PlainTextResponse(said + "\n", 202)
+
     @staticmethod
     async def favicon(_request: Request) -> Response:
         return Response(status_code=204)
@@ -206,6 +225,7 @@ def routes(hub: Hub | FleetHub) -> list[BaseRoute]:
         Route("/events", h.events),
         Route("/report", h.report),
         Route("/metrics", h.metrics),
+        Route("/take-heap-snapshot", h.take_heap_snapshot, methods=["POST"]),
         Route("/favicon.ico", h.favicon),
     ]
 

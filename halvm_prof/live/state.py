@@ -204,6 +204,32 @@ class ExitView:
 
 
 @dataclass(frozen=True, slots=True)
+class HeapPathView:
+    """One of a heap snapshot's largest retained subtrees: the path from a root to it in
+    words, what it retains (bytes) and its share of what the roots reach."""
+
+    path: str
+    retained: int
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class HeapSnapshotsView:
+    """Heap snapshots of the watched program (``run`` of a program built with the
+    HalvmSnapshot module): the signal it answers, how many it took, whether one is being taken,
+    and the newest one's file, head line and top paths (``problem``: why it could not be
+    read)."""
+
+    signal: int
+    taken: int
+    pending: bool
+    newest: str | None = None
+    said: str | None = None
+    paths: list[HeapPathView] = field(default_factory=list)
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AlertView:
     """One ``--alert`` rule on one source: ``firing`` now (``measured`` says by how much), and
     the line of the first time it fired (``fired``; it stays once fired) with the time of the
@@ -256,6 +282,8 @@ class Snapshot:
     server_cpu: ServerCpu | None = None
     #: Why the heap chart has nothing to show and what to change, or None when it has.
     heap_why: str | None = None
+    #: Heap snapshots of the program (``run`` of one built with HalvmSnapshot), else None.
+    heap_snapshots: HeapSnapshotsView | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -315,6 +343,7 @@ class LiveState:
         self._last_data = time.monotonic()
         self._has_data = False
         self.exit: ExitView | None = None
+        self.heap_snapshots: HeapSnapshotsView | None = None
         self.program_running: bool | None = None
         # What the eventlog says of the GHC and flags that wrote it (why its data lags).
         self._rts_identifier = ""
@@ -622,6 +651,7 @@ class LiveState:
             alerts=self.alerts,
             server_cpu=self.server_clock.read(),
             heap_why=self._heap_why(),
+            heap_snapshots=self.heap_snapshots,
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap

@@ -165,6 +165,7 @@ class Hub(Versions):
         report: Callable[[], str | None] | None = None,
         max_streams: int = MAX_STREAMS,
         member: Member | None = None,
+        take_snapshot: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(
             title=title,
@@ -176,6 +177,8 @@ class Hub(Versions):
         self.state = state
         self.member = member
         self.report = report
+        #: Asks the program for a heap snapshot (``run``), saying what was done.
+        self.take_snapshot = take_snapshot
         #: What viewers see: replaced (never changed) by the polling thread.
         self.encoded: Encoded = self._encode(state.snapshot())
 

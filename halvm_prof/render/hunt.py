@@ -43,6 +43,8 @@ def _suspect(i: int, v: SuspectVerdict) -> list[str]:
             lines.append(f"              {words}")
     else:
         lines.append("   held by:   unknown (no -hr run worked)")
+    if v.held_through is not None:
+        lines.append(f"   through:   {v.held_through}  (a heap snapshot of the -hc run)")
     lines.append(f"   kind:      {v.kind or 'unknown'}")
     if v.biography is not None:
         bio = ", ".join(f"{b.name} {100 * b.share:.0f}%" for b in v.biography)

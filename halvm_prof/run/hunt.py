@@ -43,6 +43,7 @@ from halvm_prof.analysis.hunt import (
     PlainCheck,
     RunStatus,
     Suspect,
+    SuspectVerdict,
     find_suspects,
     judge_all,
     overview,
@@ -59,6 +60,7 @@ from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import RtsInfo
 from halvm_prof.run.plan import rts_info
 from halvm_prof.run.process import ErrorTail, end_group, family, signal_name
+from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 from halvm_prof.units import format_size
 
 #: Seconds a stopped run gets to write its profile and exit before it is killed.
@@ -92,6 +94,12 @@ HI_FROM = (9, 2)
 RUN_FILES = "[0-9][0-9]-h*"
 #: The work folder (inside the hunt's) that GHC 9.0 and 9.2 programs run in.
 WORK = "work"
+#: The folder (inside the hunt's) where a program built with HalvmSnapshot writes its heap
+#: snapshots during the hunt; moved from as each run ends.
+SNAPSHOTS = "snapshots"
+#: Seconds between the snapshot run's heap snapshots (one asked for after the last was
+#: written).
+SNAPSHOT_EVERY = 0.5
 
 
 class Stopped(KeyboardInterrupt):
@@ -197,6 +205,8 @@ class ModeRun:
     run: HuntRun
     hp: Path | None
     code: int | None
+    #: The program answers heap snapshot requests (it was built with HalvmSnapshot).
+    answers: bool = False
 
 
 @dataclass(slots=True)
@@ -230,6 +240,7 @@ class Hunter:
         self.root = root
         self.say = say
         self.cwd = Path.cwd()
+        self.snapshot_dir = folder / SNAPSHOTS
         self.count = 0
         self.first_code: int | None = None
         #: Seconds the program ran, summed over every run (the hunt's own time is the rest).
@@ -268,10 +279,13 @@ class Hunter:
         interval: float,
         producer: str | None = None,
         program: Program | None = None,
+        *,
+        watch: bool = False,
     ) -> ModeRun:
         """One run with ``flags`` (``-i``, ``-L`` and where to write added); its profile kept
         in the folder as ``NN-hMODE[-PRODUCER].hp`` (a ``-hi`` run's, whose IPE events name
-        the info tables, as an eventlog)."""
+        the info tables, as an eventlog). ``watch``: tell whether the program answers heap
+        snapshot requests (none is sent)."""
         prog = program or self.program
         self.count += 1
         suffix = f"-{_safe(producer)}" if producer else ""
@@ -307,19 +321,10 @@ class Hunter:
             if self.stdin is not None:
                 stdin = stack.enter_context(open(self.stdin, "rb"))
             start, started_at = time.monotonic(), time.time()
-            try:
-                proc = subprocess.Popen(
-                    command,
-                    cwd=cwd,
-                    stdin=stdin,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    process_group=0,
-                )
-            except OSError as e:
-                raise InputError(f"cannot start it: {e.strerror}", path=prog.argv[0]) from e
+            proc = self._start(command, cwd, stdin, prog, watch)
             assert proc.stderr is not None
             tail = ErrorTail(proc.stderr, None)
+            taker = SnapshotTaker(self.snapshot_dir, proc.pid) if watch else None
             try:
                 code, status, note = self._wait(proc, prog, learnt)
             except BaseException:
@@ -331,6 +336,7 @@ class Hunter:
             seconds = time.monotonic() - start
             self.program_seconds += seconds
         said = _last_word(tail.text(0.5))
+        answers = taker is not None and taker.announced()
         moved = self._collect(prog, stem, target, learnt, started_at)
         if status == "ok" and code != 0:
             why = f"killed by {signal_name(-code)}" if code < 0 else f"exited with code {code}"
@@ -357,24 +363,100 @@ class Hunter:
         )
         self.finished.append(run)
         self.under_way = None
-        return ModeRun(run, moved, code)
+        return ModeRun(run, moved, code, answers)
+
+    def _start(
+        self,
+        command: list[str],
+        cwd: Path,
+        stdin: IO[bytes] | int,
+        prog: Program,
+        snapshots: bool,
+    ) -> subprocess.Popen[bytes]:
+        """The program started in its own process group (told where to write heap snapshots
+        with ``snapshots``: ``HALVM_SNAPSHOT_DIR``, as it names the folder)."""
+        env = None
+        if snapshots:
+            self.snapshot_dir.mkdir(exist_ok=True)
+            env = {**os.environ, SNAPSHOT_DIR: self.seen(self.snapshot_dir)}
+        try:
+            return subprocess.Popen(
+                command,
+                cwd=cwd,
+                stdin=stdin,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                process_group=0,
+                env=env,
+            )
+        except OSError as e:
+            raise InputError(f"cannot start it: {e.strerror}", path=prog.argv[0]) from e
+
+    def take_snapshots(self) -> tuple[Path, ...]:
+        """One more run, without heap profiling (a census at every collection would slow its
+        walks fivefold, and they would show in the profile), of a program that answers heap
+        snapshot requests: one asked for every :data:`SNAPSHOT_EVERY` seconds, stopped alike
+        by ``--stop-after`` and ``--timeout``; what it took, moved into the folder as
+        ``NN-heap-snapshot-*`` (among the :data:`RUN_FILES` a failing hunt removes)."""
+        prog = self.program
+        self.count += 1
+        self.say(f"run {self.count}: {prog.name} (heap snapshots)")
+        self.under_way = f"run {self.count} (heap snapshots)"
+        cwd = self.cwd if prog.told_where else self.folder / WORK
+        cwd.mkdir(exist_ok=True)
+        learnt = _Where()
+        with contextlib.ExitStack() as stack:
+            stdin: IO[bytes] | int = subprocess.DEVNULL
+            if self.stdin is not None:
+                stdin = stack.enter_context(open(self.stdin, "rb"))
+            start = time.monotonic()
+            proc = self._start(list(prog.argv), cwd, stdin, prog, True)
+            assert proc.stderr is not None
+            ErrorTail(proc.stderr, None)
+            taker = SnapshotTaker(self.snapshot_dir, proc.pid)
+            try:
+                self._wait(proc, prog, learnt, taker)
+            finally:
+                end_group(proc, STOP_TIMEOUT)
+                self.program_seconds += time.monotonic() - start
+        kept = []
+        for path in taker.taken():
+            target = self.folder / f"{self.count:02d}-heap-snapshot-{path.name}"
+            shutil.move(path, target)
+            kept.append(target)
+        shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+        self.under_way = None
+        return tuple(kept)
 
     def _wait(
-        self, proc: subprocess.Popen[bytes], prog: Program, learnt: _Where
+        self,
+        proc: subprocess.Popen[bytes],
+        prog: Program,
+        learnt: _Where,
+        taker: SnapshotTaker | None = None,
     ) -> tuple[int, RunStatus, str | None]:
         """Wait for the run: stopped (SIGINT) after ``--stop-after``, killed after
         ``--timeout``; a wrapped program's folder learnt on the way."""
         start = time.monotonic()
         limit = self.timeout if self.stop_after is None else min(self.timeout, self.stop_after)
         watch = prog.wrapped and not prog.told_where
+        answered = start
         while True:
             try:
-                code = proc.wait(0.05 if watch else max(0.0, start + limit - time.monotonic()))
+                poll = watch or taker is not None
+                code = proc.wait(0.05 if poll else max(0.0, start + limit - time.monotonic()))
                 return code, "ok", None
             except subprocess.TimeoutExpired:
                 pass
             if watch:
                 self._learn(proc, prog, learnt)
+            if taker is not None and taker.ready() is not None:
+                # One heap snapshot at a time, the next asked for SNAPSHOT_EVERY after.
+                now = time.monotonic()
+                if taker.pending:
+                    answered = now
+                elif now - answered >= SNAPSHOT_EVERY or not taker.requested:
+                    taker.take()
             if time.monotonic() - start < limit:
                 continue
             code = end_group(proc, STOP_TIMEOUT)
@@ -446,6 +528,8 @@ class Hunter:
         if partial:
             with contextlib.suppress(OSError):
                 target.unlink()
+        if self.snapshot_dir.is_dir():
+            shutil.rmtree(self.snapshot_dir, ignore_errors=True)
 
     def _no_profile(self, prog: Program) -> str:
         if prog.wrapped and not prog.told_where:
@@ -493,6 +577,20 @@ class CensusRate:
 
 #: A census's cost in each mode against -hc's, until a run of that mode measures it.
 MODE_COST = {"r": 2.0, "b": 1.5}
+
+
+def _held_through(
+    verdicts: tuple[SuspectVerdict, ...], paths: Sequence[Path]
+) -> tuple[SuspectVerdict, ...]:
+    """Each verdict with the path that holds its suspect, from the heap snapshots (those that
+    cannot be read are left out)."""
+    from halvm_prof.analysis.hunt_snapshot import held_through
+
+    snapshots = []
+    for path in paths:
+        with contextlib.suppress(HalvmProfError), open_source(path) as source:
+            snapshots.append((path.name, source.heap_snapshot()))
+    return held_through(verdicts, snapshots)
 
 
 def _last_word(stderr: str) -> str | None:
@@ -713,7 +811,7 @@ def _first_run(
     :data:`FIRST_CENSUSES` censuses: its census rate sets every later run's interval."""
     notes: list[str] = []
     interval = options.interval or DEFAULT_INTERVAL
-    first = hunter.run("c", ["-hc"], interval)
+    first = hunter.run("c", ["-hc"], interval, watch=True)
     name = hunter.name
     if first.run.status == "timed out":
         raise InputError(
@@ -739,7 +837,7 @@ def _first_run(
     if profile.censuses < FIRST_CENSUSES:
         finer = rate.interval()
         if finer < interval:
-            again = hunter.run("c", ["-hc"], finer)
+            again = hunter.run("c", ["-hc"], finer, watch=True)
             if again.run.status == "ok" and again.hp is not None:
                 notes.append(
                     f"the first -hc run had {profile.censuses} censuses at -i{interval:g}: "
@@ -795,6 +893,13 @@ def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntRe
     if plain is not None:
         plain_result = _plain_runs(hunter, plain, rates, producer_run, suspects)
     verdicts = judge_all(producer_run, suspects, profiles, by_producer, sources=sources)
+    if first.answers and verdicts:
+        taken = hunter.take_snapshots()
+        verdicts = _held_through(verdicts, taken)
+        notes.append(
+            f"the program answers heap snapshot requests (HalvmSnapshot): {len(taken)} taken "
+            "in a run of their own, to say through which path each suspect is held"
+        )
     return HuntResult(
         program=name,
         suspects=verdicts,

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -27,13 +28,21 @@ from halvm_prof.errors import HalvmProfError, InputError, OutputError
 from halvm_prof.inputs.feeds import FifoFeed, FileFeed
 from halvm_prof.inputs.source import Source, open_source, stream_source
 from halvm_prof.live.fleet import Member, MemberState
-from halvm_prof.live.state import EVENT_TYPES, ExitView, Kind, LiveState
+from halvm_prof.live.state import (
+    EVENT_TYPES,
+    ExitView,
+    HeapPathView,
+    HeapSnapshotsView,
+    Kind,
+    LiveState,
+)
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
 from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
 from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
 from halvm_prof.run.process import ErrorTail, family, signal_group
+from halvm_prof.run.snapshots import SNAPSHOT_DIR, SnapshotTaker
 
 if TYPE_CHECKING:
     from halvm_prof.analysis.postmortem import Verdict
@@ -183,6 +192,8 @@ class Run:
         self._exit_checked = 0.0
         self._hp_guess: Path | None = None
         self._binaries: dict[str, ElfFile | None] = {}
+        #: Asks a program built with HalvmSnapshot for heap snapshots (into the run folder).
+        self.snapshots: SnapshotTaker | None = None
 
     def again(self, folder: Path) -> Run:
         """A new run of the same program, with the same flags and followers, saving into
@@ -222,14 +233,18 @@ class Run:
         info = self.plan.info
         self.state.identify(f"GHC-{info.version} {info.way}", command)
         self._started_ns = time.time_ns()
+        # A program built with HalvmSnapshot writes its heap snapshots into the run folder.
+        seen = str(self.folder) if self.root is None else self._inside(self.folder, self.root)
+        env = {**os.environ, SNAPSHOT_DIR: seen}
         #: When it was started (monotonic): ``run --baseline`` times it from here.
         self.started_at = time.monotonic()
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
-            self.proc = subprocess.Popen(command, process_group=0, stderr=subprocess.PIPE)
+            self.proc = subprocess.Popen(command, process_group=0, stderr=subprocess.PIPE, env=env)
         except OSError as e:
             raise InputError(f"cannot start it: {e.strerror}", path=self.words[0]) from e
+        self.snapshots = SnapshotTaker(self.folder, self.proc.pid)
         assert self.proc.stderr is not None
         self._stderr = ErrorTail(self.proc.stderr, getattr(sys.stderr, "buffer", None))
         self.state.program_running = True
@@ -307,11 +322,38 @@ class Run:
         feed = TeeFeed(FileFeed(path), self._create(self.saved_hp))
         self.state.heap_follower = stream_source("hp", feed).follow()
 
+    def take_snapshot(self) -> str:
+        """Ask the program for a heap snapshot (the live page's button); what was done."""
+        if self.snapshots is None or self.finished:
+            return "the program is not running"
+        said = self.snapshots.take()
+        self._show_snapshots()
+        return said
+
+    def _show_snapshots(self) -> None:
+        """The state's view of the heap snapshots: the newest one read and analysed once."""
+        taker = self.snapshots
+        if taker is None or taker.ready() is None:
+            return
+        hand = taker.ready()
+        assert hand is not None
+        view = self.state.heap_snapshots
+        fresh = taker.new()
+        if fresh:
+            view = heap_snapshots_view(fresh[-1], hand.signal, len(taker.taken()))
+        elif view is None:
+            view = HeapSnapshotsView(hand.signal, 0, False)
+        view = replace(view, pending=taker.pending, taken=len(taker.taken()))
+        if view != self.state.heap_snapshots:
+            self.state.heap_snapshots = view
+            self.state.touch()
+
     def tick(self) -> None:
         if self.finished or self.proc is None:
             return
         if self.state.heap_follower is None and self.plan.heap:
             self._open_hp()
+        self._show_snapshots()
         code = self.proc.poll()
         if code is None:
             if self.plan.flush is not None:
@@ -515,6 +557,28 @@ class Run:
                 self.fifo.unlink()
 
 
+#: The newest heap snapshot's paths shown on the live page.
+SNAPSHOT_PATHS = 5
+
+
+def heap_snapshots_view(path: Path, signal_number: int, taken: int) -> HeapSnapshotsView:
+    """The newest heap snapshot, read and analysed, as the live page shows it."""
+    from halvm_prof.analysis.snapshot import analyse_snapshot
+    from halvm_prof.render.snapshot import head_lines
+
+    try:
+        with open_source(path) as source:
+            report = analyse_snapshot(source.heap_snapshot())
+    except HalvmProfError as e:
+        return HeapSnapshotsView(signal_number, taken, False, path.name, problem=str(e))
+    paths = [
+        HeapPathView(h.path.words(), h.retained, round(h.share, 4))
+        for h in report.holders[:SNAPSHOT_PATHS]
+    ]
+    said = ". ".join(line.rstrip(".") for line in head_lines(report)[:2]) + "."
+    return HeapSnapshotsView(signal_number, taken, False, path.name, said, paths)
+
+
 class RunProgram:
     """``run -- PROGRAM``: the program's run; ``on_end`` is called at each tick once it has
     ended (it tells how, once)."""
@@ -527,7 +591,15 @@ class RunProgram:
 
         r = self.runner
         title = f"halvm-prof run: {r.name}"
-        return Hub(r.state, title=title, token=token, tick=tick, report=r.report, member=r.member)
+        return Hub(
+            r.state,
+            title=title,
+            token=token,
+            tick=tick,
+            report=r.report,
+            member=r.member,
+            take_snapshot=r.take_snapshot,
+        )
 
     def tick(self) -> None:
         self.runner.tick()

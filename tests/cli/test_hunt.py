@@ -581,3 +581,35 @@ def test_an_output_folder_with_a_hunts_runs_is_refused(
         line = one_line_error(hunt(hunted, "-o", str(fresh), monkeypatch=monkeypatch))
         assert "exited with code 1" in line and not fresh.exists()
     assert earlier.read_text() == "an earlier hunt's"
+
+
+@pytest.mark.parametrize(
+    "ghc", [pytest.param(g, marks=() if g == "9.0" else (pytest.mark.slow,)) for g in GHCS]
+)
+def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspect(
+    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SnapCache.hs is Cache.hs built with HalvmSnapshot: the -hc run is asked for heap
+    snapshots, and each suspect gets the path that holds it in words."""
+    flags = [*FLAGS, "-package", "ghc-heap"]
+    with program(ghc, "SnapCache", tmp_path, flags) as hunted:
+        keep = hunted.cwd / "runs" if ghc != "9.0" else tmp_path / "runs"
+        data = as_json(
+            hunt(hunted, "--json", "--suspects", "2", "-o", str(keep), monkeypatch=monkeypatch)
+        )
+        # The map's cells, and the Ints they hold (keys and values), whichever grew more.
+        (cells,) = [s for s in data["suspects"] if "Bin" in s["what"]]
+        (ints,) = [s for s in data["suspects"] if s["what"].startswith("I#")]
+        assert cells["fix"] == "collection"
+        assert cells["held_through"] == "cache -> STRef -> MutVar# -> Map.Bin*"
+        assert any("a heap snapshot of the -hc run" in e for e in cells["evidence"])
+        assert ints["held_through"] == "cache -> STRef -> MutVar# -> Map.Bin* -> I#"
+        assert sorted(keep.glob("[0-9][0-9]-heap-snapshot-snapcache-*.hsnap"))
+        # The snapshots' folder is the hunt's own, and gone once they are kept.
+        assert not (keep / "snapshots").exists() and not list(hunted.cwd.glob("*.hsnap"))
+        page = tmp_path / "hunt.html"
+        text = hunt(hunted, "--suspects", "2", "--report", str(page), monkeypatch=monkeypatch)
+        assert text.exit_code == 0, text.output
+        assert "through:   cache -> STRef -> MutVar# -> Map.Bin*  (a heap snapshot" in text.stdout
+        said = '<code class="held-through">cache -&gt; STRef -&gt; MutVar# -&gt; Map.Bin*</code>'
+        assert said in page.read_text()

@@ -332,6 +332,7 @@ _NOT_READERS = {
     "formats/eventlog/write.py": {"BlockWriter"},
     "formats/hp.py": {"write_hp"},
     "formats/ipe_binary.py": {"Memory"},  # a binary's memory by address, for its IPE tables
+    "formats/snapshot.py": {"write_snapshot"},
 }
 
 

@@ -222,6 +222,44 @@
     }));
   }
 
+  // Heap snapshots of a program built with HalvmSnapshot (run only): the button asks the
+  // server, which signals the program; the newest snapshot's largest subtrees and their paths.
+  function drawSnapshots(s) {
+    const box = $("heap-snapshots");
+    const h = s.heap_snapshots;
+    box.hidden = !h;
+    if (!h) return;
+    window.halvmLive.heapSnapshots = { taken: h.taken, pending: h.pending, paths: h.paths.length };
+    const running = s.alive && !s.exit;
+    $("take-snapshot").disabled = h.pending || !running;
+    const answered = h.pending ? "; one is being taken" : "";
+    text($("snapshot-head"), (h.taken ? plural(h.taken, "snapshot") + " taken (newest: " + h.newest + ")"
+      : "none taken yet") + answered + "; the program answers signal " + h.signal +
+      (h.said ? ". " + h.said : "") + (h.problem ? " (" + h.problem + ")" : ""));
+    $("snapshot-paths").replaceChildren(...h.paths.map((p) => {
+      const li = document.createElement("li");
+      const path = document.createElement("code");
+      path.textContent = p.path;
+      li.append(document.createTextNode(size(p.retained) + " (" + (p.share * 100).toFixed(0) + "%) "), path);
+      return li;
+    }));
+  }
+
+  function size(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0, v = n;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return i ? v.toFixed(1) + " " + units[i] : n + " B";
+  }
+
+  $("take-snapshot").addEventListener("click", () => {
+    $("take-snapshot").disabled = true;
+    fetch("take-heap-snapshot" + q, { method: "POST", headers: { "X-Halvm-Request": "heap-snapshot" } })
+      .then((r) => r.text())
+      .then((t) => { text($("snapshot-said"), t.trim()); })
+      .catch(() => { text($("snapshot-said"), "the server did not answer"); });
+  });
+
   function staleness() {
     const el = $("stale");
     if (!connected) { text(el, "not connected to halvm-prof: the view is frozen"); el.className = "warn"; return; }
@@ -237,7 +275,7 @@
   function show(s) {
     last = s; receivedAt = Date.now();
     window.halvmLive.snapshots++; window.halvmLive.version = s.version;
-    drawStatus(s); drawAlerts(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
+    drawStatus(s); drawAlerts(s); drawSnapshots(s); drawHeap(s); drawGc(s); drawCaps(s); staleness();
   }
 
   // Only the newest snapshot is drawn (stream.js).
