@@ -82,8 +82,7 @@ from halvm_prof.cli.common import json_option, to_stderr, to_stdout
 @click.option(
     "--force",
     is_flag=True,
-    help="Let --report replace a file that is not an earlier page (never the program or an "
-    "input).",
+    help="Let --report replace a file that is not an earlier page (never the program or an input).",
 )
 @json_option
 def hunt(
