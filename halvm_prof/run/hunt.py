@@ -75,7 +75,7 @@ FIRST_CENSUSES = 100
 MIN_CENSUSES = 30
 #: The finest census interval the hunt asks for (GHC takes finer, but each census is a
 #: major collection: finer would measure the profiler, not the program).
-FINEST_INTERVAL = 0.0002
+FINEST_INTERVAL = 0.0001
 #: How long a cost-centre stack's or retainer set's name may be in the profiles (``-L``).
 NAME_LENGTH = 200
 #: A run with fewer censuses than this, even made finer, shows nothing growing.
