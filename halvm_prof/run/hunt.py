@@ -834,20 +834,33 @@ def _first_run(
             hint="run it alone to see why; the hunt needs one run that works",
         )
     rate = CensusRate.measured((interval, profile.censuses))
-    if profile.censuses < FIRST_CENSUSES:
+    tried = (interval, profile.censuses)
+    # Made again finer while under FIRST_CENSUSES, at most twice: a program of a few tens of
+    # milliseconds meets the RTS's tick, and makes fewer than the first run's rate said.
+    for _ in range(2):
         finer = rate.interval()
-        if finer < interval:
-            again = hunter.run("c", ["-hc"], finer, watch=True)
-            if again.run.status == "ok" and again.hp is not None:
-                notes.append(
-                    f"the first -hc run had {profile.censuses} censuses at -i{interval:g}: "
-                    f"made again at -i{finer:g}"
-                )
-                first.hp.unlink()
-                hunter.finished.remove(first.run)
-                first_count = profile.censuses
-                first, profile = again, _profile(f"{name} -hc", again.hp, "c")
-                rate = CensusRate.measured((interval, first_count), (finer, profile.censuses))
+        if profile.censuses >= FIRST_CENSUSES or finer >= interval * 0.9:
+            break
+        again = hunter.run("c", ["-hc"], finer, watch=True)
+        if again.run.status != "ok" or again.hp is None:
+            break
+        measured = _profile(f"{name} -hc", again.hp, "c")
+        if measured.censuses <= profile.censuses:
+            # No more censuses for a finer interval: the RTS's tick is reached.
+            again.hp.unlink()
+            hunter.finished.remove(again.run)
+            break
+        notes[:] = [
+            f"the first -hc run had {tried[1]} censuses at -i{tried[0]:g}: made again at "
+            f"-i{finer:g}"
+        ]
+        assert first.hp is not None
+        first.hp.unlink()
+        hunter.finished.remove(first.run)
+        before = (interval, profile.censuses)
+        first, profile = again, measured
+        interval = finer
+        rate = CensusRate.measured(before, (finer, profile.censuses))
     if profile.censuses < SEEN_CENSUSES:
         raise InputError(
             f"ended after {profile.censuses} heap censuses "
