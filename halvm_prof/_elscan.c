@@ -810,7 +810,9 @@ static int gcs_close(Fold *f, Col *col) {
     if (f->current == col) { f->current = NULL; col_unref(col); }
     if (f->last_closed != NULL) col_unref(f->last_closed);
     f->last_closed = keep; /* the reference taken above */
-    int parallel = col->par || col->ncaps > 1 || (col->has_gen && col->threads > 1);
+    /* Parallel as +RTS -s counts it: more than one capability did its share (collections.py
+     * says why not the par request or the statistics' thread count). */
+    int parallel = col->ncaps > 1;
     big pause = (big)col->end - (big)col->start;
     f->gc_total += pause;
     if (pause > f->gc_longest) f->gc_longest = pause;

@@ -19,12 +19,15 @@ from halvm_prof.stop import StopReason as StopReason
 
 @dataclass(frozen=True, slots=True)
 class HeapHeader:
-    """The four header fields of a heap profile."""
+    """The four header fields of a heap profile, and how long its band names may be."""
 
     job: str
     date: str
     sample_unit: str = "seconds"
     value_unit: str = "bytes"
+    #: The ``+RTS -L`` its cost-centre-stack band names were cut at (``-hc``: a ``.hp``'s JOB
+    #: line, an eventlog's program arguments); None when its bands are not stacks.
+    name_length: int | None = None
 
 
 @dataclass(slots=True)

@@ -34,11 +34,44 @@ def format_size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def format_seconds(value: float) -> str:
-    """Seconds as a person reads them: ``0.27 s`` (two decimals under 10 s), ``12.3 s``,
-    ``2 min 5 s``."""
-    if value < 10:
-        return f"{value:.2f} s"
-    if value < 120:
-        return f"{value:.1f} s"
-    return f"{int(value // 60)} min {int(value % 60)} s"
+def format_bytes(n: float) -> str:
+    """Bytes with a sign where negative (a slope, a change): ``-1.5 MiB``; rounded to whole
+    bytes first (a figure summed from percentages has a fraction no byte has)."""
+    whole = round(n)
+    return f"-{format_size(-whole)}" if whole < 0 else format_size(whole)
+
+
+def format_rate(bytes_per_second: float) -> str:
+    """A growth rate: ``182.2 MiB/s``."""
+    return f"{format_bytes(bytes_per_second)}/s"
+
+
+def format_seconds(s: float) -> str:
+    """A duration with three significant figures in the unit that reads best: ``16.7 s``,
+    ``1.50 s``, ``48.7 ms``, ``665 µs``; ``0 s`` for none."""
+    if s == 0:
+        return "0 s"
+    sign, s = ("-", -s) if s < 0 else ("", s)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if s >= scale or unit == "µs":
+            v = s / scale
+            digits = 0 if v >= 100 else 1 if v >= 10 else 2
+            return f"{sign}{v:.{digits}f} {unit}"
+    raise AssertionError("unreachable")
+
+
+#: What :func:`format_quantity` reads each unit as.
+_QUANTITIES = {"B": format_bytes, "B/s": format_rate, "s": format_seconds}
+
+
+def format_quantity(value: float, unit: str) -> str:
+    """``value`` in ``unit`` (``B``, ``B/s``, ``B·s``, ``s``) for a reader; a count (no unit,
+    or one not known here) as a number with its thousands grouped."""
+    if unit == "B·s":
+        return f"{format_bytes(value)}·s"
+    show = _QUANTITIES.get(unit)
+    if show is not None:
+        return show(value)
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.2f}"

@@ -11,6 +11,7 @@ import hashlib
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import halvm_prof
@@ -35,6 +36,12 @@ SOURCES = {
     **{p.stem: p for p in sorted((DATA / "hunt").glob("*.hs"))},
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).
     "Sleepy": DATA / "live" / "Sleepy.hs",
+    # A new user's programs (issue 40; tests/newuser.py): a leaky accumulator with long cost-centre
+    # stacks, a -N2 spark program, a Data.Map cache.
+    **{
+        name: DATA / "newuser" / f"{name}.hs"
+        for name in ("Accumulate", "Sparks", "MapCache", "Waits")
+    },
     # Collects after every 16 KB allocated with +RTS -A16k: a large eventlog in seconds.
     "GcHeavy": DATA.parents[1] / "benchmarks" / "GcHeavy.hs",
     # CPU-bound programs for perf annotate (tests/annotate_recordings.py).
@@ -60,26 +67,35 @@ def build(name: str, where: Path, flags: list[str] | None = None) -> Path:
     test's folder (kept for callers; the build is shared). ``flags``: GHC's flags instead of
     :data:`FLAGS` (say, a build that is neither threaded nor profiled)."""
     del where
-    ghc = require_program("ghc", "ghc")
     flags = FLAGS if flags is None else flags
-    source = SOURCES[name].read_bytes()
-    modules = MODULES.get(name, ())
+    return build_source(SOURCES[name], flags, name=name, modules=MODULES.get(name, ()))
+
+
+def build_source(
+    source: Path, flags: Sequence[str], *, name: str | None = None, modules: Sequence[Path] = ()
+) -> Path:
+    """The executable of ``source`` (with the ``modules`` it imports, found in its folder)
+    built with the host's GHC and ``flags``, once per content and flags. Its name is ``name``
+    (``source``'s stem when None), lower-cased."""
+    ghc = require_program("ghc", "ghc")
+    exe_name = (name or source.stem).lower()
+    text = source.read_bytes()
     key = hashlib.sha256(
-        b"".join([source, *(m.read_bytes() for m in modules)]) + " ".join(flags).encode()
+        b"".join([text, *(m.read_bytes() for m in modules)]) + " ".join(flags).encode()
     ).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{name.lower()}-{key}"
-    exe = folder / name.lower()
+    folder = Path(tempfile.gettempdir()) / f"halvm-prof-ghc-{exe_name}-{key}"
+    exe = folder / exe_name
     if exe.exists():
         return exe
-    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{name.lower()}-"))
-    src = scratch / f"{name}.hs"
-    src.write_bytes(source)
+    scratch = Path(tempfile.mkdtemp(prefix=f"halvm-prof-ghc-{exe_name}-"))
+    src = scratch / source.name
+    src.write_bytes(text)
     for module in modules:
         shutil.copyfile(module, scratch / module.name)
     # Compiled in its folder by a relative name, so the source file GHC writes into a -g
     # build's DWARF (and its spans) is Name.hs, not a scratch path renamed below.
     subprocess.run(
-        [ghc, *flags, "-outputdir", "o", "-o", name.lower(), src.name],
+        [ghc, *flags, "-outputdir", "o", "-o", exe_name, src.name],
         cwd=scratch,
         check=True,
         capture_output=True,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from halvm_prof.formats.calltree import totals_of_tree
-from halvm_prof.model import CallNode, CostCentreProfile, CostCentreTotals
+from halvm_prof.model import CallNode, CostCentre, CostCentreProfile, CostCentreTotals
 
 __all__ = [
     "CostCentreTotals",
@@ -40,27 +40,54 @@ def top(totals: list[CostCentreTotals], key: str, n: int = 10) -> list[CostCentr
 def hottest_path(
     profile: CostCentreProfile, min_share: float = 1.0, by: Literal["time", "alloc"] = "time"
 ) -> list[CallNode]:
-    """From the root, always into the child with the most inherited time (or alloc), while that
-    child holds at least ``min_share`` percent of the run; ties go to the other figure, then to
-    the earlier child. The RTS's own cost centres (:data:`RTS_COST_CENTRES`, e.g. ``GC``) are
-    not calls of the program and are passed over."""
-    node = profile.root
+    """The call path from the root to where the time (or alloc) is spent: to the cost centre
+    that holds the most of it itself (its individual figure, summed over its nodes), at its
+    heaviest node. Empty of steps past the root when no cost centre holds ``min_share``
+    percent of the run. Ties go to the other figure, then to the earlier node. The RTS's own
+    cost centres (:data:`RTS_COST_CENTRES`, e.g. ``GC``) are not calls of the program and are
+    passed over.
+
+    Going down into the child with the most inherited time instead can end far from it: eight
+    steps that hold 9% each under one caller outweigh a child holding 25% itself, and such a
+    path ended at a step of 9%."""
+    own = _OWN[by]
+    other = _OWN["alloc" if by == "time" else "time"]
+    sums: dict[CostCentre, tuple[float, float]] = {}
+    parents: dict[int, CallNode] = {}
+    nodes: list[CallNode] = []
+    stack = [c for c in reversed(profile.root.children) if not _rts(c)]
+    for c in stack:
+        parents[id(c)] = profile.root
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        a, b = sums.get(node.cc, (0.0, 0.0))
+        sums[node.cc] = (a + getattr(node, own), b + getattr(node, other))
+        for child in reversed(node.children):
+            parents[id(child)] = node
+            stack.append(child)
+    if not sums:
+        return [profile.root]
+    # max() keeps the first of equals: the cost centre met first in the tree.
+    hottest = max(sums, key=lambda cc: sums[cc])
+    if sums[hottest][0] < min_share:
+        return [profile.root]
+    node = max(
+        (n for n in nodes if n.cc == hottest),
+        key=lambda n: (getattr(n, own), getattr(n, other)),
+    )
     path = [node]
-    while True:
-        children = [c for c in node.children if (c.cc.label, c.cc.module) not in RTS_COST_CENTRES]
-        if not children:
-            break
-        if by == "time":
-            child = max(children, key=lambda c: (c.inherited_time, c.inherited_alloc))
-            share = child.inherited_time
-        else:
-            child = max(children, key=lambda c: (c.inherited_alloc, c.inherited_time))
-            share = child.inherited_alloc
-        if share < min_share:
-            break
-        path.append(child)
-        node = child
-    return path
+    while node is not profile.root:
+        node = parents[id(node)]
+        path.append(node)
+    return path[::-1]
+
+
+_OWN = {"time": "individual_time", "alloc": "individual_alloc"}
+
+
+def _rts(node: CallNode) -> bool:
+    return (node.cc.label, node.cc.module) in RTS_COST_CENTRES
 
 
 #: The RTS's own cost centres (label, module): garbage collection, the scheduler, idle time,

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from halvm_prof.folds.hunt_profile import HuntBand, Profile
 from halvm_prof.formats.stacks import drop_stack_number
 from halvm_prof.jsonable import plain
-from halvm_prof.units import format_size
+from halvm_prof.units import format_rate, format_seconds, format_size
 
 #: A suspect is never smaller at its peak than this ...
 FLOOR_BYTES = 1 << 20
@@ -1134,14 +1134,18 @@ def _growth(suspect: Suspect) -> str:
     )
     if life.shape == "grows":
         said += (
-            f" at {format_size(int(suspect.slope))}/s from {life.born:.2f} s to {life.top:.2f} s"
+            f" at {format_rate(suspect.slope)} from {format_seconds(life.born)} to "
+            f"{format_seconds(life.top)}"
         )
     elif life.shape == "held":
-        said += f": made by {life.top:.2f} s, held to {life.held_until:.2f} s"
+        said += f": made by {format_seconds(life.top)}, held to {format_seconds(life.held_until)}"
     elif life.shape == "falls":
-        said += f": at its peak by {life.top:.2f} s, below half of it by {life.gone or 0:.2f} s"
+        said += (
+            f": at its peak by {format_seconds(life.top)}, below half of it by "
+            f"{format_seconds(life.gone or 0.0)}"
+        )
     elif life.shape == "sawtooth":
-        said += f" (its floor rises {format_size(int(life.floor_slope))}/s)"
+        said += f" (its floor rises {format_rate(life.floor_slope)})"
     return said
 
 

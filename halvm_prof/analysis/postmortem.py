@@ -20,6 +20,7 @@ from halvm_prof.folds.heap_stats import GrowingBand
 from halvm_prof.folds.reads import DiskReport, RunRead
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CostCentreProfile, HeapSampleReader
+from halvm_prof.units import format_bytes, format_rate
 from halvm_prof.words import plural, unsigned_zero
 
 #: Residency at or above this share of the VM's memory counts as "approached".
@@ -262,15 +263,16 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         fall=run.fall,
     )
     v.append(
-        f"Last census at {run.last_time:.3f} s: {run.last_total:,} bytes live; "
-        f"peak {acc.peak_total:,} bytes at {acc.peak_time:.3f} s."
+        f"Last census at {run.last_time:.3f} s: {format_bytes(run.last_total)} live; "
+        f"peak {format_bytes(acc.peak_total)} at {acc.peak_time:.3f} s."
     )
     fall = run.fall
     before = "before the end" if fall is None else "before the fall"
     if fall is not None:
         v.append(
-            f"The heap fell at once from {fall.from_total:,} bytes ({fall.from_time:.3f} s) to "
-            f"{fall.to_total:,} bytes ({fall.to_time:.3f} s) and stayed down: what the program "
+            f"The heap fell at once from {format_bytes(fall.from_total)} ({fall.from_time:.3f} s) "
+            f"to {format_bytes(fall.to_total)} ({fall.to_time:.3f} s) and stayed down: what the "
+            "program "
             "held was let go together, as when a heap overflow unwinds it; the trend is taken "
             "before that fall."
         )
@@ -279,12 +281,12 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
     else:
         v.append(
             f"Heap trend {before} (from {run.tail_from:.3f} s): {trend}, "
-            f"{unsigned_zero(slope):+,.0f} bytes/s ({unsigned_zero(slope / 2**20, 1):+,.1f} MiB/s)."
+            f"{'+' if unsigned_zero(slope) >= 0 else ''}{format_rate(unsigned_zero(slope))}."
         )
     if growing:
         v.append(
             f"Fastest-growing bands {before}: "
-            + ", ".join(f"{s.band} ({s.slope:+,.0f} bytes/s)" for s in growing)
+            + ", ".join(f"{s.band} (+{format_rate(s.slope)})" for s in growing)
             + "."
         )
     concern = ""

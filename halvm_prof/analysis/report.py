@@ -19,11 +19,12 @@ from halvm_prof.analysis.heap_view import HeapView, chart_bands, names_note, sho
 from halvm_prof.analysis.weights import self_weights
 from halvm_prof.errors import FormatError
 from halvm_prof.folds.heap_drawn import HeapDrawFold
-from halvm_prof.folds.heap_stats import BandStats, HeapAccumulator, with_share
+from halvm_prof.folds.heap_stats import BandStats, HeapAccumulator, flag_leaks, with_share
 from halvm_prof.folds.reads import EventlogRead, HeapDrawnRead, ReportRead
 from halvm_prof.folds.samples import TimeSamples
 from halvm_prof.formats.calltree import folded_calls_note
 from halvm_prof.formats.ipe import BandNames, GroupBy
+from halvm_prof.formats.stacks import cut_note
 from halvm_prof.formats.ticky import TickyReport
 from halvm_prof.jsonable import plain
 from halvm_prof.model import (
@@ -267,6 +268,8 @@ def _grouping(
     """What a section shows of the bands of one grouping: the chart's series at the drawn
     ``samples``, the table's rows and trends, the bands the filters hide, labels, names note."""
     stats: list[BandStats] = acc.stats() if acc.samples else []
+    if not flag_leaks(acc.peak_total):
+        stats = [dataclasses.replace(s, leak=False) if s.leak else s for s in stats]
     top = chart_bands(stats, top_bands, view)
     shown = {s.band for s in stats if view.shows(s.band)}
     rest = shown.difference(top)
@@ -324,7 +327,7 @@ def drawn_heap_section(
         view=view,
         hidden=own.hidden,
         labels=own.labels,
-        names_note=own.names_note,
+        names_note=joined(own.names_note, cut_note(acc.band_names(), header.name_length)),
         groupings=tuple(
             _grouping(g.by, g.acc, list(g.samples), top_bands, view, names) for g in drawn.others
         ),
@@ -350,14 +353,15 @@ def eventlog_sections(
 ) -> list[Section]:
     """An eventlog's sections from its one pass: its heap profile, time-profile samples and
     ticky counters where it has them, the first of them leading, then the runtime timeline
-    (second, or alone)."""
+    (second, or alone; first for a parallel run, :func:`made_for_runtime`)."""
     tl = read.timeline
     runtime = RuntimeSection(f"{name}: runtime timeline", tl)
     sections: list[Section] = []
+    heap: HeapSection | None = None
     if read.heap.read is not None:
-        section = drawn_heap_section(read.heap.read, f"{name}: heap profile", top_bands, view)
-        limit = joined(section.limit_note, read.heap.declarations_note)
-        sections.append(dataclasses.replace(section, limit_note=limit))
+        heap = drawn_heap_section(read.heap.read, f"{name}: heap profile", top_bands, view)
+        limit = joined(heap.limit_note, read.heap.declarations_note)
+        sections.append(dataclasses.replace(heap, limit_note=limit))
     if read.samples is not None:
         ts = read.samples
         sections.append(
@@ -367,11 +371,21 @@ def eventlog_sections(
         )
     if read.ticky is not None:
         sections.append(TickySection(f"{name}: ticky-ticky counters", read.ticky))
-    # The page leads with what the log was recorded for (its heap profile, time-profile
-    # samples or ticky counters, in that order); the runtime timeline, which every -l log
-    # has, follows, unless it is all the log holds.
-    sections.insert(1 if sections else 0, runtime)
+    # The page leads with what the log was recorded for: a parallel run's capabilities and
+    # sparks, else its heap profile, time-profile samples or ticky counters (in that order);
+    # the runtime timeline, which every -l log has, follows them, unless it is all it holds.
+    first = made_for_runtime(tl, heap) or not sections
+    sections.insert(0 if first else 1, runtime)
     return sections
+
+
+def made_for_runtime(tl: Timeline, heap: HeapSection | None) -> bool:
+    """Whether a log was recorded for its runtime: a threaded run on two or more capabilities
+    that made sparks, whose heap (if profiled) has no leak to flag. Its page opens on the
+    capabilities and sparks: a -N2 spark program's page opened on a 95 KiB -hT heap."""
+    sparks = tl.sparks.created or tl.spark_events.created
+    leaks = heap is not None and any(b.leak for b in heap.bands)
+    return len(tl.caps) > 1 and sparks > 0 and not leaks
 
 
 def _tree(profile: CostCentreProfile) -> tuple[TreeNode, ...]:

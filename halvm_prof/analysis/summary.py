@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from halvm_prof.analysis.advice import ParallelGcAdvice, parallel_gc_advice
 from halvm_prof.analysis.costcentre import (
     CostCentreTotals,
     aggregate,
@@ -25,6 +26,7 @@ from halvm_prof.folds.heap_scan import HeapScan
 from halvm_prof.folds.heap_stats import BandStats, GrowingBand, top_bands, with_share
 from halvm_prof.folds.reads import EventlogRead, HeapRead, SummaryInput
 from halvm_prof.folds.samples import SamplesSummary, samples_summary
+from halvm_prof.formats.stacks import cut_note
 from halvm_prof.formats.ticky import TickyCounter, TickyReport
 from halvm_prof.jsonable import plain
 from halvm_prof.model import CallNode, CostCentreProfile
@@ -93,12 +95,14 @@ class HeapSummary:
 
 @dataclass(frozen=True, slots=True)
 class PathStep:
-    """One cost centre on a hottest path."""
+    """One cost centre on a hottest path (the last holds the time, or alloc, itself)."""
 
     cost_centre: str
     module: str
     inherited_time: float
     inherited_alloc: float
+    individual_time: float = 0.0
+    individual_alloc: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,8 @@ class EventlogSummary:
     ticky: TickySummary | None = None
     #: Its time-profile samples (+RTS -p -l), when it has any.
     samples: SamplesSummary | None = None
+    #: The RTS flags worth trying against parallel GC's cost, when its collections show it.
+    advice: ParallelGcAdvice | None = None
 
     @property
     def complete(self) -> bool:
@@ -162,6 +168,8 @@ class EventlogSummary:
             data["ticky"] = self.ticky.to_json()
         if self.samples is not None:
             data["samples"] = self.samples.to_json()
+        if self.advice is not None:
+            data["advice"] = plain(self.advice)
         return data
 
 
@@ -220,7 +228,10 @@ def named_heap_summary(read: HeapRead, top_n: int = TOP) -> HeapSummary:
     summary = heap_summary(read.scan, top_n)
     return dataclasses.replace(
         summary,
-        names_note=names_note(read.scan.accumulator.band_names(), read.names),
+        names_note=joined(
+            names_note(read.scan.accumulator.band_names(), read.names),
+            cut_note(read.scan.accumulator.band_names(), read.scan.header.name_length),
+        ),
         group_by=read.group_by,
     )
 
@@ -243,7 +254,14 @@ def summarize_eventlog(read: EventlogRead[HeapRead], top_n: int = TOP) -> Eventl
         no_heap = NO_HEAP_SAMPLES if stats.complete else NO_HEAP_SAMPLES_BEFORE_CUT
     counters = ticky_summary(read.ticky, top_n) if read.ticky is not None else None
     sampled = samples_summary(read.samples, top_n) if read.samples is not None else None
-    return EventlogSummary(stats, heap, no_heap, ticky=counters, samples=sampled)
+    return EventlogSummary(
+        stats,
+        heap,
+        no_heap,
+        ticky=counters,
+        samples=sampled,
+        advice=parallel_gc_advice(stats),
+    )
 
 
 def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
@@ -276,7 +294,15 @@ def heap_summary(scan: HeapScan, top_n: int = TOP) -> HeapSummary:
 
 def _path(nodes: list[CallNode]) -> tuple[PathStep, ...]:
     return tuple(
-        PathStep(n.cc.label, n.cc.module, n.inherited_time, n.inherited_alloc) for n in nodes
+        PathStep(
+            n.cc.label,
+            n.cc.module,
+            n.inherited_time,
+            n.inherited_alloc,
+            n.individual_time,
+            n.individual_alloc,
+        )
+        for n in nodes
     )
 
 

@@ -31,20 +31,24 @@ def json_option(f: F) -> F:
 @overload
 def force_option(f: F) -> F: ...
 @overload
-def force_option(*, replaces_files: bool) -> Callable[[F], F]: ...
-def force_option(f: F | None = None, *, replaces_files: bool = False) -> Any:
+def force_option(*, replaces_files: bool, disks: bool = True) -> Callable[[F], F]: ...
+def force_option(f: F | None = None, *, replaces_files: bool = False, disks: bool = True) -> Any:
     """``--force``, with the help text of the command's overwrite policy (see check_output).
 
     ``replaces_files``: the command replaces an existing ordinary output without ``--force``
     (a report or export is made again and again); ``--force`` is then needed only for a disk
-    image that still holds a profile.
+    image that still holds a profile. ``disks``: the command's users may meet one (a perf
+    command's do not: its help does not speak of them).
     """
-    help_text = (
-        "Also replace a disk image that still holds a profile (an existing ordinary file is "
-        "always replaced)."
-        if replaces_files
-        else "Replace an existing output (a disk image that holds a profile included)."
-    )
+    if replaces_files and not disks:
+        help_text = "Replace the output whatever is there (an existing file is always replaced)."
+    elif replaces_files:
+        help_text = (
+            "Also replace a disk image that still holds a profile (an existing ordinary file "
+            "is always replaced)."
+        )
+    else:
+        help_text = "Replace an existing output (a disk image that holds a profile included)."
     option = click.option("--force", is_flag=True, help=help_text)
     return option if f is None else option(f)
 

@@ -43,7 +43,14 @@ from halvm_prof.render.diff import render_diff
     "'time[Main.step]>+10%' for one cost centre or band, 'alloc[*]>+20%' for each; "
     "',min=AMOUNT' for the least change that counts ('peak[*]>+20%,min=1M'). Repeatable.",
 )
-@click.option("--top", type=click.IntRange(min=1), default=15, show_default=True)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="How many of the changed bands or cost centres to list, largest impact first "
+    "(the totals are always shown; --json lists every row).",
+)
 @names_option
 @json_option
 def diff(

@@ -196,6 +196,7 @@ def pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) ->
 
 
 def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -> tuple[bytes, str]:
+    from halvm_prof.formats.stacks import cut_note
     from halvm_prof.inputs.passes import pprof_input
     from halvm_prof.render.pprof import (
         PprofMeta,
@@ -218,8 +219,13 @@ def _pprof_export(log: Source, which: str | int | None, pairs: dict[str, str]) -
         )
     chosen = got.census
     assert chosen is not None
-    meta = PprofMeta(got.program, _labels(pairs, got.program), time_nanos=0)
-    built = pprof_of_census(chosen.sample, meta, by_cost_centre=chosen.by_cost_centre)
+    cut = cut_note(chosen.sample.values, chosen.name_length)
+    meta = PprofMeta(
+        got.program, _labels(pairs, got.program), time_nanos=0, notes=(cut,) if cut else ()
+    )
+    built = pprof_of_census(chosen.sample, meta, name_length=chosen.name_length)
+    if cut:
+        to_stderr(f"note: {cut}")
     return built.to_bytes(), (
         f"pprof: census {chosen.number} of {chosen.count} at {chosen.sample.time:g} s, "
         f"{built.total[0]:,} bytes in use"

@@ -123,6 +123,7 @@ def hunt(
             result = verdict_of_files(command, max_suspects)
             producer_file = result.runs[0].file if result.runs else None
         else:
+            from halvm_prof.run.command import program_command
             from halvm_prof.run.hunt import HuntOptions, HuntStopped, hunt_program
 
             folder = output
@@ -142,7 +143,7 @@ def hunt(
             )
             try:
                 outcome = hunt_program(
-                    list(command),
+                    program_command(command, say=to_stderr).argv,
                     Path(folder) if folder is not None else None,
                     options,
                     say=to_stderr,

@@ -23,12 +23,11 @@ from halvm_prof.cli.common import (
     to_stderr,
     to_stdout,
 )
-from halvm_prof.errors import InputError
 from halvm_prof.render.messages import shown_path
 from halvm_prof.words import plural, printable
 
 if TYPE_CHECKING:
-    from halvm_prof.live.session import Session
+    from halvm_prof.live.session import Session, Watched
     from halvm_prof.run.cost import Stopwatch
     from halvm_prof.run.program import Run
 
@@ -126,7 +125,7 @@ def live(
     its own live view at /s/NAME/; GET /fleet.json gives the fleet page's figures.
     """
     from halvm_prof.live.fleet import Member, fleet_sources, follow, open_fleet, parse_alerts
-    from halvm_prof.live.session import ManySources, OneSource, Serving, Session, Watched
+    from halvm_prof.live.session import ManySources, OneSource, Serving, Session
 
     if not sources and not labelled:
         raise click.UsageError("give a SOURCE to watch (or several)")
@@ -155,7 +154,23 @@ def live(
         watched = ManySources(fleet)
     serving = Serving(host, port, token, no_open, tui)
     Session(watched, serving, say=click.echo, exit_when_done=exit_when_done).run()
-    _alerts_fired(watched.fired())
+    fired = watched.fired()
+    if exit_when_done and watched.done() and not fired:
+        to_stdout(_ended_line(watched) + "\n")
+    _alerts_fired(fired)
+
+
+def _ended_line(watched: Watched) -> str:
+    """The last line of ``live --exit-when-done``: what the sources held when they ended."""
+    from halvm_prof.live.session import ManySources, OneSource
+    from halvm_prof.render.messages import fleet_ended, watch_ended
+
+    if isinstance(watched, OneSource):
+        s = watched.state.snapshot()
+        return watch_ended(s.source, s.closed, s.samples, s.events, s.heap.peak_total)
+    assert isinstance(watched, ManySources)
+    members = watched.fleet.members
+    return fleet_ended(len(members), sum(m.state.closed() for m in members))
 
 
 def _alerts_fired(fired: list[str]) -> None:
@@ -333,17 +348,11 @@ def _ending_signals(runner: Run, session: Session) -> Iterator[None]:
 
 
 def _program(command: tuple[str, ...]) -> list[str]:
-    """The program's command line after ``--``, its name found on ``PATH`` as a shell would."""
-    argv = list(command)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if not argv:
-        raise InputError("no program to run", hint="halvm-prof run [options] -- ./prog args")
-    if os.sep not in argv[0]:
-        import shutil
+    """The program's command line after ``--``: found on ``PATH`` as a shell would, and
+    ``cabal run EXE -- ARGS`` built and started as the executable (``run.command``)."""
+    from halvm_prof.run.command import program_command
 
-        argv[0] = shutil.which(argv[0]) or argv[0]
-    return argv
+    return program_command(command, say=to_stderr).argv
 
 
 class _EndTeller:

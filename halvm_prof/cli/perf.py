@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from halvm_prof.cli.common import (
@@ -104,9 +102,12 @@ def record(
         raise click.UsageError("--duration goes with --pid")
     if not program:
         raise click.UsageError("give a PROGRAM to run (after --), or --pid of a running one")
-    folder = output or f"{Path(program[0]).name}.perf"
+    from halvm_prof.run.command import program_command
+
+    command = program_command(program, say=_note)
+    folder = output or f"{command.name}.perf"
     done = run(
-        list(program),
+        command.argv,
         folder,
         frequency=frequency,
         eventlog=eventlog,
@@ -117,7 +118,7 @@ def record(
     if done.eventlog:
         click.echo(wrote(done.eventlog))
     if done.exit_code:
-        _note(f"{program[0]} exited with code {done.exit_code}")
+        _note(f"{command.name} exited with code {done.exit_code}")
 
 
 @click.group()
@@ -169,7 +170,7 @@ def _export_format(output: str) -> str:
     metavar="KEY=VALUE",
     help="With --to pprof: a label on every sample (service_name defaults to the program).",
 )
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False)
 def report(
     binary: str,
     perf_data: str,
@@ -260,7 +261,7 @@ def report(
 )
 @old_spelling("--perfetto", "perfetto_alias")
 @old_spelling("--eventlog", "eventlog_alias")
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False)
 def merge(
     perf_data: str,
     eventlog: str,
@@ -341,7 +342,7 @@ def merge(
 )
 @json_option
 @output_option("Write the page (source and assembly side by side, HTML) instead of text.")
-@force_option(replaces_files=True)
+@force_option(replaces_files=True, disks=False)
 def annotate(
     perf_data: str,
     binary: str | None,

@@ -15,7 +15,6 @@ from halvm_prof.analysis.report import TOP_BANDS
 from halvm_prof.cli.common import (
     STDOUT,
     check_output,
-    force_option,
     group_by_option,
     load_band_names,
     names_option,
@@ -115,9 +114,9 @@ def heap_view_of(
 @click.option(
     "-o",
     "--output",
-    required=True,
     type=click.Path(dir_okay=False),
-    help='The HTML file ("-": standard output, unless it is a terminal).',
+    help='The HTML file ("-": standard output, unless it is a terminal; default: NAME.html '
+    "here, named after the first FILE, replacing only a page halvm-prof wrote).",
 )
 @click.option("--title", help="Page title (default: the file names).")
 @click.option(
@@ -137,10 +136,16 @@ def heap_view_of(
 @heap_view_options
 @names_option
 @group_by_option
-@force_option(replaces_files=True)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace the default NAME.html even when halvm-prof did not write it, or a disk "
+    "image that still holds a profile (another existing file given with -o is always "
+    "replaced).",
+)
 def report(
     files: tuple[str, ...],
-    output: str,
+    output: str | None,
     title: str | None,
     bands: int,
     as_hunt: bool,
@@ -152,8 +157,11 @@ def report(
     """Write one self-contained HTML report of FILES (.hp, .prof, eventlog) to OUTPUT.
 
     Give both files of one run (its .hp and .prof) to see them on one page. A FILE may be -
-    for standard input.
+    for standard input. Without -o, the page is NAME.html in the current folder, named after
+    the first FILE.
     """
+    if output is None:
+        output = default_page(files, force)
     check_html_output(output, force, files)
     if files.count("-") > 1:
         raise click.UsageError("standard input (-) can be given once")
@@ -178,6 +186,25 @@ def report(
             ),
         )
     to_stdout(wrote(output) + "\n", beside=output)
+
+
+def default_page(files: tuple[str, ...], force: bool) -> str:
+    """``report``'s page without ``-o``: ``NAME.html`` in the current folder, after the first
+    file (``accumulate.hp``: ``accumulate.html``; standard input: ``report.html``). A file of
+    that name is replaced only when halvm-prof wrote it, or with ``--force``."""
+    from halvm_prof.errors import OutputError
+    from halvm_prof.files.output import is_our_page
+
+    first = files[0]
+    stem = "report" if first == "-" else Path(first).name.split(".", 1)[0] or "report"
+    page = f"{stem}.html"
+    if os.path.lexists(page) and not force and not is_our_page(page):
+        raise OutputError(
+            "already exists and is not a page halvm-prof wrote",
+            path=page,
+            hint="name the page with -o, or replace it with --force",
+        )
+    return page
 
 
 def write_hunt_page(

@@ -537,3 +537,17 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+#: What every page halvm-prof writes says of its maker (``<meta name="generator">``).
+PAGE_MARK = b'<meta name="generator" content="halvm-prof'
+
+
+def is_our_page(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an HTML page halvm-prof wrote (its head names us as its generator),
+    which a default output name may replace; anything else there is the user's."""
+    try:
+        with open(path, "rb") as f:
+            return PAGE_MARK in f.read(4096)
+    except OSError:
+        return False

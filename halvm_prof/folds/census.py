@@ -5,20 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from halvm_prof.errors import InputError
-from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
+from halvm_prof.formats.stacks import drop_stack_number
 from halvm_prof.model import HeapSample, HeapSampleReader
 from halvm_prof.words import plural
 
 
 @dataclass(frozen=True, slots=True)
 class Census:
-    """The chosen census, its place (1-based) among ``count`` complete ones, and whether its
-    bands name cost-centre stacks (``-hc``, or ``-h`` on a profiled build)."""
+    """The chosen census, its place (1-based) among ``count`` complete ones, and, when its
+    bands name cost-centre stacks (``-hc``, or ``-h`` on a profiled build), the ``+RTS -L``
+    their names were cut at (``name_length``; else None)."""
 
     sample: HeapSample
     number: int
     count: int
-    by_cost_centre: bool
+    name_length: int | None
+
+    @property
+    def by_cost_centre(self) -> bool:
+        return self.name_length is not None
 
 
 def parse_choice(text: str) -> str | int:
@@ -53,7 +58,7 @@ def pick_census(reader: HeapSampleReader, which: str | int, name: str) -> Census
             path=name,
             hint="`halvm-prof summary` lists the censuses",
         )
-    return Census(best, best_number, count, cost_centre_bands(reader.header.job))
+    return Census(best, best_number, count, reader.header.name_length)
 
 
 def stack_of_band(band: str) -> list[str]:

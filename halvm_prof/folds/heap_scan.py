@@ -26,7 +26,7 @@ from halvm_prof.formats.hp import (
     leading_job,
     unclosed_note,
 )
-from halvm_prof.formats.stacks import cost_centre_bands
+from halvm_prof.formats.stacks import cost_centre_bands, stack_name_length
 from halvm_prof.model import (
     MAX_BANDS,
     HeapEnd,
@@ -165,4 +165,5 @@ def _result(scanner: _hpscan.Scanner) -> HeapScan:
         last_time = state["last_time"] if samples else 0.0
         note = unclosed_note(samples, len(state["header"]), fields["job"], lines, last_time)
     end = HeapEnd(tuple(state["marks"]), complete, closed, note, "hp", state["folded"])
-    return HeapScan(HeapHeader(**fields), end, acc)
+    header = HeapHeader(**fields, name_length=stack_name_length(fields["job"]))
+    return HeapScan(header, end, acc)

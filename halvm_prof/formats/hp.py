@@ -24,7 +24,7 @@ from typing import IO
 
 from halvm_prof.errors import FormatError
 from halvm_prof.files.input import StreamReader, stream_name
-from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number
+from halvm_prof.formats.stacks import cost_centre_bands, drop_stack_number, stack_name_length
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapHeader, HeapProfile, HeapSample
 
 _HEADER_KEYS = {
@@ -107,7 +107,7 @@ class HpParser:
 
     @property
     def header(self) -> HeapHeader:
-        return HeapHeader(**self._fields)
+        return HeapHeader(**self._fields, name_length=stack_name_length(self._fields["job"]))
 
     @property
     def closed_so_far(self) -> bool:

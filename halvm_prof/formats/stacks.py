@@ -17,9 +17,10 @@ front of each retainer set, and there it tells apart sets whose cut names are eq
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from halvm_prof.rts import split_rts
+from halvm_prof.words import plural
 
 #: ``(N)`` before a stack's name in a ``.hp``.
 STACK_NUMBER = re.compile(r"\([0-9]+\)(?=.)", re.DOTALL)
@@ -56,6 +57,39 @@ def ccs_length(args: Sequence[str], default: int = 25) -> int:
         if arg.startswith("-L") and arg[2:].isdigit() and int(arg[2:]) > 0:
             length = int(arg[2:])
     return length
+
+
+def stack_name_length(job: str) -> int | None:
+    """How long the band names of the profile of ``job`` (a ``.hp``'s JOB line) may be: its
+    ``+RTS -L``, GHC's 25 by default, when they are cost-centre stacks; else None."""
+    return ccs_length(job.split()) if cost_centre_bands(job) else None
+
+
+def is_cut(band: str, length: int) -> bool:
+    """Whether GHC cut the cost-centre-stack band ``band`` at ``+RTS -L<length>``: it keeps
+    ``length - 4`` characters and ``...`` (the ``(N)`` before a ``.hp``'s name not counted)."""
+    name = drop_stack_number(band)
+    return name.endswith("...") and len(name) == length - 1
+
+
+#: What ``run`` passes for whole names (``halvm_prof.run.plan.NAME_LENGTH``).
+WHOLE_NAMES = 200
+
+
+def cut_note(bands: Iterable[str], length: int | None) -> str | None:
+    """What every output of a profile says, once, when GHC cut some of its band names; None
+    when it cut none (or its bands are not cost-centre stacks)."""
+    if length is None:
+        return None
+    cut = sum(1 for b in bands if is_cut(b, length))
+    if not cut:
+        return None
+    default = ", GHC's default" if length == 25 else ""
+    return (
+        f"{plural(cut, 'band name')} {'is' if cut == 1 else 'are'} cut at {length} characters "
+        f"(+RTS -L{length}{default}), ending in '...': run the program with +RTS "
+        f"-L{WHOLE_NAMES} for whole names (halvm-prof run adds it)"
+    )
 
 
 def stack_band(names: Sequence[tuple[str, str]], max_length: int = 25) -> str:

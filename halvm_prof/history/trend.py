@@ -41,6 +41,13 @@ UNITS = {
     "gc_time": "s",
     "busy": "s",
     "total": "s",
+    "peak_time": "s",
+    "duration": "s",
+    "gc_longest": "s",
+    "mutator": "s",
+    "gc": "s",
+    "idle": "s",
+    "longest": "s",
 }
 
 

@@ -171,6 +171,13 @@ class EventlogFollower:
         return p.figures() if isinstance(p, FoldingParser) else None
 
     @property
+    def capability_block(self) -> bool:
+        """Whether a capability's block of the log has come (a folding follower knows; any
+        other says so once it has an event)."""
+        p = self.parser
+        return p.capability_block if isinstance(p, FoldingParser) else p.events > 0
+
+    @property
     def refused(self) -> HalvmProfError | None:
         """Why the input is no eventlog at all (its header is not one), else None."""
         p = self.parser

@@ -239,7 +239,7 @@ class Member:
             old = HeapScan(header, HeapEnd(closed=False), s.first)
             new = HeapScan(header, HeapEnd(closed=False), s.every)
             diff = diff_profiles(old, new)
-            now = s.totals.latest[0] if s.totals.latest else None
+            now = s.chart_time(s.totals.latest[0]) if s.totals.latest else None
             views = []
             for t, was in zip(self.alerts, before, strict=True):
                 try:

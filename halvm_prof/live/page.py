@@ -17,10 +17,15 @@ if TYPE_CHECKING:
 GENERATOR = "halvm-prof live"
 
 
-def render_live_page(title: str, token: str | None, fleet: str | None = None) -> str:
+def render_live_page(
+    title: str, token: str | None, fleet: str | None = None, retitle: str | None = None
+) -> str:
     """The page: ECharts and the script inlined (offline), only the config as data. ``fleet``:
-    the address of the fleet page this source belongs to, linked from the header."""
+    the address of the fleet page this source belongs to, linked from the header; ``retitle``:
+    the title becomes this and the program's name once a snapshot gives it."""
     data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
+    if retitle is not None:
+        data["retitle"] = retitle
     return render_page(
         "live.html.j2", data, ("axes.js", "stream.js", "live.js"), ("report.css", "live.css")
     )

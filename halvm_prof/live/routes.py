@@ -93,7 +93,7 @@ class Handlers:
                 fleet = None
                 if isinstance(hub, MemberHub):
                     fleet = "../../" + (f"?token={quote(hub.token)}" if hub.token else "")
-                html = render_live_page(hub.title, hub.token, fleet)
+                html = render_live_page(hub.title, hub.token, fleet, hub.retitle)
             self._page = Page.of(html)
         return self._page
 
@@ -150,7 +150,9 @@ class Handlers:
                 if enc.version != version:
                     version = enc.version
                     idle = 0.0
-                    yield enc.event
+                    # The age as of now: a page that connects long after the newest data
+                    # came was told the age it had when this version was published.
+                    yield enc.event_at(time.monotonic())
                     await asyncio.sleep(MIN_PUSH_INTERVAL)
                     continue
                 await hub.wait_change(version, 0.5)

@@ -22,8 +22,10 @@ from halvm_prof.errors import HalvmProfError
 from halvm_prof.formats.eventlog import events as ev
 from halvm_prof.formats.eventlog.heap import EventlogHeapFold
 from halvm_prof.formats.ipe import BandNames, IpeFold, band_address, renaming
+from halvm_prof.formats.stacks import cut_note, is_cut
 from halvm_prof.inputs.followers import DiskFollower, EventlogFollower, Follower, HpFollower
 from halvm_prof.live.cost import ServerClock, ServerCpu
+from halvm_prof.model import MAX_BANDS as MAX_NAMES
 from halvm_prof.model import HeapSample
 from halvm_prof.rts import no_census_why, split_rts
 from halvm_prof.timeline.incremental import LIVE_BUDGET, PAUSE_BOUNDS, RunningFigures
@@ -145,7 +147,7 @@ class Band:
 Clock = Literal["cpu", "elapsed"]
 CLOCK_NAMES: dict[str, str] = {
     "cpu": "s of the program's CPU time (heap profile)",
-    "elapsed": "s since the program started (eventlog)",
+    "elapsed": "s since the program started",
 }
 
 
@@ -282,6 +284,10 @@ class Snapshot:
     server_cpu: ServerCpu | None = None
     #: Why the heap chart has nothing to show and what to change, or None when it has.
     heap_why: str | None = None
+    #: An eventlog is followed, still written, and no block of it with a collection has come
+    #: (none at all, or only what GHC 9.10 writes at start-up): its GC figures are not zeros
+    #: but not known yet (the page says it waits).
+    waiting_for_block: bool = False
     #: Heap snapshots of the program (``run`` of one built with HalvmSnapshot), else None.
     heap_snapshots: HeapSnapshotsView | None = None
 
@@ -298,6 +304,85 @@ def _heap_series(g: RunningFigures, bins: tuple[int, ...], kind: str) -> list[tu
         t = latest[0] / 1e9
         points = [p for p in points if p[0] < t] + [(t, latest[1])]
     return points
+
+
+class CensusClock:
+    """A ``.hp``'s censuses on the eventlog's clock, for a program ``run`` started.
+
+    GHC times a ``.hp``'s censuses by the program's CPU seconds (more than the elapsed time
+    with ``-N2``, less in a run that waits), the eventlog by the seconds since the start: a
+    chart of both had two clocks, and a heap line that ran past the program's end. The
+    eventlog holds the same censuses (when the run has one) without the ``.hp``'s first
+    (empty, at the start) and last (at exit): ``.hp`` census ``k`` is the eventlog's ``k -
+    1``, held to it by its total. Until the eventlog's comes (it lags the ``.hp`` by its
+    blocks), a census is placed at the time it was read, since the start; the first at 0.
+
+    Bounded: only the censuses still charted keep a time (:meth:`keep`), and at most
+    :data:`WAITING` censuses of either file wait for the other's.
+    """
+
+    WAITING = 100_000
+
+    def __init__(self) -> None:
+        self._times: dict[float, float] = {}
+        self._hp = 0
+        self._eventlog = 0
+        self._waiting_hp: dict[int, tuple[float, int]] = {}
+        self._waiting_eventlog: dict[int, tuple[float, int]] = {}
+        self._end: float | None = None
+
+    def hp_census(self, census: HeapSample, read_at: float) -> None:
+        """The ``.hp``'s next census, read ``read_at`` seconds after the program started."""
+        k, self._hp = self._hp, self._hp + 1
+        total = census.total
+        exact = self._waiting_eventlog.pop(k - 1, None)
+        if k == 0:
+            self._times[census.time] = 0.0
+        elif exact is not None and exact[1] == total:
+            self._times[census.time] = exact[0]
+        else:
+            # Never after the eventlog's end, when that came first.
+            self._times[census.time] = read_at if self._end is None else min(read_at, self._end)
+            self._wait(self._waiting_hp, k, (census.time, total))
+
+    def eventlog_census(self, census: HeapSample) -> bool:
+        """The eventlog's next census; True when it timed a ``.hp`` census already charted."""
+        j, self._eventlog = self._eventlog, self._eventlog + 1
+        waiting = self._waiting_hp.pop(j + 1, None)
+        if waiting is None:
+            self._wait(self._waiting_eventlog, j, (census.time, census.total))
+            return False
+        cpu, total = waiting
+        if total != census.total or cpu not in self._times:
+            return False
+        self._times[cpu] = census.time
+        return True
+
+    def ended(self, end: float) -> bool:
+        """The eventlog ended at ``end``: no census it has not timed (GHC's at exit) came
+        later. True when a time changed (once per end: every poll after it asks)."""
+        if self._end == end:
+            return False
+        self._end = end
+        changed = False
+        for cpu, _total in self._waiting_hp.values():
+            if self._times.get(cpu, 0.0) > end:
+                self._times[cpu] = end
+                changed = True
+        return changed
+
+    def elapsed(self, t: float) -> float:
+        return self._times.get(t, t)
+
+    def keep(self, charted: set[float]) -> None:
+        """Forget the times of censuses no longer charted (the series thinned them)."""
+        if len(self._times) > 2 * len(charted) + 64:
+            self._times = {t: e for t, e in self._times.items() if t in charted}
+
+    def _wait(self, table: dict[int, tuple[float, int]], k: int, v: tuple[float, int]) -> None:
+        table[k] = v
+        if len(table) > self.WAITING:
+            del table[next(iter(table))]
 
 
 class LiveState:
@@ -353,6 +438,10 @@ class LiveState:
         self._stopped = False
         self._failure: str | None = None
         self._heap_restarts = 0
+        # When run started the program (monotonic), which puts a .hp on the eventlog's clock.
+        self._started: float | None = None
+        # The band names GHC cut (+RTS -L) seen so far, bounded as the offline readers are.
+        self._cut: set[str] = set()
         #: The --alert rules as they stand: set by whoever evaluates them (``fleet.Member``).
         self.alerts: list[AlertView] = []
         #: The run's heap census interval (``-i``, seconds) when known (``run`` sets it).
@@ -360,6 +449,7 @@ class LiveState:
 
     def _reset_heap(self) -> None:
         """Forget the censuses charted so far."""
+        self._clock = CensusClock()
         self.samples = 0
         self.totals = BoundedSeries()
         self.band_points = BoundedSeries()
@@ -406,6 +496,9 @@ class LiveState:
                 self._add_event(e)
             self.events = self.eventlog_follower.parser.events
             changed |= bool(events) or self.events != before
+            log = self.eventlog_follower
+            if self._started is not None and log.ended and log.last_time is not None:
+                changed |= self._clock.ended(log.last_time)
         if changed:
             self._last_data = time.monotonic()
             self._has_data = True
@@ -416,11 +509,19 @@ class LiveState:
         """Something a snapshot shows changed."""
         self.version += 1
 
+    def program_started(self, at: float) -> None:
+        """``run`` started the program at ``at`` (``time.monotonic()``): the ``.hp``'s censuses
+        are charted on the eventlog's clock, seconds since the start (:class:`CensusClock`)."""
+        self._started = at
+
     def add_sample(self, sample: HeapSample) -> None:
+        if self._started is not None and self.heap_follower is not None:
+            self._clock.hp_census(sample, time.monotonic() - self._started)
         sample = self._rename(sample)
         if self._ipe.count and self.heap_follower is not None:
             sample = self._named_by_eventlog(sample)
         self.samples += 1
+        self._note_cut(sample.values)
         total = sample.total
         self.peak_total = max(self.peak_total, total)
         self._admit(sample.values)
@@ -435,6 +536,18 @@ class LiveState:
                 self.band_peak[idx] = value
         self.totals.add(sample.time, total)
         self.band_points.add(sample.time, values)
+
+    def _note_cut(self, census: dict[str, int]) -> None:
+        length = self._name_length()
+        if length is None or len(self._cut) >= MAX_NAMES:
+            return
+        self._cut.update(n for n in census if n not in self._cut and is_cut(n, length))
+
+    def _name_length(self) -> int | None:
+        """The ``+RTS -L`` the charted bands' names are cut at (cost-centre stacks only)."""
+        if self.heap_follower is not None:
+            return self.heap_follower.parser.header.name_length
+        return self._census.name_length
 
     def _other_index(self) -> int:
         idx = self.band_index.get(OTHER)
@@ -512,6 +625,8 @@ class LiveState:
     def _eventlog_census(self, census: HeapSample) -> None:
         if self.censuses_from_eventlog:
             self.add_sample(census)
+        elif self._started is not None and self._clock.eventlog_census(census):
+            self.touch()
 
     def _add_event(self, e: ev.Event) -> None:
         self._census.add(e)
@@ -533,7 +648,13 @@ class LiveState:
     def _heap_view(self) -> LiveHeap:
         points = self.band_points.shown()
         totals = self.totals.shown()
-        names = sorted(self.band_index, key=lambda n: (-self.band_peak[self.band_index[n]], n))
+        # The bands largest in the newest census have series of their own (then by peak): a
+        # band charted (and in /metrics) is never smaller now than one summed into OTHER,
+        # whose bands _admit keeps no larger than any named one. By peak alone, a -hy
+        # profile's early types outranked the large ones that came later.
+        newest = points[-1][1] if points else {}
+        index, peak = self.band_index, self.band_peak
+        names = sorted(index, key=lambda n: (-newest.get(index[n], 0), -peak[index[n]], n))
         top = [n for n in names if n != OTHER][:TOP_BANDS]
         top_idx = [self.band_index[n] for n in top]
         columns = [[p[1].get(i, 0) for p in points] for i in top_idx]
@@ -544,8 +665,10 @@ class LiveState:
         rest = [sum(p[1].values()) - s for p, s in zip(points, shown, strict=True)]
         if any(rest):
             bands.append(Band(OTHER, rest))
+        if self._started is not None:
+            self._clock.keep({p[0] for p in totals})
         return LiveHeap(
-            times=[p[0] for p in totals],
+            times=[self.chart_time(p[0]) for p in totals],
             totals=[p[1] for p in totals],
             bands=bands,
             peak_total=self.peak_total,
@@ -589,15 +712,23 @@ class LiveState:
         return bool(main is not None and main.closed)
 
     def heap_clock(self) -> Clock:
-        return "elapsed" if self.heap_follower is None else "cpu"
+        """The clock of the heap chart's times: a ``.hp`` counts the program's CPU seconds,
+        unless ``run`` started the program (then they are put on the eventlog's)."""
+        return "elapsed" if self.heap_follower is None or self._started is not None else "cpu"
+
+    def chart_time(self, t: float) -> float:
+        """A census time (as the follower gave it) on the heap chart's clock."""
+        return self._clock.elapsed(t) if self._started is not None else t
 
     def last_time(self) -> float | None:
         """The newest data's time on the heap chart's clock (the eventlog's without a .hp)."""
+        if self._started is not None and self.totals.latest is not None:
+            return self.chart_time(self.totals.latest[0])
         main = self.heap_follower or self.eventlog_follower
         return main.last_time if main is not None else None
 
     def last_event_time(self) -> float | None:
-        """The newest event's time, when the heap chart is on the other clock."""
+        """The newest event's time, when the heap chart is charted from a ``.hp``."""
         if self.heap_follower is None or self.eventlog_follower is None:
             return None
         return self.eventlog_follower.last_time
@@ -610,6 +741,9 @@ class LiveState:
 
     def notes(self) -> list[str]:
         notes = [n for n in (f.note for f in self.followers) if n]
+        cut = cut_note(self._cut, self._name_length())
+        if cut:
+            notes.append(cut)
         return [*notes, self._failure] if self._failure else notes
 
     def snapshot(self) -> Snapshot:
@@ -651,10 +785,18 @@ class LiveState:
             alerts=self.alerts,
             server_cpu=self.server_clock.read(),
             heap_why=self._heap_why(),
+            waiting_for_block=self._waiting_for_block(),
             heap_snapshots=self.heap_snapshots,
         )
         self._flags = (snap.alive, snap.closed, snap.notes)
         return snap
+
+    def _waiting_for_block(self) -> bool:
+        f = self.eventlog_follower
+        if f is None or f.ended:
+            return False
+        figures = self._figures()
+        return not f.capability_block or figures is None or figures.collections == 0
 
     def identify(self, identifier: str, args: Sequence[str]) -> None:
         """What ``run`` knows of the program before its eventlog says it (GHC 9.0 writes

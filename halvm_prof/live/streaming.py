@@ -67,7 +67,7 @@ class Encoded:
     versions) is serialised when the version is published; ``age`` sorts first among the
     keys, so a response is the current age followed by the stored bytes: the same text
     :func:`snapshot_json` gives. ``event`` is the whole Server-Sent Events message, with
-    the age as published (viewers are pushed a version as it is published).
+    the age as published; :meth:`event_at` gives it with the age at the moment it is sent.
     """
 
     snapshot: Snapshot
@@ -90,6 +90,11 @@ class Encoded:
     @property
     def version(self) -> int:
         return self.snapshot.version
+
+    def event_at(self, now: float) -> bytes:
+        """The Server-Sent Events message with the age at ``now``: the stored bytes behind a
+        new age, nothing serialised again."""
+        return b"event: snapshot\ndata: " + self.body(now) + b"\n\n"
 
     def body(self, now: float) -> bytes:
         """The snapshot's JSON with its age at ``now`` (``time.monotonic()``)."""
@@ -165,8 +170,11 @@ class Hub(Versions):
         report: Callable[[], str | None] | None = None,
         max_streams: int = MAX_STREAMS,
         member: Member | None = None,
+        retitle: str | None = None,
         take_snapshot: Callable[[], str] | None = None,
     ) -> None:
+        #: The page's title is this and the program's name, once a snapshot names it.
+        self.retitle = retitle
         super().__init__(
             title=title,
             poll_interval=poll_interval,
@@ -255,6 +263,10 @@ class FleetEncoded:
     def body(self, now: float) -> bytes:
         del now
         return self.text
+
+    def event_at(self, now: float) -> bytes:
+        del now
+        return self.event
 
 
 class MemberHub(Hub):

@@ -325,8 +325,7 @@ def annotate_function(
         unnoted=unnoted,
         blocks=tuple(blocks),
         spans=tuple(
-            SpanShare(s, v)
-            for s, v in sorted(shares.items(), key=lambda x: (-x[1], x[0]))
+            SpanShare(s, v) for s, v in sorted(shares.items(), key=lambda x: (-x[1], x[0]))
         ),
         lines=lines,
         missing_sources=missing,

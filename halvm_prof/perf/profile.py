@@ -406,8 +406,7 @@ def perf_profile(
             for (file, line), k in sorted(lines.items(), key=lambda x: (-x[1], x[0]))
         ),
         spans=tuple(
-            SpanCount(s, fn, k)
-            for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
+            SpanCount(s, fn, k) for (s, fn), k in sorted(spans.items(), key=lambda x: (-x[1], x[0]))
         ),
         categories=tuple((c, categories[c]) for c in CATEGORIES if categories[c]),
         stacks=tuple(sorted(stacks.items(), key=lambda x: x[0])),

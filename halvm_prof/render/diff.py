@@ -7,6 +7,7 @@ huge values never run together.
 from __future__ import annotations
 
 from halvm_prof.analysis.diff import Change, ProfileDiff
+from halvm_prof.units import format_quantity
 from halvm_prof.words import unsigned_zero
 
 _UNITS = {
@@ -30,6 +31,12 @@ _ROWS = {"prof": "cost centre", "hp": "band"}
 
 
 def _amount(value: float, metric: str, sign: bool = False) -> str:
+    """A figure in human units (bytes, seconds; ``diff --json`` has them exact), a count as
+    it is; ``sign``: with ``+`` when it rose."""
+    unit = _UNITS[metric]
+    if unit:
+        text = format_quantity(unsigned_zero(value, 6), unit)
+        return f"+{text}" if sign and value > 0 else text
     places = _DECIMALS.get(metric, 0)
     value = unsigned_zero(value, places)
     text = f"{value:+,.{places}f}"

@@ -6,7 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from halvm_prof.history.figures import Figure
 from halvm_prof.history.store import RunInfo, TrendPoint
-from halvm_prof.words import figure, plural, printable
+from halvm_prof.history.trend import UNITS
+from halvm_prof.units import format_quantity
+from halvm_prof.words import plural, printable
 
 
 def _lines(lines: Sequence[str]) -> str:
@@ -67,8 +69,13 @@ def render_run(run: RunInfo, figures: Sequence[Figure]) -> str:
     if totals:
         lines += ["", "totals:"]
         for fig in totals:
-            lines.append(f"  {fig.name:<9} {fig.metric:<12} {figure(fig.value):>22}")
+            lines.append(f"  {fig.name:<9} {fig.metric:<12} {_value(fig.value, fig.metric):>22}")
     return _lines(lines)
+
+
+def _value(value: float, metric: str) -> str:
+    """A stored figure in human units (``239.4 MiB``, ``1.50 s``); ``--json`` has it exact."""
+    return format_quantity(value, UNITS.get(metric, ""))
 
 
 def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint]) -> str:
@@ -88,7 +95,7 @@ def render_trend(scope: str, name: str, metric: str, points: Sequence[TrendPoint
             change = f"{100 * (p.value - previous) / abs(previous):+.1f}%"
         lines.append(
             f"{p.run:>6}  {(p.commit or '-')[:12]:<12}  {p.label or '-':<{w}}  "
-            f"{figure(p.value):>22}  {change:>9}"
+            f"{_value(p.value, metric):>22}  {change:>9}"
         )
         previous = p.value
     return _lines(lines)

@@ -20,6 +20,7 @@ from halvm_prof.files.output import atomic_write
 from halvm_prof.jsonable import plain
 from halvm_prof.render.json_text import dumps
 from halvm_prof.render.timeline_page import section_data
+from halvm_prof.units import format_quantity
 from halvm_prof.words import plural
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def jinja_environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["plural"] = plural
+    env.filters["quantity"] = format_quantity
     # json.dumps, but for the rows written ahead (json_text.JsonText), placed as they are.
     env.policies["json.dumps_function"] = dumps
     env.policies["json.dumps_kwargs"] = {
@@ -89,12 +91,18 @@ def page_json(
     data: ReportData, budget: Budget | None = None, *, encoded: bool = False
 ) -> dict[str, Any]:
     """The page's data block (``encoded``: as :func:`section_json` says)."""
+    from halvm_prof.render.answer import section_advice, section_answer
+
+    answers = [section_answer(s) for s in data.sections]
     out: dict[str, Any] = {
         "page": data.page,
         "title": data.title,
         "notes": list(data.notes),
         "sections": [section_json(s, budget, encoded=encoded) for s in data.sections],
         "generator": data.generator,
+        # The page leads with its first section's answer; each section after it has its own.
+        "answers": answers,
+        "advice": [section_advice(s) for s in data.sections],
     }
     if data.postmortem is not None:
         out["postmortem"] = data.postmortem.to_json()

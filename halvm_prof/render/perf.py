@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from halvm_prof.analysis.advice import SPIN_LOCK, parallel_gc_advice
+from halvm_prof.render.advice import parallel_gc_advice_text
 from halvm_prof.words import plural
 
 if TYPE_CHECKING:  # the merge's eventlog reader is not needed to print a report
@@ -53,6 +55,10 @@ def format_perf_report(p: PerfProfile, top: int = 20) -> str:
     ]
     if p.lost:
         lines.append(f"{'lost':<10}{plural(p.lost, 'sample')}")
+    spun = sum(f.samples for f in p.functions if f.name == SPIN_LOCK)
+    advice = parallel_gc_advice(spin=(spun, total))
+    if advice is not None:
+        lines.append(f"{'advice':<10}{parallel_gc_advice_text(advice)}")
     lines += _table(
         "by category",
         ("category", ""),

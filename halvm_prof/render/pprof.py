@@ -21,6 +21,7 @@ from typing import Any
 from halvm_prof.analysis.weights import frame_name, self_weights
 from halvm_prof.folds.census import stack_of_band
 from halvm_prof.folds.samples import TimeSamples
+from halvm_prof.formats.stacks import is_cut
 from halvm_prof.model import CostCentreProfile, HeapSample
 from halvm_prof.render.speedscope import frame_of
 
@@ -136,6 +137,8 @@ class PprofMeta:
     labels: tuple[tuple[str, str], ...] = ()
     time_nanos: int = 0
     duration_nanos: int = 0
+    #: What the profile's readers should know (a cut name), as comments after the labels.
+    notes: tuple[str, ...] = ()
 
 
 class PprofBuilder:
@@ -168,6 +171,7 @@ class PprofBuilder:
         self._p.duration_nanos = meta.duration_nanos
         self._labels = [(self._s(k), self._s(v)) for k, v in meta.labels]
         self._p.comment.extend(self._s(f"{k}={v}") for k, v in meta.labels)
+        self._p.comment.extend(self._s(n) for n in meta.notes)
         # One mapping, the program: pprof's tools name the profile's binary after it.
         self._p.mapping.add(id=1, filename=self._s(meta.program), has_functions=True)
         self.total = [0] * self._width
@@ -272,9 +276,14 @@ def pprof_of_samples(ts: TimeSamples, meta: PprofMeta) -> PprofBuilder:
     return out
 
 
-def pprof_of_census(sample: HeapSample, meta: PprofMeta, *, by_cost_centre: bool) -> PprofBuilder:
-    """One heap census as pprof's in-use space: a sample per band. A ``-hc`` band names a
-    cost-centre stack (``inner/outer/...``), which becomes the sample's stack."""
+def pprof_of_census(
+    sample: HeapSample, meta: PprofMeta, *, name_length: int | None
+) -> PprofBuilder:
+    """One heap census as pprof's in-use space: a sample per band. A ``-hc`` band
+    (``name_length``: the ``+RTS -L`` its names were cut at) names a cost-centre stack
+    (``inner/outer/...``), which becomes the sample's stack; the piece GHC cut (``main....``)
+    becomes no frame: its place is :func:`cut_frame`'s, which says where the stack was cut.
+    The note of :func:`~halvm_prof.formats.stacks.cut_note` is one of the comments."""
     # A census counts every byte (nothing is sampled): a period of one byte of space, where
     # Go's sampled heap profiles give their sampling rate.
     out = PprofBuilder(
@@ -285,9 +294,19 @@ def pprof_of_census(sample: HeapSample, meta: PprofMeta, *, by_cost_centre: bool
         default="inuse_space",
     )
     for band, value in sorted(sample.values.items()):
-        names = stack_of_band(band) if by_cost_centre else [band]
+        if name_length is None:
+            out.add([PprofFrame(band)], [value])
+            continue
+        names = stack_of_band(band)
+        if is_cut(band, name_length):
+            names = [cut_frame(name_length), *names[1:]]  # outermost first: [0] was cut
         out.add([PprofFrame(n) for n in names], [value])
     return out
+
+
+def cut_frame(name_length: int) -> str:
+    """The frame in place of the cost centres GHC cut off a stack's name (its outer end)."""
+    return f"(stack cut by +RTS -L{name_length})"
 
 
 def labels_of(pairs: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

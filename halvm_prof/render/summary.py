@@ -9,13 +9,15 @@ from halvm_prof.analysis.eventlog_stats import unrecorded_note
 from halvm_prof.analysis.summary import (
     EventlogSummary,
     HeapSummary,
+    PathStep,
     ProfSummary,
     Summary,
     TickySummary,
 )
 from halvm_prof.folds.samples import SamplesSummary
 from halvm_prof.model import CostCentreTotals, folded_bands_note
-from halvm_prof.units import format_size
+from halvm_prof.render.advice import parallel_gc_advice_text
+from halvm_prof.units import format_rate, format_seconds, format_size
 from halvm_prof.words import plural, printable, unsigned_zero
 
 
@@ -45,7 +47,10 @@ def render_eventlog(s: EventlogSummary) -> str:
     sparks = d.sparks if d.sparks.source != "none" else d.spark_events
     lines = [render_heap(s.heap).rstrip("\n"), ""] if s.heap is not None else []
     lines += [
-        _pair("eventlog", f"{plural(d.events, 'event', sep=',')} over {d.duration:.6f} s"),
+        _pair(
+            "eventlog",
+            f"{plural(d.events, 'event', sep=',')} over {format_seconds(d.duration)} elapsed",
+        ),
         _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),
     ]
     if s.no_heap:
@@ -53,12 +58,13 @@ def render_eventlog(s: EventlogSummary) -> str:
     gc = (
         unrecorded_note(("GC",))
         if "GC" in d.unrecorded
-        else f"{plural(d.gc_count, 'collection', sep=',')}, {d.gc_total:.6f} s in all, "
-        f"longest {d.gc_longest:.6f} s"
+        else f"{plural(d.gc_count, 'collection', sep=',')} ({d.gc_parallel:,} parallel), "
+        f"{format_seconds(d.gc_total)} in all, longest {format_seconds(d.gc_longest)}"
     )
     scheduler = "scheduler" in d.unrecorded
     lines += [
         _pair("GC", gc),
+        *([_pair("advice", parallel_gc_advice_text(s.advice))] if s.advice else []),
         _pair(
             "threads",
             unrecorded_note(("scheduler",)) if scheduler else f"{d.threads_created} created",
@@ -73,9 +79,14 @@ def render_eventlog(s: EventlogSummary) -> str:
         ),
     ]
     for cap in [] if scheduler else d.caps:
-        lines.append(_pair(f"cap {cap.cap}", f"busy {cap.busy_s:.6f} s, idle {cap.idle_s:.6f} s"))
+        lines.append(
+            _pair(
+                f"cap {cap.cap}",
+                f"busy {format_seconds(cap.busy_s)}, idle {format_seconds(cap.idle_s)}",
+            )
+        )
     for span in d.user_spans:
-        lines.append(_pair(f"span {span.label}", f"{span.count}x, {span.total_s:.6f} s"))
+        lines.append(_pair(f"span {span.label}", f"{span.count}x, {format_seconds(span.total_s)}"))
     lines.append("(halvm-prof eventlog stats shows more)")
     if s.samples is not None:
         lines += ["", render_samples(s.samples).rstrip("\n")]
@@ -132,6 +143,24 @@ def render_ticky(d: TickySummary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _time(t: float, unit: str) -> str:
+    """A census time: in human units when it is in seconds (GHC's own unit)."""
+    return format_seconds(t) if unit == "seconds" else f"{t:.6f} {unit}"
+
+
+def _duration(d: HeapSummary) -> str:
+    """How long the censuses span, on the clock that times them: an eventlog's elapsed time, a
+    ``.hp``'s (or a HaLVM disk's) CPU time of the program, which a run that waits or sleeps
+    makes far shorter than the run (1.5 s of a 16.7 s run)."""
+    span = _time(d.duration, d.sample_unit)
+    if d.source == "eventlog":
+        return f"{span} elapsed, from the first census to the last"
+    return (
+        f"{span} of CPU time, first census to last (a .hp counts the program's CPU time, "
+        "not elapsed time: the run's eventlog has that)"
+    )
+
+
 def render_heap(d: HeapSummary) -> str:
     unit = d.sample_unit
     lines = [
@@ -144,23 +173,23 @@ def render_heap(d: HeapSummary) -> str:
         _pair("bands", f"{d.bands} ({folded_bands_note()})" if d.bands_folded else d.bands),
         *([_pair("grouped by", d.group_by)] if d.group_by != "info-table" else []),
         *([_pair("names", d.names_note)] if d.names_note else []),
-        _pair("duration", f"{d.duration:.6f} {unit}"),
-        _pair("peak", f"{_bytes(d.peak_total)} at {d.peak_time:.6f} {unit}"),
+        _pair("duration", _duration(d)),
+        _pair("peak", f"{_bytes(d.peak_total)} at {_time(d.peak_time, unit)}"),
         _pair("ended", "cleanly" if d.complete else f"early: {d.note}"),
         _pair(
             "top bands", "none: no census holds a band" if not d.top else "by residency over time"
         ),
     ]
     if d.top:
-        lines += ["", f"{'share':>7} {'max':>14} {'slope/s':>14} {'R²':>5}  band"]
+        lines += ["", f"{'share':>7} {'max':>10} {'slope':>12} {'R²':>5}  band"]
     for row in d.top:
         lines.append(
-            f"{row.share:6.1f}% {row.max:>14,} {unsigned_zero(row.slope):>14,.0f} {row.r2:5.2f}  "
-            f"{row.band}"
+            f"{row.share:6.1f}% {format_size(row.max):>10} "
+            f"{format_rate(unsigned_zero(row.slope)):>12} {row.r2:5.2f}  {row.band}"
         )
     if d.leak_suspects:
         lines += ["", "leak suspects (steady growth):"]
-        lines += [f"  {s.band}  +{s.slope:,.0f} B/s, R² {s.r2:.2f}" for s in d.leak_suspects]
+        lines += [f"  {s.band}  +{format_rate(s.slope)}, R² {s.r2:.2f}" for s in d.leak_suspects]
         if d.leak_suspects_folded:
             lines.append(f"  ... and {d.leak_suspects_folded:,} more (not listed)")
     return "\n".join(lines) + "\n"
@@ -181,10 +210,18 @@ def _cc_table(title: str, rows: tuple[CostCentreTotals, ...]) -> list[str]:
     return out
 
 
+def _hot_path(path: tuple[PathStep, ...], by: str) -> str:
+    """The path's names, and what its last cost centre holds itself."""
+    names = " > ".join(p.cost_centre for p in path)
+    if len(path) < 2:
+        return f"{names} ({by}: no cost centre holds 1% itself)"
+    last = path[-1]
+    own = last.individual_time if by == "time" else last.individual_alloc
+    return f"{names} ({by}: {own:.1f}% in {last.cost_centre} itself)"
+
+
 def render_prof(d: ProfSummary) -> str:
     args = " ".join([*d.arguments, "+RTS", *d.rts_arguments, "-RTS"])
-    path = " > ".join(p.cost_centre for p in d.hottest_path)
-    alloc_path = " > ".join(p.cost_centre for p in d.hottest_alloc_path)
     rts = ", ".join(f"{k} {v:.1f}%" for k, v in d.rts_time.items())
     lines = [
         _pair("cost centres", f"{d.program} {args}"),
@@ -196,8 +233,8 @@ def render_prof(d: ProfSummary) -> str:
         ),
         _pair("total alloc", _bytes(d.total_alloc)),
         _pair("tree", f"{plural(d.tree_nodes, 'node')}, {plural(d.cost_centres, 'cost centre')}"),
-        _pair("hottest path", f"{path} (time)"),
-        _pair("", f"{alloc_path} (alloc)"),
+        _pair("hottest path", _hot_path(d.hottest_path, "time")),
+        _pair("", _hot_path(d.hottest_alloc_path, "alloc")),
     ]
     if rts:
         lines.append(_pair("RTS time", f"{rts} (the RTS's own cost centres)"))

@@ -18,6 +18,9 @@ from halvm_prof.rts import RtsInfo, parse_rts_info, plan_flags
 INFO_TIMEOUT = 60.0
 #: ``run``'s eventlog flush interval, in seconds (``--eventlog-flush-interval``, GHC 9.2+).
 FLUSH_INTERVAL = 1.0
+#: How long a profiled program's cost-centre stack and retainer set names may be (``+RTS -L``):
+#: GHC's default, 25 characters, cuts ``-fprof-auto`` stacks such as ``step/main.\.\.\/main...``.
+NAME_LENGTH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +142,8 @@ def plan_rts(
     the command, ``GHCRTS``); with the flags linked into the program they are checked
     together, as its RTS would read them. Flags it would refuse are refused here in one
     line: the RTS itself answers them with its whole usage text (a hundred lines) and exit
-    code 1. A heap mode, ``-i``, ``-l`` or flush interval given by the user is kept, and run
-    adds its own only where none was given."""
+    code 1. A heap mode, ``-i``, ``-l``, ``-L`` or flush interval given by the user is kept,
+    and run adds its own only where none was given."""
     given = [*info.with_rtsopts.split(), *rts]
     wanted = [*given, *([heap_flag] if heap and heap_flag else [])]
     try:
@@ -171,6 +174,10 @@ def plan_rts(
     typed_interval = any(f.startswith("-i") for f in given)
     if heap and not typed_interval:
         flags.append(f"-i{interval:g}")
+    # Whole names in every view; a length the user chose is theirs (the RTS takes -L only in a
+    # profiled build, where the names it cuts are made).
+    if info.profiled and not any(re.fullmatch(r"-L\d*", f) for f in given):
+        flags.append(f"-L{NAME_LENGTH}")
     effective_flush: float | None = None
     if eventlog:
         if not info.eventlog:

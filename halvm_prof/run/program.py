@@ -39,6 +39,7 @@ from halvm_prof.live.state import (
 from halvm_prof.perf.elf import ElfFile
 from halvm_prof.render.messages import shown_path
 from halvm_prof.rts import RUN_FIFO, heap_exhausted, split_command
+from halvm_prof.run.command import wrapped_program
 from halvm_prof.run.exitwatch import HUNG_AFTER, stuck_in_exit
 from halvm_prof.run.plan import FLUSH_INTERVAL, plan_rts, rts_info
 from halvm_prof.run.process import ErrorTail, family, signal_group
@@ -145,7 +146,7 @@ class Run:
         self.report_page = report
         # GHC names the .hp after the program (argv[0]) and writes it into its current folder;
         # a wrapped program's are known once it runs (_heap_path).
-        self.name = os.path.basename(words[0])
+        self.name = wrapped_program(words) if wrapped else os.path.basename(words[0])
         self.hp_path: Path | None = None if wrapped else Path.cwd() / f"{self.name}.hp"
         self.saved_hp = folder / f"{self.name}.hp"
         self.saved_eventlog = folder / f"{self.name}.eventlog"
@@ -238,6 +239,7 @@ class Run:
         env = {**os.environ, SNAPSHOT_DIR: seen}
         #: When it was started (monotonic): ``run --baseline`` times it from here.
         self.started_at = time.monotonic()
+        self.state.program_started(self.started_at)
         try:
             # Its own process group: signals meant for the program (or sent by its runtime to
             # its group) must not stop the server; Ctrl-C reaches it through stop().
@@ -590,10 +592,13 @@ class RunProgram:
         from halvm_prof.live.streaming import Hub
 
         r = self.runner
-        title = f"halvm-prof run: {r.name}"
+        # A wrapped program's name is a guess until its eventlog names it: the page then
+        # retitles itself with the name the snapshot gives.
+        prefix = "halvm-prof run: "
         return Hub(
             r.state,
-            title=title,
+            title=prefix + r.name,
+            retitle=prefix,
             token=token,
             tick=tick,
             report=r.report,

@@ -159,7 +159,11 @@ class CollectionFold:
         if self.current is col:
             self.current = None
         self.last_closed = col
-        parallel = col.par or len(col.caps) > 1 or (col.threads or 0) > 1
+        # Parallel as ``+RTS -s`` counts it ("Gen 0: N colls, M par"): more than one capability
+        # did its share. Not the RTS's "requesting parallel GC" event, which it writes before
+        # every collection even with one capability, nor the statistics' thread count, which
+        # from GHC 9.2 counts idle GC threads too (``-N4 -qn1``: 4, and no parallel collection).
+        parallel = len(col.caps) > 1
         pause = col.end - col.start  # Collection.pause
         self.total += pause
         self.longest = max(self.longest, pause)

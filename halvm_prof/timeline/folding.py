@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from halvm_prof.formats.eventlog.events import (
     BLOCK_MARKER,
+    NO_CAP,
     Codec,
     Event,
 )
@@ -145,6 +146,13 @@ class FoldingParser(BufferMarks):
         keep = self._state.r_start if self._state.r_count else walked
         self._buf = buf[keep - at :]
         self._at = keep
+
+    @property
+    def capability_block(self) -> bool:
+        """Whether a capability's block of events has come whole: before, a log holds at
+        most the global block GHC writes at start-up (9.2 and later), and nothing of what
+        the program did (no collection, no thread run) can be known yet."""
+        return any(end for cap, end in self._block_ends.items() if cap != NO_CAP)
 
     def _complete_blocks(self, walked: int) -> None:
         # A block's end time counts only once all of it is here: its own events are in

@@ -113,8 +113,10 @@ def check_units(text: str) -> None:
     """The hunt's text in human units (issue 40): never "0.07s", "749413.1 KiB/s" or
     "87500 KiB"; seconds, MiB, MiB/s; the fix and how sure before the evidence."""
     head = text.splitlines()[0]
-    # "accum: 121 censuses over 0.31 s of its time, peak 3.9 MiB"
-    assert re.fullmatch(r"\S+: \d+ census(es)? over \d+\.\d\d s of its time, peak \S+ [KM]iB", head)
+    # "accum: 121 censuses over 310 ms of its time, peak 3.9 MiB"
+    assert re.fullmatch(
+        r"\S+: \d+ census(es)? over [\d.]+ (s|ms) of its time, peak \S+ [KM]iB", head
+    )
     # Never a four-digit KiB: a size or rate that large is said in MiB.
     assert not re.search(r"\b\d{4,}(\.\d+)? KiB", text), text
     assert " MiB at its peak" in text

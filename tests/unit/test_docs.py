@@ -84,3 +84,55 @@ def test_developers_md_is_a_short_map() -> None:
     cells = [c for line in lines if line.startswith("|") for c in line.split("|")]
     assert max(map(len, cells)) <= 300
     assert max(len(line) for line in lines if line.startswith("- ")) <= 300
+
+
+def _readme_commands() -> list[str]:
+    """Every ``halvm-prof`` command line of the README's shell blocks (continuations joined,
+    comments and a shell's own words around them left out)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    out = []
+    for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
+        text = block.replace("\\\n", " ")
+        for line in text.splitlines():
+            line = line.split(" # ", 1)[0].split("  #", 1)[0].strip()
+            for part in re.split(r";\s*", line):
+                if part.startswith("halvm-prof "):
+                    out.append(part)
+    return out
+
+
+def test_every_readme_command_is_one_halvm_prof_takes() -> None:
+    """Each example names a command and options its parser takes (nothing is run)."""
+    import shlex
+
+    import click
+
+    from halvm_prof.cli.app import cli
+
+    commands = _readme_commands()
+    assert len(commands) > 60
+    for line in commands:
+        line = re.sub(r"\$\([^)]*\)", "VALUE", line).replace('"$GIT_SHA"', "abc123")
+        words = shlex.split(line)[1:]
+        words = words[: words.index("|")] if "|" in words else words
+        command: click.Command = cli
+        parent = click.Context(cli, info_name="halvm-prof")
+        while isinstance(command, click.Group) and words and not words[0].startswith("-"):
+            found = command.get_command(parent, words[0])
+            if found is None:
+                # A group that takes a file where a command would be (``snapshot FILE``).
+                assert command is not cli, f"{line}: no command {words[0]!r}"
+                break
+            parent = click.Context(found, info_name=words[0], parent=parent)
+            command, words = found, words[1:]
+        try:
+            command.make_context(parent.info_name or "", list(words), parent=parent.parent)
+        except click.exceptions.Exit:
+            pass
+        except click.UsageError as e:
+            said = e.format_message()
+            # The example's files are the reader's: only a word the parser refuses fails.
+            if not ("does not exist" in said or "no such" in said):
+                raise AssertionError(f"{line}: {said}") from e
+        except click.ClickException:
+            pass  # a check of the example's own files, past the parsing

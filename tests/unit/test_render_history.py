@@ -58,4 +58,4 @@ def test_a_long_label_keeps_the_columns_aligned(monkeypatch: pytest.MonkeyPatch)
     ]
     header, *rows = render_trend("heap", "total", "peak", points).splitlines()[1:]
     end = header.index("value") + len("value")  # the values are right-aligned under it
-    assert [row[end - 1] for row in rows] == ["1", "2"]
+    assert [row[end - 3 : end] for row in rows] == ["1 B", "2 B"]

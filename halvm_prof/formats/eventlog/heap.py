@@ -149,6 +149,12 @@ class EventlogHeapFold:
         return self._st.breakdown == _BY_INFO_TABLE
 
     @property
+    def name_length(self) -> int | None:
+        """The ``+RTS -L`` the censuses' cost-centre-stack names are cut at, as the ``.hp`` of
+        the run cuts them; None while no census by cost-centre stack has come."""
+        return self._st.ccs_length if self._st.stacks else None
+
+    @property
     def holds_heap_profile(self) -> bool:
         """Whether the log began a heap profile or gave a sample (known after the pass)."""
         return self._st.began or self._st.any_sample
@@ -159,7 +165,9 @@ class EventlogHeapFold:
         st = self._st
         stop_note = reader.note()
         error = reader.error()
-        self.header = HeapHeader(job=st.program, date=st.date)
+        self.header = HeapHeader(
+            job=st.program, date=st.date, name_length=st.ccs_length if st.stacks else None
+        )
         if st.current is not None and not st.has_ends and stop_note is None and error is None:
             # Before GHC 9.0 no event ends a census: the last one ends with the log.
             last, st.current = st.current, None

@@ -84,7 +84,14 @@
     const series = [{ name: "heap total (censuses)", type: "line", symbol: "none",
       xAxisIndex: twoClocks ? 1 : 0,
       data: s.heap.totals.map((v, i) => [s.heap.times[i] * 1000, v]) }];
-    if (g) {
+    if (g && s.waiting_for_block) {
+      // No collection read yet: "0 collections" would read as a program that never collected.
+      // GHC hands its log over in blocks; stale_why says when, for this GHC.
+      text($("gc-meta"), (s.events
+        ? "no collection read yet, waiting for the eventlog's next block (the newest event " +
+          "read is at " + (s.last_event_time ?? s.last_time ?? 0).toFixed(2) + " s): "
+        : "waiting for the eventlog's first block: ") + s.stale_why);
+    } else if (g) {
       series.push({ name: "heap size", type: "line", symbol: "none", xAxisIndex: 0,
         data: ms(g.heap_size) });
       series.push({ name: "live bytes", type: "line", symbol: "none", xAxisIndex: 0,
@@ -151,6 +158,11 @@
       (s.last_time !== null ? ", newest data at " + newest(s.last_time, s.heap.clock) : "") +
       (s.last_event_time !== null ? "; newest event at " + newest(s.last_event_time, "elapsed") : ""));
     $("status").className = s.exit && s.exit.crashed ? "warn" : "note";
+    if (cfg.retitle && s.program && document.title !== cfg.retitle + s.program) {
+      // A wrapped program (unshare, a script) is named by its own eventlog once it has spoken.
+      document.title = cfg.retitle + s.program;
+      text(document.querySelector("header h1"), document.title);
+    }
     const own = s.server_cpu;
     if (own && own.wall_seconds < 1) {
       // A share over a few milliseconds of serving is noise (it read 103% at start-up).

@@ -492,8 +492,10 @@
     // The answer first: where the time and the allocation went.
     flame(sec, root, "st", "Flame graph by time");
     flame(sec, root, "sa", "Flame graph by allocation");
+    // GHC's SRC beside each name: main.\\.\\ and its like are found by where they are.
     const columns = [
-      { key: "name", label: "cost centre", name: true }, { key: "entries", label: "entries", fmt: num },
+      { key: "name", label: "cost centre", name: true }, { key: "src", label: "source", name: true },
+      { key: "entries", label: "entries", fmt: num },
       { key: "individual_time", label: "%time" }, { key: "individual_alloc", label: "%alloc" },
       { key: "inherited_time", label: "inh %time" }, { key: "inherited_alloc", label: "inh %alloc" },
     ];
