@@ -187,15 +187,27 @@ def program(ghc: str, name: str, scratch: Path, flags: list[str] | None = None) 
         exe = ghc_programs.build(name, scratch, flags)
         yield Hunted([str(exe)], scratch)
         return
+    exe = _chroot_build(_chroot(ghc), name, flags)
+    with hunted(ghc, exe, exe.parent / f"{name}.hs", scratch) as ready:
+        yield ready
+
+
+@contextmanager
+def hunted(ghc: str, exe: Path, source: Path, scratch: Path) -> Iterator[Hunted]:
+    """A program ``exe`` already built by GHC ``ghc`` (its ``source`` beside), ready to hunt:
+    a chroot's through a script that runs it there, from a work folder under the chroot's
+    /tmp (the hunt is told ``--root``)."""
+    if ghc == "9.0":
+        yield Hunted([str(exe)], scratch)
+        return
     chroot = _chroot(ghc)
-    exe = _chroot_build(chroot, name, flags)
     root = chroot.root()
     with chroot.work_dir(prefix="halvm-hunt-run-") as work:
         (work / exe.name).symlink_to(chroot.inside(exe, root))
         # Run from beside its source, as a user runs a hunt in their project: the source
         # lines -hi spans point at are read from there.
-        (work / f"{name}.hs").symlink_to(exe.parent / f"{name}.hs")
-        wrapper = scratch / f"wrap-{ghc}-{'-'.join(flags)}" / exe.name
+        (work / source.name).symlink_to(source)
+        wrapper = scratch / f"wrap-{ghc}-{exe.parent.name}" / exe.name
         wrapper.parent.mkdir(exist_ok=True)
         wrapper.write_text(
             "#!/bin/sh\n"
