@@ -1,5 +1,5 @@
 """Human units shared by every stage: byte sizes (``64M`` in, ``64 MiB`` out; binary multiples,
-as dd and xl use)."""
+as dd and xl use) and seconds (``0.27 s``, ``2 min 5 s``)."""
 
 from __future__ import annotations
 

@@ -42,9 +42,9 @@ SOURCES = {
     "Collapse": DATA / "live" / "Collapse.hs",
     # 160 user markers over the run (the timeline page's marker labels).
     "Markers": DATA / "live" / "Markers.hs",
-    # The leak hunt's programs, each with its cause built in (tests/hunt_programs.py).
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Cache", "Lazy", "TwoPass", "Accum")},
-    **{name: DATA / "hunt" / f"{name}.hs" for name in ("Steady", "Picky", "SnapCache")},
+    # The leak hunt's programs, each with its cause built in, and their fixed twins
+    # (tests/hunt_programs.py).
+    **{p.stem: p for p in sorted((DATA / "hunt").glob("*.hs"))},
     # Leaves a process of its first argument running (spawnCommand): nothing may outlive a run.
     "Spawner": DATA / "live" / "Spawner.hs",
     # Sleeps for two seconds and does next to nothing (run --baseline: watching costs ~0%).

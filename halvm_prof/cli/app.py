@@ -152,8 +152,9 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
         "hunt",
         "hunt",
         "Hunt a leak: run a profiled program (after --) under the heap profiling modes that say "
-        "what grows, who made it, who holds it and whether it is used again, and give a verdict "
-        "per suspect; or, with --from, read the profiles a user already has.",
+        "what is kept, who made it, who holds it and whether it is used again, and give a "
+        "verdict per suspect with its fix and how sure it is; or, with --from, read the "
+        "profiles a user already has.",
     ),
     "live": (
         "live",

@@ -1,9 +1,10 @@
-"""``halvm-prof hunt -- PROG ARGS`` (or ``hunt --from FILES``): what grows, who made it, who
+"""``halvm-prof hunt -- PROG ARGS`` (or ``hunt --from FILES``): what is kept, who made it, who
 holds it, and whether it is used again, from the heap profiling modes of a ``-prof`` build."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from halvm_prof.cli.common import json_option, to_stderr, to_stdout
     "from_files",
     is_flag=True,
     help="The arguments are heap profiles of one build (.hp or eventlog, any of -hc -hr -hb "
-    "-hd -hy), not a program to run.",
+    "-hd -hy -hi), not a program to run.",
 )
 @click.option(
     "--timeout",
@@ -31,11 +32,18 @@ from halvm_prof.cli.common import json_option, to_stderr, to_stdout
     help="Seconds each run may take before it is stopped (the mode then counts as failed).",
 )
 @click.option(
+    "--stop-after",
+    "stop_after",
+    type=click.FloatRange(min=0.1),
+    help="Stop every run with SIGINT after this many seconds and judge what it wrote: for a "
+    "program that never ends, such as a server (--timeout still bounds a run that hangs).",
+)
+@click.option(
     "--interval",
-    type=click.FloatRange(min=0.001),
-    default=0.02,
-    show_default=True,
-    help="Seconds of the program's time between heap censuses (+RTS -i).",
+    type=click.FloatRange(min=0.0001),
+    help="Seconds of the program's time between the first run's heap censuses (+RTS -i; "
+    "default 0.01). The later runs choose theirs from what the first measured, for about "
+    "120 censuses each; a run with fewer than 30 is made again, finer.",
 )
 @click.option(
     "--suspects",
@@ -44,6 +52,20 @@ from halvm_prof.cli.common import json_option, to_stderr, to_stdout
     default=3,
     show_default=True,
     help="How many suspects to hunt (each costs a run per mode).",
+)
+@click.option(
+    "--plain",
+    "plain",
+    metavar="PLAIN_PROG",
+    help="The same program built without -prof (with -rtsopts): also run it with -hT (and "
+    "-hi from GHC 9.2), with PROG's arguments, and say whether it keeps the same.",
+)
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="The program sees the file system from this folder (a chroot or a container's root, "
+    "run through a wrapper such as unshare): the runs' files are named as seen from there, "
+    "and the hunt's folder is made under it.",
 )
 @click.option(
     "-o",
@@ -57,26 +79,43 @@ from halvm_prof.cli.common import json_option, to_stderr, to_stdout
     type=click.Path(dir_okay=False),
     help="Also write the hunt's HTML page, 'Why it is kept' first.",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let --report replace a file that is not an earlier page (never the program or an input).",
+)
 @json_option
 def hunt(
     command: tuple[str, ...],
     from_files: bool,
     timeout: float,
-    interval: float,
+    stop_after: float | None,
+    interval: float | None,
     max_suspects: int,
+    plain: str | None,
+    root: Path | None,
     output: str | None,
     page: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Hunt a leak: run a profiled program (after --) under the heap profiling modes that say
-    what grows, who made it, who holds it and whether it is used again, and give a verdict per
-    suspect; or, with --from, read the profiles a user already has."""
+    what is kept, who made it, who holds it and whether it is used again, and give a verdict
+    per suspect with its fix and how sure it is; or, with --from, read the profiles a user
+    already has.
+
+    Build the program with -prof -fprof-auto -rtsopts (and -finfo-table-map on GHC 9.2 and
+    later, for source lines). Each run writes into the hunt's own folder; on GHC 9.0 and 9.2,
+    which cannot be told where, the program runs in a work folder there, so give the paths
+    in its arguments in full.
+    """
     from halvm_prof.render.hunt import hunt_text
 
     if page is not None:
-        from halvm_prof.cli.report import check_html_output
+        from halvm_prof.cli.plain import check_output
 
-        check_html_output(page, True, command if from_files else ())
+        inputs = list(command) if from_files else [command[0]] if command else []
+        check_output(page, force=force, replaces_files=_is_page(page), inputs=inputs)
     with contextlib.ExitStack() as stack:
         if from_files:
             from halvm_prof.cli.report import verdict_of_files
@@ -85,20 +124,33 @@ def hunt(
             producer_file = result.runs[0].file if result.runs else None
         else:
             from halvm_prof.run.command import program_command
-            from halvm_prof.run.hunt import hunt_program
+            from halvm_prof.run.hunt import HuntOptions, HuntStopped, hunt_program
 
             folder = output
             if folder is None and page is not None:
                 # The page shows the -hc run's profile: kept until it is written.
-                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="halvm-hunt-"))
-            outcome = hunt_program(
-                program_command(command, say=to_stderr).argv,
-                Path(folder) if folder is not None else None,
+                base = str(root / "tmp") if root is not None and (root / "tmp").is_dir() else None
+                folder = stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="halvm-hunt-", dir=base)
+                )
+            options = HuntOptions(
                 timeout=timeout,
+                stop_after=stop_after,
                 interval=interval,
                 max_suspects=max_suspects,
-                say=to_stderr,
+                plain=plain,
+                root=root,
             )
+            try:
+                outcome = hunt_program(
+                    program_command(command, say=to_stderr).argv,
+                    Path(folder) if folder is not None else None,
+                    options,
+                    say=to_stderr,
+                )
+            except HuntStopped as e:
+                to_stderr(str(e))
+                click.get_current_context().exit(128 + e.signum)
             result = outcome.result
             producer_file = result.runs[0].file
         if page is not None:
@@ -111,3 +163,16 @@ def hunt(
         to_stdout(result.to_json())
     else:
         to_stdout(hunt_text(result), "hunt")
+
+
+def _is_page(path: str) -> bool:
+    """Whether ``path`` is missing or an HTML page (which a hunt's page may replace freely);
+    any other file is replaced only with --force."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512).lstrip().lower()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return os.path.getsize(path) == 0 or head.startswith((b"<!doctype html", b"<html"))

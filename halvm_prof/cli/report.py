@@ -228,10 +228,15 @@ def write_hunt_page(
 
 def verdict_of_files(files: tuple[str, ...], max_suspects: int = 3) -> HuntResult:
     """The verdict of the heap profiles ``files`` (``hunt --from``, ``report --hunt``)."""
-    from halvm_prof.analysis.hunt import hunt_files
+    from halvm_prof.analysis.hunt import hunt_files, source_spans
     from halvm_prof.cli.common import open_input_source
     from halvm_prof.inputs.passes import hunt_profiles
+    from halvm_prof.run.hunt import read_source_lines
 
     with contextlib.ExitStack() as stack:
         sources = [(f, stack.enter_context(open_input_source(f))) for f in files]
-        return hunt_files(hunt_profiles(sources), max_suspects)
+        profiles = hunt_profiles(sources)
+    # The source lines -hi runs name: read where the files are, or here.
+    spans = source_spans(p for p in profiles if p.mode == "i")
+    folders = [Path.cwd(), *dict.fromkeys(Path(f).resolve().parent for f in files if f != "-")]
+    return hunt_files(profiles, max_suspects, read_source_lines(spans, folders))

@@ -50,6 +50,8 @@ class Profile:
     times: tuple[float, ...]
     bands: tuple[HuntBand, ...]
     bands_without_series: int = 0
+    #: An eventlog's IPE entries (a ``-hi`` run's: none when the build has no info table map).
+    ipe_entries: int = 0
 
     def shares(self) -> tuple[tuple[str, float], ...]:
         """Each band's share of the residency over time, largest first (``(N)`` numbers of

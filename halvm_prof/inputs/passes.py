@@ -246,9 +246,17 @@ def hunt_profile(label: str, source: Source, mode: str | None = None) -> Profile
     :class:`~halvm_prof.folds.hunt_profile.Profile`: the one read of a hunt's profile, for
     ``hunt --from`` and for the runs ``hunt`` makes (``mode``: the run's heap mode, when the
     file does not say it: a ``-hi`` run's eventlog)."""
+    from dataclasses import replace
+
     from halvm_prof.folds.hunt_profile import read_profile
 
-    return read_profile(label, source.heap_samples(), mode)
+    if not isinstance(source, EventlogSource):
+        return read_profile(label, source.heap_samples(), mode)
+    # A -hi run's IPE entries, counted on the same pass: none means a build without
+    # -finfo-table-map, whose other runs need no -hi.
+    fold = IpeFold()
+    profile = read_profile(label, source.heap_samples(also=[fold]), mode)
+    return replace(profile, ipe_entries=fold.count)
 
 
 # post-mortem: a run's disks or files, each read once.

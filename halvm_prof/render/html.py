@@ -112,12 +112,22 @@ def page_json(
 
 
 def hunt_json(hunt: HuntResult) -> dict[str, Any]:
-    """A leak hunt as its page reads it: the verdicts with their shares and evidence charts."""
+    """A leak hunt as its page reads it: the verdicts with their shares and evidence charts,
+    each suspect's charts on one time axis (``time_axis``: from 0 to the longest of its runs),
+    figures in human units beside the exact ones."""
+    from halvm_prof.units import format_seconds, format_size
+
     out = hunt.to_json()
+    out["duration_text"] = format_seconds(hunt.duration)
+    out["peak_text"] = format_size(hunt.peak_total)
+    if out["quiet"] is not None and hunt.quiet is not None:
+        out["quiet"]["peak_text"] = format_size(hunt.quiet.peak)
     for s, verdict in zip(out["suspects"], hunt.suspects, strict=True):
+        s["peak_text"] = format_size(verdict.peak)
         s["held_by"] = plain(verdict.held_by)
         s["held_in_words"] = list(verdict.held_in_words)
         s["biography"] = None if verdict.biography is None else plain(verdict.biography)
+        s["confidence_text"] = verdict.confidence.text() if verdict.confidence is not None else None
         s["charts"] = [
             {
                 "title": c.title,
@@ -126,6 +136,7 @@ def hunt_json(hunt: HuntResult) -> dict[str, Any]:
             }
             for c in verdict.charts
         ]
+        s["time_axis"] = [0.0, max((c.times[-1] for c in verdict.charts if c.times), default=0.0)]
     return out
 
 

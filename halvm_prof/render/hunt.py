@@ -1,23 +1,41 @@
-"""Text of ``halvm-prof hunt``: a verdict per suspect, most important first, with its evidence,
-then the runs made (and, from files, the runs that would settle the rest)."""
+"""Text of ``halvm-prof hunt``: a verdict per suspect, most important first (the fix, the source
+line and how sure it is before the evidence), then the runs made (and, from files, the runs
+that would settle the rest). Figures are in human units; ``--json`` has them exact."""
 
 from __future__ import annotations
 
 from halvm_prof.analysis.hunt import HuntResult, HuntRun, SuspectVerdict
+from halvm_prof.units import format_seconds as seconds
 from halvm_prof.units import format_size
+from halvm_prof.words import plural
 
 
 def _run_line(run: HuntRun) -> str:
     said = f"{run.status}" + (f" ({run.note})" if run.note else "")
-    took = f", {run.seconds:.2f}s" if run.seconds is not None else ""
+    took = f", {seconds(run.seconds)}" if run.seconds is not None else ""
     return f"  -h{run.mode}  {run.rts}  {said}{took}"
 
 
 def _suspect(i: int, v: SuspectVerdict) -> list[str]:
     lines = [f"{i}. {v.band}  (peak {format_size(v.peak)})"]
     lines.append(f"   verdict:   {v.verdict}")
+    if v.part_of is not None:
+        lines.append(f"              (part of suspect 1's leak: what {v.part_of} holds)")
+    for n, a in enumerate(v.advice):
+        lines.append(f"   {'fix:' if n == 0 else '':11s}{a}")
+    if v.source is not None:
+        lines.append(f"   source:    {v.source.span}")
+        lines.append(f"              {v.source.text.strip()}")
+    if v.confidence is not None:
+        lines.append(f"   sure:      {v.confidence.text()}")
     lines.append(f"   what:      {v.what or 'unknown (no -hd or -hy run worked)'}")
     lines.append(f"   made by:   {', '.join(v.made_by)}")
+    if v.producer_in_words and v.producer_in_words != v.producer:
+        lines.append(f"              ({v.producer_in_words})")
+    if v.chain is not None:
+        lines.append(f"   forces:    a chain of thunks made by {v.chain}")
+    if v.deep_in is not None:
+        lines.append(f"   recursion: likely in {v.deep_in} (its frames hold what it makes)")
     if v.held_by:
         held = "; ".join(f"{h.name} ({100 * h.share:.0f}%)" for h in v.held_by)
         lines.append(f"   held by:   {held}")
@@ -44,16 +62,27 @@ def _suspect(i: int, v: SuspectVerdict) -> list[str]:
 def hunt_text(result: HuntResult) -> str:
     """The hunt's verdicts as text."""
     head = (
-        f"{result.program}: {result.censuses} censuses over {result.duration:.2f}s, "
-        f"peak {format_size(result.peak_total)}"
+        f"{result.program}: {plural(result.censuses, 'census')} over "
+        f"{seconds(result.duration)} of its time, peak {format_size(result.peak_total)}"
     )
+    if result.stop_after is not None:
+        head += f" (each run stopped after {seconds(result.stop_after)})"
     lines = [head]
     lines += result.notes
     if not result.suspects:
-        lines.append("no leak found: no band grows")
+        lines.append("no leak found")
+        q = result.quiet
+        if q is not None:
+            lines.append(
+                f"  the largest producer, {q.producer} (peak {format_size(q.peak)}, "
+                f"{100 * q.weight:.0f}% of the heap's bytes x time), is no leak: {q.reason}"
+            )
     for i, v in enumerate(result.suspects, 1):
         lines.append("")
         lines += _suspect(i, v)
+    if result.plain is not None:
+        lines.append("")
+        lines.append(f"without -prof ({result.plain.program}): {result.plain.verdict}")
     lines.append("")
     lines.append(f"runs ({len(result.runs)}):")
     lines += [_run_line(r) for r in result.runs]

@@ -53,10 +53,12 @@ def start(
     stdout: IO[bytes] | int | None = None,
     stderr: IO[bytes] | int | None = subprocess.PIPE,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in a process group of its own (a signal meant for it, or one its runtime
-    sends to its group, never reaches halvm-prof; Ctrl-C reaches it through :func:`end`), with
-    :data:`MARK` set in its environment. Raises ``OSError`` as ``subprocess.Popen`` does.
+    """Start ``argv`` (in ``cwd``) in a process group of its own (a signal meant for it, or one
+    its runtime sends to its group, never reaches halvm-prof; Ctrl-C reaches it through
+    :func:`end`), with :data:`MARK` set in its environment. Raises ``OSError`` as
+    ``subprocess.Popen`` does.
 
     SIGINT, SIGTERM and SIGHUP that come while it is being started are held: raised inside
     ``Popen`` (after the fork), they ended halvm-prof and left the program running. It is then
@@ -68,7 +70,13 @@ def start(
     environment[MARK] = mark
     with _held_signals() as held:
         proc = subprocess.Popen(
-            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, env=environment, process_group=0
+            list(argv),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=environment,
+            process_group=0,
+            cwd=cwd,
         )
         _marks[proc.pid] = mark
     if held:

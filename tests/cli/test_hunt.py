@@ -1,59 +1,54 @@
-"""``halvm-prof hunt``: real leaky programs with known causes (tests/data/hunt/), built with GHC
-9.0 on the host and GHC 9.6 / 9.10 in their chroots, hunted for real; every field of each
-verdict is checked against the cause built in. ``--from`` is checked against the same runs'
-files, and every bad input the issue names gets its own test."""
+"""``halvm-prof hunt``: real leaky programs, one per common leak shape, each with its cause built
+in and a fixed twin (tests/data/hunt/, ``tests/hunt_programs.SHAPES``), built with GHC 9.0 on the
+host and GHC 9.6 / 9.10 in their chroots and hunted for real: the first suspect's producer,
+holder, kind, fix and advice against the cause; no suspect on a fixed twin. The default run
+hunts a sample across the three GHCs; the whole matrix is marked slow. Then the loop: the same
+answer every time, --stop-after, --plain, wrappers and --root, standard input, signals, and
+every bad input the issues name."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from halvm_prof.analysis.hunt import FIXES, SUSPECT_MODES
+from halvm_prof.analysis.hunt import FIXES
 from halvm_prof.cli.app import cli
-from tests.conftest import sampled
-from tests.hunt_programs import FLAGS, GHCS, Hunted, program
+from tests.hunt_programs import FLAGS, GHCS, SHAPES, Hunted, LeakShape, normal, program
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-@dataclass(frozen=True)
-class Cause:
-    """The cause built into a program: the fix class, the producer of its largest suspect,
-    what that suspect is (a closure description), who holds every suspect, and its kind."""
-
-    fix: str
-    producer: str
-    what: str
-    holders: tuple[str, ...]
-    kind: str
+#: The shapes x GHCs hunted in the default run (the rest are marked slow).
+SAMPLE = {("LazyParam", "9.0"), ("HeldRef", "9.6"), ("Cache", "9.10")}
+TWINS = {("LazyParamFixed", "9.0"), ("HeldRefFixed", "9.10")}
 
 
-CAUSES = {
-    # A Data.Map filled by remember, held by the IORef main made, never pruned.
-    "Cache": Cause("collection", "remember", "Bin", ("main",), "data"),
-    # Thunks (+ c) piled up by the lazy modifyIORef in main's loop, each holding the last.
-    "Lazy": Cause("lazy", "main.\\", "<", ("main.\\",), "thunks"),
-    # The list of readings, kept by main's code for its second walk (and, as the run's timing
-    # has it, by the thunk readings main made, updated to its first cell).
-    "TwoPass": Cause("second-pass", "main.readings", "(:)", ("SYSTEM", "main"), "data"),
-    # The log record builds, the argument of the fold still running.
-    "Accum": Cause("accumulator", "record", "(:)", ("SYSTEM",), "data"),
-}
+def _matrix(sample: set[tuple[str, str]], twins: bool) -> list[Any]:
+    return [
+        pytest.param(
+            name,
+            ghc,
+            id=f"{name}-{ghc}",
+            marks=() if (name, ghc) in sample else (pytest.mark.slow,),
+        )
+        for shape in SHAPES.values()
+        for name in ((shape.fixed,) if twins else (shape.name,))
+        for ghc in GHCS
+    ]
 
 
 def hunt(hunted: Hunted, *args: str, monkeypatch: pytest.MonkeyPatch) -> Result:
     monkeypatch.chdir(hunted.cwd)
-    return CliRunner().invoke(cli, ["hunt", *args, "--", *hunted.command])
+    return CliRunner().invoke(cli, ["hunt", *hunted.options, *args, "--", *hunted.command])
 
 
 def as_json(result: Result) -> dict[str, Any]:
@@ -62,120 +57,101 @@ def as_json(result: Result) -> dict[str, Any]:
     return data
 
 
-def check_suspect(s: dict[str, Any], cause: Cause, first: bool) -> None:
-    """Every field of one suspect's verdict against the cause built in."""
-    assert {"band", "what", "made_by", "held_by", "kind", "biography", "biography_note"} <= set(s)
-    assert {"verdict", "runs"} <= set(s)
-    producer = s["producer"]
-    # made by: the stacks whose innermost cost centre is the producer; the band is the largest.
+def _shape_of(name: str) -> LeakShape:
+    return next(s for s in SHAPES.values() if name in (s.name, s.fixed))
+
+
+def _stop(shape: LeakShape) -> tuple[str, ...]:
+    return () if shape.stop_after is None else ("--stop-after", str(shape.stop_after))
+
+
+def check_first_suspect(s: dict[str, Any], shape: LeakShape) -> None:
+    """The first suspect's verdict against the cause built in."""
+    cause = shape.cause
+    assert normal(s["producer"]) in cause.producers, (s["producer"], s["evidence"])
+    assert s["kind"] == cause.kind, s["evidence"]
+    assert s["fix"] == cause.fix, s["evidence"]
+    assert s["verdict"].startswith(FIXES[cause.fix])  # type: ignore[index]
+    if cause.holders is not None:
+        assert normal(s["held_by"][0]) in cause.holders, s["held_by"]
+    for words in cause.advice:
+        assert any(words in a for a in s["advice"]), s["advice"]
+    # made by: the stacks whose innermost cost centre is the producer; the band the largest.
     assert s["made_by"] and s["band"] == s["made_by"][0]
-    assert all(m == producer or m.startswith(producer + "/") for m in s["made_by"])
-    # held by: GHC's own names, the cause's holder first (GHC 9.10 names main's IORef after
-    # a lambda within main, main.\\).
-    held = s["held_by"][0]
-    assert any(held == h or held.startswith(h + ".") for h in cause.holders), s["held_by"]
-    if first:
-        # GHC 9.6 and 9.10 put a lambda's cost centre in the name: main.\\.readings.
-        assert producer.replace("\\.", "") == cause.producer
-        assert cause.what in s["what"], s["what"]
-        assert s["kind"] == cause.kind
-    else:
-        # The other suspects are the values the first one's cells hold: evaluated Ints.
-        assert "I#" in s["what"] and s["kind"] == "data", s
-    assert s["fix"] == cause.fix
-    assert s["verdict"].startswith(FIXES[cause.fix]), s["verdict"]  # type: ignore[index]
-    modes = [r["mode"] for r in s["runs"]]
-    # GHC 9.2 on has -hi: a -hi run follows while the info tables are named (not in these
-    # builds, without -finfo-table-map: only the first suspect gets one).
-    assert modes[:5] == ["c", *SUSPECT_MODES] and modes[5:] in ([], ["i"])
-    for run in s["runs"][1:]:
-        assert f"-h{run['mode']} -hc{producer} " in run["rts"]
-    assert s["info_tables"] == []
-    bio_run = s["runs"][4]
-    if bio_run["status"] == "ok":
-        bio = s["biography"]
-        assert set(bio) == {"LAG", "USE", "INHERENT_USE", "DRAG", "VOID"}
-        assert abs(sum(bio.values()) - 1) < 1e-6
-        weighed = s["kind"] == "thunks"
-        assert s["biography_note"].startswith("weighed" if weighed else "not weighed")
-        if weighed:
-            # Thunks made long before use, or never used again.
-            assert bio["LAG"] + bio["DRAG"] + bio["VOID"] > 0.5, bio
-    else:
-        # GHC 9.0.2's -hb run of the list walked twice segfaults: the others still judge.
-        assert bio_run["status"] == "crashed" and s["biography"] is None
-        assert "crashed" in s["biography_note"]
-        assert "the -hb run crashed" in s["verdict"]
-    assert all(r["status"] == "ok" for r in s["runs"] if r["mode"] != "b")
+    assert all(m == s["producer"] or m.startswith(s["producer"] + "/") for m in s["made_by"])
+    c = s["confidence"]
+    assert c["censuses"] >= 30 and c["level"] in ("high", "medium", "low")
+    assert all(f"-hc{s['producer']} " in r["rts"] for r in s["runs"][1:])
 
 
-#: The hunts every run makes: each cause once, each GHC at least once; 9.0's TwoPass is the
-#: hunt whose -hb run crashes, 9.10's Lazy the one whose holder is a lambda (main.\\).
-EVERYDAY_HUNTS = {("TwoPass", "9.0"), ("Lazy", "9.10"), ("Cache", "9.6"), ("Accum", "9.6")}
-
-
-@pytest.mark.parametrize(
-    ("name", "ghc"), sampled([(n, g) for n in sorted(CAUSES) for g in GHCS], EVERYDAY_HUNTS)
-)
+@pytest.mark.parametrize(("name", "ghc"), _matrix(SAMPLE, twins=False))
 def test_hunt_names_the_cause_built_in(
-    ghc: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cause = CAUSES[name]
+    shape = SHAPES[name]
     with program(ghc, name, tmp_path) as hunted:
-        keep = tmp_path / "runs"
+        keep = hunted.cwd / "runs" if ghc != "9.0" else tmp_path / "runs"
         data = as_json(
-            hunt(hunted, "--json", "--suspects", "2", "-o", str(keep), monkeypatch=monkeypatch)
+            hunt(hunted, "--json", *_stop(shape), "-o", str(keep), monkeypatch=monkeypatch)
         )
         assert data["program"] == name.lower()
-        suspects = data["suspects"]
-        assert len(suspects) == 2, [s["band"] for s in suspects]
-        for i, s in enumerate(suspects):
-            check_suspect(s, cause, first=i == 0)
-        # Nothing of the runs is left where the program ran.
+        assert data["suspects"], data["quiet"]
+        check_first_suspect(data["suspects"][0], shape)
+        # Nothing of the runs is left where the program ran, nor a work folder in the runs'.
         assert not list(hunted.cwd.glob("*.hp")) and not list(hunted.cwd.glob("*.prof"))
         kept = sorted([*keep.glob("*.hp"), *keep.glob("*.eventlog")])
-        made = {r["file"] for r in data["runs"] if r["status"] == "ok"}
-        assert {str(k) for k in kept} == made
-        # --from the same runs' files: the same verdicts.
-        again = as_json(
-            CliRunner().invoke(
-                cli, ["hunt", "--from", "--json", "--suspects", "2", *map(str, kept)]
-            )
-        )
-        fields = ("band", "what", "made_by", "held_by", "kind", "biography", "fix", "info_tables")
-        assert [[s[f] for f in fields] for s in again["suspects"]] == [
-            [s[f] for f in fields] for s in suspects
-        ]
+        assert {str(k) for k in kept} == {r["file"] for r in data["runs"] if r["status"] == "ok"}
+        assert sorted(p.name for p in keep.iterdir()) == [k.name for k in kept]
+        # --from the same runs' files: the same verdict.
+        again = as_json(CliRunner().invoke(cli, ["hunt", "--from", "--json", *map(str, kept)]))
+        fields = ("producer", "kind", "fix", "held_by", "what", "advice")
+        assert [again["suspects"][0][f] for f in fields] == [data["suspects"][0][f] for f in fields]
+        check_units(CliRunner().invoke(cli, ["hunt", "--from", *map(str, kept)]).stdout)
 
 
-@pytest.mark.parametrize("ghc", GHCS)
-def test_no_leak_no_suspect(ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with program(ghc, "Steady", tmp_path) as hunted:
-        result = hunt(hunted, monkeypatch=monkeypatch)
-        assert result.exit_code == 0, result.output
-        assert "no leak found: no band grows" in result.stdout
-        data = as_json(hunt(hunted, "--json", monkeypatch=monkeypatch))
-        assert data["suspects"] == [] and data["verdict"].startswith("no leak found")
-        # One run finds nothing: no other mode is run.
-        assert [r["mode"] for r in data["runs"]] == ["c"]
+def check_units(text: str) -> None:
+    """The hunt's text in human units (issue 40): never "0.07s", "749413.1 KiB/s" or
+    "87500 KiB"; seconds, MiB, MiB/s; the fix and how sure before the evidence."""
+    head = text.splitlines()[0]
+    # "accum: 121 censuses over 310 ms of its time, peak 3.9 MiB"
+    assert re.fullmatch(
+        r"\S+: \d+ census(es)? over [\d.]+ (s|ms) of its time, peak \S+ [KM]iB", head
+    )
+    # Never a four-digit KiB: a size or rate that large is said in MiB.
+    assert not re.search(r"\b\d{4,}(\.\d+)? KiB", text), text
+    assert " MiB at its peak" in text
+    assert text.index("fix:") < text.index("sure:") < text.index("evidence:")
 
 
-@pytest.mark.parametrize("ghc", sampled([(g,) for g in GHCS], {("9.6",)}, ids="{}"))
-def test_a_mode_that_crashes_leaves_a_verdict_from_the_others(
-    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("name", "ghc"), _matrix(TWINS, twins=True))
+def test_a_fixed_twin_has_no_suspect(
+    name: str, ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Picky is Accum's leak, and kills itself with SIGSEGV when run under -hb.
-    with program(ghc, "Picky", tmp_path) as hunted:
-        data = as_json(hunt(hunted, "--json", "--suspects", "1", monkeypatch=monkeypatch))
-        (s,) = data["suspects"]
-        assert s["fix"] == "accumulator" and s["held_by"] == ["SYSTEM"] and s["kind"] == "data"
-        (bio,) = [r for r in s["runs"] if r["mode"] == "b"]
-        assert bio["status"] == "crashed"
-        assert bio["note"] == "killed by SIGSEGV"
-        assert s["biography"] is None and "crashed" in s["biography_note"]
-        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"], s["runs"]
-        text = hunt(hunted, "--suspects", "1", monkeypatch=monkeypatch).stdout
-        assert "the -hb run crashed: killed by SIGSEGV" in text
+    shape = _shape_of(name)
+    with program(ghc, name, tmp_path) as hunted:
+        keep = hunted.cwd / "runs" if ghc != "9.0" else tmp_path / "runs"
+        data = as_json(
+            hunt(hunted, "--json", *_stop(shape), "-o", str(keep), monkeypatch=monkeypatch)
+        )
+        assert data["suspects"] == [] and data["quiet"]["reason"]
+        # One run finds nothing: no other mode is run (a short first run is made again finer).
+        assert {r["mode"] for r in data["runs"]} == {"c"}
+        text = CliRunner().invoke(cli, ["hunt", "--from", *map(str, keep.glob("*.hp"))]).stdout
+        assert "no leak found" in text
+        # Which producer was largest, and why it is no leak.
+        assert "is no leak:" in text
+
+
+@pytest.mark.slow
+def test_the_same_answer_every_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The issue saw 0, 2, 1, 1, 1, 1, 1, 1 and 0 suspects for nine hunts of one binary.
+    with program("9.0", "LazyPair", tmp_path) as hunted:
+        answers = []
+        for _ in range(5):
+            data = as_json(hunt(hunted, "--json", "--suspects", "2", monkeypatch=monkeypatch))
+            first = data["suspects"][0]
+            answers.append((first["producer"], first["kind"], first["fix"]))
+    assert len(set(answers)) == 1, answers
 
 
 def one_line_error(result: Result) -> str:
@@ -193,90 +169,342 @@ def test_a_program_built_without_prof(tmp_path: Path, monkeypatch: pytest.Monkey
         assert "built without -prof" in line and "build it with -prof -fprof-auto" in line
 
 
-def test_a_program_that_exits_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_that_fails_at_once_says_its_exit_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with program("9.0", "Steady", tmp_path) as hunted:
-        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
+        hunted = Hunted([*hunted.command, "not-a-number"], hunted.cwd)
         line = one_line_error(hunt(hunted, monkeypatch=monkeypatch))
-        assert "too soon to see anything grow" in line and "give it more work" in line
+        # Steady's read fails: "Prelude.read: no parse", exit 1; not "too soon".
+        assert "exited with code 1" in line and "no parse" in line, line
+        assert "too soon" not in line
         assert not list(tmp_path.glob("*.hp"))
 
 
-def test_a_program_that_never_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_that_ends_at_once_is_measured_again_finer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Steady 3000 ends in a few milliseconds: the first run's few censuses show nothing, so it
+    # is made again finer (about 30 censuses), and judged.
+    with program("9.0", "Steady", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "3000"], hunted.cwd)
+        data = as_json(hunt(hunted, "--json", monkeypatch=monkeypatch))
+    (note,) = data["notes"]
+    (finer,) = re.findall(r"made again at -i([\d.]+)$", note)
+    assert note.startswith("the first -hc run had ") and float(finer) < 0.01
+    assert data["suspects"] == [] and data["censuses"] >= 10
+    assert [r["rts"] for r in data["runs"]] == [f"+RTS -hc -i{finer} -L200 -xt -RTS"]
+
+
+def test_a_program_that_never_ends_without_stop_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with program("9.0", "Steady", tmp_path) as hunted:
         hunted = Hunted([*hunted.command, "1000000000"], hunted.cwd)
         started = time.monotonic()
         line = one_line_error(hunt(hunted, "--timeout", "1", monkeypatch=monkeypatch))
-        assert "did not end within --timeout 1s" in line
-        assert time.monotonic() - started < 15
-        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0], hunted.cwd)
+        assert "did not end within --timeout 1s" in line and "--stop-after" in line
+        assert time.monotonic() - started < 30
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
 
 
-def test_a_profile_already_there_is_not_replaced(
+@pytest.mark.parametrize(
+    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.slow,)) for g in GHCS]
+)
+def test_stop_after_hunts_a_program_that_never_ends(
+    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Logger's worker never ends, nor does its main thread: every run is stopped alike.
+    shape = SHAPES["Logger"]
+    with program(ghc, "Logger", tmp_path) as hunted:
+        started = time.monotonic()
+        data = as_json(
+            hunt(
+                hunted, "--json", "--stop-after", "1.5", "--suspects", "1", monkeypatch=monkeypatch
+            )
+        )
+        took = time.monotonic() - started
+        check_first_suspect(data["suspects"][0], shape)
+        runs = [r for r in data["runs"] if r["status"] == "ok"]
+        assert all(r["note"] == "stopped after --stop-after 1.5s" for r in runs), runs
+        assert data["stop_after"] == 1.5
+        # Each run stopped after 1.5 s, and given at most STOP_TIMEOUT more to write.
+        assert took < len(data["runs"]) * (1.5 + 3) + 20
+        assert not _running(hunted.command[0])
+
+
+def test_plain_says_a_leak_is_only_in_the_profiled_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with program("9.0", "Steady", tmp_path) as hunted:
-        mine = tmp_path / "steady.hp"
-        mine.write_text("mine")
-        line = one_line_error(hunt(hunted, monkeypatch=monkeypatch))
-        assert "steady.hp" in line and "already exists" in line
-        assert mine.read_text() == "mine"
+    # ProfOnly's foldl' over a lazy pair: -O's strictness analysis keeps the fields evaluated
+    # in the plain build; -fprof-auto's cost centres stop it in the profiled one.
+    with (
+        program("9.10", "ProfOnly", tmp_path) as hunted,
+        program("9.10", "ProfOnly", tmp_path, ["-rtsopts", "-O"]) as plain,
+    ):
+        data = as_json(
+            hunt(
+                hunted,
+                "--json",
+                "--suspects",
+                "1",
+                "--plain",
+                plain.command[0],
+                monkeypatch=monkeypatch,
+            )
+        )
+    check_first_suspect(data["suspects"][0], SHAPES["ProfOnly"])
+    p = data["plain"]
+    assert p["there"] == "profiled only", p
+    assert p["verdict"].startswith("only in the profiled build")
+    assert [r["mode"] for r in p["runs"]] == ["T", "i"]
+    assert [r["mode"] for r in data["runs"][-2:]] == ["T", "i"]
 
 
-def _running(exe: str, cwd: Path) -> bool:
-    """Whether a process runs ``exe`` in ``cwd`` (the test's own folder: other test runs on
-    the machine share the build), read from /proc; nothing is signalled."""
-    exe, where = str(Path(exe).resolve()), str(cwd.resolve())
+@pytest.mark.slow
+def test_plain_says_a_leak_is_there_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (
+        program("9.0", "Accum", tmp_path) as hunted,
+        program("9.0", "Accum", tmp_path, ["-rtsopts"]) as plain,
+    ):
+        data = as_json(
+            hunt(
+                hunted,
+                "--json",
+                "--suspects",
+                "1",
+                "--plain",
+                plain.command[0],
+                monkeypatch=monkeypatch,
+            )
+        )
+    assert data["plain"]["there"] == "too", data["plain"]
+    assert data["plain"]["verdict"].startswith("there too: the plain build's heap grows")
+    assert [r["mode"] for r in data["plain"]["runs"]] == ["T"]  # GHC 9.0 has no -hi
+    line = one_line_error(
+        CliRunner().invoke(cli, ["hunt", "--plain", hunted.command[0], "--", *hunted.command])
+    )
+    assert "--plain names a profiled build" in line
+
+
+@pytest.mark.slow
+def test_a_program_found_on_path_and_through_a_wrapper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with program("9.0", "Accum", tmp_path) as hunted:
+        exe = Path(hunted.command[0])
+        monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+        by_name = as_json(
+            hunt(Hunted([exe.name], tmp_path), "--json", "--suspects", "1", monkeypatch=monkeypatch)
+        )
+        assert by_name["suspects"][0]["fix"] == "accumulator"
+        # A wrapper that passes the words on (as run takes it): env, unshare.
+        wrapped = Hunted(["unshare", "--mount-proc", "--fork", str(exe)], tmp_path)
+        data = as_json(hunt(wrapped, "--json", "--suspects", "1", monkeypatch=monkeypatch))
+        assert data["suspects"][0]["fix"] == "accumulator"
+        assert not list(tmp_path.glob("*.hp")) and not list(tmp_path.glob("*.prof"))
+        line = one_line_error(
+            hunt(Hunted(["no-such-program-here"], tmp_path), monkeypatch=monkeypatch)
+        )
+        assert "no such program on PATH" in line
+
+
+def test_root_must_hold_the_hunts_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with program("9.6", "Accum", tmp_path) as hunted:
+        outside = tmp_path / "runs"
+        line = one_line_error(hunt(hunted, "-o", str(outside), monkeypatch=monkeypatch))
+        assert "is not under --root" in line and "name a folder under" in line
+
+
+def _running(exe: str) -> bool:
+    """Whether a process runs ``exe``, read from /proc (nothing is signalled)."""
+    exe = str(Path(exe).resolve())
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
-                if (
-                    os.readlink(f"/proc/{pid}/exe") == exe
-                    and os.readlink(f"/proc/{pid}/cwd") == where
-                ):
+                if os.readlink(f"/proc/{pid}/exe") == exe:
                     return True
             except OSError:
                 continue
     return False
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_hunt_stopped_leaves_no_program_running(tmp_path: Path, signum: int) -> None:
-    with program("9.0", "Steady", tmp_path) as hunted:
+def _hunt_process(
+    exe: str, args: list[str], cwd: Path, stdin: Any = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "halvm_prof", "hunt", *args, "--", exe],
+        cwd=cwd,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+@pytest.mark.parametrize(
+    "signum",
+    [
+        pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+        signal.SIGTERM,
+        pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
+    ],
+)
+def test_a_stopped_hunt_says_which_runs_finished_and_where(tmp_path: Path, signum: int) -> None:
+    # Logger never ends: each run is stopped after 2 s; the hunt is stopped during its third.
+    with program("9.0", "Logger", tmp_path) as hunted:
         exe = str(Path(hunted.command[0]).resolve())
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "halvm_prof", "hunt", "--", exe, "1000000000"],
-            cwd=tmp_path,
-            env=os.environ | {"PYTHONPATH": str(ROOT)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        runs = tmp_path / "runs"
+        proc = _hunt_process(exe, ["--stop-after", "2", "-o", str(runs)], tmp_path)
         try:
-            deadline = time.monotonic() + 30
-            while not (tmp_path / "steady.hp").exists() and time.monotonic() < deadline:
+            deadline = time.monotonic() + 120
+            while len(list(runs.glob("0*.hp"))) < 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert (tmp_path / "steady.hp").exists()
+            assert len(list(runs.glob("0*.hp"))) >= 2
+            time.sleep(0.5)
             proc.send_signal(signum)
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-        assert proc.returncode != 0
-        assert b"Traceback" not in err
-        assert not _running(exe, tmp_path)
+        text = err.decode()
+        assert proc.returncode == 128 + signum, text
+        assert "Traceback" not in text and "Aborted!" not in text
+        line = text.strip().splitlines()[-1]
+        name = signal.Signals(signum).name
+        assert line.startswith(f"hunt stopped by {name} during run "), line
+        assert f"finished, kept in {runs}: 0" in line, line
+        assert not _running(exe)
         assert not list(tmp_path.glob("*.hp")) and not list(tmp_path.glob("*.prof"))
+        assert not (runs / "work").exists()
+        # Only whole runs are kept: every file there is one the line names.
+        assert all(p.name in line for p in runs.iterdir())
 
 
-def _run_mode(hunted: Hunted, flags: list[str], out: Path) -> Path:
-    subprocess.run(
-        [*hunted.command, "+RTS", *flags, "-i0.02", "-RTS"],
-        cwd=hunted.cwd,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    name = Path(hunted.command[0]).name
-    return Path(hunted.cwd / f"{name}.hp").rename(out)
+def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
+    # Picky - reads its size from standard input: every run must get the same.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        exe = str(Path(hunted.command[0]).resolve())
+        proc = _hunt_process(exe, ["--json", "--suspects", "1"], tmp_path, subprocess.PIPE)
+        out, err = proc.communicate(b"100000\n", timeout=600)
+        assert proc.returncode == 0, err
+        assert b"standard input: 7 B, read once and given to every run" in err
+        (s,) = json.loads(out)["suspects"]
+        assert s["fix"] == "accumulator" and s["held_by"] == ["SYSTEM"] and s["kind"] == "data"
+        assert [r["status"] for r in s["runs"] if r["mode"] != "b"] == ["ok"] * 4
+        # Picky kills itself with SIGSEGV when run under -hb: the others still judge.
+        (bio,) = [r for r in s["runs"] if r["mode"] == "b"]
+        assert bio["status"] == "crashed" and bio["note"].startswith("killed by SIGSEGV")
+        assert s["biography"] is None and "crashed" in s["biography_note"]
+        assert "the -hb run crashed; the verdict is the other runs'" in s["verdict"]
+        # A stream that goes on (yes | hunt) is refused at the bound, not copied whole.
+        started = time.monotonic()
+        with subprocess.Popen(["yes"], stdout=subprocess.PIPE) as yes:
+            try:
+                proc = _hunt_process(exe, [], tmp_path, yes.stdout)
+                _, err = proc.communicate(timeout=120)
+            finally:
+                yes.kill()
+        assert proc.returncode == 1 and b"standard input goes on past 64.0 MiB" in err
+        assert time.monotonic() - started < 60
+        # One that never ends (sleep 600 | hunt) is refused after --timeout.
+        with subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE) as sleeper:
+            try:
+                proc = _hunt_process(exe, ["--timeout", "1"], tmp_path, sleeper.stdout)
+                _, err = proc.communicate(timeout=60)
+            finally:
+                sleeper.kill()
+        assert proc.returncode == 1 and b"standard input had not ended after 1s" in err
+        assert not list(tmp_path.glob(".hunt-stdin*"))
+
+
+def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with program("9.0", "Accum", tmp_path) as hunted:
+        disk = tmp_path / "vm-heap.disk"
+        disk.write_bytes(b"\0" * 4096)
+        line = one_line_error(
+            hunt(hunted, "--suspects", "1", "--report", str(disk), monkeypatch=monkeypatch)
+        )
+        assert "already exists" in line and "--force" in line
+        assert disk.read_bytes() == b"\0" * 4096
+        # The program itself: never, --force or not.
+        exe = hunted.command[0]
+        line = one_line_error(hunt(hunted, "--force", "--report", exe, monkeypatch=monkeypatch))
+        assert "is also an input" in line
+        # A page of an earlier hunt is replaced freely; an earlier run's profile left in the
+        # folder neither stops the hunt nor is read or touched.
+        page = tmp_path / "hunt.html"
+        page.write_text("<!DOCTYPE html><html></html>")
+        (tmp_path / "accum.hp").write_text("an earlier run's")
+        (tmp_path / "accum.prof").write_text("an earlier run's")
+        result = hunt(
+            hunted, "--json", "--suspects", "1", "--report", str(page), monkeypatch=monkeypatch
+        )
+        assert as_json(result)["suspects"][0]["fix"] == "accumulator"
+        assert "Why it is kept" in page.read_text()
+        assert (tmp_path / "accum.hp").read_text() == "an earlier run's"
+        assert (tmp_path / "accum.prof").read_text() == "an earlier run's"
+        assert sorted(p.name for p in tmp_path.glob("*.hp")) == ["accum.hp"]
+
+
+@pytest.mark.slow
+def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Picky hang never ends under -hy (and crashes under -hb): --timeout stops that run alone.
+    with program("9.0", "Picky", tmp_path) as hunted:
+        hunted = Hunted([*hunted.command, "hang"], hunted.cwd)
+        args = ["--json", "--suspects", "1", "--timeout", "20"]
+        data = as_json(hunt(hunted, *args, monkeypatch=monkeypatch))
+        (s,) = data["suspects"]
+        status = {r["mode"]: (r["status"], r["note"]) for r in s["runs"]}
+        assert status["y"] == ("timed out", "stopped after --timeout 20s")
+        assert status["b"][0] == "crashed"
+        assert status["r"][0] == status["d"][0] == "ok"
+        assert s["kind"] == "data" and s["fix"] == "accumulator"
+        assert "the -hy run timed out" in s["verdict"]
+        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0])
+
+
+INFO_MAP = [*FLAGS, "-finfo-table-map", "-fdistinct-constructor-tables"]
+
+
+@pytest.mark.parametrize(
+    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.slow,)) for g in GHCS[1:]]
+)
+def test_an_info_table_map_names_the_source_line(
+    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GHC 9.6 and 9.10 count LazyParam's stack (SYSTEM, -hd STACK) as a producer, and no IPE
+    # entry names the runtime's STACK: -hi must still run for every suspect.
+    with program(ghc, "LazyParam", tmp_path, INFO_MAP) as hunted:
+        data = as_json(hunt(hunted, "--json", monkeypatch=monkeypatch))
+    s = data["suspects"][0]
+    check_first_suspect(s, SHAPES["LazyParam"])
+    for other in data["suspects"]:
+        hi = [r for r in other["runs"] if r["mode"] == "i"]
+        assert hi and hi[0]["status"] == "ok" and hi[0]["file"].endswith(".eventlog"), other
+    # LazyParam.hs: total acc (x : xs) = total (acc + x) xs, whose (acc + x) are the chain.
+    assert s["source"]["span"].startswith("LazyParam.hs:"), s["source"]
+    assert "total (acc + x) xs" in s["source"]["text"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ghc", GHCS[1:])
+def test_an_info_table_map_names_the_modify_ioref_line(
+    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with program(ghc, "Lazy", tmp_path, INFO_MAP) as hunted:
+        data = as_json(hunt(hunted, "--json", "--suspects", "1", monkeypatch=monkeypatch))
+    s = data["suspects"][0]
+    assert s["fix"] == "lazy" and s["kind"] == "thunks"
+    # Lazy.hs line 23: c `seq` modifyIORef total (+ c), the section (+ c) and its thunks.
+    assert any("Lazy.hs:23:" in t for t in s["info_tables"]), s["info_tables"]
+    assert "modifyIORef total (+ c)" in s["source"]["text"]
+    assert any("modifyIORef'" in a for a in s["advice"])
 
 
 def test_from_files_of_different_builds_is_refused(tmp_path: Path) -> None:
@@ -286,6 +514,18 @@ def test_from_files_of_different_builds_is_refused(tmp_path: Path) -> None:
         result = CliRunner().invoke(cli, ["hunt", "--from", str(hc), str(hr)])
         line = one_line_error(result)
         assert "different builds" in line and "cache-hc.hp" in line and "accum-hr.hp" in line
+
+
+def _run_mode(hunted: Hunted, flags: list[str], out: Path) -> Path:
+    subprocess.run(
+        [*hunted.command, "+RTS", *flags, "-i0.003", "-RTS"],
+        cwd=hunted.cwd,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    (hunted.cwd / f"{Path(hunted.command[0]).name}.prof").unlink(missing_ok=True)
+    return Path(hunted.cwd / f"{Path(hunted.command[0]).name}.hp").rename(out)
 
 
 def test_from_a_producer_profile_alone_says_the_runs_that_settle_it(tmp_path: Path) -> None:
@@ -301,7 +541,8 @@ def test_from_a_producer_profile_alone_says_the_runs_that_settle_it(tmp_path: Pa
         )
         (s,) = data["suspects"]
         assert s["fix"] == "unsettled" and s["kind"] is None and s["held_by"] == []
-        assert s["made_by"][0].startswith("record") and s["biography"] is None
+        assert s["verdict"] == "not settled: the -hd, -hy and -hr runs would settle it"
+        assert s["confidence"]["level"] == "low"
         hr = _run_mode(accum, ["-hr", "-hcrecord"], tmp_path / "accum-hr.hp")
         hd = _run_mode(accum, ["-hd", "-hcrecord"], tmp_path / "accum-hd.hp")
         data = as_json(
@@ -318,105 +559,7 @@ def test_from_needs_a_producer_profile(tmp_path: Path) -> None:
     with program("9.0", "Accum", tmp_path) as accum:
         hr = _run_mode(accum, ["-hr", "-hcrecord"], tmp_path / "accum-hr.hp")
         line = one_line_error(CliRunner().invoke(cli, ["hunt", "--from", str(hr)]))
-        assert "unrestricted -hc profile" in line and "+RTS -hc -i0.02 -RTS" in line
-
-
-def test_from_eventlogs_gives_the_verdict_of_their_hp_files(tmp_path: Path) -> None:
-    # +RTS -l writes the eventlog and the .hp of one run: both name the same heap.
-    with program("9.0", "Accum", tmp_path) as accum:
-        logs, hps = [], []
-        # -hr -hd -hy only: GHC 9.0.2's -hb run may segfault (the hunt tests say what then).
-        for flags in (["-hc"], *(["-h" + m, "-hcrecord"] for m in "rdy")):
-            hps.append(_run_mode(accum, [*flags, "-l"], tmp_path / f"accum{flags[0]}.hp"))
-            log = tmp_path / f"accum{flags[0]}.eventlog"
-            (tmp_path / "accum.eventlog").rename(log)
-            logs.append(log)
-        args = ["hunt", "--from", "--json", "--suspects", "1"]
-        from_logs = as_json(CliRunner().invoke(cli, [*args, *map(str, logs)]))
-        from_hps = as_json(CliRunner().invoke(cli, [*args, *map(str, hps)]))
-        (a,), (b,) = from_logs["suspects"], from_hps["suspects"]
-        for field in ("band", "what", "made_by", "held_by", "kind", "fix", "verdict"):
-            assert a[field] == b[field], field
-        assert a["fix"] == "accumulator" and a["held_by"] == ["SYSTEM"]
-        assert [r["file"] for r in a["runs"] if r["mode"] != "b"] == [str(x) for x in logs]
-        assert from_logs["settle"] == from_hps["settle"] == ["+RTS -hb -hcrecord -RTS"]
-
-
-@pytest.mark.parametrize("ghc", sampled([(g,) for g in GHCS if g != "9.0"], {("9.10",)}, ids="{}"))
-def test_an_info_table_map_names_the_thunks_source_span(
-    ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    flags = [*FLAGS, "-finfo-table-map", "-fdistinct-constructor-tables"]
-    with program(ghc, "Lazy", tmp_path, flags) as hunted:
-        data = as_json(hunt(hunted, "--json", "--suspects", "1", monkeypatch=monkeypatch))
-    (s,) = data["suspects"]
-    assert s["fix"] == "lazy" and s["kind"] == "thunks"
-    hi = s["runs"][-1]
-    assert hi["mode"] == "i" and hi["status"] == "ok" and hi["file"].endswith(".eventlog")
-    # Lazy.hs line 23: c `seq` modifyIORef total (+ c), the section (+ c) and its thunks.
-    assert any("Lazy.hs:23:" in t for t in s["info_tables"]), s["info_tables"]
-    assert "Lazy.hs:23:" in s["what"]
-
-
-def test_every_run_reads_the_same_standard_input(tmp_path: Path) -> None:
-    # Picky - reads its size from standard input: a run given none would fail to read it.
-    with program("9.0", "Picky", tmp_path) as hunted:
-        exe = str(Path(hunted.command[0]).resolve())
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "halvm_prof",
-                "hunt",
-                "--json",
-                "--suspects",
-                "1",
-                "--",
-                exe,
-                "-",
-            ],
-            cwd=tmp_path,
-            env=os.environ | {"PYTHONPATH": str(ROOT)},
-            input=b"30000\n",
-            capture_output=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        (s,) = json.loads(done.stdout)["suspects"]
-        assert s["fix"] == "accumulator"
-        # Every run but -hb (which Picky crashes on purpose) read the size and ended well.
-        assert [r["status"] for r in s["runs"] if r["mode"] != "b"] == ["ok"] * 4
-        assert not (tmp_path / ".hunt-stdin").exists()
-        short = subprocess.run(
-            [sys.executable, "-m", "halvm_prof", "hunt", "--", exe, "-"],
-            cwd=tmp_path,
-            env=os.environ | {"PYTHONPATH": str(ROOT)},
-            input=b"10\n",
-            capture_output=True,
-            timeout=300,
-        )
-        assert short.returncode == 1 and b"too soon to see anything grow" in short.stderr
-
-
-def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Picky hang never ends under -hy (and crashes under -hb): --timeout stops that run alone.
-    with program("9.0", "Picky", tmp_path) as hunted:
-        hunted = Hunted([*hunted.command, "hang"], hunted.cwd)
-        args = ["--json", "--suspects", "1", "--timeout", "15"]
-        data = as_json(hunt(hunted, *args, monkeypatch=monkeypatch))
-        (s,) = data["suspects"]
-        status = {r["mode"]: (r["status"], r["note"]) for r in s["runs"]}
-        assert status["y"] == ("timed out", "stopped after --timeout 15s")
-        assert status["b"] == ("crashed", "killed by SIGSEGV")
-        assert status["r"][0] == status["d"][0] == "ok"
-        # -hd still says what it is; the type is what the failed run would have said.
-        assert s["kind"] == "data" and s["what"] == "(:)" and s["fix"] == "accumulator"
-        assert s["verdict"].endswith(
-            "(the -hy run timed out, the -hb run crashed; the verdict is the other runs')"
-        )
-        assert not list(tmp_path.glob("*.hp")) and not _running(hunted.command[0], hunted.cwd)
+        assert "unrestricted -hc profile" in line and "+RTS -hc -i0.01 -RTS" in line
 
 
 def test_a_program_that_is_not_ghcs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -432,17 +575,19 @@ def test_an_output_folder_with_a_hunts_runs_is_refused(
     earlier = runs / "01-hc.hp"
     earlier.write_text("an earlier hunt's")
     with program("9.0", "Steady", tmp_path) as hunted:
-        hunted = Hunted([*hunted.command, "1"], hunted.cwd)
+        hunted = Hunted([*hunted.command, "not-a-number"], hunted.cwd)
         line = one_line_error(hunt(hunted, "-o", str(runs), monkeypatch=monkeypatch))
         assert "already holds the runs of a hunt" in line
-        # A hunt that fails (Steady 1 ends at once) removes its runs, and only its own.
+        # A hunt that fails (Steady fails at once) removes its runs, and only its own.
         fresh = tmp_path / "fresh"
         line = one_line_error(hunt(hunted, "-o", str(fresh), monkeypatch=monkeypatch))
-        assert "too soon" in line and not fresh.exists()
+        assert "exited with code 1" in line and not fresh.exists()
     assert earlier.read_text() == "an earlier hunt's"
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize(
+    "ghc", [pytest.param(g, marks=() if g == "9.0" else (pytest.mark.slow,)) for g in GHCS]
+)
 def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspect(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -450,19 +595,19 @@ def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspec
     snapshots, and each suspect gets the path that holds it in words."""
     flags = [*FLAGS, "-package", "ghc-heap"]
     with program(ghc, "SnapCache", tmp_path, flags) as hunted:
-        keep = tmp_path / "runs"
+        keep = hunted.cwd / "runs" if ghc != "9.0" else tmp_path / "runs"
         data = as_json(
             hunt(hunted, "--json", "--suspects", "2", "-o", str(keep), monkeypatch=monkeypatch)
         )
-        # The map's cells, and the Ints they hold (keys and values), whichever grew more.
-        (cells,) = [s for s in data["suspects"] if "Bin" in s["what"]]
-        (ints,) = [s for s in data["suspects"] if s["what"].startswith("I#")]
-        assert cells["fix"] == "collection"
+        # The map's cells (the Ints they hold, keys and values, are each under the hunt's
+        # floor of 1 MiB: no suspect of their own).
+        (cells,) = data["suspects"]
+        assert "Bin" in cells["what"] and cells["fix"] == "collection"
         assert cells["held_through"] == "cache -> STRef -> MutVar# -> Map.Bin*"
         assert any("a heap snapshot of the -hc run" in e for e in cells["evidence"])
-        assert ints["held_through"] == "cache -> STRef -> MutVar# -> Map.Bin* -> I#"
         assert sorted(keep.glob("[0-9][0-9]-heap-snapshot-snapcache-*.hsnap"))
-        assert not (hunted.cwd / ".halvm-hunt-snapshots").exists()
+        # The snapshots' folder is the hunt's own, and gone once they are kept.
+        assert not (keep / "snapshots").exists() and not list(hunted.cwd.glob("*.hsnap"))
         page = tmp_path / "hunt.html"
         text = hunt(hunted, "--suspects", "2", "--report", str(page), monkeypatch=monkeypatch)
         assert text.exit_code == 0, text.output

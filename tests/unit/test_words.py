@@ -45,7 +45,8 @@ def test_text_outputs_never_show_minus_zero_or_one_plural(tmp_path: Path) -> Non
     # One collection in this eventlog: "1 collection".
     for argv in (["summary"], ["eventlog", "stats"]):
         r = CliRunner().invoke(cli, [*argv, str(CORPUS / "parfib-N2.eventlog")])
-        assert re.search(r"\b1 collection\b", r.stdout) and "1 collections" not in r.stdout, r.stdout
+        out = r.stdout
+        assert re.search(r"\b1 collection\b", out) and "1 collections" not in out, out
     # A diff of two runs that differ by less than rounding shows no -0 either.
     other = tmp_path / "other.hp"
     with other.open("wb") as f:

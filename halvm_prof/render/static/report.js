@@ -646,8 +646,9 @@
       drawn: () => pending === null };
   }
 
-  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), the
-  // retainer sets holding it (-hr), its biography (-hb); each chart says which run it is from.
+  // A leak hunt's evidence, side by side under each verdict: who made it over time (-hc), what
+  // it is (-hd), the retainer sets holding it (-hr), its biography (-hb); each chart says which
+  // run it is from, and all of a suspect's charts share one time axis (s.time_axis).
   function huntCharts() {
     const hunt = data.hunt;
     if (!hunt) return;
@@ -662,18 +663,22 @@
         const c = echarts.init(boxes[k], null, { renderer: "canvas" });
         charts.push(c);
         window.addEventListener("resize", () => c.resize());
-        const top = maxOf(series.bands.map((b) => maxOf(b.values)));
+        // The top of the stack: the largest census total of the bands drawn.
+        const top = maxOf(series.times.map((_, i) => series.bands.reduce((t, b) => t + (b.values[i] || 0), 0)));
         c.setOption({
           animation: false,
           title: { text: series.title, textStyle: { fontSize: 13 } },
           tooltip: { trigger: "axis", valueFormatter: (v) => bytes(v) },
           legend: { type: "scroll", bottom: 0, textStyle: { fontSize: 11 } },
           grid: { left: 70, right: 15, top: 35, bottom: 50 },
-          xAxis: { type: "value", name: "s", min: 0, axisLabel: { formatter: (v) => num(v, 2) } },
+          // A time axis in ms, as the heap section's: ECharts stacks only the value
+          // dimension beside one (two value axes would stack the times too).
+          xAxis: { type: "time", name: "s", min: s.time_axis[0] * 1000, max: s.time_axis[1] * 1000,
+            axisLabel: { formatter: (v) => num(v / 1000, 2) } },
           yAxis: byteAxis(top),
           series: series.bands.map((b) => ({
-            name: b.name, type: "line", stack: "total", areaStyle: {}, symbol: "none",
-            data: b.values.map((v, i) => [series.times[i], v]),
+            name: b.name, type: "line", stack: "total", stackStrategy: "all", areaStyle: {},
+            symbol: "none", data: b.values.map((v, i) => [series.times[i] * 1000, v]),
           })),
         });
         drawn.push(c);

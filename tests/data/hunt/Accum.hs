@@ -7,7 +7,7 @@ import Data.List (foldl')
 import System.Environment (getArgs)
 
 work :: Int -> Int
-work n = go (40 :: Int) n
+work n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
@@ -18,6 +18,6 @@ record logged i = let w = work i in w `seq` (w : logged)
 main :: IO ()
 main = do
   args <- getArgs
-  let n = case args of (a:_) -> read a; _ -> 30000
+  let n = case args of (a:_) -> read a; _ -> 100000
       logged = foldl' record [] [1 .. n]
   print (length logged)

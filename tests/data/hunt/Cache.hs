@@ -9,7 +9,7 @@ import qualified Data.Map.Strict as M
 import System.Environment (getArgs)
 
 answer :: Int -> Int
-answer n = go (40 :: Int) n
+answer n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
@@ -20,7 +20,7 @@ remember = M.insert
 main :: IO ()
 main = do
   args <- getArgs
-  let requests = case args of (a:_) -> read a; _ -> 30000
+  let requests = case args of (a:_) -> read a; _ -> 50000
   cache <- newIORef M.empty
   forM_ [1 .. requests] $ \i -> do
     let a = answer i

@@ -8,7 +8,7 @@ import Data.IORef (modifyIORef, newIORef, readIORef)
 import System.Environment (getArgs)
 
 cost :: Int -> Int
-cost n = go (40 :: Int) n
+cost n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
@@ -16,7 +16,7 @@ cost n = go (40 :: Int) n
 main :: IO ()
 main = do
   args <- getArgs
-  let requests = case args of (a:_) -> read a; _ -> 40000
+  let requests = case args of (a:_) -> read a; _ -> 60000
   total <- newIORef (0 :: Int)
   forM_ [1 .. requests] $ \i -> do
     let c = cost i

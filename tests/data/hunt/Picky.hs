@@ -13,7 +13,7 @@ import System.Environment (getArgs)
 import System.Posix.Signals (raiseSignal, sigSEGV)
 
 work :: Int -> Int
-work n = go (40 :: Int) n
+work n = go (8 :: Int) n
   where
     go 0 acc = acc
     go k acc = let acc' = (acc * 31 + k) `mod` 1000003 in acc' `seq` go (k - 1) acc'
@@ -30,7 +30,7 @@ main = do
   n <- case args of
     ["-"] -> readLn
     (a:_) -> pure (read a)
-    _ -> pure 30000
+    _ -> pure 100000
   let logged = foldl' record [] [1 .. n]
   case doHeapProfile flags of
     HeapByLDV -> print (length (take 1000 logged)) >> raiseSignal sigSEGV

@@ -11,7 +11,7 @@ out=$(mkdir -p "${1:-$here}" && cd "${1:-$here}" && pwd)
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
 cd "$b"
-for p in Cache Lazy TwoPass Accum Steady; do
+for p in Cache Lazy TwoPass Accum Steady LazyParam HeldRef; do
   exe=$(echo "$p" | tr 'A-Z' 'a-z')
   cp "$here/$p.hs" .
   # Built from relative paths: no folder names end up in the profiles.
