@@ -156,11 +156,12 @@ class Program:
         return self.info.ghc >= PO_FROM
 
 
-def probe(argv: Sequence[str], *, profiled: bool) -> Program:
-    """``argv``'s RTS, refused when it is not the build the hunt needs (``profiled``: a
-    ``-prof`` build, for the hunt; else a plain one, for ``--plain``)."""
+def probe(argv: Sequence[str], *, profiled: bool, timeout: float) -> Program:
+    """``argv``'s RTS (asked within ``timeout`` seconds), refused when it is not the build the
+    hunt needs (``profiled``: a ``-prof`` build, for the hunt; else a plain one, for
+    ``--plain``)."""
     words = find_program(argv)
-    info, wrapped = rts_info(words)
+    info, wrapped = rts_info(words, timeout=timeout)
     if profiled and not info.profiled:
         raise InputError(
             f"built without -prof (its RTS is {info.way}): the hunt needs cost centres",
@@ -620,9 +621,11 @@ def hunt_program(
     started = time.monotonic()
     with stop_signals():
         try:
-            program = probe(argv, profiled=True)
+            program = probe(argv, profiled=True, timeout=options.timeout)
             plain = (
-                probe([options.plain, *program.argv[1:]], profiled=False) if options.plain else None
+                probe([options.plain, *program.argv[1:]], profiled=False, timeout=options.timeout)
+                if options.plain
+                else None
             )
         except KeyboardInterrupt as e:
             signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
