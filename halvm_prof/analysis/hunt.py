@@ -944,7 +944,17 @@ def _fix(
             )
             return "second-pass"
     if kind == "data" and holder is not None:
-        return "accumulator" if holder.name == "SYSTEM" else "collection"
+        # Held by a running loop's locals (SYSTEM), or by what its own producer made (each
+        # new record or cell keeps the one before: edit : undo ed): code that keeps adding
+        # to it. Held by other code's closures (an MVar or IORef main made): a store.
+        own = {cc for stack in made_by for cc in stack.split("/")[:1]}
+        if holder.name == "SYSTEM" or set(holder.name.split(",")) <= own:
+            if holder.name != "SYSTEM":
+                evidence.append(
+                    f"held by what {holder.name} itself made: each new value keeps the ones before"
+                )
+            return "accumulator"
+        return "collection"
     if kind == "data" and held:
         return "accumulator" if held[0].name == "SYSTEM" else "collection"
     return "unsettled"
