@@ -164,6 +164,8 @@ _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 PATTERN_BINDING = "(...)"
 #: The band of pinned blocks (ByteString buffers), which no cost centre is charged with.
 PINNED = "PINNED"
+#: The closure of a byte array (a ByteString's buffer, pinned or not), in ``-hd``.
+BYTE_ARRAY = "ARR_WORDS"
 LAMBDA = "\\"
 
 
@@ -904,9 +906,11 @@ def _fix(
     chain: str | None,
     evidence: list[str],
     keyed_by: str | None = None,
+    buffers: bool = False,
 ) -> FixClass:
     """The class of fix the evidence points to. ``keyed_by``: the suspect (this one or one
-    whose bytes rise and fall with it) made of a keyed collection's nodes, if any."""
+    whose bytes rise and fall with it) made of a keyed collection's nodes, if any;
+    ``buffers``: it is mostly byte buffers (PINNED, ``ARR_WORDS``)."""
     if kind == "thunks":
         return "lazy"
     if kind == "stack":
@@ -927,7 +931,7 @@ def _fix(
             + " (Map, Set, IntMap or HashMap), filled and never pruned"
         )
         return "collection"
-    if kind == "data" and tuple(made_by) == (PINNED,):
+    if kind == "data" and buffers:
         # Kept, and no map grows with it: small slices of large buffers (B.take, B.drop)
         # keep each whole buffer, long after the rest of it was last used.
         return "drag"
@@ -1070,7 +1074,7 @@ def _advice(
         if fix == "recursion":
             said.append("make the recursion tail-recursive with a strict accumulator (foldl')")
     elif fix == "drag":
-        if PINNED in names or "ByteString" in text:
+        if PINNED in names or BYTE_ARRAY in text or "ByteString" in text:
             said.append(
                 "copy the small pieces you keep (Data.ByteString.copy): a slice made by take, "
                 "drop or splitAt shares its whole buffer and keeps it pinned"
@@ -1220,12 +1224,18 @@ def judge(
         types,
     )
     kind = kinds[0].kind
+    buffers = False
     if suspect.producer == PINNED and kind != "thunks":
         # Pinned blocks (a ByteString's or pinned ByteArray's buffers) are no cost centre's:
         # the runs restricted to it say nothing, but what they are is known.
-        kind = "data"
+        kind, buffers = "data", True
         evidence.append(
             "PINNED: buffers of ByteStrings or pinned byte arrays, which a slice keeps whole"
+        )
+    elif kind == "data" and _all_shares(profiles.get("d")).get(BYTE_ARRAY, 0.0) >= 0.5:
+        buffers = True
+        evidence.append(
+            f"{BYTE_ARRAY}: mostly byte buffers (a ByteString's), which a slice keeps whole"
         )
     what = _what(descriptions, types)
     tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
@@ -1279,6 +1289,7 @@ def judge(
         chain,
         evidence,
         (keyed or {}).get(suspect.producer),
+        buffers,
     )
 
     if fix == "unsettled":

@@ -599,3 +599,15 @@ def test_pinned_buffers_kept_by_their_slices_are_drag() -> None:
     (v,) = verdicts(hc, {})
     assert v["producer"] == "PINNED" and v["kind"] == "data" and v["fix"] == "drag"
     assert any("Data.ByteString.copy" in a for a in v["advice"])
+
+
+def test_byte_buffers_a_producer_keeps_are_drag() -> None:
+    # GHC 9.6 on charge a ByteString's buffers to the code that read them (ARR_WORDS).
+    hc = profile_of({"receive": grows})
+    hd = {"ARR_WORDS": lambda t: grows(t) * 0.9, "PS": lambda t: grows(t) * 0.1}
+    hr = {"(2)SYSTEM": grows}
+    (v,) = verdicts(
+        hc, {"receive": {"d": restricted("receive", "d", hd), "r": restricted("receive", "r", hr)}}
+    )
+    assert v["kind"] == "data" and v["fix"] == "drag"
+    assert any("Data.ByteString.copy" in a for a in v["advice"])
