@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.errors import InputError, OutputError, ToolError
+from halvm_prof.files.output import check_overwrite
 from halvm_prof.perf import layout as L
 from halvm_prof.run.process import GRACE, ErrorTail, end, start, stop_signals
 
@@ -149,12 +150,13 @@ def record(
         raise InputError("no such program", path=exe, hint="give a path like ./prog")
     perf = find_perf()
     check_paranoid()
-    out = _run_folder(folder, force)
+    log_name = f"{Path(exe).name}.eventlog" if eventlog else None
+    out = _run_folder(folder, force, log_name, program=exe)
     perf_data = out / "perf.data"
     args = list(program)
     log: Path | None = None
-    if eventlog:
-        log = out / f"{Path(exe).name}.eventlog"
+    if log_name is not None:
+        log = out / log_name
         args += ["+RTS", "-l", f"-ol{log}", "-RTS"]
     cmd = perf_command(perf, str(perf_data), args, frequency=frequency, call_graph=call_graph)
     done = _recorded(cmd, perf_data, Path(exe).name, what=exe, eventlog=eventlog)
@@ -219,7 +221,7 @@ def record_pid(
         raise InputError(f"no process {pid} is running", hint="give the pid of a running program")
     perf = find_perf()
     check_paranoid()
-    out = _run_folder(folder, force)
+    out = _run_folder(folder, force, None)
     perf_data = out / "perf.data"
     # Read while the process is there: perf returns when it has exited.
     log = running_eventlog(pid)
@@ -256,15 +258,19 @@ def _no_events(err: str, exe: str) -> ToolError:
     )
 
 
-def _run_folder(folder: str | os.PathLike[str], force: bool) -> Path:
+def _run_folder(
+    folder: str | os.PathLike[str], force: bool, eventlog: str | None, program: str | None = None
+) -> Path:
+    """The run folder, made if missing, once neither its ``perf.data`` nor the ``eventlog`` the
+    program's RTS is told to write there replaces a file without ``force``, nor is ``program``."""
     out = Path(folder)
-    perf_data = out / "perf.data"
-    if perf_data.exists() and not force:
-        raise OutputError("already holds a perf.data", path=out, hint="use --force to replace it")
     if out.exists() and not out.is_dir():
         raise OutputError(
             "is not a folder", path=out, hint="give -o a folder; it is made if missing"
         )
+    for name in ("perf.data", eventlog):
+        if name is not None:
+            check_overwrite(out / name, force=force, replaces_files=False, programs=[program])
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,9 +24,12 @@ from click.testing import CliRunner, Result
 
 from halvm_prof.analysis.hunt import FIXES
 from halvm_prof.cli.app import cli
+from tests.conftest import CORPUS
 from tests.hunt_programs import FLAGS, GHCS, SHAPES, Hunted, LeakShape, normal, program
 
 ROOT = Path(__file__).resolve().parents[2]
+
+CORPUS_HP = CORPUS / "leaky-hc.hp"
 
 #: The shapes x GHCs hunted in the default run (the rest are marked slow).
 SAMPLE = {("LazyParam", "9.0"), ("HeldRef", "9.6"), ("Cache", "9.10")}
@@ -433,11 +437,11 @@ def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
         # The program itself: never, --force or not.
         exe = hunted.command[0]
         line = one_line_error(hunt(hunted, "--force", "--report", exe, monkeypatch=monkeypatch))
-        assert "is also an input" in line
-        # A page of an earlier hunt is replaced freely; an earlier run's profile left in the
-        # folder neither stops the hunt nor is read or touched.
+        assert f"{exe}: is the program this command runs; writing it would destroy it" in line
+        # A page of ours (an earlier hunt's, a report's) is replaced freely; an earlier run's
+        # profile left in the folder neither stops the hunt nor is read or touched.
         page = tmp_path / "hunt.html"
-        page.write_text("<!DOCTYPE html><html></html>")
+        assert CliRunner().invoke(cli, ["report", str(CORPUS_HP), "-o", str(page)]).exit_code == 0
         (tmp_path / "accum.hp").write_text("an earlier run's")
         (tmp_path / "accum.prof").write_text("an earlier run's")
         result = hunt(
@@ -448,6 +452,54 @@ def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
         assert (tmp_path / "accum.hp").read_text() == "an earlier run's"
         assert (tmp_path / "accum.prof").read_text() == "an earlier run's"
         assert sorted(p.name for p in tmp_path.glob("*.hp")) == ["accum.hp"]
+
+
+def test_report_is_never_a_program_the_hunt_runs_nor_a_file_not_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with program("9.0", "Accum", tmp_path) as hunted:
+        # A copy: were it replaced, the shared build would be intact.
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        exe = bin_dir / "accum"
+        shutil.copy2(hunted.command[0], exe)
+        original = exe.read_bytes()
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.chdir(tmp_path)  # no accum here: the hunt finds it on PATH
+        # The program found on PATH (was checked as the word 'accum', and replaced by the page).
+        args = ["--suspects", "1", "--force", "--report"]
+        result = CliRunner().invoke(cli, ["hunt", *args, str(exe), "--", "accum"])
+        line = one_line_error(result)
+        assert f"{exe}: is the program this command runs;" in line, line
+        # --plain's program, found on PATH too, by another name (a hard link).
+        plain = tmp_path / "plain-accum"
+        os.link(exe, plain)
+        monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+        result = CliRunner().invoke(
+            cli, ["hunt", "--plain", "plain-accum", *args, str(plain), "--", str(exe)]
+        )
+        line = one_line_error(result)
+        assert "is the program this command runs" in line and "plain-accum" in line, line
+        assert exe.read_bytes() == original
+        # An HTML file of the user's own is not a page of ours: only with --force (any HTML
+        # file was replaced freely).
+        notes = tmp_path / "notes.html"
+        notes.write_text("<!DOCTYPE html><html><body>my notes</body></html>")
+        result = CliRunner().invoke(cli, ["hunt", "--report", str(notes), "--", str(exe)])
+        line = one_line_error(result)
+        assert f"{notes}: already exists" in line and "--force" in line, line
+        assert "my notes" in notes.read_text()
+    # --from: a disk that still holds a profile is not made a page, nor is an input.
+    disk = tmp_path / "vm-heap.disk"
+    assert CliRunner().invoke(cli, ["disk", "write", str(CORPUS_HP), str(disk)]).exit_code == 0
+    before = disk.read_bytes()
+    result = CliRunner().invoke(cli, ["hunt", "--from", "--report", str(disk), str(CORPUS_HP)])
+    assert "still holds a profile" in one_line_error(result) and disk.read_bytes() == before
+    hp = tmp_path / "leaky.hp"
+    shutil.copy2(CORPUS_HP, hp)
+    result = CliRunner().invoke(cli, ["hunt", "--from", "--force", "--report", str(hp), str(hp)])
+    assert "is also an input" in one_line_error(result)
+    assert hp.read_bytes() == CORPUS_HP.read_bytes()
 
 
 @pytest.mark.slow
