@@ -428,6 +428,29 @@ def test_a_stopped_hunt_says_which_runs_finished_and_where(
             assert not list(here.glob("*.hp")) and not list(here.glob("*.prof")), here
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_hunt_stopped_before_its_first_run_says_so(tmp_path: Path, signum: int) -> None:
+    # While it asks the program's RTS what it is (+RTS --info): an early SIGTERM said nothing.
+    mark = tmp_path / "probed"
+    prog = tmp_path / "slow"
+    prog.write_text(f"#!/bin/sh\necho $$ > {mark}.tmp && mv {mark}.tmp {mark}\nexec sleep 600\n")
+    prog.chmod(0o755)
+    with _hunt_process(str(prog), [], tmp_path) as proc:
+        try:
+            deadline = time.monotonic() + 60
+            while not mark.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            proc.send_signal(signum)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum, err
+    assert err.decode().splitlines() == [f"hunt stopped by {name} before its first run"]
+    assert not Path(f"/proc/{mark.read_text().strip()}").exists()  # the probe ended
+
+
 def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
     # Picky - reads its size from standard input: every run must get the same.
     with program("9.0", "Picky", tmp_path) as hunted:
