@@ -207,7 +207,12 @@ class Run:
         self.hung_in_exit = False
         self._stuck_since: float | None = None
         self._exit_checked = 0.0
-        self._hp_guess: Path | None = None
+        #: Where a wrapped program's .hp is looked for when /proc no longer shows it: first
+        #: here, after the name its words give (a program that ended before the first tick,
+        #: under a wrapper that keeps the folder, left its .hp here, neither saved nor removed).
+        self._hp_guess: Path | None = (
+            Path.cwd() / f"{self.name}.hp" if self.hp_path is None else None
+        )
         self._binaries: dict[str, ElfFile | None] = {}
         #: Asks a program built with HalvmSnapshot for heap snapshots (into the run folder).
         self.snapshots: SnapshotTaker | None = None

@@ -214,6 +214,14 @@ def test_a_wrapped_program_s_heap_profile_here_is_never_replaced_without_force(
     assert run.returncode == 1 and err.count("\n") == 1, (out, err)
     assert f"{mine}: already exists, and GHC 9.0.2 may write the program's heap profile" in err
     assert mine.read_text() == "mine" and not (tmp_path / "saved").exists()
+    # Without it, the .hp of a program that ends before the first look is saved and removed
+    # (was left here, and not saved).
+    mine.unlink()
+    run = _run("--exit-when-done", "-o", "saved", "--", "env", str(exe), "1000", cwd=tmp_path)
+    out, err = _communicate(run, 60)
+    assert run.returncode == 0, (out, err)
+    assert (tmp_path / "saved" / "leaky.hp").read_bytes().startswith(b"JOB ")
+    assert not mine.exists()
 
 
 def test_a_run_folder_s_report_is_never_replaced_without_force(tmp_path: Path) -> None:
