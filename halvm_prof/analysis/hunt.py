@@ -151,10 +151,19 @@ CONTAINERS = frozenset(
         "Array",
     }
 )
+#: The types (``-hy``) and constructors (``-hd``) of keyed collections: Data.Map's, Set's,
+#: IntMap's and IntSet's ``Bin``/``Tip``, a HashMap's inner nodes. A list is a container but no
+#: keyed collection: a growing list is an accumulator, a growing map a cache or table.
+KEYED_TYPES = frozenset({"Map", "IntMap", "Set", "IntSet", "HashMap", "HashSet"})
+KEYED_DESCRIPTIONS = frozenset({"Bin", "Tip", "BitmapIndexed", "Full", "Collision"})
+#: The share of a suspect's closures that makes it a keyed collection's nodes.
+KEYED_SHARE = 0.4
 _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 #: Cost-centre names GHC makes, in words (``-fprof-auto`` names a lambda ``\`` and a pattern
 #: binding ``(...)``).
 PATTERN_BINDING = "(...)"
+#: The band of pinned blocks (ByteString buffers), which no cost centre is charged with.
+PINNED = "PINNED"
 LAMBDA = "\\"
 
 
@@ -233,12 +242,12 @@ def life_of(times: Sequence[float], values: Sequence[float], duration: float) ->
     none = Life(None, 0.0, 0.0, 0.0, None, 0.0, None)
     if n < 4 or peak <= 0 or duration <= 0:
         return none
-    # A fall in the last moments of the run (over fewer than three censuses, or less than
-    # MIN_FALL_SPAN of it) is the program letting go as it ends: judged as held to there.
+    # A fall in the last moments of the run (within MIN_FALL_SPAN of its end) is the program
+    # letting go as it ends: judged as held to there. Timed from the last census that held
+    # it: a walk that allocates nothing (length over a list kept for it) makes no census, so
+    # a fall over a third of the run may show as one step between the last two censuses.
     kept = max(i for i, v in enumerate(values) if v >= FALL_SHARE * peak)
-    if kept < n - 1 and (
-        n - 1 - kept < 3 or times[-1] - times[kept + 1] < MIN_FALL_SPAN * duration
-    ):
+    if kept < n - 1 and times[-1] - times[kept] < MIN_FALL_SPAN * duration:
         times, values, n = times[: kept + 1], values[: kept + 1], kept + 1
     born_i = next(i for i, v in enumerate(values) if v >= 0.1 * peak)
     top_i = next(i for i, v in enumerate(values) if v >= 0.9 * peak)
@@ -894,8 +903,10 @@ def _fix(
     thunk_producers: frozenset[str],
     chain: str | None,
     evidence: list[str],
+    keyed_by: str | None = None,
 ) -> FixClass:
-    """The class of fix the evidence points to."""
+    """The class of fix the evidence points to. ``keyed_by``: the suspect (this one or one
+    whose bytes rise and fall with it) made of a keyed collection's nodes, if any."""
     if kind == "thunks":
         return "lazy"
     if kind == "stack":
@@ -906,6 +917,19 @@ def _fix(
     if kind == "data" and shape == "falls":
         return "second-pass"
     if kind == "data" and shape == "held":
+        return "drag"
+    if kind == "data" and keyed_by is not None:
+        # Whoever holds the map (a loop's argument, a record, a top-level value), entries go
+        # in and none come out: a table or cache that is never pruned.
+        evidence.append(
+            "a keyed collection grows with it: "
+            + ("its own nodes" if keyed_by == "" else f"the nodes {keyed_by} makes")
+            + " (Map, Set, IntMap or HashMap), filled and never pruned"
+        )
+        return "collection"
+    if kind == "data" and tuple(made_by) == (PINNED,):
+        # Kept, and no map grows with it: small slices of large buffers (B.take, B.drop)
+        # keep each whole buffer, long after the rest of it was last used.
         return "drag"
     if kind == "data" and holder is not None and holder.name != "SYSTEM":
         stacks = {cc for stack in made_by for cc in stack.split("/")}
@@ -1036,6 +1060,11 @@ def _advice(
         if fix == "recursion":
             said.append("make the recursion tail-recursive with a strict accumulator (foldl')")
     elif fix == "drag":
+        if PINNED in names or "ByteString" in text:
+            said.append(
+                "copy the small pieces you keep (Data.ByteString.copy): a slice made by take, "
+                "drop or splitAt shares its whole buffer and keeps it pinned"
+            )
         said.append(
             "let go of it once it is used: do not store it for later (keep the count or "
             "summary later code needs), or clear the reference after use (writeIORef ref [])"
@@ -1157,12 +1186,15 @@ def judge(
     thunk_producers: frozenset[str] = frozenset(),
     sources: Mapping[str, str] | None = None,
     forcing: Sequence[str] = (),
+    keyed: Mapping[str, str] | None = None,
 ) -> SuspectVerdict:
     """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
     a mode whose run failed or is missing is absent, and ``runs`` say why).
     ``thunk_producers``: producers of other suspects found to be thunks (data they hold is part
     of the same lazy accumulation). ``sources``: source lines by span. ``forcing``: the other
-    suspects whose thunks are being forced (BLACKHOLE), the most first."""
+    suspects whose thunks are being forced (BLACKHOLE), the most first. ``keyed``: by
+    producer, the suspect made of a keyed collection's nodes that rises and falls with it
+    (``""``: itself)."""
     descriptions = _shares(profiles.get("d"))
     types = _shares(profiles.get("y"))
     held = _shares(profiles.get("r"))
@@ -1178,6 +1210,13 @@ def judge(
         types,
     )
     kind = kinds[0].kind
+    if suspect.producer == PINNED and kind != "thunks":
+        # Pinned blocks (a ByteString's or pinned ByteArray's buffers) are no cost centre's:
+        # the runs restricted to it say nothing, but what they are is known.
+        kind = "data"
+        evidence.append(
+            "PINNED: buffers of ByteStrings or pinned byte arrays, which a slice keeps whole"
+        )
     what = _what(descriptions, types)
     tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
     if tables:
@@ -1220,7 +1259,17 @@ def judge(
     biography, bio_note, _unused = _biography(
         bio_profile, kind, suspect.shape, failed.get("b"), evidence
     )
-    fix = _fix(kind, suspect.shape, suspect.made_by, holder, held, thunk_producers, chain, evidence)
+    fix = _fix(
+        kind,
+        suspect.shape,
+        suspect.made_by,
+        holder,
+        held,
+        thunk_producers,
+        chain,
+        evidence,
+        (keyed or {}).get(suspect.producer),
+    )
 
     if fix == "unsettled":
         missing = [f"-h{m}" for m in ("d", "y", "r") if m not in profiles]
@@ -1328,6 +1377,8 @@ def judge_all(
         if f >= MIN_SHARE
     ]
 
+    keyed = keyed_collections(suspects, profiles)
+
     def all_verdicts(thunky: frozenset[str]) -> list[SuspectVerdict]:
         return [
             judge(
@@ -1338,6 +1389,7 @@ def judge_all(
                 thunky,
                 sources,
                 forcing,
+                keyed,
             )
             for s in suspects
         ]
@@ -1399,11 +1451,45 @@ def judge_all(
     )
 
 
+def keyed_share(profiles: Mapping[str, Profile]) -> float:
+    """The share of a suspect's closures that are a keyed collection's nodes, by its ``-hy``
+    types or its ``-hd`` constructors (the larger)."""
+    types = _all_shares(profiles.get("y"))
+    descriptions = _all_shares(profiles.get("d"))
+    return max(
+        sum(v for k, v in types.items() if k in KEYED_TYPES),
+        sum(v for k, v in descriptions.items() if k in KEYED_DESCRIPTIONS),
+    )
+
+
+def keyed_collections(
+    suspects: Sequence[Suspect], profiles: Mapping[str, Mapping[str, Profile]]
+) -> dict[str, str]:
+    """By producer, the suspect made of a keyed collection's nodes that it rises and falls
+    with (``""``: itself is): a map's entries are made by other code than its nodes (the
+    fares a cache keeps, by ``price``; its nodes, by ``insert``'s caller), so the entries'
+    suspect is that collection's too."""
+    nodes = [s for s in suspects if keyed_share(profiles.get(s.producer, {})) >= KEYED_SHARE]
+    out: dict[str, str] = {}
+    for s in suspects:
+        if any(n.producer == s.producer for n in nodes):
+            out[s.producer] = ""
+            continue
+        partner = next((n for n in nodes if _correlated(s.values, n.values)), None)
+        if partner is not None:
+            out[s.producer] = partner.producer
+    return out
+
+
 def _together(a: SuspectVerdict, b: SuspectVerdict) -> bool:
     """Whether two suspects' bytes rise and fall together in the ``-hc`` run (a correlation of
     at least :data:`TOGETHER`): one leak seen as two producers, such as a chain and the
     unevaluated work each link holds."""
-    xs, ys = a.charts[0].bands[0][1], b.charts[0].bands[0][1]
+    return _correlated(a.charts[0].bands[0][1], b.charts[0].bands[0][1])
+
+
+def _correlated(xs: Sequence[float], ys: Sequence[float]) -> bool:
+    """Whether two series of one run correlate by at least :data:`TOGETHER`."""
     n = min(len(xs), len(ys))
     if n < 4:
         return False

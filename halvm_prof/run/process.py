@@ -90,15 +90,28 @@ def start(
 def _held_signals() -> Iterator[list[int]]:
     """SIGINT, SIGTERM and SIGHUP that come in this block are kept in the list, not raised."""
     held: list[int] = []
-    old = {}
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            old[signum] = signal.signal(signum, lambda s, _: held.append(s))
-    try:
+    with _handling((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), lambda s, _: held.append(s)):
         yield held
+
+
+@contextlib.contextmanager
+def _handling(
+    signums: Sequence[int], handler: Callable[[int, FrameType | None], None]
+) -> Iterator[None]:
+    """``handler`` for ``signums`` in this block (in the main thread only: elsewhere Python
+    refuses), the handlers before put back after. A signal ignored (SIGHUP under nohup) stays
+    ignored."""
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in signums:
+            before = signal.getsignal(signum)
+            if before is not None and before != signal.SIG_IGN:
+                old[signum] = signal.signal(signum, handler)
+    try:
+        yield
     finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
+        for signum, previous in old.items():
+            signal.signal(signum, previous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,19 +219,8 @@ def _shielded() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP are let pass while a program is being ended (in the main
     thread; at most twice the grace): a second Ctrl-C must not leave it half ended, its
     files half written."""
-    if threading.current_thread() is not threading.main_thread():
+    with _handling((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), _let_pass):
         yield
-        return
-    old = {}
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        handler = signal.getsignal(signum)
-        if handler is not None and handler != signal.SIG_IGN:
-            old[signum] = signal.signal(signum, _let_pass)
-    try:
-        yield
-    finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
 
 
 def _let_pass(signum: int, frame: FrameType | None) -> None:
@@ -334,16 +336,8 @@ def stop_signals() -> Iterator[None]:
     """SIGTERM and SIGHUP raise :class:`Stopped` in this block (so the clean-up Ctrl-C gets
     runs for them too); the handlers before are put back after. A signal ignored when we
     started (SIGHUP under nohup) stays ignored."""
-    old = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread
-            if signal.getsignal(signum) != signal.SIG_IGN:
-                old[signum] = signal.signal(signum, _raise_stopped)
-    try:
+    with _handling((signal.SIGTERM, signal.SIGHUP), _raise_stopped):
         yield
-    finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
 
 
 class ErrorTail:

@@ -170,10 +170,13 @@ def test_run_page_keeps_points_after_a_crash_and_files_are_ghcs(
     with urllib.request.urlopen(url + "report", timeout=10) as r:
         assert b"<html" in r.read(2000)
     # Ctrl-C ends the server; run's exit status is the program's own (it crashed with code 1,
-    # by itself: the Ctrl-C came after); the saved files are GHC's, byte for byte.
+    # by itself: the Ctrl-C came after); the .hp GHC 9.0 wrote beside the program was saved
+    # whole into the run's folder (a census per point kept, cut at none) and is gone from there.
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 1
-    assert (where / "run" / "ticker.hp").read_bytes() == (where / "ticker.hp").read_bytes()
+    saved = (where / "run" / "ticker.hp").read_text()
+    assert saved.count("BEGIN_SAMPLE") == saved.count("END_SAMPLE") >= kept
+    assert not (where / "ticker.hp").exists()
     with eventlog_reader(where / "run" / "ticker.eventlog") as reader:
         count = sum(1 for _ in reader.iter_events())
         assert reader.stop is not None and reader.stop.reason == "end"

@@ -533,3 +533,62 @@ def test_a_program_is_found_on_path_and_named_in_full(
     assert find_program(["./tool"]) == [str(tool)]
     with pytest.raises(InputError, match="no such program on PATH"):
         find_program(["no-such-tool"])
+
+
+def test_a_fall_no_census_saw_is_still_a_fall_before_the_end() -> None:
+    # mean xs = sum xs / fromIntegral (length xs) with GHC 9.0: the list grows while sum walks
+    # it, then length walks it allocating nothing, so no census comes until the list is gone:
+    # the last census that held it is 30% of the run before the end, the fall one step.
+    fold = ProfileFold()
+    times = [i * 0.7 / 59 for i in range(60)] + [0.99]
+    for t in times:
+        fold.add(HeapSample(t, {"responseTimes": int(40 * MiB * t / 0.7) if t <= 0.7 else 40}))
+    fold.add(HeapSample(1.0, {}))
+    hc = fold.profile("p", "app +RTS -hc -RTS")
+    (s,) = find_suspects(hc)
+    assert s.shape == "falls"
+    hd = {":": lambda t: grows(t) * 0.6, "D#": lambda t: grows(t) * 0.4}
+    hr = {"(2)SYSTEM": grows}
+    (v,) = verdicts(
+        hc,
+        {
+            "responseTimes": {
+                "d": restricted("responseTimes", "d", hd),
+                "r": restricted("responseTimes", "r", hr),
+            }
+        },
+    )
+    assert v["fix"] == "second-pass"
+
+
+def test_what_a_map_keeps_is_a_collection_whoever_holds_the_map() -> None:
+    # A cache threaded through foldl' (held by SYSTEM): the fares' lists are made by price,
+    # the map's nodes by answer; both rise together, and both are the cache's.
+    hc = profile_of({"price.legs": grows, "answer": lambda t: grows(t) / 3})
+    by = {
+        "price.legs": {
+            "d": restricted("price.legs", "d", {":": grows}),
+            "r": restricted("price.legs", "r", {"(2)SYSTEM": grows}),
+        },
+        "answer": {
+            "d": restricted("answer", "d", {"Bin": grows, "(,)": lambda t: grows(t) / 2}),
+            "r": restricted("answer", "r", {"(2)SYSTEM": grows}),
+        },
+    }
+    found = verdicts(hc, by)
+    assert [(v["producer"], v["fix"]) for v in found] == [
+        ("price.legs", "collection"),
+        ("answer", "collection"),
+    ]
+    assert any("keyed collection grows with it" in e for e in found[0]["evidence"])
+    # The same list alone, held by SYSTEM, is an accumulator.
+    (alone,) = verdicts(profile_of({"price.legs": grows}), {"price.legs": by["price.legs"]})
+    assert alone["fix"] == "accumulator"
+
+
+def test_pinned_buffers_kept_by_their_slices_are_drag() -> None:
+    # GHC 9.0 charges a ByteString's buffers to PINNED, which no run can be restricted to.
+    hc = profile_of({"PINNED": grows, "main": lambda t: 0.2 * MiB})
+    (v,) = verdicts(hc, {})
+    assert v["producer"] == "PINNED" and v["kind"] == "data" and v["fix"] == "drag"
+    assert any("Data.ByteString.copy" in a for a in v["advice"])

@@ -1,0 +1,56 @@
+"""The leak hunt on the held-out corpus (tests/data/leaks/): programs written apart from the
+hunt, by an author who said what leaks, who holds it, its kind and its fix (``expect.json``).
+
+Every leak's first suspect must be made by the author's producer, with the author's kind and
+fix class, on GHC 9.0, 9.6 and 9.10; every fixed twin must have no suspect. A hunt of a leak
+takes one to two minutes (five runs of a program that leaks tens of MB), so the everyday run
+hunts a sample (one leak per kind, a fixed twin); the rest is marked slow
+(``python -m pytest --runslow tests/test_leak_hunt.py``, about an hour per GHC).
+``tests/data/leaks/hunt_check.py`` prints the same judgement as a table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import require_system, sampled
+from tests.leak_corpus import COMPILERS, Compiler, Twin, programs
+from tests.leak_hunt import judge
+
+PROGRAMS = {p.name: p for p in programs()}
+#: The hunts every run makes: a thunk leak on the host's GHC, a data leak on a chroot's, and the
+#: fixed twin of a leak whose producer stays (a fixed twin that still allocates as much).
+EVERYDAY = {
+    ("01-lazy-accumulating-parameter", "9.0", "Leak"),
+    ("09-mean-two-passes", "9.10", "Leak"),
+    ("10-cache-never-pruned", "9.6", "Fixed"),
+}
+CASES = [
+    (name, c.version, twin) for name in PROGRAMS for c in COMPILERS for twin in ("Leak", "Fixed")
+]
+#: Hunts the hunt still gets wrong, each with what it says instead: marked xfail (strict, so a
+#: hunt that becomes right must leave this list).
+KNOWN_WRONG: dict[tuple[str, str, str], str] = {}
+
+
+def _compiler(ghc: str) -> Compiler:
+    compiler = next(c for c in COMPILERS if c.version == ghc)
+    require_system(compiler.available(), f"GHC {ghc} (tests/data/make-chroot.sh builds its chroot)")
+    return compiler
+
+
+def _params() -> list[Any]:
+    params = []
+    for p in sampled(CASES, EVERYDAY, ids="{}-{}-{}"):
+        why = KNOWN_WRONG.get(tuple(p.values))
+        marks = [*p.marks, *([pytest.mark.xfail(reason=why, strict=True)] if why else [])]
+        params.append(pytest.param(*p.values, marks=marks, id=p.id))
+    return params
+
+
+@pytest.mark.parametrize(("name", "ghc", "twin"), _params())
+def test_the_hunt_agrees_with_the_author(name: str, ghc: str, twin: Twin) -> None:
+    judged = judge(PROGRAMS[name], _compiler(ghc), twin)
+    assert judged.right, judged.row()
