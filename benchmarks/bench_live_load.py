@@ -343,8 +343,9 @@ def main(argv: list[str]) -> int:
     )
     print(
         f"  answers: {requests} ({requests / got['elapsed']:.0f}/s), p50 {p50 * 1000:.1f} ms, "
-        f"p99 {p99 * 1000:.1f} ms (target <= {target * 1000:.0f} ms); errors {errors}"
-        + (f" {dict(sorted(load.errors.items()))}" if errors else ""),
+        f"p99 {p99 * 1000:.1f} ms (target <= {target * 1000:.0f} ms), the longest "
+        f"{max(load.latencies, default=float('nan')) * 1000:.0f} ms (a stall shows here); "
+        f"errors {errors}" + (f" {dict(sorted(load.errors.items()))}" if errors else ""),
         flush=True,
     )
     print(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, Any, TypeVar, overload
@@ -85,11 +84,6 @@ def either_spelling(output: str | None, old: str | None, name: str) -> str | Non
 def dumps_json(data: Any) -> str:
     """The one JSON style of every command: sorted keys, two-space indent, trailing newline."""
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
-def refuse_existing(path: str | os.PathLike[str], force: bool) -> None:
-    """An output that replaces an existing file only with ``--force`` (see check_output)."""
-    check_output(path, force=force, replaces_files=False)
 
 
 def refuse_terminal(output: str | None, what: str) -> None:

@@ -112,10 +112,7 @@ def hunt(
     from halvm_prof.render.hunt import hunt_text
 
     if page is not None:
-        from halvm_prof.cli.plain import check_output
-
-        inputs = list(command) if from_files else [command[0]] if command else []
-        check_output(page, force=force, replaces_files=_is_page(page), inputs=inputs)
+        _check_page(page, force, command, plain, from_files=from_files)
     with contextlib.ExitStack() as stack:
         if from_files:
             from halvm_prof.cli.report import verdict_of_files
@@ -141,9 +138,13 @@ def hunt(
                 plain=plain,
                 root=root,
             )
+            started = program_command(command, say=to_stderr)
+            if page is not None and started.cabal:
+                # Known once cabal has built it.
+                _check_page(page, force, started.argv, plain, from_files=False)
             try:
                 outcome = hunt_program(
-                    program_command(command, say=to_stderr).argv,
+                    started.argv,
                     Path(folder) if folder is not None else None,
                     options,
                     say=to_stderr,
@@ -165,14 +166,27 @@ def hunt(
         to_stdout(hunt_text(result), "hunt")
 
 
-def _is_page(path: str) -> bool:
-    """Whether ``path`` is missing or an HTML page (which a hunt's page may replace freely);
-    any other file is replaced only with --force."""
+def _check_page(
+    page: str,
+    force: bool,
+    command: tuple[str, ...] | list[str],
+    plain: str | None,
+    *,
+    from_files: bool,
+) -> None:
+    """``--report``'s page: never an input (--from's files) nor a program the hunt runs (PROG,
+    found on PATH as it is started, and --plain's), even with --force; an earlier page of
+    ours, or an empty file, is replaced freely; any other file only with --force."""
+    from halvm_prof.cli.plain import check_output
+    from halvm_prof.files.output import is_our_page
+    from halvm_prof.run.command import program_path
+
+    inputs = list(command) if from_files else []
+    words = [] if from_files else [w for w in command if w != "--"][:1]
+    programs = [program_path(w) for w in [*words, *([plain] if plain else [])]]
     try:
-        with open(path, "rb") as f:
-            head = f.read(512).lstrip().lower()
-    except FileNotFoundError:
-        return True
+        empty = os.path.getsize(page) == 0
     except OSError:
-        return False
-    return os.path.getsize(path) == 0 or head.startswith((b"<!doctype html", b"<html"))
+        empty = False  # missing, or a dangling link check_output names
+    ours = not os.path.lexists(page) or empty or is_our_page(page)
+    check_output(page, force=force, replaces_files=ours, inputs=inputs, programs=programs)

@@ -35,8 +35,10 @@ def check_output(
     force: bool,
     replaces_files: bool,
     inputs: Iterable[str | os.PathLike[str] | None] = (),
+    programs: Iterable[str | os.PathLike[str] | None] = (),
 ) -> None:
-    """The one overwrite policy of every command that writes (``files.output.check_overwrite``).
+    """The one overwrite policy of every command that writes (``files.output.check_overwrite``):
+    never one of the command's ``inputs`` or the ``programs`` it runs, even with ``force``.
 
     Call it before any work, so a refusal costs nothing. ``-`` (standard output) passes.
     """
@@ -50,6 +52,7 @@ def check_output(
         force=force,
         replaces_files=replaces_files,
         inputs=inputs,
+        programs=programs,
         holds_profile=holds_profile,
     )
 

@@ -9,11 +9,11 @@ import click
 
 from halvm_prof.cli.app import HalvmGroup
 from halvm_prof.cli.common import (
+    check_output,
     force_option,
     json_option,
     load_band_names,
     names_option,
-    refuse_existing,
     to_stderr,
     to_stdout,
 )
@@ -260,11 +260,11 @@ def report(
     output: str, last: int, top: int, threshold: float, force: bool, store_url: str | None
 ) -> None:
     """Write one offline HTML page of the trends across the last runs."""
-    from halvm_prof.history.store import open_store
+    from halvm_prof.history.store import open_store, store_file
     from halvm_prof.history.trend import trend_page
     from halvm_prof.render.history_html import write_trend_page
 
-    refuse_existing(output, force)
+    check_output(output, force=force, replaces_files=False, inputs=[store_file(store_url)])
     with open_store(store_url) as store:
         page = trend_page(store, last=last, top=top, pct=threshold)
     write_trend_page(page, output)

@@ -65,7 +65,9 @@ def xen_config(
     assert kernel and memory and rts
     text = render_config(ConfigSpec(kernel, memory, rts, name, prof_disk, hp_disk, vcpus))
     if output is not None:
-        check_output(output, force=force, replaces_files=False)
+        # The files the config names are never replaced by it.
+        named = [kernel, prof_disk, hp_disk]
+        check_output(output, force=force, replaces_files=False, inputs=named)
     to_output(text, output, "xl config")
 
 

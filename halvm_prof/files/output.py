@@ -105,11 +105,14 @@ def check_overwrite(
     force: bool,
     replaces_files: bool,
     inputs: Iterable[str | os.PathLike[str] | None] = (),
+    programs: Iterable[str | os.PathLike[str] | None] = (),
     holds_profile: Callable[[Path], bool] | None = None,
 ) -> OutputTarget:
     """The one overwrite policy: may ``path`` be written? Raise :class:`OutputError` if not.
 
-    - an input is never an output (writing it would destroy the input), even with ``force``;
+    - an input, or a program the command runs (``programs``), is never an output (writing it
+      would destroy it), even with ``force``: the same file by device and inode, whatever
+      name (a link, a path through another folder, a program found on ``PATH``) it goes by;
     - a device or FIFO is written through, and never opened here (so a FIFO cannot block);
     - an existing ordinary file for which ``holds_profile`` is true (a disk image that still
       holds a profile) is replaced only with ``force``;
@@ -117,6 +120,14 @@ def check_overwrite(
       ``--force`` help says so), else only with ``force``.
     """
     target = output_target(path)
+    for program in programs:
+        if program is not None and same_file(program, target.real):
+            named = "" if os.fspath(program) == os.fspath(path) else f" ({os.fspath(program)})"
+            raise OutputError(
+                f"is the program this command runs{named}; writing it would destroy it",
+                path=path,
+                hint="choose another output name",
+            )
     for source in inputs:
         if source is not None and same_file(source, target.real):
             raise OutputError(

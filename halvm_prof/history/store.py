@@ -41,6 +41,11 @@ def default_url() -> str:
     return "sqlite:///" + os.path.join(data, "halvm-prof", "runs.sqlite").lstrip("/")
 
 
+def store_file(url: str | None) -> Path | None:
+    """The file of the store at ``url`` (or the default one); None for a server."""
+    return _dialect(url or default_url()).file()
+
+
 def display_url(url: str) -> str:
     """``url`` with any password blanked, for messages."""
     return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)

@@ -57,11 +57,18 @@ def program_command(
         argv = argv[1:]
     if not argv:
         raise InputError("no program to run", hint="give it after --: -- ./prog args")
-    if os.sep not in argv[0]:
-        argv[0] = shutil.which(argv[0]) or argv[0]
+    argv[0] = program_path(argv[0])
     if os.path.basename(argv[0]) == "cabal" and "run" in argv[1:2]:
         return _cabal_run(argv, Path(cwd or "."), say)
     return ProgramCommand(argv)
+
+
+def program_path(word: str) -> str:
+    """The program a command's first ``word`` starts: a name without a slash looked up on
+    ``PATH`` as a shell would (the word itself when none is found), a path as given."""
+    if os.sep in word:
+        return word
+    return shutil.which(word) or word
 
 
 def wrapped_program(words: Sequence[str]) -> str:

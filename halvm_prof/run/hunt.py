@@ -57,6 +57,7 @@ from halvm_prof.folds.hunt_profile import Profile
 from halvm_prof.inputs.passes import hunt_profile
 from halvm_prof.inputs.source import open_source
 from halvm_prof.rts import RtsInfo
+from halvm_prof.run.command import program_path
 from halvm_prof.run.plan import rts_info
 from halvm_prof.run.process import (
     ErrorTail,
@@ -127,11 +128,10 @@ def find_program(argv: Sequence[str]) -> list[str]:
     words = list(argv)
     if not words:
         raise InputError("no program to hunt", hint="halvm-prof hunt -- PROG ARGS")
-    if os.sep not in words[0]:
-        found = shutil.which(words[0])
-        if found is None:
-            raise InputError("no such program on PATH", path=words[0], hint="give its path")
-        words[0] = found
+    found = program_path(words[0])
+    if os.sep not in found:
+        raise InputError("no such program on PATH", path=words[0], hint="give its path")
+    words[0] = found
     # In full: a GHC 9.0 or 9.2 program runs in a work folder of the hunt's.
     words[0] = os.path.abspath(words[0])
     return words

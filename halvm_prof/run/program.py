@@ -207,7 +207,12 @@ class Run:
         self.hung_in_exit = False
         self._stuck_since: float | None = None
         self._exit_checked = 0.0
-        self._hp_guess: Path | None = None
+        #: Where a wrapped program's .hp is looked for when /proc no longer shows it: first
+        #: here, after the name its words give (a program that ended before the first tick,
+        #: under a wrapper that keeps the folder, left its .hp here, neither saved nor removed).
+        self._hp_guess: Path | None = (
+            Path.cwd() / f"{self.name}.hp" if self.hp_path is None else None
+        )
         self._binaries: dict[str, ElfFile | None] = {}
         #: Asks a program built with HalvmSnapshot for heap snapshots (into the run folder).
         self.snapshots: SnapshotTaker | None = None
@@ -228,23 +233,27 @@ class Run:
         ``force``, one that is the program itself."""
         program = self.words[0]
         outputs = [self.saved_hp, self.saved_eventlog, self.report_path, self.cost_path]
-        if self.plan.heap and not self.hp_in_folder and self.hp_path is not None:
-            if same_file(self.hp_path, program):
+        if self.plan.heap and not self.hp_in_folder:
+            # A wrapped program's is known once it runs; a wrapper that keeps the current
+            # folder (env, nice, a script) has it write here, after the name its words give.
+            hp_path = self.hp_path or Path.cwd() / f"{self.name}.hp"
+            writes = "writes" if self.hp_path is not None else "may write"
+            if same_file(hp_path, program):
                 raise OutputError(
-                    f"is the program, and GHC {self.plan.info.version} writes its heap "
+                    f"is the program, and GHC {self.plan.info.version} {writes} its heap "
                     "profile there",
-                    path=self.hp_path,
+                    path=hp_path,
                     hint="run it from another folder",
                 )
-            if self.hp_path.exists() and not self.force:
+            if os.path.lexists(hp_path) and not self.force:
                 raise OutputError(
-                    f"already exists, and GHC {self.plan.info.version} writes the program's "
+                    f"already exists, and GHC {self.plan.info.version} {writes} the program's "
                     "heap profile there (its -po names the .prof alone)",
-                    path=self.hp_path,
+                    path=hp_path,
                     hint="move it away, run from another folder, or use --force to replace it",
                 )
         for path in outputs:
-            check_overwrite(path, force=self.force, replaces_files=False, inputs=[program])
+            check_overwrite(path, force=self.force, replaces_files=False, programs=[program])
 
     @property
     def cost_path(self) -> Path:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from halvm_prof.errors import InputError, OutputError, ToolError
+from halvm_prof.files.output import check_overwrite
 from halvm_prof.perf import layout as L
 from halvm_prof.run.process import GRACE, ErrorTail, end, start, stop_signals
 
@@ -74,6 +75,19 @@ def _run_perf(cmd: list[str], name: str) -> _Perf:
     return _Perf(proc.returncode, tail.text(), stopped_by, ending.note)
 
 
+def _recorded(cmd: list[str], perf_data: Path, name: str, *, what: str, eventlog: bool) -> _Perf:
+    """Run ``cmd`` (see :func:`_run_perf`; ``name``: what its ending calls the program) and
+    refuse a recording that is missing, empty, or declares no event, naming ``what`` was
+    recorded (the program, or ``pid N``)."""
+    done = _run_perf(cmd, name)
+    if not perf_data.exists() or perf_data.stat().st_size == 0:
+        raise _failure(done.said, what, eventlog)
+    if not _has_events(perf_data):
+        perf_data.unlink()  # it holds nothing, and would ask for --force next time
+        raise _no_events(done.said, what)
+    return done
+
+
 def find_perf() -> str:
     """The ``perf`` program, or a :class:`ToolError` saying how to get it."""
     perf = shutil.which("perf")
@@ -106,11 +120,17 @@ def perf_command(
     *,
     frequency: int,
     call_graph: bool,
+    pid: int | None = None,
 ) -> list[str]:
+    """``perf record`` of ``program`` into ``perf_data``; with ``pid``, of that running process
+    (alongside ``program``, if any: perf stops when it ends)."""
     cmd = [perf, "record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", str(frequency)]
     if call_graph:
         cmd.append("-g")
-    return [*cmd, "-o", perf_data, "--", *program]
+    if pid is not None:
+        cmd += ["-p", str(pid)]
+    cmd += ["-o", perf_data]
+    return [*cmd, "--", *program] if program else cmd
 
 
 def record(
@@ -130,23 +150,18 @@ def record(
         raise InputError("no such program", path=exe, hint="give a path like ./prog")
     perf = find_perf()
     check_paranoid()
-    out = _run_folder(folder, force)
+    log_name = f"{Path(exe).name}.eventlog" if eventlog else None
+    out = _run_folder(folder, force, log_name, program=exe)
     perf_data = out / "perf.data"
     args = list(program)
     log: Path | None = None
-    if eventlog:
-        log = out / f"{Path(exe).name}.eventlog"
+    if log_name is not None:
+        log = out / log_name
         args += ["+RTS", "-l", f"-ol{log}", "-RTS"]
     cmd = perf_command(perf, str(perf_data), args, frequency=frequency, call_graph=call_graph)
-    done = _run_perf(cmd, Path(exe).name)
-    err = done.said
-    if not perf_data.exists() or perf_data.stat().st_size == 0:
-        raise _failure(err, exe, eventlog)
-    if not _has_events(perf_data):
-        perf_data.unlink()  # it holds nothing, and would ask for --force next time
-        raise _no_events(err, exe)
+    done = _recorded(cmd, perf_data, Path(exe).name, what=exe, eventlog=eventlog)
     if log is not None and not log.exists():
-        failure = _failure(err, exe, eventlog)
+        failure = _failure(done.said, exe, eventlog)
         if failure.message.startswith("perf record failed"):
             failure = ToolError(
                 "the program wrote no eventlog",
@@ -206,25 +221,17 @@ def record_pid(
         raise InputError(f"no process {pid} is running", hint="give the pid of a running program")
     perf = find_perf()
     check_paranoid()
-    out = _run_folder(folder, force)
+    out = _run_folder(folder, force, None)
     perf_data = out / "perf.data"
     # Read while the process is there: perf returns when it has exited.
     log = running_eventlog(pid)
-    cmd = [perf, "record", "-q", "-k", "mono", "-e", "cpu-clock", "-F", str(frequency)]
-    if call_graph:
-        cmd.append("-g")
-    cmd += ["-p", str(pid), "-o", str(perf_data)]
-    if duration is not None:
-        # perf stops when the command it runs beside the attached process ends.
-        cmd += ["--", "sleep", f"{duration:g}"]
+    # perf stops when the command it runs beside the attached process ends.
+    beside = ["sleep", f"{duration:g}"] if duration is not None else []
+    cmd = perf_command(
+        perf, str(perf_data), beside, frequency=frequency, call_graph=call_graph, pid=pid
+    )
     # The attached program is not ours: only perf (and its sleep) are ended.
-    done = _run_perf(cmd, "perf")
-    err = done.said
-    if not perf_data.exists() or perf_data.stat().st_size == 0:
-        raise _failure(err, f"pid {pid}", False)
-    if not _has_events(perf_data):
-        perf_data.unlink()
-        raise _no_events(err, f"pid {pid}")
+    done = _recorded(cmd, perf_data, "perf", what=f"pid {pid}", eventlog=False)
     return RecordRun(str(out), str(perf_data), log, 0, tuple(cmd), done.stopped_by, done.note)
 
 
@@ -251,15 +258,19 @@ def _no_events(err: str, exe: str) -> ToolError:
     )
 
 
-def _run_folder(folder: str | os.PathLike[str], force: bool) -> Path:
+def _run_folder(
+    folder: str | os.PathLike[str], force: bool, eventlog: str | None, program: str | None = None
+) -> Path:
+    """The run folder, made if missing, once neither its ``perf.data`` nor the ``eventlog`` the
+    program's RTS is told to write there replaces a file without ``force``, nor is ``program``."""
     out = Path(folder)
-    perf_data = out / "perf.data"
-    if perf_data.exists() and not force:
-        raise OutputError("already holds a perf.data", path=out, hint="use --force to replace it")
     if out.exists() and not out.is_dir():
         raise OutputError(
             "is not a folder", path=out, hint="give -o a folder; it is made if missing"
         )
+    for name in ("perf.data", eventlog):
+        if name is not None:
+            check_overwrite(out / name, force=force, replaces_files=False, programs=[program])
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

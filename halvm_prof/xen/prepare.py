@@ -32,6 +32,8 @@ class PreparePlan:
     config_path: Path
     config_text: str
     disks: tuple[PlannedDisk, ...]
+    #: The kernel the config names: read, never an output.
+    kernel: Path
 
 
 def default_name(kernel: str) -> str:
@@ -81,14 +83,25 @@ def plan_prepare(
     for problem in kernel_problems(kernel, kernel, plan):
         if problem.severity == "error":
             raise InputError(problem.message, path=kernel, hint=problem.hint)
-    return PreparePlan(name, Path(config_dir).absolute() / f"{name}.cfg", text, disks)
+    return PreparePlan(
+        name, Path(config_dir).absolute() / f"{name}.cfg", text, disks, Path(kernel).absolute()
+    )
+
+
+def _check_outputs(plan: PreparePlan, force: bool) -> None:
+    """The config replaces a file only with ``force``, a disk one that holds no profile; neither
+    is ever the kernel."""
+    inputs = [plan.kernel]
+    check_overwrite(plan.config_path, force=force, replaces_files=False, inputs=inputs)
+    for disk in plan.disks:
+        check_overwrite(
+            disk.path, force=force, replaces_files=True, inputs=inputs, holds_profile=holds_profile
+        )
 
 
 def run_prepare(plan: PreparePlan, *, force: bool = False) -> None:
     """Make the disks and the config; every refusal comes before anything is made."""
-    check_overwrite(plan.config_path, force=force, replaces_files=False)
-    for disk in plan.disks:
-        check_overwrite(disk.path, force=force, replaces_files=True, holds_profile=holds_profile)
+    _check_outputs(plan, force)
     existed = {disk.path: os.path.lexists(disk.path) for disk in plan.disks}
     made: list[Path] = []
     try:
@@ -176,11 +189,7 @@ def run_prepares(plans: tuple[PreparePlan, ...], *, force: bool = False) -> None
     """Make every plan's disks and config; every refusal comes before anything is made, and a
     failure removes what the earlier plans made."""
     for plan in plans:
-        check_overwrite(plan.config_path, force=force, replaces_files=False)
-        for disk in plan.disks:
-            check_overwrite(
-                disk.path, force=force, replaces_files=True, holds_profile=holds_profile
-            )
+        _check_outputs(plan, force)
     done: list[PreparePlan] = []
     existed = {d.path: os.path.lexists(d.path) for p in plans for d in p.disks}
     try:

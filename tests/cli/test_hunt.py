@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,26 @@ from click.testing import CliRunner, Result
 
 from halvm_prof.analysis.hunt import FIXES
 from halvm_prof.cli.app import cli
-from tests.hunt_programs import FLAGS, GHCS, SHAPES, Hunted, LeakShape, normal, program
+from tests.conftest import CORPUS
+from tests.ghc_programs import MODULES, built
+from tests.hunt_programs import (
+    FLAGS,
+    GHCS,
+    HUNT,
+    SHAPES,
+    Hunted,
+    LeakShape,
+    build_flags,
+    normal,
+    program,
+)
+from tests.hunt_programs import (
+    hunted as ready_to_hunt,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
+
+CORPUS_HP = CORPUS / "leaky-hc.hp"
 
 #: The shapes x GHCs hunted in the default run (the rest are marked slow).
 SAMPLE = {("LazyParam", "9.0"), ("HeldRef", "9.6"), ("Cache", "9.10")}
@@ -343,43 +362,93 @@ def _hunt_process(
 
 
 @pytest.mark.parametrize(
-    "signum",
+    ("signum", "ghc", "keep"),
     [
-        pytest.param(signal.SIGINT, marks=pytest.mark.slow),
-        signal.SIGTERM,
-        pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
+        pytest.param(signal.SIGTERM, "9.0", True, id="SIGTERM-9.0-kept"),
+        pytest.param(signal.SIGINT, "9.6", False, id="SIGINT-9.6-temporary"),
+        pytest.param(signal.SIGINT, "9.0", True, id="SIGINT-9.0-kept", marks=pytest.mark.slow),
+        pytest.param(signal.SIGHUP, "9.0", True, id="SIGHUP-9.0-kept", marks=pytest.mark.slow),
+        pytest.param(
+            signal.SIGHUP, "9.10", False, id="SIGHUP-9.10-temporary", marks=pytest.mark.slow
+        ),
+        pytest.param(signal.SIGTERM, "9.6", True, id="SIGTERM-9.6-kept", marks=pytest.mark.slow),
     ],
 )
-def test_a_stopped_hunt_says_which_runs_finished_and_where(tmp_path: Path, signum: int) -> None:
-    # Logger never ends: each run is stopped after 2 s; the hunt is stopped during its third.
-    with program("9.0", "Logger", tmp_path) as hunted:
-        exe = str(Path(hunted.command[0]).resolve())
-        runs = tmp_path / "runs"
-        proc = _hunt_process(exe, ["--stop-after", "2", "-o", str(runs)], tmp_path)
+def test_a_stopped_hunt_says_which_runs_finished_and_where(
+    tmp_path: Path, signum: int, ghc: str, keep: bool
+) -> None:
+    # Logger never ends: each run is stopped after 2 s; the hunt is stopped during its third,
+    # while it waits for the program (issue 43 items 9 and 10: it printed 'Aborted!' for every
+    # signal, and left PROG.hp and PROG.prof in the program's folder).
+    exe = built(HUNT / "Logger.hs", build_flags("Logger"), ghc, modules=MODULES.get("Logger", ()))
+    with ready_to_hunt(ghc, exe, exe.parent / "Logger.hs", tmp_path) as ready:
+        runs = (tmp_path if ghc == "9.0" else ready.cwd) / "runs"
+        args = [*ready.options, "--stop-after", "2", *(["-o", str(runs)] if keep else [])]
+        proc = _hunt_process(ready.command[0], args, tmp_path)
+        assert proc.stderr is not None
+        said: list[str] = []
+        third = threading.Event()
+
+        def read() -> None:
+            assert proc.stderr is not None
+            for raw in proc.stderr:
+                said.append(raw.decode())
+                if raw.startswith(b"run 3: "):
+                    third.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        with proc:
+            try:
+                assert third.wait(180), "".join(said)
+                time.sleep(0.5)
+                proc.send_signal(signum)
+                proc.wait(timeout=60)
+                reader.join(timeout=10)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        text = "".join(said)
+        assert proc.returncode == 128 + signum, text
+        assert "Traceback" not in text and "Aborted!" not in text
+        line = text.strip().splitlines()[-1]
+        name = signal.Signals(signum).name
+        assert line.startswith(f"hunt stopped by {name} during run 3 "), line
+        if keep:
+            assert f"finished, kept in {runs}: 0" in line, line
+            assert not (runs / "work").exists()
+            # Only whole runs are kept: every file there is one the line names.
+            assert all(p.name in line for p in runs.iterdir())
+        else:
+            assert re.search(r"; \d+ finished \(\d\d-hc\.hp", line), line
+            assert "in a temporary folder now removed" in line
+            assert "(-o FOLDER keeps a hunt's runs)" in line, line
+        assert not _running(str(exe))
+        for here in {tmp_path, ready.cwd}:
+            assert not list(here.glob("*.hp")) and not list(here.glob("*.prof")), here
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_hunt_stopped_before_its_first_run_says_so(tmp_path: Path, signum: int) -> None:
+    # While it asks the program's RTS what it is (+RTS --info): an early SIGTERM said nothing.
+    mark = tmp_path / "probed"
+    prog = tmp_path / "slow"
+    prog.write_text(f"#!/bin/sh\necho $$ > {mark}.tmp && mv {mark}.tmp {mark}\nexec sleep 600\n")
+    prog.chmod(0o755)
+    with _hunt_process(str(prog), [], tmp_path) as proc:
         try:
-            deadline = time.monotonic() + 120
-            while len(list(runs.glob("0*.hp"))) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert len(list(runs.glob("0*.hp"))) >= 2
-            time.sleep(0.5)
+            deadline = time.monotonic() + 60
+            while not mark.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
             proc.send_signal(signum)
             _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
-        text = err.decode()
-        assert proc.returncode == 128 + signum, text
-        assert "Traceback" not in text and "Aborted!" not in text
-        line = text.strip().splitlines()[-1]
-        name = signal.Signals(signum).name
-        assert line.startswith(f"hunt stopped by {name} during run "), line
-        assert f"finished, kept in {runs}: 0" in line, line
-        assert not _running(exe)
-        assert not list(tmp_path.glob("*.hp")) and not list(tmp_path.glob("*.prof"))
-        assert not (runs / "work").exists()
-        # Only whole runs are kept: every file there is one the line names.
-        assert all(p.name in line for p in runs.iterdir())
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum, err
+    assert err.decode().splitlines() == [f"hunt stopped by {name} before its first run"]
+    assert not Path(f"/proc/{mark.read_text().strip()}").exists()  # the probe ended
 
 
 def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
@@ -433,11 +502,11 @@ def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
         # The program itself: never, --force or not.
         exe = hunted.command[0]
         line = one_line_error(hunt(hunted, "--force", "--report", exe, monkeypatch=monkeypatch))
-        assert "is also an input" in line
-        # A page of an earlier hunt is replaced freely; an earlier run's profile left in the
-        # folder neither stops the hunt nor is read or touched.
+        assert f"{exe}: is the program this command runs; writing it would destroy it" in line
+        # A page of ours (an earlier hunt's, a report's) is replaced freely; an earlier run's
+        # profile left in the folder neither stops the hunt nor is read or touched.
         page = tmp_path / "hunt.html"
-        page.write_text("<!DOCTYPE html><html></html>")
+        assert CliRunner().invoke(cli, ["report", str(CORPUS_HP), "-o", str(page)]).exit_code == 0
         (tmp_path / "accum.hp").write_text("an earlier run's")
         (tmp_path / "accum.prof").write_text("an earlier run's")
         result = hunt(
@@ -448,6 +517,54 @@ def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
         assert (tmp_path / "accum.hp").read_text() == "an earlier run's"
         assert (tmp_path / "accum.prof").read_text() == "an earlier run's"
         assert sorted(p.name for p in tmp_path.glob("*.hp")) == ["accum.hp"]
+
+
+def test_report_is_never_a_program_the_hunt_runs_nor_a_file_not_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with program("9.0", "Accum", tmp_path) as hunted:
+        # A copy: were it replaced, the shared build would be intact.
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        exe = bin_dir / "accum"
+        shutil.copy2(hunted.command[0], exe)
+        original = exe.read_bytes()
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.chdir(tmp_path)  # no accum here: the hunt finds it on PATH
+        # The program found on PATH (was checked as the word 'accum', and replaced by the page).
+        args = ["--suspects", "1", "--force", "--report"]
+        result = CliRunner().invoke(cli, ["hunt", *args, str(exe), "--", "accum"])
+        line = one_line_error(result)
+        assert f"{exe}: is the program this command runs;" in line, line
+        # --plain's program, found on PATH too, by another name (a hard link).
+        plain = tmp_path / "plain-accum"
+        os.link(exe, plain)
+        monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+        result = CliRunner().invoke(
+            cli, ["hunt", "--plain", "plain-accum", *args, str(plain), "--", str(exe)]
+        )
+        line = one_line_error(result)
+        assert "is the program this command runs" in line and "plain-accum" in line, line
+        assert exe.read_bytes() == original
+        # An HTML file of the user's own is not a page of ours: only with --force (any HTML
+        # file was replaced freely).
+        notes = tmp_path / "notes.html"
+        notes.write_text("<!DOCTYPE html><html><body>my notes</body></html>")
+        result = CliRunner().invoke(cli, ["hunt", "--report", str(notes), "--", str(exe)])
+        line = one_line_error(result)
+        assert f"{notes}: already exists" in line and "--force" in line, line
+        assert "my notes" in notes.read_text()
+    # --from: a disk that still holds a profile is not made a page, nor is an input.
+    disk = tmp_path / "vm-heap.disk"
+    assert CliRunner().invoke(cli, ["disk", "write", str(CORPUS_HP), str(disk)]).exit_code == 0
+    before = disk.read_bytes()
+    result = CliRunner().invoke(cli, ["hunt", "--from", "--report", str(disk), str(CORPUS_HP)])
+    assert "still holds a profile" in one_line_error(result) and disk.read_bytes() == before
+    hp = tmp_path / "leaky.hp"
+    shutil.copy2(CORPUS_HP, hp)
+    result = CliRunner().invoke(cli, ["hunt", "--from", "--force", "--report", str(hp), str(hp)])
+    assert "is also an input" in one_line_error(result)
+    assert hp.read_bytes() == CORPUS_HP.read_bytes()
 
 
 @pytest.mark.slow

@@ -284,6 +284,27 @@ def test_record_a_real_run_then_report_and_merge(tmp_path: Path) -> None:
     assert code == 1 and "--force" in err
 
 
+def test_record_never_replaces_an_eventlog_nor_the_program(tmp_path: Path) -> None:
+    require_program("perf", "linux-perf")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    prog = tmp_path / "work"
+    shutil.copy(BINARY, prog)
+    mine = folder / "work.eventlog"
+    mine.write_text("mine")
+    # Was replaced by the program's RTS (only perf.data was looked at).
+    code, _, err = run("record", "--eventlog", "-o", str(folder), "--", str(prog), "1")
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"{mine}: already exists (use --force to replace it)" in err
+    assert mine.read_text() == "mine" and not (folder / "perf.data").exists()
+    # The program itself is never an output, --force or not.
+    inside = folder / "perf.data"
+    shutil.copy(BINARY, inside)
+    code, _, err = run("record", "--force", "-o", str(folder), "--", str(inside), "1")
+    assert code == 1 and f"{inside}: is the program this command runs;" in err, err
+    assert inside.read_bytes() == Path(BINARY).read_bytes()
+
+
 def test_record_attaches_to_a_running_program(tmp_path: Path) -> None:
     require_program("perf", "linux-perf")
     prog = tmp_path / "work"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import signal
 import stat
 import subprocess
@@ -22,6 +23,7 @@ from click.testing import CliRunner
 from halvm_prof.cli.app import cli
 from halvm_prof.files.output import TEMP_MARK, atomic_write
 from tests.conftest import CORPUS, DATA
+from tests.unit.test_xen import build_ghc_programs
 
 HP = CORPUS / "leaky-hc.hp"
 PROF = CORPUS / "leaky-hc.prof"
@@ -231,6 +233,37 @@ def test_an_input_is_never_the_output_even_with_force(tmp_path: Path) -> None:
     err = one_line_error(*run("report", hp, "-o", hp, "--force")[::2])
     assert "is also an input" in err
     assert hp.read_bytes() == HP.read_bytes()
+
+
+def test_no_output_is_a_file_the_command_reads_or_names_even_with_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # runs report: the store it reads (was replaced by the page).
+    store = tmp_path / "runs.sqlite"
+    url = f"sqlite:///{store}"
+    assert run("runs", "add", PROF, "--store", url)[0] == 0
+    before = store.read_bytes()
+    err = one_line_error(*run("runs", "report", "-o", store, "--store", url, "--force")[::2])
+    assert f"{store}: is also an input" in err and store.read_bytes() == before
+    # xen-config: the kernel and disks the config names (were replaced by the config).
+    kernel, disk = tmp_path / "app.elf", tmp_path / "app-prof.disk"
+    kernel.write_bytes(b"\x7fELF a kernel")
+    disk.write_bytes(b"\0" * 4096)
+    config: list[str | Path] = ["xen-config", "--kernel", kernel, "--memory", "64", "--rts", "-p"]
+    config += ["--prof-disk", disk, "--force"]
+    for named in (kernel, disk):
+        err = one_line_error(*run(*config, "-o", named)[::2])
+        assert f"{named}: is also an input" in err
+    assert kernel.read_bytes() == b"\x7fELF a kernel" and disk.read_bytes() == b"\0" * 4096
+    # prepare: the kernel it reads, as one of the disks it makes (was made a blank disk).
+    shutil.copy(build_ghc_programs()["profiled"], tmp_path / "vm-prof.disk")
+    before = (tmp_path / "vm-prof.disk").read_bytes()
+    prepare = ["prepare", "vm-prof.disk", "--name", "vm", "--memory", "64", "--rts", "-p -hc"]
+    err = one_line_error(*run(*prepare, "--disk-dir", ".", "--force")[::2])
+    assert f"{tmp_path / 'vm-prof.disk'}: is also an input" in err
+    assert (tmp_path / "vm-prof.disk").read_bytes() == before
+    assert not (tmp_path / "xen_configs").exists()
 
 
 def test_the_rename_never_removes_the_old_output_first(
