@@ -158,6 +158,9 @@ KEYED_TYPES = frozenset({"Map", "IntMap", "Set", "IntSet", "HashMap", "HashSet"}
 KEYED_DESCRIPTIONS = frozenset({"Bin", "Tip", "BitmapIndexed", "Full", "Collision"})
 #: The share of a suspect's closures that makes it a keyed collection's nodes.
 KEYED_SHARE = 0.4
+#: Keyed nodes elsewhere in the heap count for a suspect they grow with from this share of its
+#: peak (a map's nodes weigh little beside the strings or records it keeps).
+KEYED_FLOOR = 0.02
 _BIOGRAPHY = ("LAG", "USE", "INHERENT_USE", "DRAG", "VOID")
 #: Cost-centre names GHC makes, in words (``-fprof-auto`` names a lambda ``\`` and a pattern
 #: binding ``(...)``).
@@ -908,8 +911,8 @@ def _fix(
     keyed_by: str | None = None,
     buffers: bool = False,
 ) -> FixClass:
-    """The class of fix the evidence points to. ``keyed_by``: the suspect (this one or one
-    whose bytes rise and fall with it) made of a keyed collection's nodes, if any;
+    """The class of fix the evidence points to. ``keyed_by``: in words, the keyed
+    collection's nodes whose bytes rise and fall with it, if any;
     ``buffers``: it is mostly byte buffers (PINNED, ``ARR_WORDS``)."""
     if kind == "thunks":
         return "lazy"
@@ -926,9 +929,8 @@ def _fix(
         # Whoever holds the map (a loop's argument, a record, a top-level value), entries go
         # in and none come out: a table or cache that is never pruned.
         evidence.append(
-            "a keyed collection grows with it: "
-            + ("its own nodes" if keyed_by == "" else f"the nodes {keyed_by} makes")
-            + " (Map, Set, IntMap or HashMap), filled and never pruned"
+            f"a keyed collection (Map, Set, IntMap or HashMap) grows with it: {keyed_by}, "
+            "filled and never pruned"
         )
         return "collection"
     if kind == "data" and buffers:
@@ -1383,8 +1385,10 @@ def judge_all(
     profiles: Mapping[str, Mapping[str, Profile]],
     runs: Mapping[str, Sequence[HuntRun]],
     sources: Mapping[str, str] | None = None,
+    whole_types: Profile | None = None,
 ) -> tuple[SuspectVerdict, ...]:
-    """Every suspect's verdict, joined and ordered by cause: data held by another suspect's
+    """Every suspect's verdict, joined and ordered by cause (``whole_types``: an unrestricted
+    ``-hy`` run, where a map that grows with a suspect shows): data held by another suspect's
     thunks is that lazy accumulation too; a stack that forces another suspect's chain is
     that suspect's evidence, not a suspect of its own; among thunks, the chain being forced
     (BLACKHOLE) comes before the work it holds; what another suspect holds comes after it."""
@@ -1398,7 +1402,7 @@ def judge_all(
         if f >= MIN_SHARE
     ]
 
-    keyed = keyed_collections(suspects, profiles)
+    keyed = keyed_collections(suspects, profiles, producer_run, whole_types)
 
     def all_verdicts(thunky: frozenset[str]) -> list[SuspectVerdict]:
         return [
@@ -1484,21 +1488,63 @@ def keyed_share(profiles: Mapping[str, Profile]) -> float:
 
 
 def keyed_collections(
-    suspects: Sequence[Suspect], profiles: Mapping[str, Mapping[str, Profile]]
+    suspects: Sequence[Suspect],
+    profiles: Mapping[str, Mapping[str, Profile]],
+    producer_run: Profile | None = None,
+    whole_types: Profile | None = None,
 ) -> dict[str, str]:
-    """By producer, the suspect made of a keyed collection's nodes that it rises and falls
-    with (``""``: itself is): a map's entries are made by other code than its nodes (the
-    fares a cache keeps, by ``price``; its nodes, by ``insert``'s caller), so the entries'
-    suspect is that collection's too."""
+    """By producer, in words, the keyed collection's nodes it rises and falls with: its own,
+    another suspect's, or (``whole_types``: an unrestricted ``-hy`` run of the same program)
+    Map, Set, IntMap or HashMap nodes anywhere in the heap. A map's entries are made by other
+    code than its nodes (the fares a cache keeps, by ``price``; its nodes, by ``insert``'s
+    caller), and its nodes may weigh too little to be a suspect, so the entries' suspect is
+    that collection's too."""
     nodes = [s for s in suspects if keyed_share(profiles.get(s.producer, {})) >= KEYED_SHARE]
+    heap_nodes = _keyed_series(whole_types) if whole_types is not None else None
     out: dict[str, str] = {}
     for s in suspects:
         if any(n.producer == s.producer for n in nodes):
-            out[s.producer] = ""
+            out[s.producer] = "its own nodes"
             continue
         partner = next((n for n in nodes if _correlated(s.values, n.values)), None)
         if partner is not None:
-            out[s.producer] = partner.producer
+            out[s.producer] = f"the nodes {partner.producer} makes"
+        elif heap_nodes is not None and producer_run is not None and whole_types is not None:
+            times, values = heap_nodes
+            if max(values, default=0) >= KEYED_FLOOR * max(s.values, default=0) and _correlated(
+                s.values, _resampled(times, values, whole_types.duration, producer_run)
+            ):
+                out[s.producer] = "nodes of the whole heap's (an unrestricted -hy run)"
+    return out
+
+
+def _keyed_series(whole_types: Profile) -> tuple[tuple[float, ...], list[int]]:
+    """The bytes of keyed collections' nodes at each census of an unrestricted ``-hy`` run."""
+    keyed = [b for b in whole_types.bands if b.name in KEYED_TYPES]
+    n = len(whole_types.times)
+    return whole_types.times, [
+        sum(b.values[i] for b in keyed if i < len(b.values)) for i in range(n)
+    ]
+
+
+def _resampled(
+    times: Sequence[float], values: Sequence[int], duration: float, onto: Profile
+) -> list[float]:
+    """``values`` at ``times`` of a run of ``duration`` seconds, read at the censuses of
+    ``onto`` (another run of the program): by the share of each run elapsed, linearly."""
+    out: list[float] = []
+    if not times or duration <= 0 or onto.duration <= 0:
+        return [0.0] * len(onto.times)
+    j = 0
+    for t in onto.times:
+        at = t / onto.duration * duration
+        while j + 1 < len(times) and times[j + 1] < at:
+            j += 1
+        if j + 1 < len(times) and times[j + 1] > times[j]:
+            f = min(1.0, max(0.0, (at - times[j]) / (times[j + 1] - times[j])))
+            out.append(values[j] + f * (values[j + 1] - values[j]))
+        else:
+            out.append(float(values[j]))
     return out
 
 
@@ -1656,7 +1702,9 @@ def hunt_files(
                 continue
             by_mode.setdefault(s.producer, {})[mode] = match
             mine.append(HuntRun(mode, line, "ok", file=match.label))
-    verdicts = judge_all(producer_run, suspects, by_mode, runs, sources)
+    wholes = [p for p in profiles if p.mode == "y" and not p.restrictions]
+    whole = max(wholes, key=lambda p: p.censuses) if wholes else None
+    verdicts = judge_all(producer_run, suspects, by_mode, runs, sources, whole)
     return HuntResult(
         program=programs[0] if programs else "",
         suspects=verdicts,

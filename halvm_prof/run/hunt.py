@@ -880,6 +880,15 @@ def _hunt(hunter: Hunter, plain: Program | None, options: HuntOptions) -> HuntRe
     if plain is not None:
         plain_result = _plain_runs(hunter, plain, rates, producer_run, suspects)
     verdicts = judge_all(producer_run, suspects, profiles, by_producer, sources=sources)
+    if any(v.fix == "accumulator" for v in verdicts):
+        # A map whose nodes weigh too little to be a suspect may hold what grows: the whole
+        # heap by type says (one run more, only where the verdict would otherwise stand).
+        done, whole = _restricted(hunter, "y", ["-hy"], rates, "", f"{name} -hy")
+        runs.append(done.run)
+        if whole is not None:
+            verdicts = judge_all(
+                producer_run, suspects, profiles, by_producer, sources=sources, whole_types=whole
+            )
     if first.answers and verdicts:
         taken = hunter.take_snapshots()
         verdicts = _held_through(verdicts, taken)

@@ -587,7 +587,7 @@ def test_what_a_map_keeps_is_a_collection_whoever_holds_the_map() -> None:
         ("price.legs", "collection"),
         ("answer", "collection"),
     ]
-    assert any("keyed collection grows with it" in e for e in found[0]["evidence"])
+    assert any("the nodes answer makes" in e for e in found[0]["evidence"])
     # The same list alone, held by SYSTEM, is an accumulator.
     (alone,) = verdicts(profile_of({"price.legs": grows}), {"price.legs": by["price.legs"]})
     assert alone["fix"] == "accumulator"
@@ -611,3 +611,32 @@ def test_byte_buffers_a_producer_keeps_are_drag() -> None:
     )
     assert v["kind"] == "data" and v["fix"] == "drag"
     assert any("Data.ByteString.copy" in a for a in v["advice"])
+
+
+def test_a_map_too_light_to_be_a_suspect_still_makes_what_it_keeps_a_collection() -> None:
+    # A session table never pruned: the clients' strings are the suspect; the map's nodes,
+    # made by login, weigh under the floor, and show in an unrestricted -hy run only.
+    hc = profile_of({"clientName": grows, "login": lambda t: grows(t) / 30})
+    by = {
+        "clientName": {
+            "d": restricted("clientName", "d", {":": grows, "C#": lambda t: grows(t) / 4}),
+            "r": restricted("clientName", "r", {"(2)SYSTEM": grows}),
+        }
+    }
+    suspects = find_suspects(hc)
+    assert [s.producer for s in suspects] == ["clientName"]
+    runs = {"clientName": [HuntRun("c", "+RTS -hc -RTS", "ok")]}
+    (alone,) = judge_all(hc, suspects, by, runs)
+    assert alone.fix == "accumulator"
+    whole = profile_of(
+        {"[]": grows, "Map": lambda t: grows(t) / 30, "Int": lambda t: 0.3 * MiB},
+        "app +RTS -hy -RTS",
+        n=90,  # another run: other census times
+    )
+    (v,) = judge_all(hc, suspects, by, runs, whole_types=whole)
+    assert v.fix == "collection"
+    assert any("unrestricted -hy" in e for e in v.evidence)
+    # A map that stays the same size is no part of it.
+    flat = profile_of({"[]": grows, "Map": lambda t: 0.2 * MiB}, "app +RTS -hy -RTS", n=90)
+    (still,) = judge_all(hc, suspects, by, runs, whole_types=flat)
+    assert still.fix == "accumulator"
