@@ -65,15 +65,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--runslow",
         action="store_true",
-        help="also run the tests marked slow (the exhaustive sweeps and matrices)",
+        help="also run the tests marked slow (exhaustive sweeps) and matrix (whole matrices)",
     )
 
 
 def slow_runs(config: pytest.Config) -> bool:
-    """Whether this run includes the tests marked ``slow``: with --runslow, or when an explicit
-    ``-m`` expression decides (``-m slow`` runs only them). CI=true does not: all of them took
-    48 minutes on CI's 2 cores, and CI must answer within 30 (the sample each matrix keeps in
-    the everyday run meets every GHC, cause and branch)."""
+    """Whether this run includes the tests marked ``slow`` (the exhaustive sweeps): under
+    CI=true, with --runslow, or when an explicit ``-m`` expression decides."""
+    return in_ci() or bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
+
+
+def matrix_runs(config: pytest.Config) -> bool:
+    """Whether this run includes the tests marked ``matrix`` (a matrix's every corner: each
+    GHC by each leak shape, the leak corpus's 126 hunts): with --runslow or an explicit ``-m``
+    expression. Not under CI=true: they take hours on 2 cores, and CI answers within 30
+    minutes; the everyday sample of each matrix meets every GHC, cause and branch."""
     return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
 
 
@@ -84,26 +90,30 @@ _EXHAUSTIVE: list[bool] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     if not _EXHAUSTIVE:
-        _EXHAUSTIVE.append(bool(config.getoption("--runslow", False)))
+        _EXHAUSTIVE.append(in_ci() or bool(config.getoption("--runslow", False)))
 
 
 def examples(n: int) -> int:
     """``max_examples`` for a property test whose examples are costly (each generates a log
-    and folds it twice, runs Xen's parser in a child, writes a disk...): ``n`` under --runslow,
-    a quarter of it (at least 20) in the everyday run and CI's, a sample of the same search."""
-    exhaustive = _EXHAUSTIVE[0] if _EXHAUSTIVE else False
+    and folds it twice, runs Xen's parser in a child, writes a disk...): ``n`` under CI=true or
+    --runslow, a quarter of it (at least 20) in the everyday run, a sample of the same search."""
+    exhaustive = _EXHAUSTIVE[0] if _EXHAUSTIVE else in_ci()
     return n if exhaustive else max(20, n // 4)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Deselected rather than skipped: a skip means a missing system part (and fails under
     # CI=true); these are left out on purpose, and the closing line counts them as deselected.
-    if slow_runs(config):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+    left_out = [
+        item
+        for item in items
+        if (item.get_closest_marker("slow") is not None and not slow_runs(config))
+        or (item.get_closest_marker("matrix") is not None and not matrix_runs(config))
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        dropped = {id(item) for item in left_out}
+        items[:] = [item for item in items if id(item) not in dropped]
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -136,9 +146,9 @@ def pytest_terminal_summary(
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    if slow_runs(config):
-        return "slow tests (exhaustive sweeps): included"
-    return "slow tests (exhaustive sweeps): left out; --runslow includes them"
+    sweeps = "included" if slow_runs(config) else "left out (CI=true or --runslow)"
+    matrices = "included" if matrix_runs(config) else "left out (--runslow)"
+    return f"slow tests (exhaustive sweeps): {sweeps}; matrix tests (every corner): {matrices}"
 
 
 def sweep(
@@ -178,12 +188,12 @@ def sampled(
 ) -> list[Any]:
     """``cases`` of a matrix (GHC by cause, GHC by RTS way, ...) as ``pytest.param``s: those in
     ``everyday`` run always, chosen so that each row and each column, and each branch the test
-    takes, is met at least once; the others repeat those checks and are marked slow."""
+    takes, is met at least once; the others repeat those checks and are marked matrix."""
     return [
         pytest.param(
             *case,
             id=ids.format(*case),
-            marks=() if case in everyday else pytest.mark.slow,
+            marks=() if case in everyday else pytest.mark.matrix,
         )
         for case in cases
     ]

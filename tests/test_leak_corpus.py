@@ -4,7 +4,7 @@ at least 20 MB) in the builds where its author says it leaks.
 
 The quick part uses the host's GHC 9.0 and each program's small size, with every twin built
 into one executable (one GHC run, one link); the chroots' GHC 9.6 and 9.10, and the default
-sizes with each twin built as its own program, are behind the ``slow`` marker
+sizes with each twin built as its own program, are behind the ``matrix`` marker
 (``tests/data/leaks/check.py`` prints the same comparison as a table).
 """
 
@@ -112,7 +112,7 @@ def _compiler(version: str) -> Compiler:
     return compiler
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 @pytest.mark.parametrize("build", ["plain", "profiled"])
 @pytest.mark.parametrize("version", [c.version for c in COMPILERS])
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)

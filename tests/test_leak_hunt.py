@@ -4,7 +4,7 @@ hunt, by an author who said what leaks, who holds it, its kind and its fix (``ex
 Every leak's first suspect must be made by the author's producer, with the author's kind and
 fix class, on GHC 9.0, 9.6 and 9.10; every fixed twin must have no suspect. A hunt of a leak
 takes up to three minutes (five to thirteen runs of a program that leaks tens of MB), so the
-everyday run hunts a sample; the rest is marked slow
+everyday run hunts a sample; the rest is marked matrix
 (``python -m pytest --runslow tests/test_leak_hunt.py``, about an hour per GHC).
 ``tests/data/leaks/hunt_check.py`` prints the same judgement as a table.
 """

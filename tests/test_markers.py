@@ -1,6 +1,6 @@
-"""Which tests a run includes: the slow sweeps only under --runslow or an explicit -m
-(tests/conftest.py), so the README's command stays quick and CI (which runs it with CI=true)
-answers within 30 minutes."""
+"""Which tests a run includes (tests/conftest.py): the slow sweeps under CI=true, --runslow or
+an explicit -m; a matrix's every corner only under --runslow or -m, so the README's command
+stays quick and CI (the same command with CI=true) answers within 30 minutes."""
 
 from __future__ import annotations
 
@@ -10,26 +10,31 @@ pytest_plugins = ["pytester"]
 
 SWEEP_TEST = """
 import pytest
-from tests.conftest import SWEEPS, sweep
+from tests.conftest import SWEEPS, sampled, sweep
 
 @pytest.mark.parametrize("every", SWEEPS)
 def test_sweep(every):
     assert sweep(1000, every=every)[-1] == 999
+
+@pytest.mark.parametrize("corner", sampled([("a",), ("b",)], {("a",)}, ids="{}"))
+def test_matrix(corner):
+    assert corner in "ab"
 """
 
 
 @pytest.mark.parametrize(
     ("args", "ci", "ran"),
     [
-        ((), False, ["sampled"]),
-        ((), True, ["sampled"]),
-        (("--runslow",), False, ["every", "sampled"]),
+        ((), False, ["a", "sampled"]),
+        ((), True, ["a", "every", "sampled"]),
+        (("--runslow",), False, ["a", "b", "every", "sampled"]),
         (("-m", "slow"), False, ["every"]),
-        (("-m", "not slow"), True, ["sampled"]),
+        (("-m", "matrix"), True, ["b"]),
+        (("-m", "not slow"), True, ["a", "b", "sampled"]),
     ],
-    ids=["default", "ci", "runslow", "only-slow", "ci-not-slow"],
+    ids=["default", "ci", "runslow", "only-slow", "only-matrix", "ci-not-slow"],
 )
-def test_the_slow_sweeps_run_when_asked(
+def test_the_slow_sweeps_and_matrices_run_when_asked(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
     args: tuple[str, ...],
@@ -38,9 +43,15 @@ def test_the_slow_sweeps_run_when_asked(
 ) -> None:
     monkeypatch.setenv("CI", "true" if ci else "")
     pytester.makepyfile(test_sweep=SWEEP_TEST)
-    # The project's own conftest, as a plugin: its option, selection and marker.
+    # The project's own conftest, as a plugin: its option, selection and markers.
     result = pytester.runpytest_inprocess(
-        "-p", "tests.conftest", "-p", "no:cacheprovider", "-o", "markers=slow: sweeps", *args
+        "-p",
+        "tests.conftest",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "markers=slow: sweeps\nmatrix: corners",
+        *args,
     )
     passed = sorted(
         r.nodeid.rsplit("[", 1)[1].rstrip("]")
@@ -48,7 +59,7 @@ def test_the_slow_sweeps_run_when_asked(
         if r.when == "call" and r.passed
     )
     assert passed == ran
-    deselected = 2 - len(ran)
+    deselected = 4 - len(ran)
     assert result.ret == (0 if ran else 5)
     assert (f"{deselected} deselected" in result.stdout.str()) == (deselected > 0)
 
@@ -63,20 +74,20 @@ def test_the_sample_keeps_the_edges_a_prime_stride_and_the_boundaries() -> None:
     assert sweep(1000, every=True, start=1) == list(range(1, 1000))
 
 
-def test_a_matrix_keeps_its_everyday_corner_and_marks_the_rest_slow() -> None:
+def test_a_matrix_keeps_its_everyday_corner_and_marks_the_rest_matrix() -> None:
     from tests.conftest import sampled
 
     params = sampled([(g, w) for g in ("9.0", "9.6") for w in ("thr", "prof")], {("9.0", "prof")})
     assert [p.id for p in params] == ["9.0-thr", "9.0-prof", "9.6-thr", "9.6-prof"]
     assert [p.values for p in params][1] == ("9.0", "prof")
-    assert [[m.name for m in p.marks] for p in params] == [["slow"], [], ["slow"], ["slow"]]
+    assert [[m.name for m in p.marks] for p in params] == [["matrix"], [], ["matrix"], ["matrix"]]
 
 
 def test_property_tests_run_a_quarter_of_their_examples_unless_exhaustive(
     request: pytest.FixtureRequest,
 ) -> None:
-    from tests.conftest import examples
+    from tests.conftest import examples, in_ci
 
-    exhaustive = request.config.getoption("--runslow")
+    exhaustive = in_ci() or request.config.getoption("--runslow")
     assert examples(300) == (300 if exhaustive else 75)
     assert examples(40) == (40 if exhaustive else 20)

@@ -2,7 +2,7 @@
 in and a fixed twin (tests/data/hunt/, ``tests/hunt_programs.SHAPES``), built with GHC 9.0 on the
 host and GHC 9.6 / 9.10 in their chroots and hunted for real: the first suspect's producer,
 holder, kind, fix and advice against the cause; no suspect on a fixed twin. The default run
-hunts a sample across the three GHCs; the whole matrix is marked slow. Then the loop: the same
+hunts a sample across the three GHCs; the whole matrix is marked matrix. Then the loop: the same
 answer every time, --stop-after, --plain, wrappers and --root, standard input, signals, and
 every bad input the issues name."""
 
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CORPUS_HP = CORPUS / "leaky-hc.hp"
 
-#: The shapes x GHCs hunted in the default run (the rest are marked slow).
+#: The shapes x GHCs hunted in the default run (the rest are marked matrix).
 SAMPLE = {("LazyParam", "9.0"), ("HeldRef", "9.6"), ("Cache", "9.10")}
 TWINS = {("LazyParamFixed", "9.0"), ("HeldRefFixed", "9.10")}
 
@@ -57,7 +57,7 @@ def _matrix(sample: set[tuple[str, str]], twins: bool) -> list[Any]:
             name,
             ghc,
             id=f"{name}-{ghc}",
-            marks=() if (name, ghc) in sample else (pytest.mark.slow,),
+            marks=() if (name, ghc) in sample else (pytest.mark.matrix,),
         )
         for shape in SHAPES.values()
         for name in ((shape.fixed,) if twins else (shape.name,))
@@ -161,7 +161,7 @@ def test_a_fixed_twin_has_no_suspect(
         assert "is no leak:" in text
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 def test_the_same_answer_every_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The issue saw 0, 2, 1, 1, 1, 1, 1, 1 and 0 suspects for nine hunts of one binary.
     with program("9.0", "LazyPair", tmp_path) as hunted:
@@ -228,7 +228,7 @@ def test_a_program_that_never_ends_without_stop_after(
 
 
 @pytest.mark.parametrize(
-    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.slow,)) for g in GHCS]
+    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.matrix,)) for g in GHCS]
 )
 def test_stop_after_hunts_a_program_that_never_ends(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -280,7 +280,7 @@ def test_plain_says_a_leak_is_only_in_the_profiled_build(
     assert [r["mode"] for r in data["runs"][-2:]] == ["T", "i"]
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 def test_plain_says_a_leak_is_there_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with (
         program("9.0", "Accum", tmp_path) as hunted,
@@ -306,7 +306,7 @@ def test_plain_says_a_leak_is_there_too(tmp_path: Path, monkeypatch: pytest.Monk
     assert "--plain names a profiled build" in line
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 def test_a_program_found_on_path_and_through_a_wrapper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -366,12 +366,12 @@ def _hunt_process(
     [
         pytest.param(signal.SIGTERM, "9.0", True, id="SIGTERM-9.0-kept"),
         pytest.param(signal.SIGINT, "9.6", False, id="SIGINT-9.6-temporary"),
-        pytest.param(signal.SIGINT, "9.0", True, id="SIGINT-9.0-kept", marks=pytest.mark.slow),
-        pytest.param(signal.SIGHUP, "9.0", True, id="SIGHUP-9.0-kept", marks=pytest.mark.slow),
+        pytest.param(signal.SIGINT, "9.0", True, id="SIGINT-9.0-kept", marks=pytest.mark.matrix),
+        pytest.param(signal.SIGHUP, "9.0", True, id="SIGHUP-9.0-kept", marks=pytest.mark.matrix),
         pytest.param(
-            signal.SIGHUP, "9.10", False, id="SIGHUP-9.10-temporary", marks=pytest.mark.slow
+            signal.SIGHUP, "9.10", False, id="SIGHUP-9.10-temporary", marks=pytest.mark.matrix
         ),
-        pytest.param(signal.SIGTERM, "9.6", True, id="SIGTERM-9.6-kept", marks=pytest.mark.slow),
+        pytest.param(signal.SIGTERM, "9.6", True, id="SIGTERM-9.6-kept", marks=pytest.mark.matrix),
     ],
 )
 def test_a_stopped_hunt_says_which_runs_finished_and_where(
@@ -567,7 +567,7 @@ def test_report_is_never_a_program_the_hunt_runs_nor_a_file_not_ours(
     assert hp.read_bytes() == CORPUS_HP.read_bytes()
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 def test_a_mode_that_times_out_leaves_a_verdict_from_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -590,7 +590,7 @@ INFO_MAP = [*FLAGS, "-finfo-table-map", "-fdistinct-constructor-tables"]
 
 
 @pytest.mark.parametrize(
-    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.slow,)) for g in GHCS[1:]]
+    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.matrix,)) for g in GHCS[1:]]
 )
 def test_an_info_table_map_names_the_source_line(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -609,7 +609,7 @@ def test_an_info_table_map_names_the_source_line(
     assert "total (acc + x) xs" in s["source"]["text"]
 
 
-@pytest.mark.slow
+@pytest.mark.matrix
 @pytest.mark.parametrize("ghc", GHCS[1:])
 def test_an_info_table_map_names_the_modify_ioref_line(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -703,7 +703,7 @@ def test_an_output_folder_with_a_hunts_runs_is_refused(
 
 
 @pytest.mark.parametrize(
-    "ghc", [pytest.param(g, marks=() if g == "9.0" else (pytest.mark.slow,)) for g in GHCS]
+    "ghc", [pytest.param(g, marks=() if g == "9.0" else (pytest.mark.matrix,)) for g in GHCS]
 )
 def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspect(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
