@@ -156,6 +156,10 @@ CONTAINERS = frozenset(
 #: keyed collection: a growing list is an accumulator, a growing map a cache or table.
 KEYED_TYPES = frozenset({"Map", "IntMap", "Set", "IntSet", "HashMap", "HashSet"})
 KEYED_DESCRIPTIONS = frozenset({"Bin", "Tip", "BitmapIndexed", "Full", "Collision"})
+#: A plateau that loses this share of its peak by a steady decline is walked while it is held:
+#: in use, not idle (and the fit of that decline's line, R²).
+WORN_SHARE = 0.1
+WORN_FIT = 0.8
 #: The share of a suspect's closures that makes it a keyed collection's nodes.
 KEYED_SHARE = 0.4
 #: Keyed nodes elsewhere in the heap count for a suspect they grow with from this share of its
@@ -192,6 +196,9 @@ class Life:
     fit: float | None
     #: The rise of the troughs of a sawtooth, bytes per second.
     floor_slope: float = 0.0
+    #: The share of its peak a plateau loses by a steady decline while it is held (0 when
+    #: flat): data walked while it is kept wears down as the walk forces what it holds.
+    worn: float = 0.0
 
     def window(self, end: float) -> tuple[float, float]:
         """The times it was large: from ``born`` to ``gone`` (or ``end``)."""
@@ -289,7 +296,20 @@ def life_of(times: Sequence[float], values: Sequence[float], duration: float) ->
     held = times[-1] - times[top_i]
     if rise >= MIN_RISE_SPAN * duration and rise >= held:
         return replace(base, shape="grows")
-    return replace(base, shape="held")
+    return replace(
+        base, shape="held", worn=_worn(times[top_i : held_i + 1], values[top_i : held_i + 1], peak)
+    )
+
+
+def _worn(times: Sequence[float], values: Sequence[float], peak: float) -> float:
+    """The share of ``peak`` a plateau loses by a steady decline (a line through it that fits
+    with R² of at least :data:`WORN_FIT`), else 0."""
+    if len(times) < 8 or peak <= 0:
+        return 0.0
+    slope, r2 = _fit(times, values)
+    if slope >= 0 or r2 < WORN_FIT:
+        return 0.0
+    return -slope * (times[-1] - times[0]) / peak
 
 
 # -- suspects -----------------------------------------------------------------------------------
@@ -910,10 +930,12 @@ def _fix(
     evidence: list[str],
     keyed_by: str | None = None,
     buffers: bool = False,
+    worn: float = 0.0,
 ) -> FixClass:
     """The class of fix the evidence points to. ``keyed_by``: in words, the keyed
     collection's nodes whose bytes rise and fall with it, if any;
-    ``buffers``: it is mostly byte buffers (PINNED, ``ARR_WORDS``)."""
+    ``buffers``: it is mostly byte buffers (PINNED, ``ARR_WORDS``); ``worn``: the share of its
+    peak a plateau loses while held (:attr:`Life.worn`)."""
     if kind == "thunks":
         return "lazy"
     if kind == "stack":
@@ -923,8 +945,13 @@ def _fix(
         return "lazy"
     if kind == "data" and shape == "falls":
         return "second-pass"
-    if kind == "data" and shape == "held":
+    if kind == "data" and shape == "held" and worn < WORN_SHARE:
         return "drag"
+    if kind == "data" and shape == "held":
+        evidence.append(
+            f"it wears down by {_percent(worn)} of its peak while held: walked while it is "
+            "kept (a summary taken of every element at the end), not idle"
+        )
     if kind == "data" and keyed_by is not None:
         # Whoever holds the map (a loop's argument, a record, a top-level value), entries go
         # in and none come out: a table or cache that is never pruned.
@@ -1292,6 +1319,7 @@ def judge(
         evidence,
         (keyed or {}).get(suspect.producer),
         buffers,
+        suspect.life.worn,
     )
 
     if fix == "unsettled":

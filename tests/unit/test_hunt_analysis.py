@@ -640,3 +640,23 @@ def test_a_map_too_light_to_be_a_suspect_still_makes_what_it_keeps_a_collection(
     flat = profile_of({"[]": grows, "Map": lambda t: 0.2 * MiB}, "app +RTS -hy -RTS", n=90)
     (still,) = judge_all(hc, suspects, by, runs, whole_types=flat)
     assert still.fix == "accumulator"
+
+
+def test_a_plateau_that_wears_down_while_held_is_in_use_not_drag() -> None:
+    # Latency samples kept for percentiles: made in a tenth of the run, then walked for the
+    # rest (the walk forces what each sample holds, so the band wears down); an IORef's list
+    # nothing touches stays flat: that one is drag.
+    def worn(t: float) -> float:
+        return 0.0 if t < 0.02 else 40 * MiB * min(1.0, t / 0.15) * (1 - 0.3 * max(0.0, t - 0.15))
+
+    hd = {":": lambda t: worn(t) * 0.6, "Sample": lambda t: worn(t) * 0.4}
+    for series, fix in ((worn, "accumulator"), (held, "drag")):
+        hc = profile_of({"observe": series})
+        (s,) = find_suspects(hc)
+        assert s.shape == "held"
+        hr = {"(5)observe": series}
+        (v,) = verdicts(
+            hc,
+            {"observe": {"d": restricted("observe", "d", hd), "r": restricted("observe", "r", hr)}},
+        )
+        assert v["fix"] == fix, v["evidence"]
