@@ -270,9 +270,9 @@ def test_live_exit_when_done_ends_with_a_line_saying_what_it_saw(ghc: str) -> No
         hp = prog.folder / "accumulate.hp"
         censuses = json.loads(_cli("summary", str(hp), "--json"))["samples"]
         for args, said in (
-            ([str(hp)], rf"^done: .*accumulate\.hp closed cleanly: {censuses} censuses, heap "
+            ([str(hp)], rf"^done: .*accumulate\.hp closed cleanly: {censuses} census(?:es)?, heap "
                         r"peak \d+\.\d MiB; no alert fired$"),
-            ([str(log)], r"^done: .*accumulate\.eventlog closed cleanly: \d+ censuses, "
+            ([str(log)], r"^done: .*accumulate\.eventlog closed cleanly: \d+ census(?:es)?, "
                          r"[\d,]+ events, heap peak \d+\.\d MiB; no alert fired$"),
             ([str(log), "--label", f"hp={hp}"],
              r"^done: 2 sources no longer written \(2 closed cleanly\); no alert fired$"),
