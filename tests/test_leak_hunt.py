@@ -33,7 +33,14 @@ CASES = [
 ]
 #: Hunts the hunt still gets wrong, each with what it says instead: marked xfail (strict, so a
 #: hunt that becomes right must leave this list).
-KNOWN_WRONG: dict[tuple[str, str, str], str] = {}
+KNOWN_WRONG: dict[tuple[str, str, str], str] = {
+    ("19-string-header-holds-input", ghc, "Leak"): (
+        "an accumulator (held by SYSTEM, grows to the end); the author: drag, the log text kept "
+        "by an unevaluated takeWhile header printed last. Nothing the heap profiles measure "
+        "tells a structure kept for a one-line use from one kept to be summed"
+    )
+    for ghc in ("9.0", "9.6", "9.10")
+}
 
 
 def _compiler(ghc: str) -> Compiler:
