@@ -162,7 +162,9 @@ def test_run_asks_for_whole_names_unless_the_user_chose_a_length(ghc: str) -> No
         root = ["--root", str(prog.root)] if prog.root is not None else []
         done = subprocess.run(
             [sys.executable, "-m", "halvm_prof", "run", "--no-open", "--exit-when-done", *root,
-             "-o", "saved", "--", *prog.argv, "600000"],
+             # A census every 20 ms of its CPU time: the run takes about 80 ms, under run's
+             # default -i0.1 (it had no census on a quiet machine).
+             "--interval", "0.02", "-o", "saved", "--", *prog.argv, "600000"],
             cwd=prog.folder, env=env(), capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
