@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -38,6 +39,14 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 
 
 _STARTED = pytest.StashKey[tuple[float, os.times_result]]()
+
+
+# A run a shell started in the background (`pytest &`, `(pytest &)` in a script) ignores
+# SIGINT, and so would every program a test starts: the tests that stop halvm-prof with Ctrl-C
+# then wait for a program that cannot hear it. Python's own handler is reset to the default for
+# the programs it starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def in_ci() -> bool:

@@ -100,7 +100,8 @@ def test_record_stopped_keeps_a_readable_recording_and_leaves_nothing(
         log = rec / "ticker.eventlog"
         deadline = time.monotonic() + 60
         while not (log.exists() and log.stat().st_size > 100_000 and _left("sleep", token)):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            # Not communicate() for the message: what record started may hold its pipes.
+            assert time.monotonic() < deadline and proc.poll() is None, proc.returncode
             time.sleep(0.05)
         proc.send_signal(signum)
         _out, err = proc.communicate(timeout=60)
