@@ -1221,107 +1221,75 @@ def _growth(suspect: Suspect) -> str:
     return said
 
 
-def judge(
-    suspect: Suspect,
-    producer_run: Profile,
-    profiles: Mapping[str, Profile],
-    runs: Sequence[HuntRun],
-    thunk_producers: frozenset[str] = frozenset(),
-    sources: Mapping[str, str] | None = None,
-    forcing: Sequence[str] = (),
-    keyed: Mapping[str, str] | None = None,
-) -> SuspectVerdict:
-    """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
-    a mode whose run failed or is missing is absent, and ``runs`` say why).
-    ``thunk_producers``: producers of other suspects found to be thunks (data they hold is part
-    of the same lazy accumulation). ``sources``: source lines by span. ``forcing``: the other
-    suspects whose thunks are being forced (BLACKHOLE), the most first. ``keyed``: by
-    producer, the suspect made of a keyed collection's nodes that rises and falls with it
-    (``""``: itself)."""
-    descriptions = _shares(profiles.get("d"))
-    types = _shares(profiles.get("y"))
-    held = _shares(profiles.get("r"))
-    bio_profile = profiles.get("b")
-    evidence: list[str] = [_growth(suspect)]
-    failed = {r.mode: r for r in runs if r.status not in ("ok",)}
-
-    kinds = _kind(
-        _all_shares(profiles.get("d")),
-        _all_shares(profiles.get("y")),
-        evidence,
-        descriptions,
-        types,
-    )
-    kind = kinds[0].kind
-    buffers = False
-    if suspect.producer == PINNED and kind != "thunks":
+def _buffers(
+    producer: str, kind: Kind | None, profiles: Mapping[str, Profile], evidence: list[str]
+) -> tuple[Kind | None, bool]:
+    """The kind, and whether the suspect is byte buffers (PINNED, or mostly ``ARR_WORDS``)."""
+    if producer == PINNED and kind != "thunks":
         # Pinned blocks (a ByteString's or pinned ByteArray's buffers) are no cost centre's:
         # the runs restricted to it say nothing, but what they are is known.
-        kind, buffers = "data", True
         evidence.append(
             "PINNED: buffers of ByteStrings or pinned byte arrays, which a slice keeps whole"
         )
-    elif kind == "data" and _all_shares(profiles.get("d")).get(BYTE_ARRAY, 0.0) >= 0.5:
-        buffers = True
+        return "data", True
+    if kind == "data" and _all_shares(profiles.get("d")).get(BYTE_ARRAY, 0.0) >= 0.5:
         evidence.append(
             f"{BYTE_ARRAY}: mostly byte buffers (a ByteString's), which a slice keeps whole"
         )
-    what = _what(descriptions, types)
-    tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
-    if tables:
-        what = (what + "; " if what else "") + "info table " + tables[0].name
-        evidence.append(f"-hi: {_listed(tables, 2)}")
-    source = _source_line(tables, sources or {})
+        return kind, True
+    return kind, False
 
-    chain = None
-    if kind == "stack":
-        # The chain: another suspect's thunks being forced (BLACKHOLE) while it grows, else
-        # the producer whose bytes the -hc run shows used up over the same time.
-        chain = next((p for p in forcing if p != suspect.producer), None) or chain_of(
-            producer_run, suspect
-        )
-    deep_in = None
-    if kind == "stack" and chain is None:
-        deep_in = recursion_in(producer_run, suspect)
-    if kind == "stack":
-        evidence.append(
-            f"the stack forces a chain of thunks made by {chain} (its bytes are used up over "
-            "the same time)"
-            if chain is not None
-            else "no other producer's thunks are used up while the stack grows: deep "
-            "recursion, not a chain"
-            + (
-                f"; its frames hold what {deep_in} makes, which grows along with it"
-                if deep_in is not None
-                else ""
-            )
-        )
 
-    # Who holds it.
-    holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
-    if held:
-        evidence.append(
-            f"-hr: held by {_listed(held)}"
-            + ("" if holder is not None else ": no single holder keeps most of it")
-        )
-
-    biography, bio_note, _unused = _biography(
-        bio_profile, kind, suspect.shape, failed.get("b"), evidence
+def _stack_cause(
+    suspect: Suspect, producer_run: Profile, forcing: Sequence[str], evidence: list[str]
+) -> tuple[str | None, str | None]:
+    """A growing stack's cause: the chain of thunks it forces (another suspect's thunks being
+    forced, BLACKHOLE, while it grows; else the producer whose bytes the -hc run shows used up
+    over the same time), else where the deep recursion is (``deep_in``)."""
+    chain = next((p for p in forcing if p != suspect.producer), None) or chain_of(
+        producer_run, suspect
     )
-    fix = _fix(
-        kind,
-        suspect.shape,
-        suspect.made_by,
-        holder,
-        held,
-        thunk_producers,
-        chain,
-        evidence,
-        (keyed or {}).get(suspect.producer),
-        buffers,
-        suspect.life.worn,
+    deep_in = recursion_in(producer_run, suspect) if chain is None else None
+    evidence.append(
+        f"the stack forces a chain of thunks made by {chain} (its bytes are used up over "
+        "the same time)"
+        if chain is not None
+        else "no other producer's thunks are used up while the stack grows: deep "
+        "recursion, not a chain"
+        + (
+            f"; its frames hold what {deep_in} makes, which grows along with it"
+            if deep_in is not None
+            else ""
+        )
     )
+    return chain, deep_in
 
+
+def _suspect_charts(
+    suspect: Suspect, producer_run: Profile, profiles: Mapping[str, Profile]
+) -> tuple[Series, ...]:
+    """A suspect's charts: its -hc band, then what its -hd, -hr and -hb runs saw."""
+    made = Series(
+        f"made by {suspect.producer} (-hc)", producer_run.times, ((suspect.band, suspect.values),)
+    )
+    rest = (
+        _chart("what it is (-hd)", profiles.get("d")),
+        _chart("held by (-hr)", profiles.get("r")),
+        _chart("biography (-hb)", profiles.get("b")),
+    )
+    return (made, *(c for c in rest if c is not None))
+
+
+def _verdict_text(
+    fix: FixClass,
+    profiles: Mapping[str, Profile],
+    held_words: Sequence[str],
+    one_holder: bool,
+    chain: str | None,
+    deep_in: str | None,
+    failed: Mapping[str, HuntRun],
+) -> str:
+    """The verdict's line: the fix class in words, then what settles or qualifies it."""
     if fix == "unsettled":
         missing = [f"-h{m}" for m in ("d", "y", "r") if m not in profiles]
         said = (
@@ -1340,9 +1308,8 @@ def judge(
         verdict += f"; the recursion is likely in {deep_in} (its frames hold what it makes)"
     if chain is not None:
         verdict += f"; the stack forces a chain of thunks made by {chain}"
-    held_words = tuple(holder_in_words(h.name) for h in held)
-    if held and fix != "unsettled":
-        verdict += f"; held by {held_words[0]}" if holder is not None else "; no single holder"
+    if held_words and fix != "unsettled":
+        verdict += f"; held by {held_words[0]}" if one_holder else "; no single holder"
     broken = [
         f"the -h{mode} run {run.status}"
         for mode, run in failed.items()
@@ -1350,28 +1317,80 @@ def judge(
     ]
     if broken:
         verdict += f" ({', '.join(broken)}; the verdict is the other runs')"
-    names = [
-        *suspect.made_by,
-        *(s.name for s in descriptions),
-        *(s.name for s in types),
-        *(s.name for s in tables),
-        *(chain or "",),
-    ]
-    advice = _advice(fix, names, source, suspect.producer, suspect.shape)
-    charts = tuple(
-        c
-        for c in (
-            Series(
-                f"made by {suspect.producer} (-hc)",
-                producer_run.times,
-                ((suspect.band, suspect.values),),
-            ),
-            _chart("what it is (-hd)", profiles.get("d")),
-            _chart("held by (-hr)", profiles.get("r")),
-            _chart("biography (-hb)", bio_profile),
-        )
-        if c is not None
+    return verdict
+
+
+def judge(
+    suspect: Suspect,
+    producer_run: Profile,
+    profiles: Mapping[str, Profile],
+    runs: Sequence[HuntRun],
+    thunk_producers: frozenset[str] = frozenset(),
+    sources: Mapping[str, str] | None = None,
+    forcing: Sequence[str] = (),
+    keyed: Mapping[str, str] | None = None,
+) -> SuspectVerdict:
+    """The verdict on ``suspect`` from its restricted profiles (``profiles`` by mode letter;
+    a mode whose run failed or is missing is absent, and ``runs`` say why).
+    ``thunk_producers``: producers of other suspects found to be thunks (data they hold is part
+    of the same lazy accumulation). ``sources``: source lines by span. ``forcing``: the other
+    suspects whose thunks are being forced (BLACKHOLE), the most first. ``keyed``: by
+    producer, in words, the keyed collection's nodes that rise and fall with it."""
+    descriptions = _shares(profiles.get("d"))
+    types = _shares(profiles.get("y"))
+    held = _shares(profiles.get("r"))
+    evidence: list[str] = [_growth(suspect)]
+    failed = {r.mode: r for r in runs if r.status not in ("ok",)}
+
+    kinds = _kind(
+        _all_shares(profiles.get("d")),
+        _all_shares(profiles.get("y")),
+        evidence,
+        descriptions,
+        types,
     )
+    kind, buffers = _buffers(suspect.producer, kinds[0].kind, profiles, evidence)
+    what = _what(descriptions, types)
+    tables = tuple(s for s in _shares(profiles.get("i")) if named_table(s.name))
+    if tables:
+        what = (what + "; " if what else "") + "info table " + tables[0].name
+        evidence.append(f"-hi: {_listed(tables, 2)}")
+    source = _source_line(tables, sources or {})
+
+    chain, deep_in = (
+        _stack_cause(suspect, producer_run, forcing, evidence) if kind == "stack" else (None, None)
+    )
+
+    # Who holds it.
+    holder = held[0] if held and held[0].share >= HOLDER_SHARE else None
+    if held:
+        evidence.append(
+            f"-hr: held by {_listed(held)}"
+            + ("" if holder is not None else ": no single holder keeps most of it")
+        )
+
+    biography, bio_note, _unused = _biography(
+        profiles.get("b"), kind, suspect.shape, failed.get("b"), evidence
+    )
+    fix = _fix(
+        kind,
+        suspect.shape,
+        suspect.made_by,
+        holder,
+        held,
+        thunk_producers,
+        chain,
+        evidence,
+        (keyed or {}).get(suspect.producer),
+        buffers,
+        suspect.life.worn,
+    )
+
+    held_words = tuple(holder_in_words(h.name) for h in held)
+    verdict = _verdict_text(fix, profiles, held_words, holder is not None, chain, deep_in, failed)
+    names = [*suspect.made_by, *(s.name for s in (*descriptions, *types, *tables)), chain or ""]
+    advice = _advice(fix, names, source, suspect.producer, suspect.shape)
+    charts = _suspect_charts(suspect, producer_run, profiles)
     return SuspectVerdict(
         band=suspect.band,
         producer=suspect.producer,

@@ -100,6 +100,29 @@ class TeeFeed:
         self.out.close()
 
 
+def _reachable(fifo: Path, root: Path, folder: Path) -> None:
+    """Refuse a run folder a program in the chroot ``root`` cannot reach."""
+    try:
+        fifo.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise InputError(
+            f"the run folder is not under --root {root}, so the program cannot reach it",
+            path=folder,
+            hint=f"name a run folder under {root} with -o",
+        ) from None
+
+
+def _watched(
+    source: str, name: str, heap: bool, alerts: Sequence[Threshold]
+) -> tuple[LiveState, Member | None]:
+    """The live state a run feeds, and with ``--alert`` rules the member that holds them."""
+    kind: Kind = "hp" if heap else "eventlog"
+    if alerts:
+        state = MemberState(source, kind, stats=True, censuses_from_eventlog=not heap)
+        return state, Member(name, state, alerts)
+    return LiveState(source, kind, censuses_from_eventlog=not heap), None
+
+
 class Run:
     """One program run: its folder, its followers and its end."""
 
@@ -162,34 +185,13 @@ class Run:
         self.hp_in_folder = self.plan.heap and info.names_heap_profile
         # Before, GHC names the .hp after the program (argv[0]) and writes it into its current
         # folder; a wrapped program's is known once it runs (_heap_path).
-        self.hp_path: Path | None = (
-            self.saved_hp
-            if self.hp_in_folder
-            else None
-            if wrapped
-            else Path.cwd() / f"{self.name}.hp"
-        )
+        here = None if wrapped else Path.cwd() / f"{self.name}.hp"
+        self.hp_path: Path | None = self.saved_hp if self.hp_in_folder else here
         if root is not None and (eventlog or self.hp_in_folder):
-            try:
-                self.fifo.resolve().relative_to(root.resolve())
-            except ValueError:
-                raise InputError(
-                    f"the run folder is not under --root {root}, so the program cannot reach it",
-                    path=folder,
-                    hint=f"name a run folder under {root} with -o",
-                ) from None
+            _reachable(self.fifo, root, folder)
         self.proc: subprocess.Popen[bytes] | None = None
-        source = " ".join(argv)
-        heap = self.plan.heap
-        kind: Kind = "hp" if heap else "eventlog"
-        self.state: LiveState
         #: The run's ``--alert`` rules, kept as ``live`` keeps a source's (None without rules).
-        self.member: Member | None = None
-        if alerts:
-            state = MemberState(source, kind, stats=True, censuses_from_eventlog=not heap)
-            self.state, self.member = state, Member(self.name, state, alerts)
-        else:
-            self.state = LiveState(source, kind, censuses_from_eventlog=not heap)
+        self.state, self.member = _watched(" ".join(argv), self.name, self.plan.heap, alerts)
         self.state.census_interval = self.plan.interval
         self.finished = False
         self._old_hp: tuple[int, int] | None = None
