@@ -117,20 +117,21 @@ def _invoke(args: list[str | Path]) -> tuple[int, str, str]:
     return run(*args)
 
 
+#: The commands that write an output file a user may already have (a device, a linked file).
+WRITERS = [
+    "report",
+    "export",
+    "extract",
+    "convert-profile",
+    "postmortem",
+    "xen-config",
+    "perf report",
+    "perf merge",
+]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
-@pytest.mark.parametrize(
-    "command",
-    [
-        "report",
-        "export",
-        "extract",
-        "convert-profile",
-        "postmortem",
-        "xen-config",
-        "perf report",
-        "perf merge",
-    ],
-)
+@pytest.mark.parametrize("command", WRITERS)
 def test_a_device_output_is_written_through_never_replaced(tmp_path: Path, command: str) -> None:
     node = tmp_path / "null"
     os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
@@ -426,19 +427,7 @@ def test_disk_write_from_an_endless_stream_stops_at_the_disk_end(tmp_path: Path)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
-@pytest.mark.parametrize(
-    "command",
-    [
-        "report",
-        "export",
-        "extract",
-        "convert-profile",
-        "postmortem",
-        "xen-config",
-        "perf report",
-        "perf merge",
-    ],
-)
+@pytest.mark.parametrize("command", WRITERS)
 def test_a_replaced_output_keeps_its_mode_and_owner_and_a_broken_link_is_said(
     tmp_path: Path, command: str
 ) -> None:
@@ -467,19 +456,7 @@ def test_a_replaced_output_of_our_own_keeps_its_mode_and_no_note_is_said(tmp_pat
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
 
 
-_WRITERS = [
-    "report",
-    "export",
-    "extract",
-    "convert-profile",
-    "postmortem",
-    "xen-config",
-    "perf report",
-    "perf merge",
-]
-
-
-@pytest.mark.parametrize("command", _WRITERS)
+@pytest.mark.parametrize("command", WRITERS)
 def test_an_output_ending_with_a_slash_names_a_folder(tmp_path: Path, command: str) -> None:
     out = tmp_path / "out.file"
     args = [f"{a}/" if a == out else a for a in _writers(tmp_path)[command](out)]
@@ -490,7 +467,7 @@ def test_an_output_ending_with_a_slash_names_a_folder(tmp_path: Path, command: s
 
 
 @pytest.mark.skipif(not Path("/sys/kernel/profiling").is_file(), reason="no /sys/kernel/profiling")
-@pytest.mark.parametrize("command", _WRITERS)
+@pytest.mark.parametrize("command", WRITERS)
 def test_an_output_under_sys_is_one_line(tmp_path: Path, command: str) -> None:
     sysfs = Path("/sys/kernel/profiling")
     before = sysfs.read_bytes()
