@@ -8,6 +8,7 @@ into exit codes.
 from __future__ import annotations
 
 import os
+import re
 
 from halvm_prof.words import printable
 
@@ -42,22 +43,38 @@ class HalvmProfError(Exception):
         return self.path
 
     def __str__(self) -> str:
-        where = one_line(self.where(), 200)
-        message = one_line(self.message, 300)
+        where = one_line(self.where(), 400)
+        message = one_line(self.message, 800)
         text = f"{where}: {message}" if where else message
         if self.hint:
-            text += f" ({one_line(self.hint, 200)})"
+            text += f" ({one_line(self.hint, 400)})"
         return text
 
 
 def one_line(text: str, limit: int) -> str:
     """``text`` as one printable line (``words.printable``: a newline in a path, a terminal
     escape in a name, a byte that is not UTF-8 shown escaped), and at most ``limit``
-    characters (a 5,000-digit number or a 30 KB path is cut, saying so)."""
+    characters. A word over :data:`WORD_LIMIT` characters (a 30 KB path, a 5,000-digit number)
+    is cut in its middle, saying so, so that the rest of the message (what to do) survives;
+    then, were the line still too long, its end is cut."""
     text = printable(text, newlines=False)
+    if len(text) > WORD_LIMIT:
+        text = _LONG_WORD.sub(_cut_word, text)
     if len(text) > limit:
         text = f"{text[: limit - 30]}... ({len(text)} characters)"
     return text
+
+
+#: The longest word an error keeps whole: a real path of a deep build folder fits.
+WORD_LIMIT = 240
+_KEEP = 80
+_LONG_WORD = re.compile(rf"\S{{{WORD_LIMIT + 1},}}")
+
+
+def _cut_word(match: re.Match[str]) -> str:
+    # Both ends kept: a path's end names the file, its start the place.
+    word = match.group()
+    return f"{word[:_KEEP]}...({len(word)} characters)...{word[-_KEEP:]}"
 
 
 class FormatError(HalvmProfError):

@@ -15,13 +15,14 @@ between test runs by ``tests/ghc_programs.py``.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import DATA
-from tests.ghc_programs import MODULES, built
+from tests.ghc_programs import MODULES, built, copy_into
 from tests.ghcchroot import CHROOTS, Chroot
 
 HUNT = DATA / "hunt"
@@ -187,7 +188,12 @@ def hunted(ghc: str, exe: Path, source: Path, scratch: Path) -> Iterator[Hunted]
     a chroot's through a script that runs it there, from a work folder under the chroot's
     /tmp (the hunt is told ``--root``)."""
     if ghc == "9.0":
-        yield Hunted([str(exe)], scratch)
+        # A copy of its own, beside its source: a test that asks whether the program still
+        # runs looks for this path, and another test of a parallel run may run the shared one.
+        own = scratch / f"bin-{exe.parent.name}"
+        own.mkdir(exist_ok=True)
+        shutil.copy2(source, own / source.name)
+        yield Hunted([str(copy_into(exe, own))], scratch)
         return
     chroot = _chroot(ghc)
     root = chroot.root()

@@ -68,9 +68,9 @@ class Problem:
         return asdict(self)
 
     def text(self, path: str) -> str:
-        where = one_line(f"{path}:{self.line}" if self.line else path, 200)
-        hint = f" ({one_line(self.hint, 200)})" if self.hint else ""
-        return f"{where}: {self.severity}: {one_line(self.message, 300)}{hint} [{self.code}]"
+        where = one_line(f"{path}:{self.line}" if self.line else path, 400)
+        hint = f" ({one_line(self.hint, 400)})" if self.hint else ""
+        return f"{where}: {self.severity}: {one_line(self.message, 800)}{hint} [{self.code}]"
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_program
-from tests.ghc_programs import build
+from tests.ghc_programs import build, copy_into
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,10 @@ def test_record_stopped_keeps_a_readable_recording_and_leaves_nothing(
     signum: int, tmp_path: Path
 ) -> None:
     require_program("perf", "linux-perf")
-    exe = build("Ticker", tmp_path)
+    # A copy of its own: "nothing left running" looks for this path, and another test (of a
+    # parallel run) may be running the shared build.
+    (tmp_path / "bin").mkdir()
+    exe = copy_into(build("Ticker"), tmp_path / "bin")
     token = f"783.{random.randrange(10**6):06d}"
     script = _script(tmp_path, f'setsid sleep {token} &\nexec {exe} "$@"')
     rec = tmp_path / "rec"

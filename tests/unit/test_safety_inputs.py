@@ -114,6 +114,24 @@ def test_errors_are_one_printable_line() -> None:
     assert len(str(long)) < 400 and "5000 characters" in str(long)
 
 
+def test_an_error_naming_long_real_paths_keeps_what_to_do() -> None:
+    # Two paths of a deep build folder (~150 characters each): the message was cut at 300
+    # characters, before its end, which says what to do.
+    folder = "/home/someone/src/payments-service/dist-newstyle/build/x86_64-linux/ghc-9.6.6/x-1.0"
+    cfg = f"{folder}/vm/config/halvm-guest.cfg"
+    err = InputError(
+        f"image 'prof.disk' does not exist: relative paths are read from the current folder, "
+        f"as xl reads them; it is in {folder}/vm/config: run from there",
+        path=cfg,
+        line=4,
+    )
+    assert str(err).startswith(f"{cfg}:4: image") and str(err).endswith(": run from there")
+    # A 30 KB word is still cut, in its middle: both ends and the rest of the line stay.
+    huge = InputError(f"no such file {'d/' * 15000}HaLVM.hp: check the name", path="p")
+    assert len(str(huge)) < 400 and "(30009 characters)" in str(huge)
+    assert str(huge).endswith("d/d/HaLVM.hp: check the name")
+
+
 def test_a_path_with_a_newline_is_a_one_line_error(tmp_path: Path) -> None:
     code, _, err = run("summary", tmp_path / "no\nsuch.hp")
     assert code == 1 and err.count("\n") == 1, err
