@@ -299,14 +299,34 @@ def function_code(
             guesses.append(f"the info table before {entry:#x} does not read as one")
             continue
         tables[entry] = t
-    blocks = {b for b in known.blocks if low <= b < high} - set(known.entries)
     decoded = [i for lo, hi in _pieces(low, high, tables.values()) for i in decoder.piece(lo, hi)]
     if not known.ghc:
         # C code (the RTS's) has no tables, and is entered through tables of addresses this
-        # rule does not read: it is taken whole.
-        return FunctionCode(
+        # rule does not read: it is taken whole, unless that goes out of step. The RTS's Cmm
+        # (stg_newAlignedPinnedByteArrayzh) has GHC's layout but no symbol or DWARF saying so:
+        # a return point's table inside, which read as code was "(bad)" and hid the code after.
+        whole = FunctionCode(
             low, high, tuple(decoded), (), tuple(_undecoded(decoded)), decoder.truncated
         )
+        if not whole.guesses:
+            return whole
+        laid = _laid_out(decoder, decoded, low, high, known, tables, read, guesses)
+        return laid if len(laid.guesses) < len(whole.guesses) else whole
+    return _laid_out(decoder, decoded, low, high, known, tables, read, guesses)
+
+
+def _laid_out(
+    decoder: _Decoder,
+    decoded: list[Instruction],
+    low: int,
+    high: int,
+    known: Known,
+    tables: dict[int, TableBytes],
+    read: Callable[[int, int], bytes | None],
+    guesses: list[str],
+) -> FunctionCode:
+    """The function's code by GHC's layout rule: the tables its code refers to taken out."""
+    blocks = {b for b in known.blocks if low <= b < high} - set(known.entries)
     invalid: set[int] = set()
 
     def aside(at: int) -> list[Instruction]:
