@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -26,6 +27,7 @@ CORPUS = DATA / "corpus"
 # The symbol cache (halvm_prof.perf.symcache) of this test session, never the user's: tests
 # and the commands they start see the same fresh folder.
 os.environ["HALVM_PROF_CACHE"] = tempfile.mkdtemp(prefix="halvm-test-cache-")
+atexit.register(shutil.rmtree, os.environ["HALVM_PROF_CACHE"], True)
 
 # The tests start hundreds of Pythons (the commands, servers, `run`); with
 # PYTHONDONTWRITEBYTECODE=1 (as in many containers) each compiled halvm_prof's modules again,
@@ -79,10 +81,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def slow_runs(config: pytest.Config) -> bool:
-    """Whether this run includes the tests marked ``slow`` (the exhaustive sweeps): with
-    --runslow, or when an explicit ``-m`` expression decides. Not under CI=true: the everyday
-    run takes about 17 minutes on 2 cores and the sweeps about 18 more, over CI's 30."""
-    return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
+    """Whether this run includes the tests marked ``slow`` (the exhaustive sweeps, the hunt
+    page of more shapes): with --runslow, under CI=true (in parallel, the everyday run and
+    these take about 20 minutes on 2 cores), or when an explicit ``-m`` expression decides."""
+    return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr")) or in_ci()
 
 
 def matrix_runs(config: pytest.Config) -> bool:
@@ -126,8 +128,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if id(item) not in dropped]
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than there are cores. Most tests wait on a program, a
+    browser or a server part of the time (a run on one worker kept 2 cores at load ~1)."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_STARTED] = (time.monotonic(), os.times())
+
+
+#: What each process of this run spent and built: (CPU in Python, CPU in the programs it ran,
+#: [(build, CPU)], times a build was reused). One entry per worker of a parallel run.
+_SPENT = pytest.StashKey[list[tuple[float, float, list[tuple[str, float]], int]]]()
+
+
+def _spent_here(config: pytest.Config) -> tuple[float, float, list[tuple[str, float]], int]:
+    times = config.stash.get(_STARTED, (time.monotonic(), os.times()))[1]
+    now = os.times()
+    own = now.user + now.system - times.user - times.system
+    children = now.children_user + now.children_system - times.children_user - times.children_system
+    programs = sys.modules.get("tests.ghc_programs")
+    made = [(b.what, b.cpu) for b in programs.MADE] if programs is not None else []
+    reused = len(programs.REUSED) if programs is not None else 0
+    return own, children, made, reused
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # A worker of a parallel run (pytest-xdist) sends what it spent to the controller.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["halvm_spent"] = _spent_here(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    spent = getattr(node, "workeroutput", {}).get("halvm_spent")
+    if spent is not None:
+        node.config.stash.setdefault(_SPENT, []).append(tuple(spent))
 
 
 def pytest_terminal_summary(
@@ -135,23 +173,26 @@ def pytest_terminal_summary(
 ) -> None:
     # The CPU time this run took, its own and its programs' (GHC, Chromium, perf, PostgreSQL):
     # on a machine others share, the wall time says more about them than about the tests.
-    wall, times = config.stash.get(_STARTED, (time.monotonic(), os.times()))
-    now = os.times()
-    own = now.user + now.system - times.user - times.system
-    children = now.children_user + now.children_system - times.children_user - times.children_system
+    wall = config.stash.get(_STARTED, (time.monotonic(), os.times()))[0]
+    workers = config.stash.get(_SPENT, [])
+    # A parallel run's controller only waits: its children are the workers, counted apart.
+    spent = workers or [_spent_here(config)]
+    own = sum(s[0] for s in spent)
+    children = sum(s[1] for s in spent)
+    where = f" over {len(workers)} workers" if workers else ""
     terminalreporter.write_line(
-        f"CPU time: {own:.0f} s in pytest, {children:.0f} s in the programs it ran; "
+        f"CPU time{where}: {own:.0f} s in pytest, {children:.0f} s in the programs it ran; "
         f"wall {time.monotonic() - wall:.0f} s, load {os.getloadavg()[0]:.1f} at the end"
     )
     # What the shared builder (tests/ghc_programs.py) compiled: each program once, or the
     # cost of a private build shows here.
-    programs = sys.modules.get("tests.ghc_programs")
-    if programs is None or not (programs.MADE or programs.REUSED):
+    made = [b for s in spent for b in s[2]]
+    reused = sum(s[3] for s in spent)
+    if not (made or reused):
         return
-    cpu = sum(b.cpu for b in programs.MADE)
+    cpu = sum(b[1] for b in made)
     terminalreporter.write_line(
-        f"GHC programs: {len(programs.MADE)} built ({cpu:.0f} s of CPU), "
-        f"{len(programs.REUSED)} times a built one was used"
+        f"GHC programs: {len(made)} built ({cpu:.0f} s of CPU), {reused} times a built one was used"
     )
 
 
@@ -169,20 +210,36 @@ def sweep(
     stride: int = 97,
     edge: int = 64,
     around: Iterable[int] = (),
+    limit: int = 400,
 ) -> list[int]:
     """The positions of ``range(start, stop)`` a sweep over every cut (or crash point) visits:
     all of them when ``every`` (the slow variant); else the first and last ``edge``, every
     ``stride``-th between (a prime stride meets each line and record layout at many different
     offsets), and the three either side of each position in ``around`` (a block or header
-    boundary)."""
+    boundary). The sample stays near ``limit`` positions however long the input: the stride
+    widens to a larger prime, and of many boundaries every k-th is met (the first and last
+    always), since each cut is read whole and a sample's cost grows with the input's square."""
     if every:
         return list(range(start, stop))
     picked = set(range(start, min(start + edge, stop)))
     picked.update(range(max(start, stop - edge), stop))
+    share = max(1, (limit - len(picked)) // 2)
+    while (stop - start) // stride > share:
+        stride = _next_prime(stride * 2)
     picked.update(range(start, stop, stride))
-    for p in around:
+    points = sorted(set(around))
+    if len(points) * 7 > share:
+        k = -(-len(points) * 7 // share)
+        points = sorted({*points[::k], *points[:2], *points[-2:]})
+    for p in points:
         picked.update(range(max(start, p - 3), min(stop, p + 4)))
     return sorted(picked)
+
+
+def _next_prime(n: int) -> int:
+    while any(n % d == 0 for d in range(2, int(n**0.5) + 1)):
+        n += 1
+    return n
 
 
 #: Parametrize a sweep test with this (argument ``every``): a sampled variant that every run

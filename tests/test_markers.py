@@ -1,6 +1,6 @@
-"""Which tests a run includes (tests/conftest.py): the slow sweeps and a matrix's every corner
-only under --runslow or an explicit -m, so the README's command and CI (the same command with
-CI=true, which turns skips into failures) answer within 30 minutes."""
+"""Which tests a run includes (tests/conftest.py): the slow sweeps under CI=true, --runslow or an
+explicit -m, a matrix's every corner only under --runslow or -m, so the README's command answers
+in minutes and CI (the same command with CI=true, which turns skips into failures) within 30."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_matrix(corner):
     ("args", "ci", "ran"),
     [
         ((), False, ["a", "sampled"]),
-        ((), True, ["a", "sampled"]),
+        ((), True, ["a", "every", "sampled"]),
         (("--runslow",), False, ["a", "b", "every", "sampled"]),
         (("-m", "slow"), False, ["every"]),
         (("-m", "matrix"), True, ["b"]),
@@ -72,6 +72,17 @@ def test_the_sample_keeps_the_edges_a_prime_stride_and_the_boundaries() -> None:
     assert {97, 194, 970} <= set(picked) and set(range(497, 504)) <= set(picked)
     assert len(picked) < 30
     assert sweep(1000, every=True, start=1) == list(range(1, 1000))
+
+
+def test_the_sample_of_a_long_input_stays_near_its_limit() -> None:
+    from tests.conftest import sweep
+
+    edges = range(100, 93_000, 300)
+    picked = sweep(93_348, every=False, around=edges)
+    assert 300 < len(picked) <= 420, len(picked)
+    # Both ends, the first and last boundary and many between are still met.
+    assert {0, 63, 93_347, 97, 99, 103, 92_800} <= set(picked)
+    assert len({e for e in edges if e in picked}) > 20
 
 
 def test_a_matrix_keeps_its_everyday_corner_and_marks_the_rest_matrix() -> None:

@@ -49,7 +49,12 @@ def _hunt_page(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
     return page, json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("name", sorted(SEEN))
+@pytest.mark.parametrize(
+    # One shape every day (a collection, the cheapest hunt); the others' pages are alike, and
+    # their verdicts are the command's (tests/cli/test_hunt.py).
+    "name",
+    [pytest.param(n, marks=() if n == "Cache" else (pytest.mark.slow,)) for n in sorted(SEEN)],
+)
 def test_hunt_page_shows_why_it_is_kept_first(
     browser: Any, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

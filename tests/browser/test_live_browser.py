@@ -468,8 +468,13 @@ def test_live_page_shows_the_servers_own_cpu_share(
     proc, url, _ = live_run
     browser.get_log("browser")
     browser.get(url)
-    share = float(_until(browser, "return document.getElementById('server-cpu').dataset.share"))
-    shown = browser.find_element("id", "server-cpu").text
+    # Both read at once: the page polls, and a later answer may come between two reads.
+    share_text, shown = _until(
+        browser,
+        "const e = document.getElementById('server-cpu');"
+        " return e.dataset.share ? [e.dataset.share, e.innerText] : null",
+    )
+    share = float(share_text)
     assert shown.startswith("this server's own CPU: ") and "% of one core (" in shown
     percent = float(shown.split(": ", 1)[1].split("%", 1)[0])
     assert abs(percent - share * 100) <= 0.051

@@ -215,7 +215,7 @@ def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Pat
     # The program waits after its rounds until we create "release", so events that come while
     # it runs are awaited, not raced (its second thread keeps filling buffers meanwhile).
     proc = subprocess.Popen(
-        [str(exe), "40", "wait", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
+        [str(exe), "4", "wait", "+RTS", "-N2", "-l", f"-ol{fifo}", "-RTS"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
     )
