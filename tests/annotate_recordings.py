@@ -69,21 +69,27 @@ def command(ghc: str, binary: Path, args: Sequence[str] = ("1",)) -> list[str]:
     return GHC910.command([f"./{binary.name}", *args], binary.parent)
 
 
+def recorded(ghc: str, program: str, folder: Path) -> Recording:
+    """The recording :func:`record` made of ``program`` into ``folder``."""
+    binary, root = build(ghc, program)
+    return Recording(ghc, program, binary, folder / f"{program.lower()}-{ghc}.perf.data", root)
+
+
 def record(ghc: str, program: str, folder: Path, wrapper: Sequence[str] = ()) -> Recording:
     """Build ``program`` with ``ghc`` and record one run of it into ``folder``, started
     through ``wrapper`` (``env``, say) if given."""
     perf = require_program("perf", "linux-perf")
-    binary, root = build(ghc, program)
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder / f"{program.lower()}-{ghc}.perf.data"
+    rec = recorded(ghc, program, folder)
     subprocess.run(
-        [perf, "record", *PERF_FLAGS, "-o", str(out), "--", *wrapper, *command(ghc, binary)],
-        cwd=binary.parent,
+        [perf, "record", *PERF_FLAGS, "-o", str(rec.perf_data), "--", *wrapper,
+         *command(ghc, rec.binary)],
+        cwd=rec.binary.parent,
         check=True,
         capture_output=True,
         timeout=600,
-    )
-    return Recording(ghc, program, binary, out, root)
+    )  # fmt: skip
+    return rec
 
 
 def main(argv: Sequence[str]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import shutil
 import signal
@@ -10,6 +11,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Container, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,14 @@ CORPUS = DATA / "corpus"
 # and the commands they start see the same fresh folder.
 os.environ["HALVM_PROF_CACHE"] = tempfile.mkdtemp(prefix="halvm-test-cache-")
 atexit.register(shutil.rmtree, os.environ["HALVM_PROF_CACHE"], True)
+
+# A folder the whole run shares, every worker of a parallel run (they inherit the variable from
+# the process that starts them): what a module-scoped fixture makes once (:func:`made_once`).
+# The process that made it removes it when it ends.
+if "PYTEST_XDIST_WORKER" not in os.environ or "HALVM_TEST_RUN" not in os.environ:
+    os.environ["HALVM_TEST_RUN"] = tempfile.mkdtemp(prefix="halvm-test-run-")
+    atexit.register(shutil.rmtree, os.environ["HALVM_TEST_RUN"], True)
+RUN_FOLDER = Path(os.environ["HALVM_TEST_RUN"])
 
 # The tests start hundreds of Pythons (the commands, servers, `run`); with
 # PYTHONDONTWRITEBYTECODE=1 (as in many containers) each compiled halvm_prof's modules again,
@@ -49,6 +59,30 @@ _STARTED = pytest.StashKey[tuple[float, os.times_result]]()
 # the programs it starts.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@contextmanager
+def made_once(name: str) -> Iterator[tuple[Path, bool]]:
+    """``(folder, fill)``: a folder named ``name`` that every worker of this run shares, and
+    whether the caller is the first to ask and must fill it. Later callers wait until it is
+    filled (a module-scoped fixture of a parallel run was made once per worker: a perf
+    recording of three programs, 25 s each time). A fill that fails is undone."""
+    folder = RUN_FOLDER / name
+    with open(RUN_FOLDER / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = folder / ".made"
+        fill = not made.exists()
+        if fill:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+        try:
+            yield folder, fill
+        except BaseException:
+            if fill:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        if fill:
+            made.touch()
 
 
 def in_ci() -> bool:
@@ -82,9 +116,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def slow_runs(config: pytest.Config) -> bool:
     """Whether this run includes the tests marked ``slow`` (the exhaustive sweeps, the hunt
-    page of more shapes): with --runslow, under CI=true (in parallel, the everyday run and
-    these take about 20 minutes on 2 cores), or when an explicit ``-m`` expression decides."""
-    return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr")) or in_ci()
+    page of more shapes): with --runslow, or when an explicit ``-m`` expression decides. Not
+    under CI=true: in parallel on 2 cores they take about 25 minutes beside the everyday run's
+    10, over CI's 30."""
+    return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
 
 
 def matrix_runs(config: pytest.Config) -> bool:

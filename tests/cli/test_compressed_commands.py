@@ -32,7 +32,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.reader import KEEP_BYTES
 from halvm_prof.inputs.source import open_source
 from tests import ghc_programs
-from tests.conftest import CORPUS, DATA, require_system
+from tests.conftest import CORPUS, DATA, made_once, require_system
 from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
@@ -313,23 +313,26 @@ def test_a_compressed_disk_image_is_one_line_saying_so(suffix: str, tmp_path: Pa
 
 
 @pytest.fixture(scope="module")
-def large_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def large_log() -> Iterator[Path]:
     """GcHeavy (collecting every 16 KB allocated) on two capabilities with time-profile samples
     (thousands) and a cost-centre heap profile (none to a few censuses, as the load goes):
-    about 17 MB of events, over KEEP_BYTES."""
+    about 17 MB of events, over KEEP_BYTES. Run once for the whole run."""
     exe = ghc_programs.build("GcHeavy", Path())
-    folder = tmp_path_factory.mktemp("large-log")
-    flags = ["-p", "-hc", "-l", "-A16k", "-i0.01", "-N2"]
-    subprocess.run(
-        [exe, "60000", "+RTS", *flags, "-RTS"], cwd=folder, check=True, capture_output=True
-    )
-    log = folder / f"{exe.name}.eventlog"
-    with eventlog_reader(log) as reader:
-        list(reader.iter_raw())
-        assert reader.header is not None
-        data = log.stat().st_size - reader.header.data_offset
-    assert data > KEEP_BYTES, data
-    yield log
+    with made_once("large-log") as (folder, fill):
+        if fill:
+            flags = ["-p", "-hc", "-l", "-A16k", "-i0.01", "-N2"]
+            subprocess.run(
+                [exe, "60000", "+RTS", *flags, "-RTS"], cwd=folder, check=True, capture_output=True
+            )
+            log = folder / f"{exe.name}.eventlog"
+            with eventlog_reader(log) as reader:
+                list(reader.iter_raw())
+                assert reader.header is not None
+                data = log.stat().st_size - reader.header.data_offset
+            assert data > KEEP_BYTES, data
+            for suffix, pack in PACKERS.items():
+                log.with_name(f"{log.name}.{suffix}").write_bytes(pack(log.read_bytes()))
+    yield folder / f"{exe.name}.eventlog"
 
 
 #: What each command wrote of the plain large log: the same for both compressions.
@@ -377,8 +380,6 @@ def test_every_eventlog_command_on_a_large_compressed_log(
     tmp_path: Path,
 ) -> None:
     packed = large_log.with_name(f"{large_log.name}.{suffix}")
-    if not packed.exists():
-        packed.write_bytes(PACKERS[suffix](large_log.read_bytes()))
     if args not in _OF_PLAIN:
         _OF_PLAIN[args] = _written(args, large_log, tmp_path, outputs)
     assert _written(args, packed, tmp_path, outputs) == _OF_PLAIN[args]

@@ -14,23 +14,26 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.live.state import LiveState, Snapshot
+from tests.conftest import made_once
 from tests.ghc_programs import build
 from tests.sources import eventlog_stats_of
 from tests.unit.test_follow import hp_follower, live_follower
 
 
 @pytest.fixture(scope="module")
-def leaky_n2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder of one ``leaky 200000 +RTS -N2 -l -hc`` run: leaky.eventlog, leaky.hp."""
-    where = tmp_path_factory.mktemp("leaky-n2")
-    exe = build("Leaky", where)
-    subprocess.run(
-        [str(exe), "200000", "+RTS", "-N2", "-l", "-hc", "-i0.05", "-RTS"],
-        cwd=where,
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+def leaky_n2() -> Path:
+    """The folder of one ``leaky 200000 +RTS -N2 -l -hc`` run: leaky.eventlog, leaky.hp (run
+    once for the whole run)."""
+    exe = build("Leaky")
+    with made_once("leaky-n2") as (where, fill):
+        if fill:
+            subprocess.run(
+                [str(exe), "200000", "+RTS", "-N2", "-l", "-hc", "-i0.05", "-RTS"],
+                cwd=where,
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
     return where
 
 

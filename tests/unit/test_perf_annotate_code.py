@@ -22,8 +22,8 @@ from halvm_prof.perf.annotate import FunctionAnnotation, PerfAnnotation
 from halvm_prof.perf.code import Known, function_code
 from halvm_prof.perf.disasm import find_objdump
 from halvm_prof.perf.elf import ElfFile
-from tests.annotate_recordings import GHCS, Recording, record
-from tests.conftest import require_program
+from tests.annotate_recordings import GHCS, Recording, record, recorded
+from tests.conftest import made_once, require_program
 from tests.ghc_programs import ANNOTATE_PROGRAMS
 from tests.perf_oracle import (
     Figures,
@@ -36,13 +36,16 @@ from tests.perf_oracle import (
 
 @pytest.fixture(scope="module", params=GHCS)
 def recordings(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
 ) -> Iterator[dict[str, Recording]]:
     require_program("perf", "linux-perf")
     require_program("objdump", "binutils")
     require_program("readelf", "binutils")
-    folder = tmp_path_factory.mktemp(f"annotate-{request.param}")
-    yield {p: record(request.param, p, folder) for p in ANNOTATE_PROGRAMS}
+    # Recorded once for the whole run, whichever worker of a parallel run asks first.
+    with made_once(f"annotate-{request.param}") as (folder, fill):
+        made = record if fill else recorded
+        recordings = {p: made(request.param, p, folder) for p in ANNOTATE_PROGRAMS}
+    yield recordings
 
 
 @pytest.fixture(scope="module")
