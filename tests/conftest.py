@@ -285,6 +285,21 @@ SWEEPS = [
 ]
 
 
+def file_sweeps(paths: Iterable[Path], every_up_to: int = 24_000) -> list[Any]:
+    """``(path, every)`` params of a sweep over files: the sampled sweep of each file every day;
+    the exhaustive one marked slow for a file of up to ``every_up_to`` bytes, and matrix for a
+    larger one (each cut is read whole: every byte of a 93 KB heap profile took 7 minutes, the
+    hunt's fixtures past 24 KB most of the slow tests' 25)."""
+    out = []
+    for path in paths:
+        size = path.stat().st_size
+        name = f"{path.parent.name}/{path.name}"
+        out.append(pytest.param(path, False, id=f"{name}-sampled"))
+        mark = pytest.mark.slow if size <= every_up_to else pytest.mark.matrix
+        out.append(pytest.param(path, True, id=f"{name}-every", marks=mark))
+    return out
+
+
 def sampled(
     cases: Iterable[tuple[Any, ...]], everyday: Container[tuple[Any, ...]], ids: str = "{}-{}"
 ) -> list[Any]:

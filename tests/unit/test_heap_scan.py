@@ -17,7 +17,7 @@ from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import HpParser, HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapEnd, HeapProfile
-from tests.conftest import DATA, SWEEPS, examples, require_system, sweep
+from tests.conftest import DATA, examples, file_sweeps, require_system, sweep
 from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
@@ -70,8 +70,7 @@ def test_every_fixture_scans_as_the_python_reader_reads(path: Path) -> None:
     same(scanned(data, chunk=7), data)
 
 
-@pytest.mark.parametrize("every", SWEEPS)
-@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(("path", "every"), file_sweeps(ALL_HP))
 def test_a_cut_at_every_byte_scans_as_the_python_reader_reads(path: Path, every: bool) -> None:
     data = path.read_bytes()
     for cut in sweep(len(data) + 1, every=every, around=census_edges(data)):
@@ -308,8 +307,7 @@ def test_live_reads_every_fixture_as_hp_parser_does(path: Path) -> None:
         same_censuses(data, size)
 
 
-@pytest.mark.parametrize("every", SWEEPS)
-@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(("path", "every"), file_sweeps(ALL_HP))
 def test_live_reads_a_cut_at_every_byte_as_hp_parser_does(path: Path, every: bool) -> None:
     data = path.read_bytes()
     for cut in sweep(len(data) + 1, every=every, around=census_edges(data)):
