@@ -248,7 +248,8 @@ def test_spans_are_printed_in_ghcs_notation(
         ghc = rec.ghc_spans()
         ours = {str(s.span) for f in annotated[program].functions for s in f.spans}
         ours |= {s for f in annotated[program].functions for b in f.blocks for s in b.spans}
-        assert ours, program
+        # A program's own code may go unsampled in a run (SortBytes' Main is a small share of
+        # its samples; one parallel run had none): the spans are counted over all three.
         assert ours <= ghc, (program, sorted(ours - ghc)[:5])
         shown += len(ours)
     assert shown > 10
