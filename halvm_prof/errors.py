@@ -43,11 +43,11 @@ class HalvmProfError(Exception):
         return self.path
 
     def __str__(self) -> str:
-        where = one_line(self.where(), 400)
-        message = one_line(self.message, 800)
+        where = one_line(self.where(), WHERE_LIMIT)
+        message = one_line(self.message, MESSAGE_LIMIT)
         text = f"{where}: {message}" if where else message
         if self.hint:
-            text += f" ({one_line(self.hint, 400)})"
+            text += f" ({one_line(self.hint, WHERE_LIMIT)})"
         return text
 
 
@@ -65,6 +65,9 @@ def one_line(text: str, limit: int) -> str:
     return text
 
 
+#: The longest place (a path and line) and hint, and the longest message, an error line says.
+WHERE_LIMIT = 400
+MESSAGE_LIMIT = 800
 #: The longest word an error keeps whole: a real path of a deep build folder fits.
 WORD_LIMIT = 240
 _KEEP = 80

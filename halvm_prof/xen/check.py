@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from halvm_prof.disk.image import holds_profile
-from halvm_prof.errors import ConfigError, one_line
+from halvm_prof.errors import MESSAGE_LIMIT, WHERE_LIMIT, ConfigError, one_line
 from halvm_prof.files.input import open_input
 from halvm_prof.formats.detect import DETECT_BYTES, KIND_NAMES, detect_kind
 from halvm_prof.rts import RtsPlan, extract_rts, parse_rts
@@ -68,9 +68,10 @@ class Problem:
         return asdict(self)
 
     def text(self, path: str) -> str:
-        where = one_line(f"{path}:{self.line}" if self.line else path, 400)
-        hint = f" ({one_line(self.hint, 400)})" if self.hint else ""
-        return f"{where}: {self.severity}: {one_line(self.message, 800)}{hint} [{self.code}]"
+        where = one_line(f"{path}:{self.line}" if self.line else path, WHERE_LIMIT)
+        hint = f" ({one_line(self.hint, WHERE_LIMIT)})" if self.hint else ""
+        message = one_line(self.message, MESSAGE_LIMIT)
+        return f"{where}: {self.severity}: {message}{hint} [{self.code}]"
 
 
 @dataclass(slots=True)
