@@ -19,6 +19,8 @@ from halvm_prof.perf.reader import Comm, Mmap, PerfData, TaskEvent
 _EXEC_LOOKAHEAD = 20_000
 #: Children of the started process looked at for the program, at most.
 _MAX_CHILDREN = 16
+#: Execs and images of the program's process kept to pick its image from, at most.
+_MAX_SEEN = 4_096
 
 
 def program_binary(data: PerfData, tids: set[int]) -> str | None:
@@ -28,26 +30,47 @@ def program_binary(data: PerfData, tids: set[int]) -> str | None:
     A program started through a wrapper (``unshare``, ``env``) maps the wrapper first, then
     execs itself: the file named after the process's new name is the program."""
     pids: set[int] = set(tids)
-    named: dict[int, str] = {}  # pid -> its name after its latest exec (15 bytes at most)
-    first: str | None = None
-    best: str | None = None
+    seen: list[Comm | Mmap] = []
+    found = False
     left = _EXEC_LOOKAHEAD
     for r in data.iter_records():
         if isinstance(r, Comm) and r.exec:
             if r.tid in tids or r.pid in pids:
                 pids.add(r.pid)
-                named[r.pid] = r.comm
-        elif isinstance(r, Mmap) and r.pid in pids and r.executable:
-            name = os.path.basename(r.filename)
-            if r.filename.startswith("/") and not name.startswith(("ld-", "ld.so")):
-                comm = named.get(r.pid)
-                if comm is not None and name[:15] == comm[:15]:
-                    best = r.filename  # a later exec's image wins
-                first = first or r.filename
-        if first is not None:
+                seen.append(r)
+        elif isinstance(r, Mmap) and r.pid in pids and r.executable and _is_image(r.filename):
+            seen.append(r)
+            found = True
+        if found:
             left -= 1
-            if left <= 0:
+            if left <= 0 or len(seen) >= _MAX_SEEN:
                 break
+    return _after_last_exec(seen)
+
+
+def _is_image(filename: str) -> bool:
+    return filename.startswith("/") and not os.path.basename(filename).startswith(("ld-", "ld.so"))
+
+
+def _after_last_exec(seen: list[Comm | Mmap]) -> str | None:
+    """The image mapped under the name its process had then (the last such wins), else the
+    first image mapped. Read in time order: perf writes each CPU's buffer in turn, so a
+    process that moved CPUs during its exec can have its new image's MMAP written before the
+    exec's COMM."""
+    if all(r.time is not None for r in seen):
+        # COMM before MMAP at equal times: the kernel names the process before mapping its image
+        seen = sorted(seen, key=lambda r: (r.time or 0, isinstance(r, Mmap)))
+    named: dict[int, str] = {}  # pid -> its name after its latest exec (15 bytes at most)
+    first: str | None = None
+    best: str | None = None
+    for r in seen:
+        if isinstance(r, Comm):
+            named[r.pid] = r.comm
+            continue
+        comm = named.get(r.pid)
+        if comm is not None and os.path.basename(r.filename)[:15] == comm[:15]:
+            best = r.filename  # a later exec's image wins
+        first = first or r.filename
     return best or first
 
 

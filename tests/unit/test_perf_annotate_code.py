@@ -255,6 +255,51 @@ def test_spans_are_printed_in_ghcs_notation(
     assert shown > 10
 
 
+class _Reordered:
+    """A recording's records with the program's MMAP moved before its exec's COMM, the order
+    perf writes them in when the process moved CPUs during its exec."""
+
+    def __init__(self, records: list[object]) -> None:
+        self.records = records
+
+    def iter_records(self) -> Iterator[object]:
+        return iter(self.records)
+
+
+def test_the_program_is_found_when_its_image_is_written_before_its_exec(
+    recordings: dict[str, Recording],
+) -> None:
+    """perf writes each CPU's buffer in turn: under load, a wrapper's exec into the program
+    can be on file after the program's MMAP (one CI run recorded a 9.10 program as unshare).
+    The program is picked by the records' times, not their order on file."""
+    from typing import cast
+
+    from halvm_prof.perf.program import program_binary
+    from halvm_prof.perf.reader import Comm, Mmap, PerfData
+
+    rec = recordings["Numeric"]
+    with rec.perf_data.open("rb") as f:
+        data = PerfData(f)
+        records: list[object] = list(data.iter_records())
+    execs = [i for i, r in enumerate(records) if isinstance(r, Comm) and r.exec]
+    assert execs, "the recording has no exec"
+    last = execs[-1]
+    comm = cast(Comm, records[last])
+    in_order = program_binary(cast(PerfData, _Reordered(records)), {comm.pid})
+    image = next(
+        i
+        for i, r in enumerate(records)
+        if i > last
+        and isinstance(r, Mmap)
+        and r.pid == comm.pid
+        and r.executable
+        and r.filename.endswith("/" + rec.binary.name)
+    )
+    moved = [*records[:last], records[image], *records[last:image], *records[image + 1 :]]
+    found = program_binary(cast(PerfData, _Reordered(moved)), {comm.pid})
+    assert found == in_order and found is not None and found.endswith("/" + rec.binary.name)
+
+
 def test_a_recording_through_a_wrapper_is_of_the_program_or_says_to_give_it(
     recordings: dict[str, Recording], tmp_path: Path
 ) -> None:
