@@ -78,7 +78,7 @@ def _started(data: PerfData) -> tuple[int | None, list[str], list[int]]:
     """The process perf started (the first to exec; else, attached with ``--pid``, the first
     to map a program), the names it exec'd under, and the processes it forked, in order."""
     root: int | None = None
-    names: list[str] = []
+    names: list[Comm] = []
     children: list[int] = []
     family: set[int] = set()
     left = _EXEC_LOOKAHEAD
@@ -87,8 +87,8 @@ def _started(data: PerfData) -> tuple[int | None, list[str], list[int]]:
             if root is None:
                 root = r.pid
                 family.add(r.pid)
-            if r.pid == root:
-                names.append(r.comm)
+            if r.pid == root and len(names) < _MAX_SEEN:
+                names.append(r)
         elif isinstance(r, Mmap) and root is None and r.executable and _is_program(r.filename):
             root = r.pid
             family.add(r.pid)
@@ -105,7 +105,9 @@ def _started(data: PerfData) -> tuple[int | None, list[str], list[int]]:
             left -= 1
             if left <= 0:
                 break
-    return root, names, children
+    if all(c.time is not None for c in names):
+        names.sort(key=lambda c: c.time or 0)  # on file, each CPU's buffer comes in turn
+    return root, [c.comm for c in names], children
 
 
 def _is_program(filename: str) -> bool:
