@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -130,6 +131,18 @@ def matrix_runs(config: pytest.Config) -> bool:
     return bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
 
 
+def thorough_runs(config: pytest.Config) -> bool:
+    """Whether this run includes the tests marked ``thorough`` (a check's further GHCs, shapes
+    or inputs, past the one the quick run makes it on): under CI=true, with --runslow, or when
+    an explicit ``-m`` expression decides. The README's command without CI=true leaves them
+    out, so a newcomer's first run answers within 5 minutes on 2 cores."""
+    return in_ci() or bool(config.getoption("--runslow")) or bool(config.getoption("markexpr"))
+
+
+#: Marks a case the README's quick run leaves out (CI=true runs it): ``pytest.param(x,
+#: marks=THOROUGH)``.
+THOROUGH = pytest.mark.thorough
+
 #: Whether this run is the exhaustive one: set when the options are read, before any test
 #: module is imported (so a decorator can ask :func:`examples`); the first session's answer.
 _EXHAUSTIVE: list[bool] = []
@@ -154,7 +167,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     left_out = [
         item
         for item in items
-        if (item.get_closest_marker("slow") is not None and not slow_runs(config))
+        if (item.get_closest_marker("thorough") is not None and not thorough_runs(config))
+        or (item.get_closest_marker("slow") is not None and not slow_runs(config))
         or (item.get_closest_marker("matrix") is not None and not matrix_runs(config))
     ]
     if left_out:
@@ -231,10 +245,72 @@ def pytest_terminal_summary(
     )
 
 
+def _descendants() -> list[str]:
+    """The command lines of this process's live descendants (what a test left running)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                command = f.read(300).replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+        commands[int(entry)] = command.strip()
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    mine.discard(os.getpid())
+    return sorted(f"{pid} {commands.get(pid, '')}" for pid in mine)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With HALVM_TEST_CPU=FILE, each test's CPU (its own, its programs') is added to FILE as
+    a JSON line: where a run's CPU goes, which --durations' wall times hide under load."""
+    out = os.environ.get("HALVM_TEST_CPU")
+    if not out:
+        return (yield)
+    before = os.times()
+    try:
+        return (yield)
+    finally:
+        now = os.times()
+        own = now.user + now.system - before.user - before.system
+        programs = (
+            now.children_user + now.children_system - before.children_user - before.children_system
+        )
+        line = json.dumps(
+            {
+                "test": item.nodeid,
+                "own": round(own, 3),
+                "programs": round(programs, 3),
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", ""),
+                "end": round(time.time(), 2),
+                "left": _descendants(),
+            }
+        )
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     sweeps = "included" if slow_runs(config) else "left out (--runslow)"
     matrices = "included" if matrix_runs(config) else "left out (--runslow)"
-    return f"slow tests (exhaustive sweeps): {sweeps}; matrix tests (every corner): {matrices}"
+    thorough = "included" if thorough_runs(config) else "left out (CI=true, --runslow)"
+    return (
+        f"thorough tests (more cases of a check): {thorough}; slow tests (exhaustive sweeps): "
+        f"{sweeps}; matrix tests (every corner): {matrices}"
+    )
 
 
 def sweep(
@@ -285,32 +361,67 @@ SWEEPS = [
 ]
 
 
-def file_sweeps(paths: Iterable[Path], every_up_to: int = 24_000) -> list[Any]:
-    """``(path, every)`` params of a sweep over files: the sampled sweep of each file every day;
-    the exhaustive one marked slow for a file of up to ``every_up_to`` bytes, and matrix for a
+def smallest_of_each_folder(paths: Iterable[Path], n: int = 2) -> set[Path]:
+    """The ``n`` smallest files of each folder among ``paths``: the files a quick run reads of
+    a set of fixtures (each folder is a GHC, a program or a way), the others under CI=true."""
+    folders: dict[Path, list[Path]] = {}
+    for path in paths:
+        folders.setdefault(path.parent, []).append(path)
+    return {
+        p
+        for group in folders.values()
+        for p in sorted(group, key=lambda p: (p.stat().st_size, p))[:n]
+    }
+
+
+def of_each_folder(paths: Iterable[Path], n: int = 2) -> list[Any]:
+    """``paths`` as ``pytest.param``s, those past each folder's ``n`` smallest marked thorough."""
+    paths = list(paths)
+    quick = smallest_of_each_folder(paths, n)
+    return [pytest.param(p, marks=() if p in quick else THOROUGH) for p in paths]
+
+
+def file_sweeps(paths: Iterable[Path], every_up_to: int = 24_000, quick: int = 2) -> list[Any]:
+    """``(path, every)`` params of a sweep over files: the sampled sweep of each folder's
+    ``quick`` smallest files in the quick run, of the others under CI=true (thorough); the
+    exhaustive one marked slow for a file of up to ``every_up_to`` bytes, and matrix for a
     larger one (each cut is read whole: every byte of a 93 KB heap profile took 7 minutes, the
     hunt's fixtures past 24 KB most of the slow tests' 25)."""
+    paths = list(paths)
+    first = smallest_of_each_folder(paths, quick)
     out = []
     for path in paths:
         size = path.stat().st_size
         name = f"{path.parent.name}/{path.name}"
-        out.append(pytest.param(path, False, id=f"{name}-sampled"))
+        out.append(
+            pytest.param(path, False, id=f"{name}-sampled", marks=() if path in first else THOROUGH)
+        )
         mark = pytest.mark.slow if size <= every_up_to else pytest.mark.matrix
         out.append(pytest.param(path, True, id=f"{name}-every", marks=mark))
     return out
 
 
 def sampled(
-    cases: Iterable[tuple[Any, ...]], everyday: Container[tuple[Any, ...]], ids: str = "{}-{}"
+    cases: Iterable[tuple[Any, ...]],
+    everyday: Container[tuple[Any, ...]],
+    ids: str = "{}-{}",
+    quick: Container[tuple[Any, ...]] | None = None,
 ) -> list[Any]:
     """``cases`` of a matrix (GHC by cause, GHC by RTS way, ...) as ``pytest.param``s: those in
     ``everyday`` run always, chosen so that each row and each column, and each branch the test
-    takes, is met at least once; the others repeat those checks and are marked matrix."""
+    takes, is met at least once; the others repeat those checks and are marked matrix. With
+    ``quick``, the everyday cases outside it are marked thorough (CI=true runs them)."""
     return [
         pytest.param(
             *case,
             id=ids.format(*case),
-            marks=() if case in everyday else pytest.mark.matrix,
+            marks=(
+                pytest.mark.matrix
+                if case not in everyday
+                else pytest.mark.thorough
+                if quick is not None and case not in quick
+                else ()
+            ),
         )
         for case in cases
     ]

@@ -1,6 +1,7 @@
-"""Which tests a run includes (tests/conftest.py): the slow sweeps and a matrix's every corner
-only under --runslow or an explicit -m, so the README's command and CI (the same command with
-CI=true, which turns skips into failures) answer within 30 minutes."""
+"""Which tests a run includes (tests/conftest.py): a check's further cases (``thorough``) under
+CI=true, the slow sweeps and a matrix's every corner only under --runslow or an explicit -m, so
+the README's command answers within 5 minutes and CI (the same command with CI=true, which
+turns skips into failures) within 30."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ def test_sweep(every):
 @pytest.mark.parametrize("corner", sampled([("a",), ("b",)], {("a",)}, ids="{}"))
 def test_matrix(corner):
     assert corner in "ab"
+
+@pytest.mark.parametrize("case", [pytest.param("more", marks=pytest.mark.thorough)])
+def test_thorough(case):
+    assert case == "more"
 """
 
 
@@ -26,13 +31,14 @@ def test_matrix(corner):
     ("args", "ci", "ran"),
     [
         ((), False, ["a", "sampled"]),
-        ((), True, ["a", "sampled"]),
-        (("--runslow",), False, ["a", "b", "every", "sampled"]),
+        ((), True, ["a", "more", "sampled"]),
+        (("--runslow",), False, ["a", "b", "every", "more", "sampled"]),
         (("-m", "slow"), False, ["every"]),
         (("-m", "matrix"), True, ["b"]),
-        (("-m", "not slow"), True, ["a", "b", "sampled"]),
+        (("-m", "not slow"), True, ["a", "b", "more", "sampled"]),
+        (("-m", "thorough"), False, ["more"]),
     ],
-    ids=["default", "ci", "runslow", "only-slow", "only-matrix", "ci-not-slow"],
+    ids=["default", "ci", "runslow", "only-slow", "only-matrix", "ci-not-slow", "only-thorough"],
 )
 def test_the_slow_sweeps_and_matrices_run_when_asked(
     pytester: pytest.Pytester,
@@ -50,7 +56,7 @@ def test_the_slow_sweeps_and_matrices_run_when_asked(
         "-p",
         "no:cacheprovider",
         "-o",
-        "markers=slow: sweeps\nmatrix: corners",
+        "markers=slow: sweeps\nmatrix: corners\nthorough: more cases",
         *args,
     )
     passed = sorted(
@@ -59,7 +65,7 @@ def test_the_slow_sweeps_and_matrices_run_when_asked(
         if r.when == "call" and r.passed
     )
     assert passed == ran
-    deselected = 4 - len(ran)
+    deselected = 5 - len(ran)
     assert result.ret == (0 if ran else 5)
     assert (f"{deselected} deselected" in result.stdout.str()) == (deselected > 0)
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from tests.browser.test_report_browser import ARTIFACTS, INK, _errors, _open
+from tests.conftest import THOROUGH
 from tests.hunt_programs import program
 
 #: What each page's first verdict says, as its screenshot shows it (GHC 9.0), and its first fix.
@@ -135,6 +136,7 @@ def test_hunt_page_shows_why_it_is_kept_first(
     browser.save_screenshot(str(ARTIFACTS / f"hunt-{name.lower()}.png"))
 
 
+@THOROUGH  # the quick run's hunt page is test_hunt_page_shows_why_it_is_kept_first's
 def test_report_of_a_hunts_files_shows_why_it_is_kept_first(
     browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,7 +32,7 @@ from halvm_prof.errors import InputError
 from halvm_prof.formats.eventlog.reader import KEEP_BYTES
 from halvm_prof.inputs.source import open_source
 from tests import ghc_programs
-from tests.conftest import CORPUS, DATA, made_once, require_system
+from tests.conftest import CORPUS, DATA, THOROUGH, made_once, require_system
 from tests.readers import eventlog_reader
 
 PERF = DATA / "perf"
@@ -343,9 +343,10 @@ _OF_PLAIN: dict[Callable[[Path, Path], list[str | Path]], list[str]] = {}
     ("args", "outputs"),
     [
         (lambda f, _o: ["eventlog", "stats", f], ()),
-        (lambda f, _o: ["eventlog", "stats", f, "--json"], ()),
-        (lambda f, _o: ["eventlog", "show", f], ()),
-        (lambda f, _o: ["summary", f, "--json"], ()),
+        # stats and report in the quick run (the log is 17 MB); the others under CI=true
+        pytest.param(lambda f, _o: ["eventlog", "stats", f, "--json"], (), marks=THOROUGH),
+        pytest.param(lambda f, _o: ["eventlog", "show", f], (), marks=THOROUGH),
+        pytest.param(lambda f, _o: ["summary", f, "--json"], (), marks=THOROUGH),
         (lambda f, o: ["report", f, "-o", o / "r.html"], ("r.html",)),
         # Ten seconds and more each (the traces of 38,000 collections): under CI, or --runslow.
         pytest.param(
@@ -358,13 +359,22 @@ _OF_PLAIN: dict[Callable[[Path, Path], list[str | Path]], list[str]] = {}
             ("t.json",),
             marks=pytest.mark.slow,
         ),
-        (lambda f, o: ["export", f, "--to", "speedscope", "-o", o / "s.json"], ("s.json",)),
-        (lambda f, o: ["export", f, "--to", "pprof", "-o", o / "t.pb.gz"], ("t.pb.gz",)),
-        (lambda f, _o: ["diff", f, f, "--json"], ()),
-        (lambda f, _o: ["postmortem", f], ()),
-        (
+        pytest.param(
+            lambda f, o: ["export", f, "--to", "speedscope", "-o", o / "s.json"],
+            ("s.json",),
+            marks=THOROUGH,
+        ),
+        pytest.param(
+            lambda f, o: ["export", f, "--to", "pprof", "-o", o / "t.pb.gz"],
+            ("t.pb.gz",),
+            marks=THOROUGH,
+        ),
+        pytest.param(lambda f, _o: ["diff", f, f, "--json"], (), marks=THOROUGH),
+        pytest.param(lambda f, _o: ["postmortem", f], (), marks=THOROUGH),
+        pytest.param(
             lambda f, o: ["runs", "add", f, "--json", "--store", f"sqlite://{o / 'runs.sqlite'}"],
             (),
+            marks=THOROUGH,
         ),
     ],
     ids=[

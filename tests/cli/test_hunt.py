@@ -25,7 +25,7 @@ from click.testing import CliRunner, Result
 
 from halvm_prof.analysis.hunt import FIXES
 from halvm_prof.cli.app import cli
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, THOROUGH
 from tests.ghc_programs import MODULES, built
 from tests.hunt_programs import (
     FLAGS,
@@ -49,6 +49,9 @@ CORPUS_HP = CORPUS / "leaky-hc.hp"
 #: The shapes x GHCs hunted in the default run (the rest are marked matrix).
 SAMPLE = {("LazyParam", "9.0"), ("HeldRef", "9.6"), ("Cache", "9.10")}
 TWINS = {("LazyParamFixed", "9.0"), ("HeldRefFixed", "9.10")}
+#: The sample's corners the quick run hunts (the others: CI=true). GHC 9.0's hunt is there
+#: through the fixed twin and the stopped hunt; LazyParam's 14 runs are the costliest.
+QUICK = {("HeldRef", "9.6"), ("Cache", "9.10"), *TWINS}
 
 
 def _matrix(sample: set[tuple[str, str]], twins: bool) -> list[Any]:
@@ -57,7 +60,13 @@ def _matrix(sample: set[tuple[str, str]], twins: bool) -> list[Any]:
             name,
             ghc,
             id=f"{name}-{ghc}",
-            marks=() if (name, ghc) in sample else (pytest.mark.matrix,),
+            marks=(
+                (pytest.mark.matrix,)
+                if (name, ghc) not in sample
+                else ()
+                if (name, ghc) in QUICK
+                else (THOROUGH,)
+            ),
         )
         for shape in SHAPES.values()
         for name in ((shape.fixed,) if twins else (shape.name,))
@@ -252,6 +261,7 @@ def test_stop_after_hunts_a_program_that_never_ends(
         assert not _running(hunted.command[0])
 
 
+@THOROUGH
 def test_plain_says_a_leak_is_only_in_the_profiled_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -451,6 +461,7 @@ def test_a_hunt_stopped_before_its_first_run_says_so(tmp_path: Path, signum: int
     assert not Path(f"/proc/{mark.read_text().strip()}").exists()  # the probe ended
 
 
+@THOROUGH
 def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
     # Picky - reads its size from standard input: every run must get the same.
     with program("9.0", "Picky", tmp_path) as hunted:
@@ -488,6 +499,7 @@ def test_standard_input_is_read_once_and_bounded(tmp_path: Path) -> None:
         assert not list(tmp_path.glob(".hunt-stdin*"))
 
 
+@THOROUGH
 def test_report_never_replaces_what_is_not_a_page_nor_a_profile_left_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -590,7 +602,8 @@ INFO_MAP = [*FLAGS, "-finfo-table-map", "-fdistinct-constructor-tables"]
 
 
 @pytest.mark.parametrize(
-    "ghc", [pytest.param(g, marks=() if g == "9.10" else (pytest.mark.matrix,)) for g in GHCS[1:]]
+    "ghc",
+    [pytest.param(g, marks=THOROUGH if g == "9.10" else (pytest.mark.matrix,)) for g in GHCS[1:]],
 )
 def test_an_info_table_map_names_the_source_line(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -703,7 +716,7 @@ def test_an_output_folder_with_a_hunts_runs_is_refused(
 
 
 @pytest.mark.parametrize(
-    "ghc", [pytest.param(g, marks=() if g == "9.0" else (pytest.mark.matrix,)) for g in GHCS]
+    "ghc", [pytest.param(g, marks=THOROUGH if g == "9.0" else (pytest.mark.matrix,)) for g in GHCS]
 )
 def test_a_program_with_the_snapshot_module_gets_the_path_that_holds_each_suspect(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -26,7 +26,7 @@ from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from halvm_prof.units import format_size
-from tests.conftest import CORPUS, require_program
+from tests.conftest import CORPUS, THOROUGH, require_program
 from tests.live.modern import env, halvm, program, snapshot, wait_for
 from tests.newuser import (
     ACCUMULATE,
@@ -39,6 +39,10 @@ from tests.newuser import (
     run,
 )
 from tests.sources import heap_profile_from_eventlog, read_hp
+
+# Each check runs on one GHC in the quick run, 9.0 and 9.10 in turn, and on both under CI=true.
+ON_90 = [pytest.param(g, marks=() if g == "9.0" else THOROUGH) for g in GHCS]
+ON_910 = [pytest.param(g, marks=() if g == "9.10" else THOROUGH) for g in GHCS]
 
 
 def _cli(*args: str) -> str:
@@ -55,7 +59,7 @@ def _rts_collections(stats: str) -> tuple[int, int]:
     return sum(int(n) for n, _ in gens), sum(int(p) for _, p in gens)
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_parallel_collections_are_counted_as_the_rts_counts_them(ghc: str) -> None:
     # The RTS writes its "requesting parallel GC" event before every collection, even with
     # one capability: on -N1 every collection was called parallel.
@@ -71,7 +75,7 @@ def test_parallel_collections_are_counted_as_the_rts_counts_them(ghc: str) -> No
                 assert parallel == 0
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_the_hottest_path_ends_where_the_time_is_held(ghc: str) -> None:
     # MapCache's `expensive` calls `prepare` (twelve small steps, most of the time in all) and
     # `lookupC`, which holds the most time itself: always going into the child with the most
@@ -127,7 +131,7 @@ def _pprof_top(profile: Path) -> tuple[list[str], str]:
     return [r[5] for r in rows if len(r) == 6 and r[1].endswith("%") and r[4].endswith("%")], text
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_cut_band_names_are_said_once_in_every_output(ghc: str, tmp_path: Path) -> None:
     # GHC cuts -hc stacks at +RTS -L25 by default: Accumulate's `accumulate.\.\/accumu...`.
     with built(ghc, "prof", ACCUMULATE) as prog:
@@ -156,7 +160,7 @@ def test_cut_band_names_are_said_once_in_every_output(ghc: str, tmp_path: Path) 
             assert functions and not [f for f in functions if f.endswith("...")], functions
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_run_asks_for_whole_names_unless_the_user_chose_a_length(ghc: str) -> None:
     with built(ghc, "prof", ACCUMULATE) as prog:
         root = ["--root", str(prog.root)] if prog.root is not None else []
@@ -197,7 +201,7 @@ _SIX_DECIMALS = re.compile(r"\b\d+\.\d{6}\b")
 _RAW_BYTES = re.compile(r"\b\d{1,3}(,\d{3}){2,}\b(?! B \()")  # 1,234,567 not beside its MiB
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_summary_and_trend_speak_in_human_units(ghc: str, tmp_path: Path) -> None:
     with built(ghc, "prof", ACCUMULATE) as prog:
         log = prog.folder / "accumulate.eventlog"
@@ -264,7 +268,7 @@ def _page_config(page: str) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_live_exit_when_done_ends_with_a_line_saying_what_it_saw(ghc: str) -> None:
     with built(ghc, "prof", ACCUMULATE) as prog:
         log = prog.folder / "accumulate.eventlog"
@@ -290,7 +294,7 @@ def test_live_exit_when_done_ends_with_a_line_saying_what_it_saw(ghc: str) -> No
             assert re.match(said, lines[-1]), lines[-1]
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_report_without_o_writes_name_html_and_keeps_a_file_not_ours(
     ghc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -328,7 +332,7 @@ def test_small_words_of_help() -> None:
     assert "default: NAME.html" in help_of("report")
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_the_history_page_explains_of_the_total(ghc: str, tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     with built(ghc, "prof", MAPCACHE) as prog:
@@ -406,7 +410,7 @@ def test_cabal_run_that_names_no_one_program_is_one_line(
         program_command(["cabal", "run", "a", "--", "1"], cwd=tmp_path)
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_metrics_never_show_a_band_smaller_now_than_one_summed_into_other(ghc: str) -> None:
     # Leaky's -hy profile: scores of small types from the start, the large ones later. Ranked
     # by peak, /metrics gave small early types series of their own while larger ones were
@@ -430,7 +434,7 @@ def test_metrics_never_show_a_band_smaller_now_than_one_summed_into_other(ghc: s
             assert min(shown.values()) >= max(summed.values()), (census.time, shown, summed)
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_run_charts_the_heap_on_the_eventlog_s_clock(ghc: str) -> None:
     # A .hp counts the program's CPU seconds, an eventlog the seconds since the start: the
     # heap line ran on one clock over an axis of the other (to 9 s of a program that exited
@@ -458,7 +462,7 @@ def test_run_charts_the_heap_on_the_eventlog_s_clock(ghc: str) -> None:
         assert times[-2] <= times[-1] <= end["last_event_time"] + 1e-9
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_the_page_is_told_the_true_age_of_the_newest_data(ghc: str) -> None:
     # Each event carried the age as of publishing: a page opened 40 s after the data came read
     # "arrived 2 s ago" while /snapshot.json said 41.8.
@@ -486,7 +490,7 @@ def _report(tmp_path: Path, *inputs: Path) -> dict[str, Any]:
     return _page_config(page.read_text())
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_a_spark_program_s_report_opens_on_its_capabilities(ghc: str, tmp_path: Path) -> None:
     # A -N2 spark program's report opened on a 95 KiB -hT heap with a red "STACK leak?" flag
     # and a 60-row band table; its timeline and sparks were far below.
@@ -511,7 +515,7 @@ def test_a_spark_program_s_report_opens_on_its_capabilities(ghc: str, tmp_path: 
     assert all(a for a in data["answers"]), data["answers"]  # every section says something
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_a_heap_report_opens_on_what_grows(ghc: str, tmp_path: Path) -> None:
     # The leaky accumulator grows all run and is let go when summed at exit: no line fits
     # it (no leak suspect), yet it is what grows.
@@ -530,7 +534,7 @@ def test_a_heap_report_opens_on_what_grows(ghc: str, tmp_path: Path) -> None:
             assert f"to {format_size(grows['max'])}" in lead, lead
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_a_cost_centre_report_answers_where_the_time_goes_with_its_source(
     ghc: str, tmp_path: Path
 ) -> None:
@@ -549,7 +553,7 @@ def test_a_cost_centre_report_answers_where_the_time_goes_with_its_source(
     ), data["answers"][0]
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_parallel_gc_s_cost_is_said_with_the_flags_that_address_it(
     ghc: str, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_program
+from tests.conftest import THOROUGH, require_program
 from tests.ghc_programs import build, copy_into
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +85,13 @@ def _report(exe: Path, perf_data: Path) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+    # SIGTERM in the quick run; the others, alike but for the signal, under CI=true
+    "signum",
+    [
+        pytest.param(signal.SIGINT, id="SIGINT", marks=THOROUGH),
+        pytest.param(signal.SIGTERM, id="SIGTERM"),
+        pytest.param(signal.SIGHUP, id="SIGHUP", marks=THOROUGH),
+    ],
 )
 def test_record_stopped_keeps_a_readable_recording_and_leaves_nothing(
     signum: int, tmp_path: Path

@@ -29,7 +29,7 @@ from halvm_prof.live import routes as live_routes
 from halvm_prof.live import server
 from halvm_prof.live.server import Hosts, Hub, quiet_accept_errors
 from halvm_prof.live.state import LiveState
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, THOROUGH
 from tests.live.helpers import running
 from tests.unit.test_follow import hp_follower, live_follower
 
@@ -40,7 +40,8 @@ HANG = 60.0
 CENSUS_HEADER = b'JOB "t"\nDATE "now"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
 
 
-@pytest.fixture(params=["httptools", "h11"])
+# h11, the parser where httptools is not installed, under CI=true
+@pytest.fixture(params=["httptools", pytest.param("h11", marks=THOROUGH)])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The guard's rules hold whichever HTTP parser the connection has: httptools where it is
     installed (the server's choice), h11 otherwise."""

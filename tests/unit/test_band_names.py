@@ -19,7 +19,7 @@ from halvm_prof.folds.heap_groups import grouped_reader
 from halvm_prof.formats.ipe import UNNAMED_GROUP, GroupBy, closure_type_name
 from halvm_prof.inputs.names import load_names, names_of_binary
 from halvm_prof.inputs.source import open_source
-from tests.conftest import DATA
+from tests.conftest import DATA, THOROUGH
 from tests.ghc_programs import built, copy_into
 from tests.sources import summary_of
 
@@ -335,6 +335,7 @@ def _ipe_entries_log(path: Path, strings: list[tuple[str, ...]]) -> None:
         w.end()
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_names_of_a_log_past_the_ipe_bound_are_bounded_and_say_so(tmp_path: Path) -> None:
     """--names of a log claiming more IPE entries than are kept: the first MAX_IPE_ENTRIES,
     the rest counted, and a .hp named by it says how many were not kept."""

@@ -14,7 +14,7 @@ from halvm_prof.formats.ipe import ipe_description
 from halvm_prof.formats.stacks import ccs_length, stack_band
 from halvm_prof.model import HeapSample
 from tests import ghc96
-from tests.conftest import DATA
+from tests.conftest import DATA, THOROUGH
 from tests.readers import eventlog_reader
 from tests.sources import heap_profile_from_eventlog, read_hp
 
@@ -103,6 +103,7 @@ def test_ccs_length_reads_rts_minus_l() -> None:
     assert ccs_length(["./p", "+RTS", "-Lx"]) == 25
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_cost_centre_declarations_kept_are_bounded(tmp_path: Path) -> None:
     """A -hc log claiming more cost centres than MAX_COST_CENTRES: the fold keeps that many,
     a stack naming a later one shows its number, and the profile says so."""
@@ -192,6 +193,7 @@ def many_ipe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return log
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ipe: Path) -> None:
     """A log may claim any number of IPE entries: the heap fold keeps MAX_IPE_ENTRIES of them
     (the first: GHC declares them all before the first census, so none has been used yet), a
@@ -228,6 +230,7 @@ def test_ipe_entries_kept_are_bounded_and_bands_past_them_stay_addresses(many_ip
     assert r.exit_code == 0 and said in page.read_text(), r.output
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_group_by_of_a_log_past_the_ipe_bound_puts_later_tables_apart(many_ipe: Path) -> None:
     """Grouping goes by the same kept entries: the band of an entry not kept is unnamed."""
     from halvm_prof.analysis.summary import EventlogSummary

@@ -28,7 +28,7 @@ from halvm_prof.inputs.followers import DiskFollower, EventlogFollower, HpFollow
 from halvm_prof.inputs.source import open_followed
 from halvm_prof.live.state import EVENT_TYPES, OTHER, LiveState
 from halvm_prof.model import HeapSample
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, THOROUGH
 from tests.ghc_programs import build
 from tests.readers import eventlog_reader
 from tests.sources import read_hp
@@ -205,6 +205,9 @@ def _markers(path: Path) -> Iterator[int]:
         yield from (e.offset for e in reader.iter_events({18}))
 
 
+# 40 s of a worker's time: the fifo is followed in the quick run by
+# tests/live/test_live_modern.py's fifo case
+@THOROUGH
 def test_eventlog_follower_reads_a_threaded_program_through_a_fifo(tmp_path: Path) -> None:
     exe = build("Ticker", tmp_path)
     fifo = tmp_path / "ticker.fifo"

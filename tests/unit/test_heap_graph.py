@@ -17,7 +17,7 @@ from halvm_prof.analysis import heap_graph
 from halvm_prof.analysis.heap_graph import Dominators
 from halvm_prof.analysis.snapshot import analyse_snapshot
 from halvm_prof.formats.snapshot import HeapSnapshot, SnapshotReader
-from tests.conftest import DATA
+from tests.conftest import DATA, examples
 from tests.unit.test_snapshot_format import snapshots
 
 
@@ -93,7 +93,7 @@ def _dominators(which: str, edges: list[list[int]], roots: list[int]) -> Dominat
 
 
 @pytest.mark.parametrize("which", _twins())
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(graphs())
 def test_dominators_match_the_fixed_point(
     which: str, graph: tuple[list[list[int]], list[int]]
@@ -109,7 +109,7 @@ def test_dominators_match_the_fixed_point(
     assert sorted(dom.order) == sorted(v for v in range(len(edges)) if dom.idom[v] >= 0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(graphs(), st.data())
 def test_retained_sizes_are_what_dropping_a_closure_frees(
     graph: tuple[list[list[int]], list[int]], data: st.DataObject
@@ -152,7 +152,7 @@ def test_a_million_deep_chain_needs_no_recursion() -> None:
     assert retained[0] == 2 * n and retained[n - 1] == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(graphs())
 def test_walk_parents_are_the_first_pointer(graph: tuple[list[list[int]], list[int]]) -> None:
     edges, roots = graph
@@ -193,7 +193,7 @@ def test_the_twins_report_a_real_snapshot_alike(name: str) -> None:
 
 
 @needs_compiled
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(snapshots())
 def test_the_twins_report_a_random_snapshot_alike(snapshot: HeapSnapshot) -> None:
     pure, compiled = _both(snapshot)

@@ -37,7 +37,7 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.json_text import JsonText
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
-from tests.conftest import CORPUS, DATA, Golden, examples, in_ci, require_system
+from tests.conftest import CORPUS, DATA, THOROUGH, Golden, examples, in_ci, require_system
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline, report_of, summary_of
 
@@ -410,6 +410,7 @@ def test_a_postmortem_page_shows_its_verdict_and_disks_escaped() -> None:
     assert shown["verdict"][0] == EVIL and shown["disks"][0] == asdict(disk)
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_runtime_section_stays_small_with_many_capabilities() -> None:
     # A stress of the page budget (no GHC run has 64 capabilities and a million runs here):
     # events as the RTS writes them, built into a timeline as any log is.

@@ -34,7 +34,7 @@ from halvm_prof.formats.snapshot import (
     SnapshotType,
     write_snapshot,
 )
-from tests.conftest import DATA, SWEEPS, sweep
+from tests.conftest import DATA, SWEEPS, examples, sweep
 from tests.sources import snapshot_of
 
 REAL = DATA / "snapshot" / "structures-9.6.hsnap"
@@ -111,13 +111,13 @@ def _written(snapshot: HeapSnapshot, block: int = 4096) -> bytes:
     return out.getvalue()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(snapshots(), st.integers(1, 5))
 def test_the_reader_reads_what_the_writer_wrote(snapshot: HeapSnapshot, block: int) -> None:
     assert _read(_written(snapshot, block)) == snapshot
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(snapshots(), st.integers(1, 5), st.data())
 def test_a_snapshot_cut_after_a_block_is_its_walked_prefix(
     snapshot: HeapSnapshot, block: int, data: st.DataObject

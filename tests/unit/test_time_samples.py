@@ -24,7 +24,7 @@ from halvm_prof.render.export import finish_trace
 from halvm_prof.render.perfetto import PerfettoWriter
 from halvm_prof.render.speedscope import build_speedscope_samples
 from halvm_prof.render.summary import render_summary
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, THOROUGH
 from tests.sources import report_of
 
 LOGS = [
@@ -209,6 +209,7 @@ def _declaring_log(path: Path, labels: list[str], sampled: list[int]) -> None:
         w.end()
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_cost_centre_declarations_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     """A log may claim any number of cost centres: the fold keeps MAX_COST_CENTRES of them, a
     sample naming a later one shows its number, and summary says how many were not kept."""

@@ -18,7 +18,7 @@ import pytest
 from halvm_prof.analysis.eventlog_stats import stats_of_timeline
 from halvm_prof.timeline.build import TimelineBuilder, build_timeline
 from halvm_prof.timeline.model import FIGURES, Budget, Interval, Timeline
-from tests.conftest import CORPUS, DATA, require_program
+from tests.conftest import CORPUS, DATA, THOROUGH, require_program
 from tests.eventlog_bytes import threads_log
 from tests.ghc_programs import THREADED, build, copy_into
 from tests.readers import eventlog_reader
@@ -390,6 +390,7 @@ def test_eventlog_stats_never_reads_a_heap_event(monkeypatch: pytest.MonkeyPatch
     assert eventlog_stats_of(log) == before
 
 
+@THOROUGH  # a log past a bound: seconds of CPU to make and read
 def test_threads_kept_are_bounded_and_the_rest_said(tmp_path: Path) -> None:
     """A log may create any number of threads: the timeline keeps MAX_THREADS, counts the rest,
     still counts a later thread's run on its capability, and stats, summary and report say so."""

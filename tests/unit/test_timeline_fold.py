@@ -35,7 +35,15 @@ from halvm_prof.timeline.model import (
     Timeline,
 )
 from tests import eventlog_bytes as eb
-from tests.conftest import DATA, SWEEPS, examples, in_ci, require_system, sweep
+from tests.conftest import (
+    DATA,
+    SWEEPS,
+    examples,
+    in_ci,
+    of_each_folder,
+    require_system,
+    sweep,
+)
 
 #: Every eventlog under tests/data (GHC 9.0, 9.6 and, once there, 9.10 in ghc910/).
 FIXTURES = sorted(DATA.rglob("*.eventlog"))
@@ -126,7 +134,7 @@ def _alike(
 SOME_TYPES = frozenset({ev.RUN_THREAD, ev.GC_END, ev.USER_MARKER, ev.HEAP_PROF_SAMPLE_STRING})
 
 
-@pytest.mark.parametrize("log", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("log", of_each_folder(FIXTURES), ids=lambda p: str(p.relative_to(DATA)))
 def test_every_fixture_folds_alike(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _compiled_built()
     for budget in BUDGETS.values():
@@ -413,7 +421,7 @@ def _fed_alike(
     return tl
 
 
-@pytest.mark.parametrize("log", FIXTURES, ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("log", of_each_folder(FIXTURES), ids=lambda p: str(p.relative_to(DATA)))
 def test_every_fixture_fed_in_pieces_folds_as_whole(
     log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
