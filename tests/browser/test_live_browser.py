@@ -124,7 +124,7 @@ def _until(browser: Any, script: str, timeout: float = 300) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(browser, timeout, poll_frequency=0.1).until(
+        return WebDriverWait(browser, timeout, poll_frequency=0.05).until(
             lambda d: d.execute_script(script)
         )
     except TimeoutException:

@@ -23,7 +23,9 @@ _GC_META = "return document.getElementById('gc-meta').textContent"
 def _until(browser: Any, script: str, limit: float = 120) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, limit).until(lambda d: d.execute_script(script))
+    return WebDriverWait(browser, limit, poll_frequency=0.05).until(
+        lambda d: d.execute_script(script)
+    )
 
 
 @pytest.mark.parametrize("ghc", GHCS)

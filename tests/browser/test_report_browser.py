@@ -25,7 +25,7 @@ from halvm_prof.formats.ipe import GROUPINGS
 from halvm_prof.inputs.source import Source, open_source
 from halvm_prof.model import HeapEnd, HeapHeader, HeapProfile, HeapSample
 from halvm_prof.render import html as page
-from tests.conftest import CORPUS, DATA
+from tests.conftest import CORPUS, DATA, THOROUGH
 from tests.sources import postmortem_of, report_of
 from tests.unit.test_report_groupings import summary_rows
 
@@ -69,7 +69,7 @@ def _open(browser: Any, html: Path) -> None:
 
     browser.get(html.as_uri())
     # Generous: the wait returns as soon as the page says it is ready.
-    WebDriverWait(browser, 120).until(
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
         lambda d: d.execute_script("return document.body.dataset.ready") == "true"
     )
 
@@ -695,7 +695,7 @@ def test_time_profile_samples_flame_graph_follows_the_window(browser: Any, tmp_p
         return bool(abs(lo - 0.3 * end) < 1e-3 * end and abs(hi - 0.6 * end) < 1e-3 * end)
 
     try:
-        WebDriverWait(browser, 60).until(
+        WebDriverWait(browser, 60, poll_frequency=0.05).until(
             lambda d: (w := d.execute_script(window))[2] and zoomed(w[0], w[1])
         )
     except TimeoutException:
@@ -780,8 +780,15 @@ return Object.fromEntries(s.map((x) => [x.name, x.data.map((p) => p[1])]));
             ("--names", str(DATA / "ghc96/leaky-hi-l.eventlog")),
             "info-table",
             id="hp-named",
+            marks=THOROUGH,  # a .hp named by its log: hp-named-ghc910 in the quick run
         ),
-        pytest.param(DATA / "ghc96/leaky-hi-l.eventlog", (), "module", id="eventlog-by-module"),
+        pytest.param(
+            DATA / "ghc96/leaky-hi-l.eventlog",
+            (),
+            "module",
+            id="eventlog-by-module",
+            marks=THOROUGH,
+        ),
         pytest.param(
             DATA / "ghc910/leaky-hi-l.hp",
             ("--names", str(DATA / "ghc910/leaky-hi-l.eventlog")),
@@ -795,6 +802,7 @@ return Object.fromEntries(s.map((x) => [x.name, x.data.map((p) => p[1])]));
             ("--names", str(DATA / "ghc910/leaky-hi-np-l.eventlog")),
             "info-table",
             id="hp-named-ghc910-noprof",
+            marks=THOROUGH,
         ),
     ],
 )

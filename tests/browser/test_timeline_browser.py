@@ -31,7 +31,7 @@ from tests.browser.test_report_browser import (
     _shot,
     write_file_report,
 )
-from tests.conftest import DATA, in_ci, require_system
+from tests.conftest import DATA, THOROUGH, in_ci, require_system
 from tests.ghc_programs import build
 from tests.sources import read_timeline
 
@@ -81,7 +81,7 @@ def _zoom(browser: Any, index: str, lo: float, hi: float) -> str:
 
     try:
         # The page's own state, not a time: on a busy machine a redraw can take seconds.
-        WebDriverWait(browser, 60).until(settled)
+        WebDriverWait(browser, 60, poll_frequency=0.05).until(settled)
     except Exception as e:
         view = browser.execute_script(f"return window.halvmReport.runtime[{index}].view()")
         raise AssertionError(f"zoom to {lo}..{hi} shows {view}") from e
@@ -111,7 +111,9 @@ def _gaps(tl: Timeline, cap: int) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize(
-    "log", [OURS / "timeline-N2.eventlog", OURS / "timeline-N4.eventlog"], ids=lambda p: p.name
+    "log",
+    [OURS / "timeline-N2.eventlog", pytest.param(OURS / "timeline-N4.eventlog", marks=THOROUGH)],
+    ids=lambda p: p.name,
 )
 def test_capability_rows_carry_ink_at_the_right_times(
     browser: Any, log: Path, tmp_path: Path
@@ -257,7 +259,7 @@ def test_speedscope_loads_the_chrome_trace(browser: Any, served: tuple[str, Path
     tl = read_timeline(log)
     browser.get_log("browser")  # drop earlier messages
     browser.get(f"{base}/speedscope/index.html#profileURL={base}/run.json")
-    WebDriverWait(browser, 120).until(lambda d: "(1/" in d.execute_script(
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(lambda d: "(1/" in d.execute_script(
         "return document.body.innerText"))  # fmt: skip
     text = browser.execute_script("return document.body.innerText")
     assert browser.title == "run.json - speedscope"
@@ -433,8 +435,9 @@ def test_speedscope_loads_the_time_samples_a_tick_each(
     )
     browser.get_log("browser")  # drop earlier messages
     browser.get(f"{base}/speedscope/index.html#profileURL={base}/samples.speedscope.json")
-    WebDriverWait(browser, 120).until(lambda d: "burn-p-l-au.eventlog cap 0" in d.execute_script(
-        "return document.body.innerText"))  # fmt: skip
+    WebDriverWait(browser, 120, poll_frequency=0.05).until(
+        lambda d: "burn-p-l-au.eventlog cap 0" in d.execute_script("return document.body.innerText")
+    )
     logs = [e["message"] for e in browser.get_log("browser")]
     assert not any(e for e in logs if "rror" in e and "WebGL" not in e), logs
     # What speedscope was given: the ticks, whole.

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
-from tests.conftest import DATA
+from tests.conftest import DATA, THOROUGH
 
 PERF = DATA / "perf"
 BINARY = str(PERF / "work")
@@ -64,6 +64,7 @@ def test_merge_and_report_with_the_wrong_binary_are_refused(tmp_path: Path) -> N
         assert f"{other}: no process in work.perf.data ran this program" in err
 
 
+@THOROUGH  # a rebuild and two readings of the binary: 9 s of CPU
 def test_a_binary_rebuilt_at_the_recorded_path_is_refused_unless_forced(tmp_path: Path) -> None:
     from tests.conftest import require_program
     from tests.ghc_programs import build

@@ -227,6 +227,7 @@ def _ipe_buf_offset(binary: Path) -> int:
     raise AssertionError("no Main_ipe_buf")
 
 
+@THOROUGH  # seconds of CPU for one more case of a check the quick run makes
 def test_a_damaged_ipe_list_falls_back_to_the_symbols(tmp_path: Path) -> None:
     """A list claiming a huge count, or string offsets past any table, is not read (no memory
     follows the claim): the tables keep their symbol names."""
