@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_program
+from tests.conftest import THOROUGH, require_program
 from tests.leak_corpus import (
     COMPILERS,
     FIX_CLASSES,
@@ -31,6 +31,8 @@ from tests.leak_corpus import (
 
 PROGRAMS = programs()
 IDS = [p.name for p in PROGRAMS]
+#: The twins the quick run measures: the first program of each fix class (the others: CI=true).
+QUICK = list({p.expect.fix: p for p in reversed(PROGRAMS)}.values())
 
 #: The shapes the corpus must cover (issue 39's list, and the brief's), each by a word of the
 #: shape its author gave.
@@ -89,7 +91,9 @@ def host_drivers() -> dict[Build, Path]:
     return drivers
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
+@pytest.mark.parametrize(
+    "program", [pytest.param(p, marks=() if p in QUICK else THOROUGH) for p in PROGRAMS], ids=IDS
+)
 def test_twins_on_the_host(program: Program, host_drivers: dict[Build, Path]) -> None:
     """At its small size: the same output, and the leak's peak 10x the fixed one in the
     builds where it leaks (a profiled-only leak: not in the plain build, in the profiled)."""

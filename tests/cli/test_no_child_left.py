@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.run import process
+from tests.conftest import THOROUGH
 from tests.ghc_programs import build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -221,7 +222,15 @@ def test_the_probe_honours_hunt_s_timeout(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "hunt"])
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+# SIGINT in the quick run; the others, alike but for the signal, under CI=true
+@pytest.mark.parametrize(
+    "signum",
+    [
+        signal.SIGINT,
+        pytest.param(signal.SIGTERM, marks=THOROUGH),
+        pytest.param(signal.SIGHUP, marks=THOROUGH),
+    ],
+)
 def test_a_signal_during_the_probe_leaves_no_probed_program(
     command: str, signum: int, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from halvm_prof.cli.app import cli
 from halvm_prof.disk.image import create_image
 from halvm_prof.live.page import tui_view
 from halvm_prof.live.state import LiveState
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, THOROUGH
 from tests.ghc_programs import build
 from tests.readers import eventlog_reader
 from tests.sources import read_hp
@@ -337,7 +337,14 @@ def _damaged(kind: str, folder: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["hp-noise", "eventlog-noise", "long-line"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "hp-noise",
+        pytest.param("eventlog-noise", marks=THOROUGH),
+        pytest.param("long-line", marks=THOROUGH),
+    ],
+)
 @pytest.mark.parametrize("view", ["page", "tui"])
 def test_exit_when_done_of_a_damaged_source_is_its_one_line_error(
     kind: str, view: str, tmp_path: Path

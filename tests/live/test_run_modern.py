@@ -158,7 +158,9 @@ def _refused(args: list[str], prog_argv: list[str], cwd: Path, **env: str) -> st
     return err
 
 
-@pytest.mark.parametrize("ghc", sampled([(g,) for g in GHCS], {("9.0",), ("9.10",)}, ids="{}"))
+@pytest.mark.parametrize(
+    "ghc", sampled([(g,) for g in GHCS], {("9.0",), ("9.10",)}, ids="{}", quick={("9.10",)})
+)
 def test_flags_typed_after_the_program_or_in_ghcrts_are_checked_before_the_start(
     ghc: str,
 ) -> None:
@@ -218,6 +220,7 @@ def test_bad_programs_are_one_line_each(tmp_path: Path) -> None:
         [(g, s) for g in ("9.0", "9.10") for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)],
         {("9.0", signal.SIGHUP), ("9.10", signal.SIGTERM), ("9.10", signal.SIGINT)},
         ids="{}-{.name}",
+        quick={("9.10", signal.SIGINT)},
     ),
 )
 def test_a_signal_to_run_stops_the_program_and_keeps_what_was_gathered(

@@ -189,7 +189,9 @@ def _released_in_safe_order(data: bytes, step: int, caps: int) -> tuple[list[tup
 
 
 @pytest.mark.parametrize(("path", "caps"), EVENTLOGS, ids=lambda p: getattr(p, "name", ""))
-@pytest.mark.parametrize("step", [1, 97, 65536])
+@pytest.mark.parametrize(
+    "step", [pytest.param(1, marks=THOROUGH), 97, pytest.param(65536, marks=THOROUGH)]
+)
 def test_eventlog_parser_releases_every_event_once(path: Path, caps: int, step: int) -> None:
     released, count = _released_in_safe_order(path.read_bytes(), step, caps)
     with eventlog_reader(path) as reader:

@@ -17,7 +17,7 @@ from halvm_prof.folds.heap_stats import HeapAccumulator, accumulate
 from halvm_prof.formats.hp import HpParser, HpReader, write_hp
 from halvm_prof.inputs.source import open_source
 from halvm_prof.model import MAX_BANDS, OTHER_BANDS, HeapEnd, HeapProfile
-from tests.conftest import DATA, examples, file_sweeps, require_system, sweep
+from tests.conftest import DATA, examples, file_sweeps, of_each_folder, require_system, sweep
 from tests.sources import summarize_file, summary_of
 from tests.unit.test_hp import HP_FILES, census_edges, profiles
 
@@ -300,7 +300,7 @@ def same_censuses(data: bytes, size: int) -> CompiledHpParser:
     return compiled
 
 
-@pytest.mark.parametrize("path", ALL_HP, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", of_each_folder(ALL_HP), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_live_reads_every_fixture_as_hp_parser_does(path: Path) -> None:
     data = path.read_bytes()
     for size in (len(data) or 1, 4096, 97, 7):

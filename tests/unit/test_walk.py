@@ -21,7 +21,7 @@ from halvm_prof.formats.eventlog.reader import EventlogReader
 from halvm_prof.formats.eventlog.show import show_lines
 from halvm_prof.formats.eventlog.walk import State, walk_python
 from tests import eventlog_bytes as eb
-from tests.conftest import CORPUS, DATA, examples, in_ci, require_system
+from tests.conftest import CORPUS, DATA, examples, in_ci, of_each_folder, require_system
 from tests.readers import eventlog_reader
 
 LOG_FOLDERS = [DATA / "eventlog" / "ghc", DATA / "eventlog" / "ghc-events", CORPUS, DATA / "ghc96"]
@@ -80,7 +80,7 @@ def _split(data: bytes) -> tuple[Codec, bytes] | None:
     return Codec(header), data[header.data_offset :]
 
 
-@pytest.mark.parametrize("log", _logs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("log", of_each_folder(_logs()), ids=lambda p: p.name)
 def test_the_twins_agree_on_every_fixture(log: Path) -> None:
     split = _split(log.read_bytes())
     assert split is not None

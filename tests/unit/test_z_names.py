@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from halvm_prof.cli.app import cli
 from halvm_prof.formats.ghc_names import parse_symbol, split_suffix, zdecode
-from tests.conftest import DATA
+from tests.conftest import DATA, of_each_folder
 
 _TOKEN = re.compile(rb"[A-Za-z0-9_]+")
 #: What only a z-encoded name holds (GHC's own modules and packages, worker and dictionary
@@ -93,7 +93,7 @@ def _id(path: Path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+@pytest.mark.parametrize("path", of_each_folder(FIXTURES), ids=_id)
 def test_no_summary_of_a_fixture_is_z_encoded(path: Path) -> None:
     runner = CliRunner()
     names = _names(path)
