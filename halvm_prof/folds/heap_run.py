@@ -88,8 +88,7 @@ def read_heap_run(
             if before_fall is not None and sample.total >= FALL_SHARE * before_fall[2].from_total:
                 before_fall = None  # it grew back: not a fall at the end
             if (
-                i >= start
-                and previous is not None
+                previous is not None
                 and sample.total < FALL_SHARE * previous.total
                 and previous.total >= FALL_FROM_PEAK * whole.peak_total
             ):
@@ -104,6 +103,16 @@ def read_heap_run(
         return None
     last = tail.last
     fall: HeapFall | None = None
+    first = everything.first
+    # A fall at the end: in the second half of the run's time. Not by census count: a handler
+    # that works on after the fall takes censuses at its own pace, and how many land after the
+    # fall changed with the machine's load (a third of them, one run in ten).
+    if (
+        before_fall is not None
+        and first is not None
+        and before_fall[2].from_time - first.time < (last.time - first.time) / 2
+    ):
+        before_fall = None
     if before_fall is not None:
         # The trend before the fall: over the last third if enough of it came before the fall,
         # else over the whole run up to the fall.

@@ -124,3 +124,28 @@ def test_the_fall_at_the_end_on_ghc_9_6() -> None:
     assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
     assert pm.facts.trend == "rising", pm.verdict
     assert "the heap grew until it fell at once at the end" in pm.headline
+
+
+def _census(t: float, total: int) -> bytes:
+    return b"BEGIN_SAMPLE %.3f\nkept\t%d\nEND_SAMPLE %.3f\n" % (t, total, t)
+
+
+def test_a_fall_after_half_the_run_is_a_fall_however_many_censuses_follow_it(
+    tmp_path: Path,
+) -> None:
+    """The heap grows for 0.5 s (26 censuses) and falls at once; the handler then works for
+    0.2 s and the RTS takes 40 censuses of it, more than a third of them all: still a fall at
+    the end (one loaded run in ten took Collapse's fall for a flat heap). A fall in the first
+    half, followed by a long flat run, is not one."""
+    head = b'JOB "collapse"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    grown = [_census(i * 0.02, 1_000_000 * (i + 1)) for i in range(26)]
+    after = [_census(0.52 + i * 0.005, 10_000) for i in range(40)]
+    hp = tmp_path / "late.hp"
+    hp.write_bytes(head + b"".join(grown + after))
+    late = heap_verdict_of(hp)
+    assert late.facts is not None and late.facts.fall is not None, late.verdict
+    assert late.facts.trend == "rising" and "grew until it fell" in late.verdict[0], late.verdict
+    early = [_census(0.06 + i * 0.05, 10_000) for i in range(40)]
+    hp.write_bytes(head + b"".join(grown[:3] + early))
+    flat = heap_verdict_of(hp)
+    assert flat.facts is not None and flat.facts.fall is None, flat.verdict
