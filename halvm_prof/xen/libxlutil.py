@@ -198,6 +198,10 @@ def _limit_child() -> None:
     os.close(devnull)
     # glibc writes "malloc(): corrupted ..." to /dev/tty unless this is set.
     os.environ["LIBC_FATAL_STDERR_"] = "1"
+    # An abort on a corrupted heap must not write a core of this process (as large as the
+    # caller) into the current folder, nor spend the time limit writing it.
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with contextlib.suppress(OSError, ValueError):
         with open("/proc/self/statm") as f:
             used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
