@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from halvm_prof.inputs.source import EventlogSource, open_source
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, THOROUGH
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTLOG = CORPUS / "leaky-hT.eventlog"
@@ -91,6 +91,10 @@ def test_a_band_name_that_is_not_utf8_prints_escaped(tmp_path: Path) -> None:
         assert SHOWN in out and "\x1b" not in out and "\x07" not in out
 
 
+# PostgreSQL's case under CI=true: the quick run stores into PostgreSQL in test_history.py
+@pytest.mark.parametrize(
+    "store_url", ["sqlite", pytest.param("postgresql", marks=THOROUGH)], indirect=True
+)
 def test_runs_store_and_print_a_name_that_is_not_utf8(tmp_path: Path, store_url: str) -> None:
     """Was UnicodeEncodeError from SQLite and PostgreSQL; ESC ] ... BEL was printed raw by
     runs list/show/trend/diff (click strips only ESC [ sequences)."""

@@ -38,6 +38,7 @@ from tests import eventlog_bytes as eb
 from tests.conftest import (
     DATA,
     SWEEPS,
+    THOROUGH,
     examples,
     in_ci,
     of_each_folder,
@@ -437,7 +438,7 @@ def test_every_fixture_fed_in_pieces_folds_as_whole(
         _fed_alike(data, cuts, monkeypatch)
 
 
-@pytest.mark.parametrize("every", SWEEPS)
+@pytest.mark.parametrize("every", [pytest.param(False, id="sampled", marks=THOROUGH), SWEEPS[1]])
 def test_every_cut_of_the_sample_fed_in_two_pieces_folds_as_whole(
     every: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
