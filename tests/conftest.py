@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Container, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -245,32 +246,48 @@ def pytest_terminal_summary(
     )
 
 
-def _descendants() -> list[str]:
-    """The command lines of this process's live descendants (what a test left running)."""
+@dataclass(frozen=True)
+class Process:
+    """A live process as /proc shows it: its command line and the CPU it and its reaped
+    children have spent."""
+
+    pid: int
+    command: str
+    cpu: float
+
+
+def process_tree(root: int) -> list[Process]:
+    """``root``'s live descendants, ``root`` itself first (a test's leftovers, Chromium's)."""
+    tick = os.sysconf("SC_CLK_TCK")
     parents: dict[int, int] = {}
-    commands: dict[int, str] = {}
+    seen: dict[int, Process] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().decode(errors="replace")
+                fields = f.read().decode(errors="replace").rsplit(")", 1)[1].split()
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                command = f.read(300).replace(b"\0", b" ").decode(errors="replace")
+                command = f.read(300).replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:
             continue
-        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-        commands[int(entry)] = command.strip()
-    mine = {os.getpid()}
-    grew = True
+        pid = int(entry)
+        parents[pid] = int(fields[1])
+        cpu = sum(int(v) for v in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        seen[pid] = Process(pid, command, cpu)
+    tree, grew = [root], True
     while grew:
         grew = False
         for pid, ppid in parents.items():
-            if ppid in mine and pid not in mine:
-                mine.add(pid)
+            if ppid in tree and pid not in tree:
+                tree.append(pid)
                 grew = True
-    mine.discard(os.getpid())
-    return sorted(f"{pid} {commands.get(pid, '')}" for pid in mine)
+    return [seen[pid] for pid in tree if pid in seen]
+
+
+def _descendants() -> list[str]:
+    """The command lines of this process's live descendants (what a test left running)."""
+    return sorted(f"{p.pid} {p.command}" for p in process_tree(os.getpid())[1:])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import require_program
+from tests.conftest import process_tree, require_program
 
 WINDOW = (1300, 1000)
 
@@ -66,29 +66,7 @@ def browser(chromium: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
 
 def _tree_cpu(root: int) -> float:
     """CPU seconds of ``root`` and its live descendants (Chromium's processes under its driver)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parents: dict[int, int] = {}
-    cpu: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().decode(errors="replace").rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)] = int(fields[1])
-        cpu[int(entry)] = (
-            int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-        ) / tick
-    tree, grew = {root}, True
-    while grew:
-        grew = False
-        for pid, ppid in parents.items():
-            if ppid in tree and pid not in tree:
-                tree.add(pid)
-                grew = True
-    return sum(cpu.get(pid, 0.0) for pid in tree)
+    return sum(p.cpu for p in process_tree(root))
 
 
 def _reset(driver: Any) -> None:
