@@ -76,38 +76,46 @@ def _after_last_exec(seen: list[Comm | Mmap]) -> str | None:
 
 def _started(data: PerfData) -> tuple[int | None, list[str], list[int]]:
     """The process perf started (the first to exec; else, attached with ``--pid``, the first
-    to map a program), the names it exec'd under, and the processes it forked, in order."""
+    to map a program), the names it exec'd under, and the processes it forked, in order.
+
+    Read in time order: a wrapper's FORK, its exec's COMM and its child's can be on file in
+    any order when they ran on different CPUs (perf writes each CPU's buffer in turn)."""
+    seen: list[Comm | Mmap | TaskEvent] = []
+    left = _EXEC_LOOKAHEAD
+    started = False
+    for r in data.iter_records():
+        if (
+            (isinstance(r, Comm) and r.exec)
+            or (isinstance(r, Mmap) and r.executable and _is_program(r.filename))
+            or (isinstance(r, TaskEvent) and r.kind == "fork" and r.pid != r.ppid)
+        ):
+            seen.append(r)
+            started = started or not isinstance(r, TaskEvent)
+        if started:
+            left -= 1
+            if left <= 0 or len(seen) >= _MAX_SEEN:
+                break
+    if all(r.time is not None for r in seen):
+        seen.sort(key=lambda r: r.time or 0)
     root: int | None = None
-    names: list[Comm] = []
+    names: list[str] = []
     children: list[int] = []
     family: set[int] = set()
-    left = _EXEC_LOOKAHEAD
-    for r in data.iter_records():
-        if isinstance(r, Comm) and r.exec:
+    for r in seen:
+        if isinstance(r, Comm):
             if root is None:
                 root = r.pid
                 family.add(r.pid)
-            if r.pid == root and len(names) < _MAX_SEEN:
-                names.append(r)
-        elif isinstance(r, Mmap) and root is None and r.executable and _is_program(r.filename):
-            root = r.pid
-            family.add(r.pid)
-        elif (
-            isinstance(r, TaskEvent)
-            and r.kind == "fork"
-            and r.ppid in family
-            and r.pid not in family
-            and len(children) < _MAX_CHILDREN
-        ):
+            if r.pid == root:
+                names.append(r.comm)
+        elif isinstance(r, Mmap):
+            if root is None:
+                root = r.pid
+                family.add(r.pid)
+        elif r.ppid in family and r.pid not in family and len(children) < _MAX_CHILDREN:
             family.add(r.pid)  # a new process (a thread has its process's pid)
             children.append(r.pid)
-        if root is not None:
-            left -= 1
-            if left <= 0:
-                break
-    if all(c.time is not None for c in names):
-        names.sort(key=lambda c: c.time or 0)  # on file, each CPU's buffer comes in turn
-    return root, [c.comm for c in names], children
+    return root, names, children
 
 
 def _is_program(filename: str) -> bool:

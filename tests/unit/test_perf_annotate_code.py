@@ -265,6 +265,7 @@ class _Reordered:
 
     def __init__(self, records: list[object]) -> None:
         self.records = records
+        self.path: str | None = None
 
     def iter_records(self) -> Iterator[object]:
         return iter(self.records)
@@ -306,6 +307,38 @@ def test_the_program_is_found_when_its_image_is_written_before_its_exec(
     ):
         found = program_binary(cast(PerfData, _Reordered(order)), {comm.pid})
         assert found is not None and found.endswith("/" + rec.binary.name), found
+
+
+def test_a_forked_program_is_found_when_the_fork_is_written_before_the_exec(
+    tmp_path: Path,
+) -> None:
+    """unshare --fork ./prog: the program is unshare's child. Its FORK, written by another CPU,
+    can be on file before unshare's own exec (one CI run took unshare for the program); the
+    child is found by the records' times."""
+    from typing import cast
+
+    from halvm_prof.perf.program import recorded_program
+    from halvm_prof.perf.reader import Comm, PerfData, TaskEvent
+
+    require_program("perf", "linux-perf")
+    # GHC 9.0's: a chroot's program is not here to be found (the test below)
+    wrapped = record("9.0", "Numeric", tmp_path, ["unshare", "--fork"])
+    with wrapped.perf_data.open("rb") as f:
+        records: list[object] = list(PerfData(f).iter_records())
+    first_exec = next(i for i, r in enumerate(records) if isinstance(r, Comm) and r.exec)
+    root = cast(Comm, records[first_exec]).pid
+    fork = next(
+        i
+        for i, r in enumerate(records)
+        if isinstance(r, TaskEvent) and r.kind == "fork" and r.ppid == root and r.pid != root
+    )
+    for order in (
+        records,
+        [*records[:first_exec], records[fork], *records[first_exec:fork], *records[fork + 1 :]],
+    ):
+        reordered = _Reordered(order)
+        reordered.path = str(wrapped.perf_data)
+        assert recorded_program(cast(PerfData, reordered)) == str(wrapped.binary)
 
 
 def test_a_recording_through_a_wrapper_is_of_the_program_or_says_to_give_it(
