@@ -157,22 +157,29 @@ def _libs() -> _Libs:
 def _report(libs: _Libs) -> Iterator[tuple[int, Callable[[], str]]]:
     """A C ``FILE*`` for libxlutil's messages, and a function that reads what it wrote."""
     fd, name = tempfile.mkstemp(prefix="halvm-xlu-", suffix=".log")
-    os.close(fd)
-    fp = libs.libc.fopen(name.encode(), b"w")
-    if not fp:
+    try:
+        fp = libs.libc.fopen(name.encode(), b"w")
+    finally:
+        # Gone from the folder at once: the child this runs in may end by the lexer's exit()
+        # or be killed at its time limit, past any cleanup; the two handles still reach it.
         os.unlink(name)
+    if not fp:
+        os.close(fd)
         raise OSError(f"cannot open {name} for libxlutil's messages")
 
     def read() -> str:
         libs.libc.fflush(fp)
-        with open(name, encoding="utf-8", errors="replace") as f:
-            return f.read().strip()
+        return os.pread(fd, _MAX_REPORT, 0).decode("utf-8", errors="replace").strip()
 
     try:
         yield fp, read
     finally:
         libs.libc.fclose(fp)
-        os.unlink(name)
+        os.close(fd)
+
+
+#: What is read of Xen's messages (a few lines; a config's worth of them at the most).
+_MAX_REPORT = 1 << 20
 
 
 #: Xen's parser is quadratic or worse on large input (80 KB of binary: 23 s) and corrupts its
