@@ -152,6 +152,13 @@ _EXHAUSTIVE: list[bool] = []
 def pytest_configure(config: pytest.Config) -> None:
     if not _EXHAUSTIVE:
         _EXHAUSTIVE.append(bool(config.getoption("--runslow", False)))
+    if not thorough_runs(config):
+        # The quick run makes half the examples of a property test that sets no number of its
+        # own (Hypothesis' 100 under CI=true): the same search, sampled, as its other checks.
+        from hypothesis import settings
+
+        settings.register_profile("halvm-quick", max_examples=50)
+        settings.load_profile("halvm-quick")
 
 
 def examples(n: int) -> int:

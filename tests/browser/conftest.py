@@ -1,6 +1,11 @@
 """One headless Chromium for the whole session (a start is a few seconds of CPU; there were
 seven, one per module), handed to each test on a blank page with nothing of the last test's:
-its other windows closed, its console log read away, the window at its size."""
+its other windows closed, its console log read away, the window at its size.
+
+It is Chromium's headless shell where Debian's chromium-headless-shell is installed (.ci/install
+installs it): the same Blink and V8 as chromium, without the browser's own UI and services, so
+the browser tests spend about a quarter less CPU (152 s against 209 s on 2 cores); the full
+chromium otherwise."""
 
 from __future__ import annotations
 
@@ -20,7 +25,8 @@ WINDOW = (1300, 1000)
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
-    path = require_program("chromium", "chromium")
+    shell = shutil.which("chromium-headless-shell")
+    path = shell or require_program("chromium", "chromium")
     driver_path = require_program("chromedriver", "chromium-driver")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -29,7 +35,9 @@ def chromium() -> Iterator[Any]:
     options.binary_location = path
     profile = tempfile.mkdtemp(prefix="halvm-chromium-")
     for flag in (
-        "--headless=new",
+        # The shell is headless by build; it finds no page to drive in a profile folder of
+        # ours (chromedriver then makes and removes its own).
+        *(["--headless=new", f"--user-data-dir={profile}"] if shell is None else []),
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
@@ -38,7 +46,6 @@ def chromium() -> Iterator[Any]:
         "--disable-sync",
         "--no-first-run",
         f"--window-size={WINDOW[0]},{WINDOW[1]}",
-        f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
