@@ -4,10 +4,17 @@ function) a module that imports it, directly or through others."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "halvm_prof"
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """``path`` parsed once for all the checks of a worker (they only read the tree)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _module_name(path: Path) -> str:
@@ -20,7 +27,7 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path, modules: set[str], *, types: bool = False) -> set[str]:
     """Modules of the package that ``path`` imports, outside ``if TYPE_CHECKING:`` blocks
     unless ``types`` (an import for types alone still ties the packages together)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     skip: set[int] = set()
     for node in ast.walk(tree):
         if not types and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -179,7 +186,7 @@ def test_no_cycle_between_packages() -> None:
 def _imported(path: Path) -> set[tuple[str, str]]:
     """(module, name) of every ``from M import N`` and ``import M`` (name "") of the package
     in ``path``, at any level, outside ``if TYPE_CHECKING:`` blocks (types are not passes)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -245,7 +252,7 @@ def _all_imports(path: Path) -> set[str]:
     """Every module of the package ``path`` imports, at any level, ``if TYPE_CHECKING:``
     blocks included (a source type named in analysis is a source handed to it)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -275,7 +282,7 @@ def test_analysis_takes_no_source_plan_or_path() -> None:
     """No parameter of analysis is annotated as a source, a plan or a path."""
     found = []
     for path in _modules("analysis"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.arg) and node.annotation is not None:
                 text = ast.unparse(node.annotation)
                 if re.search(r"Source\b|\bPlan\b|PathLike|\bPath\b", text):
@@ -291,7 +298,7 @@ def _opens(paths: list[Path]) -> list[tuple[Path, int]]:
     ``DiskImage.open``, and a ``pathlib.Path``'s ``open``/``read_bytes``/``read_text``."""
     out: list[tuple[Path, int]] = []
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
@@ -317,7 +324,7 @@ def test_no_grammar_takes_a_path() -> None:
     handed a stream, and a path the messages name is a ``str``."""
     found = []
     for path in _GRAMMARS:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.arg) and node.annotation is not None:
                 text = ast.unparse(node.annotation)
                 if "PathLike" in text or re.search(r"\bPath\b", text):
@@ -340,7 +347,7 @@ def _stream_takers(path: Path) -> list[tuple[str, int]]:
     """The public top-level functions and classes of ``path`` with a parameter (of the function,
     or the class's ``__init__``) annotated as an ``IO`` stream."""
     found = []
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _tree(path).body:
         if not isinstance(node, ast.FunctionDef | ast.ClassDef) or node.name.startswith("_"):
             continue
         function: ast.FunctionDef | None = None
