@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "halvm_prof"
+from tests.package_code import PACKAGE, tree
+
 #: Lines of a function, from its ``def`` to its last line (decorators not counted).
 MOST = 100
 
 
 def _lengths(path: Path) -> list[tuple[str, int, int]]:
     """(qualified name, first line, lines) of every function and method in ``path``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     out: list[tuple[str, int, int]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -28,7 +28,7 @@ def _lengths(path: Path) -> list[tuple[str, int, int]]:
             else:
                 visit(child, prefix)
 
-    visit(tree, "")
+    visit(tree(path), "")
     return out
 
 

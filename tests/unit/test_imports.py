@@ -6,15 +6,11 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "halvm_prof"
-
-
-@functools.cache
-def _tree(path: Path) -> ast.Module:
-    """``path`` parsed once for all the checks of a worker (they only read the tree)."""
-    return ast.parse(path.read_text(encoding="utf-8"))
+from tests.package_code import PACKAGE
+from tests.package_code import tree as _tree
 
 
 def _module_name(path: Path) -> str:
@@ -27,31 +23,46 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path, modules: set[str], *, types: bool = False) -> set[str]:
     """Modules of the package that ``path`` imports, outside ``if TYPE_CHECKING:`` blocks
     unless ``types`` (an import for types alone still ties the packages together)."""
-    tree = _tree(path)
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if not types and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
+    for node in _statements(_tree(path).body, types):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            if name in modules:
-                found.add(name)
+        found.update(name for name in names if name in modules)
     return found
 
 
+def _statements(body: list[ast.stmt], types: bool) -> Iterator[ast.AST]:
+    """The statements of ``body`` at every depth (an import is a statement, so expressions
+    are not entered), but for the body of an ``if TYPE_CHECKING:`` unless ``types``."""
+    for node in body:
+        if not types and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from _statements(node.orelse, types)
+            continue
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield from _statements([child], types)
+            elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                yield from _statements(child.body, types)
+
+
 def _graph(*, types: bool = False) -> dict[str, set[str]]:
-    """Each module's imports of the package (``types``: type-only ones too)."""
+    """Each module's imports of the package (``types``: type-only ones too), the caller's
+    to change."""
+    return {name: set(deps) for name, deps in _package_imports(types).items()}
+
+
+@functools.cache
+def _package_imports(types: bool) -> dict[str, frozenset[str]]:
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
-    return {name: _imports(path, modules, types=types) - {name} for name, path in paths.items()}
+    return {
+        name: frozenset(_imports(path, modules, types=types) - {name})
+        for name, path in paths.items()
+    }
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from pathlib import Path
 
-import halvm_prof
-
-PACKAGE = Path(halvm_prof.__file__).parent
+from tests.package_code import PACKAGE, modules, tree
 
 
 def test_each_class_name_is_defined_once() -> None:
     where: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for path in modules():
+        for node in tree(path).body:
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(str(path.relative_to(PACKAGE)))
     assert {name: files for name, files in where.items() if len(files) > 1} == {}
@@ -25,8 +22,8 @@ def test_readers_are_made_only_by_their_sources() -> None:
     # One way in (DEVELOPERS.md): an eventlog or perf.data reader is made by its source, which
     # opened the input once; nothing else builds one from a path of its own.
     makers: dict[str, set[str]] = defaultdict(set)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path in modules():
+        for node in ast.walk(tree(path)):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
