@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from halvm_prof.render.html import render_page
 from halvm_prof.words import plural
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from halvm_prof.live.state import Snapshot
 
 GENERATOR = "halvm-prof live"
@@ -23,6 +20,10 @@ def render_live_page(
     """The page: ECharts and the script inlined (offline), only the config as data. ``fleet``:
     the address of the fleet page this source belongs to, linked from the header; ``retitle``:
     the title becomes this and the program's name once a snapshot gives it."""
+    # Imported here: a server whose page is never asked for (`run` under a script, `live
+    # --no-open` read by a program) does not load the templates (Jinja, a tenth of a second).
+    from halvm_prof.render.html import render_page
+
     data = {"generator": GENERATOR, "title": title, "token": token, "fleet": fleet}
     if retitle is not None:
         data["retitle"] = retitle
@@ -41,6 +42,10 @@ def _bytes(n: float) -> str:
 
 def tui_view(snap: Snapshot, top: int = 8) -> RenderableType:
     """The terminal view of a snapshot: status, heap total, top bands, GC figures."""
+    from rich.console import Group  # only --tui draws with rich
+    from rich.table import Table
+    from rich.text import Text
+
     if snap.exit is not None:
         state = "crashed" if snap.exit.crashed else "exited"
     else:

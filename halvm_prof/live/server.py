@@ -182,6 +182,8 @@ def make_server(
         # No proxy stands in front (the server listens on loopback or asks for a token): one
         # middleware less on every request.
         proxy_headers=False,
+        # The views stream over plain HTTP; no WebSocket is served, nor its library loaded.
+        ws="none",
     )
     return LiveServer(config, hub, guard)
 
