@@ -398,14 +398,15 @@ def smallest_of_each_folder(paths: Iterable[Path], n: int = 2) -> set[Path]:
     }
 
 
-def of_each_folder(paths: Iterable[Path], n: int = 2) -> list[Any]:
-    """``paths`` as ``pytest.param``s, those past each folder's ``n`` smallest marked thorough."""
+def of_each_folder(paths: Iterable[Path], n: int = 1) -> list[Any]:
+    """``paths`` as ``pytest.param``s, those past each folder's ``n`` smallest marked thorough
+    (a folder is a GHC, a program or a way: the quick run reads each once)."""
     paths = list(paths)
     quick = smallest_of_each_folder(paths, n)
     return [pytest.param(p, marks=() if p in quick else THOROUGH) for p in paths]
 
 
-def file_sweeps(paths: Iterable[Path], every_up_to: int = 24_000, quick: int = 2) -> list[Any]:
+def file_sweeps(paths: Iterable[Path], every_up_to: int = 24_000, quick: int = 1) -> list[Any]:
     """``(path, every)`` params of a sweep over files: the sampled sweep of each folder's
     ``quick`` smallest files in the quick run, of the others under CI=true (thorough); the
     exhaustive one marked slow for a file of up to ``every_up_to`` bytes, and matrix for a
