@@ -44,7 +44,9 @@ def test_four_linear_bands_are_leak_suspects_despite_the_exit_census(tmp_path: P
     text = result.output.split("leak suspects", 1)[1]
     suspects = re.findall(r"(?m)^\s*(chunk[A-D])/.*R² (\d\.\d\d)", text)
     assert sorted(name for name, _ in suspects) == BANDS, result.output
-    assert all(float(r2) >= 0.99 for _, r2 in suspects), result.output
+    # The exit census made it 0.73 (or no suspect); census times wobble on a loaded machine
+    # (0.98 with 4 workers on 2 cores).
+    assert all(float(r2) >= 0.95 for _, r2 in suspects), result.output
     # Still shown: the census count holds it, and so does the live chart.
     assert f"samples:      {len(profile.samples)} complete" in result.output
     follower = hp_follower(hp)

@@ -325,16 +325,22 @@ def test_a_forked_program_is_found_when_the_fork_is_written_before_the_exec(
     wrapped = record("9.0", "Numeric", tmp_path, ["unshare", "--fork"])
     with wrapped.perf_data.open("rb") as f:
         records: list[object] = list(PerfData(f).iter_records())
-    first_exec = next(i for i, r in enumerate(records) if isinstance(r, Comm) and r.exec)
+    # unshare's exec is the first by time (the program's own may be on file before it).
+    execs = [(r.time or 0, i) for i, r in enumerate(records) if isinstance(r, Comm) and r.exec]
+    first_exec = min(execs)[1]
     root = cast(Comm, records[first_exec]).pid
     fork = next(
         i
         for i, r in enumerate(records)
         if isinstance(r, TaskEvent) and r.kind == "fork" and r.ppid == root and r.pid != root
     )
+    # The FORK put just before unshare's exec and just after it, whichever the file had.
+    rest = [r for i, r in enumerate(records) if i != fork]
+    at = first_exec - (fork < first_exec)
     for order in (
         records,
-        [*records[:first_exec], records[fork], *records[first_exec:fork], *records[fork + 1 :]],
+        [*rest[:at], records[fork], *rest[at:]],
+        [*rest[: at + 1], records[fork], *rest[at + 1 :]],
     ):
         reordered = _Reordered(order)
         reordered.path = str(wrapped.perf_data)
