@@ -355,15 +355,11 @@ class Run:
                         self.hp_path = path
                         return path
                 continue
-            try:
-                argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
-                cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-            except OSError:
+            seen = hp_of_process(pid)
+            if seen is None:
                 continue
-            if not cwd.is_dir():
-                cwd = Path(f"/proc/{pid}/cwd")  # in a mount namespace of its own
-            path = cwd / f"{os.path.basename(os.fsdecode(argv0))}.hp"
-            if os.path.basename(os.fsdecode(argv0)) != os.path.basename(self.words[0]):
+            name, path = seen
+            if name != os.path.basename(self.words[0]):
                 self._hp_guess = path  # the program itself, not its wrapper
             try:
                 st = path.stat()
@@ -700,3 +696,21 @@ class RunProgram:
 
     def close(self) -> None:
         self.runner.stop()
+
+
+def hp_of_process(pid: int) -> tuple[str, Path] | None:
+    """The name process ``pid`` runs under and where GHC's RTS would write its ``.hp`` (its
+    current folder, after that name); None when /proc does not tell. A process in its exit has
+    let go of its memory, and with it its command line, before its folder: that is no name
+    (it made the look take ``.hp`` in the folder for the program's, and the file was lost)."""
+    try:
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None
+    name = os.path.basename(os.fsdecode(argv0))
+    if not name:
+        return None
+    if not cwd.is_dir():
+        cwd = Path(f"/proc/{pid}/cwd")  # in a mount namespace of its own
+    return name, cwd / f"{name}.hp"

@@ -11,6 +11,8 @@ import sys
 import threading
 from pathlib import Path
 
+from halvm_prof.run.program import hp_of_process
+from tests.conftest import require_system
 from tests.ghc_programs import build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -222,6 +224,25 @@ def test_a_wrapped_program_s_heap_profile_here_is_never_replaced_without_force(
     assert run.returncode == 0, (out, err)
     assert (tmp_path / "saved" / "leaky.hp").read_bytes().startswith(b"JOB ")
     assert not mine.exists()
+
+
+def test_a_process_without_a_command_line_names_no_heap_profile() -> None:
+    """A program in its exit has let go of its command line, not yet of its folder, as a
+    kernel thread shows: no name, so no look takes ``.hp`` there for the program's (a wrapped
+    program that ended so, on a loaded machine, had its .hp neither saved nor removed)."""
+    bare = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_bytes() == b"":
+                    os.readlink(f"/proc/{entry}/cwd")
+                    bare.append(int(entry))
+            except OSError:
+                continue
+    require_system(bare != [], "a process /proc shows without a command line (a kernel thread)")
+    assert [hp_of_process(pid) for pid in bare] == [None] * len(bare)
+    me = hp_of_process(os.getpid())
+    assert me is not None and me[0] and me[1] == Path.cwd() / f"{me[0]}.hp"
 
 
 def test_a_run_folder_s_report_is_never_replaced_without_force(tmp_path: Path) -> None:
