@@ -21,7 +21,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conftest import DATA, require_program
+import pytest
+
+from tests.conftest import DATA, THOROUGH, require_program
 from tests.live.modern import Program, program
 
 NEWUSER = DATA / "newuser"
@@ -31,6 +33,9 @@ MAPCACHE = NEWUSER / "MapCache.hs"
 WAITS = NEWUSER / "Waits.hs"
 #: The GHCs every item is held to: the host's 9.0 and sid's 9.10.
 GHCS = ("9.0", "9.10")
+# Each check runs on one GHC in the quick run, 9.0 and 9.10 in turn, and on both under CI=true.
+ON_90 = [pytest.param(g, marks=() if g == "9.0" else THOROUGH) for g in GHCS]
+ON_910 = [pytest.param(g, marks=() if g == "9.10" else THOROUGH) for g in GHCS]
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from halvm_prof.cli.app import cli
 from tests.browser.test_report_browser import ARTIFACTS
 from tests.live.modern import halvm, wait_for
-from tests.newuser import GHCS, MAPCACHE, SPARKS, WAITS, built, run
+from tests.newuser import MAPCACHE, ON_90, ON_910, SPARKS, WAITS, built, run
 
 _GC_META = "return document.getElementById('gc-meta').textContent"
 
@@ -28,7 +28,7 @@ def _until(browser: Any, script: str, limit: float = 120) -> Any:
     )
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_90)
 def test_the_live_page_waits_for_the_eventlog_s_first_block(browser: Any, ghc: str) -> None:
     # Waits writes next to nothing to its eventlog, and with no flush interval GHC hands the
     # log over only when a 2 MiB buffer fills or the program ends: until then the page read
@@ -62,7 +62,7 @@ def test_the_live_page_waits_for_the_eventlog_s_first_block(browser: Any, ghc: s
             run.communicate(timeout=120)
 
 
-@pytest.mark.parametrize("ghc", GHCS)
+@pytest.mark.parametrize("ghc", ON_910)
 def test_reports_lead_with_their_answer(browser: Any, ghc: str, tmp_path: Path) -> None:
     # A -N2 spark program's page opens on its capabilities and sparks, with the advice its
     # parallel collections call for; a cost-centre page shows GHC's SRC beside each name.

@@ -26,23 +26,20 @@ from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from halvm_prof.units import format_size
-from tests.conftest import CORPUS, THOROUGH, require_program
+from tests.conftest import CORPUS, require_program
 from tests.live.modern import env, halvm, program, snapshot, wait_for
 from tests.newuser import (
     ACCUMULATE,
     CABAL_RUN,
-    GHCS,
     MAPCACHE,
+    ON_90,
+    ON_910,
     SPARKS,
     built,
     cabal_project,
     run,
 )
 from tests.sources import heap_profile_from_eventlog, read_hp
-
-# Each check runs on one GHC in the quick run, 9.0 and 9.10 in turn, and on both under CI=true.
-ON_90 = [pytest.param(g, marks=() if g == "9.0" else THOROUGH) for g in GHCS]
-ON_910 = [pytest.param(g, marks=() if g == "9.10" else THOROUGH) for g in GHCS]
 
 
 def _cli(*args: str) -> str:
