@@ -47,6 +47,8 @@ RTS: dict[Build, tuple[str, ...]] = {
     "plain": ("-hT", "-i0.001", "-V0.001"),
     "profiled": ("-hc", "-i0.005", "-V0.001"),
 }
+#: A run profiled fewer times than this says little of its peak (:meth:`Compiler.measure`).
+MIN_CENSUSES = 5
 #: What a leak must show against its fixed twin: this many times the fixed peak ...
 MIN_RATIO = 10.0
 #: ... and at least this peak at the default size.
@@ -185,7 +187,19 @@ class Compiler:
             ) from error
 
     def measure(self, exe: Path, build: Build, args: Sequence[str] = ()) -> Measured:
-        """Run ``exe ARGS`` once with its heap profile, in a fresh folder; its output and peak."""
+        """Run ``exe ARGS`` with its heap profile, in a fresh folder; its output and peak. A run
+        of fewer than :data:`MIN_CENSUSES` censuses is run again (up to three times in all) and
+        the run with the most is kept: on a loaded machine a 10 ms run was profiled twice, and
+        its peak, a maximum over censuses, missed the leak's (8.7x the fixed peak, not 10x)."""
+        best = self._measure_once(exe, build, args)
+        for _ in range(2):
+            if best.censuses >= MIN_CENSUSES:
+                break
+            again = self._measure_once(exe, build, args)
+            best = max(best, again, key=lambda m: m.censuses)
+        return best
+
+    def _measure_once(self, exe: Path, build: Build, args: Sequence[str]) -> Measured:
         with tempfile.TemporaryDirectory(prefix="halvm-leaks-run-", dir=self._scratch_base()) as d:
             work = Path(d)
             line = [self._inside(exe), *args, "+RTS", *RTS[build], "-RTS"]
