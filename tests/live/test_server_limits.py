@@ -192,6 +192,22 @@ def test_a_request_without_host_gets_400(tmp_path: Path, parser: str) -> None:
     assert head.startswith(b"HTTP/1.1 400") and body == b"a request needs one Host header\n"
 
 
+def test_a_websocket_upgrade_gets_the_plain_answer(tmp_path: Path, parser: str) -> None:
+    """The views stream over plain HTTP: a WebSocket handshake is answered as the request it
+    also is (no protocol of its own is loaded or served; it was refused with a 403)."""
+    hub, _ = _hub(tmp_path)
+    with running(hub) as url, socket.create_connection(("127.0.0.1", _port(url)), 5) as s:
+        s.sendall(
+            b"GET /snapshot.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+            b"Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        answer = s.recv(65536)
+    head = answer.partition(b"\r\n\r\n")[0]
+    assert head.startswith(b"HTTP/1.1 200"), head
+    assert b"application/json" in head.lower()
+
+
 def test_an_ipv6_loopback_server_answers_its_names(tmp_path: Path) -> None:
     try:
         socket.socket(socket.AF_INET6).close()
