@@ -9,16 +9,19 @@ chromium otherwise."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.conftest import process_tree, require_program
+from tests.conftest import Process, process_tree, require_program
 
 WINDOW = (1300, 1000)
 
@@ -53,8 +56,38 @@ def chromium() -> Iterator[Any]:
     try:
         yield driver
     finally:
+        # The headless shell outlives chromedriver's quit (it was left running, orphaned, after
+        # every session): what the driver started is ended here.
+        started = process_tree(driver.service.process.pid)[1:]
         driver.quit()
+        _end(started)
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _end(processes: list[Process]) -> None:
+    """SIGKILL those of ``processes`` still running as the same program (a pid is not reused
+    while its command line is the same); fail the session if one is still there after 10 s."""
+    for p in _running(processes):
+        with contextlib.suppress(OSError):
+            os.kill(p.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while (left := _running(processes)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"Chromium left running: {[p.command for p in left]}"
+
+
+def _running(processes: list[Process]) -> list[Process]:
+    """Those of ``processes`` alive with the same command line (a zombie has none)."""
+    alive = []
+    for p in processes:
+        try:
+            with open(f"/proc/{p.pid}/cmdline", "rb") as f:
+                now = f.read(300).replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if now == p.command:
+            alive.append(p)
+    return alive
 
 
 @pytest.fixture
