@@ -6,7 +6,10 @@ censuses; the bands growing fastest are those with the steepest slope over that 
 shared band accumulator, fed only the last third). A heap that falls at once from near its peak
 and stays down (:class:`HeapFall`: a program that runs out of heap lets go of everything as the
 exception unwinds it) has its trend taken before that fall, which would otherwise read as
-"falling".
+"falling". That trend is taken over the last third to two thirds of the censuses before the fall
+(:class:`_Checkpoints`), not over the run's last third: a handler that works on after the fall
+takes censuses at its own pace, and on a loaded machine the run's last third began a few censuses
+before the fall, too short a stretch to tell a rise.
 """
 
 from __future__ import annotations
@@ -68,6 +71,29 @@ class _Tail:
             self.last = sample
 
 
+class _Checkpoints:
+    """Tails opened at census 0, 1, 2, 4, 8, ...: after ``n`` censuses, the one opened at the
+    largest power of two up to ``2n/3`` covers between a third and two thirds of them. At most
+    three are open at once (that one and those opened after it), so memory follows the bands."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, _Tail]] = []
+
+    def add(self, index: int, sample: HeapSample) -> None:
+        if index == 0 or index & (index - 1) == 0:
+            self._open.append((index, _Tail()))
+        for _, tail in self._open:
+            tail.add(sample)
+        wanted = [i for i, (start, _) in enumerate(self._open) if start <= (index + 1) * 2 // 3]
+        if wanted:
+            del self._open[: wanted[-1]]  # the start wanted only moves on
+
+    def over(self, count: int) -> _Tail | None:
+        """The tail over a third to two thirds of the first ``count`` censuses, as it stands."""
+        starts = [tail for start, tail in self._open if start <= count * 2 // 3]
+        return copy.deepcopy(starts[-1]) if starts else None
+
+
 def read_heap_run(
     reader: HeapSampleReader, samples: int, also: Callable[[HeapSample], None] | None = None
 ) -> HeapRun | None:
@@ -76,6 +102,7 @@ def read_heap_run(
     given each census too (the page's heap chart). Memory follows the bands, not the disk."""
     start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
     whole, tail, everything = HeapAccumulator(), _Tail(), _Tail()
+    checkpoints = _Checkpoints()
     # The last third and the whole run as they stood before the heap fell at once, while it
     # stays down.
     before_fall: tuple[_Tail, _Tail, HeapFall] | None = None
@@ -93,10 +120,12 @@ def read_heap_run(
                 and previous.total >= FALL_FROM_PEAK * whole.peak_total
             ):
                 drop = HeapFall(previous.time, previous.total, sample.time, sample.total)
-                before_fall = (copy.deepcopy(tail), copy.deepcopy(everything), drop)
+                before = checkpoints.over(i) or _Tail()
+                before_fall = (before, copy.deepcopy(everything), drop)
             previous = sample
         # GHC's census at exit measures nothing: it is neither a fall nor a rise.
         everything.add(sample)
+        checkpoints.add(i, sample)
         if i >= start:
             tail.add(sample)
     if tail.first is None or tail.last is None:
@@ -114,8 +143,8 @@ def read_heap_run(
     ):
         before_fall = None
     if before_fall is not None:
-        # The trend before the fall: over the last third if enough of it came before the fall,
-        # else over the whole run up to the fall.
+        # The trend before the fall: over its last third to two thirds if that holds three
+        # censuses, else over the whole run up to the fall.
         tail_before, run_before, drop = before_fall
         if tail_before.totals.samples >= 3:
             tail, fall = tail_before, drop

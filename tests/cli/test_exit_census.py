@@ -151,3 +151,20 @@ def test_a_fall_after_half_the_run_is_a_fall_however_many_censuses_follow_it(
     hp.write_bytes(head + b"".join(grown[:3] + early))
     flat = heap_verdict_of(hp)
     assert flat.facts is not None and flat.facts.fall is None, flat.verdict
+
+
+def test_the_trend_before_a_fall_spans_a_third_of_the_censuses_before_it(tmp_path: Path) -> None:
+    """A heap growing ever slower (as near -M) for 30 censuses, then 11 taken in the handler
+    after the fall: the run's last third began three censuses before the fall, whose rise is
+    under the verdict's 5% of the peak, and a loaded CI run read Collapse as "flat". The trend
+    is taken over a third to two thirds of the censuses before the fall."""
+    head = b'JOB "collapse"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    grown = [_census(i * 0.02, int(1_000_000 * (i + 1) ** 0.5)) for i in range(30)]
+    after = [_census(0.6 + i * 0.005, 10_000) for i in range(11)]
+    hp = tmp_path / "slowing.hp"
+    hp.write_bytes(head + b"".join(grown + after))
+    pm = heap_verdict_of(hp)
+    assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
+    assert pm.facts.trend == "rising", pm.verdict
+    # From census 16 (0.32 s): the largest power of two up to two thirds of 30.
+    assert pm.facts.trend_from == 0.32, pm.verdict
