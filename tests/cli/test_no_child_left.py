@@ -176,7 +176,7 @@ def test_hunt_ends_what_each_run_left_running(tmp_path: Path) -> None:
 def test_the_probe_does_not_wait_for_a_setsid_child_holding_its_output(tmp_path: Path) -> None:
     token = _token()
     exe = build("Leaky", tmp_path)
-    script = _script(tmp_path, "leaky", f'setsid sleep {token} &\nexec {exe} "$@"')
+    script = _script(tmp_path, "leaky", f'setsid sleep {token} &\nexec {exe} 20000 "$@"')
     try:
         started = time.monotonic()
         run = _halvm("run", "--no-open", "--exit-when-done", "-o", "saved", "--", str(script),

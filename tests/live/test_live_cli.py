@@ -104,7 +104,7 @@ def test_run_saves_leaky_byte_for_byte_and_reports_a_normal_exit(tmp_path: Path)
         "saved",
         "--",
         str(exe),
-        "300000",
+        "100000",
         cwd=tmp_path,
     )
     out, err = run.communicate(timeout=120)
