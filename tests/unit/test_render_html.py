@@ -37,7 +37,16 @@ from halvm_prof.render.html import page_json, render_html
 from halvm_prof.render.json_text import JsonText
 from halvm_prof.render.timeline_page import section_data
 from halvm_prof.timeline.model import NS, PAGE_BUDGET, Budget, Collection, Interval
-from tests.conftest import CORPUS, DATA, THOROUGH, Golden, examples, in_ci, require_system
+from tests.conftest import (
+    CORPUS,
+    DATA,
+    THOROUGH,
+    Golden,
+    examples,
+    in_ci,
+    of_each_folder,
+    require_system,
+)
 from tests.readers import prof_at
 from tests.sources import read_hp, read_timeline, report_of, summary_of
 
@@ -483,21 +492,23 @@ def _eventlog_fixtures() -> list[Path]:
     )
 
 
-def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same() -> None:
+def test_the_eventlog_fixtures_are_many() -> None:
+    assert len(_eventlog_fixtures()) > 20
+
+
+@pytest.mark.parametrize(
+    "log", of_each_folder(_eventlog_fixtures()), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_the_report_pass_keeps_the_page_budget_and_the_page_is_the_same(log: Path) -> None:
     # The report's pass keeps only what the page carries (a fifth of report's memory on a
     # GC-heavy log); its runtime section must be the page the model's budget gives.
-    logs = _eventlog_fixtures()
-    assert len(logs) > 20
-    for log in logs:
-        with open_source(log) as source:
-            runtime = next(
-                s for s in sections_of("t", report_read("t", source)) if s.kind == "runtime"
-            )
-        assert isinstance(runtime, RuntimeSection)
-        assert runtime.timeline.budget == PAGE_BUDGET, log
-        whole = read_timeline(log)
-        assert whole.budget == Budget()
-        assert section_data(runtime.timeline, "t") == section_data(whole, "t"), log
+    with open_source(log) as source:
+        runtime = next(s for s in sections_of("t", report_read("t", source)) if s.kind == "runtime")
+    assert isinstance(runtime, RuntimeSection)
+    assert runtime.timeline.budget == PAGE_BUDGET
+    whole = read_timeline(log)
+    assert whole.budget == Budget()
+    assert section_data(runtime.timeline, "t") == section_data(whole, "t")
 
 
 def test_a_timeline_over_the_page_budget_gives_the_same_page_with_either_budget() -> None:
