@@ -161,7 +161,15 @@ def compile_once(config: pytest.Config, tests: Path, package: Path) -> None:
 
     compileall.compile_dir(package, quiet=1)
     rewritten = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
-    compileall.compile_dir(tests, quiet=1, rx=rewritten)
+    # The test packages only: tests/data holds thousands of fixtures and no test module.
+    modules = sorted(
+        m
+        for folder in (tests, *(d for d in tests.iterdir() if (d / "__init__.py").is_file()))
+        for m in folder.glob("*.py")
+    )
+    for module in modules:
+        if not rewritten.search(module.as_posix()):
+            compileall.compile_file(module, quiet=1)
     try:
         from _pytest.assertion.rewrite import (
             PYC_TAIL,
@@ -177,7 +185,7 @@ def compile_once(config: pytest.Config, tests: Path, package: Path) -> None:
     state = config.stash.get(assertstate_key, None)
     if state is None:  # --assert=plain
         return
-    for module in sorted(tests.rglob("*.py")):
+    for module in modules:
         if not rewritten.search(module.as_posix()):
             continue
         cache = get_cache_dir(module)
