@@ -61,10 +61,13 @@ class _Tail:
     totals: HeapAccumulator = field(default_factory=HeapAccumulator)
     first: HeapSample | None = None
     last: HeapSample | None = None
+    #: False for the whole run's totals alone (the trend of a run too short for a tail).
+    with_bands: bool = True
 
     def add(self, sample: HeapSample) -> None:
         self.first = self.first or sample
-        self.bands.add(sample)
+        if self.with_bands:
+            self.bands.add(sample)
         # An empty census stays empty, so the accumulator knows GHC's exit census.
         self.totals.add(HeapSample(sample.time, {"total": sample.total} if sample.values else {}))
         if sample.values or self.last is None:
@@ -101,7 +104,9 @@ def read_heap_run(
     third (``samples`` is their number, counted by recovery) into the trend; ``also`` is
     given each census too (the page's heap chart). Memory follows the bands, not the disk."""
     start = samples * 2 // 3 if samples - samples * 2 // 3 >= 2 else max(0, samples - 2)
-    whole, tail, everything = HeapAccumulator(), _Tail(), _Tail()
+    # ``everything``: the totals alone (each band already goes to ``whole``, the last third's
+    # and the checkpoints': a fourth accumulator of every band was a tenth of the pass).
+    whole, tail, everything = HeapAccumulator(), _Tail(), _Tail(with_bands=False)
     checkpoints = _Checkpoints()
     # The last third and the whole run as they stood before the heap fell at once, while it
     # stays down.
