@@ -162,7 +162,8 @@ def test_run_ends_what_the_program_left_running(how: str, tmp_path: Path) -> Non
 def test_hunt_ends_what_each_run_left_running(tmp_path: Path) -> None:
     token = _token()
     exe = build("Accum", tmp_path, ["-prof", "-fprof-auto", "-rtsopts"])
-    script = _script(tmp_path, "accum", f'sleep {token} &\nexec {exe} "$@"')
+    # 60000: the hunt's seven runs of the default 100000 (down to -hb and -hy), at 70% of the CPU.
+    script = _script(tmp_path, "accum", f'sleep {token} &\nexec {exe} 60000 "$@"')
     try:
         hunt = _halvm("hunt", "--suspects", "1", "--", str(script), cwd=tmp_path)
         out, err = _finish(hunt, 300)
