@@ -287,6 +287,12 @@ def _judge_heap(pm: Postmortem, run: HeapRun) -> str:
         )
     if run.samples < 2:
         v.append("One census only: no trend can be told.")
+    elif acc.peak_total == 0:
+        # A heap exhausted within milliseconds leaves only GHC's empty first and last censuses.
+        v.append(
+            "No census measured any heap: the program ended before the first census "
+            "(+RTS -i sets their interval); no trend can be told."
+        )
     else:
         v.append(
             f"Heap trend {before} (from {run.tail_from:.3f} s): {trend}, "

@@ -168,3 +168,16 @@ def test_the_trend_before_a_fall_spans_a_third_of_the_censuses_before_it(tmp_pat
     assert pm.facts.trend == "rising", pm.verdict
     # From census 16 (0.32 s): the largest power of two up to two thirds of 30.
     assert pm.facts.trend_from == 0.32, pm.verdict
+
+
+def test_a_run_whose_censuses_measured_nothing_tells_no_trend(tmp_path: Path) -> None:
+    """A leak that exhausted -M30m in 4 ms left GHC's empty first and last censuses only: the
+    verdict said "flat, +0 B/s", as if the heap had been watched and held still."""
+    hp = tmp_path / "quick.hp"
+    head = b'JOB "corpus"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    hp.write_bytes(
+        head + b"BEGIN_SAMPLE 0.000\nEND_SAMPLE 0.000\nBEGIN_SAMPLE 0.022\nEND_SAMPLE 0.022\n"
+    )
+    pm = heap_verdict_of(hp)
+    assert any(line.startswith("No census measured any heap") for line in pm.verdict), pm.verdict
+    assert not any("flat" in line for line in pm.verdict), pm.verdict
