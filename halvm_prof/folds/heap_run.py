@@ -76,8 +76,12 @@ class _Tail:
 
 class _Checkpoints:
     """Tails opened at census 0, 1, 2, 4, 8, ...: after ``n`` censuses, the one opened at the
-    largest power of two up to ``2n/3`` covers between a third and two thirds of them. At most
-    three are open at once (that one and those opened after it), so memory follows the bands."""
+    largest power of two up to ``2n/3`` covers between a third and two thirds of them. Besides
+    the one opened at 0 while the run is short, at most three are open at once (that one and
+    those opened after it), so memory follows the bands."""
+
+    #: Censuses the tail opened at 0 is kept for: a shorter run's window holds under three.
+    SHORT = 16
 
     def __init__(self) -> None:
         self._open: list[tuple[int, _Tail]] = []
@@ -88,13 +92,19 @@ class _Checkpoints:
         for _, tail in self._open:
             tail.add(sample)
         wanted = [i for i, (start, _) in enumerate(self._open) if start <= (index + 1) * 2 // 3]
-        if wanted:
-            del self._open[: wanted[-1]]  # the start wanted only moves on
+        if wanted:  # the start wanted only moves on
+            keep = self._open[:1] if index < self.SHORT and self._open[0][0] == 0 else []
+            self._open[: wanted[-1]] = keep if wanted[-1] > 0 else []
 
     def over(self, count: int) -> _Tail | None:
-        """The tail over a third to two thirds of the first ``count`` censuses, as it stands."""
+        """The tail over a third to two thirds of the first ``count`` censuses, as it stands;
+        of all of them when that window holds under three censuses."""
         starts = [tail for start, tail in self._open if start <= count * 2 // 3]
-        return copy.deepcopy(starts[-1]) if starts else None
+        if not starts:
+            return None
+        if starts[-1].totals.samples < 3 and self._open[0][0] == 0:
+            return copy.deepcopy(self._open[0][1])
+        return copy.deepcopy(starts[-1])
 
 
 def read_heap_run(

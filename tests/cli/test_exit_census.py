@@ -181,3 +181,21 @@ def test_a_run_whose_censuses_measured_nothing_tells_no_trend(tmp_path: Path) ->
     pm = heap_verdict_of(hp)
     assert any(line.startswith("No census measured any heap") for line in pm.verdict), pm.verdict
     assert not any("flat" in line for line in pm.verdict), pm.verdict
+
+
+def test_a_short_run_that_falls_still_names_its_growing_bands(tmp_path: Path) -> None:
+    """Six censuses, then the fall: the window before it holds under three, and the whole run
+    up to the fall is taken, with its bands (GHC 9.6's leaky-hc-l.hp lost them once)."""
+    head = b'JOB "short"\nDATE "d"\nSAMPLE_UNIT "seconds"\nVALUE_UNIT "bytes"\n'
+    rows = b"".join(
+        b"BEGIN_SAMPLE %.3f\ngrows\t%d\nstays\t1000\nEND_SAMPLE %.3f\n"
+        % (i * 0.01, 1_000_000 * (i + 1), i * 0.01)
+        for i in range(6)
+    )
+    after = b"BEGIN_SAMPLE 0.070\nstays\t1000\nEND_SAMPLE 0.070\n"
+    hp = tmp_path / "short.hp"
+    hp.write_bytes(head + rows + after)
+    pm = heap_verdict_of(hp)
+    assert pm.facts is not None and pm.facts.fall is not None, pm.verdict
+    assert pm.facts.trend == "rising" and pm.facts.trend_from == 0.0, pm.verdict
+    assert [b.band for b in pm.facts.growing_bands] == ["grows"], pm.verdict
