@@ -453,9 +453,16 @@ def test_run_charts_the_heap_on_the_eventlog_s_clock(ghc: str) -> None:
         assert heap["clock"] == "elapsed"
         times = heap["times"]
         # The .hp's first census (at the start) and last (at exit) are not in the eventlog;
-        # every other one is the eventlog's, to the nanosecond.
-        assert times[0] == 0.0 and len(times) == len(log.samples) + 2, (times, len(log.samples))
-        assert times[1:-1] == pytest.approx([s.time for s in log.samples], abs=1e-9)
+        # every other one is the eventlog's, to the nanosecond. A program killed in GHC's exit
+        # deadlock (test_a_program_deadlocked_in_ghc_s_exit_is_killed_and_named; seen once
+        # under load) wrote no census at exit.
+        hung = any("hung in its exit" in line for line in end["exit"]["verdict"])
+        at_exit = 0 if hung else 1
+        shown = (times, len(log.samples), end["exit"])
+        assert times[0] == 0.0 and len(times) == len(log.samples) + 1 + at_exit, shown
+        assert times[1 : len(times) - at_exit] == pytest.approx(
+            [s.time for s in log.samples], abs=1e-9
+        )
         assert times[-2] <= times[-1] <= end["last_event_time"] + 1e-9
 
 
