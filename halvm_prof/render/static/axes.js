@@ -3,7 +3,13 @@
 (function () {
   "use strict";
   const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
-  const num = (v, digits) => v.toLocaleString("en-US", { maximumFractionDigits: digits });
+  // One formatter per precision: toLocaleString with options builds one at every call.
+  const formats = new Map();
+  function num(v, digits) {
+    let f = formats.get(digits);
+    if (!f) formats.set(digits, (f = new Intl.NumberFormat("en-US", { maximumFractionDigits: digits })));
+    return f.format(v);
+  }
 
   // A byte axis whose ticks fall on round values: a step of 1, 2 or 5 x 10^n of one binary unit
   // (200 MiB, 1 GiB), never ECharts' decimal steps (1e9 bytes = "953.7 MiB", 10 MB = "9.5 MiB,

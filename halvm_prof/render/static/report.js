@@ -12,9 +12,15 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // One formatter per precision: toLocaleString with options builds a new one at every call,
+  // a tenth of a large page's drawing.
+  const formats = new Map();
   function num(v, digits) {
     if (typeof v !== "number") return String(v);
-    return v.toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 0 : digits });
+    const d = digits === undefined ? 0 : digits;
+    let f = formats.get(d);
+    if (!f) formats.set(d, (f = new Intl.NumberFormat("en-US", { maximumFractionDigits: d })));
+    return f.format(v);
   }
   function bytes(v) {
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -378,8 +384,13 @@
       };
     }
     const all = { lo: -Infinity, hi: Infinity, shown: () => true };
-    c.setOption(option(all));
+    // The legend's rows are laid out first, beside series without data (cheap to draw): the
+    // censuses are then drawn once, at the chart's final size, not again for each change the
+    // legend's rows make to it.
+    const first = option(all);
+    c.setOption(Object.assign({}, first, { series: first.series.map((x) => Object.assign({}, x, { data: [] })) }));
     wholeLegend(c, 420 - LEGEND_ROW, 30);
+    c.setOption({ series: first.series });
     function redraw() {
       c.setOption(option(view(c)), { replaceMerge: ["series"] });
       c.setOption({ yAxis: yAxis(view(c)) });
