@@ -73,7 +73,7 @@ def test_a_heap_that_falls_at_once_at_the_end_reads_as_grown_until_it_fell(tmp_p
     loop kept; the censuses taken in the handler showed the heap "falling" at -200 MiB/s."""
     exe = build("Collapse", tmp_path)
     ran = subprocess.run(
-        [str(exe), "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
+        [str(exe), "400", "+RTS", "-hc", "-i0.02", "-M25m", "-RTS"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -116,7 +116,7 @@ def test_the_fall_at_the_end_on_ghc_9_6() -> None:
     with ghc96.work_dir() as folder:
         exe = copy_into(built(SOURCES["Collapse"], flags, "9.6"), folder)
         ran = ghc96.run_in_chroot(
-            [f"./{exe.name}", "400", "+RTS", "-hc", "-i0.02", "-M40m", "-RTS"],
+            [f"./{exe.name}", "400", "+RTS", "-hc", "-i0.02", "-M25m", "-RTS"],
             folder,
             check=False,
             timeout=120,
