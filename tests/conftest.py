@@ -148,6 +148,8 @@ THOROUGH = pytest.mark.thorough
 #: Whether this run is the exhaustive one: set when the options are read, before any test
 #: module is imported (so a decorator can ask :func:`examples`); the first session's answer.
 _EXHAUSTIVE: list[bool] = []
+#: Whether it runs the ``thorough`` cases too (CI=true's): set with :data:`_EXHAUSTIVE`.
+_THOROUGH: list[bool] = []
 
 
 def compile_once(config: pytest.Config, tests: Path, package: Path) -> None:
@@ -225,21 +227,27 @@ def pytest_configure(config: pytest.Config) -> None:
         compile_once(config, Path(__file__).parent, Path(__file__).parents[1] / "halvm_prof")
     if not _EXHAUSTIVE:
         _EXHAUSTIVE.append(bool(config.getoption("--runslow", False)))
+        _THOROUGH.append(thorough_runs(config))
     if not thorough_runs(config):
-        # The quick run makes half the examples of a property test that sets no number of its
-        # own (Hypothesis' 100 under CI=true): the same search, sampled, as its other checks.
+        # The quick run makes a quarter of the examples of a property test that sets no number
+        # of its own (Hypothesis' 100 under CI=true): the same search, sampled, as its other
+        # checks. Property tests were 46 s of the quick run's 650 s of CPU at 50.
         from hypothesis import settings
 
-        settings.register_profile("halvm-quick", max_examples=50)
+        settings.register_profile("halvm-quick", max_examples=25)
         settings.load_profile("halvm-quick")
 
 
 def examples(n: int) -> int:
     """``max_examples`` for a property test whose examples are costly (each generates a log
     and folds it twice, runs Xen's parser in a child, writes a disk...): ``n`` under --runslow,
-    a quarter of it (at least 20) in the everyday run and CI's, a sample of the same search."""
-    exhaustive = _EXHAUSTIVE[0] if _EXHAUSTIVE else False
-    return n if exhaustive else max(20, n // 4)
+    a quarter of it (at least 20) under CI=true, an eighth (at least 10) in the quick run: a
+    sample of the same search."""
+    if _EXHAUSTIVE and _EXHAUSTIVE[0]:
+        return n
+    if _THOROUGH and _THOROUGH[0]:
+        return max(20, n // 4)
+    return max(10, n // 8)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

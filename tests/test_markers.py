@@ -100,11 +100,18 @@ def test_a_matrix_keeps_its_everyday_corner_and_marks_the_rest_matrix() -> None:
     assert [[m.name for m in p.marks] for p in params] == [["matrix"], [], ["matrix"], ["matrix"]]
 
 
-def test_property_tests_run_a_quarter_of_their_examples_unless_exhaustive(
+def test_property_tests_run_a_sample_of_their_examples_unless_exhaustive(
     request: pytest.FixtureRequest,
 ) -> None:
-    from tests.conftest import examples
+    from hypothesis import settings
 
-    exhaustive = request.config.getoption("--runslow")
-    assert examples(300) == (300 if exhaustive else 75)
-    assert examples(40) == (40 if exhaustive else 20)
+    from tests.conftest import examples, thorough_runs
+
+    if request.config.getoption("--runslow"):
+        assert (examples(300), examples(40)) == (300, 40)
+    elif thorough_runs(request.config):
+        assert (examples(300), examples(40)) == (75, 20)
+        assert settings().max_examples == 100
+    else:
+        assert (examples(300), examples(40)) == (37, 10)
+        assert settings().max_examples == 25

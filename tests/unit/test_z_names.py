@@ -29,11 +29,12 @@ def z_encoded(text: str | bytes) -> list[str]:
     closure suffix) whose decoding differs, and tokens holding a z-escape only GHC writes."""
     raw = text.encode() if isinstance(text, str) else text
     found = set()
-    for match in _TOKEN.finditer(raw):
-        token = match.group().decode("ascii")
+    # Each distinct token once: a page's bundled ECharts repeats its few names a million times.
+    for word in set(_TOKEN.findall(raw)):
+        token = word.decode("ascii")
         stem, suffix = split_suffix(token)
         if (suffix and parse_symbol(token) is not None and zdecode(stem) != stem) or (
-            _GIVEAWAY.search(match.group())
+            _GIVEAWAY.search(word)
         ):
             found.add(token)
     return sorted(found)
