@@ -26,7 +26,7 @@ from halvm_prof.live.state import EVENT_TYPES, LiveState
 from halvm_prof.run.command import program_command
 from halvm_prof.run.plan import NAME_LENGTH, plan_rts, rts_info
 from halvm_prof.units import format_size
-from tests.conftest import CORPUS, require_program
+from tests.conftest import CORPUS, THOROUGH, require_program
 from tests.live.modern import env, halvm, program, snapshot, wait_for
 from tests.newuser import (
     ACCUMULATE,
@@ -356,6 +356,9 @@ def _halvm(*args: str, cwd: Path, env_: dict[str, str]) -> tuple[str, str]:
     return done.stdout, done.stderr
 
 
+# CI=true's: cabal's own starts made it 9 s of the quick run's CPU (the quick run keeps
+# test_cabal_run_that_names_no_one_program_is_one_line, cabal's refusals).
+@THOROUGH
 def test_run_hunt_and_record_take_cabal_run(tmp_path: Path) -> None:
     # cabal is a GHC program itself: asked +RTS --info it answered for its own RTS, and run
     # refused it ("its RTS (rts_thr) writes no eventlog").
