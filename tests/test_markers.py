@@ -104,14 +104,18 @@ def test_property_tests_run_a_sample_of_their_examples_unless_exhaustive(
     request: pytest.FixtureRequest,
 ) -> None:
     from hypothesis import settings
+    from hypothesis.errors import InvalidArgument
 
     from tests.conftest import examples, thorough_runs
 
+    # The profiles themselves: settings() is whatever the last property test in this worker
+    # left as the default.
     if request.config.getoption("--runslow"):
         assert (examples(300), examples(40)) == (300, 40)
     elif thorough_runs(request.config):
         assert (examples(300), examples(40)) == (75, 20)
-        assert settings().max_examples == 100
+        with pytest.raises(InvalidArgument):
+            settings.get_profile("halvm-quick")  # never made: Hypothesis' 100
     else:
         assert (examples(300), examples(40)) == (37, 10)
-        assert settings().max_examples == 25
+        assert settings.get_profile("halvm-quick").max_examples == 25

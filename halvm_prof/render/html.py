@@ -44,8 +44,8 @@ def static_text(name: str) -> str:
 @functools.cache
 def jinja_environment() -> jinja2.Environment:
     """The templates' environment: autoescaped, strict, ``tojson`` with sorted keys, and
-    ``plural`` (``words.plural``: ``{{ n|plural("run") }}``). One per process: it keeps its
-    compiled templates (a compile is 26 ms a page)."""
+    ``plural`` (``words.plural``: ``{{ n|plural("run") }}``). One per process, which keeps
+    the templates it compiled."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("halvm_prof", "render/templates"),
         autoescape=True,

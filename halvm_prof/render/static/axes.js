@@ -3,7 +3,9 @@
 (function () {
   "use strict";
   const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
-  // One formatter per precision: toLocaleString with options builds one at every call.
+  // A number with at most `digits` decimals, grouped ("1,234.5"). One formatter per
+  // precision: toLocaleString with options builds one at every call, a tenth of a large page's
+  // drawing.
   const formats = new Map();
   function num(v, digits) {
     let f = formats.get(digits);
@@ -58,5 +60,5 @@
     };
   }
 
-  window.halvmAxes = { byteAxis: byteAxis, timeAxis: timeAxis, roundStep: roundStep };
+  window.halvmAxes = { byteAxis: byteAxis, timeAxis: timeAxis, roundStep: roundStep, num: num };
 })();

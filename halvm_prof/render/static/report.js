@@ -12,15 +12,10 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  // One formatter per precision: toLocaleString with options builds a new one at every call,
-  // a tenth of a large page's drawing.
-  const formats = new Map();
+  // axes.js's formatter (inlined before this script), whole numbers unless told.
   function num(v, digits) {
     if (typeof v !== "number") return String(v);
-    const d = digits === undefined ? 0 : digits;
-    let f = formats.get(d);
-    if (!f) formats.set(d, (f = new Intl.NumberFormat("en-US", { maximumFractionDigits: d })));
-    return f.format(v);
+    return window.halvmAxes.num(v, digits === undefined ? 0 : digits);
   }
   function bytes(v) {
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
