@@ -225,10 +225,14 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(*TEST_GC_THRESHOLDS)
     if getattr(config.option, "numprocesses", None) and "PYTEST_XDIST_WORKER" not in os.environ:
         compile_once(config, Path(__file__).parent, Path(__file__).parents[1] / "halvm_prof")
-    if not _EXHAUSTIVE:
-        _EXHAUSTIVE.append(bool(config.getoption("--runslow", False)))
-        _THOROUGH.append(thorough_runs(config))
-    if not thorough_runs(config):
+    if _EXHAUSTIVE:
+        # A pytest run inside a test (tests/test_markers.py) leaves the session's answers, and
+        # its Hypothesis profile, as they are: CI=true's property tests ran a quick run's 25
+        # examples in a worker after it.
+        return
+    _EXHAUSTIVE.append(bool(config.getoption("--runslow", False)))
+    _THOROUGH.append(thorough_runs(config))
+    if not _THOROUGH[0]:
         # The quick run makes a quarter of the examples of a property test that sets no number
         # of its own (Hypothesis' 100 under CI=true): the same search, sampled, as its other
         # checks. Property tests were 46 s of the quick run's 650 s of CPU at 50.

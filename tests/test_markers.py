@@ -70,6 +70,23 @@ def test_the_slow_sweeps_and_matrices_run_when_asked(
     assert (f"{deselected} deselected" in result.stdout.str()) == (deselected > 0)
 
 
+def test_a_pytest_run_inside_a_test_leaves_the_property_tests_profile(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The run above configures the project's conftest again, as the other mode: CI=true's
+    property tests ran with the quick run's profile in a worker after it."""
+    from hypothesis import settings
+
+    from tests.conftest import thorough_runs
+
+    before = settings.default
+    monkeypatch.setenv("CI", "" if thorough_runs(request.config) else "true")
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "tests.conftest", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    assert settings.default == before
+
+
 def test_the_sample_keeps_the_edges_a_prime_stride_and_the_boundaries() -> None:
     from tests.conftest import sweep
 
